@@ -1,0 +1,35 @@
+import type { BuildProgress } from '../engines/llamacpp/engine-build';
+
+/**
+ * Build progress on stderr. On a terminal one line is rewritten in place; elsewhere (npm's
+ * install log, CI) a line is printed every 5 percent so the log stays readable.
+ */
+export function stderrBuildProgress(prefix = 'inferlab setup'): BuildProgress {
+  const tty = process.stderr.isTTY === true;
+  const started = Date.now();
+  let stepLabel = '';
+  let lastPrinted = -5;
+  const elapsed = () => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  };
+  return {
+    step(index, total, label) {
+      stepLabel = `[${index}/${total}] ${label}`;
+      lastPrinted = -5;
+      if (tty) process.stderr.write('\n');
+      process.stderr.write(`${prefix}: ${stepLabel} (${elapsed()})\n`);
+    },
+    percent(value) {
+      if (tty) {
+        process.stderr.write(`\r${prefix}: ${stepLabel}: ${String(value).padStart(3)}% (${elapsed()})`);
+      } else if (value >= lastPrinted + 5 || (value === 100 && lastPrinted !== 100)) {
+        lastPrinted = value;
+        process.stderr.write(`${prefix}: ${stepLabel}: ${value}% (${elapsed()})\n`);
+      }
+    },
+    info(line) {
+      process.stderr.write(`${tty ? '\n' : ''}${prefix}: ${line}\n`);
+    },
+  };
+}

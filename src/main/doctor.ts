@@ -1,0 +1,109 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import si from 'systeminformation';
+import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
+import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
+import { isExecutable } from './core/which';
+import { chooseBackend } from './engines/llamacpp/backend';
+import { missingBuildPrerequisites } from './engines/llamacpp/engine-build';
+import { locateEngine } from './engines/llamacpp/locate-engine';
+import { checkDemoFile, DEMO_VARIANTS } from './models/demo-models';
+import { openDatabase, schemaVersion } from './store/database';
+
+/** Where Electron's npm package records its downloaded binary, if the download happened. */
+export function electronBinaryPath(root = projectRoot()): string | null {
+  const packageDir = path.join(root, 'node_modules', 'electron');
+  try {
+    const relative = fs.readFileSync(path.join(packageDir, 'path.txt'), 'utf8').trim();
+    const binary = path.join(packageDir, 'dist', relative);
+    return isExecutable(binary) ? binary : null;
+  } catch {
+    return null;
+  }
+}
+
+export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string | null {
+  const candidates = [env.INFERLAB_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((value): value is string => Boolean(value));
+  return candidates.find((candidate) => isExecutable(candidate)) ?? null;
+}
+
+async function gpuInventory(): Promise<GpuSummary[]> {
+  try {
+    const graphics = await si.graphics();
+    return graphics.controllers
+      .filter((controller) => /nvidia|amd|advanced micro|intel|apple/i.test(controller.vendor ?? ''))
+      .map((controller) => ({
+        vendor: controller.vendor ?? 'unknown',
+        model: controller.model ?? 'unknown',
+        vramMib: typeof controller.vram === 'number' && controller.vram > 0 ? controller.vram : null,
+        driver: controller.driverVersion || null,
+      }));
+  } catch {
+    return [];
+  }
+}
+
+/** Everything `inferlab doctor` reports: each item ok, missing or a warning, with the fix. */
+export async function runDoctor(options: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorReport> {
+  const env = options.env ?? process.env;
+  const checks: DoctorCheck[] = [];
+  const backend = chooseBackend();
+
+  const lookup = await locateEngine(env, backend.backend).catch((error: Error) => ({ engine: null, problems: [error.message] }));
+  const engine = lookup.engine;
+  checks.push(
+    engine
+      ? { id: 'engine', label: 'llama.cpp engine', status: 'ok', detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''})`, fix: null }
+      : { id: 'engine', label: 'llama.cpp engine', status: 'missing', detail: lookup.problems.join('; '), fix: './bin/inferlab setup  (builds llama.cpp into ' + engineCacheDir(env) + ')' },
+  );
+
+  if (!engine || engine.origin === 'managed') {
+    const missing = missingBuildPrerequisites(backend.backend, env);
+    checks.push(
+      missing.length === 0
+        ? { id: 'build-tools', label: 'engine build tools', status: 'ok', detail: `cmake, a C++ compiler, git and tar found; backend ${backend.backend} (${backend.reason})`, fix: null }
+        : { id: 'build-tools', label: 'engine build tools', status: 'missing', detail: `missing ${missing.map((item) => item.what).join(', ')}`, fix: missing.map((item) => item.fix).join('; ') },
+    );
+  }
+
+  const demoModels = await Promise.all(DEMO_VARIANTS.map((variant) => checkDemoFile(variant)));
+  const broken = demoModels.flatMap((state) => (state.status === 'ok' ? [] : [state]));
+  checks.push(
+    broken.length === 0
+      ? { id: 'demo-models', label: 'demo models', status: 'ok', detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)', fix: null }
+      : { id: 'demo-models', label: 'demo models', status: 'missing', detail: broken.map((state) => `${state.ref}: ${state.status} (${state.reason})`).join('; '), fix: './bin/inferlab setup' },
+  );
+
+  const gpus = await gpuInventory();
+  checks.push(
+    gpus.length > 0
+      ? { id: 'gpu', label: 'GPU', status: 'ok', detail: gpus.map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`).join('; '), fix: null }
+      : { id: 'gpu', label: 'GPU', status: 'warning', detail: 'no GPU found: runs use the CPU and record no GPU telemetry', fix: 'install the NVIDIA driver (nvidia-smi) or AMD amd-smi to measure a GPU' },
+  );
+
+  const databasePath = resolveDatabasePath(options.dbPath, env);
+  try {
+    const db = openDatabase(databasePath);
+    const version = schemaVersion(db);
+    db.close();
+    checks.push({ id: 'database', label: 'run database', status: 'ok', detail: `${databasePath} (schema version ${version})`, fix: null });
+  } catch (error) {
+    checks.push({ id: 'database', label: 'run database', status: 'missing', detail: (error as Error).message, fix: 'pass a writable path with --db or INFERLAB_DB' });
+  }
+
+  const electron = electronBinaryPath();
+  checks.push(
+    electron
+      ? { id: 'electron', label: 'Electron binary (desktop app)', status: 'ok', detail: electron, fix: null }
+      : { id: 'electron', label: 'Electron binary (desktop app)', status: 'warning', detail: 'not downloaded: the desktop window cannot open; the CLI works without it', fix: 'on a machine with internet access: node node_modules/electron/install.js' },
+  );
+
+  const chromium = chromiumPath(env);
+  checks.push(
+    chromium
+      ? { id: 'chromium', label: 'Chromium (UI tests)', status: 'ok', detail: chromium, fix: null }
+      : { id: 'chromium', label: 'Chromium (UI tests)', status: 'warning', detail: 'not found: browser UI tests cannot run', fix: 'apt-get install -y chromium (or set INFERLAB_CHROMIUM)' },
+  );
+
+  return { checks, engine, gpus, databasePath, demoModels };
+}

@@ -1,0 +1,98 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { runToCompletion } from '../../core/process';
+
+/**
+ * The llama.cpp source is the git bundle shipped inside this exact npm package. Pinned by
+ * version and by the registry's integrity hash, so a republished tarball is refused.
+ */
+export const PINNED_SOURCE = {
+  packageName: 'node-llama-cpp',
+  version: '3.21.1',
+  integrity: 'sha512-E3N0Ev2Va0wzydvXYFwM9Hvyo07PoWjt8T/9GMc43Cvt8YkV/NU/tYUgEMC1grTPv2o9PRjQi0G3Wb5P/awiMg==',
+  bundlePathInPackage: 'package/llama/gitRelease.bundle',
+} as const;
+
+export interface PinnedSourceRecord {
+  packageName: string;
+  version: string;
+  commit: string;
+}
+
+function recordPath(engineDir: string): string {
+  return path.join(engineDir, `${PINNED_SOURCE.packageName}-${PINNED_SOURCE.version}.json`);
+}
+
+/** The commit of the pinned source, if it has been fetched before (no network, no git). */
+export function readPinnedSourceRecord(engineDir: string): PinnedSourceRecord | null {
+  try {
+    const record = JSON.parse(fs.readFileSync(recordPath(engineDir), 'utf8')) as PinnedSourceRecord;
+    return record.version === PINNED_SOURCE.version && /^[0-9a-f]{40}$/.test(record.commit) ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+export function sourceDirFor(engineDir: string, commit: string): string {
+  return path.join(engineDir, `llama.cpp-${commit.slice(0, 12)}`, 'src');
+}
+
+function npmCommand(): { binary: string; prefixArgs: string[] } {
+  const npmCli = process.env.npm_execpath;
+  if (npmCli && npmCli.endsWith('.js')) return { binary: process.execPath, prefixArgs: [npmCli] };
+  return { binary: process.platform === 'win32' ? 'npm.cmd' : 'npm', prefixArgs: [] };
+}
+
+async function mustRun(step: string, binary: string, args: string[], cwd?: string): Promise<string> {
+  const result = await runToCompletion(binary, args, { cwd });
+  if (result.code !== 0) {
+    throw new AppError(ErrorCode.EngineBuildFailed, `${step} failed (${binary} ${args.join(' ')}, exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-20).join('\n')}`);
+  }
+  return result.output;
+}
+
+/**
+ * Makes sure the pinned llama.cpp source is checked out in the cache and returns its
+ * commit and folder. Downloads the npm tarball only the first time.
+ */
+export async function ensurePinnedSource(engineDir: string, log: (line: string) => void): Promise<{ commit: string; sourceDir: string }> {
+  const known = readPinnedSourceRecord(engineDir);
+  if (known && fs.existsSync(path.join(sourceDirFor(engineDir, known.commit), 'CMakeLists.txt'))) {
+    return { commit: known.commit, sourceDir: sourceDirFor(engineDir, known.commit) };
+  }
+  fs.mkdirSync(engineDir, { recursive: true });
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-source-'));
+  try {
+    log(`fetching ${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version} from the npm registry (llama.cpp source bundle)`);
+    const npm = npmCommand();
+    await mustRun('npm pack', npm.binary, [...npm.prefixArgs, 'pack', `${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version}`, '--pack-destination', work, '--silent'], work);
+    const tarball = fs.readdirSync(work).find((name) => name.endsWith('.tgz'));
+    if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, 'npm pack produced no tarball');
+    const tarballPath = path.join(work, tarball);
+    const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tarballPath)).digest('base64')}`;
+    if (integrity !== PINNED_SOURCE.integrity) {
+      throw new AppError(ErrorCode.EngineBuildFailed, `The downloaded ${tarball} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`);
+    }
+    await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage]);
+    const bundle = path.join(work, PINNED_SOURCE.bundlePathInPackage);
+    const heads = await mustRun('reading the source bundle', 'git', ['bundle', 'list-heads', bundle]);
+    const commit = /^([0-9a-f]{40})\s/m.exec(heads)?.[1];
+    if (!commit) throw new AppError(ErrorCode.EngineBuildFailed, `The source bundle lists no commit:\n${heads}`);
+    const sourceDir = sourceDirFor(engineDir, commit);
+    if (!fs.existsSync(path.join(sourceDir, 'CMakeLists.txt'))) {
+      fs.rmSync(sourceDir, { recursive: true, force: true });
+      log(`unpacking llama.cpp ${commit.slice(0, 7)}`);
+      await mustRun('cloning the source bundle', 'git', ['clone', '--quiet', bundle, sourceDir]);
+      await mustRun('checking out the pinned commit', 'git', ['-C', sourceDir, 'checkout', '--quiet', commit]);
+    }
+    const record: PinnedSourceRecord = { packageName: PINNED_SOURCE.packageName, version: PINNED_SOURCE.version, commit };
+    fs.writeFileSync(recordPath(engineDir), JSON.stringify(record, null, 2));
+    return { commit, sourceDir };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,55 @@
+import path from 'node:path';
+import type { EngineBackend, EngineInfo } from '../../../shared/contract/engine';
+import { readUserConfig } from '../../core/config';
+import { engineCacheDir } from '../../core/paths';
+import { runToCompletion } from '../../core/process';
+import { findExecutable, isExecutable } from '../../core/which';
+import { findAnyCachedBuild } from './engine-build';
+
+export interface EngineLookup {
+  engine: EngineInfo | null;
+  /** Why nothing was found, or why a configured path was passed over. */
+  problems: string[];
+}
+
+/**
+ * Finds llama-server: the configured path (INFERLAB_LLAMA_SERVER, else config.json), else
+ * PATH, else the app-managed build. A configured path that is not executable is an error
+ * to report, not something to silently replace.
+ */
+export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferredBackend: EngineBackend = 'cpu'): Promise<EngineLookup> {
+  const problems: string[] = [];
+  const configured = env.INFERLAB_LLAMA_SERVER || readUserConfig(env).engine?.llamaServerPath;
+  if (configured) {
+    if (isExecutable(configured)) return { engine: await describe('configured', path.resolve(configured), null), problems };
+    return { engine: null, problems: [`the configured llama-server (${configured}) is missing or not executable; fix the path or remove it to use the managed build`] };
+  }
+  const onPath = findExecutable('llama-server', env);
+  if (onPath) return { engine: await describe('path', onPath, null), problems };
+  const managed = findAnyCachedBuild(engineCacheDir(env), preferredBackend);
+  if (managed) {
+    const info = await describe('managed', path.join(managed.binDir, 'llama-server'), managed.backend);
+    return { engine: { ...info, commit: info.commit ?? managed.commit.slice(0, 7) }, problems };
+  }
+  problems.push('no llama-server configured, on PATH, or built in the cache');
+  return { engine: null, problems };
+}
+
+async function describe(origin: EngineInfo['origin'], serverPath: string, backend: EngineBackend | null): Promise<EngineInfo> {
+  const { version, commit } = await readServerVersion(serverPath);
+  return { origin, serverPath, toolsDir: path.dirname(serverPath), version, commit, backend };
+}
+
+/** Reads the version line and commit from `llama-server --version`. */
+export async function readServerVersion(serverPath: string): Promise<{ version: string | null; commit: string | null }> {
+  const result = await runToCompletion(serverPath, ['--version'], { timeoutMs: 10_000 });
+  const line = result.output.split('\n').find((text) => text.startsWith('version:')) ?? null;
+  // Older builds print "version: 1 (80fb11a)", newer ones "(build 1, commit 80fb11a)".
+  const commit = line ? (/(?:commit |\()([0-9a-f]{7,40})\)/.exec(line)?.[1] ?? null) : null;
+  return { version: line, commit };
+}
+
+export function toolPath(engine: EngineInfo, tool: 'llama-quantize' | 'llama-bench' | 'llama-perplexity'): string | null {
+  const candidate = path.join(engine.toolsDir, tool);
+  return isExecutable(candidate) ? candidate : findExecutable(tool);
+}

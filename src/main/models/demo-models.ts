@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { sha256File } from '../core/hash';
+import { demoModelsDir } from '../core/paths';
+import { quantizeModel } from './quantize';
+import { DEMO_MODEL_SHAPE, writeSyntheticModel } from './synthetic-model';
+
+export interface DemoVariant {
+  /** The name accepted everywhere a model is: `demo:q8_0`. */
+  ref: string;
+  fileName: string;
+  /** llama-quantize type, or null for the F16 original. */
+  quantizeTo: string | null;
+}
+
+export const DEMO_VARIANTS: readonly DemoVariant[] = [
+  { ref: 'demo:f16', fileName: 'demo-f16.gguf', quantizeTo: null },
+  { ref: 'demo:q8_0', fileName: 'demo-q8_0.gguf', quantizeTo: 'Q8_0' },
+  { ref: 'demo:q4_k_m', fileName: 'demo-q4_k_m.gguf', quantizeTo: 'Q4_K_M' },
+];
+
+/** Bumped whenever the generator's output changes, so old demo files are regenerated. */
+const GENERATOR_VERSION = 1;
+const MANIFEST_NAME = 'demo-models.json';
+
+interface DemoManifest {
+  generatorVersion: number;
+  shape: typeof DEMO_MODEL_SHAPE;
+  files: Record<string, { sha256: string; size: number }>;
+}
+
+export type DemoFileState = { ref: string; path: string; status: 'ok' } | { ref: string; path: string; status: 'missing' | 'corrupt'; reason: string };
+
+function readManifest(dir: string): DemoManifest | null {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST_NAME), 'utf8')) as DemoManifest;
+    return manifest.generatorVersion === GENERATOR_VERSION ? manifest : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeManifest(dir: string, manifest: DemoManifest): void {
+  const file = path.join(dir, MANIFEST_NAME);
+  fs.writeFileSync(`${file}.partial`, JSON.stringify(manifest, null, 2));
+  fs.renameSync(`${file}.partial`, file);
+}
+
+/** Checks one demo file against the sha256 recorded when it was made. */
+export async function checkDemoFile(variant: DemoVariant, dir = demoModelsDir()): Promise<DemoFileState> {
+  const file = path.join(dir, variant.fileName);
+  const expected = readManifest(dir)?.files[variant.fileName];
+  if (!fs.existsSync(file)) return { ref: variant.ref, path: file, status: 'missing', reason: 'file not found' };
+  if (!expected) return { ref: variant.ref, path: file, status: 'corrupt', reason: 'not recorded in demo-models.json (made by another version)' };
+  const size = fs.statSync(file).size;
+  if (size !== expected.size) return { ref: variant.ref, path: file, status: 'corrupt', reason: `size ${size} bytes, expected ${expected.size}` };
+  if ((await sha256File(file)) !== expected.sha256) return { ref: variant.ref, path: file, status: 'corrupt', reason: 'sha256 differs from the one recorded when it was made' };
+  return { ref: variant.ref, path: file, status: 'ok' };
+}
+
+export function isDemoRef(ref: string): boolean {
+  return ref.startsWith('demo:');
+}
+
+/**
+ * Turns a model reference into a file path: a `demo:` name (verified, never used when
+ * missing or corrupt) or a path to a GGUF file.
+ */
+export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promise<string> {
+  if (isDemoRef(ref)) {
+    const variant = DEMO_VARIANTS.find((candidate) => candidate.ref === ref);
+    if (!variant) throw new AppError(ErrorCode.InvalidInput, `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`);
+    const state = await checkDemoFile(variant, dir);
+    if (state.status !== 'ok') {
+      throw new AppError(ErrorCode.DemoModelInvalid, `Demo model ${ref} (${state.path}) is ${state.status}: ${state.reason}. Run ./bin/inferlab setup to regenerate it.`);
+    }
+    return state.path;
+  }
+  const file = path.resolve(ref);
+  if (!fs.existsSync(file)) throw new AppError(ErrorCode.NotFound, `Model file not found: ${file}. Pass a GGUF path or one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`);
+  if (!fs.statSync(file).isFile()) throw new AppError(ErrorCode.InvalidInput, `Model path is not a file: ${file}`);
+  return file;
+}
+
+/**
+ * Makes every demo model present and intact: regenerates the F16 original when it is
+ * missing or corrupt (and then every quantization derived from it), and re-derives any
+ * quantization that is.
+ */
+export async function ensureDemoModels(options: {
+  vocabFile: string;
+  quantizeBinary: string;
+  dir?: string;
+  force?: boolean;
+  log: (line: string) => void;
+}): Promise<DemoFileState[]> {
+  const dir = options.dir ?? demoModelsDir();
+  fs.mkdirSync(dir, { recursive: true });
+  const manifest: DemoManifest = readManifest(dir) ?? { generatorVersion: GENERATOR_VERSION, shape: DEMO_MODEL_SHAPE, files: {} };
+  const record = async (variant: DemoVariant) => {
+    const file = path.join(dir, variant.fileName);
+    manifest.files[variant.fileName] = { sha256: await sha256File(file), size: fs.statSync(file).size };
+    writeManifest(dir, manifest);
+  };
+  let originalRemade = false;
+  const states: DemoFileState[] = [];
+  for (const variant of DEMO_VARIANTS) {
+    const state = options.force ? null : await checkDemoFile(variant, dir);
+    if (state?.status === 'ok' && !(originalRemade && variant.quantizeTo)) {
+      states.push(state);
+      continue;
+    }
+    const file = path.join(dir, variant.fileName);
+    if (state && state.status !== 'ok') options.log(`${variant.fileName}: ${state.status} (${state.reason}); regenerating`);
+    fs.rmSync(file, { force: true });
+    delete manifest.files[variant.fileName];
+    if (variant.quantizeTo === null) {
+      options.log(`writing ${variant.fileName} (synthetic llama model, seed ${DEMO_MODEL_SHAPE.seed})`);
+      await writeSyntheticModel(file, options.vocabFile);
+      originalRemade = true;
+    } else {
+      const source = path.join(dir, DEMO_VARIANTS[0]!.fileName);
+      options.log(`quantizing to ${variant.fileName} (${variant.quantizeTo})`);
+      await quantizeModel({ quantizeBinary: options.quantizeBinary, source, target: file, type: variant.quantizeTo });
+    }
+    await record(variant);
+    states.push({ ref: variant.ref, path: file, status: 'ok' });
+  }
+  return states;
+}

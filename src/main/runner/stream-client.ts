@@ -1,0 +1,163 @@
+import http from 'node:http';
+import { createParser } from 'eventsource-parser';
+import type { RequestErrorClass, ServerTimings, Usage } from '../../shared/contract/measurement';
+
+/** One streamed completion as observed by the client; all times in ms on the monotonic clock. */
+export interface StreamedCompletion {
+  /** Just before the request body was written. */
+  t0: number;
+  headersAt: number | null;
+  /** Arrival time of every chunk that carried generated text. */
+  contentChunkTimes: number[];
+  endAt: number | null;
+  httpStatus: number | null;
+  finishReason: string | null;
+  text: string;
+  usage: Usage | null;
+  timings: ServerTimings | null;
+  error: { class: RequestErrorClass; message: string } | null;
+}
+
+export interface StreamRequestOptions {
+  baseUrl: string;
+  body: Record<string, unknown>;
+  path?: string;
+  agent?: http.Agent;
+  firstTokenTimeoutMs?: number;
+  totalTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called with each piece of generated text as it arrives. */
+  onText?: (text: string) => void;
+}
+
+/** Connection reuse across requests, so a run measures the server, not TCP handshakes. */
+export function createKeepAliveAgent(maxSockets = 256): http.Agent {
+  return new http.Agent({ keepAlive: true, maxSockets });
+}
+
+interface ChatChunk {
+  choices?: { delta?: { content?: string | null; reasoning_content?: string | null }; text?: string; finish_reason?: string | null }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
+  timings?: Partial<ServerTimings>;
+  error?: { message?: string };
+}
+
+function parseUsage(raw: ChatChunk['usage']): Usage | null {
+  if (!raw || typeof raw.completion_tokens !== 'number' || typeof raw.prompt_tokens !== 'number') return null;
+  const cached = raw.prompt_tokens_details?.cached_tokens;
+  return { prompt_tokens: raw.prompt_tokens, completion_tokens: raw.completion_tokens, cached_tokens: typeof cached === 'number' ? cached : null };
+}
+
+function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
+  if (!raw || typeof raw.prompt_ms !== 'number' || typeof raw.predicted_ms !== 'number') return null;
+  return {
+    prompt_n: raw.prompt_n ?? 0,
+    prompt_ms: raw.prompt_ms,
+    predicted_n: raw.predicted_n ?? 0,
+    predicted_ms: raw.predicted_ms,
+    cache_n: typeof raw.cache_n === 'number' ? raw.cache_n : null,
+  };
+}
+
+/**
+ * Sends one OpenAI-style streaming request and records when every content chunk arrived.
+ * Never throws: failures come back classified in `error`, with whatever was received kept.
+ */
+export function streamCompletion(options: StreamRequestOptions): Promise<StreamedCompletion> {
+  const url = new URL(options.path ?? '/v1/chat/completions', options.baseUrl);
+  const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
+  const result: StreamedCompletion = {
+    t0: 0, headersAt: null, contentChunkTimes: [], endAt: null, httpStatus: null,
+    finishReason: null, text: '', usage: null, timings: null, error: null,
+  };
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (error: StreamedCompletion['error']) => {
+      if (settled) return;
+      settled = true;
+      timers.forEach(clearTimeout);
+      options.signal?.removeEventListener('abort', onAbort);
+      result.endAt ??= performance.now();
+      result.error = error;
+      resolve(result);
+    };
+    const request = http.request(url, {
+      method: 'POST',
+      agent: options.agent,
+      headers: { 'content-type': 'application/json', 'content-length': payload.length, accept: 'text/event-stream' },
+    });
+    const fail = (errorClass: RequestErrorClass, message: string) => {
+      finish({ class: errorClass, message });
+      request.destroy();
+    };
+    const onAbort = () => fail('cancelled', 'cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    request.on('error', (error) => finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message }));
+    request.on('response', (response) => {
+      result.headersAt = performance.now();
+      result.httpStatus = response.statusCode ?? null;
+      response.setEncoding('utf8');
+      if (!response.statusCode || response.statusCode < 200 || response.statusCode > 299) {
+        let body = '';
+        response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 2000)));
+        response.on('end', () => finish({ class: 'http_status', message: `HTTP ${response.statusCode}: ${body.trim()}` }));
+        response.on('error', () => finish({ class: 'http_status', message: `HTTP ${response.statusCode}` }));
+        return;
+      }
+      let done = false;
+      const parser = createParser({
+        onEvent: (event) => {
+          const arrived = performance.now();
+          if (event.data === '[DONE]') {
+            done = true;
+            result.endAt = arrived;
+            return;
+          }
+          let chunk: ChatChunk;
+          try {
+            chunk = JSON.parse(event.data) as ChatChunk;
+          } catch {
+            fail('malformed_chunk', `not JSON: ${event.data.slice(0, 200)}`);
+            return;
+          }
+          if (chunk.error) {
+            fail('http_status', `server error in stream: ${chunk.error.message ?? 'unknown'}`);
+            return;
+          }
+          const choice = chunk.choices?.[0];
+          const text = choice?.delta?.content ?? choice?.delta?.reasoning_content ?? choice?.text ?? '';
+          if (text) {
+            result.contentChunkTimes.push(arrived);
+            result.text += text;
+            options.onText?.(text);
+          }
+          if (choice?.finish_reason) result.finishReason = choice.finish_reason;
+          result.usage = parseUsage(chunk.usage) ?? result.usage;
+          result.timings = parseTimings(chunk.timings) ?? result.timings;
+        },
+      });
+      response.on('data', (chunk: string) => {
+        if (!settled) parser.feed(chunk);
+      });
+      response.on('end', () => {
+        if (!done && result.finishReason === null) finish({ class: 'partial_stream', message: 'the stream ended without a finish reason' });
+        else finish(result.finishReason === null ? { class: 'partial_stream', message: 'the stream ended without a finish reason' } : null);
+      });
+      response.on('error', (error) => finish({ class: 'partial_stream', message: error.message }));
+    });
+
+    if (options.firstTokenTimeoutMs) {
+      timers.push(setTimeout(() => {
+        if (result.contentChunkTimes.length === 0 && result.finishReason === null) fail('first_token_timeout', `no token within ${options.firstTokenTimeoutMs} ms`);
+      }, options.firstTokenTimeoutMs));
+    }
+    if (options.totalTimeoutMs) {
+      timers.push(setTimeout(() => fail('total_timeout', `not finished within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs));
+    }
+    result.t0 = performance.now();
+    request.end(payload);
+  });
+}
