@@ -10,6 +10,7 @@ import { stderrBuildProgress } from './cli/progress';
 import { runFirstRequest } from './demo/first-request';
 import { electronBinaryPath, runDoctor } from './doctor';
 import { locateEngine } from './engines/llamacpp/locate-engine';
+import { resolveModelRef } from './models/demo-models';
 import { runSetup } from './setup/setup';
 import { openDatabase } from './store/database';
 import { RunStore } from './store/run-store';
@@ -87,6 +88,8 @@ const setup: Handler = async (args) => {
 const demo: Handler = async (args, signal) => {
   const values = parse(args, { model: { type: 'string' }, 'max-tokens': { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } });
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
+  const modelRef = values.model ?? 'demo:q8_0';
+  const model = { ref: modelRef, path: await resolveModelRef(modelRef) };
   const { engine, problems } = await locateEngine();
   if (!engine) throw new AppError(ErrorCode.EngineMissing, `No llama-server: ${problems.join('; ')}. Run ./bin/inferlab setup first.`);
   const dbPath = resolveDatabasePath(values.db);
@@ -97,7 +100,7 @@ const demo: Handler = async (args, signal) => {
     const status = (line: string) => {
       if (!values.json) process.stderr.write(`${line}\n`);
     };
-    const result = await runFirstRequest({ engine, modelRef: values.model ?? 'demo:q8_0', store, maxTokens, signal, onStatus: status });
+    const result = await runFirstRequest({ engine, model, store, maxTokens, signal, onStatus: status });
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ run_id: result.runId, model: result.modelRef, server_ready_ms: result.serverReadyMs, ...result.metrics, itl_ms: undefined, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason, database: dbPath })}\n`);
       return 0;

@@ -6,7 +6,6 @@ import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
 import { defaultLlamaServerSettings, type LlamaServerSettings } from '../engines/llamacpp/launch-args';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
-import { resolveModelRef } from '../models/demo-models';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import { LlamaServerProcess } from '../server/llama-server-process';
 import type { RunStore } from '../store/run-store';
@@ -16,6 +15,7 @@ export interface FirstRequestResult {
   modelRef: string;
   modelPath: string;
   serverReadyMs: number;
+  serverPid: number;
   metrics: RequestMetrics;
   timings: ServerTimings | null;
   promptTokens: number | null;
@@ -32,14 +32,15 @@ export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token
  */
 export async function runFirstRequest(options: {
   engine: EngineInfo;
-  modelRef: string;
+  /** A model already resolved with resolveModelRef (so bad input fails before anything starts). */
+  model: { ref: string; path: string };
   store: RunStore;
   maxTokens?: number;
   settings?: Partial<LlamaServerSettings>;
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
 }): Promise<FirstRequestResult> {
-  const modelPath = await resolveModelRef(options.modelRef);
+  const modelPath = options.model.path;
   const settings = { ...defaultLlamaServerSettings(), ...options.settings };
   const maxTokens = options.maxTokens ?? 64;
   const body = {
@@ -52,7 +53,7 @@ export async function runFirstRequest(options: {
   };
   const runId = options.store.createRun({
     kind: 'first-request',
-    modelRef: options.modelRef,
+    modelRef: options.model.ref,
     modelPath,
     modelSizeBytes: fs.statSync(modelPath).size,
     modelSha256: await sha256File(modelPath),
@@ -62,7 +63,7 @@ export async function runFirstRequest(options: {
   });
   const server = new LlamaServerProcess(options.engine, modelPath, settings);
   try {
-    options.onStatus?.(`starting llama-server on ${options.modelRef}`);
+    options.onStatus?.(`starting llama-server on ${options.model.ref}`);
     const ready = await server.start();
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
     options.onStatus?.(`server ready on port ${ready.port} after ${ready.readyMs.toFixed(0)} ms; streaming one completion`);
@@ -89,9 +90,10 @@ export async function runFirstRequest(options: {
     }]);
     const result: FirstRequestResult = {
       runId,
-      modelRef: options.modelRef,
+      modelRef: options.model.ref,
       modelPath,
       serverReadyMs: ready.readyMs,
+      serverPid: ready.pid,
       metrics,
       timings: completion.timings,
       promptTokens: completion.usage?.prompt_tokens ?? null,

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { app, BrowserWindow, session } from 'electron';
+import { RpcDispatcher } from './rpc/dispatcher';
+import { createServices } from './services';
+import { registerIpcTransport } from './transport/ipc';
+
+// Content served to the window: the bundled renderer only, no remote content, no eval.
+const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+const container = createServices();
+const dispatcher = new RpcDispatcher(container.services);
+let mainWindow: BrowserWindow | null = null;
+
+function createWindow(): BrowserWindow {
+  const window = new BrowserWindow({
+    width: 1280,
+    height: 820,
+    title: 'Infer Lab',
+    webPreferences: {
+      preload: path.join(import.meta.dirname, '../preload/index.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+    },
+  });
+  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  window.webContents.on('will-navigate', (event) => event.preventDefault());
+  if (process.env.ELECTRON_RENDERER_URL) void window.loadURL(process.env.ELECTRON_RENDERER_URL);
+  else void window.loadFile(path.join(import.meta.dirname, '../renderer/index.html'));
+  return window;
+}
+
+void app.whenReady().then(() => {
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+  });
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  registerIpcTransport(dispatcher, (sender) => sender === mainWindow?.webContents);
+  mainWindow = createWindow();
+  mainWindow.on('closed', () => (mainWindow = null));
+});
+
+app.on('window-all-closed', () => app.quit());
+
+let disposed = false;
+app.on('will-quit', (event) => {
+  if (disposed) return;
+  // Stop everything the app started (servers included) before the process exits.
+  event.preventDefault();
+  disposed = true;
+  void container.dispose().finally(() => app.quit());
+});

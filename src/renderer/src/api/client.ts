@@ -1,0 +1,48 @@
+import type { AppServices, RpcResponse, ServiceName } from '../../../shared/contract';
+import type { ErrorCode } from '../../../shared/errors';
+
+/** What a transport must offer: the preload bridge under Electron, a WebSocket in a browser. */
+export interface RpcBridge {
+  call(service: string, method: string, args: unknown[]): Promise<RpcResponse>;
+  on(listener: (name: string, payload: unknown) => void): () => void;
+}
+
+/** An error raised in main, rebuilt on this side with its code and details. */
+export class RemoteError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'RemoteError';
+  }
+}
+
+/** A typed proxy: `client.doctor.report()` becomes one call over the bridge. */
+export function createClient(bridge: RpcBridge): AppServices {
+  return new Proxy({} as AppServices, {
+    get: (_target, service: string) =>
+      new Proxy(
+        {},
+        {
+          get: (_inner, method: string) => async (...args: unknown[]) => {
+            const response = await bridge.call(service as ServiceName, method, args);
+            if (response.ok) return response.result;
+            throw new RemoteError(response.error.code, response.error.message, response.error.details);
+          },
+        },
+      ),
+  });
+}
+
+declare global {
+  interface Window {
+    inferlab?: RpcBridge;
+  }
+}
+
+/** The bridge the preload installed, when running inside Electron. */
+export function electronBridge(): RpcBridge | null {
+  return typeof window !== 'undefined' && window.inferlab ? window.inferlab : null;
+}

@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { gguf } from '@huggingface/gguf';
+import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/shared/errors';
+import { AppError } from '../../src/main/core/errors';
+import { toolPath } from '../../src/main/engines/llamacpp/locate-engine';
+import { checkDemoFile, DEMO_VARIANTS, ensureDemoModels, resolveModelRef } from '../../src/main/models/demo-models';
+import { DEMO_MODEL_SHAPE } from '../../src/main/models/synthetic-model';
+import { requireEngine, requireVocabFile } from '../support/engine';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('demo models', () => {
+  it('are llama models with the real vocabulary, in F16, Q8_0 and Q4_K_M', async () => {
+    const expectedFileType = { 'demo:f16': 1, 'demo:q8_0': 7, 'demo:q4_k_m': 15 };
+    for (const variant of DEMO_VARIANTS) {
+      const file = await resolveModelRef(variant.ref);
+      const { metadata, tensorInfos } = await gguf(file, { allowLocalFile: true });
+      const meta = metadata as Record<string, unknown>;
+      expect(meta['general.architecture']).toBe('llama');
+      expect(meta['inferlab.synthetic']).toBe(true);
+      expect(meta['llama.embedding_length']).toBe(DEMO_MODEL_SHAPE.embeddingLength);
+      expect(meta['llama.block_count']).toBe(DEMO_MODEL_SHAPE.blockCount);
+      expect((meta['tokenizer.ggml.tokens'] as string[]).length).toBe(32000);
+      expect(meta['general.file_type']).toBe(expectedFileType[variant.ref as keyof typeof expectedFileType]);
+      expect(tensorInfos.length).toBe(2 + 9 * DEMO_MODEL_SHAPE.blockCount);
+    }
+    const sizes = await Promise.all(DEMO_VARIANTS.map(async (variant) => fs.statSync(await resolveModelRef(variant.ref)).size));
+    expect(sizes[0]).toBeGreaterThan(sizes[1]!);
+    expect(sizes[1]).toBeGreaterThan(sizes[2]!);
+  });
+
+  it('refuses a corrupt demo model and setup regenerates it', async () => {
+    const engine = await requireEngine();
+    const dir = tempDir();
+    const log: string[] = [];
+    const options = { vocabFile: requireVocabFile(), quantizeBinary: toolPath(engine, 'llama-quantize')!, dir, log: (line: string) => log.push(line) };
+    await ensureDemoModels(options);
+    const q8 = path.join(dir, 'demo-q8_0.gguf');
+    const original = fs.readFileSync(q8);
+
+    const damaged = Buffer.from(original);
+    damaged.writeUInt8(damaged.readUInt8(damaged.length - 100) ^ 0xff, damaged.length - 100);
+    fs.writeFileSync(q8, damaged);
+    expect((await checkDemoFile(DEMO_VARIANTS[1]!, dir)).status).toBe('corrupt');
+    const refused = await resolveModelRef('demo:q8_0', dir).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe(ErrorCode.DemoModelInvalid);
+    expect((refused as AppError).message).toMatch(/sha256 differs.*Run \.\/bin\/inferlab setup/);
+
+    log.length = 0;
+    await ensureDemoModels(options);
+    expect(log.join('\n')).toMatch(/demo-q8_0.gguf: corrupt .* regenerating/);
+    expect(log.join('\n')).not.toMatch(/demo-f16.gguf/);
+    expect(fs.readFileSync(q8).equals(original)).toBe(true);
+
+    fs.rmSync(path.join(dir, 'demo-f16.gguf'));
+    log.length = 0;
+    await ensureDemoModels(options);
+    // A new original means every quantization derived from it is made again.
+    expect(log.filter((line) => /^(writing|quantizing)/.test(line))).toHaveLength(3);
+    expect(await resolveModelRef('demo:f16', dir)).toBe(path.join(dir, 'demo-f16.gguf'));
+  });
+
+  it('generates the same F16 file from the same seed', async () => {
+    const engine = await requireEngine();
+    const dirs = [tempDir(), tempDir()];
+    for (const dir of dirs) {
+      await ensureDemoModels({ vocabFile: requireVocabFile(), quantizeBinary: toolPath(engine, 'llama-quantize')!, dir, log: () => {} });
+    }
+    const [a, b] = dirs.map((dir) => fs.readFileSync(path.join(dir, 'demo-f16.gguf')));
+    expect(a!.equals(b!)).toBe(true);
+  });
+
+  it('names the problem for unknown demo names and missing paths', async () => {
+    await expect(resolveModelRef('demo:q2_k')).rejects.toThrow(/Unknown demo model "demo:q2_k"; expected one of demo:f16, demo:q8_0, demo:q4_k_m/);
+    await expect(resolveModelRef('/nonexistent/model.gguf')).rejects.toThrow(/Model file not found: \/nonexistent\/model.gguf/);
+  });
+});

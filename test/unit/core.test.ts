@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readUserConfig } from '../../src/main/core/config';
+import { acquireFileLock } from '../../src/main/core/lock';
+import { LineSplitter, LogTail } from '../../src/main/core/log-tail';
+import { ManagedProcess } from '../../src/main/core/process';
+import { identify, isAlive } from '../../src/main/core/process-identity';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('file lock', () => {
+  it('makes a second holder wait until the first releases', async () => {
+    const lockPath = path.join(tempDir(), 'build.lock');
+    const first = await acquireFileLock(lockPath, { timeoutMs: 1000 });
+    let waitedFor: number | null = null;
+    const second = acquireFileLock(lockPath, { timeoutMs: 5000, pollMs: 20, onWait: (pid) => (waitedFor = pid) });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(waitedFor).toBe(process.pid);
+    first.release();
+    (await second).release();
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
+  it('takes over a lock whose holder is dead', async () => {
+    const lockPath = path.join(tempDir(), 'stale.lock');
+    const child = new ManagedProcess(process.execPath, ['-e', '0']);
+    await child.exited;
+    fs.writeFileSync(lockPath, String(child.pid));
+    const lock = await acquireFileLock(lockPath, { timeoutMs: 1000 });
+    expect(fs.readFileSync(lockPath, 'utf8')).toBe(String(process.pid));
+    lock.release();
+  });
+
+  it('times out with the holder named', async () => {
+    const lockPath = path.join(tempDir(), 'held.lock');
+    const held = await acquireFileLock(lockPath, { timeoutMs: 1000 });
+    await expect(acquireFileLock(lockPath, { timeoutMs: 50, pollMs: 10 })).rejects.toThrow(`held by pid ${process.pid}`);
+    held.release();
+  });
+});
+
+describe('managed process', () => {
+  it('drains output into the log tail and stops the process group with SIGTERM', async () => {
+    const child = new ManagedProcess(process.execPath, ['-e', "console.log('ready'); console.error('on stderr'); setInterval(() => {}, 1000)"]);
+    while (child.logs.last().length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(child.logs.last().sort()).toEqual(['on stderr', 'ready']);
+    expect(isAlive(identify(child.pid!))).toBe(true);
+    const exit = await child.stop(2000);
+    expect(exit.signal).toBe('SIGTERM');
+    expect(isAlive(identify(child.pid!))).toBe(false);
+  });
+
+  it('escalates to SIGKILL when SIGTERM is ignored', async () => {
+    const child = new ManagedProcess(process.execPath, ['-e', "process.on('SIGTERM', () => {}); console.log('armed'); setInterval(() => {}, 1000)"]);
+    while (child.logs.last().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    const exit = await child.stop(200);
+    expect(exit.signal).toBe('SIGKILL');
+  });
+
+  it('reports a binary that cannot be spawned as an exit with the reason logged', async () => {
+    const child = new ManagedProcess('/nonexistent/llama-server', []);
+    const exit = await child.exited;
+    expect(exit.code).toBeNull();
+    expect(child.logs.text()).toMatch(/spawn failed: .*ENOENT/);
+  });
+});
+
+describe('log tail', () => {
+  it('keeps the last lines and joins split chunks', () => {
+    const tail = new LogTail(2);
+    const splitter = new LineSplitter((line) => tail.push(line));
+    splitter.write('one\ntw');
+    splitter.write('o\r\nthree\nfou');
+    splitter.flush();
+    expect(tail.last()).toEqual(['three', 'fou']);
+  });
+});
+
+describe('user config', () => {
+  it('names the file and the field when the config is wrong', () => {
+    const dir = tempDir();
+    const env = { INFERLAB_DATA_DIR: dir };
+    expect(readUserConfig(env)).toEqual({});
+    fs.writeFileSync(path.join(dir, 'config.json'), '{ not json');
+    expect(() => readUserConfig(env)).toThrow(new RegExp(`${dir}/config.json: not valid JSON`));
+    fs.writeFileSync(path.join(dir, 'config.json'), '{"engine": {"llamaServerPath": 3}}');
+    expect(() => readUserConfig(env)).toThrow(/field "engine.llamaServerPath" must be a string/);
+    fs.writeFileSync(path.join(dir, 'config.json'), '[]');
+    expect(() => readUserConfig(env)).toThrow(/expected a JSON object/);
+  });
+});

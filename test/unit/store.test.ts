@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openDatabase, schemaVersion } from '../../src/main/store/database';
+import { MIGRATIONS } from '../../src/main/store/migrations';
+import { RunStore, type StoredRequest } from '../../src/main/store/run-store';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+const request = (seq: number): StoredRequest => ({
+  seq, warmup: false, t0Ms: seq * 10, headersMs: 1,
+  metrics: { ttft_ms: 5, e2e_ms: 9, tpot_ms: 1, itl_ms: [1, 2], output_tokens: 3, output_tokens_source: 'usage', queue_ms: null, client_overhead_ms: 0.5, decode_tokens_per_s: 100 },
+  promptTokens: 4, usage: { prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0 }, finishReason: 'length', httpStatus: 200,
+  errorClass: null, errorMessage: null, timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0 },
+  chunkOffsetsMs: [5, 6.5, 8.25], promptText: 'p', outputText: 'o',
+});
+
+const newRun = { kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} };
+
+describe('database', () => {
+  it('creates the schema in WAL mode with foreign keys, and reopens without re-migrating', () => {
+    const file = path.join(tempDir(), 'nested', 'runs.db');
+    const db = openDatabase(file);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(schemaVersion(db)).toBe(MIGRATIONS.at(-1)!.version);
+    db.close();
+    const again = openDatabase(file);
+    expect((again.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(MIGRATIONS.length);
+    again.close();
+  });
+
+  it('refuses a database from a newer version instead of touching it', () => {
+    const file = path.join(tempDir(), 'future.db');
+    openDatabase(file).close();
+    const raw = new Database(file);
+    raw.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 'now')").run();
+    raw.close();
+    expect(() => openDatabase(file)).toThrow(/schema version 999, newer than this Infer Lab understands/);
+  });
+
+  it('names the path when the database cannot be opened', () => {
+    const dir = tempDir();
+    expect(() => openDatabase(dir)).toThrow(new RegExp(`Cannot open the database ${dir}`));
+  });
+});
+
+describe('run store', () => {
+  it('stores a run with its requests and chunk times, and finishes it', () => {
+    const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
+    const id = store.createRun(newRun);
+    expect(store.getRun(id)?.status).toBe('running');
+    store.addRequests(id, [request(0), request(1)]);
+    store.finishRun(id, 'completed', null, { ok: true });
+    const run = store.getRun(id)!;
+    expect(run.status).toBe('completed');
+    expect(JSON.parse(run.summary_json!)).toEqual({ ok: true });
+    expect(store.countRequests(id)).toBe(2);
+    expect(store.chunkOffsets(id, 1)).toEqual([5, 6.5, 8.25]);
+  });
+
+  it('writes a batch atomically: a bad row rolls back the whole batch', () => {
+    const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
+    const id = store.createRun(newRun);
+    expect(() => store.addRequests(id, [request(0), request(0)])).toThrow(/UNIQUE/);
+    expect(store.countRequests(id)).toBe(0);
+  });
+
+  it('marks runs whose writer died as interrupted and leaves live writers alone', () => {
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    const store = new RunStore(db);
+    const mine = store.createRun(newRun);
+    const orphan = store.createRun(newRun);
+    store.addRequests(orphan, [request(0)]);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    db.prepare('UPDATE runs SET owner_pid = ?, owner_start_ticks = NULL WHERE id = ?').run(dead, orphan);
+    expect(store.markAbandonedRunsInterrupted()).toBe(1);
+    expect(store.getRun(orphan)?.status).toBe('interrupted');
+    expect(store.getRun(orphan)?.status_reason).toMatch(new RegExp(`pid ${dead}`));
+    expect(store.countRequests(orphan)).toBe(1);
+    expect(store.getRun(mine)?.status).toBe('running');
+  });
+});
