@@ -114,7 +114,7 @@ export class ManagedProcess implements Disposable {
 export async function runToCompletion(
   binary: string,
   args: readonly string[],
-  options: ManagedProcessOptions & { timeoutMs?: number } = {},
+  options: ManagedProcessOptions & { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<ProcessExit & { output: string }> {
   const lines: string[] = [];
   const child = new ManagedProcess(binary, args, {
@@ -127,7 +127,11 @@ export async function runToCompletion(
   });
   let timer: NodeJS.Timeout | undefined;
   if (options.timeoutMs) timer = setTimeout(() => void child.stop(2000), options.timeoutMs);
+  const cancel = () => void child.stop(2000);
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  if (options.signal?.aborted) cancel();
   const exit = await child.exited;
   clearTimeout(timer);
+  options.signal?.removeEventListener('abort', cancel);
   return { ...exit, output: lines.join('\n') };
 }

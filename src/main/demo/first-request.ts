@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { RequestMetrics, ServerTimings } from '../../shared/contract/measurement';
+import type { ColdStart, ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
-import { defaultLlamaServerSettings, type LlamaServerSettings } from '../engines/llamacpp/launch-args';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
-import { LlamaServerProcess } from '../server/llama-server-process';
+import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 
 export interface FirstRequestResult {
   runId: string;
   modelRef: string;
   modelPath: string;
-  serverReadyMs: number;
-  serverPid: number;
+  coldStart: ColdStart | null;
+  serverPid: number | null;
   metrics: RequestMetrics;
   timings: ServerTimings | null;
   promptTokens: number | null;
@@ -32,16 +32,15 @@ export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token
  */
 export async function runFirstRequest(options: {
   engine: EngineInfo;
+  servers: ServerManager;
   /** A model already resolved with resolveModelRef (so bad input fails before anything starts). */
   model: { ref: string; path: string };
+  profile: ServerProfile;
   store: RunStore;
   maxTokens?: number;
-  settings?: Partial<LlamaServerSettings>;
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
 }): Promise<FirstRequestResult> {
-  const modelPath = options.model.path;
-  const settings = { ...defaultLlamaServerSettings(), ...options.settings };
   const maxTokens = options.maxTokens ?? 64;
   const body = {
     messages: [{ role: 'user', content: DEMO_PROMPT }],
@@ -51,22 +50,27 @@ export async function runFirstRequest(options: {
     // Generate exactly max_tokens so the decode measurement has a known length.
     ignore_eos: true,
   };
+  const server = await options.servers.prepare({ modelRef: options.model.ref, profile: options.profile });
   const runId = options.store.createRun({
     kind: 'first-request',
     modelRef: options.model.ref,
-    modelPath,
-    modelSizeBytes: fs.statSync(modelPath).size,
-    modelSha256: await sha256File(modelPath),
+    modelPath: options.model.path,
+    modelSizeBytes: fs.statSync(options.model.path).size,
+    modelSha256: await sha256File(options.model.path),
     engine: options.engine,
-    server: { settings },
+    server: { sessionId: server.id, profile: options.profile },
     manifest: { request: body },
   });
-  const server = new LlamaServerProcess(options.engine, modelPath, settings);
+  const abort = () => void server.stop();
+  options.signal?.addEventListener('abort', abort, { once: true });
   try {
     options.onStatus?.(`starting llama-server on ${options.model.ref}`);
     const ready = await server.start();
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-    options.onStatus?.(`server ready on port ${ready.port} after ${ready.readyMs.toFixed(0)} ms; streaming one completion`);
+    if (ready.state !== 'ready' || !ready.baseUrl) {
+      throw new AppError(ErrorCode.ServerStartFailed, `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`, { fault: ready.fault });
+    }
+    options.onStatus?.(`server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`);
     const agent = createKeepAliveAgent(1);
     const completion = await streamCompletion({ baseUrl: ready.baseUrl, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal: options.signal });
     agent.destroy();
@@ -91,8 +95,8 @@ export async function runFirstRequest(options: {
     const result: FirstRequestResult = {
       runId,
       modelRef: options.model.ref,
-      modelPath,
-      serverReadyMs: ready.readyMs,
+      modelPath: options.model.path,
+      coldStart: ready.coldStart,
       serverPid: ready.pid,
       metrics,
       timings: completion.timings,
@@ -102,7 +106,7 @@ export async function runFirstRequest(options: {
     };
     if (completion.error) {
       options.store.finishRun(runId, 'failed', `${completion.error.class}: ${completion.error.message}`, summaryOf(result));
-      throw new AppError(ErrorCode.RequestFailed, `The streamed request failed (${completion.error.class}): ${completion.error.message}\nServer log:\n${server.logs}`);
+      throw new AppError(ErrorCode.RequestFailed, `The streamed request failed (${completion.error.class}): ${completion.error.message}\nServer log:\n${server.logTail(20).join('\n')}`);
     }
     options.store.finishRun(runId, 'completed', null, summaryOf(result));
     return result;
@@ -113,11 +117,12 @@ export async function runFirstRequest(options: {
     }
     throw error;
   } finally {
+    options.signal?.removeEventListener('abort', abort);
     await server.stop();
   }
 }
 
 function summaryOf(result: FirstRequestResult): Record<string, unknown> {
   const { itl_ms: itl, ...scalars } = result.metrics;
-  return { ...scalars, itl_ms_count: itl.length, server_ready_ms: result.serverReadyMs, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason };
+  return { ...scalars, itl_ms_count: itl.length, cold_start: result.coldStart, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason };
 }

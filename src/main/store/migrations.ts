@@ -62,4 +62,39 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'server profiles and server sessions',
+    sql: `
+      CREATE TABLE server_profiles (
+        name          TEXT PRIMARY KEY,
+        profile_json  TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+      );
+
+      -- One row per launched server: the orphan sweep reads it, runs reference it.
+      CREATE TABLE server_sessions (
+        id                  TEXT PRIMARY KEY,
+        engine              TEXT NOT NULL,
+        binary              TEXT NOT NULL,
+        argv_json           TEXT NOT NULL,
+        model_ref           TEXT NOT NULL,
+        model_path          TEXT NOT NULL,
+        profile_json        TEXT NOT NULL,
+        pid                 INTEGER,
+        pid_start_ticks     INTEGER,
+        port                INTEGER,
+        owner_pid           INTEGER NOT NULL,
+        owner_start_ticks   INTEGER,
+        started_at          TEXT NOT NULL,
+        ready_at            TEXT,
+        ended_at            TEXT,
+        final_state         TEXT,
+        cold_start_json     TEXT,
+        effective_config_json TEXT,
+        fault_json          TEXT
+      );
+      CREATE INDEX server_sessions_open ON server_sessions (ended_at) WHERE ended_at IS NULL;
+    `,
+  },
 ];

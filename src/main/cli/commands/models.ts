@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ModelEntry } from '../../../shared/contract/models';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { toolPath } from '../../engines/llamacpp/locate-engine';
+import { resolveModelRef } from '../../models/demo-models';
+import { defaultModelFolders, describeModel, scanModels } from '../../models/model-library';
+import { quantizeModel } from '../../models/quantize';
+import { parseOptions, type CommandHandler } from '../args';
+import { requireEngine } from '../context';
+import { formatTable } from '../format';
+
+const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--json]';
+const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
+const QUANT_TYPE = /^[A-Z0-9_]+$/i;
+
+function humanSize(bytes: number): string {
+  return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
+}
+
+function humanParams(count: number | null): string {
+  if (count === null) return '—';
+  return count >= 1e9 ? `${(count / 1e9).toFixed(2)}B` : `${(count / 1e6).toFixed(1)}M`;
+}
+
+function modelRows(models: readonly ModelEntry[]): string[][] {
+  return [
+    ['model', 'arch', 'params', 'quant', 'size', 'ctx', 'status'],
+    ...models.map((model) => [
+      model.path + (model.parts.length > 1 ? ` (+${model.parts.length - 1} parts)` : ''),
+      model.architecture ?? '—',
+      humanParams(model.parameterCount),
+      model.quantization ?? '—',
+      humanSize(model.sizeBytes),
+      String(model.contextLength ?? '—'),
+      model.valid ? (model.synthetic ? 'ok (synthetic)' : 'ok') : `INVALID: ${model.invalidReason}`,
+    ]),
+  ];
+}
+
+const scan: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' } }, SCAN_USAGE, true);
+  const explicit = positionals.length > 0;
+  const result = scanModels(explicit ? positionals : defaultModelFolders(), { reportMissing: explicit });
+  if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    process.stdout.write(`${formatTable(modelRows(result.models))}\n`);
+    for (const problem of result.problems) process.stderr.write(`${problem}\n`);
+  }
+  if (result.problems.length > 0) return 2;
+  // Naming a single bad file is a usage error; finding bad files in a folder is a report.
+  if (explicit && positionals.length === 1 && result.models.length === 1 && !result.models[0]!.valid && !fs.statSync(positionals[0]!).isDirectory()) return 2;
+  return 0;
+};
+
+const quantize: CommandHandler = async (args, signal) => {
+  const { values, positionals } = parseOptions(args, { to: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } }, QUANTIZE_USAGE, true);
+  if (positionals.length !== 1 || !values.to) throw new AppError(ErrorCode.Usage, `models quantize needs one SRC and --to\n\nUsage: ${QUANTIZE_USAGE}`);
+  const types = values.to.split(',').map((type) => type.trim()).filter(Boolean);
+  const badType = types.find((type) => !QUANT_TYPE.test(type));
+  if (types.length === 0 || badType !== undefined) throw new AppError(ErrorCode.Usage, `--to expects quantization types like Q8_0,Q4_K_M, got "${values.to}"`);
+  const source = await resolveModelRef(positionals[0]!);
+  const described = describeModel(source);
+  if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
+  const outDir = path.resolve(values.out ?? path.dirname(source));
+  if (!fs.existsSync(outDir) || !fs.statSync(outDir).isDirectory()) throw new AppError(ErrorCode.NotFound, `--out ${outDir} is not a folder`);
+  const stem = path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
+  const targets = types.map((type) => ({ type, target: path.join(outDir, `${stem}-${type.toLowerCase()}.gguf`) }));
+  const existing = targets.filter((item) => fs.existsSync(item.target));
+  if (existing.length > 0) throw new AppError(ErrorCode.InvalidInput, `refusing to overwrite ${existing.map((item) => item.target).join(', ')}; delete it or choose --out`);
+  const engine = await requireEngine();
+  const binary = toolPath(engine, 'llama-quantize');
+  if (!binary) throw new AppError(ErrorCode.EngineMissing, `llama-quantize was not found beside ${engine.serverPath}; run ./bin/inferlab setup`);
+  const made: ModelEntry[] = [];
+  for (const { type, target } of targets) {
+    let lastShown = -1;
+    await quantizeModel({
+      quantizeBinary: binary, source, target, type, signal,
+      onProgress: (done, total) => {
+        const percent = total ? Math.floor((done / total) * 100) : 0;
+        if (!values.json && percent >= lastShown + 10) {
+          lastShown = percent;
+          process.stderr.write(`quantizing ${type}: ${done}/${total} tensors (${percent}%)\n`);
+        }
+      },
+    });
+    made.push(describeModel(target));
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
+  else process.stdout.write(`${formatTable(modelRows(made))}\n`);
+  return 0;
+};
+
+export const modelsCommand: CommandHandler = async (args, signal) => {
+  const [action, ...rest] = args;
+  if (action === 'scan') return scan(rest, signal);
+  if (action === 'quantize') return quantize(rest, signal);
+  throw new AppError(ErrorCode.Usage, `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${QUANTIZE_USAGE}`);
+};

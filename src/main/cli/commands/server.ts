@@ -1,0 +1,106 @@
+import type { ServerSnapshot } from '../../../shared/contract/server';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { applySettings, PROFILE_FIELDS } from '../../server/profiles';
+import { parseOptions, type CommandHandler } from '../args';
+import { openCliContext } from '../context';
+import { formatMs, formatTable } from '../format';
+
+const START_USAGE = 'inferlab server start --model MODEL [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]';
+const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
+
+function stateLine(snapshot: ServerSnapshot): Record<string, unknown> {
+  const line: Record<string, unknown> = { state: snapshot.state, id: snapshot.id, model: snapshot.modelRef, profile: snapshot.profileName, port: snapshot.port, pid: snapshot.pid };
+  if (snapshot.state === 'ready') Object.assign(line, { base_url: snapshot.baseUrl, cold_start: snapshot.coldStart, effective_config: snapshot.effectiveConfig });
+  if (snapshot.fault) line.fault = snapshot.fault;
+  return line;
+}
+
+const start: CommandHandler = async (args, signal) => {
+  const { values } = parseOptions(args, { model: { type: 'string' }, profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } }, START_USAGE);
+  if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${START_USAGE}`);
+  const context = await openCliContext(values.db);
+  try {
+    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
+    const server = await context.servers.prepare({ modelRef: values.model, profile });
+    let lastState = '';
+    server.changes.on((snapshot) => {
+      if (snapshot.state === lastState) return;
+      lastState = snapshot.state;
+      if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot))}\n`);
+      else process.stderr.write(`server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`);
+    });
+    const crashed = new Promise<ServerSnapshot>((resolve) => server.changes.on((snapshot) => (snapshot.state === 'crashed' ? resolve(snapshot) : undefined)));
+    const stopRequested = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    const ready = await Promise.race([server.start(), stopRequested.then(() => null)]);
+    if (ready && ready.state !== 'ready') {
+      if (!values.json) process.stderr.write(`${(ready.fault?.logTail ?? []).slice(-15).join('\n')}\n`);
+      return 1;
+    }
+    if (ready && !values.json) {
+      const cold = ready.coldStart;
+      process.stderr.write(`${formatTable([
+        ['url', ready.baseUrl ?? ''],
+        ['pid', String(ready.pid)],
+        ['spawn → listening', formatMs(cold?.spawnToListeningMs)],
+        ['spawn → ready', formatMs(cold?.spawnToReadyMs)],
+        ['ready → first token', formatMs(cold?.readyToFirstTokenMs)],
+        ['context (total / per slot)', `${ready.effectiveConfig?.contextSize ?? '?'} / ${ready.effectiveConfig?.contextPerSlot ?? '?'}`],
+        ['slots', String(ready.effectiveConfig?.slots ?? '?')],
+      ])}\nPress Ctrl-C to stop.\n`);
+    }
+    const outcome = await Promise.race([crashed.then(() => 'crashed' as const), stopRequested.then(() => 'stop' as const)]);
+    await server.stop();
+    return outcome === 'crashed' ? 1 : 0;
+  } finally {
+    await context.dispose();
+  }
+};
+
+const profile: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { from: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } }, PROFILE_USAGE, true);
+  const [action, name] = positionals;
+  const context = await openCliContext(values.db);
+  try {
+    const profiles = context.store.profiles;
+    switch (action) {
+      case 'list': {
+        const all = profiles.list();
+        if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);
+        else process.stdout.write(`${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`);
+        return 0;
+      }
+      case 'show': {
+        if (!name) throw new AppError(ErrorCode.Usage, `profile show needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
+        const shown = profiles.get(name);
+        if (values.json) process.stdout.write(`${JSON.stringify(shown)}\n`);
+        else process.stdout.write(`${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`);
+        return 0;
+      }
+      case 'save': {
+        if (!name) throw new AppError(ErrorCode.Usage, `profile save needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
+        const base = profiles.get(values.from ?? 'default');
+        const saved = applySettings({ ...base, name }, values.set ?? []);
+        profiles.save(saved);
+        process.stderr.write(`saved server profile ${name}\n`);
+        return 0;
+      }
+      case 'delete': {
+        if (!name) throw new AppError(ErrorCode.Usage, `profile delete needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
+        if (!profiles.delete(name)) throw new AppError(ErrorCode.NotFound, `No saved server profile named "${name}"`);
+        return 0;
+      }
+      default:
+        throw new AppError(ErrorCode.Usage, `Unknown profile action "${action ?? ''}"\n\nUsage: ${PROFILE_USAGE}`);
+    }
+  } finally {
+    await context.dispose();
+  }
+};
+
+export const serverCommand: CommandHandler = async (args, signal) => {
+  const [action, ...rest] = args;
+  if (action === 'start') return start(rest, signal);
+  if (action === 'profile') return profile(rest, signal);
+  throw new AppError(ErrorCode.Usage, `Unknown server action "${action ?? ''}"\n\nUsage: ${START_USAGE}\n       ${PROFILE_USAGE}`);
+};

@@ -1,0 +1,61 @@
+import type { ServerFaultCode } from '../../../shared/contract/server';
+
+/** Facts llama-server prints while loading, read back as part of the effective configuration. */
+export interface LlamaLogFacts {
+  layersOffloaded: { offloaded: number; total: number } | null;
+  buffersMib: Record<string, number>;
+  trainedContext: number | null;
+  contextSize: number | null;
+  listening: boolean;
+}
+
+const OFFLOADED = /offloaded (\d+)\/(\d+) layers to GPU/;
+// "load_tensors:   CPU_Mapped model buffer size =    29.37 MiB", "llama_kv_cache:        CPU KV buffer size =     8.00 MiB"
+const BUFFER = /\b([\w.-]+)\s+(model|KV|compute|output|RS)\s+buffer size\s*=\s*([\d.]+)\s*MiB/;
+const TRAINED_CONTEXT = /n_ctx_train\s*=\s*(\d+)/;
+const CONTEXT = /llama_context:\s+n_ctx\s*=\s*(\d+)/;
+
+export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
+  const facts: LlamaLogFacts = { layersOffloaded: null, buffersMib: {}, trainedContext: null, contextSize: null, listening: false };
+  for (const line of lines) {
+    const offloaded = OFFLOADED.exec(line);
+    if (offloaded) facts.layersOffloaded = { offloaded: Number(offloaded[1]), total: Number(offloaded[2]) };
+    const buffer = BUFFER.exec(line);
+    if (buffer) {
+      const key = `${buffer[1]} ${buffer[2]}`;
+      facts.buffersMib[key] = (facts.buffersMib[key] ?? 0) + Number(buffer[3]);
+    }
+    const trained = TRAINED_CONTEXT.exec(line);
+    if (trained) facts.trainedContext = Number(trained[1]);
+    const context = CONTEXT.exec(line);
+    if (context) facts.contextSize = Number(context[1]);
+    if (line.includes('listening on http')) facts.listening = true;
+  }
+  return facts;
+}
+
+export const LOAD_PROGRESS = /load_tensors|llama_model_loader|load_model|llama_context|llama_kv_cache|print_info|warming up|sched_reserve/;
+export const LISTENING = /listening on http/;
+
+interface FaultRule {
+  code: ServerFaultCode;
+  pattern: RegExp;
+  hint: string;
+}
+
+/** Known failure signatures in llama-server's log, each with the one-line fix. */
+const FAULT_RULES: readonly FaultRule[] = [
+  { code: 'binary_missing', pattern: /^spawn failed: .*(ENOENT|EACCES)/, hint: 'The llama-server binary is missing or not executable; run ./bin/inferlab setup or fix the configured path.' },
+  { code: 'out_of_memory', pattern: /out of memory|failed to allocate|cudaMalloc failed|unable to allocate|ggml_backend_\w+_buffer_type_alloc_buffer: allocating .* failed|std::bad_alloc/i, hint: 'Lower gpuLayers or contextSize, use a smaller KV cache type, or pick a smaller quantization.' },
+  { code: 'bind_failed', pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed/i, hint: 'The port was taken; start again (a new free port is chosen) or stop the other server.' },
+  { code: 'unsupported_flag', pattern: /error: (invalid|unknown) argument|unrecognized (option|argument)|invalid value for/i, hint: 'This llama-server build does not accept one of the flags; remove it from extraFlags or update the engine.' },
+  { code: 'model_not_found', pattern: /failed to open .*No such file|No such file or directory/i, hint: 'The model file is missing; check the path or rescan the model library.' },
+  { code: 'bad_model_file', pattern: /failed to load model|error loading model|gguf_init_from_file|invalid magic|tensor .* data is not within the file bounds|unknown model architecture|failed to read/i, hint: 'The model file is damaged, truncated or of an architecture this engine build does not support; re-download or re-quantize it.' },
+];
+
+export function classifyFault(lines: readonly string[]): { code: ServerFaultCode; hint: string } | null {
+  for (const rule of FAULT_RULES) {
+    if (lines.some((line) => rule.pattern.test(line))) return { code: rule.code, hint: rule.hint };
+  }
+  return null;
+}

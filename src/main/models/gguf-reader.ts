@@ -1,0 +1,232 @@
+import fs from 'node:fs';
+
+/**
+ * A bounded GGUF header reader for files of unknown origin. Every count and length in the
+ * header is checked against what the file can actually hold before anything is allocated,
+ * so a hostile or truncated header yields an error naming the problem, never a huge
+ * allocation or a hang. Large arrays (the vocabulary) are skipped, keeping only their length.
+ */
+
+export class GgufFormatError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'GgufFormatError';
+  }
+}
+
+export type GgufMetaValue = string | number | bigint | boolean | { arrayOf: string; length: number; head: (string | number | bigint | boolean)[] };
+
+export interface GgufTensorHeader {
+  name: string;
+  shape: number[];
+  type: number;
+  offset: bigint;
+}
+
+export interface GgufHeader {
+  version: number;
+  metadata: Map<string, GgufMetaValue>;
+  tensors: GgufTensorHeader[];
+  dataOffset: number;
+  fileSize: number;
+}
+
+const LIMITS = {
+  maxKeyBytes: 64 * 1024,
+  maxStringBytes: 16 * 1024 * 1024,
+  maxKvCount: 1_000_000,
+  maxTensorCount: 10_000_000,
+  maxDims: 8,
+  /** Array elements kept in memory; the rest are skipped. */
+  arrayHead: 16,
+};
+
+const TYPE_NAMES = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'bool', 'string', 'array', 'u64', 'i64', 'f64'];
+const FIXED_SIZES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+
+/** Reads through a file with a moving window; knows the file size to bound every claim. */
+class BoundedCursor {
+  private buffer = Buffer.alloc(0);
+  private bufferStart = 0;
+  position = 0;
+
+  constructor(
+    private readonly fd: number,
+    readonly fileSize: number,
+    private readonly file: string,
+  ) {}
+
+  fail(message: string): never {
+    throw new GgufFormatError(this.file, message);
+  }
+
+  private ensure(bytes: number, what: string): void {
+    if (this.position + bytes > this.fileSize) {
+      this.fail(`truncated: ${what} needs ${bytes} bytes at offset ${this.position}, but the file is ${this.fileSize} bytes`);
+    }
+    const end = this.position + bytes;
+    if (this.position >= this.bufferStart && end <= this.bufferStart + this.buffer.length) return;
+    const size = Math.min(Math.max(bytes, 1 << 20), this.fileSize - this.position);
+    const next = Buffer.alloc(size);
+    fs.readSync(this.fd, next, 0, size, this.position);
+    this.buffer = next;
+    this.bufferStart = this.position;
+  }
+
+  private view(bytes: number, what: string): Buffer {
+    this.ensure(bytes, what);
+    const start = this.position - this.bufferStart;
+    this.position += bytes;
+    return this.buffer.subarray(start, start + bytes);
+  }
+
+  u32(what: string): number { return this.view(4, what).readUInt32LE(0); }
+  u64(what: string): bigint { return this.view(8, what).readBigUInt64LE(0); }
+
+  /** A u64 count that must not exceed `max` nor what the remaining bytes could hold. */
+  count(what: string, max: number, minBytesEach: number): number {
+    const raw = this.u64(what);
+    const remaining = BigInt(this.fileSize - this.position);
+    if (raw > BigInt(max)) this.fail(`${what} is ${raw}, more than the ${max} this reader accepts`);
+    if (minBytesEach > 0 && raw * BigInt(minBytesEach) > remaining) this.fail(`${what} is ${raw}, but only ${remaining} bytes remain in the file`);
+    return Number(raw);
+  }
+
+  string(what: string, maxBytes: number): string {
+    const length = this.u64(`${what} length`);
+    if (length > BigInt(maxBytes)) this.fail(`${what} claims ${length} bytes, more than the ${maxBytes} allowed`);
+    const bytes = Number(length);
+    if (this.position + bytes > this.fileSize) this.fail(`truncated: ${what} claims ${bytes} bytes at offset ${this.position}, past the end of the ${this.fileSize}-byte file`);
+    return this.view(bytes, what).toString('utf8');
+  }
+
+  skip(bytes: number, what: string): void {
+    if (this.position + bytes > this.fileSize) this.fail(`truncated: ${what} runs past the end of the file`);
+    this.position += bytes;
+  }
+
+  scalar(type: number, what: string): string | number | bigint | boolean {
+    switch (type) {
+      case 0: return this.view(1, what).readUInt8(0);
+      case 1: return this.view(1, what).readInt8(0);
+      case 2: return this.view(2, what).readUInt16LE(0);
+      case 3: return this.view(2, what).readInt16LE(0);
+      case 4: return this.view(4, what).readUInt32LE(0);
+      case 5: return this.view(4, what).readInt32LE(0);
+      case 6: return this.view(4, what).readFloatLE(0);
+      case 7: return this.view(1, what).readUInt8(0) !== 0;
+      case 8: return this.string(what, LIMITS.maxStringBytes);
+      case 10: return this.view(8, what).readBigUInt64LE(0);
+      case 11: return this.view(8, what).readBigInt64LE(0);
+      case 12: return this.view(8, what).readDoubleLE(0);
+      default: return this.fail(`${what} has unknown value type ${type}`);
+    }
+  }
+}
+
+function readValue(cursor: BoundedCursor, type: number, key: string): GgufMetaValue {
+  if (type !== 9) return cursor.scalar(type, `value of ${key}`);
+  const itemType = cursor.u32(`array type of ${key}`);
+  if (itemType === 9) cursor.fail(`${key}: nested arrays are not supported`);
+  if (TYPE_NAMES[itemType] === undefined) cursor.fail(`${key}: unknown array item type ${itemType}`);
+  const fixed = FIXED_SIZES[itemType];
+  // A string item takes at least its 8-byte length.
+  const length = cursor.count(`array length of ${key}`, Number.MAX_SAFE_INTEGER, fixed ?? 8);
+  const head: (string | number | bigint | boolean)[] = [];
+  for (let index = 0; index < length; index++) {
+    if (index < LIMITS.arrayHead) {
+      head.push(cursor.scalar(itemType, `${key}[${index}]`));
+    } else if (fixed !== undefined) {
+      cursor.skip((length - index) * fixed, `array ${key}`);
+      break;
+    } else {
+      const bytes = cursor.u64(`${key}[${index}] length`);
+      if (bytes > BigInt(LIMITS.maxStringBytes)) cursor.fail(`${key}[${index}] claims ${bytes} bytes`);
+      cursor.skip(Number(bytes), `${key}[${index}]`);
+    }
+  }
+  return { arrayOf: TYPE_NAMES[itemType]!, length, head };
+}
+
+export function readGgufHeader(file: string): GgufHeader {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (error) {
+    throw new GgufFormatError(file, `cannot open: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new GgufFormatError(file, 'not a regular file');
+    const cursor = new BoundedCursor(fd, stat.size, file);
+    if (stat.size < 24) cursor.fail(`too small to be GGUF (${stat.size} bytes)`);
+    const magic = cursor.u32('magic');
+    if (magic !== 0x46554747) cursor.fail(`bad magic 0x${magic.toString(16).padStart(8, '0')}: not a GGUF file`);
+    const version = cursor.u32('version');
+    if (version < 2 || version > 3) cursor.fail(`unsupported GGUF version ${version} (2 and 3 are supported)`);
+    // Each tensor info takes at least 8 (name length) + 4 (n_dims) + 4 (type) + 8 (offset) bytes; each KV at least 8 + 4 + 1.
+    const tensorCount = cursor.count('tensor count', LIMITS.maxTensorCount, 24);
+    const kvCount = cursor.count('metadata count', LIMITS.maxKvCount, 13);
+    const metadata = new Map<string, GgufMetaValue>();
+    for (let index = 0; index < kvCount; index++) {
+      const key = cursor.string(`metadata key #${index}`, LIMITS.maxKeyBytes);
+      const type = cursor.u32(`type of ${key}`);
+      metadata.set(key, readValue(cursor, type, key));
+    }
+    const tensors: GgufTensorHeader[] = [];
+    for (let index = 0; index < tensorCount; index++) {
+      const name = cursor.string(`tensor #${index} name`, LIMITS.maxKeyBytes);
+      const dims = cursor.u32(`dimension count of ${name}`);
+      if (dims === 0 || dims > LIMITS.maxDims) cursor.fail(`tensor ${name} has ${dims} dimensions`);
+      const shape: number[] = [];
+      for (let d = 0; d < dims; d++) {
+        const size = cursor.u64(`dimension ${d} of ${name}`);
+        if (size === 0n || size > BigInt(Number.MAX_SAFE_INTEGER)) cursor.fail(`tensor ${name} has an absurd dimension ${size}`);
+        shape.push(Number(size));
+      }
+      const type = cursor.u32(`type of ${name}`);
+      const offset = cursor.u64(`offset of ${name}`);
+      if (offset >= BigInt(stat.size)) cursor.fail(`tensor ${name} starts at ${offset}, past the end of the ${stat.size}-byte file`);
+      tensors.push({ name, shape, type, offset });
+    }
+    const alignmentValue = metadata.get('general.alignment');
+    const alignment = typeof alignmentValue === 'number' && alignmentValue > 0 ? alignmentValue : 32;
+    const dataOffset = Math.ceil(cursor.position / alignment) * alignment;
+    for (const tensor of tensors) {
+      if (BigInt(dataOffset) + tensor.offset >= BigInt(stat.size)) cursor.fail(`truncated: tensor ${tensor.name} data starts past the end of the file`);
+    }
+    return { version, metadata, tensors, dataOffset, fileSize: stat.size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** [elements per block, bytes per block] for ggml tensor types, to bound each tensor's data. */
+const GGML_BLOCKS: Record<number, [number, number]> = {
+  0: [1, 4], 1: [1, 2], 2: [32, 18], 3: [32, 20], 6: [32, 22], 7: [32, 24], 8: [32, 34], 9: [32, 36],
+  10: [256, 84], 11: [256, 110], 12: [256, 144], 13: [256, 176], 14: [256, 210], 15: [256, 292],
+  16: [256, 66], 17: [256, 74], 18: [256, 98], 19: [256, 50], 20: [32, 18], 21: [256, 110], 22: [256, 82],
+  23: [256, 136], 24: [1, 1], 25: [1, 2], 26: [1, 4], 27: [1, 8], 28: [1, 8], 29: [256, 56], 30: [1, 2],
+  34: [256, 54], 35: [256, 66], 39: [32, 17],
+};
+
+/** Bytes a tensor's data occupies, or null for a type this table does not know. */
+export function tensorDataBytes(tensor: GgufTensorHeader): number | null {
+  const block = GGML_BLOCKS[tensor.type];
+  if (!block) return null;
+  const elements = tensor.shape.reduce((product, dim) => product * dim, 1);
+  return Math.ceil(elements / block[0]) * block[1];
+}
+
+/** Throws when the last tensor's data would run past the end of the file. */
+export function assertTensorDataInFile(file: string, header: GgufHeader): void {
+  for (const tensor of header.tensors) {
+    const bytes = tensorDataBytes(tensor);
+    if (bytes === null) continue;
+    const end = header.dataOffset + Number(tensor.offset) + bytes;
+    if (end > header.fileSize) throw new GgufFormatError(file, `truncated: tensor ${tensor.name} needs bytes up to ${end}, but the file is ${header.fileSize} bytes`);
+  }
+}

@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ModelEntry, ModelScan } from '../../shared/contract/models';
+import { demoModelsDir } from '../core/paths';
+import { assertTensorDataInFile, readGgufHeader, type GgufHeader } from './gguf-reader';
+
+/** llama.cpp's `general.file_type` values (LLAMA_FTYPE_MOSTLY_*), as quantization labels. */
+const FILE_TYPES: Record<number, string> = {
+  0: 'F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K', 11: 'Q3_K_S', 12: 'Q3_K_M',
+  13: 'Q3_K_L', 14: 'Q4_K_S', 15: 'Q4_K_M', 16: 'Q5_K_S', 17: 'Q5_K_M', 18: 'Q6_K', 19: 'IQ2_XXS', 20: 'IQ2_XS',
+  21: 'Q2_K_S', 22: 'IQ3_XS', 23: 'IQ3_XXS', 24: 'IQ1_S', 25: 'IQ4_NL', 26: 'IQ3_S', 27: 'IQ3_M', 28: 'IQ2_S',
+  29: 'IQ2_M', 30: 'IQ4_XS', 31: 'IQ1_M', 32: 'BF16', 36: 'TQ1_0', 37: 'TQ2_0', 38: 'MXFP4_MOE',
+};
+
+const SPLIT_PATTERN = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/;
+const MAX_SCAN_DEPTH = 6;
+
+/** The folders scanned when the user names none: demo models, ~/models, the Hugging Face cache, LM Studio. */
+export function defaultModelFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+  const home = os.homedir();
+  const hfHome = env.HF_HOME ?? path.join(home, '.cache', 'huggingface');
+  return [
+    demoModelsDir(env),
+    path.join(home, 'models'),
+    env.HF_HUB_CACHE ?? path.join(hfHome, 'hub'),
+    path.join(home, '.lmstudio', 'models'),
+    path.join(home, '.cache', 'lm-studio', 'models'),
+  ];
+}
+
+function numberOf(header: GgufHeader, key: string): number | null {
+  const value = header.metadata.get(key);
+  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null;
+}
+
+function stringOf(header: GgufHeader, key: string): string | null {
+  const value = header.metadata.get(key);
+  return typeof value === 'string' ? value : null;
+}
+
+function invalid(file: string, parts: string[], reason: string, source: ModelEntry['source']): ModelEntry {
+  const sizeBytes = parts.reduce((sum, part) => sum + (fs.existsSync(part) ? fs.statSync(part).size : 0), 0);
+  return {
+    path: file, name: path.basename(file), parts, sizeBytes, valid: false, invalidReason: reason, architecture: null,
+    parameterCount: null, quantization: null, contextLength: null, layers: null, tokenizer: null, synthetic: false, source,
+  };
+}
+
+/** The parts of a split model, from its first shard's name; a single file is its own part. */
+export function splitParts(file: string): string[] {
+  const match = SPLIT_PATTERN.exec(path.basename(file));
+  if (!match) return [file];
+  const total = Number(match[3]);
+  return Array.from({ length: total }, (_, index) => path.join(path.dirname(file), `${match[1]}-${String(index + 1).padStart(5, '0')}-of-${match[3]}.gguf`));
+}
+
+/** Reads a model's headers (every part of a split model) into a library entry. Never throws for bad files. */
+export function describeModel(file: string, source: ModelEntry['source'] = 'file'): ModelEntry {
+  const parts = splitParts(file);
+  const missing = parts.filter((part) => !fs.existsSync(part));
+  if (missing.length > 0) return invalid(file, parts, `missing ${missing.length === parts.length && parts.length === 1 ? 'file' : `split part(s): ${missing.map((part) => path.basename(part)).join(', ')}`}`, source);
+  let first: GgufHeader | null = null;
+  let parameterCount = 0;
+  try {
+    for (const part of parts) {
+      const header = readGgufHeader(part);
+      assertTensorDataInFile(part, header);
+      first ??= header;
+      for (const tensor of header.tensors) parameterCount += tensor.shape.reduce((product, dim) => product * dim, 1);
+    }
+  } catch (error) {
+    return invalid(file, parts, (error as Error).message.replace(`${file}: `, ''), source);
+  }
+  const header = first!;
+  const architecture = stringOf(header, 'general.architecture');
+  if (!architecture) return invalid(file, parts, 'no general.architecture in the header: not a model file', source);
+  const fileType = numberOf(header, 'general.file_type');
+  return {
+    path: file,
+    name: stringOf(header, 'general.name') ?? path.basename(file, '.gguf'),
+    parts,
+    sizeBytes: parts.reduce((sum, part) => sum + fs.statSync(part).size, 0),
+    valid: true,
+    invalidReason: null,
+    architecture,
+    parameterCount,
+    quantization: fileType === null ? null : (FILE_TYPES[fileType] ?? `type ${fileType}`),
+    contextLength: numberOf(header, `${architecture}.context_length`),
+    layers: numberOf(header, `${architecture}.block_count`),
+    tokenizer: stringOf(header, 'tokenizer.ggml.model'),
+    synthetic: header.metadata.get('inferlab.synthetic') === true,
+    source,
+  };
+}
+
+function findGgufFiles(dir: string, depth: number, found: string[]): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && depth < MAX_SCAN_DEPTH && !entry.name.startsWith('.')) findGgufFiles(full, depth + 1, found);
+    // The Hugging Face cache keeps models as symlinks into its blob store.
+    else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.toLowerCase().endsWith('.gguf')) found.push(full);
+  }
+}
+
+/**
+ * Scans folders and files for GGUF models. Split models appear once (from their first
+ * part); invalid files are listed with the reason; unreadable folders are reported.
+ */
+export function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): ModelScan {
+  const problems: string[] = [];
+  const files = new Set<string>();
+  const sources = new Map<string, ModelEntry['source']>();
+  const demoDir = demoModelsDir();
+  for (const target of targets) {
+    const resolved = path.resolve(target);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(resolved);
+    } catch {
+      if (options.reportMissing) problems.push(`${resolved}: no such file or folder`);
+      continue;
+    }
+    const found: string[] = [];
+    if (stat.isDirectory()) findGgufFiles(resolved, 0, found);
+    else found.push(resolved);
+    for (const file of found) {
+      const match = SPLIT_PATTERN.exec(path.basename(file));
+      if (match && match[2] !== '00001') continue;
+      files.add(file);
+      sources.set(file, path.dirname(file) === demoDir ? 'demo' : stat.isDirectory() ? 'folder' : 'file');
+    }
+  }
+  const models = [...files].sort().map((file) => describeModel(file, sources.get(file)));
+  return { models, problems };
+}

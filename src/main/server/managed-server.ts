@@ -1,0 +1,248 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import type { EngineInfo } from '../../shared/contract/engine';
+import type { ColdStart, EffectiveConfig, ServerFault, ServerFaultCode, ServerProfile, ServerSnapshot, ServerState } from '../../shared/contract/server';
+import { ErrorCode } from '../../shared/errors';
+import { Emitter } from '../core/emitter';
+import { AppError } from '../core/errors';
+import { findFreePort } from '../core/ports';
+import { ManagedProcess, type ProcessExit } from '../core/process';
+import { buildLlamaServerArgs } from '../engines/llamacpp/launch-args';
+import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../engines/llamacpp/log-facts';
+import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
+import { RotatingLogFile } from './server-log-file';
+import type { ServerSessionStore } from './server-sessions';
+
+export interface ServerTimeouts {
+  /** Give up when the log shows no loading progress for this long. */
+  stallMs: number;
+  /** Give up regardless after this long. */
+  hardMs: number;
+  /** SIGTERM → SIGKILL grace when stopping. */
+  stopGraceMs: number;
+}
+
+export interface ServerOptions {
+  timeouts: ServerTimeouts;
+  /** Where ports come from; a port taken between the probe and the bind is retried with a new one. */
+  choosePort: () => Promise<number>;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
+const HEALTH_POLL_MS = 250;
+const MAX_BIND_ATTEMPTS = 3;
+
+/** The fixed request whose first token ends the cold-start measurement. */
+const PROBE_BODY = { messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1, temperature: 0, cache_prompt: false };
+
+/**
+ * One llama-server through its whole life: stopped → starting → ready → stopping →
+ * stopped, or crashed / failed. Every change is pushed as a whole snapshot.
+ */
+export class ManagedServer {
+  readonly id = crypto.randomUUID();
+  readonly changes = new Emitter<ServerSnapshot>();
+  private process: ManagedProcess | null = null;
+  private logFile: RotatingLogFile | null = null;
+  private snapshotState: ServerSnapshot;
+  private stopRequested = false;
+  private readonly logLines: string[] = [];
+
+  constructor(
+    private readonly engine: EngineInfo,
+    private readonly model: { ref: string; path: string },
+    private readonly profile: ServerProfile,
+    private readonly sessions: ServerSessionStore,
+    private readonly logDir: string,
+    private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
+  ) {
+    this.snapshotState = {
+      id: this.id, engine: 'llama.cpp', state: 'stopped', modelRef: model.ref, modelPath: model.path, profileName: profile.name,
+      baseUrl: null, port: null, pid: null, startedAt: null, readyAt: null, coldStart: null, effectiveConfig: null, fault: null,
+    };
+  }
+
+  get snapshot(): ServerSnapshot {
+    return this.snapshotState;
+  }
+
+  /** The last lines of the server's log, newest last. */
+  logTail(count = 100): string[] {
+    return this.process?.logs.last(count) ?? [];
+  }
+
+  private update(patch: Partial<ServerSnapshot>): void {
+    this.snapshotState = { ...this.snapshotState, ...patch };
+    this.changes.emit(this.snapshotState);
+  }
+
+  private fault(code: ServerFaultCode, message: string, exit: ProcessExit | null, hint?: string): ServerFault {
+    const tail = this.process?.logs.last(30) ?? [];
+    const classified = classifyFault(tail);
+    return {
+      code: classified && (code === 'exited_early' || code === 'crashed') ? classified.code : code,
+      message,
+      hint: hint ?? classified?.hint ?? 'See the log tail for the reason.',
+      exitCode: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      logTail: tail,
+    };
+  }
+
+  async start(): Promise<ServerSnapshot> {
+    if (this.snapshotState.state !== 'stopped') throw new AppError(ErrorCode.InvalidInput, `server ${this.id} is ${this.snapshotState.state}; only a stopped server can start`);
+    for (let attempt = 1; ; attempt++) {
+      const snapshot = await this.startOnce(await this.options.choosePort());
+      // The OS can hand the probed port to someone else before the server binds it.
+      if (snapshot.state === 'failed' && snapshot.fault?.code === 'bind_failed' && attempt < MAX_BIND_ATTEMPTS && !this.stopRequested) {
+        this.update({ state: 'stopped', fault: null });
+        continue;
+      }
+      return snapshot;
+    }
+  }
+
+  private async startOnce(port: number): Promise<ServerSnapshot> {
+    const args = buildLlamaServerArgs(this.model.path, port, this.profile);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    let lastProgress = Date.now();
+    let listeningAt: number | null = null;
+    this.logLines.length = 0;
+    this.logFile?.close();
+    this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
+    const spawnedAt = performance.now();
+    const child = new ManagedProcess(this.engine.serverPath, args, {
+      logCapacity: 500,
+      onLine: (line) => {
+        this.logFile?.write(line);
+        if (this.logLines.length < 2000) this.logLines.push(line);
+        if (LOAD_PROGRESS.test(line)) lastProgress = Date.now();
+        if (listeningAt === null && LISTENING.test(line)) listeningAt = performance.now();
+      },
+    });
+    this.process = child;
+    this.stopRequested = false;
+    this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null });
+    this.sessions.recordStart({ id: this.id, engine: 'llama.cpp', binary: this.engine.serverPath, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port });
+
+    let exit: ProcessExit | null = null;
+    void child.exited.then((result) => {
+      exit = result;
+      this.onExit(result);
+    });
+
+    const hardDeadline = Date.now() + this.options.timeouts.hardMs;
+    for (;;) {
+      if (exit || this.stopRequested) return this.failStart(exit);
+      if (await healthOk(baseUrl)) break;
+      const now = Date.now();
+      if (now - lastProgress > this.options.timeouts.stallMs || now > hardDeadline) {
+        const stalled = now - lastProgress > this.options.timeouts.stallMs;
+        const fault = this.fault(stalled ? 'stalled' : 'timeout', stalled ? `no loading progress in the log for ${Math.round(this.options.timeouts.stallMs / 1000)} s` : `not ready after ${Math.round(this.options.timeouts.hardMs / 1000)} s`, null, 'The load is hung; check the log, free memory, or lower contextSize / gpuLayers.');
+        this.update({ state: 'failed', fault });
+        await child.stop(this.options.timeouts.stopGraceMs);
+        this.finishSession('failed', fault);
+        return this.snapshotState;
+      }
+      await Promise.race([delay(HEALTH_POLL_MS), child.exited]);
+    }
+    const readyAtMs = performance.now();
+
+    const agent = createKeepAliveAgent(1);
+    const probe = await streamCompletion({ baseUrl, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
+    agent.destroy();
+    const firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
+    const coldStart: ColdStart = {
+      spawnToListeningMs: listeningAt === null ? null : listeningAt - spawnedAt,
+      spawnToReadyMs: readyAtMs - spawnedAt,
+      readyToFirstTokenMs: firstToken === null ? null : firstToken - readyAtMs,
+      spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
+    };
+    if (exit || this.stopRequested) return this.failStart(exit);
+    const effectiveConfig = await this.readEffectiveConfig(baseUrl, args);
+    this.sessions.recordReady(this.id, coldStart, effectiveConfig);
+    if (exit || this.stopRequested) return this.failStart(exit);
+    this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
+    return this.snapshotState;
+  }
+
+  private failStart(exit: ProcessExit | null): ServerSnapshot {
+    if (this.stopRequested) return this.snapshotState;
+    const fault = this.fault('exited_early', `llama-server exited before it was ready (exit code ${exit?.code ?? 'none'}, signal ${exit?.signal ?? 'none'})`, exit);
+    this.update({ state: 'failed', fault });
+    this.finishSession('failed', fault);
+    return this.snapshotState;
+  }
+
+  private onExit(exit: ProcessExit): void {
+    const state = this.snapshotState.state;
+    if (state === 'ready') {
+      const fault = this.fault('crashed', `llama-server exited while ready (exit code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`, exit);
+      this.update({ state: 'crashed', fault, pid: null });
+      this.finishSession('crashed', fault);
+    }
+  }
+
+  private finishSession(state: ServerState, fault: ServerFault | null): void {
+    this.sessions.recordEnd(this.id, state, fault);
+    this.logFile?.close();
+  }
+
+  private async readEffectiveConfig(baseUrl: string, argv: string[]): Promise<EffectiveConfig> {
+    const facts = parseLogFacts(this.logLines);
+    const props = await fetchJson(`${baseUrl}/props`);
+    const settings = (props?.default_generation_settings ?? {}) as { n_ctx?: number };
+    return {
+      version: this.engine.version,
+      build: typeof props?.build_info === 'string' ? props.build_info : null,
+      model: typeof props?.model_path === 'string' ? props.model_path : null,
+      modelFileType: typeof props?.model_ftype === 'string' ? props.model_ftype : null,
+      contextSize: facts.contextSize,
+      contextPerSlot: typeof settings.n_ctx === 'number' ? settings.n_ctx : null,
+      slots: typeof props?.total_slots === 'number' ? props.total_slots : null,
+      trainedContext: facts.trainedContext,
+      layersOffloaded: facts.layersOffloaded,
+      buffersMib: facts.buffersMib,
+      argv: [this.engine.serverPath, ...argv],
+    };
+  }
+
+  /** SIGTERM to the process group, SIGKILL after the grace period; resolves once it has exited. */
+  async stop(): Promise<ServerSnapshot> {
+    const child = this.process;
+    if (!child || child.hasExited) {
+      if (this.snapshotState.state === 'starting') this.update({ state: 'stopped' });
+      return this.snapshotState;
+    }
+    this.stopRequested = true;
+    const previous = this.snapshotState.state;
+    this.update({ state: 'stopping' });
+    await child.stop(this.options.timeouts.stopGraceMs);
+    this.update({ state: 'stopped', pid: null });
+    if (previous !== 'crashed' && previous !== 'failed') this.finishSession('stopped', null);
+    return this.snapshotState;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function healthOk(baseUrl: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function fetchJson(url: string): Promise<Record<string, unknown> | null> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    return response.ok ? ((await response.json()) as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,144 @@
+import type { ProfileProblem, ServerProfile } from '../../shared/contract/server';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { defaultProfile, MANAGED_FLAGS } from '../engines/llamacpp/launch-args';
+import type { Db } from '../store/database';
+
+export const KV_CACHE_TYPES = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'] as const;
+const UNQUANTIZED_KV = new Set(['f32', 'f16', 'bf16']);
+
+/** What each option does, for `--set` help and the profile editor. */
+export const PROFILE_FIELDS: Record<Exclude<keyof ServerProfile, 'name' | 'extraFlags'>, { aliases: string[]; help: string }> = {
+  contextSize: { aliases: ['c', 'ctx-size'], help: 'total context in tokens, shared by the slots (-c)' },
+  parallelSlots: { aliases: ['np', 'parallel'], help: 'requests served at once; each slot gets contextSize / parallelSlots (-np)' },
+  batchSize: { aliases: ['b', 'batch-size'], help: 'logical batch: prompt tokens scheduled per step (-b)' },
+  ubatchSize: { aliases: ['ub', 'ubatch-size'], help: 'physical batch per compute call, at most batchSize (-ub)' },
+  gpuLayers: { aliases: ['ngl', 'gpu-layers'], help: 'layers placed on the GPU; 999 = all, 0 = CPU only (-ngl)' },
+  flashAttention: { aliases: ['fa', 'flash-attn'], help: 'on, off or auto; a quantized V cache needs on (-fa)' },
+  cacheTypeK: { aliases: ['ctk', 'cache-type-k'], help: `K cache type: ${KV_CACHE_TYPES.join(', ')} (-ctk)` },
+  cacheTypeV: { aliases: ['ctv', 'cache-type-v'], help: `V cache type: ${KV_CACHE_TYPES.join(', ')} (-ctv)` },
+  threads: { aliases: ['t'], help: 'CPU threads for generation (-t)' },
+  cacheRamMib: { aliases: ['cram', 'cache-ram'], help: 'host-RAM prompt cache in MiB; 0 disables it, -1 no limit (--cache-ram)' },
+  cacheReuse: { aliases: ['cache-reuse'], help: 'minimum chunk for KV-shift prompt reuse; 0 disables it (--cache-reuse)' },
+  allowContextOverTrained: { aliases: ['allow-context-over-trained'], help: 'permit contextSize above the model\'s trained context (true/false)' },
+};
+
+function integerProblem(profile: ServerProfile, field: keyof ServerProfile, min: number, max: number): ProfileProblem | null {
+  const value = profile[field];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    return { field, message: `${field} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}` };
+  }
+  return null;
+}
+
+/**
+ * Checks a profile before anything is launched. `trainedContext` comes from the model's
+ * header when known. Returns every problem, each naming its field.
+ */
+export function validateProfile(profile: ServerProfile, model: { trainedContext: number | null } = { trainedContext: null }): ProfileProblem[] {
+  const problems: (ProfileProblem | null)[] = [
+    typeof profile.name === 'string' && /^[\w.-]{1,64}$/.test(profile.name) ? null : { field: 'name', message: 'name must be 1-64 letters, digits, dots, dashes or underscores' },
+    integerProblem(profile, 'contextSize', 128, 16_777_216),
+    integerProblem(profile, 'parallelSlots', 1, 512),
+    integerProblem(profile, 'batchSize', 1, 1_048_576),
+    integerProblem(profile, 'ubatchSize', 1, 1_048_576),
+    integerProblem(profile, 'gpuLayers', 0, 10_000),
+    integerProblem(profile, 'threads', 1, 4096),
+    integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
+    integerProblem(profile, 'cacheReuse', 0, 1_048_576),
+  ];
+  if (!['on', 'off', 'auto'].includes(profile.flashAttention)) problems.push({ field: 'flashAttention', message: `flashAttention must be on, off or auto, got ${JSON.stringify(profile.flashAttention)}` });
+  for (const field of ['cacheTypeK', 'cacheTypeV'] as const) {
+    if (!(KV_CACHE_TYPES as readonly string[]).includes(profile[field])) problems.push({ field, message: `${field} must be one of ${KV_CACHE_TYPES.join(', ')}, got ${JSON.stringify(profile[field])}` });
+  }
+  if (!UNQUANTIZED_KV.has(profile.cacheTypeV) && profile.flashAttention !== 'on') {
+    problems.push({ field: 'cacheTypeV', message: `a quantized V cache (${profile.cacheTypeV}) needs flashAttention on; set flashAttention=on or cacheTypeV=f16` });
+  }
+  if (Number.isInteger(profile.ubatchSize) && Number.isInteger(profile.batchSize) && profile.ubatchSize > profile.batchSize) {
+    problems.push({ field: 'ubatchSize', message: `ubatchSize (${profile.ubatchSize}) cannot exceed batchSize (${profile.batchSize})` });
+  }
+  if (Number.isInteger(profile.contextSize) && Number.isInteger(profile.parallelSlots) && profile.contextSize / profile.parallelSlots < 64) {
+    problems.push({ field: 'parallelSlots', message: `each of the ${profile.parallelSlots} slots would get ${Math.floor(profile.contextSize / profile.parallelSlots)} tokens of context; raise contextSize or lower parallelSlots` });
+  }
+  if (model.trainedContext !== null && profile.contextSize / Math.max(1, profile.parallelSlots) > model.trainedContext && !profile.allowContextOverTrained) {
+    problems.push({ field: 'contextSize', message: `the per-slot context (${Math.floor(profile.contextSize / profile.parallelSlots)}) exceeds the model's trained context (${model.trainedContext}); lower contextSize or set allowContextOverTrained=true` });
+  }
+  if (!Array.isArray(profile.extraFlags) || profile.extraFlags.some((flag) => typeof flag !== 'string')) {
+    problems.push({ field: 'extraFlags', message: 'extraFlags must be a list of strings' });
+  } else {
+    for (const flag of profile.extraFlags) {
+      const managed = MANAGED_FLAGS[flag.split('=')[0]!];
+      if (managed) problems.push({ field: 'extraFlags', message: `${flag} is set by Infer Lab${managed in PROFILE_FIELDS ? `; use the profile field ${managed}` : ''}` });
+    }
+    if (profile.extraFlags.length > 0 && !profile.extraFlags[0]!.startsWith('-')) problems.push({ field: 'extraFlags', message: `extraFlags must start with a flag, got ${JSON.stringify(profile.extraFlags[0])}` });
+  }
+  return problems.filter((problem): problem is ProfileProblem => problem !== null);
+}
+
+export function assertValidProfile(profile: ServerProfile, model?: { trainedContext: number | null }): void {
+  const problems = validateProfile(profile, model);
+  if (problems.length > 0) {
+    throw new AppError(ErrorCode.InvalidInput, `Server profile "${profile.name}" is not valid:\n${problems.map((problem) => `  ${problem.field}: ${problem.message}`).join('\n')}`, { problems });
+  }
+}
+
+/** Applies `FIELD=VALUE` settings (field names or llama-server flag aliases) to a profile. */
+export function applySettings(profile: ServerProfile, settings: readonly string[]): ServerProfile {
+  const next: ServerProfile = { ...profile, extraFlags: [...profile.extraFlags] };
+  for (const setting of settings) {
+    const separator = setting.indexOf('=');
+    if (separator <= 0) throw new AppError(ErrorCode.Usage, `--set expects FIELD=VALUE, got "${setting}"`);
+    const name = setting.slice(0, separator).replace(/^-+/, '');
+    const raw = setting.slice(separator + 1);
+    if (name === 'extraFlags' || name === 'extra-flags') {
+      next.extraFlags = raw.split(/\s+/).filter(Boolean);
+      continue;
+    }
+    const field = (Object.keys(PROFILE_FIELDS) as (keyof typeof PROFILE_FIELDS)[]).find((key) => key === name || PROFILE_FIELDS[key].aliases.includes(name));
+    if (!field) {
+      const known = Object.entries(PROFILE_FIELDS).map(([key, info]) => `${key} (${info.aliases.join(', ')})`).join('; ');
+      throw new AppError(ErrorCode.Usage, `Unknown server setting "${name}". Known settings: ${known}; extraFlags`);
+    }
+    const current = next[field];
+    if (typeof current === 'number') {
+      const value = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(value)) throw new AppError(ErrorCode.Usage, `--set ${field} expects a number, got "${raw}"`);
+      (next[field] as number) = value;
+    } else if (typeof current === 'boolean') {
+      if (raw !== 'true' && raw !== 'false') throw new AppError(ErrorCode.Usage, `--set ${field} expects true or false, got "${raw}"`);
+      (next[field] as boolean) = raw === 'true';
+    } else {
+      (next[field] as string) = raw;
+    }
+  }
+  return next;
+}
+
+/** Named profiles in SQLite. The built-in `default` profile always exists and cannot be removed. */
+export class ProfileStore {
+  constructor(private readonly db: Db) {}
+
+  list(): ServerProfile[] {
+    const rows = this.db.prepare('SELECT profile_json FROM server_profiles ORDER BY name').all() as { profile_json: string }[];
+    const stored = rows.map((row) => ({ ...defaultProfile(), ...(JSON.parse(row.profile_json) as ServerProfile) }));
+    return stored.some((profile) => profile.name === 'default') ? stored : [defaultProfile(), ...stored];
+  }
+
+  get(name: string): ServerProfile {
+    const row = this.db.prepare('SELECT profile_json FROM server_profiles WHERE name = ?').get(name) as { profile_json: string } | undefined;
+    if (row) return { ...defaultProfile(name), ...(JSON.parse(row.profile_json) as ServerProfile) };
+    if (name === 'default') return defaultProfile();
+    throw new AppError(ErrorCode.NotFound, `No server profile named "${name}". Saved profiles: ${this.list().map((profile) => profile.name).join(', ')}`);
+  }
+
+  save(profile: ServerProfile): void {
+    assertValidProfile(profile);
+    this.db.prepare('INSERT INTO server_profiles (name, profile_json, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET profile_json = excluded.profile_json, updated_at = excluded.updated_at')
+      .run(profile.name, JSON.stringify(profile), new Date().toISOString());
+  }
+
+  delete(name: string): boolean {
+    if (name === 'default') throw new AppError(ErrorCode.InvalidInput, 'The default profile cannot be deleted');
+    return this.db.prepare('DELETE FROM server_profiles WHERE name = ?').run(name).changes > 0;
+  }
+}

@@ -1,0 +1,74 @@
+import path from 'node:path';
+import type { EngineInfo } from '../../shared/contract/engine';
+import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
+import { ErrorCode } from '../../shared/errors';
+import type { Disposable } from '../core/disposable';
+import { Emitter } from '../core/emitter';
+import { AppError } from '../core/errors';
+import { describeModel } from '../models/model-library';
+import { resolveModelRef } from '../models/demo-models';
+import { findFreePort } from '../core/ports';
+import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-server';
+import { assertValidProfile } from './profiles';
+import type { ServerSessionStore } from './server-sessions';
+
+export interface StartServerRequest {
+  modelRef: string;
+  profile: ServerProfile;
+}
+
+/**
+ * Owns every server this process started. Starting validates the model (with the app's own
+ * bounded reader, before anything is launched) and the profile; disposing stops them all.
+ */
+export class ServerManager implements Disposable {
+  readonly changes = new Emitter<ServerSnapshot>();
+  private readonly servers = new Map<string, ManagedServer>();
+
+  constructor(
+    private readonly engine: () => Promise<EngineInfo>,
+    private readonly sessions: ServerSessionStore,
+    private readonly logDir: string,
+    private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
+  ) {}
+
+  /** Checks the request and creates the server without starting it, so callers can subscribe first. */
+  async prepare(request: StartServerRequest): Promise<ManagedServer> {
+    const modelPath = await resolveModelRef(request.modelRef);
+    const model = describeModel(modelPath);
+    if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
+    assertValidProfile(request.profile, { trainedContext: model.contextLength });
+    const server = new ManagedServer(await this.engine(), { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, this.options);
+    this.servers.set(server.id, server);
+    server.changes.on((snapshot) => this.changes.emit(snapshot));
+    return server;
+  }
+
+  async start(request: StartServerRequest): Promise<ServerSnapshot> {
+    const server = await this.prepare(request);
+    return server.start();
+  }
+
+  get(id: string): ManagedServer {
+    const server = this.servers.get(id);
+    if (!server) throw new AppError(ErrorCode.NotFound, `No server with id ${id}`);
+    return server;
+  }
+
+  list(): ServerSnapshot[] {
+    return [...this.servers.values()].map((server) => server.snapshot);
+  }
+
+  async stop(id: string): Promise<ServerSnapshot> {
+    return this.get(id).stop();
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.allSettled([...this.servers.values()].map((server) => server.stop()));
+    this.changes.clear();
+  }
+}
+
+export function serverLogDir(dataDir: string): string {
+  return path.join(dataDir, 'logs', 'servers');
+}

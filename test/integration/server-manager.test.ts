@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ServerSnapshot } from '../../src/shared/contract/server';
+import { findFreePort } from '../../src/main/core/ports';
+import { identify, isAlive } from '../../src/main/core/process-identity';
+import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
+import { ServerManager } from '../../src/main/server/server-manager';
+import { DEFAULT_TIMEOUTS } from '../../src/main/server/managed-server';
+import { serverHarness } from '../support/servers';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+const profile = { ...defaultProfile(), contextSize: 1024 };
+
+describe('ServerManager against the real llama-server', () => {
+  it('goes starting → ready with cold-start times and the effective configuration, then stops cleanly', async () => {
+    const dir = tempDir();
+    const harness = await serverHarness(dir);
+    try {
+      const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...profile, parallelSlots: 2 } });
+      const states: string[] = [];
+      server.changes.on((snapshot) => states.push(snapshot.state));
+      const ready = await server.start();
+      expect(ready.state).toBe('ready');
+      expect(states).toEqual(['starting', 'ready']);
+      const cold = ready.coldStart!;
+      expect(cold.spawnToListeningMs).toBeGreaterThan(0);
+      expect(cold.spawnToReadyMs).toBeGreaterThanOrEqual(cold.spawnToListeningMs!);
+      expect(cold.readyToFirstTokenMs).toBeGreaterThan(0);
+      const effective = ready.effectiveConfig!;
+      expect(effective.slots).toBe(2);
+      expect(effective.contextSize).toBe(1024);
+      expect(effective.contextPerSlot).toBe(512);
+      expect(effective.trainedContext).toBe(4096);
+      expect(effective.modelFileType).toBe('Q8_0');
+      expect(effective.build).toMatch(/^b\d+-[0-9a-f]+$/);
+      expect(Object.keys(effective.buffersMib).some((key) => key.endsWith('model'))).toBe(true);
+      expect(effective.argv).toContain('--metrics');
+      expect(harness.store.sessions.coldStart(server.id)).toEqual(cold);
+      expect(fs.readFileSync(path.join(dir, 'logs', `${server.id}.log`), 'utf8')).toMatch(/listening on/);
+
+      const pid = ready.pid!;
+      const stopped = await server.stop();
+      expect(stopped.state).toBe('stopped');
+      expect(states.slice(-2)).toEqual(['stopping', 'stopped']);
+      expect(isAlive(identify(pid))).toBe(false);
+    } finally {
+      await harness.dispose();
+    }
+  });
+
+  it('reports a server killed while ready as crashed within a second, with exit signal and log tail', async () => {
+    const harness = await serverHarness(tempDir());
+    try {
+      const server = await harness.servers.prepare({ modelRef: 'demo:q4_k_m', profile });
+      const ready = await server.start();
+      const crashed = new Promise<{ snapshot: ServerSnapshot; at: number }>((resolve) =>
+        server.changes.on((snapshot) => snapshot.state === 'crashed' && resolve({ snapshot, at: performance.now() })),
+      );
+      const killedAt = performance.now();
+      process.kill(ready.pid!, 'SIGKILL');
+      const { snapshot, at } = await crashed;
+      expect(at - killedAt).toBeLessThan(1000);
+      expect(snapshot.fault?.code).toBe('crashed');
+      expect(snapshot.fault?.signal).toBe('SIGKILL');
+      expect(snapshot.fault?.logTail.length).toBeGreaterThan(0);
+    } finally {
+      await harness.dispose();
+    }
+  });
+
+  it('retries on a new port when the chosen one is already taken', async () => {
+    const blocker = net.createServer();
+    const taken = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)));
+    const ports = [taken];
+    const harness = await serverHarness(tempDir(), { choosePort: async () => ports.shift() ?? findFreePort() });
+    try {
+      const server = await harness.servers.prepare({ modelRef: 'demo:q4_k_m', profile });
+      const faults: string[] = [];
+      server.changes.on((snapshot) => snapshot.fault && faults.push(snapshot.fault.code));
+      const ready = await server.start();
+      expect(faults).toEqual(['bind_failed']);
+      expect(ready.state).toBe('ready');
+      expect(ready.port).not.toBe(taken);
+    } finally {
+      blocker.close();
+      await harness.dispose();
+    }
+  });
+
+  it('fails with a classified fault and nothing running for an unknown flag or a missing binary', async () => {
+    const harness = await serverHarness(tempDir());
+    try {
+      const flagged = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: { ...profile, extraFlags: ['--definitely-not-a-flag'] } });
+      expect(flagged.state).toBe('failed');
+      expect(flagged.fault?.code).toBe('unsupported_flag');
+      expect(flagged.fault?.logTail.join('\n')).toMatch(/invalid argument: --definitely-not-a-flag/);
+    } finally {
+      await harness.dispose();
+    }
+    const dir = tempDir();
+    const store = (await serverHarness(dir)).store;
+    const missing = new ServerManager(async () => ({ origin: 'configured', serverPath: path.join(dir, 'no-such-llama-server'), toolsDir: dir, version: null, commit: null, backend: null }), store.sessions, dir, { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() });
+    const result = await missing.start({ modelRef: 'demo:q4_k_m', profile });
+    expect(result.state).toBe('failed');
+    expect(result.fault?.code).toBe('binary_missing');
+    expect(result.fault?.hint).toMatch(/inferlab setup/);
+    await missing.dispose();
+    store.close();
+  });
+
+  it('refuses invalid profiles and models before launching anything', async () => {
+    const harness = await serverHarness(tempDir());
+    try {
+      await expect(harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, cacheTypeV: 'q8_0', flashAttention: 'off' } })).rejects.toThrow(/cacheTypeV: a quantized V cache \(q8_0\) needs flashAttention on/);
+      await expect(harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, contextSize: 8192 } })).rejects.toThrow(/exceeds the model's trained context \(4096\)/);
+      const ok = await harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, contextSize: 8192, allowContextOverTrained: true } });
+      expect(ok.state).toBe('ready');
+      expect(harness.servers.list()).toHaveLength(1);
+    } finally {
+      await harness.dispose();
+    }
+  });
+
+  it('keeps serving requests after start and stops every server on dispose', async () => {
+    const harness = await serverHarness(tempDir());
+    const a = await harness.servers.start({ modelRef: 'demo:q8_0', profile });
+    const b = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile });
+    const agent = createKeepAliveAgent(2);
+    const reply = await streamCompletion({ baseUrl: b.baseUrl!, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 } });
+    agent.destroy();
+    expect(reply.error).toBeNull();
+    await harness.dispose();
+    expect(isAlive(identify(a.pid!))).toBe(false);
+    expect(isAlive(identify(b.pid!))).toBe(false);
+  });
+});
