@@ -1,23 +1,11 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/main/core/paths';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
+import { inferlab } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
-
-function inferlab(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(path.join(projectRoot(), 'bin', 'inferlab'), args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('inferlab CLI', () => {
   it('demo --json measures a completion and stores it in the --db database', async () => {

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GgufFormatError, readGgufHeader } from '../../src/main/models/gguf-reader';
+import { describeModel, scanModels } from '../../src/main/models/model-library';
+import { seededRandom } from '../../src/main/models/random';
+import { writeHostileFiles, writeValidTinyModel } from '../support/hostile-gguf';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('bounded GGUF reader', () => {
+  it('reads metadata and tensors, keeping only the head of large arrays', () => {
+    const file = path.join(tempDir(), 'tiny.gguf');
+    writeValidTinyModel(file);
+    const header = readGgufHeader(file);
+    expect(header.metadata.get('general.architecture')).toBe('llama');
+    expect(header.metadata.get('tokenizer.ggml.tokens')).toEqual({ arrayOf: 'string', length: 40, head: Array.from({ length: 16 }, (_, i) => `t${i}`) });
+    expect(header.tensors).toEqual([{ name: 'w', shape: [8, 4], type: 0, offset: 0n }]);
+    expect(header.dataOffset % 32).toBe(0);
+  });
+
+  it.each([
+    ['notGguf', /bad magic 0x[0-9a-f]{8}: not a GGUF file/],
+    ['truncated', /truncated: tensor w needs bytes up to/],
+    ['absurdCounts', /tensor count is 1099511627776, more than the 10000000 this reader accepts/],
+    ['hugeString', /value of general.name length|claims 4611686018427387904 bytes, more than the 16777216 allowed/],
+  ])('rejects %s with a message naming the file and the problem', (name, message) => {
+    const files = writeHostileFiles(tempDir());
+    const model = describeModel(files[name]!);
+    expect(model.valid).toBe(false);
+    expect(model.invalidReason).toMatch(message);
+  });
+
+  it('names missing files and parts of split models', () => {
+    const dir = tempDir();
+    expect(describeModel(path.join(dir, 'nope.gguf')).invalidReason).toBe('missing file');
+    writeValidTinyModel(path.join(dir, 'big-00001-of-00002.gguf'));
+    expect(describeModel(path.join(dir, 'big-00001-of-00002.gguf')).invalidReason).toBe('missing split part(s): big-00002-of-00002.gguf');
+  });
+
+  it('lists a split model once, with every part and the total size', () => {
+    const dir = tempDir();
+    writeValidTinyModel(path.join(dir, 'big-00001-of-00002.gguf'));
+    writeValidTinyModel(path.join(dir, 'big-00002-of-00002.gguf'));
+    const { models } = scanModels([dir]);
+    expect(models).toHaveLength(1);
+    expect(models[0]!.parts).toHaveLength(2);
+    expect(models[0]!.sizeBytes).toBe(2 * fs.statSync(path.join(dir, 'big-00001-of-00002.gguf')).size);
+    expect(models[0]!.parameterCount).toBe(64);
+  });
+
+  it('never throws anything but a format error, nor hangs, on randomly damaged headers', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'tiny.gguf');
+    writeValidTinyModel(file);
+    const original = fs.readFileSync(file);
+    const random = seededRandom(99);
+    const damaged = path.join(dir, 'damaged.gguf');
+    for (let round = 0; round < 400; round++) {
+      const bytes = Buffer.from(original.subarray(0, 1 + Math.floor(random() * original.length)));
+      for (let flips = 0; flips < 4; flips++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
+      fs.writeFileSync(damaged, bytes);
+      try {
+        readGgufHeader(damaged);
+      } catch (error) {
+        expect(error).toBeInstanceOf(GgufFormatError);
+      }
+    }
+  });
+});
