@@ -107,6 +107,8 @@ export class ManagedServer {
     const baseUrl = `http://127.0.0.1:${port}`;
     let lastProgress = Date.now();
     let listeningAt: number | null = null;
+    // The 250 ms poll alone would quantize the ready time; the log's "listening" line wakes it early.
+    let wakePoll: () => void = () => {};
     this.logLines.length = 0;
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
@@ -117,7 +119,10 @@ export class ManagedServer {
         this.logFile?.write(line);
         if (this.logLines.length < 2000) this.logLines.push(line);
         if (LOAD_PROGRESS.test(line)) lastProgress = Date.now();
-        if (listeningAt === null && LISTENING.test(line)) listeningAt = performance.now();
+        if (listeningAt === null && LISTENING.test(line)) {
+          listeningAt = performance.now();
+          wakePoll();
+        }
       },
     });
     this.process = child;
@@ -144,7 +149,7 @@ export class ManagedServer {
         this.finishSession('failed', fault);
         return this.snapshotState;
       }
-      await Promise.race([delay(HEALTH_POLL_MS), child.exited]);
+      await Promise.race([delay(HEALTH_POLL_MS), child.exited, new Promise<void>((resolve) => (wakePoll = resolve))]);
     }
     const readyAtMs = performance.now();
 
