@@ -9,6 +9,10 @@ export interface UserConfig {
   engine?: {
     /** Absolute path to a llama-server binary to use instead of PATH or the managed build. */
     llamaServerPath?: string;
+    /** Command that starts vLLM, e.g. "vllm" or "/opt/venv/bin/vllm". */
+    vllmCommand?: string;
+    /** Command that starts SGLang, e.g. "/opt/venv/bin/python -m sglang.launch_server". */
+    sglangCommand?: string;
   };
 }
 
@@ -37,8 +41,10 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
   if (engine !== undefined && (typeof engine !== 'object' || engine === null)) {
     throw new AppError(ErrorCode.InvalidInput, `${file}: field "engine" must be an object`);
   }
-  if (engine?.llamaServerPath !== undefined && typeof engine.llamaServerPath !== 'string') {
-    throw new AppError(ErrorCode.InvalidInput, `${file}: field "engine.llamaServerPath" must be a string path`);
+  for (const field of ['llamaServerPath', 'vllmCommand', 'sglangCommand'] as const) {
+    if (engine?.[field] !== undefined && typeof engine[field] !== 'string') {
+      throw new AppError(ErrorCode.InvalidInput, `${file}: field "engine.${field}" must be a string`);
+    }
   }
   return parsed as UserConfig;
 }

@@ -1,14 +1,12 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type { EngineInfo } from '../../shared/contract/engine';
-import type { ColdStart, EffectiveConfig, ServerFault, ServerFaultCode, ServerProfile, ServerSnapshot, ServerState } from '../../shared/contract/server';
+import type { ColdStart, ServerFault, ServerFaultCode, ServerProfile, ServerSnapshot, ServerState } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
 import { findFreePort } from '../core/ports';
 import { ManagedProcess, type ProcessExit } from '../core/process';
-import { buildLlamaServerArgs } from '../engines/llamacpp/launch-args';
-import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../engines/llamacpp/log-facts';
+import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import { RotatingLogFile } from './server-log-file';
 import type { ServerSessionStore } from './server-sessions';
@@ -36,7 +34,7 @@ const MAX_BIND_ATTEMPTS = 3;
 const PROBE_BODY = { messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1, temperature: 0, cache_prompt: false };
 
 /**
- * One llama-server through its whole life: stopped → starting → ready → stopping →
+ * One managed inference server (llama-server, vLLM, SGLang) through its whole life: stopped → starting → ready → stopping →
  * stopped, or crashed / failed. Every change is pushed as a whole snapshot.
  */
 export class ManagedServer {
@@ -49,7 +47,7 @@ export class ManagedServer {
   private readonly logLines: string[] = [];
 
   constructor(
-    private readonly engine: EngineInfo,
+    private readonly engine: ManagedEngineAdapter,
     private readonly model: { ref: string; path: string },
     private readonly profile: ServerProfile,
     private readonly sessions: ServerSessionStore,
@@ -57,7 +55,7 @@ export class ManagedServer {
     private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
   ) {
     this.snapshotState = {
-      id: this.id, engine: 'llama.cpp', state: 'stopped', modelRef: model.ref, modelPath: model.path, profileName: profile.name,
+      id: this.id, engine: engine.id, state: 'stopped', modelRef: model.ref, modelPath: model.path, profileName: profile.name,
       baseUrl: null, port: null, pid: null, startedAt: null, readyAt: null, coldStart: null, effectiveConfig: null, fault: null,
     };
   }
@@ -78,7 +76,7 @@ export class ManagedServer {
 
   private fault(code: ServerFaultCode, message: string, exit: ProcessExit | null, hint?: string): ServerFault {
     const tail = this.process?.logs.last(30) ?? [];
-    const classified = classifyFault(tail);
+    const classified = this.engine.classifyFault(tail);
     return {
       code: classified && (code === 'exited_early' || code === 'crashed') ? classified.code : code,
       message,
@@ -103,7 +101,7 @@ export class ManagedServer {
   }
 
   private async startOnce(port: number): Promise<ServerSnapshot> {
-    const args = buildLlamaServerArgs(this.model.path, port, this.profile);
+    const { program, args } = this.engine.launch({ modelPath: this.model.path, port, profile: this.profile });
     const baseUrl = `http://127.0.0.1:${port}`;
     let lastProgress = Date.now();
     let listeningAt: number | null = null;
@@ -113,13 +111,13 @@ export class ManagedServer {
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
     const spawnedAt = performance.now();
-    const child = new ManagedProcess(this.engine.serverPath, args, {
+    const child = new ManagedProcess(program, args, {
       logCapacity: 500,
       onLine: (line) => {
         this.logFile?.write(line);
         if (this.logLines.length < 2000) this.logLines.push(line);
-        if (LOAD_PROGRESS.test(line)) lastProgress = Date.now();
-        if (listeningAt === null && LISTENING.test(line)) {
+        if (this.engine.isLoadProgress(line)) lastProgress = Date.now();
+        if (listeningAt === null && this.engine.isListening(line)) {
           listeningAt = performance.now();
           wakePoll();
         }
@@ -128,7 +126,7 @@ export class ManagedServer {
     this.process = child;
     this.stopRequested = false;
     this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null });
-    this.sessions.recordStart({ id: this.id, engine: 'llama.cpp', binary: this.engine.serverPath, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port });
+    this.sessions.recordStart({ id: this.id, engine: this.engine.id, binary: program, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port });
 
     let exit: ProcessExit | null = null;
     void child.exited.then((result) => {
@@ -139,7 +137,7 @@ export class ManagedServer {
     const hardDeadline = Date.now() + this.options.timeouts.hardMs;
     for (;;) {
       if (exit || this.stopRequested) return this.failStart(exit);
-      if (await healthOk(baseUrl)) break;
+      if (await healthOk(baseUrl + this.engine.healthPath)) break;
       const now = Date.now();
       if (now - lastProgress > this.options.timeouts.stallMs || now > hardDeadline) {
         const stalled = now - lastProgress > this.options.timeouts.stallMs;
@@ -164,7 +162,7 @@ export class ManagedServer {
       spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
     };
     if (exit || this.stopRequested) return this.failStart(exit);
-    const effectiveConfig = await this.readEffectiveConfig(baseUrl, args);
+    const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, [program, ...args]);
     this.sessions.recordReady(this.id, coldStart, effectiveConfig);
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
@@ -193,25 +191,6 @@ export class ManagedServer {
     this.logFile?.close();
   }
 
-  private async readEffectiveConfig(baseUrl: string, argv: string[]): Promise<EffectiveConfig> {
-    const facts = parseLogFacts(this.logLines);
-    const props = await fetchJson(`${baseUrl}/props`);
-    const settings = (props?.default_generation_settings ?? {}) as { n_ctx?: number };
-    return {
-      version: this.engine.version,
-      build: typeof props?.build_info === 'string' ? props.build_info : null,
-      model: typeof props?.model_path === 'string' ? props.model_path : null,
-      modelFileType: typeof props?.model_ftype === 'string' ? props.model_ftype : null,
-      contextSize: facts.contextSize,
-      contextPerSlot: typeof settings.n_ctx === 'number' ? settings.n_ctx : null,
-      slots: typeof props?.total_slots === 'number' ? props.total_slots : null,
-      trainedContext: facts.trainedContext,
-      layersOffloaded: facts.layersOffloaded,
-      buffersMib: facts.buffersMib,
-      argv: [this.engine.serverPath, ...argv],
-    };
-  }
-
   /** SIGTERM to the process group, SIGKILL after the grace period; resolves once it has exited. */
   async stop(): Promise<ServerSnapshot> {
     const child = this.process;
@@ -233,21 +212,12 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function healthOk(baseUrl: string): Promise<boolean> {
+async function healthOk(url: string): Promise<boolean> {
   try {
-    const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) });
+    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
     await response.arrayBuffer();
     return response.status === 200;
   } catch {
     return false;
-  }
-}
-
-async function fetchJson(url: string): Promise<Record<string, unknown> | null> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
-    return response.ok ? ((await response.json()) as Record<string, unknown>) : null;
-  } catch {
-    return null;
   }
 }

@@ -5,6 +5,9 @@ import { ErrorCode } from '../../shared/errors';
 import type { Disposable } from '../core/disposable';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
+import { llamaCppAdapter } from '../engines/adapters/llamacpp-adapter';
+import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
+import { readUserConfig } from '../core/config';
 import { describeModel } from '../models/model-library';
 import { resolveModelRef } from '../models/demo-models';
 import { findFreePort } from '../core/ports';
@@ -15,6 +18,8 @@ import type { ServerSessionStore } from './server-sessions';
 export interface StartServerRequest {
   modelRef: string;
   profile: ServerProfile;
+  /** llama.cpp unless given; vLLM and SGLang need their command in config.json. */
+  engine?: 'llama.cpp' | 'vllm' | 'sglang';
 }
 
 /**
@@ -34,11 +39,18 @@ export class ServerManager implements Disposable {
 
   /** Checks the request and creates the server without starting it, so callers can subscribe first. */
   async prepare(request: StartServerRequest): Promise<ManagedServer> {
-    const modelPath = await resolveModelRef(request.modelRef);
-    const model = describeModel(modelPath);
-    if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
-    assertValidProfile(request.profile, { trainedContext: model.contextLength });
-    const server = new ManagedServer(await this.engine(), { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, this.options);
+    const engineId = request.engine ?? 'llama.cpp';
+    let modelPath = request.modelRef;
+    if (engineId === 'llama.cpp') {
+      modelPath = await resolveModelRef(request.modelRef);
+      const model = describeModel(modelPath);
+      if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
+      assertValidProfile(request.profile, { trainedContext: model.contextLength });
+    } else {
+      assertValidProfile(request.profile);
+    }
+    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
+    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, this.options);
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     return server;
@@ -71,4 +83,15 @@ export class ServerManager implements Disposable {
 
 export function serverLogDir(dataDir: string): string {
   return path.join(dataDir, 'logs', 'servers');
+}
+
+/** vLLM / SGLang from the command the user saved in config.json (engine.vllmCommand, engine.sglangCommand). */
+function pythonServerAdapter(engine: 'vllm' | 'sglang') {
+  const config = readUserConfig().engine ?? {};
+  const command = engine === 'vllm' ? config.vllmCommand : config.sglangCommand;
+  if (!command) {
+    const key = engine === 'vllm' ? 'vllmCommand' : 'sglangCommand';
+    throw new AppError(ErrorCode.InvalidInput, `No ${engine} command configured: set engine.${key} in config.json (for example "${engine === 'vllm' ? 'vllm' : 'python -m sglang.launch_server'}")`);
+  }
+  return engine === 'vllm' ? vllmAdapter(command) : sglangAdapter(command);
 }

@@ -1,0 +1,42 @@
+import type { EngineInfo } from '../../../shared/contract/engine';
+import type { EngineCapabilities } from '../../../shared/contract/server';
+import { fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
+import { buildLlamaServerArgs } from '../llamacpp/launch-args';
+import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../llamacpp/log-facts';
+
+export const LLAMACPP_CAPABILITIES: EngineCapabilities = {
+  managedProcess: true, coldProcess: true, promptCacheControl: true, slotErase: true, serverMetrics: true,
+  serverTimings: true, tokenize: true, gpuLayers: true, kvCacheTypes: true,
+};
+
+export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
+  return {
+    id: 'llama.cpp',
+    capabilities: LLAMACPP_CAPABILITIES,
+    launch: ({ modelPath, port, profile }) => ({ program: engine.serverPath, args: buildLlamaServerArgs(modelPath, port, profile) }),
+    healthPath: '/health',
+    metricsPath: '/metrics',
+    cacheReset: null,
+    isLoadProgress: (line) => LOAD_PROGRESS.test(line),
+    isListening: (line) => LISTENING.test(line),
+    classifyFault,
+    readEffectiveConfig: async (baseUrl, logLines, argv) => {
+      const facts = parseLogFacts(logLines);
+      const props = await fetchJson(`${baseUrl}/props`);
+      const settings = (props?.default_generation_settings ?? {}) as { n_ctx?: number };
+      return {
+        version: engine.version,
+        build: typeof props?.build_info === 'string' ? props.build_info : null,
+        model: typeof props?.model_path === 'string' ? props.model_path : null,
+        modelFileType: typeof props?.model_ftype === 'string' ? props.model_ftype : null,
+        contextSize: facts.contextSize,
+        contextPerSlot: typeof settings.n_ctx === 'number' ? settings.n_ctx : null,
+        slots: typeof props?.total_slots === 'number' ? props.total_slots : null,
+        trainedContext: facts.trainedContext,
+        layersOffloaded: facts.layersOffloaded,
+        buffersMib: facts.buffersMib,
+        argv,
+      };
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { EffectiveConfig, EngineCapabilities, EngineId, ServerFaultCode, ServerProfile } from '../../shared/contract/server';
+
+export interface LaunchInput {
+  modelPath: string;
+  port: number;
+  profile: ServerProfile;
+}
+
+/**
+ * What the server manager needs to know about an engine it launches itself: how to build
+ * the argv (never a shell line), how to read its log, and how to read back what ran.
+ */
+export interface ManagedEngineAdapter {
+  id: EngineId;
+  capabilities: EngineCapabilities;
+  /** Program and arguments; the program comes from configuration the user saved, never from a request. */
+  launch(input: LaunchInput): { program: string; args: string[] };
+  healthPath: string;
+  metricsPath: string | null;
+  /** How to drop the engine's prompt/prefix cache between conditions, where it has one. */
+  cacheReset: { method: 'POST' | 'GET'; path: string } | null;
+  isLoadProgress(line: string): boolean;
+  isListening(line: string): boolean;
+  classifyFault(lines: readonly string[]): { code: ServerFaultCode; hint: string } | null;
+  readEffectiveConfig(baseUrl: string, logLines: readonly string[], argv: string[]): Promise<EffectiveConfig>;
+}
+
+export async function fetchJson(url: string, init: RequestInit = {}): Promise<Record<string, unknown> | null> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) });
+    return response.ok ? ((await response.json()) as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function emptyEffectiveConfig(argv: string[]): EffectiveConfig {
+  return {
+    version: null, build: null, model: null, modelFileType: null, contextSize: null, contextPerSlot: null, slots: null,
+    trainedContext: null, layersOffloaded: null, buffersMib: {}, argv,
+  };
+}
