@@ -5,6 +5,8 @@ import { appCommand } from './cli/commands/app';
 import { demoCommand } from './cli/commands/demo';
 import { doctorCommand } from './cli/commands/doctor';
 import { modelsCommand } from './cli/commands/models';
+import { runCommand } from './cli/commands/run';
+import { exportCommand, runsCommand } from './cli/commands/runs';
 import { serverCommand } from './cli/commands/server';
 import { setupCommand } from './cli/commands/setup';
 
@@ -21,12 +23,19 @@ Commands:
   server profile list|show NAME|save NAME [--from NAME] [--set ...]|delete NAME
   models scan [DIR|FILE ...] [--json]         GGUF models with metadata; invalid files with the reason
   models quantize SRC --to Q8_0,Q4_K_M [--out DIR]
+  run --workload FILE|NAME (--model MODEL | --endpoint URL) [load] [--slo ttft=MS,tpot=MS,e2e=MS] [--private] [--json]
+      load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
+  runs list|show ID [--json]                  stored runs
+  export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
   app                                         open the desktop app (needs Electron's binary)
 
 MODEL is a GGUF path or demo:f16, demo:q8_0, demo:q4_k_m.
 Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
-const COMMANDS: Record<string, CommandHandler> = { doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand, app: appCommand };
+const COMMANDS: Record<string, CommandHandler> = {
+  doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand,
+  run: runCommand, runs: runsCommand, export: exportCommand, app: appCommand,
+};
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

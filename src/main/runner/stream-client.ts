@@ -22,6 +22,8 @@ export interface StreamRequestOptions {
   baseUrl: string;
   body: Record<string, unknown>;
   path?: string;
+  /** Extra headers, e.g. an API key for an external endpoint. */
+  headers?: Record<string, string>;
   agent?: http.Agent;
   firstTokenTimeoutMs?: number;
   totalTimeoutMs?: number;
@@ -62,9 +64,17 @@ function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
 /**
  * Sends one OpenAI-style streaming request and records when every content chunk arrived.
  * Never throws: failures come back classified in `error`, with whatever was received kept.
+ * A kept-alive connection that the server closed while idle fails before any byte of the
+ * request is processed; that one case is retried once on a fresh connection.
  */
-export function streamCompletion(options: StreamRequestOptions): Promise<StreamedCompletion> {
-  const url = new URL(options.path ?? '/v1/chat/completions', options.baseUrl);
+export async function streamCompletion(options: StreamRequestOptions): Promise<StreamedCompletion> {
+  const first = await attempt(options);
+  if (first.staleSocket) return (await attempt(options)).result;
+  return first.result;
+}
+
+function attempt(options: StreamRequestOptions): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
+  const url = new URL((options.path ?? '/v1/chat/completions').replace(/^\//, ''), options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
   const result: StreamedCompletion = {
     t0: 0, headersAt: null, contentChunkTimes: [], endAt: null, httpStatus: null,
@@ -73,6 +83,7 @@ export function streamCompletion(options: StreamRequestOptions): Promise<Streame
 
   return new Promise((resolve) => {
     let settled = false;
+    let staleSocket = false;
     const timers: NodeJS.Timeout[] = [];
     const finish = (error: StreamedCompletion['error']) => {
       if (settled) return;
@@ -81,12 +92,12 @@ export function streamCompletion(options: StreamRequestOptions): Promise<Streame
       options.signal?.removeEventListener('abort', onAbort);
       result.endAt ??= performance.now();
       result.error = error;
-      resolve(result);
+      resolve({ result, staleSocket });
     };
     const request = http.request(url, {
       method: 'POST',
       agent: options.agent,
-      headers: { 'content-type': 'application/json', 'content-length': payload.length, accept: 'text/event-stream' },
+      headers: { ...options.headers, 'content-type': 'application/json', 'content-length': payload.length, accept: 'text/event-stream' },
     });
     const fail = (errorClass: RequestErrorClass, message: string) => {
       finish({ class: errorClass, message });
@@ -95,7 +106,10 @@ export function streamCompletion(options: StreamRequestOptions): Promise<Streame
     const onAbort = () => fail('cancelled', 'cancelled');
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
-    request.on('error', (error) => finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message }));
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      staleSocket = request.reusedSocket && result.httpStatus === null && (error.code === 'ECONNRESET' || error.message === 'socket hang up') && !options.signal?.aborted;
+      finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message });
+    });
     request.on('response', (response) => {
       result.headersAt = performance.now();
       result.httpStatus = response.statusCode ?? null;

@@ -97,4 +97,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX server_sessions_open ON server_sessions (ended_at) WHERE ended_at IS NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'workloads, per-request outcomes and run manifests',
+    sql: `
+      CREATE TABLE workloads (
+        revision      TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        source        TEXT NOT NULL,
+        content_json  TEXT NOT NULL,
+        created_at    TEXT NOT NULL
+      );
+      ALTER TABLE runs ADD COLUMN workload_name TEXT;
+      ALTER TABLE runs ADD COLUMN workload_revision TEXT REFERENCES workloads (revision);
+      ALTER TABLE runs ADD COLUMN environment_json TEXT;
+      ALTER TABLE runs ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE requests ADD COLUMN group_name TEXT;
+      ALTER TABLE requests ADD COLUMN item_id TEXT;
+      ALTER TABLE requests ADD COLUMN scheduled_ms REAL;
+      ALTER TABLE requests ADD COLUMN end_ms REAL;
+      ALTER TABLE requests ADD COLUMN accepted INTEGER;
+      ALTER TABLE requests ADD COLUMN acceptance_json TEXT;
+      ALTER TABLE requests ADD COLUMN prompt_sha256 TEXT;
+      ALTER TABLE requests ADD COLUMN output_sha256 TEXT;
+      ALTER TABLE requests ADD COLUMN prompt_chars INTEGER;
+      ALTER TABLE requests ADD COLUMN output_chars INTEGER;
+      CREATE INDEX runs_workload ON runs (workload_revision);
+    `,
+  },
 ];

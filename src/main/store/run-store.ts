@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RequestMetrics, ServerTimings, Usage } from '../../shared/contract/measurement';
 import { identify, isAlive } from '../core/process-identity';
+import type { ResolvedWorkload } from '../workload/workload-types';
 import type { Db } from './database';
 
 const thisProcess = identify(process.pid);
@@ -16,13 +17,21 @@ export interface NewRun {
   engine: unknown;
   server: unknown;
   manifest: unknown;
+  workload?: ResolvedWorkload;
+  environment?: unknown;
+  private?: boolean;
 }
 
 export interface StoredRequest {
   seq: number;
   warmup: boolean;
+  group?: string | null;
+  itemId?: string | null;
+  /** Offsets in ms from the run's start on the monotonic clock. */
+  scheduledMs?: number | null;
   t0Ms: number;
   headersMs: number | null;
+  endMs?: number | null;
   metrics: RequestMetrics;
   promptTokens: number | null;
   usage: Usage | null;
@@ -32,6 +41,8 @@ export interface StoredRequest {
   errorMessage: string | null;
   timings: ServerTimings | null;
   chunkOffsetsMs: readonly number[];
+  accepted?: boolean | null;
+  acceptance?: unknown;
   promptText: string | null;
   outputText: string | null;
 }
@@ -44,7 +55,59 @@ export interface RunRow {
   started_at: string;
   ended_at: string | null;
   model_ref: string | null;
+  workload_name: string | null;
+  workload_revision: string | null;
+  private: number;
   summary_json: string | null;
+  manifest_json: string;
+  engine_json: string | null;
+  server_json: string | null;
+  environment_json: string | null;
+  model_path: string | null;
+  model_size_bytes: number | null;
+  model_sha256: string | null;
+}
+
+export interface RequestRow {
+  seq: number;
+  warmup: number;
+  group_name: string | null;
+  item_id: string | null;
+  scheduled_ms: number | null;
+  t0_ms: number;
+  headers_ms: number | null;
+  end_ms: number | null;
+  ttft_ms: number | null;
+  e2e_ms: number | null;
+  tpot_ms: number | null;
+  queue_ms: number | null;
+  client_overhead_ms: number | null;
+  output_tokens: number | null;
+  output_tokens_source: string | null;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  finish_reason: string | null;
+  http_status: number | null;
+  error_class: string | null;
+  error_message: string | null;
+  timings_json: string | null;
+  chunk_offsets: Buffer | null;
+  accepted: number | null;
+  acceptance_json: string | null;
+  prompt_text: string | null;
+  output_text: string | null;
+  prompt_sha256: string | null;
+  output_sha256: string | null;
+  prompt_chars: number | null;
+  output_chars: number | null;
+}
+
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
+
+export function decodeChunkOffsets(blob: Buffer | null): number[] {
+  if (!blob || blob.byteLength === 0) return [];
+  const copy = new Uint8Array(blob);
+  return Array.from(new Float64Array(copy.buffer, copy.byteOffset, copy.byteLength / 8));
 }
 
 /** Runs and their requests. Requests are written in batches, each batch one transaction. */
@@ -55,46 +118,66 @@ export class RunStore {
 
   constructor(private readonly db: Db) {
     this.insertRun = db.prepare(`
-      INSERT INTO runs (id, kind, status, started_at, model_ref, model_path, model_size_bytes, model_sha256, engine_json, server_json, manifest_json, owner_pid, owner_start_ticks)
-      VALUES (@id, @kind, 'running', @startedAt, @modelRef, @modelPath, @modelSizeBytes, @modelSha256, @engine, @server, @manifest, @ownerPid, @ownerStartTicks)`);
+      INSERT INTO runs (id, kind, status, started_at, model_ref, model_path, model_size_bytes, model_sha256, engine_json, server_json, manifest_json,
+        owner_pid, owner_start_ticks, workload_name, workload_revision, environment_json, private)
+      VALUES (@id, @kind, 'running', @startedAt, @modelRef, @modelPath, @modelSizeBytes, @modelSha256, @engine, @server, @manifest,
+        @ownerPid, @ownerStartTicks, @workloadName, @workloadRevision, @environment, @private)`);
     this.insertRequest = db.prepare(`
-      INSERT INTO requests (run_id, seq, warmup, t0_ms, headers_ms, ttft_ms, e2e_ms, tpot_ms, queue_ms, client_overhead_ms,
-        output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
-        timings_json, chunk_offsets, prompt_text, output_text)
-      VALUES (@runId, @seq, @warmup, @t0Ms, @headersMs, @ttft, @e2e, @tpot, @queue, @overhead,
-        @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
-        @timings, @chunkOffsets, @promptText, @outputText)`);
+      INSERT INTO requests (run_id, seq, warmup, group_name, item_id, scheduled_ms, t0_ms, headers_ms, end_ms, ttft_ms, e2e_ms, tpot_ms, queue_ms,
+        client_overhead_ms, output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
+        timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars)
+      VALUES (@runId, @seq, @warmup, @group, @itemId, @scheduledMs, @t0Ms, @headersMs, @endMs, @ttft, @e2e, @tpot, @queue,
+        @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
+        @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars)`);
     this.updateStatus = db.prepare(`UPDATE runs SET status = @status, status_reason = @reason, ended_at = @endedAt, summary_json = COALESCE(@summary, summary_json) WHERE id = @id`);
+  }
+
+  saveWorkload(workload: ResolvedWorkload): void {
+    this.db.prepare('INSERT OR IGNORE INTO workloads (revision, name, source, content_json, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(workload.revision, workload.name, workload.source, JSON.stringify(workload), new Date().toISOString());
   }
 
   createRun(run: NewRun): string {
     const id = crypto.randomUUID();
-    this.insertRun.run({
-      id,
-      kind: run.kind,
-      startedAt: new Date().toISOString(),
-      modelRef: run.modelRef,
-      modelPath: run.modelPath,
-      modelSizeBytes: run.modelSizeBytes,
-      modelSha256: run.modelSha256,
-      engine: JSON.stringify(run.engine ?? null),
-      server: JSON.stringify(run.server ?? null),
-      manifest: JSON.stringify(run.manifest ?? {}),
-      ownerPid: thisProcess.pid,
-      ownerStartTicks: thisProcess.startTicks,
-    });
+    this.db.transaction(() => {
+      if (run.workload) this.saveWorkload(run.workload);
+      this.insertRun.run({
+        id,
+        kind: run.kind,
+        startedAt: new Date().toISOString(),
+        modelRef: run.modelRef,
+        modelPath: run.modelPath,
+        modelSizeBytes: run.modelSizeBytes,
+        modelSha256: run.modelSha256,
+        engine: JSON.stringify(run.engine ?? null),
+        server: JSON.stringify(run.server ?? null),
+        manifest: JSON.stringify(run.manifest ?? {}),
+        ownerPid: thisProcess.pid,
+        ownerStartTicks: thisProcess.startTicks,
+        workloadName: run.workload?.name ?? null,
+        workloadRevision: run.workload?.revision ?? null,
+        environment: run.environment === undefined ? null : JSON.stringify(run.environment),
+        private: run.private ? 1 : 0,
+      });
+    })();
     return id;
   }
 
-  addRequests(runId: string, requests: readonly StoredRequest[]): void {
+  /** Writes a batch in one transaction. In a private run only hashes and lengths of text are kept. */
+  addRequests(runId: string, requests: readonly StoredRequest[], options: { private?: boolean } = {}): void {
     this.db.transaction(() => {
       for (const request of requests) {
+        const keepText = !options.private;
         this.insertRequest.run({
           runId,
           seq: request.seq,
           warmup: request.warmup ? 1 : 0,
+          group: request.group ?? null,
+          itemId: request.itemId ?? null,
+          scheduledMs: request.scheduledMs ?? null,
           t0Ms: request.t0Ms,
           headersMs: request.headersMs,
+          endMs: request.endMs ?? null,
           ttft: request.metrics.ttft_ms,
           e2e: request.metrics.e2e_ms,
           tpot: request.metrics.tpot_ms,
@@ -107,11 +190,18 @@ export class RunStore {
           finishReason: request.finishReason,
           httpStatus: request.httpStatus,
           errorClass: request.errorClass,
-          errorMessage: request.errorMessage,
+          // Server error bodies can echo the prompt back.
+          errorMessage: keepText ? request.errorMessage : request.errorMessage === null ? null : `[private] ${request.errorClass ?? 'error'}`,
           timings: request.timings ? JSON.stringify(request.timings) : null,
           chunkOffsets: Buffer.from(Float64Array.from(request.chunkOffsetsMs).buffer),
-          promptText: request.promptText,
-          outputText: request.outputText,
+          accepted: request.accepted === undefined || request.accepted === null ? null : request.accepted ? 1 : 0,
+          acceptance: request.acceptance === undefined ? null : JSON.stringify(request.acceptance),
+          promptText: keepText ? request.promptText : null,
+          outputText: keepText ? request.outputText : null,
+          promptSha: request.promptText === null ? null : sha256(request.promptText),
+          outputSha: request.outputText === null ? null : sha256(request.outputText),
+          promptChars: request.promptText?.length ?? null,
+          outputChars: request.outputText?.length ?? null,
         });
       }
     })();
@@ -137,7 +227,35 @@ export class RunStore {
   }
 
   getRun(id: string): RunRow | undefined {
-    return this.db.prepare('SELECT id, kind, status, status_reason, started_at, ended_at, model_ref, summary_json FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+  }
+
+  /** A run by full id or unique prefix, as users type them. */
+  findRun(idOrPrefix: string): RunRow | undefined {
+    const exact = this.getRun(idOrPrefix);
+    if (exact) return exact;
+    const matches = this.db.prepare("SELECT * FROM runs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix) as RunRow[];
+    return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  listRuns(limit = 50): RunRow[] {
+    return this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[];
+  }
+
+  deleteRun(id: string): boolean {
+    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+  }
+
+  requests(runId: string): RequestRow[] {
+    return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
+  }
+
+  /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */
+  referenceOutputs(runId: string): Map<string, string> {
+    const rows = this.db.prepare('SELECT item_id, output_text FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL AND output_text IS NOT NULL ORDER BY seq').all(runId) as { item_id: string; output_text: string }[];
+    const outputs = new Map<string, string>();
+    for (const row of rows) if (!outputs.has(row.item_id)) outputs.set(row.item_id, row.output_text);
+    return outputs;
   }
 
   countRequests(runId: string): number {
@@ -146,8 +264,6 @@ export class RunStore {
 
   chunkOffsets(runId: string, seq: number): number[] {
     const row = this.db.prepare('SELECT chunk_offsets FROM requests WHERE run_id = ? AND seq = ?').get(runId, seq) as { chunk_offsets: Buffer | null } | undefined;
-    if (!row?.chunk_offsets) return [];
-    const copy = new Uint8Array(row.chunk_offsets);
-    return Array.from(new Float64Array(copy.buffer, copy.byteOffset, copy.byteLength / 8));
+    return decodeChunkOffsets(row?.chunk_offsets ?? null);
   }
 }

@@ -1,0 +1,209 @@
+import { decodeChunkOffsets, type RequestRow } from '../store/run-store';
+import { percentileSupported, summarize, type Distribution } from './distribution';
+
+export interface SloSpec {
+  ttft_ms?: number;
+  tpot_ms?: number;
+  e2e_ms?: number;
+}
+
+export interface LoadDescription {
+  mode: 'closed' | 'open';
+  concurrency?: number;
+  rate?: number;
+  burstiness?: number;
+  max_outstanding?: number;
+}
+
+const METRIC_NAMES = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;
+type MetricName = (typeof METRIC_NAMES)[number];
+
+export interface RequestCounts {
+  attempted: number;
+  completed: number;
+  failed: number;
+  accepted: number;
+  /** Requests with at least one acceptance check that could be evaluated. */
+  checked: number;
+  failures_by_class: Record<string, number>;
+}
+
+export interface GroupSummary {
+  requests: RequestCounts;
+  metrics: Record<MetricName, Distribution>;
+  throughput: { requests_per_s: number | null; output_tokens_per_s: number | null };
+  accepted_rate: number | null;
+  goodput: { requests_per_s: number | null; fraction: number | null };
+}
+
+export interface RunSummary {
+  run_id: string;
+  status: string;
+  status_reason: string | null;
+  workload: { name: string | null; revision: string | null };
+  requests: RequestCounts;
+  warmup_requests: number;
+  metrics: Record<MetricName, Distribution>;
+  /** Latencies cover successful requests only; percentiles interpolate linearly between order statistics. */
+  measurement: { latency_population: 'successful requests'; percentile_method: 'linear'; unsupported_percentiles: Partial<Record<MetricName, string[]>>; window_ms: number | null; queue_ms: 'estimate' };
+  throughput: { requests_per_s: number | null; output_tokens_per_s: number | null; total_tokens_per_s: number | null; output_tokens_total: number };
+  goodput: { slo: SloSpec | null; requests_per_s: number | null; fraction: number | null };
+  accepted_rate: number | null;
+  groups: Record<string, GroupSummary>;
+  load: { mode: string; offered: number | null; achieved: number | null; concurrency: number | null; slip_ms_p99: number | null; slip_ms_max: number | null; client_bound: boolean; note: string | null };
+  cache: { cached_prompt_tokens: number; prompt_tokens: number };
+}
+
+function isSuccess(row: RequestRow): boolean {
+  return row.error_class === null;
+}
+
+function meetsSlo(row: RequestRow, slo: SloSpec | null): boolean {
+  if (!slo) return true;
+  for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) {
+    const limit = slo[key];
+    if (limit === undefined) continue;
+    const value = row[key];
+    // A request too short to have a TPOT cannot violate a TPOT SLO.
+    if (value === null) {
+      if (key === 'tpot_ms' && (row.output_tokens ?? 0) <= 1) continue;
+      return false;
+    }
+    if (value > limit) return false;
+  }
+  return true;
+}
+
+function counts(rows: readonly RequestRow[]): RequestCounts {
+  const failures: Record<string, number> = {};
+  let completed = 0;
+  let accepted = 0;
+  let checked = 0;
+  for (const row of rows) {
+    if (isSuccess(row)) completed += 1;
+    else failures[row.error_class!] = (failures[row.error_class!] ?? 0) + 1;
+    if (row.accepted !== null) checked += 1;
+    if (isSuccess(row) && row.accepted !== 0) accepted += 1;
+  }
+  return { attempted: rows.length, completed, failed: rows.length - completed, accepted, checked, failures_by_class: failures };
+}
+
+function distributions(rows: readonly RequestRow[]): Record<MetricName, Distribution> {
+  const ok = rows.filter(isSuccess);
+  const pick = (key: Exclude<MetricName, 'itl_ms'>) => ok.map((row) => row[key]).filter((value): value is number => value !== null);
+  const itl: number[] = [];
+  for (const row of ok) {
+    const offsets = decodeChunkOffsets(row.chunk_offsets);
+    for (let i = 1; i < offsets.length; i++) itl.push(offsets[i]! - offsets[i - 1]!);
+  }
+  return {
+    ttft_ms: summarize(pick('ttft_ms')),
+    tpot_ms: summarize(pick('tpot_ms')),
+    itl_ms: summarize(itl),
+    e2e_ms: summarize(pick('e2e_ms')),
+    queue_ms: summarize(pick('queue_ms')),
+    client_overhead_ms: summarize(pick('client_overhead_ms')),
+  };
+}
+
+function window(rows: readonly RequestRow[]): number | null {
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const row of rows) {
+    start = Math.min(start, row.t0_ms);
+    if (row.end_ms !== null) end = Math.max(end, row.end_ms);
+  }
+  const span = end - start;
+  return Number.isFinite(span) && span > 0 ? span : null;
+}
+
+const perSecond = (count: number, windowMs: number | null) => (windowMs === null ? null : count / (windowMs / 1000));
+
+/**
+ * The run summary of DESIGN.md's measurement contract, computed from the stored requests
+ * (so a finished, aborted or interrupted run is summarized the same way). Warmup requests
+ * are excluded everywhere; failures stay in every denominator.
+ */
+export function summarizeRun(input: {
+  runId: string;
+  status: string;
+  statusReason: string | null;
+  workload: { name: string | null; revision: string | null };
+  rows: readonly RequestRow[];
+  load: LoadDescription;
+  slo: SloSpec | null;
+}): RunSummary {
+  const measured = input.rows.filter((row) => row.warmup === 0);
+  const windowMs = window(measured);
+  const requestCounts = counts(measured);
+  const metrics = distributions(measured);
+  const ok = measured.filter(isSuccess);
+  const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
+  const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
+  const good = measured.filter((row) => isSuccess(row) && row.accepted !== 0 && meetsSlo(row, input.slo)).length;
+
+  const unsupported: Partial<Record<MetricName, string[]>> = {};
+  for (const name of METRIC_NAMES) {
+    const n = metrics[name].n;
+    const missing = (['p90', 'p95', 'p99'] as const).filter((label) => n > 0 && !percentileSupported(n, Number(label.slice(1)) / 100));
+    if (missing.length > 0) unsupported[name] = missing;
+  }
+
+  const groups: Record<string, GroupSummary> = {};
+  for (const name of [...new Set(measured.map((row) => row.group_name ?? 'default'))]) {
+    const rows = measured.filter((row) => (row.group_name ?? 'default') === name);
+    const groupWindow = window(rows);
+    const groupCounts = counts(rows);
+    const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== 0 && meetsSlo(row, input.slo)).length;
+    groups[name] = {
+      requests: groupCounts,
+      metrics: distributions(rows),
+      throughput: {
+        requests_per_s: perSecond(groupCounts.completed, groupWindow),
+        output_tokens_per_s: perSecond(rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0), groupWindow),
+      },
+      accepted_rate: rows.length === 0 ? null : groupCounts.accepted / rows.length,
+      goodput: { requests_per_s: perSecond(groupGood, groupWindow), fraction: rows.length === 0 ? null : groupGood / rows.length },
+    };
+  }
+
+  const slips = measured.filter((row) => row.scheduled_ms !== null).map((row) => row.t0_ms - row.scheduled_ms!);
+  const slip = summarize(slips);
+  const offered = input.load.mode === 'open' ? (input.load.rate ?? null) : null;
+  const achieved = perSecond(requestCounts.attempted, windowMs);
+  const meanGapMs = offered ? 1000 / offered : null;
+  const clientBound = slip.p99 !== null && meanGapMs !== null && slip.p99 > Math.max(5, meanGapMs);
+  let note: string | null = null;
+  if (clientBound) note = `the generator fell behind its schedule (p99 slip ${slip.p99!.toFixed(1)} ms against a mean gap of ${meanGapMs!.toFixed(1)} ms): the offered load was not delivered; lower --rate or raise --max-outstanding`;
+
+  return {
+    run_id: input.runId,
+    status: input.status,
+    status_reason: input.statusReason,
+    workload: input.workload,
+    requests: requestCounts,
+    warmup_requests: input.rows.length - measured.length,
+    metrics,
+    measurement: { latency_population: 'successful requests', percentile_method: 'linear', unsupported_percentiles: unsupported, window_ms: windowMs, queue_ms: 'estimate' },
+    throughput: {
+      requests_per_s: perSecond(requestCounts.completed, windowMs),
+      output_tokens_per_s: perSecond(outputTotal, windowMs),
+      total_tokens_per_s: perSecond(outputTotal + promptTotal, windowMs),
+      output_tokens_total: outputTotal,
+    },
+    goodput: { slo: input.slo, requests_per_s: perSecond(good, windowMs), fraction: measured.length === 0 ? null : good / measured.length },
+    accepted_rate: measured.length === 0 ? null : requestCounts.accepted / measured.length,
+    groups,
+    load: {
+      mode: input.load.mode,
+      offered,
+      achieved,
+      concurrency: input.load.mode === 'closed' ? (input.load.concurrency ?? null) : (input.load.max_outstanding ?? null),
+      slip_ms_p99: slip.p99,
+      slip_ms_max: slip.max,
+      client_bound: clientBound,
+      note,
+    },
+    cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
+  };
+}

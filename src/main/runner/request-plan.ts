@@ -1,0 +1,31 @@
+import type { ResolvedItem, ResolvedWorkload } from '../workload/workload-types';
+
+/**
+ * The order in which items are sent: every item `repeat × weight` times per cycle, groups
+ * and items in file order, cycling when a run asks for more requests than one cycle holds.
+ */
+export class RequestPlan {
+  private readonly cycle: ResolvedItem[];
+
+  constructor(workload: ResolvedWorkload) {
+    this.cycle = workload.groups.flatMap((group) => group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)));
+    if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
+  }
+
+  get cycleLength(): number {
+    return this.cycle.length;
+  }
+
+  item(index: number): ResolvedItem {
+    return this.cycle[index % this.cycle.length]!;
+  }
+}
+
+/** The request body for one item, in the OpenAI-compatible shape every engine accepts. */
+export function requestFor(item: ResolvedItem): { path: string; body: Record<string, unknown> } {
+  const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));
+  const body: Record<string, unknown> = { ...sampling };
+  if (item.response_format) body.response_format = item.response_format;
+  if (item.messages) return { path: '/v1/chat/completions', body: { ...body, messages: item.messages } };
+  return { path: '/v1/completions', body: { ...body, prompt: item.prompt } };
+}

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import type { EngineInfo } from '../../shared/contract/engine';
+import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { sha256File } from '../core/hash';
+import { parseOpenAiModels } from '../engines/adapters/endpoints';
+import { summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
+import type { ServerManager } from '../server/server-manager';
+import type { RunStore } from '../store/run-store';
+import { resolveWorkload } from '../workload/resolve-workload';
+import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
+import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
+import { captureEnvironment } from './environment';
+import type { LoadSpec, StopRule } from './load-generator';
+import { executeRun, type RunProgress } from './run-executor';
+
+export type RunTargetSpec =
+  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile }
+  | { kind: 'endpoint'; url: string; headers: Record<string, string> };
+
+export interface RunRequest {
+  workload: { def: WorkloadDef; file: string };
+  target: RunTargetSpec;
+  load: LoadSpec;
+  stop: { requests: number | null; durationMs: number | null };
+  warmup: number;
+  slo: SloSpec | null;
+  timeouts: { firstTokenMs: number; totalMs: number };
+  private: boolean;
+  referenceRunId: string | null;
+}
+
+export interface RunResult {
+  summary: RunSummary;
+  workload: ResolvedWorkload;
+}
+
+function describeLoad(load: LoadSpec): LoadDescription {
+  return load.mode === 'closed' ? { mode: 'closed', concurrency: load.concurrency } : { mode: 'open', rate: load.rate, burstiness: load.burstiness, max_outstanding: load.maxOutstanding };
+}
+
+async function endpointModel(url: string, headers: Record<string, string>): Promise<string | null> {
+  try {
+    const response = await fetch(`${url}/v1/models`, { headers, signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new AppError(ErrorCode.RequestFailed, `${url}/v1/models answered HTTP ${response.status}`);
+    return parseOpenAiModels(await response.json())[0] ?? null;
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new AppError(ErrorCode.RequestFailed, `Cannot reach the endpoint ${url}: ${(error as Error).message}`);
+  }
+}
+
+/** Items whose output could not fit the server's per-request context: refused before anything is stored. */
+function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerSlot: number | null): void {
+  if (contextPerSlot === null) return;
+  const tooLong = workload.groups.flatMap((group) => group.items).filter((item) => item.sampling.max_tokens + (item.target_input_tokens ?? 0) > contextPerSlot);
+  if (tooLong.length > 0) {
+    const names = tooLong.slice(0, 5).map((item) => `${item.id} (max_tokens ${item.sampling.max_tokens}${item.target_input_tokens ? ` + ${item.target_input_tokens} input` : ''})`).join(', ');
+    throw new AppError(ErrorCode.InvalidInput, `${file}: max_tokens beyond the server's context of ${contextPerSlot} tokens per request for ${names}${tooLong.length > 5 ? ` and ${tooLong.length - 5} more` : ''}; lower max_tokens or raise the profile's contextSize`);
+  }
+}
+
+/**
+ * One measured run from start to stored summary: start the server (or check the
+ * endpoint), resolve the workload with the engine's tokenizer, record the environment,
+ * drive the load, summarize from what was stored.
+ */
+export async function runWorkload(options: {
+  request: RunRequest;
+  store: RunStore;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  signal?: AbortSignal;
+  onStatus?: (line: string) => void;
+  onProgress?: (progress: RunProgress) => void;
+}): Promise<RunResult> {
+  const { request, store } = options;
+  let baseUrl: string;
+  let headers: Record<string, string> = {};
+  let server: ServerSnapshot | null = null;
+  let serverLost: Promise<string> | undefined;
+  let engineInfo: unknown = null;
+  let modelInfo: { ref: string | null; path: string | null; size: number | null; sha256: string | null } = { ref: null, path: null, size: null, sha256: null };
+  let stopServer = async () => {};
+
+  if (request.target.kind === 'model') {
+    const target = request.target;
+    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile });
+    stopServer = async () => void (await managed.stop());
+    serverLost = new Promise((resolve) => managed.changes.on((snapshot) => {
+      if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
+    }));
+    options.onStatus?.(`starting llama-server on ${target.modelRef}`);
+    server = await managed.start();
+    if (server.state !== 'ready' || !server.baseUrl) {
+      await stopServer();
+      throw new AppError(ErrorCode.ServerStartFailed, `${server.fault?.message ?? 'the server did not start'}\n  hint: ${server.fault?.hint ?? ''}\n${(server.fault?.logTail ?? []).slice(-12).join('\n')}`, { fault: server.fault });
+    }
+    baseUrl = server.baseUrl;
+    engineInfo = await options.engine();
+    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await sha256File(target.modelPath) };
+  } else {
+    baseUrl = request.target.url;
+    headers = request.target.headers;
+    const model = await endpointModel(baseUrl, headers);
+    engineInfo = { origin: 'endpoint', url: baseUrl, model };
+    modelInfo = { ref: model, path: null, size: null, sha256: null };
+  }
+
+  try {
+    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
+    const counter = request.target.kind === 'model' ? llamaServerTokenCounter(baseUrl) : estimatingTokenCounter;
+    options.onStatus?.(`resolving workload ${request.workload.def.name}`);
+    const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
+    assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
+    const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
+    const environment = await captureEnvironment();
+    const load = describeLoad(request.load);
+    const stopRule: StopRule = { requests: request.stop.requests ?? (request.stop.durationMs === null ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0) : null), durationMs: request.stop.durationMs };
+    const manifest = {
+      workload: { name: workload.name, revision: workload.revision, source: workload.source },
+      target: request.target.kind === 'model' ? { kind: 'model', model: request.target.modelRef, profile: request.target.profile } : { kind: 'endpoint', url: baseUrl },
+      load, stop: stopRule, warmup: request.warmup, slo: request.slo, timeouts: request.timeouts, private: request.private,
+      reference_run_id: request.referenceRunId,
+      sampling_note: 'per-item sampling settings are part of the workload revision',
+    };
+    const runId = store.createRun({
+      kind: 'workload',
+      modelRef: modelInfo.ref,
+      modelPath: modelInfo.path,
+      modelSizeBytes: modelInfo.size,
+      modelSha256: modelInfo.sha256,
+      engine: engineInfo,
+      server: server ? { sessionId: server.id, effectiveConfig: server.effectiveConfig, coldStart: server.coldStart } : null,
+      manifest,
+      workload,
+      environment,
+      private: request.private,
+    });
+    options.onStatus?.(`run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`);
+    let execution;
+    try {
+      execution = await executeRun({
+        store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
+        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress,
+      });
+    } catch (error) {
+      store.finishRun(runId, 'failed', (error as Error).message, undefined);
+      throw error;
+    }
+    const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
+    const summary = summarizeRun({ ...run, rows: store.requests(runId), load, slo: request.slo });
+    store.finishRun(runId, execution.status, execution.reason, summary);
+    return { summary, workload };
+  } finally {
+    await stopServer();
+  }
+}

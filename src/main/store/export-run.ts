@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
+
+const CSV_COLUMNS = ['seq', 'warmup', 'group', 'item_id', 'scheduled_ms', 't0_ms', 'ttft_ms', 'tpot_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms', 'prompt_tokens', 'cached_tokens', 'output_tokens', 'finish_reason', 'http_status', 'error_class', 'accepted'] as const;
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+/** One line of requests.jsonl: timings and outcome; text only when the run kept it. */
+export function requestRecord(row: RequestRow): Record<string, unknown> {
+  return {
+    seq: row.seq,
+    warmup: row.warmup === 1,
+    group: row.group_name,
+    item_id: row.item_id,
+    scheduled_ms: row.scheduled_ms,
+    t0_ms: row.t0_ms,
+    headers_ms: row.headers_ms,
+    end_ms: row.end_ms,
+    ttft_ms: row.ttft_ms,
+    tpot_ms: row.tpot_ms,
+    e2e_ms: row.e2e_ms,
+    queue_ms: row.queue_ms,
+    client_overhead_ms: row.client_overhead_ms,
+    chunk_offsets_ms: decodeChunkOffsets(row.chunk_offsets),
+    prompt_tokens: row.prompt_tokens,
+    cached_tokens: row.cached_tokens,
+    output_tokens: row.output_tokens,
+    output_tokens_source: row.output_tokens_source,
+    finish_reason: row.finish_reason,
+    http_status: row.http_status,
+    error_class: row.error_class,
+    error_message: row.error_message,
+    server_timings: parseJson(row.timings_json),
+    accepted: row.accepted === null ? null : row.accepted === 1,
+    acceptance: parseJson(row.acceptance_json),
+    prompt_sha256: row.prompt_sha256,
+    output_sha256: row.output_sha256,
+    prompt_chars: row.prompt_chars,
+    output_chars: row.output_chars,
+    ...(row.prompt_text !== null ? { prompt: row.prompt_text } : {}),
+    ...(row.output_text !== null ? { output: row.output_text } : {}),
+  };
+}
+
+export function runManifest(run: RunRow): Record<string, unknown> {
+  return {
+    run_id: run.id,
+    kind: run.kind,
+    status: run.status,
+    status_reason: run.status_reason,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
+    private: run.private === 1,
+    workload: { name: run.workload_name, revision: run.workload_revision },
+    model: { ref: run.model_ref, path: run.model_path, size_bytes: run.model_size_bytes, sha256: run.model_sha256 },
+    engine: parseJson(run.engine_json),
+    server: parseJson(run.server_json),
+    environment: parseJson(run.environment_json),
+    configuration: parseJson(run.manifest_json),
+  };
+}
+
+/** Writes manifest.json, summary.json, requests.jsonl and requests.csv for one run. */
+export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): { files: string[]; run: RunRow } {
+  const run = store.findRun(idOrPrefix);
+  if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
+  fs.mkdirSync(outDir, { recursive: true });
+  const rows = store.requests(run.id);
+  const files = {
+    manifest: path.join(outDir, 'manifest.json'),
+    summary: path.join(outDir, 'summary.json'),
+    requests: path.join(outDir, 'requests.jsonl'),
+    csv: path.join(outDir, 'requests.csv'),
+  };
+  fs.writeFileSync(files.manifest, `${JSON.stringify(runManifest(run), null, 2)}\n`);
+  fs.writeFileSync(files.summary, `${JSON.stringify(parseJson(run.summary_json), null, 2)}\n`);
+  fs.writeFileSync(files.requests, rows.map((row) => JSON.stringify(requestRecord(row))).join('\n') + (rows.length ? '\n' : ''));
+  const csvRows = rows.map((row) => {
+    const record = requestRecord(row);
+    return CSV_COLUMNS.map((column) => csvCell(column === 'group' ? record.group : record[column])).join(',');
+  });
+  fs.writeFileSync(files.csv, `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`);
+  return { files: Object.values(files), run };
+}

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { seededRandom } from '../models/random';
+import type { TokenCounter } from './token-counter';
+import type { ChatMessage, GeneratorDef } from './workload-types';
+
+const WORDS = (
+  'time person year way day thing man world life hand part child eye woman place work week case point government company number group problem fact ' +
+  'be have do say get make go know take see come think look want give use find tell ask seem feel try leave call good new first last long great little own ' +
+  'other old right big high different small large next early young important few public bad same able to of in for on with at by from up about into over ' +
+  'after river mountain signal engine memory garden window letter market music paper table system theory method result model measure answer question ' +
+  'light water stone cloud city road bridge forest ocean planet animal machine color number story order energy travel silver golden quiet rapid'
+).split(' ');
+
+export interface GeneratedPrompt {
+  id: string;
+  messages: ChatMessage[];
+  max_tokens: number;
+  target_input_tokens: number | null;
+  input_tokens_exact: boolean | null;
+  accept?: { contains: string }[];
+}
+
+function words(random: () => number, count: number): string[] {
+  return Array.from({ length: count }, () => WORDS[Math.floor(random() * WORDS.length)]!);
+}
+
+/**
+ * Text of exactly `target` tokens by the engine's tokenizer: a binary search over the
+ * number of words, then single-token padding for the last few. Reports when the tokenizer
+ * cannot land exactly (it then stays just under).
+ */
+export async function textOfTokens(target: number, random: () => number, counter: TokenCounter, prefix = ''): Promise<{ text: string; tokens: number; exact: boolean }> {
+  const pool = words(random, Math.ceil(target * 1.5) + 8);
+  const textFor = (n: number) => prefix + pool.slice(0, n).join(' ');
+  let low = 0;
+  let high = pool.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if ((await counter.count(textFor(middle))) <= target) low = middle;
+    else high = middle - 1;
+  }
+  let text = textFor(low);
+  let tokens = await counter.count(text);
+  for (let guard = 0; tokens < target && guard < 16; guard++) {
+    const padded = `${text} a`;
+    const paddedTokens = await counter.count(padded);
+    if (paddedTokens > target) break;
+    text = padded;
+    tokens = paddedTokens;
+  }
+  return { text, tokens, exact: counter.exact && tokens === target };
+}
+
+interface ShareGptRecord {
+  conversations?: { from?: string; value?: string }[];
+}
+
+/** ShareGPT-style JSON: a list of {conversations: [{from: human|gpt, value}]}; the turns up to the last human one. */
+export function importShareGpt(workloadFile: string, spec: { file: string; limit?: number; max_tokens?: number }): GeneratedPrompt[] {
+  const file = path.resolve(path.dirname(workloadFile), spec.file);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new AppError(ErrorCode.InvalidInput, `${file} (sharegpt import in ${workloadFile}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `not valid JSON: ${(error as Error).message}`}`);
+  }
+  if (!Array.isArray(parsed)) throw new AppError(ErrorCode.InvalidInput, `${file}: expected a JSON list of conversations`);
+  const prompts: GeneratedPrompt[] = [];
+  for (const [index, record] of (parsed as ShareGptRecord[]).entries()) {
+    if (spec.limit && prompts.length >= spec.limit) break;
+    const turns = record?.conversations;
+    if (!Array.isArray(turns)) throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} has no "conversations" list`);
+    const messages: ChatMessage[] = [];
+    for (const [turnIndex, turn] of turns.entries()) {
+      if (typeof turn?.value !== 'string') throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} turn ${turnIndex} has no string "value"`);
+      const role = turn.from === 'human' || turn.from === 'user' ? 'user' : turn.from === 'gpt' || turn.from === 'assistant' ? 'assistant' : turn.from === 'system' ? 'system' : null;
+      if (!role) throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} turn ${turnIndex} has unknown speaker "${turn.from}"`);
+      messages.push({ role, content: turn.value });
+    }
+    while (messages.length > 0 && messages[messages.length - 1]!.role !== 'user') messages.pop();
+    if (messages.length === 0) continue;
+    prompts.push({ id: `sharegpt-${index}`, messages, max_tokens: spec.max_tokens ?? 256, target_input_tokens: null, input_tokens_exact: null });
+  }
+  if (prompts.length === 0) throw new AppError(ErrorCode.InvalidInput, `${file}: no conversation with a human turn to import`);
+  return prompts;
+}
+
+/** Expands one generator into concrete prompts, deterministically from its seed. */
+export async function runGenerator(group: string, generator: GeneratorDef, counter: TokenCounter, workloadFile: string): Promise<GeneratedPrompt[]> {
+  if ('synthetic' in generator) {
+    const spec = generator.synthetic;
+    const random = seededRandom(spec.seed ?? 1);
+    const prompts: GeneratedPrompt[] = [];
+    for (let index = 0; index < spec.count; index++) {
+      const { text, exact } = await textOfTokens(spec.input_tokens, random, counter);
+      prompts.push({ id: `${group}-${index}`, messages: [{ role: 'user', content: text }], max_tokens: spec.output_tokens, target_input_tokens: spec.input_tokens, input_tokens_exact: exact });
+    }
+    return prompts;
+  }
+  if ('prefix_families' in generator) {
+    const spec = generator.prefix_families;
+    const random = seededRandom(spec.seed ?? 1);
+    const prompts: GeneratedPrompt[] = [];
+    for (let family = 0; family < spec.prefixes; family++) {
+      const prefix = await textOfTokens(spec.prefix_tokens, random, counter, `Document ${family}. `);
+      for (let suffix = 0; suffix < spec.suffixes; suffix++) {
+        const full = await textOfTokens(spec.prefix_tokens + spec.suffix_tokens, random, counter, `${prefix.text}\nQuestion ${suffix}: `);
+        prompts.push({
+          id: `${group}-p${family}-s${suffix}`,
+          messages: [{ role: 'user', content: full.text }],
+          max_tokens: spec.output_tokens,
+          target_input_tokens: spec.prefix_tokens + spec.suffix_tokens,
+          input_tokens_exact: full.exact,
+        });
+      }
+    }
+    return prompts;
+  }
+  if ('long_document' in generator) {
+    const spec = generator.long_document;
+    const random = seededRandom(spec.seed ?? 1);
+    const prompts: GeneratedPrompt[] = [];
+    for (let index = 0; index < spec.count; index++) {
+      const code = String(100000 + Math.floor(random() * 900000));
+      const fact = ` The access code for vault ${index} is ${code}. `;
+      const question = `\n\nWhat is the access code for vault ${index}? Answer with the code only.`;
+      const factTokens = await counter.count(fact + question);
+      const fillerTokens = Math.max(1, spec.document_tokens - factTokens);
+      const before = await textOfTokens(Math.max(1, Math.round(fillerTokens * (spec.fact_position ?? 0.9))), random, counter);
+      const after = await textOfTokens(Math.max(1, fillerTokens - before.tokens), random, counter);
+      const content = `${before.text}.${fact}${after.text}.${question}`;
+      const total = await counter.count(content);
+      prompts.push({
+        id: `${group}-${index}`,
+        messages: [{ role: 'user', content }],
+        max_tokens: spec.output_tokens,
+        target_input_tokens: spec.document_tokens,
+        input_tokens_exact: counter.exact && total === spec.document_tokens,
+        accept: [{ contains: code }],
+      });
+    }
+    return prompts;
+  }
+  return importShareGpt(workloadFile, generator.sharegpt);
+}

@@ -1,0 +1,72 @@
+import crypto from 'node:crypto';
+import { runGenerator } from './generators';
+import type { TokenCounter } from './token-counter';
+import type { ResolvedItem, ResolvedWorkload, WorkloadDef } from './workload-types';
+
+const DEFAULT_MAX_TOKENS = 128;
+
+/** JSON with sorted keys, so the revision hash does not depend on key order in the file. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().filter((key) => (value as Record<string, unknown>)[key] !== undefined).map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Turns a validated definition into the exact requests a run sends: generators expanded
+ * with the engine's tokenizer, defaults applied, group checks merged into each item.
+ */
+export async function resolveWorkload(def: WorkloadDef, source: string, counter: TokenCounter): Promise<ResolvedWorkload> {
+  const defaults = def.defaults ?? {};
+  const groups: ResolvedWorkload['groups'] = [];
+  for (const group of def.groups) {
+    const items: ResolvedItem[] = [];
+    for (const item of group.items ?? []) {
+      items.push({
+        id: item.id,
+        group: group.name,
+        messages: item.messages ?? null,
+        prompt: item.prompt ?? null,
+        sampling: {
+          max_tokens: item.max_tokens ?? defaults.max_tokens ?? DEFAULT_MAX_TOKENS,
+          temperature: item.temperature ?? defaults.temperature,
+          top_p: item.top_p ?? defaults.top_p,
+          seed: item.seed ?? defaults.seed,
+          stop: item.stop ?? defaults.stop,
+          ignore_eos: item.ignore_eos ?? defaults.ignore_eos,
+        },
+        response_format: item.response_format ?? null,
+        repeat: item.repeat ?? 1,
+        weight: item.weight ?? 1,
+        checks: [...(group.accept ?? []), ...(item.accept ?? [])],
+        target_input_tokens: null,
+        input_tokens_exact: null,
+      });
+    }
+    if (group.generate) {
+      for (const generated of await runGenerator(group.name, group.generate, counter, source)) {
+        items.push({
+          id: generated.id,
+          group: group.name,
+          messages: generated.messages,
+          prompt: null,
+          sampling: { max_tokens: generated.max_tokens, temperature: defaults.temperature, top_p: defaults.top_p, seed: defaults.seed, stop: defaults.stop, ignore_eos: defaults.ignore_eos },
+          response_format: null,
+          repeat: 1,
+          weight: 1,
+          checks: [...(group.accept ?? []), ...(generated.accept ?? [])],
+          target_input_tokens: generated.target_input_tokens,
+          input_tokens_exact: generated.input_tokens_exact,
+        });
+      }
+    }
+    groups.push({ name: group.name, items });
+  }
+  const content = { name: def.name, description: def.description ?? '', groups };
+  const revision = crypto.createHash('sha256').update(canonical(content)).digest('hex');
+  return { ...content, revision, source };
+}
+
+export { canonical };

@@ -1,0 +1,83 @@
+/** A workload set as written by the user, after schema validation. */
+export interface Sampling {
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string[];
+  ignore_eos?: boolean;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export type AcceptanceCheck =
+  | { contains: string }
+  | { regex: string }
+  | { json_schema: Record<string, unknown> }
+  | { exact: string }
+  | { equals_reference: true }
+  | { max_length: number };
+
+export interface ResponseFormat {
+  type: 'text' | 'json_object' | 'json_schema';
+  json_schema?: { name?: string; schema: Record<string, unknown>; strict?: boolean };
+}
+
+export interface WorkloadItemDef extends Sampling {
+  id: string;
+  messages?: ChatMessage[];
+  prompt?: string;
+  response_format?: ResponseFormat;
+  repeat?: number;
+  weight?: number;
+  accept?: AcceptanceCheck[];
+}
+
+export type GeneratorDef =
+  | { synthetic: { count: number; input_tokens: number; output_tokens: number; seed?: number } }
+  | { prefix_families: { prefixes: number; suffixes: number; prefix_tokens: number; suffix_tokens: number; output_tokens: number; seed?: number } }
+  | { long_document: { count: number; document_tokens: number; fact_position?: number; output_tokens: number; seed?: number } }
+  | { sharegpt: { file: string; limit?: number; max_tokens?: number } };
+
+export interface WorkloadGroupDef {
+  name: string;
+  description?: string;
+  items?: WorkloadItemDef[];
+  generate?: GeneratorDef;
+  accept?: AcceptanceCheck[];
+}
+
+export interface WorkloadDef {
+  name: string;
+  description?: string;
+  defaults?: Sampling;
+  groups: WorkloadGroupDef[];
+}
+
+/** One request template after generators ran and defaults applied: what is sent and how it is judged. */
+export interface ResolvedItem {
+  id: string;
+  group: string;
+  messages: ChatMessage[] | null;
+  prompt: string | null;
+  sampling: Required<Pick<Sampling, 'max_tokens'>> & Omit<Sampling, 'max_tokens'>;
+  response_format: ResponseFormat | null;
+  repeat: number;
+  weight: number;
+  checks: AcceptanceCheck[];
+  /** Input length the generator aimed for, and whether it was met exactly by the server's tokenizer. */
+  target_input_tokens: number | null;
+  input_tokens_exact: boolean | null;
+}
+
+export interface ResolvedWorkload {
+  name: string;
+  description: string;
+  /** sha256 of the resolved content: two runs with the same revision sent the same requests. */
+  revision: string;
+  groups: { name: string; items: ResolvedItem[] }[];
+  source: string;
+}
