@@ -6,8 +6,20 @@ export type CommandHandler = (args: string[], signal: AbortSignal) => Promise<nu
 
 /** Strict option parsing: an unknown option or a missing value is a usage error (exit 2). */
 export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, usage: string, allowPositionals = false) {
+  // "--concurrency -2" means the value -2 (to be refused with its own message), not a flag.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i]!.startsWith('--') ? args[i]!.slice(2) : null;
+    const next = args[i + 1];
+    if (name && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`--${name}=${next}`);
+      i += 1;
+    } else {
+      joined.push(args[i]!);
+    }
+  }
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals });
+    return parseArgs({ args: joined, options, strict: true, allowPositionals });
   } catch (error) {
     throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${usage}`);
   }

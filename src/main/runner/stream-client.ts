@@ -68,12 +68,13 @@ function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
  * request is processed; that one case is retried once on a fresh connection.
  */
 export async function streamCompletion(options: StreamRequestOptions): Promise<StreamedCompletion> {
-  const first = await attempt(options);
-  if (first.staleSocket) return (await attempt(options)).result;
+  const first = await attempt(options, options.agent);
+  // The retry opens its own connection: the pool may hold more sockets the server closed.
+  if (first.staleSocket) return (await attempt(options, false)).result;
   return first.result;
 }
 
-function attempt(options: StreamRequestOptions): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
+function attempt(options: StreamRequestOptions, agent: http.Agent | false | undefined): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
   const url = new URL((options.path ?? '/v1/chat/completions').replace(/^\//, ''), options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
   const result: StreamedCompletion = {
@@ -96,7 +97,7 @@ function attempt(options: StreamRequestOptions): Promise<{ result: StreamedCompl
     };
     const request = http.request(url, {
       method: 'POST',
-      agent: options.agent,
+      agent,
       headers: { ...options.headers, 'content-type': 'application/json', 'content-length': payload.length, accept: 'text/event-stream' },
     });
     const fail = (errorClass: RequestErrorClass, message: string) => {

@@ -132,15 +132,21 @@ export class RunStore {
     this.updateStatus = db.prepare(`UPDATE runs SET status = @status, status_reason = @reason, ended_at = @endedAt, summary_json = COALESCE(@summary, summary_json) WHERE id = @id`);
   }
 
-  saveWorkload(workload: ResolvedWorkload): void {
-    this.db.prepare('INSERT OR IGNORE INTO workloads (revision, name, source, content_json, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(workload.revision, workload.name, workload.source, JSON.stringify(workload), new Date().toISOString());
+  /**
+   * Keeps a workload's resolved content by revision. A private run stores only its identity:
+   * the prompts are the private text.
+   */
+  saveWorkload(workload: ResolvedWorkload, options: { private?: boolean } = {}): void {
+    const content = options.private ? JSON.stringify({ private: true, name: workload.name, revision: workload.revision }) : JSON.stringify(workload);
+    this.db.prepare(`INSERT INTO workloads (revision, name, source, content_json, created_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (revision) DO UPDATE SET content_json = excluded.content_json WHERE json_extract(workloads.content_json, '$.private') = 1 AND json_extract(excluded.content_json, '$.private') IS NULL`)
+      .run(workload.revision, workload.name, workload.source, content, new Date().toISOString());
   }
 
   createRun(run: NewRun): string {
     const id = crypto.randomUUID();
     this.db.transaction(() => {
-      if (run.workload) this.saveWorkload(run.workload);
+      if (run.workload) this.saveWorkload(run.workload, { private: run.private });
       this.insertRun.run({
         id,
         kind: run.kind,

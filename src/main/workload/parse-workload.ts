@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
-import { isMap, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { projectRoot } from '../core/paths';
@@ -46,6 +46,17 @@ function fieldName(pathParts: (string | number)[]): string {
 }
 
 function locate(doc: Document, counter: LineCounter, pathParts: (string | number)[]): { line: number | null; column: number | null } {
+  // A field is pointed at by its key: the line a user scans for.
+  const parent = doc.getIn(pathParts.slice(0, -1), true);
+  const last = pathParts[pathParts.length - 1];
+  if (typeof last === 'string' && isMap(parent)) {
+    const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === last);
+    const range = pair && isScalar(pair.key) ? pair.key.range : undefined;
+    if (range) {
+      const position = counter.linePos(range[0]);
+      return { line: position.line, column: position.col };
+    }
+  }
   for (let depth = pathParts.length; depth >= 0; depth--) {
     const node = doc.getIn(pathParts.slice(0, depth), true) as { range?: [number, number, number] } | undefined;
     if (node && typeof node === 'object' && node.range) {
@@ -129,9 +140,9 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
 export function parseWorkloadText(text: string, file: string): WorkloadDef {
   if (text.trim() === '') fail(file, [{ file, line: null, column: null, field: '', message: 'the file is empty; a workload needs at least "name" and "groups"' }]);
   const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: false, strict: true });
+  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true, strict: true });
   if (doc.errors.length > 0) {
-    fail(file, doc.errors.map((error) => ({ file, line: error.linePos?.[0].line ?? null, column: error.linePos?.[0].col ?? null, field: '', message: error.message.split('\n')[0]! })));
+    fail(file, doc.errors.map((error) => ({ file, line: error.linePos?.[0].line ?? null, column: error.linePos?.[0].col ?? null, field: '', message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '') })));
   }
   if (!isMap(doc.contents)) fail(file, [{ file, line: 1, column: 1, field: '', message: 'expected a mapping (name, description, groups) at the top level' }]);
   let value: unknown;
