@@ -15,7 +15,7 @@ export interface Distribution {
  * Percentile by linear interpolation between order statistics (NumPy's default "linear"
  * method): rank h = (n - 1) * q, value = x[floor h] + (h - floor h) * (x[ceil h] - x[floor h]).
  */
-export function percentile(sorted: readonly number[], q: number): number | null {
+export function percentile(sorted: ArrayLike<number>, q: number): number | null {
   if (sorted.length === 0) return null;
   const rank = (sorted.length - 1) * q;
   const lower = Math.floor(rank);
@@ -24,24 +24,55 @@ export function percentile(sorted: readonly number[], q: number): number | null 
   return low + (rank - lower) * (sorted[upper]! - low);
 }
 
-/** Sample standard deviation (n - 1); null below two samples. */
-export function summarize(values: readonly number[]): Distribution {
-  const finite = values.filter((value) => Number.isFinite(value));
+/** The finite values, sorted. A typed array sorts numerically in native code: millions of samples stay fast. */
+export function sortedFinite(values: ArrayLike<number>): Float64Array {
+  const sorted = new Float64Array(values.length);
+  let n = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
+    if (Number.isFinite(value)) sorted[n++] = value;
+  }
+  return sorted.subarray(0, n).sort();
+}
+
+/** Merges ascending arrays into one ascending array in linear time. */
+export function mergeSorted(parts: readonly Float64Array[]): Float64Array {
+  const merged = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
+  const heads = parts.map(() => 0);
+  for (let out = 0; out < merged.length; out++) {
+    let best = -1;
+    for (let p = 0; p < parts.length; p++) {
+      if (heads[p]! < parts[p]!.length && (best < 0 || parts[p]![heads[p]!]! < parts[best]![heads[best]!]!)) best = p;
+    }
+    merged[out] = parts[best]![heads[best]!++]!;
+  }
+  return merged;
+}
+
+/** Sample standard deviation (n - 1); null below two samples. Non-finite values are ignored. */
+export function summarize(values: ArrayLike<number>): Distribution {
+  return summarizeSorted(sortedFinite(values));
+}
+
+export function summarizeSorted(finite: Float64Array): Distribution {
   const n = finite.length;
   if (n === 0) return { n: 0, mean: null, std: null, p50: null, p90: null, p95: null, p99: null, min: null, max: null };
-  const sorted = [...finite].sort((a, b) => a - b);
-  const mean = sorted.reduce((sum, value) => sum + value, 0) / n;
-  const std = n > 1 ? Math.sqrt(sorted.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (n - 1)) : null;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += finite[i]!;
+  const mean = sum / n;
+  let squares = 0;
+  for (let i = 0; i < n; i++) squares += (finite[i]! - mean) ** 2;
+  const std = n > 1 ? Math.sqrt(squares / (n - 1)) : null;
   return {
     n,
     mean,
     std,
-    p50: percentile(sorted, 0.5),
-    p90: percentile(sorted, 0.9),
-    p95: percentile(sorted, 0.95),
-    p99: percentile(sorted, 0.99),
-    min: sorted[0]!,
-    max: sorted[n - 1]!,
+    p50: percentile(finite, 0.5),
+    p90: percentile(finite, 0.9),
+    p95: percentile(finite, 0.95),
+    p99: percentile(finite, 0.99),
+    min: finite[0]!,
+    max: finite[n - 1]!,
   };
 }
 

@@ -1,5 +1,5 @@
-import { decodeChunkOffsets, type RequestRow } from '../store/run-store';
-import { percentileSupported, summarize, type Distribution } from './distribution';
+import { chunkOffsetView, type RequestRow } from '../store/run-store';
+import { mergeSorted, percentileSupported, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
 
 export interface SloSpec {
   ttft_ms?: number;
@@ -88,18 +88,27 @@ function counts(rows: readonly RequestRow[]): RequestCounts {
   return { attempted: rows.length, completed, failed: rows.length - completed, accepted, checked, failures_by_class: failures };
 }
 
-function distributions(rows: readonly RequestRow[]): Record<MetricName, Distribution> {
+/** Inter-chunk gaps of the successful requests, sorted. */
+function sortedItl(rows: readonly RequestRow[]): Float64Array {
+  const ok = rows.filter(isSuccess);
+  let total = 0;
+  for (const row of ok) total += Math.max(0, (row.chunk_offsets?.byteLength ?? 0) / 8 - 1);
+  const itl = new Float64Array(total);
+  let filled = 0;
+  for (const row of ok) {
+    const offsets = chunkOffsetView(row.chunk_offsets);
+    for (let i = 1; i < offsets.length; i++) itl[filled++] = offsets[i]! - offsets[i - 1]!;
+  }
+  return sortedFinite(itl);
+}
+
+function distributions(rows: readonly RequestRow[], itl: Float64Array): Record<MetricName, Distribution> {
   const ok = rows.filter(isSuccess);
   const pick = (key: Exclude<MetricName, 'itl_ms'>) => ok.map((row) => row[key]).filter((value): value is number => value !== null);
-  const itl: number[] = [];
-  for (const row of ok) {
-    const offsets = decodeChunkOffsets(row.chunk_offsets);
-    for (let i = 1; i < offsets.length; i++) itl.push(offsets[i]! - offsets[i - 1]!);
-  }
   return {
     ttft_ms: summarize(pick('ttft_ms')),
     tpot_ms: summarize(pick('tpot_ms')),
-    itl_ms: summarize(itl),
+    itl_ms: summarizeSorted(itl),
     e2e_ms: summarize(pick('e2e_ms')),
     queue_ms: summarize(pick('queue_ms')),
     client_overhead_ms: summarize(pick('client_overhead_ms')),
@@ -136,7 +145,11 @@ export function summarizeRun(input: {
   const measured = input.rows.filter((row) => row.warmup === 0);
   const windowMs = window(measured);
   const requestCounts = counts(measured);
-  const metrics = distributions(measured);
+  // ITL samples run to millions: sort each group's once and merge them for the whole run.
+  const groupNames = [...new Set(measured.map((row) => row.group_name ?? 'default'))];
+  const groupRows = new Map(groupNames.map((name) => [name, measured.filter((row) => (row.group_name ?? 'default') === name)]));
+  const groupItl = new Map(groupNames.map((name) => [name, sortedItl(groupRows.get(name)!)]));
+  const metrics = distributions(measured, mergeSorted([...groupItl.values()]));
   const ok = measured.filter(isSuccess);
   const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
   const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
@@ -150,14 +163,14 @@ export function summarizeRun(input: {
   }
 
   const groups: Record<string, GroupSummary> = {};
-  for (const name of [...new Set(measured.map((row) => row.group_name ?? 'default'))]) {
-    const rows = measured.filter((row) => (row.group_name ?? 'default') === name);
+  for (const name of groupNames) {
+    const rows = groupRows.get(name)!;
     const groupWindow = window(rows);
     const groupCounts = counts(rows);
     const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== 0 && meetsSlo(row, input.slo)).length;
     groups[name] = {
       requests: groupCounts,
-      metrics: distributions(rows),
+      metrics: distributions(rows, groupItl.get(name)!),
       throughput: {
         requests_per_s: perSecond(groupCounts.completed, groupWindow),
         output_tokens_per_s: perSecond(rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0), groupWindow),

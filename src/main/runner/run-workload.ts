@@ -150,7 +150,7 @@ export async function runWorkload(options: {
       throw error;
     }
     const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
-    const summary = summarizeRun({ ...run, rows: store.requests(runId), load, slo: request.slo });
+    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo });
     store.finishRun(runId, execution.status, execution.reason, summary);
     return { summary, workload };
   } finally {

@@ -68,11 +68,16 @@ function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
  * request is processed; that one case is retried once on a fresh connection.
  */
 export async function streamCompletion(options: StreamRequestOptions): Promise<StreamedCompletion> {
-  const first = await attempt(options, options.agent);
-  // The retry opens its own connection: the pool may hold more sockets the server closed.
-  if (first.staleSocket) return (await attempt(options, false)).result;
-  return first.result;
+  const agent = options.agent && closesAfterStreaming.has(options.agent) ? false : options.agent;
+  const first = await attempt(options, agent);
+  if (!first.staleSocket) return first.result;
+  // llama-server closes the connection after a streamed response while advertising
+  // keep-alive; once seen, every later request through this agent opens its own connection.
+  if (options.agent) closesAfterStreaming.add(options.agent);
+  return (await attempt(options, false)).result;
 }
+
+const closesAfterStreaming = new WeakSet<http.Agent>();
 
 function attempt(options: StreamRequestOptions, agent: http.Agent | false | undefined): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
   const url = new URL((options.path ?? '/v1/chat/completions').replace(/^\//, ''), options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);

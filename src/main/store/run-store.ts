@@ -6,6 +6,13 @@ import type { Db } from './database';
 
 const thisProcess = identify(process.pid);
 
+const SUMMARY_COLUMNS = [
+  'seq', 'warmup', 'group_name', 'item_id', 'scheduled_ms', 't0_ms', 'headers_ms', 'end_ms', 'ttft_ms', 'e2e_ms', 'tpot_ms', 'queue_ms',
+  'client_overhead_ms', 'output_tokens', 'output_tokens_source', 'prompt_tokens', 'cached_tokens', 'finish_reason', 'http_status',
+  'error_class', 'error_message', 'timings_json', 'chunk_offsets', 'accepted', 'acceptance_json',
+  'NULL AS prompt_text', 'NULL AS output_text', 'prompt_sha256', 'output_sha256', 'prompt_chars', 'output_chars',
+].join(', ');
+
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
 
 export interface NewRun {
@@ -104,10 +111,16 @@ export interface RequestRow {
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
-export function decodeChunkOffsets(blob: Buffer | null): number[] {
-  if (!blob || blob.byteLength === 0) return [];
+/** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
+export function chunkOffsetView(blob: Buffer | null): Float64Array {
+  if (!blob || blob.byteLength === 0) return new Float64Array(0);
+  if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8);
   const copy = new Uint8Array(blob);
-  return Array.from(new Float64Array(copy.buffer, copy.byteOffset, copy.byteLength / 8));
+  return new Float64Array(copy.buffer, 0, copy.byteLength / 8);
+}
+
+export function decodeChunkOffsets(blob: Buffer | null): number[] {
+  return Array.from(chunkOffsetView(blob));
 }
 
 /** Runs and their requests. Requests are written in batches, each batch one transaction. */
@@ -254,6 +267,11 @@ export class RunStore {
 
   requests(runId: string): RequestRow[] {
     return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
+  }
+
+  /** Requests without their text: what summaries need, read in a fraction of the time. */
+  requestsForSummary(runId: string): RequestRow[] {
+    return this.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM requests WHERE run_id = ? ORDER BY seq`).all(runId) as RequestRow[];
   }
 
   /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */
