@@ -18,6 +18,7 @@ import { DEFAULT_TIMEOUTS } from '../src/main/server/managed-server';
 import { ServerManager } from '../src/main/server/server-manager';
 import { openAppStore } from '../src/main/store/app-store';
 import type { StoredRequest } from '../src/main/store/run-store';
+import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
 
 interface Row {
   figure: string;
@@ -88,6 +89,14 @@ async function clientOverhead(): Promise<void> {
       const b = summarize(minimal).p50;
       rows.push({ figure: `client_overhead_ms p50, concurrency ${concurrency} (Infer Lab / minimal client, n=${ours.length}/${minimal.length})`, value: `${fmt(a)} / ${fmt(b)}  (difference ${fmt(a !== null && b !== null ? a - b : null)})`, target: 'Infer Lab adds ≤ 0.5 ms' });
     }
+    // Sampler cost: every sampler this machine has, at 4 Hz, for 10 s against the idle server.
+    const origin = performance.now();
+    const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: server.pid, metricsUrl: `${server.baseUrl}/metrics`, intervalMs: 250 });
+    session.start();
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await session.stop();
+    const telemetry = session.summary();
+    rows.push({ figure: `sampler overhead at 4 Hz (${telemetry.gpu_unavailable_reason ? 'process + /metrics; no nvidia-smi here' : 'nvidia-smi + process + /metrics'})`, value: `${telemetry.sampler.cpu_pct.toFixed(3)} % of one core`, target: '< 1 %' });
   } finally {
     await servers.dispose();
     store.close();

@@ -1,3 +1,4 @@
+import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { chunkOffsetView, type RequestRow } from '../store/run-store';
 import { mergeSorted, percentileSupported, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
 
@@ -52,6 +53,7 @@ export interface RunSummary {
   groups: Record<string, GroupSummary>;
   load: { mode: string; offered: number | null; achieved: number | null; concurrency: number | null; slip_ms_p99: number | null; slip_ms_max: number | null; client_bound: boolean; note: string | null };
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
+  telemetry: TelemetrySummary | null;
 }
 
 function isSuccess(row: RequestRow): boolean {
@@ -141,6 +143,7 @@ export function summarizeRun(input: {
   rows: readonly RequestRow[];
   load: LoadDescription;
   slo: SloSpec | null;
+  telemetry?: TelemetrySummary | null;
 }): RunSummary {
   const measured = input.rows.filter((row) => row.warmup === 0);
   const windowMs = window(measured);
@@ -218,5 +221,6 @@ export function summarizeRun(input: {
       note,
     },
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
+    telemetry: input.telemetry ?? null,
   };
 }

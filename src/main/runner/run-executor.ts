@@ -47,11 +47,13 @@ export async function executeRun(options: {
   signal?: AbortSignal;
   serverLost?: Promise<string>;
   seed?: number;
+  /** performance.now() at the run's time zero, shared with telemetry so both use one clock. */
+  clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
   onText?: (seq: number, text: string) => void;
 }): Promise<RunExecution> {
   const plan = new RequestPlan(options.workload);
-  const runStart = performance.now();
+  const runStart = options.clockOrigin ?? performance.now();
   const halt = new AbortController();
   const cancel = new AbortController();
   let abortReason: string | null = null;

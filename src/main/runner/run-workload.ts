@@ -11,6 +11,7 @@ import type { RunStore } from '../store/run-store';
 import { resolveWorkload } from '../workload/resolve-workload';
 import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
+import { TelemetrySession } from '../telemetry/telemetry-session';
 import { captureEnvironment } from './environment';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
@@ -22,6 +23,10 @@ export type RunTargetSpec =
 export interface RunRequest {
   workload: { def: WorkloadDef; file: string };
   target: RunTargetSpec;
+  /** A Prometheus URL to scrape for endpoint runs (a managed server's own /metrics is used otherwise). */
+  metricsUrl?: string | null;
+  /** Idle sampling before the measured window, for the telemetry baseline. */
+  baselineMs?: number;
   load: LoadSpec;
   stop: { requests: number | null; durationMs: number | null };
   warmup: number;
@@ -74,6 +79,8 @@ export async function runWorkload(options: {
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
   onProgress?: (progress: RunProgress) => void;
+  /** Receives the run's telemetry session once it exists, for live views. */
+  onTelemetry?: (session: TelemetrySession) => void;
 }): Promise<RunResult> {
   const { request, store } = options;
   let baseUrl: string;
@@ -139,18 +146,32 @@ export async function runWorkload(options: {
       private: request.private,
     });
     options.onStatus?.(`run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`);
+    const clockOrigin = performance.now();
+    const telemetry = new TelemetrySession({
+      clock: () => performance.now() - clockOrigin,
+      serverPid: server?.pid ?? null,
+      metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
+    });
+    options.onTelemetry?.(telemetry);
     let execution;
     try {
+      telemetry.start();
+      await new Promise((resolve) => setTimeout(resolve, request.baselineMs ?? 1000));
+      telemetry.markWindowStart();
       execution = await executeRun({
         store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
-        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress,
+        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, clockOrigin,
       });
+      telemetry.markWindowEnd();
     } catch (error) {
+      await telemetry.stop();
       store.finishRun(runId, 'failed', (error as Error).message, undefined);
       throw error;
     }
+    await telemetry.stop();
+    store.saveTelemetry(runId, telemetry.series());
     const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
-    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo });
+    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo, telemetry: telemetry.summary() });
     store.finishRun(runId, execution.status, execution.reason, summary);
     return { summary, workload };
   } finally {

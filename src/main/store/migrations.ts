@@ -125,4 +125,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_workload ON runs (workload_revision);
     `,
   },
+  {
+    version: 4,
+    name: 'telemetry series',
+    sql: `
+      CREATE TABLE telemetry_series (
+        run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        series  TEXT NOT NULL,
+        unit    TEXT NOT NULL,
+        -- Float64Array of interleaved (t_ms, value) pairs on the run's clock.
+        points  BLOB NOT NULL,
+        PRIMARY KEY (run_id, series)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -282,6 +282,23 @@ export class RunStore {
     return outputs;
   }
 
+  saveTelemetry(runId: string, series: readonly { series: string; unit: string; points: Float64Array }[]): void {
+    const insert = this.db.prepare('INSERT OR REPLACE INTO telemetry_series (run_id, series, unit, points) VALUES (?, ?, ?, ?)');
+    this.db.transaction(() => {
+      for (const entry of series) insert.run(runId, entry.series, entry.unit, Buffer.from(entry.points.buffer, entry.points.byteOffset, entry.points.byteLength));
+    })();
+  }
+
+  telemetry(runId: string): { series: string; unit: string; points: [number, number][] }[] {
+    const rows = this.db.prepare('SELECT series, unit, points FROM telemetry_series WHERE run_id = ? ORDER BY series').all(runId) as { series: string; unit: string; points: Buffer }[];
+    return rows.map((row) => {
+      const values = chunkOffsetView(row.points);
+      const points: [number, number][] = [];
+      for (let i = 0; i + 1 < values.length; i += 2) points.push([values[i]!, values[i + 1]!]);
+      return { series: row.series, unit: row.unit, points };
+    });
+  }
+
   countRequests(runId: string): number {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE run_id = ?').get(runId) as { n: number }).n;
   }

@@ -14,7 +14,7 @@ import { formatMs, formatNumber, formatTable } from '../format';
 const USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --endpoint URL)
     [--concurrency N | --rate R [--burstiness B] [--max-outstanding N]] [--requests N | --duration S] [--warmup N]
     [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
-    [--profile NAME] [--set FIELD=VALUE ...] [--api-key-env VAR] [--private] [--db PATH] [--json]`;
+    [--profile NAME] [--set FIELD=VALUE ...] [--api-key-env VAR] [--metrics-url URL] [--private] [--db PATH] [--json]`;
 
 function usage(message: string): never {
   throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${USAGE}`);
@@ -63,6 +63,16 @@ export function printSummary(summary: RunSummary): void {
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
     `load: ${summary.load.mode}${summary.load.mode === 'closed' ? ` concurrency ${summary.load.concurrency}` : ` offered ${summary.load.offered} req/s, p99 slip ${formatMs(summary.load.slip_ms_p99)}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
   ];
+  const telemetry = summary.telemetry;
+  if (telemetry) {
+    const gpu = telemetry.gpu;
+    lines.push(gpu
+      ? `GPU ${gpu.name}: VRAM baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
+      : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`);
+    if (telemetry.server_process) lines.push(`server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`);
+    if (telemetry.server_metrics) lines.push(`server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`);
+    lines.push(`sampler: every ${telemetry.sampler.interval_ms} ms, ${telemetry.sampler.cpu_pct.toFixed(2)} % of one core`);
+  }
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
   if (Object.keys(u).length > 0) lines.push('* too few samples for this percentile to mean much');
   lines.push('Latencies are over successful requests; queue_ms is an estimate (TTFT minus server prefill and one decode step).');
@@ -75,7 +85,7 @@ export const runCommand: CommandHandler = async (args, signal) => {
     concurrency: { type: 'string' }, rate: { type: 'string' }, burstiness: { type: 'string' }, 'max-outstanding': { type: 'string' },
     requests: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, slo: { type: 'string' },
     'first-token-timeout': { type: 'string' }, timeout: { type: 'string' }, reference: { type: 'string' },
-    profile: { type: 'string' }, set: { type: 'string', multiple: true }, 'api-key-env': { type: 'string' },
+    profile: { type: 'string' }, set: { type: 'string', multiple: true }, 'api-key-env': { type: 'string' }, 'metrics-url': { type: 'string' },
     private: { type: 'boolean' }, db: { type: 'string' }, json: { type: 'boolean' },
   }, USAGE);
   if (!values.workload) usage('--workload is required');
@@ -118,7 +128,7 @@ export const runCommand: CommandHandler = async (args, signal) => {
       : { kind: 'endpoint', url: endpoint!, headers: endpointHeaders(process.env, values['api-key-env'] ?? 'INFERLAB_API_KEY') };
     const tty = process.stderr.isTTY === true;
     const { summary } = await runWorkload({
-      request: { workload: { def, file }, target, load, stop: { requests, durationMs: duration === undefined ? null : duration * 1000 }, warmup, slo, timeouts, private: values.private ?? false, referenceRunId: values.reference ? context.store.runs.findRun(values.reference)!.id : null },
+      request: { workload: { def, file }, target, metricsUrl: values['metrics-url'] ?? null, load, stop: { requests, durationMs: duration === undefined ? null : duration * 1000 }, warmup, slo, timeouts, private: values.private ?? false, referenceRunId: values.reference ? context.store.runs.findRun(values.reference)!.id : null },
       store: context.store.runs,
       servers: context.servers,
       engine: context.engine,

@@ -1,0 +1,130 @@
+import fs from 'node:fs';
+import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
+import { Emitter } from '../core/emitter';
+import { ManagedProcess } from '../core/process';
+import { findExecutable } from '../core/which';
+import { computeAppsQueryArgs, gpuQueryArgs, NVML_FAILURE, parseComputeAppLine, parseGpuLine } from './nvidia-smi-parse';
+
+const MAX_RESTARTS = 5;
+const RESTART_DELAY_MS = 1000;
+
+/**
+ * One long-lived `nvidia-smi ... -lms N` loop (never a process per sample: each start can
+ * cost the driver seconds), restarted if it dies, given up on with a reason when the
+ * driver itself fails.
+ */
+class SmiLoop<T> {
+  private child: ManagedProcess | null = null;
+  private restarts = 0;
+  private stopped = false;
+  failure: string | null = null;
+
+  constructor(
+    private readonly binary: string,
+    private readonly args: string[],
+    private readonly parse: (line: string) => T | null,
+    private readonly onSample: (sample: T) => void,
+  ) {}
+
+  start(): void {
+    if (this.stopped || this.failure) return;
+    const child = new ManagedProcess(this.binary, this.args, {
+      logCapacity: 20,
+      onLine: (line) => {
+        if (NVML_FAILURE.test(line)) {
+          this.failure = line.trim();
+          void child.stop(500);
+          return;
+        }
+        const sample = this.parse(line);
+        if (sample) this.onSample(sample);
+      },
+    });
+    this.child = child;
+    void child.exited.then(() => {
+      if (this.stopped || this.failure) return;
+      if (this.restarts >= MAX_RESTARTS) {
+        this.failure = `nvidia-smi kept exiting (${MAX_RESTARTS} restarts): ${child.logs.text(3)}`;
+        return;
+      }
+      this.restarts += 1;
+      setTimeout(() => this.start(), RESTART_DELAY_MS).unref();
+    });
+  }
+
+  /** CPU seconds the loop's process used so far (Linux), for the sampler's own cost. */
+  cpuSeconds(): number {
+    const pid = this.child?.pid;
+    if (!pid) return 0;
+    return readCpuSeconds(pid);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.child?.stop(1000);
+  }
+}
+
+export function readCpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 (utime, stime) in clock ticks; 100 ticks per second on Linux.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+export interface GpuAvailability {
+  available: boolean;
+  reason: string | null;
+}
+
+export function nvidiaSmiPath(): string | null {
+  return findExecutable('nvidia-smi');
+}
+
+/** GPU memory/utilization for every GPU plus VRAM per process, on the caller's clock. */
+export class GpuSampler {
+  readonly samples: GpuSample[] = [];
+  readonly processVram: ProcessVramSample[] = [];
+  readonly changes = new Emitter<GpuSample>();
+  private loops: SmiLoop<unknown>[] = [];
+  private startedCpu = 0;
+
+  constructor(
+    private readonly clock: () => number,
+    private readonly intervalMs = 250,
+    private readonly binary: string | null = nvidiaSmiPath(),
+  ) {}
+
+  get unavailableReason(): string | null {
+    if (!this.binary) return 'nvidia-smi not found: no NVIDIA driver on this machine';
+    const failure = this.loops.find((loop) => loop.failure)?.failure;
+    if (failure) return `nvidia-smi failed: ${failure}`;
+    return null;
+  }
+
+  start(): void {
+    if (!this.binary || this.loops.length > 0) return;
+    this.loops = [
+      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), (line) => parseGpuLine(line, this.clock()), (sample) => {
+        this.samples.push(sample);
+        this.changes.emit(sample);
+      }),
+      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), (line) => parseComputeAppLine(line, this.clock()), (sample) => this.processVram.push(sample)),
+    ] as SmiLoop<unknown>[];
+    for (const loop of this.loops) loop.start();
+    this.startedCpu = 0;
+  }
+
+  cpuSeconds(): number {
+    return this.loops.reduce((sum, loop) => sum + loop.cpuSeconds(), 0) - this.startedCpu;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((loop) => loop.stop()));
+  }
+}
+

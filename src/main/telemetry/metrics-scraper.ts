@@ -1,0 +1,76 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import type { ServerMetricsSample } from '../../shared/contract/telemetry';
+
+/** Counter and gauge names per engine: llama.cpp's `llamacpp:*`, vLLM's `vllm:*`, SGLang's `sglang:*`. */
+const NAMES = {
+  promptTokensTotal: ['llamacpp:prompt_tokens_total', 'vllm:prompt_tokens_total', 'sglang:prompt_tokens_total'],
+  cachedPromptTokensTotal: ['llamacpp:prompt_tokens_cached_total', 'vllm:prefix_cache_hits_total', 'sglang:cached_tokens_total'],
+  predictedTokensTotal: ['llamacpp:tokens_predicted_total', 'vllm:generation_tokens_total', 'sglang:generation_tokens_total'],
+  requestsProcessing: ['llamacpp:requests_processing', 'vllm:num_requests_running', 'sglang:num_running_reqs'],
+  requestsDeferred: ['llamacpp:requests_deferred', 'vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
+} as const;
+
+/** Reads the figures Infer Lab uses from Prometheus text; families it does not know are ignored. */
+export function parseServerMetrics(text: string, t: number): ServerMetricsSample {
+  const values = new Map<string, number>();
+  for (const family of parsePrometheusTextFormat(text)) {
+    const sum = family.metrics.reduce((total, metric) => total + (Number(metric.value ?? metric.sum ?? 0) || 0), 0);
+    values.set(family.name, sum);
+  }
+  const pick = (names: readonly string[]) => {
+    for (const name of names) if (values.has(name)) return values.get(name)!;
+    return null;
+  };
+  return {
+    t,
+    promptTokensTotal: pick(NAMES.promptTokensTotal),
+    cachedPromptTokensTotal: pick(NAMES.cachedPromptTokensTotal),
+    predictedTokensTotal: pick(NAMES.predictedTokensTotal),
+    requestsProcessing: pick(NAMES.requestsProcessing),
+    requestsDeferred: pick(NAMES.requestsDeferred),
+  };
+}
+
+/** Scrapes a Prometheus endpoint at 1 Hz on the run's clock. */
+export class MetricsScraper {
+  readonly samples: ServerMetricsSample[] = [];
+  failures = 0;
+  lastError: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly clock: () => number,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  async scrape(): Promise<void> {
+    try {
+      const response = await fetch(this.url, { signal: AbortSignal.timeout(2000) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      this.samples.push(parseServerMetrics(await response.text(), this.clock()));
+    } catch (error) {
+      this.failures += 1;
+      this.lastError = (error as Error).message;
+    }
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.inFlight = this.scrape();
+    this.timer = setInterval(() => {
+      this.inFlight = this.scrape();
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops, after one last scrape so the run's counters include its final requests. */
+  async stop(): Promise<void> {
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    await this.inFlight;
+    await this.scrape();
+  }
+}

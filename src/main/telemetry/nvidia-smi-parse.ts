@@ -1,0 +1,94 @@
+import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
+
+/** The one query Infer Lab runs, so the parser knows the column order. */
+export const GPU_QUERY_FIELDS = ['timestamp', 'index', 'uuid', 'name', 'memory.used', 'memory.total', 'utilization.gpu', 'utilization.memory', 'temperature.gpu', 'power.draw', 'clocks.sm', 'pstate'] as const;
+
+export function gpuQueryArgs(intervalMs: number): string[] {
+  return [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(intervalMs)];
+}
+
+export function computeAppsQueryArgs(intervalMs: number): string[] {
+  return ['--query-compute-apps=pid,used_memory', '--format=csv,noheader,nounits', '-lms', String(intervalMs)];
+}
+
+/** Driver-level failures that restarting nvidia-smi will not fix. */
+export const NVML_FAILURE = /Failed to initialize NVML|NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found/i;
+
+function numberOrNull(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  const text = raw.trim();
+  // "[N/A]", "[Not Supported]", "[Unknown Error]", "N/A" all mean: not measured.
+  if (text === '' || text.startsWith('[') || text === 'N/A') return null;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : null;
+}
+
+function textOrNull(raw: string | undefined): string | null {
+  const text = raw?.trim();
+  return !text || text.startsWith('[') || text === 'N/A' ? null : text;
+}
+
+/** Parses one `--query-gpu` line; null for anything that is not a data line. */
+export function parseGpuLine(line: string, t: number): GpuSample | null {
+  const fields = line.split(',').map((field) => field.trim());
+  if (fields.length !== GPU_QUERY_FIELDS.length) return null;
+  const index = numberOrNull(fields[1]);
+  if (index === null) return null;
+  return {
+    t,
+    index,
+    uuid: textOrNull(fields[2]),
+    name: textOrNull(fields[3]),
+    memoryUsedMib: numberOrNull(fields[4]),
+    memoryTotalMib: numberOrNull(fields[5]),
+    utilizationPct: numberOrNull(fields[6]),
+    memoryUtilizationPct: numberOrNull(fields[7]),
+    temperatureC: numberOrNull(fields[8]),
+    powerW: numberOrNull(fields[9]),
+    smClockMhz: numberOrNull(fields[10]),
+    pstate: textOrNull(fields[11]),
+  };
+}
+
+/** Parses one `--query-compute-apps=pid,used_memory` line. */
+export function parseComputeAppLine(line: string, t: number): ProcessVramSample | null {
+  const fields = line.split(',').map((field) => field.trim());
+  if (fields.length !== 2) return null;
+  const pid = numberOrNull(fields[0]);
+  if (pid === null) return null;
+  return { t, pid, usedMib: numberOrNull(fields[1]) };
+}
+
+/**
+ * `amd-smi metric --json` output (a list with one entry per GPU): VRAM and activity.
+ * Values come as {value, unit} objects or bare numbers, "N/A" where unsupported.
+ */
+export function parseAmdSmiMetrics(json: unknown, t: number): GpuSample[] {
+  const entries = Array.isArray(json) ? json : json && typeof json === 'object' && Array.isArray((json as { gpu_data?: unknown }).gpu_data) ? (json as { gpu_data: unknown[] }).gpu_data : [];
+  const value = (raw: unknown): number | null => {
+    const inner = raw && typeof raw === 'object' && 'value' in raw ? (raw as { value: unknown }).value : raw;
+    return typeof inner === 'number' ? inner : typeof inner === 'string' ? numberOrNull(inner) : null;
+  };
+  const mib = (raw: unknown): number | null => {
+    const amount = value(raw);
+    const unit = raw && typeof raw === 'object' && 'unit' in raw ? String((raw as { unit: unknown }).unit) : 'MB';
+    if (amount === null) return null;
+    return /GB/i.test(unit) ? amount * 1024 : amount;
+  };
+  return entries.flatMap((entry): GpuSample[] => {
+    if (!entry || typeof entry !== 'object') return [];
+    const gpu = entry as Record<string, Record<string, unknown> | number | undefined>;
+    const usage = (gpu.usage ?? {}) as Record<string, unknown>;
+    const memory = (gpu.mem_usage ?? {}) as Record<string, unknown>;
+    const power = (gpu.power ?? {}) as Record<string, unknown>;
+    const temperature = (gpu.temperature ?? {}) as Record<string, unknown>;
+    const index = typeof gpu.gpu === 'number' ? gpu.gpu : null;
+    if (index === null) return [];
+    return [{
+      t, index, uuid: null, name: null,
+      memoryUsedMib: mib(memory.used_vram), memoryTotalMib: mib(memory.total_vram),
+      utilizationPct: value(usage.gfx_activity), memoryUtilizationPct: value(usage.umc_activity),
+      temperatureC: value(temperature.edge ?? temperature.hotspot), powerW: value(power.socket_power), smClockMhz: null, pstate: null,
+    }];
+  });
+}

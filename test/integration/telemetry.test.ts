@@ -1,0 +1,85 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/main/core/paths';
+import { inferlab, startInferlab } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+const standInDir = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'bin');
+const withStandIn = (extra: NodeJS.ProcessEnv = {}) => ({ PATH: `${standInDir}:${process.env.PATH}`, ...extra });
+
+function standInsRunning(): number {
+  let count = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(standInDir)) count += 1;
+    } catch {
+      // Process ended while scanning.
+    }
+  }
+  return count;
+}
+
+describe('telemetry on a run', () => {
+  it('reports gpu: null with the reason, plus real process and server metrics; predicted tokens match the run', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 't.db');
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '10', '--warmup', '2', '--concurrency', '2', '--db', db, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    const telemetry = summary.telemetry;
+    expect(telemetry.gpu).toBeNull();
+    expect(telemetry.gpu_unavailable_reason).toMatch(/nvidia-smi not found/);
+    expect(telemetry.server_process.cpu_pct_mean).toBeGreaterThan(0);
+    expect(telemetry.server_process.rss_peak_bytes).toBeGreaterThan(10 * 2 ** 20);
+    await inferlab(['export', summary.run_id, '--out', path.join(dir, 'export'), '--db', db]);
+    const requests = fs.readFileSync(path.join(dir, 'export', 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const allOutputTokens = requests.reduce((sum, request) => sum + request.output_tokens, 0);
+    expect(requests.filter((request) => request.warmup)).toHaveLength(2);
+    expect(telemetry.server_metrics.predicted_tokens).toBe(allOutputTokens);
+    expect(telemetry.sampler.interval_ms).toBe(250);
+  });
+
+  it('with the recorded-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
+    const db = path.join(tempDir(), 'gpu.db');
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '8', '--db', db, '--json'], withStandIn());
+    expect(result.code, result.stderr).toBe(0);
+    const gpu = JSON.parse(result.stdout).telemetry.gpu;
+    expect(gpu).toMatchObject({
+      name: 'NVIDIA GeForce RTX 4090', memory_total_mib: 24564, baseline_used_mib: 5120, peak_used_mib: 5120,
+      server_used_mib_peak: 812, utilization_pct_mean: 87, power_w_mean: 250.5, other_processes_vram_mib: 300,
+    });
+    expect(gpu.samples).toBeGreaterThan(0);
+    expect(standInsRunning()).toBe(0);
+  });
+
+  it('reports an NVML failure as the reason and keeps running; an interrupted run leaves no sampler behind', async () => {
+    const db = path.join(tempDir(), 'nvml.db');
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '4', '--db', db, '--json'], withStandIn({ FAKE_SMI_MODE: 'nvml-failure' }));
+    expect(result.code, result.stderr).toBe(0);
+    const telemetry = JSON.parse(result.stdout).telemetry;
+    expect(telemetry.gpu).toBeNull();
+    expect(telemetry.gpu_unavailable_reason).toMatch(/Failed to initialize NVML/);
+
+    const interrupted = startInferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '100', '--db', db, '--json'], withStandIn());
+    const exited = new Promise<number | null>((resolve) => interrupted.on('close', resolve));
+    for (let i = 0; i < 100 && standInsRunning() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(standInsRunning()).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    interrupted.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(standInsRunning()).toBe(0);
+  });
+
+  it('restarts an nvidia-smi loop that dies', async () => {
+    const db = path.join(tempDir(), 'restart.db');
+    const result = await inferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '4', '--db', db, '--json'], withStandIn({ FAKE_SMI_EXIT_AFTER: '3' }));
+    expect(result.code, result.stderr).toBe(0);
+    const gpu = JSON.parse(result.stdout).telemetry.gpu;
+    // Three samples per loop life; more than that in the window means the loop came back.
+    expect(gpu.samples).toBeGreaterThan(3);
+    expect(standInsRunning()).toBe(0);
+  });
+});
