@@ -6,6 +6,7 @@ import { demoCommand } from './cli/commands/demo';
 import { doctorCommand } from './cli/commands/doctor';
 import { modelsCommand } from './cli/commands/models';
 import { runCommand } from './cli/commands/run';
+import { serveCommand } from './cli/commands/serve';
 import { exportCommand, runsCommand } from './cli/commands/runs';
 import { serverCommand } from './cli/commands/server';
 import { setupCommand } from './cli/commands/setup';
@@ -27,6 +28,7 @@ Commands:
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
   runs list|show ID [--json]                  stored runs
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
+  serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
   app                                         open the desktop app (needs Electron's binary)
 
 MODEL is a GGUF path or demo:f16, demo:q8_0, demo:q4_k_m.
@@ -34,7 +36,7 @@ Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
 const COMMANDS: Record<string, CommandHandler> = {
   doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand,
-  run: runCommand, runs: runsCommand, export: exportCommand, app: appCommand,
+  run: runCommand, runs: runsCommand, export: exportCommand, serve: serveCommand, app: appCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

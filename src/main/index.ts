@@ -2,14 +2,13 @@ import path from 'node:path';
 import { app, BrowserWindow, session } from 'electron';
 import { RpcDispatcher } from './rpc/dispatcher';
 import { createServices } from './services';
-import { registerIpcTransport } from './transport/ipc';
+import { registerIpcTransport, sendEvent } from './transport/ipc';
 
 // Content served to the window: the bundled renderer only, no remote content, no eval.
 const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-const container = createServices();
-const dispatcher = new RpcDispatcher(container.services);
 let mainWindow: BrowserWindow | null = null;
+const containerReady = createServices();
 
 function createWindow(): BrowserWindow {
   const window = new BrowserWindow({
@@ -31,12 +30,16 @@ function createWindow(): BrowserWindow {
   return window;
 }
 
-void app.whenReady().then(() => {
+void app.whenReady().then(async () => {
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  registerIpcTransport(dispatcher, (sender) => sender === mainWindow?.webContents);
+  const container = await containerReady;
+  registerIpcTransport(new RpcDispatcher(container.services), (sender) => sender === mainWindow?.webContents);
+  container.events.on((event) => {
+    if (mainWindow) sendEvent(mainWindow.webContents, event.name, event.payload);
+  });
   mainWindow = createWindow();
   mainWindow.on('closed', () => (mainWindow = null));
 });
@@ -49,5 +52,5 @@ app.on('will-quit', (event) => {
   // Stop everything the app started (servers included) before the process exits.
   event.preventDefault();
   disposed = true;
-  void container.dispose().finally(() => app.quit());
+  void containerReady.then((container) => container.dispose()).finally(() => app.quit());
 });

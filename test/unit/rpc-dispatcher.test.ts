@@ -7,7 +7,8 @@ import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 const report: DoctorReport = { checks: [], engine: null, gpus: [], databasePath: '/tmp/x.db', demoModels: [] };
 
 function dispatcherWith(reportImpl: () => Promise<DoctorReport>) {
-  const services: AppServices = { doctor: { report: reportImpl } };
+  // Only the doctor service is exercised; the others are never reached by these requests.
+  const services = { doctor: { report: reportImpl } } as unknown as AppServices;
   return new RpcDispatcher(services);
 }
 
@@ -26,6 +27,10 @@ describe('RPC dispatcher', () => {
     [{ service: '__proto__', method: 'toString' }, /Unknown service/],
     [{ service: 'doctor', method: 'constructor' }, /Unknown method "doctor.constructor"/],
     [{ service: 'doctor', method: 'toString' }, /Unknown method/],
+    [{ service: 'doctor', method: 'report', args: [1] }, /doctor.report takes 0 argument\(s\), got 1/],
+    [{ service: 'runs', method: 'get', args: [42] }, /runs.get: argument 1 must be string/],
+    [{ service: 'runs', method: 'compare', args: [['a', 7]] }, /runs.compare: argument 1 must be string\[\]/],
+    [{ service: 'servers', method: 'start', args: ['demo:q8_0', 'not-an-object'] }, /servers.start: argument 2 must be object/],
   ])('refuses %j at the boundary', async (request, message) => {
     const response = await dispatcherWith(async () => report).dispatch(request);
     expect(response.ok).toBe(false);

@@ -1,8 +1,6 @@
 import type { EngineInfo } from '../../shared/contract/engine';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
 import { resolveDatabasePath, userDataDir } from '../core/paths';
-import { locateEngine } from '../engines/llamacpp/locate-engine';
+import { requireEngine } from '../engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from '../server/server-manager';
 import { openAppStore, type AppStore } from '../store/app-store';
 
@@ -14,11 +12,7 @@ export interface CliContext {
   dispose(): Promise<void>;
 }
 
-export async function requireEngine(): Promise<EngineInfo> {
-  const { engine, problems } = await locateEngine();
-  if (!engine) throw new AppError(ErrorCode.EngineMissing, `No llama-server: ${problems.join('; ')}. Run ./bin/inferlab setup first.`);
-  return engine;
-}
+export { requireEngine };
 
 /** Opens the database (sweeping orphans from dead processes) and a server manager to dispose. */
 export async function openCliContext(dbOption: string | undefined): Promise<CliContext> {

@@ -1,15 +1,6 @@
-/** Summary statistics in the shape every report uses. `null` when n cannot support a value. */
-export interface Distribution {
-  n: number;
-  mean: number | null;
-  std: number | null;
-  p50: number | null;
-  p90: number | null;
-  p95: number | null;
-  p99: number | null;
-  min: number | null;
-  max: number | null;
-}
+import type { Distribution } from '../../shared/contract/runs';
+
+export type { Distribution };
 
 /**
  * Percentile by linear interpolation between order statistics (NumPy's default "linear"

@@ -1,6 +1,7 @@
 import { SERVICE_METHODS, type AppServices, type RpcRequest, type RpcResponse, type ServiceName } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
+import { checkArguments } from './argument-rules';
 
 function isServiceName(name: string): name is ServiceName {
   return Object.hasOwn(SERVICE_METHODS, name);
@@ -20,6 +21,7 @@ export class RpcDispatcher {
       if (!isServiceName(request.service)) throw new AppError(ErrorCode.InvalidInput, `Unknown service "${request.service}"`);
       const allowed: readonly string[] = SERVICE_METHODS[request.service];
       if (!allowed.includes(request.method)) throw new AppError(ErrorCode.InvalidInput, `Unknown method "${request.service}.${request.method}"`);
+      checkArguments(request.service, request.method, request.args);
       const service = this.services[request.service] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
       const result = await service[request.method]!(...request.args);
       return { ok: true, result };

@@ -79,6 +79,10 @@ export async function runWorkload(options: {
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
   onProgress?: (progress: RunProgress) => void;
+  /** Streamed text of each request as it arrives (seq, piece). */
+  onText?: (seq: number, text: string) => void;
+  /** Called once the run row exists. */
+  onRunCreated?: (runId: string) => void;
   /** Receives the run's telemetry session once it exists, for live views. */
   onTelemetry?: (session: TelemetrySession) => void;
 }): Promise<RunResult> {
@@ -145,6 +149,7 @@ export async function runWorkload(options: {
       environment,
       private: request.private,
     });
+    options.onRunCreated?.(runId);
     options.onStatus?.(`run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`);
     const clockOrigin = performance.now();
     const telemetry = new TelemetrySession({
@@ -160,7 +165,7 @@ export async function runWorkload(options: {
       telemetry.markWindowStart();
       execution = await executeRun({
         store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
-        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, clockOrigin,
+        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, onText: options.onText, clockOrigin,
       });
       telemetry.markWindowEnd();
     } catch (error) {

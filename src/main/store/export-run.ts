@@ -71,25 +71,31 @@ export function runManifest(run: RunRow): Record<string, unknown> {
   };
 }
 
-/** Writes manifest.json, summary.json, requests.jsonl and requests.csv for one run. */
-export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): { files: string[]; run: RunRow } {
+/** The four export documents of a run, as text. */
+export function renderRunExport(store: RunStore, idOrPrefix: string): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string } {
   const run = store.findRun(idOrPrefix);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
-  fs.mkdirSync(outDir, { recursive: true });
-  const rows = store.requests(run.id);
-  const files = {
-    manifest: path.join(outDir, 'manifest.json'),
-    summary: path.join(outDir, 'summary.json'),
-    requests: path.join(outDir, 'requests.jsonl'),
-    csv: path.join(outDir, 'requests.csv'),
+  const records = store.requests(run.id).map(requestRecord);
+  const csvRows = records.map((record) => CSV_COLUMNS.map((column) => csvCell(record[column])).join(','));
+  return {
+    run,
+    manifest: `${JSON.stringify(runManifest(run), null, 2)}\n`,
+    summary: `${JSON.stringify(parseJson(run.summary_json), null, 2)}\n`,
+    requestsJsonl: records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : ''),
+    requestsCsv: `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`,
   };
-  fs.writeFileSync(files.manifest, `${JSON.stringify(runManifest(run), null, 2)}\n`);
-  fs.writeFileSync(files.summary, `${JSON.stringify(parseJson(run.summary_json), null, 2)}\n`);
-  fs.writeFileSync(files.requests, rows.map((row) => JSON.stringify(requestRecord(row))).join('\n') + (rows.length ? '\n' : ''));
-  const csvRows = rows.map((row) => {
-    const record = requestRecord(row);
-    return CSV_COLUMNS.map((column) => csvCell(column === 'group' ? record.group : record[column])).join(',');
-  });
-  fs.writeFileSync(files.csv, `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`);
-  return { files: Object.values(files), run };
+}
+
+/** Writes manifest.json, summary.json, requests.jsonl and requests.csv for one run. */
+export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): { files: string[]; run: RunRow } {
+  const rendered = renderRunExport(store, idOrPrefix);
+  fs.mkdirSync(outDir, { recursive: true });
+  const files: [string, string][] = [
+    [path.join(outDir, 'manifest.json'), rendered.manifest],
+    [path.join(outDir, 'summary.json'), rendered.summary],
+    [path.join(outDir, 'requests.jsonl'), rendered.requestsJsonl],
+    [path.join(outDir, 'requests.csv'), rendered.requestsCsv],
+  ];
+  for (const [file, content] of files) fs.writeFileSync(file, content);
+  return { files: files.map(([file]) => file), run: rendered.run };
 }

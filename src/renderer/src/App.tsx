@@ -1,19 +1,93 @@
-import { useMemo } from 'react';
+import { useCallback, useEffect, useMemo } from 'react';
+import type { AppEvents, JobProgress } from '../../shared/contract';
 import { createClient, type RpcBridge } from './api/client';
+import { useAppStore, type View } from './state/store';
+import { CompareView } from './views/CompareView';
 import { HomeView } from './views/HomeView';
+import { ModelsView } from './views/ModelsView';
+import { RunsView } from './views/RunsView';
+import { RunView } from './views/RunView';
+import { ServerView } from './views/ServerView';
+import { WorkloadsView } from './views/WorkloadsView';
+
+const NAVIGATION: { view: View; label: string }[] = [
+  { view: 'home', label: 'Home' },
+  { view: 'models', label: 'Models' },
+  { view: 'server', label: 'Server' },
+  { view: 'workloads', label: 'Workloads' },
+  { view: 'run', label: 'Run' },
+  { view: 'runs', label: 'Runs' },
+  { view: 'compare', label: 'Compare' },
+];
 
 export function App({ bridge }: { bridge: RpcBridge | null }) {
   const client = useMemo(() => (bridge ? createClient(bridge) : null), [bridge]);
+  const view = useAppStore((state) => state.view);
+  const theme = useAppStore((state) => state.theme);
+  const { setView, toggleTheme } = useAppStore.getState();
+
+  useEffect(() => {
+    document.documentElement.dataset.theme = theme;
+  }, [theme]);
+
+  useEffect(() => {
+    if (!bridge) return;
+    return bridge.on((name, payload) => {
+      const store = useAppStore.getState();
+      if (name === 'run.progress') store.applyProgress(payload as AppEvents['run.progress']);
+      else if (name === 'telemetry.tick') {
+        const { jobId, tick } = payload as AppEvents['telemetry.tick'];
+        store.applyTelemetry(jobId, tick);
+      } else if (name === 'server.state') store.applyServer(payload as AppEvents['server.state']);
+    });
+  }, [bridge]);
+
+  // Alt+1…7 switch views; Alt+T toggles the theme.
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!event.altKey) return;
+      const index = Number(event.key) - 1;
+      if (index >= 0 && index < NAVIGATION.length) {
+        setView(NAVIGATION[index]!.view);
+        event.preventDefault();
+      } else if (event.key.toLowerCase() === 't') {
+        toggleTheme();
+        event.preventDefault();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [setView, toggleTheme]);
+
+  const onJob = useCallback((listener: (progress: JobProgress) => void) => (bridge ? bridge.on((name, payload) => name === 'job.progress' && listener(payload as JobProgress)) : () => {}), [bridge]);
+
   if (!client) {
     return (
       <main>
-        <p role="alert" className="error">No connection to Infer Lab's main process. Start the app with npm start.</p>
+        <p role="alert" className="error">No connection to Infer Lab's main process. Start the app with npm start or ./bin/inferlab serve.</p>
       </main>
     );
   }
   return (
-    <main>
-      <HomeView client={client} />
-    </main>
+    <div className="shell">
+      <nav aria-label="Main">
+        <span className="brand">Infer Lab</span>
+        {NAVIGATION.map((item, index) => (
+          <button key={item.view} type="button" aria-current={view === item.view ? 'page' : undefined} title={`Alt+${index + 1}`} onClick={() => setView(item.view)}>
+            {item.label}
+          </button>
+        ))}
+        <button type="button" className="theme" onClick={toggleTheme} title="Alt+T">{theme === 'dark' ? 'Light theme' : 'Dark theme'}</button>
+      </nav>
+      <main>
+        {view === 'home' && <HomeView client={client} />}
+        {view === 'models' && <ModelsView client={client} onJob={onJob} />}
+        {view === 'server' && <ServerView client={client} />}
+        {view === 'workloads' && <WorkloadsView client={client} />}
+        {view === 'run' && <RunView client={client} />}
+        {view === 'runs' && <RunsView client={client} />}
+        {view === 'compare' && <CompareView client={client} />}
+      </main>
+    </div>
   );
 }

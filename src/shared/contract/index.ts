@@ -1,5 +1,10 @@
 import type { ErrorShape } from '../errors';
+import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
+import type { ModelScan } from './models';
+import type { RunSummary } from './runs';
+import type { ProfileProblem, ServerProfile, ServerSnapshot } from './server';
+import type { TelemetryTick } from './telemetry';
 
 /**
  * The services the UI can call, one interface per channel. The main process registers an
@@ -10,8 +15,122 @@ export interface DoctorService {
   report(): Promise<DoctorReport>;
 }
 
+export interface ModelsService {
+  scan(folders?: string[]): Promise<ModelScan>;
+  /** Starts llama-quantize; progress arrives as `job.progress` events. */
+  quantize(source: string, types: string[]): Promise<{ jobId: string }>;
+}
+
+export interface ServersService {
+  list(): Promise<ServerSnapshot[]>;
+  profiles(): Promise<ServerProfile[]>;
+  defaultProfile(): Promise<ServerProfile>;
+  validateProfile(profile: ServerProfile, modelRef: string | null): Promise<ProfileProblem[]>;
+  saveProfile(profile: ServerProfile): Promise<void>;
+  start(modelRef: string, profile: ServerProfile): Promise<ServerSnapshot>;
+  stop(serverId: string): Promise<ServerSnapshot>;
+  logs(serverId: string): Promise<string[]>;
+}
+
+export interface WorkloadInfo {
+  name: string;
+  file: string;
+  description: string;
+  groups: string[];
+  builtin: boolean;
+}
+
+export interface WorkloadValidation {
+  ok: boolean;
+  problems: { line: number | null; column: number | null; field: string; message: string }[];
+  items: number;
+}
+
+export interface WorkloadsService {
+  list(): Promise<WorkloadInfo[]>;
+  read(name: string): Promise<{ name: string; file: string; text: string }>;
+  validate(text: string): Promise<WorkloadValidation>;
+}
+
+export interface StartRunSpec {
+  workload: string;
+  /** A model reference (demo:q8_0 or a GGUF path) or an OpenAI-compatible URL. */
+  model: string | null;
+  endpoint: string | null;
+  profileName: string;
+  concurrency: number | null;
+  rate: number | null;
+  requests: number | null;
+  durationS: number | null;
+  warmup: number;
+  private: boolean;
+}
+
+export interface RunJobState {
+  jobId: string;
+  phase: 'starting' | 'running' | 'finished' | 'failed';
+  runId: string | null;
+  message: string;
+  sent: number;
+  finished: number;
+  failed: number;
+  /** New (time since start ms, TTFT ms) points since the previous event. */
+  ttftPoints: [number, number][];
+  outputTokensPerS: number | null;
+  /** The text of one sampled request, as it streams. */
+  sampleText: string;
+  summary: RunSummary | null;
+  error: ErrorShape | null;
+}
+
+export interface RunListItem {
+  runId: string;
+  startedAt: string;
+  status: string;
+  statusReason: string | null;
+  model: string | null;
+  quantization: string | null;
+  engine: string | null;
+  workload: string | null;
+  kind: string;
+  requests: number;
+  ttftP50: number | null;
+  outputTokensPerS: number | null;
+}
+
+export interface RunDetail {
+  item: RunListItem;
+  summary: RunSummary | null;
+  manifest: Record<string, unknown>;
+  telemetry: { series: string; unit: string; points: [number, number][] }[];
+  /** (t0 ms, TTFT ms) per measured request, for the timeline. */
+  requestMarks: [number, number | null][];
+}
+
+export interface RunExport {
+  fileBase: string;
+  manifest: string;
+  summary: string;
+  requestsJsonl: string;
+  requestsCsv: string;
+}
+
+export interface RunsService {
+  start(spec: StartRunSpec): Promise<{ jobId: string }>;
+  cancel(jobId: string): Promise<void>;
+  list(): Promise<RunListItem[]>;
+  get(runId: string): Promise<RunDetail>;
+  remove(runId: string): Promise<boolean>;
+  exportRun(runId: string): Promise<RunExport>;
+  compare(runIds: string[]): Promise<Comparison>;
+}
+
 export interface AppServices {
   doctor: DoctorService;
+  models: ModelsService;
+  servers: ServersService;
+  workloads: WorkloadsService;
+  runs: RunsService;
 }
 
 export type ServiceName = keyof AppServices;
@@ -22,14 +141,36 @@ export type ServiceName = keyof AppServices;
  */
 export const SERVICE_METHODS = {
   doctor: ['report'],
+  models: ['scan', 'quantize'],
+  servers: ['list', 'profiles', 'defaultProfile', 'validateProfile', 'saveProfile', 'start', 'stop', 'logs'],
+  workloads: ['list', 'read', 'validate'],
+  runs: ['start', 'cancel', 'list', 'get', 'remove', 'exportRun', 'compare'],
 } as const satisfies { [S in ServiceName]: readonly (keyof AppServices[S] & string)[] };
+
+export interface JobProgress {
+  jobId: string;
+  kind: 'quantize';
+  label: string;
+  done: number;
+  total: number | null;
+  finished: boolean;
+  error: ErrorShape | null;
+}
 
 /** Events pushed from main: whole-state snapshots keyed by channel name. */
 export interface AppEvents {
-  'doctor.report': DoctorReport;
+  'server.state': ServerSnapshot;
+  'run.progress': RunJobState;
+  'telemetry.tick': { jobId: string; tick: TelemetryTick };
+  'job.progress': JobProgress;
 }
 
 export type EventName = keyof AppEvents;
+export const EVENT_NAMES: readonly EventName[] = ['server.state', 'run.progress', 'telemetry.tick', 'job.progress'];
+
+export interface EventSink {
+  emit<E extends EventName>(name: E, payload: AppEvents[E]): void;
+}
 
 export interface RpcRequest {
   service: string;

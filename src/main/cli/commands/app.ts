@@ -10,7 +10,7 @@ export const appCommand: CommandHandler = async () => {
     process.stderr.write(
       "Electron's binary is not installed (its installer downloads it from outside the npm registry, which this machine cannot reach).\n" +
         'On a machine with internet access run: node node_modules/electron/install.js, then npm start.\n' +
-        'Meanwhile the CLI works (./bin/inferlab doctor, ./bin/inferlab demo, ./bin/inferlab server start).\n',
+        'Meanwhile the same UI runs in a browser: ./bin/inferlab serve (prints its URL).\n',
     );
     return 1;
   }

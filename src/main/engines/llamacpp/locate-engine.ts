@@ -1,5 +1,7 @@
 import path from 'node:path';
 import type { EngineBackend, EngineInfo } from '../../../shared/contract/engine';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
 import { readUserConfig } from '../../core/config';
 import { engineCacheDir } from '../../core/paths';
 import { runToCompletion } from '../../core/process';
@@ -52,4 +54,11 @@ export async function readServerVersion(serverPath: string): Promise<{ version: 
 export function toolPath(engine: EngineInfo, tool: 'llama-quantize' | 'llama-bench' | 'llama-perplexity'): string | null {
   const candidate = path.join(engine.toolsDir, tool);
   return isExecutable(candidate) ? candidate : findExecutable(tool);
+}
+
+/** The engine, or an error that says how to get one. */
+export async function requireEngine(): Promise<EngineInfo> {
+  const { engine, problems } = await locateEngine();
+  if (!engine) throw new AppError(ErrorCode.EngineMissing, `No llama-server: ${problems.join('; ')}. Run ./bin/inferlab setup first.`);
+  return engine;
 }

@@ -1,9 +1,67 @@
 import { create } from 'zustand';
+import type { RunJobState } from '../../../shared/contract';
+import type { ServerSnapshot } from '../../../shared/contract/server';
+import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
 
-/** One store made of slices; services push whole snapshots and a slice replaces its part. */
-export type AppState = DoctorSlice;
+export type View = 'home' | 'models' | 'server' | 'workloads' | 'run' | 'runs' | 'compare';
 
-export const useAppStore = create<AppState>()((...args) => ({
-  ...createDoctorSlice(...args),
+/** One hour at 4 Hz: the live timeline keeps at most this many points, oldest dropped. */
+export const TELEMETRY_CAPACITY = 4 * 3600;
+const TTFT_CAPACITY = 50_000;
+
+export interface LiveRun {
+  job: RunJobState | null;
+  ttft: [number, number][];
+  telemetry: TelemetryTick[];
+}
+
+interface UiSlice {
+  view: View;
+  theme: 'light' | 'dark';
+  compareSelection: string[];
+  setView(view: View): void;
+  toggleTheme(): void;
+  setCompareSelection(ids: string[]): void;
+}
+
+interface LiveSlice {
+  live: LiveRun;
+  servers: Record<string, ServerSnapshot>;
+  startJob(jobId: string): void;
+  applyProgress(state: RunJobState): void;
+  applyTelemetry(jobId: string, tick: TelemetryTick): void;
+  applyServer(snapshot: ServerSnapshot): void;
+}
+
+export type AppState = DoctorSlice & UiSlice & LiveSlice;
+
+const initialTheme = (): 'light' | 'dark' => (typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
+
+/** One store made of slices; services push whole snapshots and a slice replaces its part. */
+export const useAppStore = create<AppState>()((set, get, api) => ({
+  ...createDoctorSlice(set, get, api),
+  view: 'home',
+  theme: initialTheme(),
+  compareSelection: [],
+  setView: (view) => set({ view }),
+  toggleTheme: () => set((state) => ({ theme: state.theme === 'dark' ? 'light' : 'dark' })),
+  setCompareSelection: (ids) => set({ compareSelection: ids }),
+  live: { job: null, ttft: [], telemetry: [] },
+  servers: {},
+  startJob: (jobId) => set({ live: { job: { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null }, ttft: [], telemetry: [] } }),
+  applyProgress: (state) =>
+    set((current) => {
+      if (current.live.job && current.live.job.jobId !== state.jobId) return current;
+      const ttft = current.live.ttft.concat(state.ttftPoints);
+      return { live: { ...current.live, job: state, ttft: ttft.length > TTFT_CAPACITY ? ttft.slice(-TTFT_CAPACITY) : ttft } };
+    }),
+  applyTelemetry: (jobId, tick) =>
+    set((current) => {
+      if (current.live.job?.jobId !== jobId) return current;
+      const telemetry = current.live.telemetry.length >= TELEMETRY_CAPACITY ? current.live.telemetry.slice(1) : current.live.telemetry.slice();
+      telemetry.push(tick);
+      return { live: { ...current.live, telemetry } };
+    }),
+  applyServer: (snapshot) => set((current) => ({ servers: { ...current.servers, [snapshot.id]: snapshot } })),
 }));

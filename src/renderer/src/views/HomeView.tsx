@@ -1,12 +1,16 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
+import { ErrorBox } from '../components/ErrorBox';
 import { useAppStore } from '../state/store';
 
 const STATUS_TEXT = { ok: 'OK', missing: 'Missing', warning: 'Warning' } as const;
 
+export const DEMO_RUN = { workload: 'chat-short', model: 'demo:q8_0', endpoint: null, profileName: 'default', concurrency: 2, rate: null, requests: 24, durationS: null, warmup: 2, private: false };
+
 export function HomeView({ client }: { client: AppServices }) {
   const { report, loading, error } = useAppStore((state) => state.doctor);
-  const { setDoctorLoading, setDoctorReport, setDoctorError } = useAppStore.getState();
+  const { setDoctorLoading, setDoctorReport, setDoctorError, startJob, setView } = useAppStore.getState();
+  const [startError, setStartError] = useState<Error | null>(null);
 
   const refresh = () => {
     setDoctorLoading();
@@ -14,10 +18,35 @@ export function HomeView({ client }: { client: AppServices }) {
   };
   useEffect(refresh, [client]);
 
+  const runDemo = async () => {
+    setStartError(null);
+    try {
+      const { jobId } = await client.runs.start(DEMO_RUN);
+      startJob(jobId);
+      setView('run');
+    } catch (reason) {
+      setStartError(reason as Error);
+    }
+  };
+
+  const engineOk = report?.checks.find((check) => check.id === 'engine')?.status === 'ok';
+  const demoOk = report?.checks.find((check) => check.id === 'demo-models')?.status === 'ok';
   return (
     <section aria-labelledby="home-title">
       <h1 id="home-title">Infer Lab</h1>
       <p className="lead">Measure LLM inference on your own machine: serve a model, run workloads, compare runs.</p>
+      <div className="card">
+        <h2>First run</h2>
+        {report && (!engineOk || !demoOk) ? (
+          <p>Finish setup first: run <code>./bin/inferlab setup</code> in the project folder, then check again.</p>
+        ) : (
+          <p>The demo serves the synthetic demo model (random weights: its text is gibberish, its compute is real), sends the <code>chat-short</code> workload at concurrency 2 and stores the run.</p>
+        )}
+        <button type="button" className="primary" onClick={runDemo} disabled={!report || !engineOk || !demoOk}>
+          Run the demo
+        </button>
+        <ErrorBox error={startError} />
+      </div>
       <div className="toolbar">
         <h2>System check</h2>
         <button type="button" onClick={refresh} disabled={loading}>

@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { projectRoot } from '../../core/paths';
+import { startHeadlessServer } from '../../headless';
+import { createServices } from '../../services';
+import { parseOptions, type CommandHandler } from '../args';
+
+const USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
+
+/** The built renderer; built on first use so `serve` works right after `npm ci`. */
+export function ensureRendererBuilt(): string {
+  const root = projectRoot();
+  const dir = path.join(root, 'out', 'renderer');
+  if (fs.existsSync(path.join(dir, 'index.html'))) return dir;
+  process.stderr.write('building the UI (first run)…\n');
+  const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new AppError(ErrorCode.Internal, `Building the UI failed:\n${build.stderr || build.stdout}`);
+  return dir;
+}
+
+export const serveCommand: CommandHandler = async (args, signal) => {
+  const { values } = parseOptions(args, { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' } }, USAGE);
+  const host = values.host ?? '127.0.0.1';
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError(ErrorCode.Usage, `--port must be 0-65535, got "${values.port}"\n\nUsage: ${USAGE}`);
+  const rendererDir = ensureRendererBuilt();
+  const container = await createServices({ dbPath: values.db });
+  let server;
+  try {
+    server = await startHeadlessServer({ container, rendererDir, host, port });
+  } catch (error) {
+    await container.dispose();
+    throw new AppError(ErrorCode.InvalidInput, `Cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  process.stdout.write(`${server.url}\n`);
+  if (server.token) process.stderr.write('Listening beyond loopback: the URL above carries a random access token; requests without it are refused.\n');
+  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  await server.close();
+  await container.dispose();
+  return 0;
+};

@@ -1,0 +1,5 @@
+import crypto from 'node:crypto';
+
+export function newJobId(): string {
+  return crypto.randomUUID();
+}

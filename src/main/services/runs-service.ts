@@ -1,0 +1,213 @@
+import type { EventSink, RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
+import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
+import type { RunSummary } from '../../shared/contract/runs';
+import type { EngineInfo } from '../../shared/contract/engine';
+import { ErrorCode } from '../../shared/errors';
+import { AppError, toErrorShape } from '../core/errors';
+import { endpointHeaders } from '../engines/adapters/endpoints';
+import { bootstrapDifference } from '../metrics/compare';
+import { resolveModelRef } from '../models/demo-models';
+import type { LoadSpec } from '../runner/load-generator';
+import { runWorkload } from '../runner/run-workload';
+import type { ServerManager } from '../server/server-manager';
+import type { AppStore } from '../store/app-store';
+import { renderRunExport, runManifest } from '../store/export-run';
+import type { RunRow } from '../store/run-store';
+import { readWorkloadFile, workloadPath } from '../workload/parse-workload';
+import { newJobId } from './job-ids';
+
+const PROGRESS_INTERVAL_MS = 200;
+const CDF_SAMPLE_CAP = 5000;
+
+function positiveOrNull(name: string, value: number | null, integer: boolean): number | null {
+  if (value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new AppError(ErrorCode.InvalidInput, `${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function quantizationOf(run: RunRow): string | null {
+  const server = run.server_json ? (JSON.parse(run.server_json) as { effectiveConfig?: { modelFileType?: string } } | null) : null;
+  return server?.effectiveConfig?.modelFileType ?? (run.model_ref?.startsWith('demo:') ? run.model_ref.slice(5).toUpperCase() : null);
+}
+
+function listItem(run: RunRow, requests: number): RunListItem {
+  const summary = run.summary_json ? (JSON.parse(run.summary_json) as Partial<RunSummary>) : null;
+  const engine = run.engine_json ? (JSON.parse(run.engine_json) as { origin?: string; version?: string } | null) : null;
+  return {
+    runId: run.id,
+    startedAt: run.started_at,
+    status: run.status,
+    statusReason: run.status_reason,
+    model: run.model_ref,
+    quantization: quantizationOf(run),
+    engine: engine?.origin === 'endpoint' ? 'endpoint' : engine ? 'llama.cpp' : null,
+    workload: run.workload_name,
+    kind: run.kind,
+    requests,
+    ttftP50: summary?.metrics?.ttft_ms.p50 ?? null,
+    outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
+  };
+}
+
+function sample(values: number[]): number[] {
+  if (values.length <= CDF_SAMPLE_CAP) return values;
+  const step = values.length / CDF_SAMPLE_CAP;
+  return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => values[Math.floor(i * step)]!);
+}
+
+export function createRunsService(deps: { store: AppStore; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): RunsService & { dispose(): Promise<void> } {
+  const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const runs = deps.store.runs;
+
+  function compare(runIds: string[]): Comparison {
+    if (runIds.length < 2) throw new AppError(ErrorCode.InvalidInput, 'Pick at least two runs to compare');
+    const compared: (ComparedRun & { summary: RunSummary | null })[] = runIds.map((id) => {
+      const run = runs.findRun(id);
+      if (!run) throw new AppError(ErrorCode.NotFound, `No run ${id}`);
+      const rows = runs.requestsForSummary(run.id).filter((row) => row.warmup === 0 && row.error_class === null);
+      const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') => rows.map((row) => row[key]).filter((value): value is number => value !== null);
+      const summary = run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null;
+      return {
+        runId: run.id, label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(), status: run.status, model: run.model_ref,
+        workload: run.workload_name, workloadRevision: run.workload_revision, requests: rows.length,
+        ttftMs: pick('ttft_ms'), tpotMs: pick('tpot_ms'), e2eMs: pick('e2e_ms'), vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null, summary,
+      };
+    });
+    const rows: ComparisonRow[] = [];
+    for (const [metric, key] of [['TTFT', 'ttftMs'], ['TPOT', 'tpotMs'], ['E2E', 'e2eMs']] as const) {
+      for (const statistic of ['p50', 'p95'] as const) {
+        const results = compared.map((run, index) => (index === 0 ? null : bootstrapDifference(compared[0]![key], run[key], statistic)));
+        rows.push({
+          metric: `${metric} ${statistic}`,
+          unit: 'ms',
+          values: compared.map((run, index) => (index === 0 ? bootstrapDifference(run[key], run[key], statistic, { iterations: 1 }).a : results[index]!.b)),
+          differences: results.map((result) => (result ? { difference: result.difference, ci: result.ci, verdict: result.verdict } : null)),
+        });
+      }
+    }
+    rows.push({ metric: 'output tokens/s', unit: 'tok/s', values: compared.map((run) => run.summary?.throughput.output_tokens_per_s ?? null), differences: compared.map(() => null) });
+    rows.push({ metric: 'accepted-task rate', unit: '%', values: compared.map((run) => (run.summary?.accepted_rate === null || run.summary?.accepted_rate === undefined ? null : run.summary.accepted_rate * 100)), differences: compared.map(() => null) });
+    rows.push({ metric: 'VRAM peak', unit: 'MiB', values: compared.map((run) => run.vramPeakMib), differences: compared.map(() => null) });
+    const notes: string[] = [];
+    if (new Set(compared.map((run) => run.workloadRevision)).size > 1) notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');
+    if (compared.some((run) => run.status !== 'completed')) notes.push('Some runs did not complete; their figures cover the requests that were stored.');
+    return { runs: compared.map(({ summary: _summary, ...run }) => ({ ...run, ttftMs: sample(run.ttftMs), tpotMs: sample(run.tpotMs), e2eMs: sample(run.e2eMs) })), rows, notes };
+  }
+
+  return {
+    async start(spec: StartRunSpec) {
+      if (!spec.model === !spec.endpoint) throw new AppError(ErrorCode.InvalidInput, 'Give a model or an endpoint, not both');
+      if (spec.concurrency !== null && spec.rate !== null) throw new AppError(ErrorCode.InvalidInput, 'Concurrency (closed loop) and rate (open loop) exclude each other');
+      const rate = positiveOrNull('rate', spec.rate, false);
+      const load: LoadSpec = rate !== null ? { mode: 'open', rate, burstiness: 1, maxOutstanding: 256 } : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? 1 };
+      const requests = positiveOrNull('requests', spec.requests, true);
+      const durationS = positiveOrNull('duration', spec.durationS, false);
+      if (!Number.isInteger(spec.warmup) || spec.warmup < 0) throw new AppError(ErrorCode.InvalidInput, `warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);
+      const file = workloadPath(spec.workload);
+      const def = readWorkloadFile(file);
+      const target = spec.model
+        ? { kind: 'model' as const, modelRef: spec.model, modelPath: await resolveModelRef(spec.model), profile: deps.store.profiles.get(spec.profileName || 'default') }
+        : { kind: 'endpoint' as const, url: new URL(spec.endpoint!).toString().replace(/\/$/, '').replace(/\/v1$/, ''), headers: endpointHeaders() };
+
+      const jobId = newJobId();
+      const controller = new AbortController();
+      const state: RunJobState = { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null };
+      let lastEmit = 0;
+      let sampleSeq: number | null = null;
+      let finishedAtSample = 0;
+      const started = performance.now();
+      const emit = (force = false) => {
+        const now = performance.now();
+        if (!force && now - lastEmit < PROGRESS_INTERVAL_MS) return;
+        lastEmit = now;
+        deps.events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
+        state.ttftPoints = [];
+      };
+      const done = (async () => {
+        try {
+          const { summary } = await runWorkload({
+            request: { workload: { def, file }, target, load, stop: { requests, durationMs: durationS === null ? null : durationS * 1000 }, warmup: spec.warmup, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: spec.private, referenceRunId: null },
+            store: runs, servers: deps.servers, engine: deps.engine, signal: controller.signal,
+            onStatus: (message) => {
+              state.message = message;
+              emit(true);
+            },
+            onRunCreated: (runId) => {
+              state.runId = runId;
+              state.phase = 'running';
+              emit(true);
+            },
+            onProgress: (progress) => {
+              state.sent = progress.sent;
+              if (progress.finished > state.finished && progress.lastTtftMs !== null && !progress.warmup) state.ttftPoints.push([performance.now() - started, progress.lastTtftMs]);
+              state.finished = progress.finished;
+              state.failed = progress.failed;
+              if (progress.finished > finishedAtSample) {
+                finishedAtSample = progress.finished;
+                sampleSeq = null;
+              }
+              emit();
+            },
+            onText: (seq, text) => {
+              if (sampleSeq === null) {
+                sampleSeq = seq;
+                state.sampleText = '';
+              }
+              if (seq === sampleSeq) state.sampleText = (state.sampleText + text).slice(-4000);
+            },
+            onTelemetry: (session) => session.ticks.on((tick) => deps.events.emit('telemetry.tick', { jobId, tick })),
+          });
+          state.summary = summary;
+          state.outputTokensPerS = summary.throughput.output_tokens_per_s;
+          state.phase = 'finished';
+          state.message = `run ${summary.status}`;
+        } catch (error) {
+          state.phase = 'failed';
+          state.error = toErrorShape(error);
+          state.message = state.error.message;
+        } finally {
+          emit(true);
+          jobs.delete(jobId);
+        }
+      })();
+      jobs.set(jobId, { controller, done });
+      return { jobId };
+    },
+    async cancel(jobId) {
+      jobs.get(jobId)?.controller.abort();
+    },
+    async list() {
+      return runs.listRuns(500).map((run) => listItem(run, runs.countRequests(run.id)));
+    },
+    async get(runId): Promise<RunDetail> {
+      const run = runs.findRun(runId);
+      if (!run) throw new AppError(ErrorCode.NotFound, `No run ${runId}`);
+      const marks = runs.requestsForSummary(run.id).filter((row) => row.warmup === 0).map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
+      return {
+        item: listItem(run, runs.countRequests(run.id)),
+        summary: run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null,
+        manifest: runManifest(run),
+        telemetry: runs.telemetry(run.id),
+        requestMarks: marks,
+      };
+    },
+    async remove(runId) {
+      if ([...jobs.values()].length > 0) {
+        const run = runs.findRun(runId);
+        if (run?.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
+      }
+      return runs.deleteRun(runId);
+    },
+    async exportRun(runId) {
+      const rendered = renderRunExport(runs, runId);
+      return { fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`, manifest: rendered.manifest, summary: rendered.summary, requestsJsonl: rendered.requestsJsonl, requestsCsv: rendered.requestsCsv };
+    },
+    compare: async (runIds) => compare(runIds),
+    async dispose() {
+      for (const job of jobs.values()) job.controller.abort();
+      await Promise.allSettled([...jobs.values()].map((job) => job.done));
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { EventSink, ServersService } from '../../shared/contract';
+import { defaultProfile } from '../engines/llamacpp/launch-args';
+import { resolveModelRef } from '../models/demo-models';
+import { describeModel } from '../models/model-library';
+import type { ServerManager } from '../server/server-manager';
+import { validateProfile } from '../server/profiles';
+import type { ProfileStore } from '../server/profiles';
+
+export function createServersService(servers: ServerManager, profiles: ProfileStore, events: EventSink): ServersService & { dispose(): void } {
+  const unsubscribe = servers.changes.on((snapshot) => events.emit('server.state', snapshot));
+  return {
+    list: async () => servers.list(),
+    profiles: async () => profiles.list(),
+    defaultProfile: async () => defaultProfile(),
+    async validateProfile(profile, modelRef) {
+      let trainedContext: number | null = null;
+      if (modelRef) {
+        try {
+          trainedContext = describeModel(await resolveModelRef(modelRef)).contextLength;
+        } catch {
+          // The model is checked again at start; here only the profile is judged.
+        }
+      }
+      return validateProfile(profile, { trainedContext });
+    },
+    saveProfile: async (profile) => profiles.save(profile),
+    async start(modelRef, profile) {
+      const server = await servers.prepare({ modelRef, profile });
+      // Resolve once starting is under way: readiness arrives as server.state events.
+      void server.start();
+      return server.snapshot;
+    },
+    stop: async (serverId) => servers.stop(serverId),
+    logs: async (serverId) => servers.get(serverId).logTail(200),
+    dispose: () => unsubscribe(),
+  };
+}

@@ -1,0 +1,55 @@
+import type { RpcResponse } from '../../../shared/contract';
+import type { RpcBridge } from './client';
+
+/**
+ * The browser's bridge: one WebSocket to `/rpc` on the page's own origin, requests matched
+ * to answers by id, events fanned out to listeners. Reconnects when the socket drops.
+ */
+export function webSocketBridge(location: Location = window.location): RpcBridge {
+  const listeners = new Set<(name: string, payload: unknown) => void>();
+  const pending = new Map<number, (response: RpcResponse) => void>();
+  let nextId = 1;
+  let socket: WebSocket;
+  let opened: Promise<void>;
+
+  const connect = () => {
+    const token = new URLSearchParams(location.search).get('token');
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    socket = new WebSocket(`${scheme}://${location.host}/rpc${token ? `?token=${encodeURIComponent(token)}` : ''}`);
+    opened = new Promise((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new Error('Cannot connect to the Infer Lab server')), { once: true });
+    });
+    opened.catch(() => {});
+    socket.addEventListener('message', (message) => {
+      const data = JSON.parse(String(message.data)) as { id?: number; event?: string; payload?: unknown } & RpcResponse;
+      if (data.event) {
+        for (const listener of listeners) listener(data.event, data.payload);
+      } else if (typeof data.id === 'number') {
+        pending.get(data.id)?.(data);
+        pending.delete(data.id);
+      }
+    });
+    socket.addEventListener('close', () => {
+      for (const resolve of pending.values()) resolve({ ok: false, error: { code: 'internal', message: 'The connection to the Infer Lab server was lost' } });
+      pending.clear();
+      setTimeout(connect, 1000);
+    });
+  };
+  connect();
+
+  return {
+    async call(service, method, args) {
+      await opened;
+      const id = nextId++;
+      return new Promise<RpcResponse>((resolve) => {
+        pending.set(id, resolve);
+        socket.send(JSON.stringify({ id, service, method, args }));
+      });
+    },
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

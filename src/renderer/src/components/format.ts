@@ -1,0 +1,24 @@
+/** Every number on screen carries its unit; missing values show as an em dash, never 0. */
+export function ms(value: number | null | undefined, digits?: number): string {
+  if (value === null || value === undefined) return '—';
+  return `${value.toFixed(digits ?? (value < 10 ? 2 : 1))} ms`;
+}
+
+export function num(value: number | null | undefined, unit = '', digits = 1): string {
+  if (value === null || value === undefined) return '—';
+  return `${value.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
+}
+
+export function bytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  if (value >= 2 ** 30) return `${(value / 2 ** 30).toFixed(2)} GiB`;
+  return `${(value / 2 ** 20).toFixed(1)} MiB`;
+}
+
+export function pct(fraction: number | null | undefined): string {
+  return fraction === null || fraction === undefined ? '—' : `${(fraction * 100).toFixed(1)} %`;
+}
+
+export function when(iso: string): string {
+  return iso.replace('T', ' ').slice(0, 19);
+}

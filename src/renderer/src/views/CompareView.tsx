@@ -1,0 +1,79 @@
+import { useEffect, useMemo, useState } from 'react';
+import type { AppServices } from '../../../shared/contract';
+import type { Comparison } from '../../../shared/contract/compare';
+import { Chart } from '../components/Chart';
+import { ErrorBox } from '../components/ErrorBox';
+import { num } from '../components/format';
+import { useAppStore } from '../state/store';
+
+function cdf(values: number[]): [number, number][] {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.map((value, index) => [value, (index + 1) / sorted.length]);
+}
+
+export function CompareView({ client }: { client: AppServices }) {
+  const selection = useAppStore((state) => state.compareSelection);
+  const [comparison, setComparison] = useState<Comparison | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [metric, setMetric] = useState<'ttftMs' | 'tpotMs' | 'e2eMs'>('ttftMs');
+
+  useEffect(() => {
+    setComparison(null);
+    if (selection.length >= 2) client.runs.compare(selection).then(setComparison, setError);
+  }, [client, selection]);
+
+  const option = useMemo(() => ({
+    animation: false,
+    title: { text: `CDF of ${metric.replace('Ms', '').toUpperCase()}`, textStyle: { fontSize: 13 } },
+    legend: { top: 20, type: 'scroll' },
+    tooltip: { trigger: 'axis' },
+    grid: { top: 60 },
+    xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
+    yAxis: { type: 'value', name: 'fraction', max: 1 },
+    series: (comparison?.runs ?? []).map((run) => ({ name: run.label, type: 'line', showSymbol: false, step: 'end', data: cdf(run[metric]) })),
+  }), [comparison, metric]);
+
+  if (selection.length < 2) return <section><h1>Compare</h1><p className="empty">Select two or more runs in Runs, then press Compare.</p></section>;
+  return (
+    <section aria-labelledby="compare-title">
+      <h1 id="compare-title">Compare</h1>
+      <ErrorBox error={error} />
+      {!comparison && !error && <p>Comparing…</p>}
+      {comparison && (
+        <>
+          {comparison.notes.map((note) => <p key={note} className="error">{note}</p>)}
+          <table data-testid="compare-table">
+            <thead>
+              <tr><th>Metric</th>{comparison.runs.map((run, index) => <th key={run.runId}>{index === 0 ? 'Baseline ' : ''}{run.label}<br /><small>{run.requests} requests</small></th>)}</tr>
+            </thead>
+            <tbody>
+              {comparison.rows.map((row) => (
+                <tr key={row.metric}>
+                  <th>{row.metric}</th>
+                  {row.values.map((value, index) => {
+                    const diff = row.differences[index];
+                    return (
+                      <td key={index}>
+                        {num(value, row.unit, row.unit === 'ms' ? 2 : 1)}
+                        {diff && diff.difference !== null && (
+                          <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
+                            {diff.difference >= 0 ? '+' : ''}{diff.difference.toFixed(2)} {row.unit}{diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} — {diff.verdict}
+                          </div>
+                        )}
+                      </td>
+                    );
+                  })}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p><small>Differences are against the baseline (first column) with bootstrap 95 % intervals over requests; a difference whose interval includes zero is “no significant difference”.</small></p>
+          <div className="toolbar">
+            {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>{key.replace('Ms', '').toUpperCase()}</button>)}
+          </div>
+          <Chart label="compare-cdf" option={option} height={320} />
+        </>
+      )}
+    </section>
+  );
+}

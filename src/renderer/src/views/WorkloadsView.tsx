@@ -1,0 +1,55 @@
+import { useEffect, useState } from 'react';
+import type { AppServices, WorkloadInfo, WorkloadValidation } from '../../../shared/contract';
+import { ErrorBox } from '../components/ErrorBox';
+
+export function WorkloadsView({ client }: { client: AppServices }) {
+  const [list, setList] = useState<WorkloadInfo[]>([]);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [text, setText] = useState('');
+  const [validation, setValidation] = useState<WorkloadValidation | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+
+  useEffect(() => {
+    client.workloads.list().then((workloads) => {
+      setList(workloads);
+      setSelected((current) => current ?? workloads[0]?.name ?? null);
+    }, setError);
+  }, [client]);
+  useEffect(() => {
+    if (selected) client.workloads.read(selected).then((workload) => setText(workload.text), setError);
+  }, [client, selected]);
+  useEffect(() => {
+    if (!text) return;
+    const timer = setTimeout(() => client.workloads.validate(text).then(setValidation, setError), 250);
+    return () => clearTimeout(timer);
+  }, [client, text]);
+
+  return (
+    <section aria-labelledby="workloads-title">
+      <h1 id="workloads-title">Workloads</h1>
+      <ErrorBox error={error} />
+      <div className="columns">
+        <ul className="list" aria-label="workload sets">
+          {list.map((workload) => (
+            <li key={workload.name}>
+              <button type="button" className={workload.name === selected ? 'selected' : ''} onClick={() => setSelected(workload.name)}>{workload.name}</button>
+              <small>{workload.groups.join(', ')}</small>
+            </li>
+          ))}
+        </ul>
+        <div>
+          <p>{list.find((workload) => workload.name === selected)?.description}</p>
+          <textarea aria-label="workload definition" value={text} onChange={(event) => setText(event.target.value)} rows={24} spellCheck={false} />
+          {validation && (validation.ok ? (
+            <p className="ok" data-testid="workload-valid">Valid: {validation.items} written item(s) plus any generated ones.</p>
+          ) : (
+            <ul className="problems" data-testid="workload-problems">
+              {validation.problems.map((problem, index) => <li key={index}>{problem.line !== null ? `line ${problem.line}, column ${problem.column}: ` : ''}{problem.field && <code>{problem.field}</code>} {problem.message}</li>)}
+            </ul>
+          ))}
+          <p><small>Edits are checked against the schema as you type. Built-in sets are read-only on disk; save a copy as a .yaml file and run it with <code>inferlab run --workload FILE</code>.</small></p>
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,31 @@
+export type Verdict = 'faster' | 'slower' | 'no significant difference' | 'insufficient data';
+
+export interface ComparisonRow {
+  metric: string;
+  /** Index into the compared runs: the baseline is run 0. */
+  values: (number | null)[];
+  differences: ({ difference: number | null; ci: [number, number] | null; verdict: Verdict } | null)[];
+  unit: string;
+}
+
+export interface ComparedRun {
+  runId: string;
+  label: string;
+  status: string;
+  model: string | null;
+  workload: string | null;
+  workloadRevision: string | null;
+  requests: number;
+  /** Per-request samples for CDF charts, capped for transfer. */
+  ttftMs: number[];
+  tpotMs: number[];
+  e2eMs: number[];
+  vramPeakMib: number | null;
+}
+
+export interface Comparison {
+  runs: ComparedRun[];
+  rows: ComparisonRow[];
+  /** Warnings such as "different workload revisions". */
+  notes: string[];
+}
