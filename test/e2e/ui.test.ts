@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,10 +21,11 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
   let serve: Awaited<ReturnType<typeof startServe>>;
   let page: Page;
   const pageErrors: string[] = [];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-ui-'));
 
   beforeAll(async () => {
     fs.mkdirSync(screenshots, { recursive: true });
-    serve = await startServe(['--db', path.join(fs.mkdtempSync(path.join(projectRoot(), 'test-results', 'ui-db-')), 'ui.db')]);
+    serve = await startServe(['--db', path.join(dataDir, 'ui.db')]);
     browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -34,6 +36,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
   afterAll(async () => {
     await browser?.close();
     expect(await serve?.stop()).toBe(0);
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const go = async (label: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: label, exact: true }).click();
