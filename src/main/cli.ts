@@ -4,6 +4,7 @@ import type { CommandHandler } from './cli/args';
 import { appCommand } from './cli/commands/app';
 import { demoCommand } from './cli/commands/demo';
 import { doctorCommand } from './cli/commands/doctor';
+import { experimentCommand, reportCommand } from './cli/commands/experiment';
 import { modelsCommand } from './cli/commands/models';
 import { runCommand } from './cli/commands/run';
 import { serveCommand } from './cli/commands/serve';
@@ -17,7 +18,8 @@ Commands:
   doctor [--json] [--db PATH]                 what works, what is missing, and how to fix it
   setup [--force] [--backend cpu|cuda|vulkan|metal]
                                               build or locate llama.cpp, make the demo models
-  demo [--model MODEL] [--max-tokens N] [--db PATH] [--json]
+  demo [--out DIR] [--db PATH] [--json]       the full demo: quantization and warm/cold experiments on the demo models, with reports
+  demo --quick [--model MODEL] [--max-tokens N]
                                               serve a model, measure one streamed completion, store it
   server start --model MODEL [--profile NAME] [--set FIELD=VALUE ...] [--json]
                                               run llama-server until Ctrl-C (JSON line per state change)
@@ -28,6 +30,9 @@ Commands:
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
   runs list|show ID [--json]                  stored runs
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
+  experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
+  experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
+  report EXPERIMENT_ID --out FILE.html        a self-contained HTML report
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
   app                                         open the desktop app (needs Electron's binary)
 
@@ -36,7 +41,7 @@ Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
 const COMMANDS: Record<string, CommandHandler> = {
   doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand,
-  run: runCommand, runs: runsCommand, export: exportCommand, serve: serveCommand, app: appCommand,
+  run: runCommand, runs: runsCommand, export: exportCommand, experiment: experimentCommand, report: reportCommand, serve: serveCommand, app: appCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -10,7 +10,7 @@ const tempDir = useTempDirs();
 describe('inferlab CLI', () => {
   it('demo --json measures a completion and stores it in the --db database', async () => {
     const db = path.join(tempDir(), 'cli.db');
-    const result = await inferlab(['demo', '--model', 'demo:q8_0', '--max-tokens', '16', '--db', db, '--json']);
+    const result = await inferlab(['demo', '--quick', '--model', 'demo:q8_0', '--max-tokens', '16', '--db', db, '--json']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout);
@@ -29,9 +29,9 @@ describe('inferlab CLI', () => {
   });
 
   it.each([
-    [['demo', '--max-tokens', '0'], /--max-tokens must be a positive integer, got "0"/],
-    [['demo', '--model', '/nonexistent/x.gguf', '--db', '/dev/null/never.db'], /Model file not found: \/nonexistent\/x.gguf/],
-    [['demo', '--model', 'demo:nope'], /Unknown demo model "demo:nope"/],
+    [['demo', '--quick', '--max-tokens', '0'], /--max-tokens must be a positive integer, got "0"/],
+    [['demo', '--quick', '--model', '/nonexistent/x.gguf', '--db', '/dev/null/never.db'], /Model file not found: \/nonexistent\/x.gguf/],
+    [['demo', '--quick', '--model', 'demo:nope'], /Unknown demo model "demo:nope"/],
     [['demo', '--bogus'], /Unknown option '--bogus'/],
     [['setup', '--backend', 'tpu'], /--backend must be one of cpu, cuda, vulkan, metal, got "tpu"/],
     [['frobnicate'], /Unknown command "frobnicate"/],

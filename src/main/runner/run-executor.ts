@@ -47,6 +47,7 @@ export async function executeRun(options: {
   signal?: AbortSignal;
   serverLost?: Promise<string>;
   seed?: number;
+  extraBody?: Record<string, unknown>;
   /** performance.now() at the run's time zero, shared with telemetry so both use one clock. */
   clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
@@ -75,7 +76,9 @@ export async function executeRun(options: {
 
   const send = async (seq: number, warmup: boolean, scheduledAt: number | null) => {
     const item = plan.item(seq);
-    const { path, body } = requestFor(item);
+    const request = requestFor(item);
+    const path = request.path;
+    const body = options.extraBody ? { ...request.body, ...options.extraBody } : request.body;
     progress.sent += 1;
     progress.warmup = warmup;
     const completion = await streamCompletion({

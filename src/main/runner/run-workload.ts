@@ -6,6 +6,7 @@ import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
 import { parseOpenAiModels } from '../engines/adapters/endpoints';
 import { summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
+import type { ManagedServer } from '../server/managed-server';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import { resolveWorkload } from '../workload/resolve-workload';
@@ -17,8 +18,10 @@ import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
 
 export type RunTargetSpec =
-  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile }
-  | { kind: 'endpoint'; url: string; headers: Record<string, string> };
+  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile; coldStartProbe?: boolean }
+  | { kind: 'endpoint'; url: string; headers: Record<string, string> }
+  /** A server this process already manages (experiments reuse one across windows). */
+  | { kind: 'server'; server: ManagedServer; modelRef: string; modelPath: string };
 
 export interface RunRequest {
   workload: { def: WorkloadDef; file: string };
@@ -34,6 +37,8 @@ export interface RunRequest {
   timeouts: { firstTokenMs: number; totalMs: number };
   private: boolean;
   referenceRunId: string | null;
+  /** Fields merged into every request body (e.g. `cache_prompt: false` for a cold-cache condition). */
+  extraBody?: Record<string, unknown>;
 }
 
 export interface RunResult {
@@ -97,7 +102,7 @@ export async function runWorkload(options: {
 
   if (request.target.kind === 'model') {
     const target = request.target;
-    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile });
+    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile, coldStartProbe: target.coldStartProbe });
     stopServer = async () => void (await managed.stop());
     serverLost = new Promise((resolve) => managed.changes.on((snapshot) => {
       if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
@@ -111,6 +116,16 @@ export async function runWorkload(options: {
     baseUrl = server.baseUrl;
     engineInfo = await options.engine();
     modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await sha256File(target.modelPath) };
+  } else if (request.target.kind === 'server') {
+    const target = request.target;
+    server = target.server.snapshot;
+    if (server.state !== 'ready' || !server.baseUrl) throw new AppError(ErrorCode.ServerStartFailed, `the server ${server.id} is ${server.state}, not ready`);
+    baseUrl = server.baseUrl;
+    serverLost = new Promise((resolve) => target.server.changes.on((snapshot) => {
+      if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
+    }));
+    engineInfo = await options.engine();
+    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await sha256File(target.modelPath) };
   } else {
     baseUrl = request.target.url;
     headers = request.target.headers;
@@ -121,7 +136,7 @@ export async function runWorkload(options: {
 
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
-    const counter = request.target.kind === 'model' ? llamaServerTokenCounter(baseUrl) : estimatingTokenCounter;
+    const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter(baseUrl);
     options.onStatus?.(`resolving workload ${request.workload.def.name}`);
     const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
     assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
@@ -131,8 +146,8 @@ export async function runWorkload(options: {
     const stopRule: StopRule = { requests: request.stop.requests ?? (request.stop.durationMs === null ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0) : null), durationMs: request.stop.durationMs };
     const manifest = {
       workload: { name: workload.name, revision: workload.revision, source: workload.source },
-      target: request.target.kind === 'model' ? { kind: 'model', model: request.target.modelRef, profile: request.target.profile } : { kind: 'endpoint', url: baseUrl },
-      load, stop: stopRule, warmup: request.warmup, slo: request.slo, timeouts: request.timeouts, private: request.private,
+      target: request.target.kind === 'endpoint' ? { kind: 'endpoint', url: baseUrl } : { kind: 'model', model: request.target.modelRef, profile: request.target.kind === 'model' ? request.target.profile : undefined, server_session: server?.id },
+      load, stop: stopRule, warmup: request.warmup, slo: request.slo, timeouts: request.timeouts, private: request.private, extra_body: request.extraBody ?? null,
       reference_run_id: request.referenceRunId,
       sampling_note: 'per-item sampling settings are part of the workload revision',
     };
@@ -165,7 +180,7 @@ export async function runWorkload(options: {
       telemetry.markWindowStart();
       execution = await executeRun({
         store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
-        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, onText: options.onText, clockOrigin,
+        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, onText: options.onText, clockOrigin, extraBody: request.extraBody,
       });
       telemetry.markWindowEnd();
     } catch (error) {

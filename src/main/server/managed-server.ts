@@ -24,6 +24,11 @@ export interface ServerOptions {
   timeouts: ServerTimeouts;
   /** Where ports come from; a port taken between the probe and the bind is retried with a new one. */
   choosePort: () => Promise<number>;
+  /**
+   * Send the fixed probe request that ends the cold-start measurement. Off for a
+   * cold-process condition, whose first real request must find the server untouched.
+   */
+  coldStartProbe?: boolean;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
@@ -151,10 +156,13 @@ export class ManagedServer {
     }
     const readyAtMs = performance.now();
 
-    const agent = createKeepAliveAgent(1);
-    const probe = await streamCompletion({ baseUrl, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
-    agent.destroy();
-    const firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
+    let firstToken: number | null = null;
+    if (this.options.coldStartProbe !== false) {
+      const agent = createKeepAliveAgent(1);
+      const probe = await streamCompletion({ baseUrl, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
+      agent.destroy();
+      firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
+    }
     const coldStart: ColdStart = {
       spawnToListeningMs: listeningAt === null ? null : listeningAt - spawnedAt,
       spawnToReadyMs: readyAtMs - spawnedAt,
@@ -163,6 +171,8 @@ export class ManagedServer {
     };
     if (exit || this.stopRequested) return this.failStart(exit);
     const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, [program, ...args]);
+    // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
+    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(baseUrl, effectiveConfig.slots ?? this.profile.parallelSlots);
     this.sessions.recordReady(this.id, coldStart, effectiveConfig);
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
@@ -210,6 +220,17 @@ export class ManagedServer {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function eraseSlots(baseUrl: string, slots: number): Promise<void> {
+  for (let id = 0; id < slots; id++) {
+    try {
+      const response = await fetch(`${baseUrl}/slots/${id}?action=erase`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+      await response.arrayBuffer();
+    } catch {
+      // A build without slot control keeps the probe's few tokens; the cache evidence will show it.
+    }
+  }
 }
 
 async function healthOk(url: string): Promise<boolean> {

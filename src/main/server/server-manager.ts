@@ -20,6 +20,7 @@ export interface StartServerRequest {
   profile: ServerProfile;
   /** llama.cpp unless given; vLLM and SGLang need their command in config.json. */
   engine?: 'llama.cpp' | 'vllm' | 'sglang';
+  coldStartProbe?: boolean;
 }
 
 /**
@@ -50,7 +51,7 @@ export class ServerManager implements Disposable {
       assertValidProfile(request.profile);
     }
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
-    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, this.options);
+    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, { ...this.options, coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe });
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     return server;

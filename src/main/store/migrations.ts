@@ -139,4 +139,32 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 5,
+    name: 'experiments',
+    sql: `
+      CREATE TABLE experiments (
+        id            TEXT PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        status        TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+        created_at    TEXT NOT NULL,
+        protocol_json TEXT NOT NULL,
+        result_json   TEXT
+      );
+      CREATE TABLE experiment_runs (
+        experiment_id TEXT NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+        run_id        TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        condition     TEXT NOT NULL,
+        window        INTEGER NOT NULL,
+        PRIMARY KEY (experiment_id, run_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE decisions (
+        id            TEXT PRIMARY KEY,
+        experiment_id TEXT REFERENCES experiments (id) ON DELETE SET NULL,
+        created_at    TEXT NOT NULL,
+        decided_by    TEXT NOT NULL,
+        record_json   TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ExperimentResult } from '../../../shared/contract/experiments';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { ExperimentStore } from '../../experiments/experiment-store';
+import { runQuantExperiment } from '../../experiments/quantization';
+import { renderExperimentReport } from '../../experiments/report';
+import { runWarmCold } from '../../experiments/warm-cold';
+import { resolveModelRef } from '../../models/demo-models';
+import { applySettings } from '../../server/profiles';
+import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
+import { parseOptions, positiveInteger, type CommandHandler } from '../args';
+import { openCliContext } from '../context';
+import { formatMs, formatNumber, formatTable } from '../format';
+import { parseSlo } from './run';
+
+const USAGE = `inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--skip-cache-reset]
+       inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
+           [--vram-budget MIB] [--min-agreement F] [--min-acceptance F] [--slo ttft=MS] [--kld-text FILE]
+       common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
+
+export function experimentTable(result: ExperimentResult): string {
+  const rows = [
+    ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'tok/s', 'cached tok', ...(result.kind === 'quant' ? ['size', 'load', 'agree', 'KLD', 'same top'] : []), 'contaminated'],
+    ...result.conditions.map((condition) => [
+      condition.name, String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatMs(condition.metrics.ttft_ms.p95), formatMs(condition.metrics.tpot_ms.p50),
+      formatNumber(condition.throughput.output_tokens_per_s), String(condition.evidence.cached_prompt_tokens),
+      ...(result.kind === 'quant' ? [`${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`, formatMs(condition.load_ms), condition.agreement_with_baseline == null ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(0)} %`, condition.kld_mean == null ? '—' : condition.kld_mean.toFixed(5), condition.same_top_p == null ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`] : []),
+      condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
+    ]),
+  ];
+  const verdicts = result.verdicts.filter((row) => row.metric.endsWith('p50')).map((row) => `  ${row.metric}: ${row.a} → ${row.b} ${row.difference === null ? '—' : `${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(2)} ms`} ${row.ci ? `[${row.ci[0].toFixed(2)}, ${row.ci[1].toFixed(2)}]` : ''} ${row.verdict}`);
+  return `${formatTable(rows)}\n\nverdicts (bootstrap 95 % CI):\n${verdicts.join('\n')}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
+}
+
+function fraction(name: string, raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new AppError(ErrorCode.Usage, `--${name} must be a fraction from 0 to 1, got "${raw}"`);
+  return value;
+}
+
+export const experimentCommand: CommandHandler = async (args, signal) => {
+  const [kind, ...rest] = args;
+  if (kind !== 'warmcold' && kind !== 'quant') throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
+  const { values } = parseOptions(rest, {
+    model: { type: 'string' }, workload: { type: 'string' }, quants: { type: 'string' }, repeats: { type: 'string' }, requests: { type: 'string' }, concurrency: { type: 'string' },
+    'skip-cache-reset': { type: 'boolean' }, 'vram-budget': { type: 'string' }, 'min-agreement': { type: 'string' }, 'min-acceptance': { type: 'string' }, slo: { type: 'string' }, 'kld-text': { type: 'string' },
+    profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' },
+  }, USAGE);
+  if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${USAGE}`);
+  const workloadFile = workloadPath(values.workload ?? (kind === 'warmcold' ? 'prefix-share' : 'chat-short'));
+  const workload = { def: readWorkloadFile(workloadFile), file: workloadFile };
+  const repeats = positiveInteger('repeats', values.repeats, 2);
+  const requests = values.requests === undefined ? null : positiveInteger('requests', values.requests, 1);
+  const concurrency = positiveInteger('concurrency', values.concurrency, 1);
+  const quants = (values.quants ?? 'f16,q8_0,q4_k_m').split(',').map((quant) => quant.trim().toLowerCase()).filter(Boolean);
+  if (kind === 'quant' && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) throw new AppError(ErrorCode.Usage, `--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
+  const vramBudget = values['vram-budget'] === undefined ? null : positiveInteger('vram-budget', values['vram-budget'], 1);
+  const constraints = { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
+  const kldText = values['kld-text'] ? fs.readFileSync(path.resolve(values['kld-text']), 'utf8') : null;
+  const modelPath = kind === 'warmcold' ? await resolveModelRef(values.model) : null;
+
+  const context = await openCliContext(values.db);
+  try {
+    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
+    const experiments = new ExperimentStore(context.store.db);
+    const onStatus = (line: string) => process.stderr.isTTY && process.stderr.write(`${line}\n`);
+    const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, workload, profile, repeats, requestsPerWindow: requests, concurrency, signal, onStatus };
+    const result = kind === 'warmcold'
+      ? await runWarmCold({ ...common, model: { ref: values.model, path: modelPath! }, skipCacheReset: values['skip-cache-reset'] })
+      : await runQuantExperiment({ ...common, baseRef: values.model, quants, constraints, kldText });
+    if (values.report) fs.writeFileSync(path.resolve(values.report), renderExperimentReport(result));
+    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else process.stdout.write(`${experimentTable(result)}\n`);
+    return 0;
+  } finally {
+    await context.dispose();
+  }
+};
+
+export const reportCommand: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, 'inferlab report EXPERIMENT_ID --out FILE.html', true);
+  if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, 'Usage: inferlab report EXPERIMENT_ID --out FILE.html');
+  const context = await openCliContext(values.db);
+  try {
+    const experiment = new ExperimentStore(context.store.db).get(positionals[0]!);
+    if (!experiment) throw new AppError(ErrorCode.NotFound, `No experiment ${positionals[0]} in ${context.dbPath}`);
+    if (!experiment.result) throw new AppError(ErrorCode.InvalidInput, `Experiment ${experiment.id} is ${experiment.status} and has no results to report`);
+    fs.writeFileSync(path.resolve(values.out), renderExperimentReport(experiment.result));
+    process.stdout.write(`${path.resolve(values.out)}\n`);
+    return 0;
+  } finally {
+    await context.dispose();
+  }
+};

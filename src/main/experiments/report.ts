@@ -1,0 +1,52 @@
+import type { ExperimentResult } from '../../shared/contract/experiments';
+
+const escape = (text: unknown) => String(text ?? '—').replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '—' : value.toFixed(digits));
+
+/** A horizontal bar chart as inline SVG: no scripts, no network. */
+function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
+  const width = 640;
+  const rowHeight = 26;
+  const max = Math.max(1e-9, ...bars.map((bar) => bar.value ?? 0));
+  const rows = bars.map((bar, index) => {
+    const y = 30 + index * rowHeight;
+    const length = bar.value === null ? 0 : (bar.value / max) * (width - 260);
+    return `<text x="0" y="${y + 16}" font-size="12">${escape(bar.label)}</text><rect x="150" y="${y + 4}" width="${length.toFixed(1)}" height="16" fill="#0969da"/><text x="${(156 + length).toFixed(1)}" y="${y + 16}" font-size="12">${bar.value === null ? '—' : `${fmt(bar.value)} ${escape(unit)}`}</text>`;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${40 + bars.length * rowHeight}" role="img" aria-label="${escape(title)}"><text x="0" y="16" font-size="13" font-weight="bold">${escape(title)}</text>${rows.join('')}</svg>`;
+}
+
+/** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
+export function renderExperimentReport(result: ExperimentResult): string {
+  const conditions = result.conditions;
+  const metricRows = conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`).join('');
+  const quantRows = result.kind === 'quant'
+    ? `<h2>Quantization</h2><table><tr><th>Condition</th><th>File</th><th>Load (spawn → ready)</th><th>VRAM peak</th><th>Agreement with ${escape(conditions[0]?.name)}</th><th>First divergence (chars)</th><th>KLD mean</th><th>Same top token</th></tr>${conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${fmt((condition.file_bytes ?? 0) / 2 ** 20, 1)} MiB</td><td>${fmt(condition.load_ms, 1)} ms</td><td>${condition.vram?.peak_mib === null || condition.vram?.peak_mib === undefined ? '— (no GPU telemetry)' : `${fmt(condition.vram.peak_mib, 0)} MiB`}</td><td>${condition.agreement_with_baseline === null || condition.agreement_with_baseline === undefined ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(1)} %`}</td><td>${fmt(condition.first_divergence_chars_mean, 1)}</td><td>${fmt(condition.kld_mean, 6)}</td><td>${condition.same_top_p === null || condition.same_top_p === undefined ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`}</td></tr>`).join('')}</table>`
+    : '';
+  const verdictRows = result.verdicts.map((row) => `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${fmt(row.difference)} ms</td><td>${row.ci ? `[${fmt(row.ci[0])}, ${fmt(row.ci[1])}]` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict)}</td></tr>`).join('');
+  const charts = [
+    barChart('TTFT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.ttft_ms.p50 }))),
+    barChart('TPOT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 }))),
+    barChart('Output throughput', 'tok/s', conditions.map((condition) => ({ label: condition.name, value: condition.throughput.output_tokens_per_s }))),
+    ...(result.kind === 'quant' ? [barChart('File size', 'MiB', conditions.map((condition) => ({ label: condition.name, value: (condition.file_bytes ?? 0) / 2 ** 20 })))] : []),
+  ];
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>Infer Lab experiment ${escape(result.experiment_id.slice(0, 8))} (${escape(result.kind)})</title>
+<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;color:#1f2328}table{border-collapse:collapse;width:100%;margin:8px 0 20px}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;font-size:13px}.bad{color:#cf222e}.good{color:#1a7f37}pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:16px}</style></head>
+<body>
+<h1>${result.kind === 'quant' ? 'Quantization comparison' : 'Warm against cold'}</h1>
+<p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
+<h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
+${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
+<h2>Conditions</h2>
+<table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Contaminated</th></tr>${metricRows}</table>
+${quantRows}
+<h2>Verdicts</h2><p>Differences against the first condition with bootstrap 95 % intervals over the pooled requests of every window; an interval that includes zero is “no significant difference”.</p>
+<table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Difference</th><th>95 % CI</th><th>Verdict</th></tr>${verdictRows}</table>
+<h2>Charts</h2><div class="charts">${charts.join('')}</div>
+<h2>Protocol</h2><pre>${escape(JSON.stringify(result.protocol, null, 2))}</pre>
+<p><small>Run ids per condition: ${conditions.map((condition) => `${escape(condition.name)}: ${condition.run_ids.map((id) => escape(id.slice(0, 8))).join(', ')}`).join('; ')}</small></p>
+</body></html>
+`;
+}
