@@ -8,6 +8,8 @@ import { runToCompletion } from '../core/process';
 export interface KldResult {
   kldMean: number | null;
   sameTopP: number | null;
+  /** Why the figures are missing, when they are. */
+  error?: string;
 }
 
 /** Reads "Mean    KLD:   0.005834 ± …" and "Same top p: 71.284 ± 1.720 %" from llama-perplexity. */
@@ -36,8 +38,14 @@ export async function measureKld(options: { perplexityBinary: string; baseline: 
     if (base.code !== 0) throw new AppError(ErrorCode.Internal, `llama-perplexity on the baseline failed (exit ${base.code}):\n${base.output.split('\n').slice(-10).join('\n')}`);
     const results = new Map<string, KldResult>();
     for (const candidate of options.candidates) {
-      const run = await runToCompletion(options.perplexityBinary, ['-m', candidate.file, ...common, '--kl-divergence'], { signal: options.signal });
-      results.set(candidate.name, run.code === 0 ? parseKldOutput(run.output) : { kldMean: null, sameTopP: null });
+      let result: KldResult = { kldMean: null, sameTopP: null };
+      // One retry: a failure here should be rare and must not silently drop a figure.
+      for (let attempt = 0; attempt < 2 && result.kldMean === null && !options.signal?.aborted; attempt++) {
+        const run = await runToCompletion(options.perplexityBinary, ['-m', candidate.file, ...common, '--kl-divergence'], { signal: options.signal });
+        result = run.code === 0 ? parseKldOutput(run.output) : { kldMean: null, sameTopP: null, error: `llama-perplexity exit ${run.code ?? run.signal}: ${run.output.split('\n').slice(-3).join(' ')}` };
+        if (run.code === 0 && result.kldMean === null) result.error = 'llama-perplexity printed no KLD figure';
+      }
+      results.set(candidate.name, result);
     }
     return results;
   } finally {

@@ -17,7 +17,7 @@ import type { WorkloadDef } from '../workload/workload-types';
 import { greedyAgreement } from './agreement';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { ExperimentStore } from './experiment-store';
-import { measureKld } from './kld';
+import { measureKld, type KldResult } from './kld';
 import { windowSchedule } from './windows';
 
 export interface QuantConstraints {
@@ -116,7 +116,7 @@ export async function runQuantExperiment(options: {
     const summaries = files.map((entry) => ({ entry, ...summarizeCondition(options.runs, entry.name, runIds.get(entry.name)!) }));
     const baseline = summaries[0]!;
     const perplexity = toolPath(engine, 'llama-perplexity');
-    let kld = new Map<string, { kldMean: number | null; sameTopP: number | null }>();
+    let kld = new Map<string, KldResult>();
     if (perplexity) {
       options.onStatus?.('measuring KL divergence against the baseline with llama-perplexity');
       const text = options.kldText ?? baseline.rows.map((row) => row.prompt_text ?? '').join('\n');
@@ -136,6 +136,7 @@ export async function runQuantExperiment(options: {
         first_divergence_chars_mean: agreement.firstDivergenceMean,
         kld_mean: kld.get(entry.name)?.kldMean ?? null,
         same_top_p: kld.get(entry.name)?.sameTopP ?? null,
+        kld_error: perplexity ? (kld.get(entry.name)?.error ?? null) : 'llama-perplexity not found beside the server',
       };
     });
     const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, rows: entry.rows })));

@@ -22,6 +22,7 @@ export interface ConditionResult {
   first_divergence_chars_mean?: number | null;
   kld_mean?: number | null;
   same_top_p?: number | null;
+  kld_error?: string | null;
 }
 
 export interface VerdictRow {
