@@ -9,6 +9,7 @@ import { createRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
 import { createWorkloadsService } from './services/workloads-service';
 import { openAppStore } from './store/app-store';
+import { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
   dbPath?: string;
@@ -45,7 +46,21 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const servers = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
   const models = createModelsService(resolveEngine, sink);
   const serversService = createServersService(servers, store.profiles, sink);
-  const runs = createRunsService({ store, servers, engine: resolveEngine, events: sink });
+  // Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself.
+  let idle: TelemetrySession | null = null;
+  const setIdleSampling = (on: boolean) => {
+    if (on && !idle) {
+      const origin = performance.now();
+      idle = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, intervalMs: 1000, retainSamples: 3600 });
+      idle.ticks.on((tick) => sink.emit('telemetry.tick', { jobId: 'idle', tick }));
+      idle.start();
+    } else if (!on && idle) {
+      void idle.stop();
+      idle = null;
+    }
+  };
+  setIdleSampling(true);
+  const runs = createRunsService({ store, servers, engine: resolveEngine, events: sink, onActiveChange: (active) => setIdleSampling(!active) });
   const services: AppServices = {
     doctor: { report: () => runDoctor({ dbPath }) },
     models,
@@ -59,6 +74,9 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     dbPath,
     async dispose() {
       await runs.dispose();
+      const sampler = idle as TelemetrySession | null;
+      idle = null;
+      await sampler?.stop();
       models.dispose();
       serversService.dispose();
       await servers.dispose();

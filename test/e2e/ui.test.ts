@@ -66,7 +66,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     const downloads: string[] = [];
     page.on('download', (download) => downloads.push(download.suggestedFilename()));
     await rows.nth(0).getByRole('button', { name: 'Export' }).click();
-    await expect.poll(() => downloads.length, { timeout: 10_000 }).toBe(4);
+    await expect.poll(() => downloads.length, { timeout: 10_000 }).toBe(5);
     expect(downloads.some((name) => name.endsWith('requests.jsonl'))).toBe(true);
     await page.getByRole('button', { name: /Compare 2 selected/ }).click();
     await page.getByTestId('compare-table').waitFor({ timeout: 20_000 });

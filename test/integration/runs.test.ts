@@ -39,7 +39,9 @@ describe('inferlab run against the real llama-server', () => {
     const out = path.join(dir, 'export');
     const exported = await inferlab(['export', summary.run_id.slice(0, 8), '--out', out, '--db', db]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(fs.readdirSync(out).sort()).toEqual(['manifest.json', 'requests.csv', 'requests.jsonl', 'summary.json']);
+    expect(fs.readdirSync(out).sort()).toEqual(['manifest.json', 'requests.csv', 'requests.jsonl', 'summary.json', 'telemetry.json']);
+    const telemetry = JSON.parse(fs.readFileSync(path.join(out, 'telemetry.json'), 'utf8'));
+    expect(telemetry.series.map((entry: { series: string }) => entry.series)).toEqual(expect.arrayContaining(['server.cpu', 'server.rss', 'metrics.predicted_tokens_total']));
     expect(JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'))).toEqual(summary);
     const lines = fs.readFileSync(path.join(out, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(40);

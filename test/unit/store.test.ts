@@ -83,3 +83,21 @@ describe('run store', () => {
     expect(store.getRun(mine)?.status).toBe('running');
   });
 });
+
+describe('model hash cache', () => {
+  it('hashes once per path, size and mtime, and again when the file changes', async () => {
+    const { ModelHashCache } = await import('../../src/main/models/model-hashes');
+    const fs = await import('node:fs');
+    const dir = tempDir();
+    const file = path.join(dir, 'm.gguf');
+    fs.writeFileSync(file, 'first');
+    const cache = new ModelHashCache(openDatabase(path.join(dir, 'h.db')));
+    expect(cache.cached(file)).toBeNull();
+    const first = await cache.hash(file);
+    expect(first).toBe('a7937b64b8caa58f03721bb6bacf5c78cb235febe0e70b1b84cd99541461a08e');
+    expect(cache.cached(file)).toBe(first);
+    fs.writeFileSync(file, 'second!');
+    expect(cache.cached(file)).toBeNull();
+    expect(await cache.hash(file)).not.toBe(first);
+  });
+});

@@ -4,7 +4,6 @@ import type { RequestMetrics, ServerTimings } from '../../shared/contract/measur
 import type { ColdStart, ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { sha256File } from '../core/hash';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import type { ServerManager } from '../server/server-manager';
@@ -56,7 +55,7 @@ export async function runFirstRequest(options: {
     modelRef: options.model.ref,
     modelPath: options.model.path,
     modelSizeBytes: fs.statSync(options.model.path).size,
-    modelSha256: await sha256File(options.model.path),
+    modelSha256: await options.store.hashes.hash(options.model.path),
     engine: options.engine,
     server: { sessionId: server.id, profile: options.profile },
     manifest: { request: body },

@@ -3,7 +3,6 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { sha256File } from '../core/hash';
 import { parseOpenAiModels } from '../engines/adapters/endpoints';
 import { summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ManagedServer } from '../server/managed-server';
@@ -115,7 +114,7 @@ export async function runWorkload(options: {
     }
     baseUrl = server.baseUrl;
     engineInfo = await options.engine();
-    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await sha256File(target.modelPath) };
+    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await store.hashes.hash(target.modelPath) };
   } else if (request.target.kind === 'server') {
     const target = request.target;
     server = target.server.snapshot;
@@ -125,7 +124,7 @@ export async function runWorkload(options: {
       if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
     }));
     engineInfo = await options.engine();
-    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await sha256File(target.modelPath) };
+    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await store.hashes.hash(target.modelPath) };
   } else {
     baseUrl = request.target.url;
     headers = request.target.headers;

@@ -57,7 +57,7 @@ function sample(values: number[]): number[] {
   return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => values[Math.floor(i * step)]!);
 }
 
-export function createRunsService(deps: { store: AppStore; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): RunsService & { dispose(): Promise<void> } {
+export function createRunsService(deps: { store: AppStore; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): RunsService & { dispose(): Promise<void> } {
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const runs = deps.store.runs;
 
@@ -170,9 +170,11 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
         } finally {
           emit(true);
           jobs.delete(jobId);
+          if (jobs.size === 0) deps.onActiveChange?.(false);
         }
       })();
       jobs.set(jobId, { controller, done });
+      deps.onActiveChange?.(true);
       return { jobId };
     },
     async cancel(jobId) {
@@ -202,7 +204,7 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
     },
     async exportRun(runId) {
       const rendered = renderRunExport(runs, runId);
-      return { fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`, manifest: rendered.manifest, summary: rendered.summary, requestsJsonl: rendered.requestsJsonl, requestsCsv: rendered.requestsCsv };
+      return { fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`, manifest: rendered.manifest, summary: rendered.summary, requestsJsonl: rendered.requestsJsonl, requestsCsv: rendered.requestsCsv, telemetry: rendered.telemetry };
     },
     compare: async (runIds) => compare(runIds),
     async dispose() {

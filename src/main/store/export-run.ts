@@ -72,7 +72,7 @@ export function runManifest(run: RunRow): Record<string, unknown> {
 }
 
 /** The four export documents of a run, as text. */
-export function renderRunExport(store: RunStore, idOrPrefix: string): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string } {
+export function renderRunExport(store: RunStore, idOrPrefix: string): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string; telemetry: string } {
   const run = store.findRun(idOrPrefix);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
   const records = store.requests(run.id).map(requestRecord);
@@ -83,10 +83,11 @@ export function renderRunExport(store: RunStore, idOrPrefix: string): { run: Run
     summary: `${JSON.stringify(parseJson(run.summary_json), null, 2)}\n`,
     requestsJsonl: records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : ''),
     requestsCsv: `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`,
+    telemetry: `${JSON.stringify({ clock: 'ms since the run started (monotonic)', series: store.telemetry(run.id) })}\n`,
   };
 }
 
-/** Writes manifest.json, summary.json, requests.jsonl and requests.csv for one run. */
+/** Writes manifest.json, summary.json, requests.jsonl, requests.csv and telemetry.json for one run. */
 export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): { files: string[]; run: RunRow } {
   const rendered = renderRunExport(store, idOrPrefix);
   fs.mkdirSync(outDir, { recursive: true });
@@ -95,6 +96,7 @@ export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): 
     [path.join(outDir, 'summary.json'), rendered.summary],
     [path.join(outDir, 'requests.jsonl'), rendered.requestsJsonl],
     [path.join(outDir, 'requests.csv'), rendered.requestsCsv],
+    [path.join(outDir, 'telemetry.json'), rendered.telemetry],
   ];
   for (const [file, content] of files) fs.writeFileSync(file, content);
   return { files: files.map(([file]) => file), run: rendered.run };

@@ -167,4 +167,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'model hash cache',
+    sql: `
+      CREATE TABLE model_hashes (
+        path      TEXT PRIMARY KEY,
+        size      INTEGER NOT NULL,
+        mtime_ms  REAL NOT NULL,
+        sha256    TEXT NOT NULL,
+        hashed_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { RequestMetrics, ServerTimings, Usage } from '../../shared/contract/measurement';
 import { identify, isAlive } from '../core/process-identity';
 import type { ResolvedWorkload } from '../workload/workload-types';
+import { ModelHashCache } from '../models/model-hashes';
 import type { Db } from './database';
 
 const thisProcess = identify(process.pid);
@@ -128,8 +129,11 @@ export class RunStore {
   private readonly insertRun;
   private readonly insertRequest;
   private readonly updateStatus;
+  /** Model file hashes, cached by path, size and mtime. */
+  readonly hashes: ModelHashCache;
 
   constructor(private readonly db: Db) {
+    this.hashes = new ModelHashCache(db);
     this.insertRun = db.prepare(`
       INSERT INTO runs (id, kind, status, started_at, model_ref, model_path, model_size_bytes, model_sha256, engine_json, server_json, manifest_json,
         owner_pid, owner_start_ticks, workload_name, workload_revision, environment_json, private)

@@ -97,6 +97,8 @@ export class GpuSampler {
     private readonly clock: () => number,
     private readonly intervalMs = 250,
     private readonly binary: string | null = nvidiaSmiPath(),
+    /** Oldest samples are dropped beyond this many (the idle sampler runs for days). */
+    private readonly retain = Number.POSITIVE_INFINITY,
   ) {}
 
   get unavailableReason(): string | null {
@@ -111,9 +113,13 @@ export class GpuSampler {
     this.loops = [
       new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), (line) => parseGpuLine(line, this.clock()), (sample) => {
         this.samples.push(sample);
+        if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
         this.changes.emit(sample);
       }),
-      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), (line) => parseComputeAppLine(line, this.clock()), (sample) => this.processVram.push(sample)),
+      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), (line) => parseComputeAppLine(line, this.clock()), (sample) => {
+        this.processVram.push(sample);
+        if (this.processVram.length > this.retain) this.processVram.splice(0, this.processVram.length - this.retain);
+      }),
     ] as SmiLoop<unknown>[];
     for (const loop of this.loops) loop.start();
     this.startedCpu = 0;

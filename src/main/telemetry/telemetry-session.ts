@@ -34,10 +34,10 @@ export class TelemetrySession {
   private stopped = false;
 
   constructor(
-    private readonly options: { clock: () => number; serverPid: number | null; metricsUrl: string | null; intervalMs?: number; gpuBinary?: string | null },
+    private readonly options: { clock: () => number; serverPid: number | null; metricsUrl: string | null; intervalMs?: number; gpuBinary?: string | null; retainSamples?: number },
   ) {
     const interval = options.intervalMs ?? 250;
-    this.gpu = new GpuSampler(options.clock, interval, options.gpuBinary === undefined ? undefined : options.gpuBinary);
+    this.gpu = new GpuSampler(options.clock, interval, options.gpuBinary === undefined ? undefined : options.gpuBinary, options.retainSamples);
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
     this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock) : null;
   }

@@ -113,6 +113,7 @@ export interface RunExport {
   summary: string;
   requestsJsonl: string;
   requestsCsv: string;
+  telemetry: string;
 }
 
 export interface RunsService {

@@ -16,6 +16,8 @@ export interface ModelEntry {
   tokenizer: string | null;
   synthetic: boolean;
   source: 'demo' | 'folder' | 'file';
+  /** Only when asked for (hashing reads the whole file); cached by path, size and mtime. */
+  sha256?: string;
 }
 
 export interface ModelScan {

@@ -8,10 +8,10 @@ import { resolveModelRef } from '../../models/demo-models';
 import { defaultModelFolders, describeModel, scanModels } from '../../models/model-library';
 import { quantizeModel } from '../../models/quantize';
 import { parseOptions, type CommandHandler } from '../args';
-import { requireEngine } from '../context';
+import { openCliContext, requireEngine } from '../context';
 import { formatTable } from '../format';
 
-const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--json]';
+const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
 const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
@@ -40,9 +40,26 @@ function modelRows(models: readonly ModelEntry[]): string[][] {
 }
 
 const scan: CommandHandler = async (args) => {
-  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' } }, SCAN_USAGE, true);
+  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, hash: { type: 'boolean' }, db: { type: 'string' } }, SCAN_USAGE, true);
   const explicit = positionals.length > 0;
   const result = scanModels(explicit ? positionals : defaultModelFolders(), { reportMissing: explicit });
+  if (values.hash) {
+    const context = await openCliContext(values.db);
+    try {
+      for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
+        let shown = -1;
+        model.sha256 = await context.store.runs.hashes.hash(model.path, (done, total) => {
+          const percent = Math.floor((done / total) * 100);
+          if (process.stderr.isTTY && percent >= shown + 10) {
+            shown = percent;
+            process.stderr.write(`hashing ${path.basename(model.path)}: ${percent}%\n`);
+          }
+        });
+      }
+    } finally {
+      await context.dispose();
+    }
+  }
   if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else {
     process.stdout.write(`${formatTable(modelRows(result.models))}\n`);

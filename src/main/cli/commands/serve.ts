@@ -10,12 +10,23 @@ import { parseOptions, type CommandHandler } from '../args';
 
 const USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
 
-/** The built renderer; built on first use so `serve` works right after `npm ci`. */
+function newestSourceMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSourceMtime(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** The built renderer; (re)built when missing or older than its sources, so `serve` never shows a stale UI. */
 export function ensureRendererBuilt(): string {
   const root = projectRoot();
   const dir = path.join(root, 'out', 'renderer');
-  if (fs.existsSync(path.join(dir, 'index.html'))) return dir;
-  process.stderr.write('building the UI (first run)…\n');
+  const index = path.join(dir, 'index.html');
+  const sources = ['src/renderer', 'src/shared'].map((folder) => path.join(root, folder)).filter((folder) => fs.existsSync(folder));
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= Math.max(...sources.map(newestSourceMtime))) return dir;
+  process.stderr.write('building the UI…\n');
   const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) throw new AppError(ErrorCode.Internal, `Building the UI failed:\n${build.stderr || build.stdout}`);
   return dir;

@@ -41,6 +41,7 @@ export function RunsView({ client }: { client: AppServices }) {
       download(`${files.fileBase}-summary.json`, files.summary, 'application/json');
       download(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
       download(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
+      download(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
     } catch (reason) {
       setError(reason as Error);
     }

@@ -1,0 +1,37 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { Db } from '../store/database';
+
+/**
+ * sha256 of model files, computed only when asked for and remembered by path, size and
+ * modification time: a 10 GB model is hashed once, not on every run.
+ */
+export class ModelHashCache {
+  constructor(private readonly db: Db) {}
+
+  cached(file: string): string | null {
+    const stat = fs.statSync(file);
+    const row = this.db.prepare('SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ms = ?').get(file, stat.size, stat.mtimeMs) as { sha256: string } | undefined;
+    return row?.sha256 ?? null;
+  }
+
+  async hash(file: string, onProgress?: (bytesDone: number, bytesTotal: number) => void): Promise<string> {
+    const known = this.cached(file);
+    if (known) return known;
+    const stat = fs.statSync(file);
+    const digest = await new Promise<string>((resolve, reject) => {
+      const hash = crypto.createHash('sha256');
+      let done = 0;
+      fs.createReadStream(file, { highWaterMark: 1 << 22 })
+        .on('data', (chunk) => {
+          hash.update(chunk);
+          done += chunk.length;
+          onProgress?.(done, stat.size);
+        })
+        .on('error', reject)
+        .on('end', () => resolve(hash.digest('hex')));
+    });
+    this.db.prepare('INSERT OR REPLACE INTO model_hashes (path, size, mtime_ms, sha256, hashed_at) VALUES (?, ?, ?, ?, ?)').run(file, stat.size, stat.mtimeMs, digest, new Date().toISOString());
+    return digest;
+  }
+}
