@@ -92,6 +92,8 @@ export class ManagedProcess implements Disposable {
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
   async stop(graceMs = 8000): Promise<ProcessExit> {
     if (this.exit) return this.exit;
+    // A stopped (SIGSTOPped, hung-in-debugger) process cannot act on SIGTERM until continued.
+    this.signal('SIGCONT');
     this.signal('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const killed = new Promise<void>((resolve) => {

@@ -73,6 +73,10 @@ export async function executeRun(options: {
   const agent = createKeepAliveAgent(slots + 4);
   const writer = new RunWriter(options.store, options.runId, { private: options.private });
   const progress: RunProgress = { sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null };
+  // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
+  // instead of letting it time out request by request until the count is reached.
+  const unresponsiveAfter = Math.max(3, slots);
+  let consecutiveTimeouts = 0;
 
   const send = async (seq: number, warmup: boolean, scheduledAt: number | null) => {
     const item = plan.item(seq);
@@ -120,6 +124,12 @@ export async function executeRun(options: {
     });
     progress.finished += 1;
     if (completion.error) progress.failed += 1;
+    const timedOut = completion.error !== null && ['first_token_timeout', 'total_timeout', 'connect'].includes(completion.error.class);
+    consecutiveTimeouts = timedOut ? consecutiveTimeouts + 1 : 0;
+    if (consecutiveTimeouts >= unresponsiveAfter && !halt.signal.aborted) {
+      abortReason ??= `the server stopped responding: ${consecutiveTimeouts} requests in a row failed (${completion.error!.class})`;
+      halt.abort();
+    }
     progress.lastTtftMs = metrics.ttft_ms;
     options.onProgress?.(progress);
     // A database that stopped accepting writes ends the run: measuring on would lose results.

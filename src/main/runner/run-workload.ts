@@ -188,12 +188,21 @@ export async function runWorkload(options: {
       throw error;
     }
     await telemetry.stop();
-    store.saveTelemetry(runId, telemetry.series());
     const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
     const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo, telemetry: telemetry.summary() });
-    store.finishRun(runId, execution.status, execution.reason, summary);
+    try {
+      store.saveTelemetry(runId, telemetry.series());
+      store.finishRun(runId, execution.status, execution.reason, summary);
+    } catch (error) {
+      // The requests already stored stay; the run is marked interrupted at the next start.
+      throw new AppError(ErrorCode.StorageFailed, `The run's ${execution.stored} stored requests are kept, but the run could not be finished in the database: ${(error as Error).message}. Free space (or pick another --db); the next start marks it interrupted.`);
+    }
+    if (execution.status === 'failed' && execution.reason?.startsWith('storing requests failed')) {
+      throw new AppError(ErrorCode.StorageFailed, `Run ${runId} stopped: ${execution.reason}. ${execution.stored} requests were stored before that and are intact.`);
+    }
     return { summary, workload };
   } finally {
-    await stopServer();
+    // Stopping must not replace the error that ended the run.
+    await stopServer().catch(() => {});
   }
 }

@@ -131,7 +131,7 @@ export class ManagedServer {
     this.process = child;
     this.stopRequested = false;
     this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null });
-    this.sessions.recordStart({ id: this.id, engine: this.engine.id, binary: program, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port });
+    this.record(() => this.sessions.recordStart({ id: this.id, engine: this.engine.id, binary: program, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port }));
 
     let exit: ProcessExit | null = null;
     void child.exited.then((result) => {
@@ -173,7 +173,7 @@ export class ManagedServer {
     const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, [program, ...args]);
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
     if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(baseUrl, effectiveConfig.slots ?? this.profile.parallelSlots);
-    this.sessions.recordReady(this.id, coldStart, effectiveConfig);
+    this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
     return this.snapshotState;
@@ -197,8 +197,24 @@ export class ManagedServer {
   }
 
   private finishSession(state: ServerState, fault: ServerFault | null): void {
-    this.sessions.recordEnd(this.id, state, fault);
     this.logFile?.close();
+    this.record(() => this.sessions.recordEnd(this.id, state, fault));
+  }
+
+  /**
+   * Session bookkeeping never takes the server down with it: on a full disk the process is
+   * still started and stopped correctly; a session left open is closed by the next sweep.
+   */
+  private record(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      this.logTailNote(`could not record the server session: ${(error as Error).message}`);
+    }
+  }
+
+  private logTailNote(line: string): void {
+    this.process?.logs.push(`[inferlab] ${line}`);
   }
 
   /** SIGTERM to the process group, SIGKILL after the grace period; resolves once it has exited. */
