@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { evaluateAcceptance } from '../workload/acceptance';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
@@ -57,6 +58,8 @@ export async function executeRun(options: {
   const runStart = options.clockOrigin ?? performance.now();
   const halt = new AbortController();
   const cancel = new AbortController();
+  // Every in-flight request listens on the cancel signal; hundreds at once is expected here.
+  setMaxListeners(0, cancel.signal);
   let abortReason: string | null = null;
   const onCancel = () => {
     cancel.abort();
