@@ -7,7 +7,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '../src/main/core/ports';
-import { locateEngine } from '../src/main/engines/llamacpp/locate-engine';
+import { runToCompletion } from '../src/main/core/process';
+import { locateEngine, toolPath } from '../src/main/engines/llamacpp/locate-engine';
+import { resolveModelRef } from '../src/main/models/demo-models';
 import { defaultProfile } from '../src/main/engines/llamacpp/launch-args';
 import { summarize } from '../src/main/metrics/distribution';
 import { deriveRequestMetrics } from '../src/main/metrics/request-metrics';
@@ -19,6 +21,9 @@ import { ServerManager } from '../src/main/server/server-manager';
 import { openAppStore } from '../src/main/store/app-store';
 import type { StoredRequest } from '../src/main/store/run-store';
 import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
+import { chromium } from 'playwright-core';
+import { chromiumPath } from '../src/main/doctor';
+import { seededRandom } from '../src/main/models/random';
 
 interface Row {
   figure: string;
@@ -89,6 +94,27 @@ async function clientOverhead(): Promise<void> {
       const b = summarize(minimal).p50;
       rows.push({ figure: `client_overhead_ms p50, concurrency ${concurrency} (Infer Lab / minimal client, n=${ours.length}/${minimal.length})`, value: `${fmt(a)} / ${fmt(b)}  (difference ${fmt(a !== null && b !== null ? a - b : null)})`, target: 'Infer Lab adds ≤ 0.5 ms' });
     }
+    // Single-stream decode through the server next to llama-bench on the same model and threads.
+    const decode: number[] = [];
+    const decodeAgent = createKeepAliveAgent(2);
+    for (let i = 0; i < 10; i++) {
+      const completion = await streamCompletion({ baseUrl: server.baseUrl!, agent: decodeAgent, body: { messages: [{ role: 'user', content: 'Write.' }], max_tokens: 128, temperature: 0, ignore_eos: true } });
+      if (completion.timings && completion.timings.predicted_ms > 0) decode.push((completion.timings.predicted_n / completion.timings.predicted_ms) * 1000);
+    }
+    decodeAgent.destroy();
+    const benchBinary = toolPath(engine, 'llama-bench');
+    let reference = 'llama-bench not found';
+    if (benchBinary) {
+      const bench = await runToCompletion(benchBinary, ['-m', await resolveModelRef('demo:q4_k_m'), '-p', '0', '-n', '128', '-t', String(defaultProfile().threads), '-r', '5', '-o', 'json']);
+      try {
+        const parsed = JSON.parse(bench.output.slice(bench.output.indexOf('['))) as { avg_ts: number; stddev_ts: number }[];
+        reference = `${parsed[0]!.avg_ts.toFixed(1)} ± ${parsed[0]!.stddev_ts.toFixed(1)} tok/s`;
+      } catch {
+        reference = 'llama-bench output not understood';
+      }
+    }
+    rows.push({ figure: `single-stream decode, demo:q4_k_m, ${defaultProfile().threads} threads (server timings p50 / llama-bench tg128)`, value: `${summarize(decode).p50?.toFixed(1)} tok/s / ${reference}`, target: 'same order' });
+
     // Sampler cost: every sampler this machine has, at 4 Hz, for 10 s against the idle server.
     const origin = performance.now();
     const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: server.pid, metricsUrl: `${server.baseUrl}/metrics`, intervalMs: 250 });
@@ -161,11 +187,57 @@ async function storeIngest(): Promise<void> {
   }
 }
 
+/** The Compare view with 20 runs × 10,000 requests, timed in Chromium from the click to the rendered table and chart. */
+async function compareRender(): Promise<void> {
+  const executable = chromiumPath();
+  if (!executable) {
+    rows.push({ figure: 'Compare view render', value: 'skipped: no Chromium (apt-get install -y chromium)', target: '< 1 s' });
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
+  const db = path.join(dir, 'compare.db');
+  const store = await openAppStore(db);
+  const random = seededRandom(3);
+  for (let run = 0; run < 20; run++) {
+    const runId = store.runs.createRun({ kind: 'bench', modelRef: `demo:bench-${run}`, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+    const requests: StoredRequest[] = Array.from({ length: 10_000 }, (_, seq) => ({
+      seq, warmup: false, group: 'g', itemId: 'i', t0Ms: seq, headersMs: 1, endMs: seq + 50,
+      metrics: { ttft_ms: 20 + random() * 10 + run, e2e_ms: 50 + random() * 5, tpot_ms: 1 + random(), itl_ms: [], output_tokens: 16, output_tokens_source: 'usage', queue_ms: 0, client_overhead_ms: 0.3, decode_tokens_per_s: 500 },
+      promptTokens: 8, usage: null, finishReason: 'length', httpStatus: 200, errorClass: null, errorMessage: null, timings: null, chunkOffsetsMs: [], promptText: null, outputText: null,
+    }));
+    for (let i = 0; i < requests.length; i += 500) store.runs.addRequests(runId, requests.slice(i, i + 500));
+    store.runs.finishRun(runId, 'completed', null, summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: 'bench', revision: 'x' }, rows: store.runs.requestsForSummary(runId), load: { mode: 'closed', concurrency: 1 }, slo: null }));
+  }
+  store.close();
+  const { startServe } = await import('../test/support/serve');
+  const serve = await startServe(['--db', db]);
+  const browser = await chromium.launch({ executablePath: executable, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(serve.url);
+    await page.getByRole('button', { name: 'Runs', exact: true }).click();
+    const boxes = page.getByTestId('runs-table').locator('tbody input[type=checkbox]');
+    await boxes.first().waitFor();
+    for (let i = 0; i < 20; i++) await boxes.nth(i).check();
+    const started = performance.now();
+    await page.getByRole('button', { name: /Compare 20 selected/ }).click();
+    await page.getByTestId('compare-table').waitFor({ timeout: 60_000 });
+    await page.getByRole('img', { name: 'compare-cdf' }).locator('canvas').waitFor();
+    const elapsed = performance.now() - started;
+    rows.push({ figure: 'Compare view, 20 runs × 10,000 requests (click → table and CDF drawn, Chromium)', value: fmt(elapsed / 1000, 's', 2), target: '< 1 s' });
+  } finally {
+    await browser.close();
+    await serve.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   process.stderr.write(`Infer Lab benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.availableParallelism()} cores), Node ${process.version}\n`);
   await storeIngest();
   await generatorSlip();
   await clientOverhead();
+  await compareRender();
   const width = Math.max(...rows.map((row) => row.figure.length));
   const valueWidth = Math.max(...rows.map((row) => row.value.length));
   process.stdout.write(`${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  target\n`);

@@ -46,3 +46,13 @@ describe('experiment helpers', () => {
     expect(result).toEqual({ agreement: 0.5, firstDivergenceMean: 6, pairs: 2 });
   });
 });
+
+describe('large samples', () => {
+  it('use order-statistic intervals that agree with the bootstrap on verdicts', () => {
+    const same = bootstrapDifference(sample(3, 5000), sample(4, 5000), 'p95');
+    expect(same.verdict).toBe('no significant difference');
+    expect(bootstrapDifference(sample(3, 5000), sample(4, 5000, 2), 'p50').verdict).toBe('slower');
+    const small = bootstrapDifference(sample(3, 1500), sample(4, 1500, 2), 'p50');
+    expect(small.verdict).toBe('slower');
+  });
+});

@@ -273,6 +273,11 @@ export class RunStore {
     return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
   }
 
+  /** Latencies of the successful measured requests: what comparisons need and nothing more. */
+  latencies(runId: string): { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[] {
+    return this.db.prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL ORDER BY seq').all(runId) as { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[];
+  }
+
   /** Requests without their text: what summaries need, read in a fraction of the time. */
   requestsForSummary(runId: string): RequestRow[] {
     return this.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM requests WHERE run_id = ? ORDER BY seq`).all(runId) as RequestRow[];

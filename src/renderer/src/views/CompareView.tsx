@@ -11,6 +11,8 @@ function cdf(values: number[]): [number, number][] {
   return sorted.map((value, index) => [value, (index + 1) / sorted.length]);
 }
 
+const CDF_NOTE = 'CDFs are drawn from up to 1,000 evenly spaced quantiles per run.';
+
 export function CompareView({ client }: { client: AppServices }) {
   const selection = useAppStore((state) => state.compareSelection);
   const [comparison, setComparison] = useState<Comparison | null>(null);
@@ -67,11 +69,12 @@ export function CompareView({ client }: { client: AppServices }) {
               ))}
             </tbody>
           </table>
-          <p><small>Differences are against the baseline (first column) with bootstrap 95 % intervals over requests; a difference whose interval includes zero is “no significant difference”.</small></p>
+          <p><small>Differences are against the baseline (first column) with 95 % intervals over requests (bootstrap up to 2,000 requests per run, order-statistic intervals beyond); a difference whose interval includes zero is “no significant difference”. Runs differ from run to run as well: repeat windows (experiments) before trusting a small difference.</small></p>
           <div className="toolbar">
             {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>{key.replace('Ms', '').toUpperCase()}</button>)}
           </div>
           <Chart label="compare-cdf" option={option} height={320} />
+          <p><small>{CDF_NOTE}</small></p>
         </>
       )}
     </section>
