@@ -4,7 +4,7 @@ import type { CommandHandler } from './cli/args';
 import { appCommand } from './cli/commands/app';
 import { demoCommand } from './cli/commands/demo';
 import { doctorCommand } from './cli/commands/doctor';
-import { experimentCommand, reportCommand } from './cli/commands/experiment';
+import { decideCommand, decisionsCommand, experimentCommand, reportCommand } from './cli/commands/experiment';
 import { modelsCommand } from './cli/commands/models';
 import { runCommand } from './cli/commands/run';
 import { serveCommand } from './cli/commands/serve';
@@ -32,7 +32,9 @@ Commands:
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
+  experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
   report EXPERIMENT_ID --out FILE.html        a self-contained HTML report
+  decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME]   record a decision; decisions [--json] lists them
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
   app                                         open the desktop app (needs Electron's binary)
 
@@ -41,7 +43,7 @@ Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
 const COMMANDS: Record<string, CommandHandler> = {
   doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand,
-  run: runCommand, runs: runsCommand, export: exportCommand, experiment: experimentCommand, report: reportCommand, serve: serveCommand, app: appCommand,
+  run: runCommand, runs: runsCommand, export: exportCommand, experiment: experimentCommand, report: reportCommand, decide: decideCommand, decisions: decisionsCommand, serve: serveCommand, app: appCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

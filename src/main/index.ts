@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { app, BrowserWindow, session } from 'electron';
+import { userDataDir } from './core/paths';
 import { RpcDispatcher } from './rpc/dispatcher';
+import { loadWindowState, saveWindowState } from './window-state';
 import { createServices } from './services';
 import { registerIpcTransport, sendEvent } from './transport/ipc';
 
@@ -10,10 +12,15 @@ const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-sr
 let mainWindow: BrowserWindow | null = null;
 const containerReady = createServices();
 
+const windowStateFile = () => path.join(userDataDir(), 'window-state.json');
+
 function createWindow(): BrowserWindow {
+  const state = loadWindowState(windowStateFile());
   const window = new BrowserWindow({
-    width: 1280,
-    height: 820,
+    width: state.width,
+    height: state.height,
+    x: state.x,
+    y: state.y,
     title: 'Infer Lab',
     webPreferences: {
       preload: path.join(import.meta.dirname, '../preload/index.cjs'),
@@ -23,6 +30,8 @@ function createWindow(): BrowserWindow {
       webSecurity: true,
     },
   });
+  if (state.maximized) window.maximize();
+  window.on('close', () => saveWindowState(windowStateFile(), { ...window.getNormalBounds(), maximized: window.isMaximized() }));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event) => event.preventDefault());
   if (process.env.ELECTRON_RENDERER_URL) void window.loadURL(process.env.ELECTRON_RENDERER_URL);

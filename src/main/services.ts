@@ -4,6 +4,7 @@ import { resolveDatabasePath, userDataDir } from './core/paths';
 import { runDoctor } from './doctor';
 import { requireEngine } from './engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from './server/server-manager';
+import { createExperimentsService } from './services/experiments-service';
 import { createModelsService } from './services/models-service';
 import { createRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
@@ -61,18 +62,21 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   };
   setIdleSampling(true);
   const runs = createRunsService({ store, servers, engine: resolveEngine, events: sink, onActiveChange: (active) => setIdleSampling(!active) });
+  const experiments = createExperimentsService({ store, servers, engine: resolveEngine, events: sink });
   const services: AppServices = {
     doctor: { report: () => runDoctor({ dbPath }) },
     models,
     servers: serversService,
     workloads: createWorkloadsService(),
     runs,
+    experiments,
   };
   return {
     services,
     events,
     dbPath,
     async dispose() {
+      await experiments.dispose();
       await runs.dispose();
       const sampler = idle as TelemetrySession | null;
       idle = null;

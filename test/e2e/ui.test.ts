@@ -97,6 +97,18 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(pageErrors).toEqual([]);
   });
 
+  it('runs a quantization experiment from the Experiments view and records a decision', async () => {
+    await go('Experiments');
+    await page.getByRole('button', { name: 'Compare the demo quantizations' }).click();
+    await page.getByTestId('experiment-result').waitFor({ timeout: 120_000 });
+    expect(await page.getByTestId('experiment-result').textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
+    await page.getByPlaceholder('why this one').fill('smallest file, no significant TTFT loss');
+    await page.getByRole('button', { name: 'Record decision' }).click();
+    await page.getByTestId('decisions-table').filter({ hasText: 'smallest file, no significant TTFT loss' }).waitFor();
+    await shot('experiments');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('refuses WebSocket connections from another origin', async () => {
     const wsUrl = serve.url.replace('http://', 'ws://').replace(/\/$/, '') + '/rpc';
     const status = await new Promise<number | string>((resolve) => {

@@ -60,3 +60,27 @@ describe('experiments with the demo models against the real server', () => {
     expect((await inferlab(['experiment', 'sideways', '--model', 'demo:f16'])).stderr).toMatch(/Unknown experiment "sideways"/);
   });
 });
+
+describe('server-setting sweep and decisions', () => {
+  it('varies parallel slots across load levels, marks the Pareto set, and records a decision', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 's.db');
+    // No acceptance checks: the synthetic model's gibberish would fail them, and goodput counts only accepted requests.
+    const workload = path.join(dir, 'short.yaml');
+    fs.writeFileSync(workload, 'name: short\ndefaults: { max_tokens: 16, temperature: 0, ignore_eos: true }\ngroups:\n  - name: g\n    items:\n      - { id: a, prompt: "Tell me a story." }\n      - { id: b, prompt: "List some colours." }\n');
+    const result = await inferlab(['experiment', 'sweep', '--model', 'demo:q4_k_m', '--vary', 'parallelSlots=1,4', '--load', 'concurrency=1,4', '--workload', workload, '--requests', '8', '--slo', 'ttft=5000', '--db', db, '--json', '--report', path.join(dir, 'sweep.html')]);
+    expect(result.code, result.stderr).toBe(0);
+    const sweep = JSON.parse(result.stdout);
+    expect(sweep.conditions.map((condition: { name: string }) => condition.name)).toEqual(['parallelSlots=1 @ c=1', 'parallelSlots=1 @ c=4', 'parallelSlots=4 @ c=1', 'parallelSlots=4 @ c=4']);
+    expect(sweep.conditions.some((condition: { pareto: boolean }) => condition.pareto)).toBe(true);
+    expect(sweep.conditions.every((condition: { goodput_requests_per_s: number }) => condition.goodput_requests_per_s > 0)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'sweep.html'), 'utf8')).toMatch(/Pareto set/);
+
+    const decided = await inferlab(['decide', sweep.experiment_id, '--choose', sweep.recommendation.choice, '--reason', 'best goodput on the front', '--by', 'tester', '--db', db, '--json']);
+    expect(decided.code, decided.stderr).toBe(0);
+    const listed = JSON.parse((await inferlab(['decisions', '--db', db, '--json'])).stdout);
+    expect(listed[0]).toMatchObject({ chosen: sweep.recommendation.choice, reason: 'best goodput on the front', decided_by: 'tester', experiment_id: sweep.experiment_id });
+    expect(listed[0].chosen_run_ids).toHaveLength(1);
+    expect((await inferlab(['decide', sweep.experiment_id, '--choose', 'nope', '--reason', 'x', '--db', db])).code).toBe(2);
+  });
+});

@@ -56,3 +56,16 @@ describe('large samples', () => {
     expect(small.verdict).toBe('slower');
   });
 });
+
+describe('Pareto set', () => {
+  it('keeps the points no other point beats on both throughput and p95 TTFT', async () => {
+    const { paretoSet } = await import('../../src/main/experiments/sweep');
+    const set = paretoSet([
+      { name: 'a', throughput: 100, ttftP95: 50 },
+      { name: 'b', throughput: 200, ttftP95: 80 },
+      { name: 'c', throughput: 150, ttftP95: 90 },
+      { name: 'd', throughput: null, ttftP95: 10 },
+    ]);
+    expect([...set].sort()).toEqual(['a', 'b']);
+  });
+});

@@ -91,3 +91,15 @@ describe('user config', () => {
     expect(() => readUserConfig(env)).toThrow(/expected a JSON object/);
   });
 });
+
+describe('window state', () => {
+  it('round-trips the window bounds and falls back to the default on a damaged file', async () => {
+    const { loadWindowState, saveWindowState } = await import('../../src/main/window-state');
+    const file = path.join(tempDir(), 'window-state.json');
+    expect(loadWindowState(file)).toEqual({ width: 1280, height: 820, maximized: false });
+    saveWindowState(file, { x: 10, y: 20, width: 900, height: 700, maximized: true });
+    expect(loadWindowState(file)).toEqual({ x: 10, y: 20, width: 900, height: 700, maximized: true });
+    fs.writeFileSync(file, '{"width": -5');
+    expect(loadWindowState(file).width).toBe(1280);
+  });
+});

@@ -16,6 +16,18 @@ function barChart(title: string, unit: string, bars: { label: string; value: num
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${40 + bars.length * rowHeight}" role="img" aria-label="${escape(title)}"><text x="0" y="16" font-size="13" font-weight="bold">${escape(title)}</text>${rows.join('')}</svg>`;
 }
 
+/** Throughput against p95 TTFT, one dot per condition, the Pareto set filled. */
+function paretoChart(conditions: ExperimentResult['conditions']): string {
+  const points = conditions.filter((condition) => condition.throughput.output_tokens_per_s !== null && condition.metrics.ttft_ms.p95 !== null);
+  if (points.length === 0) return '';
+  const maxX = Math.max(...points.map((point) => point.metrics.ttft_ms.p95!)) * 1.1;
+  const maxY = Math.max(...points.map((point) => point.throughput.output_tokens_per_s!)) * 1.1;
+  const x = (value: number) => 60 + (value / maxX) * 520;
+  const y = (value: number) => 330 - (value / maxY) * 300;
+  const dots = points.map((point) => `<circle cx="${x(point.metrics.ttft_ms.p95!).toFixed(1)}" cy="${y(point.throughput.output_tokens_per_s!).toFixed(1)}" r="5" fill="${point.pareto ? '#0969da' : 'none'}" stroke="#0969da"/><text x="${(x(point.metrics.ttft_ms.p95!) + 8).toFixed(1)}" y="${(y(point.throughput.output_tokens_per_s!) + 4).toFixed(1)}" font-size="11">${escape(point.name)}</text>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="370" role="img" aria-label="throughput against p95 TTFT"><text x="0" y="14" font-size="13" font-weight="bold">Output tokens/s against TTFT p95 (filled: Pareto set)</text><line x1="60" y1="330" x2="590" y2="330" stroke="#888"/><line x1="60" y1="30" x2="60" y2="330" stroke="#888"/><text x="300" y="360" font-size="11">TTFT p95 (ms, up to ${fmt(maxX, 0)})</text><text x="0" y="30" font-size="11">${fmt(maxY, 0)} tok/s</text>${dots.join('')}</svg>`;
+}
+
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
 export function renderExperimentReport(result: ExperimentResult): string {
   const conditions = result.conditions;
@@ -29,13 +41,14 @@ export function renderExperimentReport(result: ExperimentResult): string {
     barChart('TPOT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 }))),
     barChart('Output throughput', 'tok/s', conditions.map((condition) => ({ label: condition.name, value: condition.throughput.output_tokens_per_s }))),
     ...(result.kind === 'quant' ? [barChart('File size', 'MiB', conditions.map((condition) => ({ label: condition.name, value: (condition.file_bytes ?? 0) / 2 ** 20 })))] : []),
+    ...(result.kind === 'sweep' ? [paretoChart(conditions)] : []),
   ];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>Infer Lab experiment ${escape(result.experiment_id.slice(0, 8))} (${escape(result.kind)})</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;color:#1f2328}table{border-collapse:collapse;width:100%;margin:8px 0 20px}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;font-size:13px}.bad{color:#cf222e}.good{color:#1a7f37}pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:16px}</style></head>
 <body>
-<h1>${result.kind === 'quant' ? 'Quantization comparison' : 'Warm against cold'}</h1>
+<h1>${result.kind === 'quant' ? 'Quantization comparison' : result.kind === 'sweep' ? 'Server-setting sweep' : 'Warm against cold'}</h1>
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}

@@ -13,6 +13,7 @@ const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
     start: ['string', 'object'], stop: ['string'], logs: ['string'],
   },
   workloads: { list: [], read: ['string'], validate: ['string'] },
+  experiments: { start: ['object'], list: [], get: ['string'], decide: ['string', 'string', 'string', 'string'], decisions: [] },
   runs: { start: ['object'], cancel: ['string'], list: [], get: ['string'], remove: ['string'], exportRun: ['string'], compare: ['string[]'] },
 };
 

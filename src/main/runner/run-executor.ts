@@ -78,8 +78,11 @@ export async function executeRun(options: {
   const progress: RunProgress = { sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null };
   // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
   // instead of letting it time out request by request until the count is reached.
-  const unresponsiveAfter = Math.max(3, slots);
+  const timeoutsToGiveUp = Math.max(3, slots);
+  const refusalsToGiveUp = Math.max(10, 2 * slots);
   let consecutiveTimeouts = 0;
+  let consecutiveRefusals = 0;
+  let unresponsive: string | null = null;
 
   const send = async (seq: number, warmup: boolean, scheduledAt: number | null) => {
     const item = plan.item(seq);
@@ -127,10 +130,12 @@ export async function executeRun(options: {
     });
     progress.finished += 1;
     if (completion.error) progress.failed += 1;
-    const timedOut = completion.error !== null && ['first_token_timeout', 'total_timeout', 'connect'].includes(completion.error.class);
-    consecutiveTimeouts = timedOut ? consecutiveTimeouts + 1 : 0;
-    if (consecutiveTimeouts >= unresponsiveAfter && !halt.signal.aborted) {
-      abortReason ??= `the server stopped responding: ${consecutiveTimeouts} requests in a row failed (${completion.error!.class})`;
+    const errorClass = completion.error?.class ?? null;
+    consecutiveTimeouts = errorClass === 'first_token_timeout' || errorClass === 'total_timeout' ? consecutiveTimeouts + 1 : 0;
+    consecutiveRefusals = errorClass === 'connect' ? consecutiveRefusals + 1 : 0;
+    if ((consecutiveTimeouts >= timeoutsToGiveUp || consecutiveRefusals >= refusalsToGiveUp) && !halt.signal.aborted) {
+      const count = Math.max(consecutiveTimeouts, consecutiveRefusals);
+      unresponsive = `the server stopped responding: ${count} requests in a row failed (${errorClass})`;
       halt.abort();
     }
     progress.lastTtftMs = metrics.ttft_ms;
@@ -152,6 +157,8 @@ export async function executeRun(options: {
   }
   if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
   if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };
-  if (abortReason) return { status: 'aborted', reason: abortReason, outcome, stored: writer.written };
+  // A crash reported by the server manager explains refusals better than counting them does.
+  const reason = abortReason ?? unresponsive;
+  if (reason) return { status: 'aborted', reason, outcome, stored: writer.written };
   return { status: 'completed', reason: null, outcome, stored: writer.written };
 }

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useMemo } from 'react';
-import type { AppEvents, JobProgress } from '../../shared/contract';
+import type { AppEvents, ExperimentJobState, JobProgress } from '../../shared/contract';
 import { createClient, type RpcBridge } from './api/client';
 import { useAppStore, type View } from './state/store';
 import { CompareView } from './views/CompareView';
+import { ExperimentsView } from './views/ExperimentsView';
 import { HomeView } from './views/HomeView';
 import { ModelsView } from './views/ModelsView';
 import { RunsView } from './views/RunsView';
@@ -18,6 +19,7 @@ const NAVIGATION: { view: View; label: string }[] = [
   { view: 'run', label: 'Run' },
   { view: 'runs', label: 'Runs' },
   { view: 'compare', label: 'Compare' },
+  { view: 'experiments', label: 'Experiments' },
 ];
 
 export function App({ bridge }: { bridge: RpcBridge | null }) {
@@ -42,7 +44,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     });
   }, [bridge]);
 
-  // Alt+1…7 switch views; Alt+T toggles the theme.
+  // Alt+1…8 switch views; Alt+T toggles the theme.
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (!event.altKey) return;
@@ -59,6 +61,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     return () => window.removeEventListener('keydown', onKey);
   }, [setView, toggleTheme]);
 
+  const onExperiment = useCallback((listener: (state: ExperimentJobState) => void) => (bridge ? bridge.on((name, payload) => name === 'experiment.progress' && listener(payload as ExperimentJobState)) : () => {}), [bridge]);
   const onJob = useCallback((listener: (progress: JobProgress) => void) => (bridge ? bridge.on((name, payload) => name === 'job.progress' && listener(payload as JobProgress)) : () => {}), [bridge]);
 
   if (!client) {
@@ -87,6 +90,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         {view === 'run' && <RunView client={client} />}
         {view === 'runs' && <RunsView client={client} />}
         {view === 'compare' && <CompareView client={client} />}
+        {view === 'experiments' && <ExperimentsView client={client} onExperiment={onExperiment} />}
       </main>
     </div>
   );

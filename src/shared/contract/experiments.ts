@@ -1,7 +1,7 @@
 import type { Verdict } from './compare';
 import type { Distribution } from './runs';
 
-export type ExperimentKind = 'warmcold' | 'quant';
+export type ExperimentKind = 'warmcold' | 'quant' | 'sweep';
 
 export interface ConditionResult {
   name: string;
@@ -23,6 +23,12 @@ export interface ConditionResult {
   kld_mean?: number | null;
   same_top_p?: number | null;
   kld_error?: string | null;
+  /** Sweep: the varied setting's value and the load level of this condition. */
+  setting?: { field: string; value: string | number };
+  concurrency?: number;
+  goodput_requests_per_s?: number | null;
+  ttft_p95_ms?: number | null;
+  pareto?: boolean;
 }
 
 export interface VerdictRow {

@@ -1,6 +1,7 @@
 import type { ErrorShape } from '../errors';
 import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
+import type { ExperimentResult } from './experiments';
 import type { ModelScan } from './models';
 import type { RunSummary } from './runs';
 import type { ProfileProblem, ServerProfile, ServerSnapshot } from './server';
@@ -126,12 +127,57 @@ export interface RunsService {
   compare(runIds: string[]): Promise<Comparison>;
 }
 
+export interface StartExperimentSpec {
+  kind: 'quant' | 'warmcold';
+  /** quant: the base model (demo:f16 or a GGUF path); warmcold: the model to serve. */
+  model: string;
+  quants: string[];
+  workload: string;
+  repeats: number;
+  requestsPerWindow: number | null;
+}
+
+export interface ExperimentListItem {
+  experimentId: string;
+  kind: string;
+  status: string;
+  createdAt: string;
+  recommendation: string | null;
+}
+
+export interface DecisionRecord {
+  decision_id: string;
+  experiment_id: string;
+  chosen: string;
+  chosen_run_ids: string[];
+  reason: string;
+  decided_by: string;
+  decided_at: string;
+}
+
+export interface ExperimentsService {
+  start(spec: StartExperimentSpec): Promise<{ jobId: string }>;
+  list(): Promise<ExperimentListItem[]>;
+  get(experimentId: string): Promise<ExperimentResult | null>;
+  decide(experimentId: string, chosen: string, reason: string, decidedBy: string): Promise<DecisionRecord>;
+  decisions(): Promise<DecisionRecord[]>;
+}
+
+export interface ExperimentJobState {
+  jobId: string;
+  phase: 'running' | 'finished' | 'failed';
+  message: string;
+  result: ExperimentResult | null;
+  error: ErrorShape | null;
+}
+
 export interface AppServices {
   doctor: DoctorService;
   models: ModelsService;
   servers: ServersService;
   workloads: WorkloadsService;
   runs: RunsService;
+  experiments: ExperimentsService;
 }
 
 export type ServiceName = keyof AppServices;
@@ -146,6 +192,7 @@ export const SERVICE_METHODS = {
   servers: ['list', 'profiles', 'defaultProfile', 'validateProfile', 'saveProfile', 'start', 'stop', 'logs'],
   workloads: ['list', 'read', 'validate'],
   runs: ['start', 'cancel', 'list', 'get', 'remove', 'exportRun', 'compare'],
+  experiments: ['start', 'list', 'get', 'decide', 'decisions'],
 } as const satisfies { [S in ServiceName]: readonly (keyof AppServices[S] & string)[] };
 
 export interface JobProgress {
@@ -164,10 +211,11 @@ export interface AppEvents {
   'run.progress': RunJobState;
   'telemetry.tick': { jobId: string; tick: TelemetryTick };
   'job.progress': JobProgress;
+  'experiment.progress': ExperimentJobState;
 }
 
 export type EventName = keyof AppEvents;
-export const EVENT_NAMES: readonly EventName[] = ['server.state', 'run.progress', 'telemetry.tick', 'job.progress'];
+export const EVENT_NAMES: readonly EventName[] = ['server.state', 'run.progress', 'telemetry.tick', 'job.progress', 'experiment.progress'];
 
 export interface EventSink {
   emit<E extends EventName>(name: E, payload: AppEvents[E]): void;

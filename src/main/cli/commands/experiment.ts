@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors';
 import { ExperimentStore } from '../../experiments/experiment-store';
 import { runQuantExperiment } from '../../experiments/quantization';
 import { renderExperimentReport } from '../../experiments/report';
+import { runSweep } from '../../experiments/sweep';
 import { runWarmCold } from '../../experiments/warm-cold';
 import { resolveModelRef } from '../../models/demo-models';
 import { applySettings } from '../../server/profiles';
@@ -15,12 +16,20 @@ import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { parseSlo } from './run';
 
-const USAGE = `inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--skip-cache-reset]
+const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--requests N] [--slo ttft=MS,...]
+       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
            [--vram-budget MIB] [--min-agreement F] [--min-acceptance F] [--slo ttft=MS] [--kld-text FILE]
        common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
 
 export function experimentTable(result: ExperimentResult): string {
+  if (result.kind === 'sweep') {
+    const sweepRows = [
+      ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'Pareto'],
+      ...result.conditions.map((condition) => [condition.name, String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatMs(condition.metrics.ttft_ms.p95), formatMs(condition.metrics.tpot_ms.p50), formatNumber(condition.throughput.output_tokens_per_s), `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`, condition.pareto ? 'yes' : '']),
+    ];
+    return `${formatTable(sweepRows)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}`;
+  }
   const rows = [
     ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'tok/s', 'cached tok', ...(result.kind === 'quant' ? ['size', 'load', 'agree', 'KLD', 'same top'] : []), 'contaminated'],
     ...result.conditions.map((condition) => [
@@ -43,11 +52,12 @@ function fraction(name: string, raw: string | undefined): number | null {
 
 export const experimentCommand: CommandHandler = async (args, signal) => {
   const [kind, ...rest] = args;
-  if (kind !== 'warmcold' && kind !== 'quant') throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
+  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep') throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
   const { values } = parseOptions(rest, {
     model: { type: 'string' }, workload: { type: 'string' }, quants: { type: 'string' }, repeats: { type: 'string' }, requests: { type: 'string' }, concurrency: { type: 'string' },
     'skip-cache-reset': { type: 'boolean' }, 'vram-budget': { type: 'string' }, 'min-agreement': { type: 'string' }, 'min-acceptance': { type: 'string' }, slo: { type: 'string' }, 'kld-text': { type: 'string' },
     profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' },
+    vary: { type: 'string' }, load: { type: 'string' },
   }, USAGE);
   if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${USAGE}`);
   const workloadFile = workloadPath(values.workload ?? (kind === 'warmcold' ? 'prefix-share' : 'chat-short'));
@@ -60,7 +70,20 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   const vramBudget = values['vram-budget'] === undefined ? null : positiveInteger('vram-budget', values['vram-budget'], 1);
   const constraints = { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
   const kldText = values['kld-text'] ? fs.readFileSync(path.resolve(values['kld-text']), 'utf8') : null;
-  const modelPath = kind === 'warmcold' ? await resolveModelRef(values.model) : null;
+  const modelPath = kind !== 'quant' ? await resolveModelRef(values.model) : null;
+  let vary: { field: string; values: string[] } | null = null;
+  let concurrencies = [concurrency];
+  if (kind === 'sweep') {
+    const match = /^([\w-]+)=(.+)$/.exec(values.vary ?? '');
+    if (!match) throw new AppError(ErrorCode.Usage, `--vary expects FIELD=V1,V2,..., got "${values.vary ?? ''}"\n\nUsage: ${USAGE}`);
+    vary = { field: match[1]!, values: match[2]!.split(',').map((value) => value.trim()).filter(Boolean) };
+    if (vary.values.length < 2) throw new AppError(ErrorCode.Usage, '--vary needs at least two values');
+    if (values.load !== undefined) {
+      const load = /^concurrency=([\d,]+)$/.exec(values.load);
+      if (!load) throw new AppError(ErrorCode.Usage, `--load expects concurrency=1,4,16, got "${values.load}"`);
+      concurrencies = load[1]!.split(',').filter(Boolean).map((value) => positiveInteger('load', value, 1));
+    }
+  }
 
   const context = await openCliContext(values.db);
   try {
@@ -70,7 +93,9 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
     const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, workload, profile, repeats, requestsPerWindow: requests, concurrency, signal, onStatus };
     const result = kind === 'warmcold'
       ? await runWarmCold({ ...common, model: { ref: values.model, path: modelPath! }, skipCacheReset: values['skip-cache-reset'] })
-      : await runQuantExperiment({ ...common, baseRef: values.model, quants, constraints, kldText });
+      : kind === 'sweep'
+        ? await runSweep({ ...common, model: { ref: values.model, path: modelPath! }, vary: vary!, concurrencies, requestsPerCondition: requests, slo: constraints.slo })
+        : await runQuantExperiment({ ...common, baseRef: values.model, quants, constraints, kldText });
     if (values.report) fs.writeFileSync(path.resolve(values.report), renderExperimentReport(result));
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else process.stdout.write(`${experimentTable(result)}\n`);
@@ -90,6 +115,45 @@ export const reportCommand: CommandHandler = async (args) => {
     if (!experiment.result) throw new AppError(ErrorCode.InvalidInput, `Experiment ${experiment.id} is ${experiment.status} and has no results to report`);
     fs.writeFileSync(path.resolve(values.out), renderExperimentReport(experiment.result));
     process.stdout.write(`${path.resolve(values.out)}\n`);
+    return 0;
+  } finally {
+    await context.dispose();
+  }
+};
+
+const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
+
+/** A decision record: which condition was chosen from an experiment, on which runs, under which criteria, and why. */
+export const decideCommand: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { choose: { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } }, DECIDE_USAGE, true);
+  if (positionals.length !== 1 || !values.choose || !values.reason) throw new AppError(ErrorCode.Usage, `decide needs an experiment id, --choose and --reason\n\nUsage: ${DECIDE_USAGE}`);
+  const context = await openCliContext(values.db);
+  try {
+    const experiments = new ExperimentStore(context.store.db);
+    const experiment = experiments.get(positionals[0]!);
+    if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${positionals[0]} in ${context.dbPath}`);
+    const chosen = experiment.result.conditions.find((condition) => condition.name === values.choose);
+    if (!chosen) throw new AppError(ErrorCode.InvalidInput, `--choose must name a condition of the experiment: ${experiment.result.conditions.map((condition) => condition.name).join(', ')}`);
+    const record = {
+      experiment_id: experiment.id, kind: experiment.kind, chosen: chosen.name, chosen_run_ids: chosen.run_ids,
+      criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null, recommendation: experiment.result.recommendation,
+      reason: values.reason, decided_by: values.by ?? process.env.USER ?? 'unknown', decided_at: new Date().toISOString(),
+    };
+    const id = experiments.recordDecision(experiment.id, record.decided_by, record);
+    process.stdout.write(values.json ? `${JSON.stringify({ decision_id: id, ...record }, null, 2)}\n` : `decision ${id}: ${chosen.name} (${values.reason})\n`);
+    return 0;
+  } finally {
+    await context.dispose();
+  }
+};
+
+export const decisionsCommand: CommandHandler = async (args) => {
+  const { values } = parseOptions(args, { db: { type: 'string' }, json: { type: 'boolean' } }, DECIDE_USAGE);
+  const context = await openCliContext(values.db);
+  try {
+    const decisions = new ExperimentStore(context.store.db).decisions();
+    if (values.json) process.stdout.write(`${JSON.stringify(decisions, null, 2)}\n`);
+    else process.stdout.write(`${formatTable([['decided', 'by', 'experiment', 'chosen', 'reason'], ...decisions.map((decision) => [decision.decided_at.slice(0, 19), decision.decided_by, decision.experiment_id.slice(0, 8), decision.chosen, decision.reason])])}\n`);
     return 0;
   } finally {
     await context.dispose();

@@ -4,7 +4,7 @@ import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
 
-export type View = 'home' | 'models' | 'server' | 'workloads' | 'run' | 'runs' | 'compare';
+export type View = 'home' | 'models' | 'server' | 'workloads' | 'run' | 'runs' | 'compare' | 'experiments';
 
 /** One hour at 4 Hz: the live timeline keeps at most this many points, oldest dropped. */
 export const TELEMETRY_CAPACITY = 4 * 3600;
