@@ -78,7 +78,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
   checks.push(
     gpus.length > 0
       ? { id: 'gpu', label: 'GPU', status: 'ok', detail: gpus.map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`).join('; '), fix: null }
-      : { id: 'gpu', label: 'GPU', status: 'warning', detail: 'no GPU found: runs use the CPU and record no GPU telemetry', fix: 'install the NVIDIA driver (nvidia-smi) or AMD amd-smi to measure a GPU' },
+      : { id: 'gpu', label: 'GPU', status: 'warning', detail: 'no GPU found: runs use the CPU and record no GPU telemetry', fix: 'install the NVIDIA driver (nvidia-smi) or AMD ROCm (amd-smi) to measure a GPU' },
   );
 
   const databasePath = resolveDatabasePath(options.dbPath, env);

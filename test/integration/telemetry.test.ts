@@ -31,7 +31,7 @@ describe('telemetry on a run', () => {
     const summary = JSON.parse(result.stdout);
     const telemetry = summary.telemetry;
     expect(telemetry.gpu).toBeNull();
-    expect(telemetry.gpu_unavailable_reason).toMatch(/nvidia-smi not found/);
+    expect(telemetry.gpu_unavailable_reason).toMatch(/neither nvidia-smi nor amd-smi found/);
     expect(telemetry.server_process.cpu_pct_mean).toBeGreaterThan(0);
     expect(telemetry.server_process.rss_peak_bytes).toBeGreaterThan(10 * 2 ** 20);
     await inferlab(['export', summary.run_id, '--out', path.join(dir, 'export'), '--db', db]);
@@ -71,6 +71,15 @@ describe('telemetry on a run', () => {
     interrupted.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(standInsRunning()).toBe(0);
+  });
+
+  it('samples an AMD GPU through the amd-smi stand-in when nvidia-smi is absent', async () => {
+    const db = path.join(tempDir(), 'amd.db');
+    const amdDir = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'amd-bin');
+    const result = await inferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '4', '--db', db, '--json'], { PATH: `${amdDir}:${process.env.PATH}` });
+    expect(result.code, result.stderr).toBe(0);
+    const gpu = JSON.parse(result.stdout).telemetry.gpu;
+    expect(gpu).toMatchObject({ memory_total_mib: 65520, baseline_used_mib: 3100, peak_used_mib: 3100, utilization_pct_mean: 73, power_w_mean: 180 });
   });
 
   it('restarts an nvidia-smi loop that dies', async () => {

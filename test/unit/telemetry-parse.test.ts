@@ -66,3 +66,14 @@ describe('Prometheus metrics', () => {
     expect(sample).toMatchObject({ predictedTokensTotal: 40, requestsProcessing: 3, promptTokensTotal: null });
   });
 });
+
+describe('JSON document stream', () => {
+  it('splits concatenated, pretty-printed documents across arbitrary chunk boundaries', async () => {
+    const { JsonDocumentSplitter } = await import('../../src/main/telemetry/json-stream');
+    const documents: unknown[] = [];
+    const splitter = new JsonDocumentSplitter((document) => documents.push(document));
+    const text = 'warning: x\n[\n {"a": "}]"}\n]\n{"b": [1, {"c": "\\"{"}]}\n';
+    for (let i = 0; i < text.length; i += 3) splitter.write(text.slice(i, i + 3));
+    expect(documents).toEqual([[{ a: '}]' }], { b: [1, { c: '"{' }] }]);
+  });
+});

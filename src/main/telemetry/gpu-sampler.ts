@@ -3,7 +3,8 @@ import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemet
 import { Emitter } from '../core/emitter';
 import { ManagedProcess } from '../core/process';
 import { findExecutable } from '../core/which';
-import { computeAppsQueryArgs, gpuQueryArgs, NVML_FAILURE, parseComputeAppLine, parseGpuLine } from './nvidia-smi-parse';
+import { JsonDocumentSplitter } from './json-stream';
+import { computeAppsQueryArgs, gpuQueryArgs, NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine } from './nvidia-smi-parse';
 
 const MAX_RESTARTS = 5;
 const RESTART_DELAY_MS = 1000;
@@ -85,12 +86,63 @@ export function nvidiaSmiPath(): string | null {
   return findExecutable('nvidia-smi');
 }
 
+/**
+ * AMD GPUs through one long-lived `amd-smi metric ... --json --watch 1` (seconds are its
+ * finest interval): every JSON document it prints becomes one sample per GPU. The flags
+ * follow amd-smi's documented CLI; without an AMD GPU here it is tested against a stand-in.
+ */
+export class AmdGpuSampler {
+  readonly samples: GpuSample[] = [];
+  private child: ManagedProcess | null = null;
+  private stopped = false;
+  failure: string | null = null;
+
+  constructor(
+    private readonly binary: string,
+    private readonly clock: () => number,
+    private readonly onSample: (sample: GpuSample) => void,
+  ) {}
+
+  static args(): string[] {
+    return ['metric', '--usage', '--mem-usage', '--power', '--temperature', '--json', '--watch', '1'];
+  }
+
+  start(): void {
+    const splitter = new JsonDocumentSplitter((document) => {
+      for (const sample of parseAmdSmiMetrics(document, this.clock())) {
+        this.samples.push(sample);
+        this.onSample(sample);
+      }
+    });
+    this.child = new ManagedProcess(this.binary, AmdGpuSampler.args(), {
+      logCapacity: 20,
+      onLine: (line, stream) => {
+        if (stream === 'stdout') splitter.write(`${line}\n`);
+        else if (/error|not found|failed/i.test(line)) this.failure = line.trim();
+      },
+    });
+    void this.child.exited.then(() => {
+      if (!this.stopped && this.samples.length === 0) this.failure ??= `amd-smi exited: ${this.child?.logs.text(3)}`;
+    });
+  }
+
+  cpuSeconds(): number {
+    return this.child?.pid ? readCpuSeconds(this.child.pid) : 0;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.child?.stop(1000);
+  }
+}
+
 /** GPU memory/utilization for every GPU plus VRAM per process, on the caller's clock. */
 export class GpuSampler {
   readonly samples: GpuSample[] = [];
   readonly processVram: ProcessVramSample[] = [];
   readonly changes = new Emitter<GpuSample>();
   private loops: SmiLoop<unknown>[] = [];
+  private amd: AmdGpuSampler | null = null;
   private startedCpu = 0;
 
   constructor(
@@ -102,14 +154,26 @@ export class GpuSampler {
   ) {}
 
   get unavailableReason(): string | null {
-    if (!this.binary) return 'nvidia-smi not found: no NVIDIA driver on this machine';
+    if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;
+    if (!this.binary) return 'neither nvidia-smi nor amd-smi found: no GPU driver on this machine';
     const failure = this.loops.find((loop) => loop.failure)?.failure;
     if (failure) return `nvidia-smi failed: ${failure}`;
     return null;
   }
 
   start(): void {
-    if (!this.binary || this.loops.length > 0) return;
+    if (this.loops.length > 0 || this.amd) return;
+    if (!this.binary) {
+      const amdSmi = findExecutable('amd-smi');
+      if (!amdSmi) return;
+      this.amd = new AmdGpuSampler(amdSmi, this.clock, (sample) => {
+        this.samples.push(sample);
+        if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
+        this.changes.emit(sample);
+      });
+      this.amd.start();
+      return;
+    }
     this.loops = [
       new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), (line) => parseGpuLine(line, this.clock()), (sample) => {
         this.samples.push(sample);
@@ -126,11 +190,11 @@ export class GpuSampler {
   }
 
   cpuSeconds(): number {
-    return this.loops.reduce((sum, loop) => sum + loop.cpuSeconds(), 0) - this.startedCpu;
+    return this.loops.reduce((sum, loop) => sum + loop.cpuSeconds(), 0) + (this.amd?.cpuSeconds() ?? 0) - this.startedCpu;
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.loops.map((loop) => loop.stop()));
+    await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop()]);
   }
 }
 
