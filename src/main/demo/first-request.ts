@@ -5,6 +5,7 @@ import type { ColdStart, ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
+import { storedRequestFrom } from '../runner/stored-request';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -74,23 +75,7 @@ export async function runFirstRequest(options: {
     const completion = await streamCompletion({ baseUrl: ready.baseUrl, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal: options.signal });
     agent.destroy();
     const metrics = deriveRequestMetrics(completion);
-    options.store.addRequests(runId, [{
-      seq: 0,
-      warmup: false,
-      t0Ms: 0,
-      headersMs: completion.headersAt === null ? null : completion.headersAt - completion.t0,
-      metrics,
-      promptTokens: completion.usage?.prompt_tokens ?? null,
-      usage: completion.usage,
-      finishReason: completion.finishReason,
-      httpStatus: completion.httpStatus,
-      errorClass: completion.error?.class ?? null,
-      errorMessage: completion.error?.message ?? null,
-      timings: completion.timings,
-      chunkOffsetsMs: completion.contentChunkTimes.map((time) => time - completion.t0),
-      promptText: DEMO_PROMPT,
-      outputText: completion.text,
-    }]);
+    options.store.addRequests(runId, [storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 })]);
     const result: FirstRequestResult = {
       runId,
       modelRef: options.model.ref,

@@ -6,6 +6,7 @@ import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
 import { RequestPlan, requestFor } from './request-plan';
 import { RunWriter } from './run-writer';
+import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion } from './stream-client';
 
 export interface RunTarget {
@@ -105,29 +106,10 @@ export async function executeRun(options: {
     const metrics = deriveRequestMetrics(completion);
     const acceptance = completion.error ? null : evaluateAcceptance(item.checks, completion.text, options.references?.get(item.id) ?? null);
     const promptText = item.messages ? JSON.stringify(item.messages) : item.prompt;
-    writer.add({
-      seq,
-      warmup,
-      group: item.group,
-      itemId: item.id,
-      scheduledMs: scheduledAt === null ? null : scheduledAt - runStart,
-      t0Ms: completion.t0 - runStart,
-      headersMs: completion.headersAt === null ? null : completion.headersAt - completion.t0,
-      endMs: completion.endAt === null ? null : completion.endAt - runStart,
-      metrics,
-      promptTokens: completion.usage?.prompt_tokens ?? null,
-      usage: completion.usage,
-      finishReason: completion.finishReason,
-      httpStatus: completion.httpStatus,
-      errorClass: completion.error?.class ?? null,
-      errorMessage: completion.error?.message ?? null,
-      timings: completion.timings,
-      chunkOffsetsMs: completion.contentChunkTimes.map((time) => time - completion.t0),
-      accepted: acceptance?.accepted ?? null,
-      acceptance: acceptance ?? undefined,
-      promptText,
-      outputText: completion.text,
-    });
+    writer.add(storedRequestFrom(completion, metrics, {
+      seq, warmup, group: item.group, itemId: item.id, promptText, runStart, scheduledAt,
+      accepted: acceptance?.accepted ?? null, acceptance: acceptance ?? undefined,
+    }));
     progress.finished += 1;
     if (completion.error) progress.failed += 1;
     const errorClass = completion.error?.class ?? null;
