@@ -69,3 +69,15 @@ describe('Pareto set', () => {
     expect([...set].sort()).toEqual(['a', 'b']);
   });
 });
+
+describe('windowed bootstrap', () => {
+  it('widens the interval by the drift between windows, so two drifting windows of one condition are not called different', async () => {
+    const { windowedBootstrapDifference } = await import('../../src/main/metrics/compare');
+    // Same condition, windows drifting by ±4 ms: a pooled request bootstrap would call this a difference.
+    const a = [sample(1, 100, -4), sample(2, 100, 4)];
+    const b = [sample(3, 100, 4), sample(4, 100, -4)];
+    expect(windowedBootstrapDifference(a, b, 'p50').verdict).toBe('no significant difference');
+    // A shift far beyond the drift is still found.
+    expect(windowedBootstrapDifference(a, [sample(5, 100, -30), sample(6, 100, -25)], 'p50').verdict).toBe('faster');
+  });
+});

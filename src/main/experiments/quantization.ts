@@ -139,7 +139,7 @@ export async function runQuantExperiment(options: {
         kld_error: perplexity ? (kld.get(entry.name)?.error ?? null) : 'llama-perplexity not found beside the server',
       };
     });
-    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, rows: entry.rows })));
+    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, windows: entry.windows })));
     const recommendation = recommend(conditions, verdicts, options.constraints);
     const result: ExperimentResult = { experiment_id: experimentId, kind: 'quant', status: 'completed', protocol, conditions, verdicts, recommendation };
     options.experiments.finish(experimentId, 'completed', result);

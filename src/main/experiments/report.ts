@@ -55,7 +55,7 @@ ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Contaminated</th></tr>${metricRows}</table>
 ${quantRows}
-<h2>Verdicts</h2><p>Differences against the first condition with bootstrap 95 % intervals over the pooled requests of every window; an interval that includes zero is “no significant difference”.</p>
+<h2>Verdicts</h2><p>Differences against the first condition with 95 % intervals from a bootstrap over windows and the requests within them (run-to-run drift widens them); an interval that includes zero is “no significant difference”.</p>
 <table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Difference</th><th>95 % CI</th><th>Verdict</th></tr>${verdictRows}</table>
 <h2>Charts</h2><div class="charts">${charts.join('')}</div>
 <h2>Protocol</h2><pre>${escape(JSON.stringify(result.protocol, null, 2))}</pre>

@@ -80,7 +80,7 @@ export async function runSweep(options: {
       ttft_p95_ms: result.metrics.ttft_ms.p95,
       pareto: pareto.has(condition.name),
     }));
-    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.condition.name, rows: entry.rows })));
+    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.condition.name, windows: entry.windows })));
     const best = [...results].filter((result) => result.pareto).sort((a, b) => (b.goodput_requests_per_s ?? 0) - (a.goodput_requests_per_s ?? 0))[0];
     const result: ExperimentResult = {
       experiment_id: experimentId, kind: 'sweep', status: 'completed', protocol, conditions: results, verdicts,

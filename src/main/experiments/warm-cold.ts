@@ -123,7 +123,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
       return { ...result, contaminated: reason !== null, contamination_reason: reason, ...(condition === 'cold-process' ? { cold_start_ms: coldStarts } : {}) };
     });
     const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
-    const verdicts = conditionVerdicts([byName.get('cold-cache')!, byName.get('warm-cache')!, byName.get('cold-process')!].map((entry) => ({ name: entry.condition, rows: entry.rows })));
+    const verdicts = conditionVerdicts([byName.get('cold-cache')!, byName.get('warm-cache')!, byName.get('cold-process')!].map((entry) => ({ name: entry.condition, windows: entry.windows })));
     const warmVsCold = verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === 'warm-cache');
     const contaminated = conditions.filter((condition) => condition.contaminated);
     const reason = contaminated.length > 0
