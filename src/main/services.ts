@@ -67,7 +67,8 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     doctor: { report: () => runDoctor({ dbPath }) },
     models,
     servers: serversService,
-    workloads: createWorkloadsService(),
+    // A running llama-server makes the workload preview's token counts exact.
+    workloads: createWorkloadsService(() => servers.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp')?.baseUrl ?? null),
     runs,
     experiments,
   };

@@ -71,6 +71,8 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await page.getByRole('button', { name: /Compare 2 selected/ }).click();
     await page.getByTestId('compare-table').waitFor({ timeout: 20_000 });
     expect(await page.getByTestId('compare-table').textContent()).toMatch(/TTFT p50[\s\S]*(faster|slower|no significant difference)/);
+    expect(await page.getByTestId('compare-groups').textContent()).toMatch(/facts[\s\S]*chat/);
+    await page.getByRole('img', { name: 'compare-throughput-latency' }).waitFor();
     await shot('compare');
   });
 
@@ -88,6 +90,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await page.getByTestId('server-state').filter({ hasText: 'stopped' }).waitFor({ timeout: 15_000 });
     await go('Workloads');
     await page.getByTestId('workload-valid').waitFor();
+    await page.getByTestId('token-preview').filter({ hasText: 'capital-france' }).waitFor();
     await page.getByRole('textbox', { name: 'workload definition' }).fill('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
     await page.getByTestId('workload-problems').filter({ hasText: 'unknown field "colour"' }).waitFor();
     await shot('workloads');

@@ -75,6 +75,10 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
         runId: run.id, label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(), status: run.status, model: run.model_ref,
         workload: run.workload_name, workloadRevision: run.workload_revision, requests: rows.length,
         ttftMs: pick('ttft_ms'), tpotMs: pick('tpot_ms'), e2eMs: pick('e2e_ms'), vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null, summary,
+        outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
+        ttftP95Ms: summary?.metrics?.ttft_ms.p95 ?? null,
+        groups: Object.fromEntries(Object.entries(summary?.groups ?? {}).map(([name, group]) => [name, { ttftP50Ms: group.metrics.ttft_ms.p50, requests: group.requests.attempted }])),
+        vramTimeline: (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter((_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0),
       };
     });
     const rows: ComparisonRow[] = [];

@@ -2,9 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkloadInfo, WorkloadsService } from '../../shared/contract';
 import { AppError } from '../core/errors';
+import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
 import { builtinWorkloadDir, listBuiltinWorkloads, parseWorkloadText, readWorkloadFile, workloadPath, type WorkloadProblem } from '../workload/parse-workload';
 
-export function createWorkloadsService(): WorkloadsService {
+/** How many items get a token count in the preview: enough to see the shape of a set. */
+const PREVIEW_ITEMS = 200;
+
+export function createWorkloadsService(tokenizerUrl: () => string | null = () => null): WorkloadsService {
   return {
     async list(): Promise<WorkloadInfo[]> {
       return listBuiltinWorkloads().map((name) => {
@@ -20,11 +24,18 @@ export function createWorkloadsService(): WorkloadsService {
     async validate(text) {
       try {
         const def = parseWorkloadText(text, 'editor');
-        const items = def.groups.reduce((sum, group) => sum + (group.items?.length ?? 0), 0);
-        return { ok: true, problems: [], items };
+        const written = def.groups.flatMap((group) => group.items ?? []);
+        const url = tokenizerUrl();
+        const counter = url ? llamaServerTokenCounter(url) : estimatingTokenCounter;
+        const tokens = [];
+        for (const item of written.slice(0, PREVIEW_ITEMS)) {
+          const input = item.messages ? item.messages.map((message) => message.content).join('\n') : (item.prompt ?? '');
+          tokens.push({ id: item.id, inputTokens: await counter.count(input).catch(() => estimatingTokenCounter.count(input)), maxTokens: item.max_tokens ?? def.defaults?.max_tokens ?? null });
+        }
+        return { ok: true, problems: [], items: written.length, tokens, tokensExact: counter.exact };
       } catch (error) {
         const problems = error instanceof AppError ? ((error.details as { problems?: WorkloadProblem[] } | undefined)?.problems ?? []) : [];
-        return { ok: false, items: 0, problems: problems.length > 0 ? problems.map(({ line, column, field, message }) => ({ line, column, field, message })) : [{ line: null, column: null, field: '', message: (error as Error).message }] };
+        return { ok: false, items: 0, tokens: [], tokensExact: false, problems: problems.length > 0 ? problems.map(({ line, column, field, message }) => ({ line, column, field, message })) : [{ line: null, column: null, field: '', message: (error as Error).message }] };
       }
     },
   };

@@ -21,6 +21,13 @@ export interface ComparedRun {
   tpotMs: number[];
   e2eMs: number[];
   vramPeakMib: number | null;
+  /** Output tokens per second and TTFT p95 of the run: one point of the throughput/latency trade-off. */
+  outputTokensPerS: number | null;
+  ttftP95Ms: number | null;
+  /** TTFT p50 per workload group. */
+  groups: Record<string, { ttftP50Ms: number | null; requests: number }>;
+  /** GPU memory over the run (t ms, MiB), when the run had GPU telemetry. */
+  vramTimeline: [number, number][];
 }
 
 export interface Comparison {

@@ -45,6 +45,9 @@ export interface WorkloadValidation {
   ok: boolean;
   problems: { line: number | null; column: number | null; field: string; message: string }[];
   items: number;
+  /** Input length of each written item: exact from a running llama-server's tokenizer, else an estimate. */
+  tokens: { id: string; inputTokens: number; maxTokens: number | null }[];
+  tokensExact: boolean;
 }
 
 export interface WorkloadsService {

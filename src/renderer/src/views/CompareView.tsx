@@ -35,6 +35,27 @@ export function CompareView({ client }: { client: AppServices }) {
     series: (comparison?.runs ?? []).map((run) => ({ name: run.label, type: 'line', showSymbol: false, step: 'end', data: cdf(run[metric]) })),
   }), [comparison, metric]);
 
+  const tradeOff = useMemo(() => ({
+    animation: false,
+    title: { text: 'Output throughput against TTFT p95 (one point per run)', textStyle: { fontSize: 13 } },
+    tooltip: { trigger: 'item', formatter: (item: { data: [number, number, string] }) => `${item.data[2]}: ${item.data[1].toFixed(1)} tok/s at ${item.data[0].toFixed(1)} ms` },
+    xAxis: { type: 'value', name: 'TTFT p95 (ms)', nameLocation: 'middle', nameGap: 24 },
+    yAxis: { type: 'value', name: 'output tok/s' },
+    series: [{ type: 'scatter', symbolSize: 10, data: (comparison?.runs ?? []).filter((run) => run.ttftP95Ms !== null && run.outputTokensPerS !== null).map((run) => [run.ttftP95Ms, run.outputTokensPerS, run.label]) }],
+  }), [comparison]);
+  const vram = useMemo(() => ({
+    animation: false,
+    title: { text: 'GPU memory over each run', textStyle: { fontSize: 13 } },
+    legend: { bottom: 0, type: 'scroll' },
+    tooltip: { trigger: 'axis' },
+    grid: { bottom: 60 },
+    xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
+    yAxis: { type: 'value', name: 'MiB' },
+    series: (comparison?.runs ?? []).map((run) => ({ name: run.label, type: 'line', showSymbol: false, data: run.vramTimeline.map(([t, mib]) => [t / 1000, mib]) })),
+  }), [comparison]);
+  const groupNames = [...new Set((comparison?.runs ?? []).flatMap((run) => Object.keys(run.groups)))];
+  const hasVram = (comparison?.runs ?? []).some((run) => run.vramTimeline.length > 0);
+
   if (selection.length < 2) return <section><h1>Compare</h1><p className="empty">Select two or more runs in Runs, then press Compare.</p></section>;
   return (
     <section aria-labelledby="compare-title">
@@ -75,6 +96,15 @@ export function CompareView({ client }: { client: AppServices }) {
           </div>
           <Chart label="compare-cdf" option={option} height={320} />
           <p><small>{CDF_NOTE}</small></p>
+          <h2>Per group</h2>
+          <table data-testid="compare-groups">
+            <thead><tr><th>Group (TTFT p50)</th>{comparison.runs.map((run) => <th key={run.runId}>{run.label}</th>)}</tr></thead>
+            <tbody>{groupNames.map((group) => <tr key={group}><th>{group}</th>{comparison.runs.map((run) => <td key={run.runId}>{run.groups[group] ? `${num(run.groups[group]!.ttftP50Ms, 'ms', 2)} (n=${run.groups[group]!.requests})` : '—'}</td>)}</tr>)}</tbody>
+          </table>
+          <div className="columns">
+            <Chart label="compare-throughput-latency" option={tradeOff} height={300} />
+            {hasVram ? <Chart label="compare-vram" option={vram} height={300} /> : <p className="empty">No GPU memory timelines: these runs had no GPU telemetry.</p>}
+          </div>
         </>
       )}
     </section>

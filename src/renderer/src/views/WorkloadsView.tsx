@@ -28,7 +28,7 @@ export function WorkloadsView({ client }: { client: AppServices }) {
     <section aria-labelledby="workloads-title">
       <h1 id="workloads-title">Workloads</h1>
       <ErrorBox error={error} />
-      <div className="columns">
+      <div className="columns sidebar">
         <ul className="list" aria-label="workload sets">
           {list.map((workload) => (
             <li key={workload.name}>
@@ -41,7 +41,15 @@ export function WorkloadsView({ client }: { client: AppServices }) {
           <p>{list.find((workload) => workload.name === selected)?.description}</p>
           <textarea aria-label="workload definition" value={text} onChange={(event) => setText(event.target.value)} rows={24} spellCheck={false} />
           {validation && (validation.ok ? (
-            <p className="ok" data-testid="workload-valid">Valid: {validation.items} written item(s) plus any generated ones.</p>
+            <>
+              <p className="ok" data-testid="workload-valid">Valid: {validation.items} written item(s) plus any generated ones.</p>
+              {validation.tokens.length > 0 && (
+                <table data-testid="token-preview">
+                  <thead><tr><th>Item</th><th>Input tokens ({validation.tokensExact ? 'exact, from the running server' : 'estimated; start a server for exact counts'})</th><th>max_tokens</th></tr></thead>
+                  <tbody>{validation.tokens.map((item) => <tr key={item.id}><td>{item.id}</td><td>{item.inputTokens}</td><td>{item.maxTokens ?? 'default (128)'}</td></tr>)}</tbody>
+                </table>
+              )}
+            </>
           ) : (
             <ul className="problems" data-testid="workload-problems">
               {validation.problems.map((problem, index) => <li key={index}>{problem.line !== null ? `line ${problem.line}, column ${problem.column}: ` : ''}{problem.field && <code>{problem.field}</code>} {problem.message}</li>)}
