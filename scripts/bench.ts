@@ -232,12 +232,33 @@ async function compareRender(): Promise<void> {
   }
 }
 
+/** The live timeline's memory over two simulated hours at 4 Hz: the ring buffer must keep it flat. */
+async function liveTimelineMemory(): Promise<void> {
+  const { useAppStore, TELEMETRY_CAPACITY } = await import('../src/renderer/src/state/store');
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const heap = () => {
+    gc?.();
+    return process.memoryUsage().heapUsed;
+  };
+  const store = useAppStore.getState();
+  store.startJob('bench');
+  const tick = (t: number) => ({ t, gpus: [{ t, index: 0, uuid: 'GPU-0', name: 'bench', memoryUsedMib: 5000 + (t % 100), memoryTotalMib: 24564, utilizationPct: 80, memoryUtilizationPct: 40, temperatureC: 60, powerW: 250, smClockMhz: 2500, pstate: 'P2' }], serverProcess: { t, cpuPct: 150, rssBytes: 7e7 }, serverVramMib: 812 });
+  const hour = 4 * 3600;
+  for (let i = 0; i < hour; i++) useAppStore.getState().applyTelemetry('bench', tick(i * 250));
+  const afterOne = heap();
+  for (let i = hour; i < 2 * hour; i++) useAppStore.getState().applyTelemetry('bench', tick(i * 250));
+  const afterTwo = heap();
+  const kept = useAppStore.getState().live.telemetry.length;
+  rows.push({ figure: `live timeline at 4 Hz: points kept and heap after 1 h → 2 h${gc ? '' : ' (no --expose-gc: heap is noisy)'}`, value: `${kept} of ${TELEMETRY_CAPACITY}; ${(afterOne / 2 ** 20).toFixed(1)} → ${(afterTwo / 2 ** 20).toFixed(1)} MiB`, target: 'flat' });
+}
+
 async function main(): Promise<void> {
   process.stderr.write(`Infer Lab benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.availableParallelism()} cores), Node ${process.version}\n`);
   await storeIngest();
   await generatorSlip();
   await clientOverhead();
   await compareRender();
+  await liveTimelineMemory();
   const width = Math.max(...rows.map((row) => row.figure.length));
   const valueWidth = Math.max(...rows.map((row) => row.value.length));
   process.stdout.write(`${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  target\n`);

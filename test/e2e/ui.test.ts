@@ -73,6 +73,12 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(await page.getByTestId('compare-table').textContent()).toMatch(/TTFT p50[\s\S]*(faster|slower|no significant difference)/);
     expect(await page.getByTestId('compare-groups').textContent()).toMatch(/facts[\s\S]*chat/);
     await page.getByRole('img', { name: 'compare-throughput-latency' }).waitFor();
+    const svg = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'compare-cdf as SVG' }).click();
+    expect((await svg).suggestedFilename()).toBe('compare-cdf.svg');
+    const png = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'compare-cdf as PNG' }).click();
+    expect((await png).suggestedFilename()).toBe('compare-cdf.png');
     await shot('compare');
   });
 

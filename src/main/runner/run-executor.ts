@@ -20,6 +20,8 @@ export interface RunProgress {
   failed: number;
   warmup: boolean;
   lastTtftMs: number | null;
+  /** Send time of the last finished request, ms on the run's clock (shared with telemetry). */
+  lastSentAtMs: number | null;
 }
 
 export interface RunExecution {
@@ -76,7 +78,7 @@ export async function executeRun(options: {
   const slots = options.load.mode === 'closed' ? options.load.concurrency : options.load.maxOutstanding;
   const agent = createKeepAliveAgent(slots + 4);
   const writer = new RunWriter(options.store, options.runId, { private: options.private });
-  const progress: RunProgress = { sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null };
+  const progress: RunProgress = { sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null, lastSentAtMs: null };
   // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
   // instead of letting it time out request by request until the count is reached.
   const timeoutsToGiveUp = Math.max(3, slots);
@@ -121,6 +123,7 @@ export async function executeRun(options: {
       halt.abort();
     }
     progress.lastTtftMs = metrics.ttft_ms;
+    progress.lastSentAtMs = completion.t0 - runStart;
     options.onProgress?.(progress);
     // A database that stopped accepting writes ends the run: measuring on would lose results.
     if (writer.failure) {

@@ -123,7 +123,6 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
       let lastEmit = 0;
       let sampleSeq: number | null = null;
       let finishedAtSample = 0;
-      const started = performance.now();
       const emit = (force = false) => {
         const now = performance.now();
         if (!force && now - lastEmit < PROGRESS_INTERVAL_MS) return;
@@ -147,7 +146,7 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
             },
             onProgress: (progress) => {
               state.sent = progress.sent;
-              if (progress.finished > state.finished && progress.lastTtftMs !== null && !progress.warmup) state.ttftPoints.push([performance.now() - started, progress.lastTtftMs]);
+              if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup) state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
               state.finished = progress.finished;
               state.failed = progress.failed;
               if (progress.finished > finishedAtSample) {

@@ -78,7 +78,7 @@ export interface RunJobState {
   sent: number;
   finished: number;
   failed: number;
-  /** New (time since start ms, TTFT ms) points since the previous event. */
+  /** New (send time in ms on the run's clock — the telemetry clock —, TTFT ms) points since the previous event. */
   ttftPoints: [number, number][];
   outputTokensPerS: number | null;
   /** The text of one sampled request, as it streams. */

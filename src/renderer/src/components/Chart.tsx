@@ -1,12 +1,30 @@
 import { useEffect, useRef } from 'react';
 import { LineChart, ScatterChart } from 'echarts/charts';
-import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, ToolboxComponent, TooltipComponent } from 'echarts/components';
+import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
 import { init, use, type EChartsCoreOption, type EChartsType } from 'echarts/core';
-import { CanvasRenderer } from 'echarts/renderers';
+import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 
-use([LineChart, ScatterChart, GridComponent, TooltipComponent, LegendComponent, DataZoomComponent, ToolboxComponent, TitleComponent, MarkLineComponent, CanvasRenderer]);
+use([LineChart, ScatterChart, GridComponent, TooltipComponent, LegendComponent, DataZoomComponent, TitleComponent, MarkLineComponent, CanvasRenderer, SVGRenderer]);
 
-/** An ECharts chart that follows its option, the theme, and its container's size; exportable as PNG. */
+/** Renders the same option once more with the SVG renderer and downloads it as a file. */
+function downloadSvg(option: EChartsCoreOption, width: number, height: number, name: string, dark: boolean): void {
+  const offscreen = init(null, dark ? 'dark' : undefined, { renderer: 'svg', ssr: true, width, height });
+  offscreen.setOption({ ...option, animation: false });
+  const svg = offscreen.renderToSVGString();
+  offscreen.dispose();
+  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+  download(url, `${name}.svg`);
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function download(href: string, fileName: string): void {
+  const link = document.createElement('a');
+  link.href = href;
+  link.download = fileName;
+  link.click();
+}
+
+/** An ECharts chart that follows its option, the theme, and its container's size; exportable as PNG and SVG. */
 export function Chart({ option, height = 260, label }: { option: EChartsCoreOption; height?: number; label: string }) {
   const element = useRef<HTMLDivElement>(null);
   const chart = useRef<EChartsType | null>(null);
@@ -25,8 +43,17 @@ export function Chart({ option, height = 260, label }: { option: EChartsCoreOpti
   }, [dark]);
 
   useEffect(() => {
-    chart.current?.setOption({ backgroundColor: 'transparent', toolbox: { feature: { saveAsImage: { title: 'PNG', name: label.replace(/\W+/g, '-') } } }, ...option }, { notMerge: true, lazyUpdate: true });
-  }, [option, dark, label]);
+    chart.current?.setOption({ backgroundColor: 'transparent', ...option }, { notMerge: true, lazyUpdate: true });
+  }, [option, dark]);
 
-  return <div ref={element} role="img" aria-label={label} style={{ width: '100%', height }} />;
+  const name = label.replace(/\W+/g, '-');
+  return (
+    <figure className="chart">
+      <div ref={element} role="img" aria-label={label} style={{ width: '100%', height }} />
+      <figcaption className="chart-export">
+        <button type="button" aria-label={`${label} as PNG`} onClick={() => chart.current && download(chart.current.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: dark ? '#0d1117' : '#ffffff' }), `${name}.png`)}>PNG</button>
+        <button type="button" aria-label={`${label} as SVG`} onClick={() => downloadSvg(option, element.current?.clientWidth ?? 800, height, name, dark)}>SVG</button>
+      </figcaption>
+    </figure>
+  );
 }

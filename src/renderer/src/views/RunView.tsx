@@ -31,23 +31,26 @@ export function RunView({ client }: { client: AppServices }) {
     animation: false,
     title: { text: 'TTFT per request', textStyle: { fontSize: 13 } },
     tooltip: { trigger: 'item' },
-    xAxis: { type: 'value', name: 's since start', nameLocation: 'middle', nameGap: 24 },
+    xAxis: { type: 'value', name: 's on the run clock', nameLocation: 'middle', nameGap: 24 },
     yAxis: { type: 'value', name: 'TTFT (ms)' },
     series: [{ type: 'scatter', symbolSize: 5, data: live.ttft.map(([t, ttft]) => [t / 1000, ttft]) }],
   }), [live.ttft]);
 
   const gpuAvailable = live.telemetry.some((tick) => tick.gpus.length > 0);
   const telemetryOption = useMemo(() => {
-    const t0 = live.telemetry[0]?.t ?? 0;
-    const x = (t: number) => (t - t0) / 1000;
+    // Telemetry and request sends share the run's clock, so the markers line up with the samples.
+    const x = (t: number) => t / 1000;
+    const markers = { name: 'requests sent', type: 'scatter', symbol: 'triangle', symbolSize: 6, itemStyle: { opacity: 0.5 }, data: live.ttft.map(([t]) => [x(t), 0]) };
     const series = gpuAvailable
       ? [
           { name: 'GPU memory (MiB)', type: 'line', showSymbol: false, data: live.telemetry.map((tick) => [x(tick.t), tick.gpus[0]?.memoryUsedMib ?? null]) },
           { name: 'GPU utilization (%)', type: 'line', showSymbol: false, yAxisIndex: 1, data: live.telemetry.map((tick) => [x(tick.t), tick.gpus[0]?.utilizationPct ?? null]) },
+          markers,
         ]
       : [
           { name: 'server RSS (MiB)', type: 'line', showSymbol: false, data: live.telemetry.map((tick) => [x(tick.t), tick.serverProcess ? tick.serverProcess.rssBytes / 2 ** 20 : null]) },
           { name: 'server CPU (%)', type: 'line', showSymbol: false, yAxisIndex: 1, data: live.telemetry.map((tick) => [x(tick.t), tick.serverProcess?.cpuPct ?? null]) },
+          markers,
         ];
     return {
       animation: false,
@@ -59,7 +62,7 @@ export function RunView({ client }: { client: AppServices }) {
       yAxis: [{ type: 'value', name: gpuAvailable ? 'MiB' : 'MiB' }, { type: 'value', name: '%' }],
       series,
     };
-  }, [live.telemetry, gpuAvailable]);
+  }, [live.telemetry, live.ttft, gpuAvailable]);
 
   const total = spec.requests ?? 0;
   return (
