@@ -88,7 +88,7 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
         rows.push({
           metric: `${metric} ${statistic}`,
           unit: 'ms',
-          values: compared.map((run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
+          values: compared.map((_run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
           differences: results.map((result) => (result ? { difference: result.difference, ci: result.ci, verdict: result.verdict } : null)),
         });
       }

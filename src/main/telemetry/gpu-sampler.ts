@@ -77,11 +77,6 @@ export function readCpuSeconds(pid: number): number {
   }
 }
 
-export interface GpuAvailability {
-  available: boolean;
-  reason: string | null;
-}
-
 export function nvidiaSmiPath(): string | null {
   return findExecutable('nvidia-smi');
 }
