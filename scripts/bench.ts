@@ -168,7 +168,7 @@ async function storeIngest(): Promise<void> {
     const offsets = Array.from({ length: 256 }, (_, i) => 10 + i * 1.5);
     const make = (seq: number): StoredRequest => ({
       seq, warmup: false, group: seq % 2 ? 'a' : 'b', itemId: `i${seq % 10}`, scheduledMs: null, t0Ms: seq * 2, headersMs: 1, endMs: seq * 2 + 400,
-      metrics: { ttft_ms: 10 + (seq % 7), e2e_ms: 400, tpot_ms: 1.5, itl_ms: [], output_tokens: 256, output_tokens_source: 'usage', queue_ms: 1, client_overhead_ms: 0.3, decode_tokens_per_s: 600 },
+      metrics: { ttft_ms: 10 + (seq % 7), e2e_ms: 400, tpot_ms: 1.5, itl_ms: [], output_tokens: 256, output_tokens_source: 'usage', queue_ms: 1, client_overhead_ms: 0.3, decode_tokens_per_s: 600, ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null },
       promptTokens: 64, usage: { prompt_tokens: 64, completion_tokens: 256, cached_tokens: 0 }, finishReason: 'length', httpStatus: 200, errorClass: null, errorMessage: null,
       timings: { prompt_n: 64, prompt_ms: 8, predicted_n: 256, predicted_ms: 380, cache_n: 0 }, chunkOffsetsMs: offsets, accepted: null, promptText: 'p'.repeat(200), outputText: 'o'.repeat(1000),
     });
@@ -202,7 +202,7 @@ async function compareRender(): Promise<void> {
     const runId = store.runs.createRun({ kind: 'bench', modelRef: `demo:bench-${run}`, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
     const requests: StoredRequest[] = Array.from({ length: 10_000 }, (_, seq) => ({
       seq, warmup: false, group: 'g', itemId: 'i', t0Ms: seq, headersMs: 1, endMs: seq + 50,
-      metrics: { ttft_ms: 20 + random() * 10 + run, e2e_ms: 50 + random() * 5, tpot_ms: 1 + random(), itl_ms: [], output_tokens: 16, output_tokens_source: 'usage', queue_ms: 0, client_overhead_ms: 0.3, decode_tokens_per_s: 500 },
+      metrics: { ttft_ms: 20 + random() * 10 + run, e2e_ms: 50 + random() * 5, tpot_ms: 1 + random(), itl_ms: [], output_tokens: 16, output_tokens_source: 'usage', queue_ms: 0, client_overhead_ms: 0.3, decode_tokens_per_s: 500, ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null },
       promptTokens: 8, usage: null, finishReason: 'length', httpStatus: 200, errorClass: null, errorMessage: null, timings: null, chunkOffsetsMs: [], promptText: null, outputText: null,
     }));
     for (let i = 0; i < requests.length; i += 500) store.runs.addRequests(runId, requests.slice(i, i + 500));

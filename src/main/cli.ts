@@ -1,5 +1,6 @@
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
+import { secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { appCommand } from './cli/commands/app';
 import { demoCommand } from './cli/commands/demo';
@@ -57,6 +58,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`Unknown command "${command}".\n\n${USAGE}\n`);
     return 2;
   }
+  secureAppDirs();
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once('SIGINT', interrupt);

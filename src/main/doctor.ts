@@ -8,7 +8,7 @@ import { chooseBackend } from './engines/llamacpp/backend';
 import { missingBuildPrerequisites } from './engines/llamacpp/engine-build';
 import { locateEngine } from './engines/llamacpp/locate-engine';
 import { checkDemoFile, DEMO_VARIANTS } from './models/demo-models';
-import { openDatabase, schemaVersion } from './store/database';
+import { openDatabase, quickCheck, schemaVersion } from './store/database';
 
 /** Where Electron's npm package records its downloaded binary, if the download happened. */
 export function electronBinaryPath(root = projectRoot()): string | null {
@@ -40,6 +40,31 @@ async function gpuInventory(): Promise<GpuSummary[]> {
       }));
   } catch {
     return [];
+  }
+}
+
+/** Opens the run database (migrating it) and runs `PRAGMA quick_check` on it. */
+export function checkDatabase(databasePath: string): DoctorCheck {
+  const label = 'run database';
+  let db;
+  try {
+    db = openDatabase(databasePath);
+  } catch (error) {
+    return { id: 'database', label, status: 'missing', detail: (error as Error).message, fix: 'pass a writable path with --db or INFERLAB_DB' };
+  }
+  try {
+    const version = schemaVersion(db);
+    const problems = quickCheck(db);
+    if (problems.length === 1 && problems[0] === 'ok') return { id: 'database', label, status: 'ok', detail: `${databasePath} (schema version ${version}; quick_check: ok)`, fix: null };
+    return {
+      id: 'database', label, status: 'warning',
+      detail: `${databasePath} is damaged; quick_check: ${problems.join('; ')}`,
+      fix: `copy what is readable into a new file (sqlite3 "${databasePath}" ".recover" | sqlite3 recovered.db) and use it with --db`,
+    };
+  } catch (error) {
+    return { id: 'database', label, status: 'warning', detail: `${databasePath} is damaged; quick_check failed: ${(error as Error).message}`, fix: `copy what is readable into a new file (sqlite3 "${databasePath}" ".recover" | sqlite3 recovered.db) and use it with --db` };
+  } finally {
+    db.close();
   }
 }
 
@@ -82,14 +107,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
   );
 
   const databasePath = resolveDatabasePath(options.dbPath, env);
-  try {
-    const db = openDatabase(databasePath);
-    const version = schemaVersion(db);
-    db.close();
-    checks.push({ id: 'database', label: 'run database', status: 'ok', detail: `${databasePath} (schema version ${version})`, fix: null });
-  } catch (error) {
-    checks.push({ id: 'database', label: 'run database', status: 'missing', detail: (error as Error).message, fix: 'pass a writable path with --db or INFERLAB_DB' });
-  }
+  checks.push(checkDatabase(databasePath));
 
   const electron = electronBinaryPath();
   checks.push(

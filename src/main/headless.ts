@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, restrict, writePrivateFile } from './core/private-files';
 import { RpcDispatcher } from './rpc/dispatcher';
 import type { ServiceContainer } from './services';
 import { createWebSocketTransport } from './transport/ws';
 
 export const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
-const TOKEN_COOKIE = 'inferlab_token';
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.woff2': 'font/woff2',
@@ -19,16 +19,61 @@ export function isLoopback(host: string): boolean {
 }
 
 export interface HeadlessServer {
+  /** The address to open once: it carries the token, which the server swaps for a cookie. */
   url: string;
   port: number;
-  token: string | null;
+  token: string;
   close(): Promise<void>;
 }
 
-function cookieToken(request: http.IncomingMessage): string | null {
-  const cookie = request.headers.cookie ?? '';
-  const match = new RegExp(`(?:^|;\\s*)${TOKEN_COOKIE}=([^;]+)`).exec(cookie);
-  return match ? decodeURIComponent(match[1]!) : null;
+const TOKEN_PATTERN = /^[\w-]{32,128}$/;
+
+/**
+ * The access token, reused across restarts so a bookmarked URL keeps working. Kept owner-only:
+ * anyone who can read it can drive the app.
+ */
+export function loadOrCreateToken(file: string): string {
+  ensurePrivateDir(path.dirname(file));
+  try {
+    const existing = fs.readFileSync(file, 'utf8').trim();
+    if (TOKEN_PATTERN.test(existing)) {
+      restrict(file, PRIVATE_FILE_MODE);
+      return existing;
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const token = crypto.randomBytes(24).toString('base64url');
+  try {
+    writePrivateFile(file, `${token}\n`);
+  } catch (error) {
+    // Another serve created it first: use theirs, so both accept the same bookmark.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const theirs = fs.readFileSync(file, 'utf8').trim();
+    if (TOKEN_PATTERN.test(theirs)) return theirs;
+    fs.rmSync(file, { force: true });
+    writePrivateFile(file, `${token}\n`);
+  }
+  return token;
+}
+
+/** Cookies ignore ports, so two servers on one host would overwrite each other's without it. */
+function cookieName(port: number): string {
+  return `inferlab_token_${port}`;
+}
+
+/** Split by hand: a browser (or anyone) may send a value that is not valid percent-encoding. */
+function cookieValue(request: http.IncomingMessage, name: string): string | null {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const separator = part.indexOf('=');
+    if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+  }
+  return null;
+}
+
+function bearer(request: http.IncomingMessage): string | null {
+  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+  return match ? match[1]! : null;
 }
 
 function sameToken(given: string | null, expected: string): boolean {
@@ -38,70 +83,129 @@ function sameToken(given: string | null, expected: string): boolean {
   return a.length === b.length && crypto.timingSafeEqual(a, b);
 }
 
-/**
- * `inferlab serve`: the renderer and the `/rpc` WebSocket over one HTTP server. Loopback by
- * default. Only pages served from this origin may open the WebSocket (a page the user
- * happens to visit must not drive their GPU), and the Host header must name this server
- * (no DNS rebinding). A non-loopback host also requires the random token in the URL.
- */
-export async function startHeadlessServer(options: { container: ServiceContainer; rendererDir: string; host: string; port: number }): Promise<HeadlessServer> {
-  const { container, rendererDir, host } = options;
-  const token = isLoopback(host) ? null : crypto.randomBytes(24).toString('base64url');
-  const dispatcher = new RpcDispatcher(container.services);
-  const transport = createWebSocketTransport(dispatcher, container.events);
-  let allowedHosts = new Set<string>();
+/** The request target, or null when it is not one `URL` accepts (absolute-form junk, a bad port). */
+function parseTarget(request: http.IncomingMessage): URL | null {
+  try {
+    return new URL(request.url ?? '/', 'http://placeholder');
+  } catch {
+    return null;
+  }
+}
 
-  const authorized = (request: http.IncomingMessage, url: URL) => token === null || sameToken(url.searchParams.get('token'), token) || sameToken(cookieToken(request), token);
+function decodePath(pathname: string): string | null {
+  try {
+    const decoded = decodeURIComponent(pathname);
+    return decoded.includes('\0') ? null : decoded;
+  } catch {
+    return null;
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.destroy();
+}
+
+/**
+ * `inferlab serve`: the renderer and the `/rpc` WebSocket over one HTTP server. Every request
+ * needs the random token, loopback included: any local process can send any Origin, so the
+ * Origin check only keeps other web pages out. The token arrives once in the printed URL and
+ * is swapped for an HttpOnly, SameSite=Strict cookie; non-browser clients may send it as a
+ * Bearer header or `?token=`. The Host header must name this server (no DNS rebinding). No
+ * input ends the process: every handler answers bad input with a 4xx or a close frame.
+ */
+export async function startHeadlessServer(options: { container: ServiceContainer; rendererDir: string; host: string; port: number; tokenFile: string; log?: (line: string) => void }): Promise<HeadlessServer> {
+  const { container, rendererDir, host } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const token = loadOrCreateToken(options.tokenFile);
+  const dispatcher = new RpcDispatcher(container.services);
+  const transport = createWebSocketTransport(dispatcher, container.events, log);
+  let allowedHosts = new Set<string>();
+  let cookie = cookieName(0);
+  const rendererRoot = path.resolve(rendererDir);
+
   const hostAllowed = (request: http.IncomingMessage) => allowedHosts.has((request.headers.host ?? '').toLowerCase());
+  const queryToken = (url: URL) => url.searchParams.get('token');
+  const authorized = (request: http.IncomingMessage, url: URL) =>
+    sameToken(cookieValue(request, cookie), token) || sameToken(bearer(request), token) || sameToken(queryToken(url), token);
+  const baseHeaders = { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' };
+  const plain = (response: http.ServerResponse, status: number, text: string) => response.writeHead(status, { ...baseHeaders, 'content-type': 'text/plain; charset=utf-8' }).end(text);
+
+  const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const url = parseTarget(request);
+    if (!url) return plain(response, 400, 'Bad request target');
+    if (!hostAllowed(request)) return plain(response, 421, 'Misdirected request: unknown Host');
+    if (!authorized(request, url)) return plain(response, 401, 'Open the URL printed by inferlab serve: it carries the access token.');
+    if (request.method !== 'GET' && request.method !== 'HEAD') return plain(response, 405, 'Method not allowed');
+    if (url.searchParams.has('token')) {
+      // Swap the token for a cookie and drop it from the address bar and history.
+      url.searchParams.delete('token');
+      const location = `/${url.pathname.replace(/^\/+/, '')}${url.search}`;
+      response.writeHead(303, { ...baseHeaders, location, 'set-cookie': `${cookie}=${token}; HttpOnly; SameSite=Strict; Path=/` }).end();
+      return;
+    }
+    const decoded = decodePath(url.pathname);
+    if (decoded === null) return plain(response, 400, 'Bad percent-encoding in the path');
+    const relative = decoded === '/' ? 'index.html' : decoded.replace(/^\/+/, '');
+    const file = path.resolve(rendererRoot, relative);
+    const inside = file.startsWith(rendererRoot + path.sep);
+    const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererRoot, 'index.html');
+    const headers: Record<string, string> = { ...baseHeaders, 'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream', 'cache-control': 'no-cache' };
+    if (request.method === 'HEAD') {
+      response.writeHead(200, headers).end();
+      return;
+    }
+    const stream = fs.createReadStream(target);
+    stream.on('error', (error) => {
+      log(`serve: cannot read ${target}: ${error.message}`);
+      if (!response.headersSent) plain(response, 404, 'Not found');
+      else response.destroy();
+    });
+    stream.once('open', () => {
+      response.writeHead(200, headers);
+      stream.pipe(response);
+    });
+  };
 
   const server = http.createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://placeholder');
-    const baseHeaders = { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' };
-    if (!hostAllowed(request)) {
-      response.writeHead(421, { ...baseHeaders, 'content-type': 'text/plain' }).end('Misdirected request: unknown Host');
-      return;
+    try {
+      handle(request, response);
+    } catch (error) {
+      log(`serve: ${request.method} ${JSON.stringify(request.url)} failed: ${(error as Error).stack ?? error}`);
+      if (!response.headersSent) plain(response, 500, 'Internal error');
+      else response.destroy();
     }
-    if (!authorized(request, url)) {
-      response.writeHead(401, { ...baseHeaders, 'content-type': 'text/plain' }).end('Open the URL printed by inferlab serve: it carries the access token.');
-      return;
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, baseHeaders).end();
-      return;
-    }
-    const relative = decodeURIComponent(url.pathname) === '/' ? 'index.html' : decodeURIComponent(url.pathname).replace(/^\/+/, '');
-    const file = path.resolve(rendererDir, relative);
-    const inside = file.startsWith(path.resolve(rendererDir) + path.sep);
-    const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererDir, 'index.html');
-    const headers: Record<string, string> = { ...baseHeaders, 'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream', 'cache-control': 'no-cache' };
-    if (token && url.searchParams.get('token')) headers['set-cookie'] = `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`;
-    response.writeHead(200, headers);
-    if (request.method === 'HEAD') response.end();
-    else fs.createReadStream(target).pipe(response);
   });
 
   server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? '/', 'http://placeholder');
-    const origin = request.headers.origin;
-    const originAllowed = origin === undefined ? token !== null : allowedHosts.has(origin.replace(/^https?:\/\//, '').toLowerCase()) && origin.startsWith('http://');
-    if (url.pathname !== '/rpc' || !hostAllowed(request) || !originAllowed || !authorized(request, url)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
-      return;
+    socket.on('error', () => socket.destroy());
+    try {
+      const url = parseTarget(request);
+      if (!url) return refuseUpgrade(socket, 400, 'Bad Request');
+      if (url.pathname !== '/rpc' || !hostAllowed(request)) return refuseUpgrade(socket, 403, 'Forbidden');
+      // Browsers always send Origin: a page from elsewhere is refused even with the cookie.
+      const origin = request.headers.origin;
+      if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase()))) return refuseUpgrade(socket, 403, 'Forbidden');
+      if (!authorized(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
+      transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request));
+    } catch (error) {
+      log(`serve: WebSocket upgrade failed: ${(error as Error).stack ?? error}`);
+      refuseUpgrade(socket, 500, 'Internal Server Error');
     }
-    transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request));
   });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => resolve());
   });
+  server.on('error', (error) => log(`serve: ${error.message}`));
   const port = (server.address() as { port: number }).port;
+  cookie = cookieName(port);
   const names = isLoopback(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host.includes(':') ? `[${host}]` : host];
   allowedHosts = new Set(names.map((name) => `${name}:${port}`.toLowerCase()));
   const printable = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${printable}:${port}/${token ? `?token=${token}` : ''}`;
   return {
-    url,
+    url: `http://${printable}:${port}/?token=${token}`,
     port,
     token,
     close: () =>

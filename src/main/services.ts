@@ -1,6 +1,6 @@
 import type { AppEvents, AppServices, EventName, EventSink } from '../shared/contract';
 import { Emitter } from './core/emitter';
-import { resolveDatabasePath, userDataDir } from './core/paths';
+import { resolveDatabasePath, secureAppDirs, userDataDir } from './core/paths';
 import { runDoctor } from './doctor';
 import { requireEngine } from './engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from './server/server-manager';
@@ -35,6 +35,7 @@ export interface ServiceContainer {
  * headless server and tests all start here; nothing is a singleton.
  */
 export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
+  secureAppDirs();
   const dbPath = resolveDatabasePath(options.dbPath);
   const store = await openAppStore(dbPath);
   const events = new Emitter<AppEvent>();

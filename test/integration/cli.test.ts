@@ -47,6 +47,7 @@ describe('inferlab CLI', () => {
     const ids = report.checks.map((check: { id: string }) => check.id);
     expect(ids).toEqual(expect.arrayContaining(['engine', 'demo-models', 'gpu', 'database', 'electron', 'chromium']));
     expect(report.checks.find((check: { id: string }) => check.id === 'engine').status).toBe('ok');
+    expect(report.checks.find((check: { id: string }) => check.id === 'database').detail).toMatch(/quick_check: ok/);
     for (const check of report.checks) if (check.status !== 'ok') expect(check.fix).toEqual(expect.any(String));
     expect(result.code).toBe(report.checks.some((check: { status: string }) => check.status === 'missing') ? 1 : 0);
   });

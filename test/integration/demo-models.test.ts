@@ -6,6 +6,8 @@ import { ErrorCode } from '../../src/shared/errors';
 import { AppError } from '../../src/main/core/errors';
 import { toolPath } from '../../src/main/engines/llamacpp/locate-engine';
 import { checkDemoFile, DEMO_VARIANTS, ensureDemoModels, resolveModelRef } from '../../src/main/models/demo-models';
+import { findFreePort } from '../../src/main/core/ports';
+import { ManagedProcess } from '../../src/main/core/process';
 import { DEMO_MODEL_SHAPE } from '../../src/main/models/synthetic-model';
 import { requireEngine, requireVocabFile } from '../support/engine';
 import { useTempDirs } from '../support/temp';
@@ -25,7 +27,8 @@ describe('demo models', () => {
       expect(meta['llama.block_count']).toBe(DEMO_MODEL_SHAPE.blockCount);
       expect((meta['tokenizer.ggml.tokens'] as string[]).length).toBe(32000);
       expect(meta['general.file_type']).toBe(expectedFileType[variant.ref as keyof typeof expectedFileType]);
-      expect(tensorInfos.length).toBe(2 + 9 * DEMO_MODEL_SHAPE.blockCount);
+      // Embedding, output norm and an untied output head, then nine tensors per block.
+      expect(tensorInfos.length).toBe(3 + 9 * DEMO_MODEL_SHAPE.blockCount);
     }
     const sizes = await Promise.all(DEMO_VARIANTS.map(async (variant) => fs.statSync(await resolveModelRef(variant.ref)).size));
     expect(sizes[0]).toBeGreaterThan(sizes[1]!);
@@ -72,6 +75,48 @@ describe('demo models', () => {
     }
     const [a, b] = dirs.map((dir) => fs.readFileSync(path.join(dir, 'demo-f16.gguf')));
     expect(a!.equals(b!)).toBe(true);
+  });
+
+  it('keep their greedy output under Q8_0 quantization, and it reads as varied text rather than one token repeated', async () => {
+    // Prompts ending inside and outside the text the weights were shaped from.
+    const prompts = ['The old harbour', 'Once upon a time, in a land far away,', 'SELECT name, price FROM products WHERE', 'Die Katze sitzt auf dem'];
+    const outputs = new Map<string, number[][]>();
+    const engine = await requireEngine();
+    for (const ref of ['demo:f16', 'demo:q8_0']) {
+      // A bare llama-server: this checks the model, not the app's server management or its
+      // contention policy, and timing plays no part.
+      const port = await findFreePort();
+      const server = new ManagedProcess(engine.serverPath, ['-m', await resolveModelRef(ref), '--host', '127.0.0.1', '--port', String(port), '-c', '1024', '-np', '1', '-t', '2']);
+      const baseUrl = `http://127.0.0.1:${port}`;
+      try {
+        const deadline = Date.now() + 60_000;
+        while (!(await fetch(`${baseUrl}/health`).then((response) => response.ok, () => false))) {
+          if (Date.now() > deadline) throw new Error(`llama-server for ${ref} did not become ready:\n${server.logs.text(20)}`);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        const tokens: number[][] = [];
+        for (const prompt of prompts) {
+          const response = await fetch(`${baseUrl}/completion`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ prompt, n_predict: 32, temperature: 0, seed: 1, return_tokens: true, cache_prompt: false }),
+          });
+          tokens.push(((await response.json()) as { tokens: number[] }).tokens);
+        }
+        outputs.set(ref, tokens);
+      } finally {
+        await server.stop();
+      }
+    }
+    const f16 = outputs.get('demo:f16')!;
+    expect(outputs.get('demo:q8_0')).toEqual(f16);
+    for (const tokens of f16) {
+      expect(tokens).toHaveLength(32);
+      // Flat logits settle into one token or a short loop; a walk along the text does not.
+      expect(new Set(tokens).size).toBeGreaterThanOrEqual(24);
+      expect(tokens.some((token, index) => index > 0 && token === tokens[index - 1])).toBe(false);
+    }
+    expect(new Set(f16.map((tokens) => tokens.join(','))).size).toBe(prompts.length);
   });
 
   it('names the problem for unknown demo names and missing paths', async () => {

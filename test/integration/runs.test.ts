@@ -28,9 +28,20 @@ describe('inferlab run against the real llama-server', () => {
     expect(summary.requests).toMatchObject({ attempted: 40, completed: 40, failed: 0, failures_by_class: {} });
     for (const name of METRICS) {
       const distribution = summary.metrics[name];
-      expect(Object.keys(distribution).sort(), name).toEqual(['max', 'mean', 'min', 'n', 'p50', 'p90', 'p95', 'p99', 'std']);
-      for (const value of Object.values(distribution)) expect(value, name).toEqual(expect.any(Number));
+      expect(Object.keys(distribution).sort(), name).toEqual(['max', 'mean', 'min', 'n', 'p50', 'p90', 'p95', 'p99', 'std', 'unsupported']);
+      // Every value filled except the percentiles n cannot support, which are null and named.
+      for (const [key, value] of Object.entries(distribution)) {
+        if (key === 'unsupported') continue;
+        expect(value, `${name}.${key}`).toEqual(distribution.unsupported.includes(key) ? null : expect.any(Number));
+      }
     }
+    // 40 requests: p95 is supported, p99 (n ≥ 100) is not; the pooled ITL has thousands of gaps.
+    expect(summary.metrics.ttft_ms.unsupported).toEqual(['p99']);
+    expect(summary.metrics.itl_ms.unsupported).toEqual([]);
+    // The demo profile serves one slot: concurrency 4 waits for it, and the summary says so.
+    expect(summary.measurement).toMatchObject({ server_slots: 1, slot_wait_note: expect.stringMatching(/^concurrency 4 against 1 server slot: /) });
+    expect(summary.reasoning).toBeNull();
+    expect(summary.schedule_latency).toBeNull();
     expect(summary.throughput).toEqual({ requests_per_s: expect.any(Number), output_tokens_per_s: expect.any(Number), total_tokens_per_s: expect.any(Number), output_tokens_total: expect.any(Number) });
     expect(summary.goodput.requests_per_s).toEqual(expect.any(Number));
     expect(Object.keys(summary.groups).sort()).toEqual(['chat', 'facts']);
@@ -47,6 +58,20 @@ describe('inferlab run against the real llama-server', () => {
     expect(lines).toHaveLength(40);
     expect(lines[0]).toMatchObject({ warmup: false, group: 'facts', item_id: 'capital-france', finish_reason: expect.any(String), prompt: expect.any(String) });
     expect(lines[0].chunk_offsets_ms.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      // e2e ends at the finish chunk, which follows the last content chunk; TPOT spans output_tokens − 1 steps.
+      expect(line.e2e_ms).toBeGreaterThanOrEqual(line.chunk_offsets_ms.at(-1));
+      expect(line.ttft_ms).toBe(line.chunk_offsets_ms[0]);
+      expect(line.output_tokens_source).toBe('usage');
+      if (line.output_tokens > 1) expect(line.tpot_ms).toBeCloseTo((line.e2e_ms - line.ttft_ms) / (line.output_tokens - 1), 9);
+      else expect(line.tpot_ms).toBeNull();
+      const timings = line.server_timings;
+      if (timings.predicted_n > 1) expect(line.decode_tokens_per_s).toBeCloseTo(((timings.predicted_n - 1) / timings.predicted_ms) * 1000, 6);
+      else expect(line.decode_tokens_per_s).toBeNull();
+      expect(line.queue_ms).toBeCloseTo(Math.max(0, line.ttft_ms - timings.prompt_ms), 9);
+      expect(line.ttfa_ms).toBe(line.ttft_ms);
+      expect(line.ttfr_ms).toBeNull();
+    }
     const manifest = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'));
     expect(manifest.workload.revision).toBe(summary.workload.revision);
     expect(manifest.server.effectiveConfig.build).toMatch(/^b\d+/);
@@ -68,12 +93,20 @@ describe('inferlab run against the real llama-server', () => {
     const summary = JSON.parse(result.stdout);
     expect(summary.warmup_requests).toBe(3);
     expect(summary.requests.attempted).toBe(16);
-    expect(summary.load).toMatchObject({ mode: 'open', offered: 20, slip_ms_p99: expect.any(Number) });
+    // 16 sends cannot support a p99 slip: withheld; the largest slip is reported instead.
+    expect(summary.load).toMatchObject({ mode: 'open', offered: 20, slip_ms_p99: null, slip_ms_max: expect.any(Number), achieved: expect.any(Number) });
+    expect(summary.schedule_latency.ttft_from_schedule_ms).toMatchObject({ n: summary.requests.completed, p95: null, unsupported: ['p95', 'p99'] });
+    expect(summary.schedule_latency.ttft_from_schedule_ms.p50).toBeGreaterThanOrEqual(summary.metrics.ttft_ms.p50);
+    expect(summary.schedule_latency.e2e_from_schedule_ms.n).toBe(summary.requests.completed);
     expect(summary.goodput.slo).toEqual({ ttft_ms: 2000, e2e_ms: 5000 });
     const out = path.join(dir, 'export');
     await inferlab(['export', summary.run_id, '--out', out, '--db', db]);
     const lines = fs.readFileSync(path.join(out, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.filter((line) => line.warmup)).toHaveLength(3);
+    for (const line of lines.filter((entry) => !entry.warmup)) {
+      expect(line.ttft_from_schedule_ms).toBeCloseTo(line.t0_ms - line.scheduled_ms + line.ttft_ms, 9);
+      expect(line.e2e_from_schedule_ms).toBeCloseTo(line.t0_ms - line.scheduled_ms + line.e2e_ms, 9);
+    }
     expect(lines.every((line) => line.prompt === undefined && line.output === undefined && /^[0-9a-f]{64}$/.test(line.prompt_sha256))).toBe(true);
     const raw = new Database(db, { readonly: true });
     raw.pragma('wal_checkpoint(TRUNCATE)');

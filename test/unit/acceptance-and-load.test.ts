@@ -141,7 +141,9 @@ describe('run summary', () => {
     const rows = Array.from({ length: 50 }, (_, i) => row(i, { scheduled_ms: i * 100, t0_ms: i * 100 + (i > 40 ? 300 : 0.5) }));
     const summary = summarizeRun({ runId: 'r', status: 'completed', statusReason: null, workload: { name: 'w', revision: 'x' }, rows, load: { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 8 }, slo: null });
     expect(summary.load.offered).toBe(10);
-    expect(summary.load.slip_ms_p99).toBeGreaterThan(100);
+    // 50 sends cannot support a p99: it is withheld and the largest slip judges the generator.
+    expect(summary.load.slip_ms_p99).toBeNull();
+    expect(summary.load.slip_ms_max).toBeGreaterThan(100);
     expect(summary.load.client_bound).toBe(true);
     expect(summary.load.note).toMatch(/fell behind its schedule/);
   });

@@ -1,3 +1,5 @@
+import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+
 /** Plain-text tables for the terminal: columns padded to their widest cell. */
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
@@ -11,4 +13,15 @@ export function formatMs(value: number | null | undefined): string {
 
 export function formatNumber(value: number | null | undefined, digits = 1): string {
   return value === null || value === undefined ? '—' : value.toFixed(digits);
+}
+
+type PercentileLabel = 'p50' | 'p90' | 'p95' | 'p99';
+
+/**
+ * A percentile of a distribution in ms, or "n too small" when n cannot support it. Summaries
+ * stored before distributions listed `unsupported` are judged from n by the same rule.
+ */
+export function formatPercentile(distribution: { n: number; unsupported?: readonly string[] } & Partial<Record<PercentileLabel, number | null>>, label: PercentileLabel): string {
+  if (label !== 'p50' && distribution.n > 0 && (distribution.unsupported?.includes(label) ?? distribution.n < PERCENTILE_MIN_N[label])) return 'n too small';
+  return formatMs(distribution[label]);
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, restrict } from './private-files';
 
 /**
  * Per-user locations. Environment overrides come first so tests and CI can isolate
@@ -20,6 +21,21 @@ export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (process.platform === 'darwin') return path.join(home, 'Library', 'Caches', 'InferLab');
   if (process.platform === 'win32') return path.join(env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'InferLab', 'Cache');
   return path.join(env.XDG_CACHE_HOME ?? path.join(home, '.cache'), 'inferlab');
+}
+
+/**
+ * The data folder (runs, prompts, outputs, logs, the serve token) and the cache folder
+ * (engine builds) are owner-only, created so or tightened if an older version left them open.
+ */
+export function secureAppDirs(env: NodeJS.ProcessEnv = process.env): void {
+  for (const dir of [userDataDir(env), userCacheDir(env)]) {
+    try {
+      ensurePrivateDir(dir);
+      restrict(dir, PRIVATE_DIR_MODE);
+    } catch {
+      // A read-only home or a foreign folder: the command that needs it reports the problem.
+    }
+  }
 }
 
 /** `--db PATH`, else `INFERLAB_DB`, else the per-user data folder (DESIGN.md "Command line"). */

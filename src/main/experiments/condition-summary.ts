@@ -1,24 +1,52 @@
 import type { ConditionResult, VerdictRow } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
-import { windowedBootstrapDifference } from '../metrics/compare';
+import { studentTQuantile } from '../metrics/student-t';
 import { summarizeRun } from '../metrics/run-summary';
+import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { RequestRow, RunStore } from '../store/run-store';
 
-/** A condition's measured requests pooled over its windows, with the cache evidence the server gave. */
+/** Mean over windows with a 95 % t interval; windows are the unit of replication. */
+export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
+  const present = values.filter((value): value is number => value !== null && Number.isFinite(value));
+  if (present.length === 0) return { mean: null, ci: null, windows: 0 };
+  const mean = present.reduce((sum, value) => sum + value, 0) / present.length;
+  if (present.length < 2) return { mean, ci: null, windows: present.length };
+  const sd = Math.sqrt(present.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (present.length - 1));
+  const half = studentTQuantile(0.975, present.length - 1) * (sd / Math.sqrt(present.length));
+  return { mean, ci: [mean - half, mean + half], windows: present.length };
+}
+
+/** Why a run's measurement is not to be trusted, from what competed with it (null when nothing did). */
+function contentionOf(summary: RunSummary | null): string | null {
+  const contention = (summary?.telemetry as { contention?: { contaminated?: boolean; reason?: string | null } } | null | undefined)?.contention;
+  return contention?.contaminated ? (contention.reason ?? 'other processes competed for the machine') : null;
+}
+
+/**
+ * A condition's measured requests over its windows (each window one run, on its own clock),
+ * with the cache evidence the server gave. Latency distributions pool the windows' requests;
+ * throughput is each window's own (its requests over its own measured span), averaged over
+ * windows — chaining windows end to end would count the gaps between them as idle time.
+ */
 export function summarizeCondition(store: RunStore, name: string, runIds: string[]): { result: ConditionResult; rows: RequestRow[]; windows: RequestRow[][] } {
   const rows: RequestRow[] = [];
   const windows: RequestRow[][] = [];
+  const perWindow: { requests: number | null; outputTokens: number | null }[] = [];
+  const contended: string[] = [];
   let metricsCached: number | null = null;
   for (const runId of runIds) {
     // With text: agreement and the KLD text need the outputs and prompts.
     const runRows = store.requests(runId);
     windows.push(runRows);
-    // Windows are separate runs on separate clocks: shift them end to end so the pooled window spans their sum.
-    const offset = rows.length === 0 ? 0 : Math.max(...rows.map((row) => row.end_ms ?? row.t0_ms)) + 1;
-    for (const row of runRows) rows.push({ ...row, t0_ms: row.t0_ms + offset, end_ms: row.end_ms === null ? null : row.end_ms + offset, scheduled_ms: row.scheduled_ms === null ? null : row.scheduled_ms + offset });
-    const summary = store.getRun(runId)?.summary_json ? (JSON.parse(store.getRun(runId)!.summary_json!) as RunSummary) : null;
+    rows.push(...runRows);
+    const stored = store.getRun(runId);
+    const summary = stored?.summary_json ? (JSON.parse(stored.summary_json) as RunSummary) : null;
     const cached = summary?.telemetry?.server_metrics?.cached_prompt_tokens;
     if (typeof cached === 'number') metricsCached = (metricsCached ?? 0) + cached;
+    const contention = contentionOf(summary);
+    if (contention) contended.push(`run ${runId.slice(0, 8)}: ${contention}`);
+    const own = summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: null, revision: null }, rows: runRows, load: { mode: 'closed' }, slo: null });
+    perWindow.push({ requests: own.throughput.requests_per_s, outputTokens: own.throughput.output_tokens_per_s });
   }
   const summary = summarizeRun({ runId: name, status: 'completed', statusReason: null, workload: { name: null, revision: null }, rows, load: { mode: 'closed' }, slo: null });
   const measured = rows.filter((row) => row.warmup === 0 && row.error_class === null);
@@ -27,6 +55,8 @@ export function summarizeCondition(store: RunStore, name: string, runIds: string
     const timings = row.timings_json ? (JSON.parse(row.timings_json) as { cache_n?: number | null }) : null;
     if (typeof timings?.cache_n === 'number') cacheN = Math.max(cacheN ?? 0, timings.cache_n);
   }
+  const requestRate = meanOverWindows(perWindow.map((window) => window.requests));
+  const tokenRate = meanOverWindows(perWindow.map((window) => window.outputTokens));
   return {
     rows,
     windows,
@@ -34,33 +64,57 @@ export function summarizeCondition(store: RunStore, name: string, runIds: string
       name,
       run_ids: runIds,
       metrics: summary.metrics,
-      throughput: { requests_per_s: summary.throughput.requests_per_s, output_tokens_per_s: summary.throughput.output_tokens_per_s },
+      throughput: {
+        requests_per_s: requestRate.mean,
+        output_tokens_per_s: tokenRate.mean,
+        requests_per_s_ci: requestRate.ci,
+        output_tokens_per_s_ci: tokenRate.ci,
+        windows: tokenRate.windows,
+      },
       accepted_rate: summary.accepted_rate,
       requests: { attempted: summary.requests.attempted, completed: summary.requests.completed, failed: summary.requests.failed },
       evidence: { cached_prompt_tokens: summary.cache.cached_prompt_tokens, prompt_tokens: summary.cache.prompt_tokens, timings_cache_n_max: cacheN, metrics_cached_prompt_tokens: metricsCached },
-      contaminated: false,
-      contamination_reason: null,
+      contaminated: contended.length > 0,
+      contamination_reason: contended.length > 0 ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}` : null,
     },
   };
 }
 
+/** The verdicts every experiment gives for each condition against the baseline. */
+export const VERDICT_METRICS = [
+  { key: 'ttft_ms', statistic: 'p50' },
+  { key: 'ttft_ms', statistic: 'p95' },
+  { key: 'tpot_ms', statistic: 'p50' },
+  { key: 'tpot_ms', statistic: 'p95' },
+] as const;
+
 /**
- * Baseline (first) against every other condition: p50/p95 of TTFT, TPOT, E2E with 95 %
- * intervals from a bootstrap over windows and the requests within them.
+ * Baseline (first) against every other condition on TTFT and TPOT at p50 and p95, decided
+ * together (window-verdicts.ts: t tests over windows, Holm-corrected across all of them).
+ * A condition marked contaminated gets no verdict: its windows did not measure what its
+ * name claims.
  */
-export function conditionVerdicts(conditions: { name: string; windows: RequestRow[][] }[]): VerdictRow[] {
+export function conditionVerdicts(conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[], settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
-  const values = (runs: RequestRow[][], key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') =>
+  const values = (runs: RequestRow[][], key: 'ttft_ms' | 'tpot_ms') =>
     runs.map((rows) => rows.filter((row) => row.warmup === 0 && row.error_class === null && row[key] !== null).map((row) => row[key]!)).filter((window) => window.length > 0);
-  const verdicts: VerdictRow[] = [];
+  const questions: VerdictQuestion[] = [];
+  const withheld = new Map<number, string>();
   for (const other of others) {
-    for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) {
-      for (const statistic of ['p50', 'p95'] as const) {
-        const result = windowedBootstrapDifference(values(baseline.windows, key), values(other.windows, key), statistic);
-        verdicts.push({ metric: `${key} ${statistic}`, a: baseline.name, b: other.name, a_value: result.a, b_value: result.b, difference: result.difference, ci: result.ci, verdict: result.verdict });
-      }
+    for (const { key, statistic } of VERDICT_METRICS) {
+      const reason = [baseline, other].filter((side) => side.contaminated).map((side) => `${side.name} is contaminated (${side.contaminated})`).join('; ');
+      if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
+      questions.push({ metric: `${key} ${statistic}`, a: baseline.name, b: other.name, aWindows: values(baseline.windows, key), bWindows: values(other.windows, key), statistic });
     }
   }
-  return verdicts;
+  // Contaminated comparisons stay out of the family: a withheld verdict spends no error budget.
+  const decided = decideVerdicts(questions.filter((_, index) => !withheld.has(index)), settings);
+  let next = 0;
+  return questions.map((question, index) => {
+    const reason = withheld.get(index);
+    if (reason === undefined) return decided[next++]!;
+    const [row] = decideVerdicts([question], { ...settings, minWindowsPerSide: Number.MAX_SAFE_INTEGER });
+    return { ...row!, verdict: 'insufficient data', note: reason };
+  });
 }

@@ -1,30 +1,68 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
-import type { SloSpec } from '../../shared/contract/runs';
+import type { ConditionResult, ExperimentResult, TokenAgreement } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { userCacheDir } from '../core/paths';
 import { toolPath } from '../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
 import { quantizeModel } from '../models/quantize';
 import { runWorkload } from '../runner/run-workload';
 import type { ServerManager } from '../server/server-manager';
-import type { RunStore } from '../store/run-store';
+import type { RequestRow, RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
-import { greedyAgreement } from './agreement';
+import { tokenAgreement } from './agreement';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { ExperimentStore } from './experiment-store';
 import { measureKld, type KldResult } from './kld';
+import { recommend, type QuantConstraints } from './recommend';
+import { collectTokens, countTokens, EVAL_TEXT_PROMPT, EVAL_TEXT_SAMPLING, evalTextCache, generateEvalText, passItems, startPassServer, TOKEN_PASS_SEED, vocabularyProbe } from './token-pass';
 import { windowSchedule } from './windows';
 
-export interface QuantConstraints {
-  vramBudgetMib: number | null;
-  minAgreement: number | null;
-  minAcceptance: number | null;
-  slo: SloSpec | null;
+export type { QuantConstraints } from './recommend';
+
+export interface QuantFile {
+  name: string;
+  file: string;
+}
+
+/**
+ * `--files NAME=PATH,NAME=PATH,...`: explicit files to compare, the first the baseline.
+ * Any two GGUF files will do (two quantizers' Q4_K_M, a file and a copy of itself).
+ */
+export function parseQuantFiles(raw: string, flag = '--files'): QuantFile[] {
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  return checkQuantFiles(entries.map((entry) => {
+    const match = /^([^=]+)=(.+)$/.exec(entry);
+    if (!match) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}" is not NAME=PATH`);
+    return { name: match[1]!.trim(), file: match[2]!.trim(), entry };
+  }), flag, raw);
+}
+
+/** Two or more entries, unique names, each path an existing GGUF file; errors name the flag and the entry. */
+export function checkQuantFiles(entries: { name: string; file: string; entry?: string }[], flag = 'files', raw = ''): QuantFile[] {
+  if (entries.length < 2) throw new AppError(ErrorCode.InvalidInput, `${flag} needs two or more NAME=PATH entries, the first the baseline${raw ? `; got "${raw}"` : ''}`);
+  const files: QuantFile[] = [];
+  for (const { name, file: given, entry = `${name}=${given}` } of entries) {
+    if (!/^[\w.+-]+$/.test(name)) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name may hold letters, digits and . _ + - only`);
+    if (files.some((file) => file.name === name)) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name ${name} is used twice`);
+    const file = path.resolve(given);
+    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": no file at ${file}`);
+    const magic = Buffer.alloc(4);
+    const fd = fs.openSync(file, 'r');
+    try {
+      fs.readSync(fd, magic, 0, 4, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (magic.toString('latin1') !== 'GGUF') throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": ${file} is not a GGUF file`);
+    files.push({ name, file });
+  }
+  return files;
 }
 
 /**
@@ -61,10 +99,104 @@ export async function resolveQuantFiles(baseRef: string, quants: string[], engin
   return results;
 }
 
+interface TokenPassResult {
+  agreement: Map<string, TokenAgreement>;
+  noiseFloor: TokenAgreement | null;
+  evalText: { text: string; source: string; tokens: number | null; generation: Record<string, unknown> | null; error: string | null };
+}
+
+const failedAgreement = (error: string): TokenAgreement => ({ mean: null, exact_match_rate: null, first_divergence_index_mean: null, items: 0, error });
+
 /**
- * One model in several quantizations, each on a fresh server with the same profile and
- * the same workload: size, load time, VRAM, speed, acceptance, greedy agreement with the
- * first (baseline) quantization, and KLD / same-top-p from llama-perplexity.
+ * The untimed pass after the timed windows: each file on a server of its own, greedy token
+ * ids for every workload item (the baseline twice, for the noise floor), and from the
+ * baseline the KLD evaluation text and its token count. A failure costs the figures of the
+ * file it hit, not the experiment.
+ */
+async function tokenPass(options: { servers: ServerManager; hashes: { hash(file: string): Promise<string> }; files: QuantFile[]; profile: ServerProfile; workload: { def: WorkloadDef; file: string }; kldText: { text: string; source: string } | null; kldContext: number; signal?: AbortSignal; onStatus?: (line: string) => void }): Promise<TokenPassResult> {
+  const [baselineFile, ...others] = options.files;
+  const agreement = new Map<string, TokenAgreement>();
+  let noiseFloor: TokenAgreement | null = null;
+  let evalText: TokenPassResult['evalText'] = options.kldText
+    ? { text: options.kldText.text, source: options.kldText.source, tokens: null, generation: null, error: null }
+    : { text: '', source: 'generated by the baseline', tokens: null, generation: null, error: 'the baseline\'s token pass did not run' };
+  let baseTokens: Map<string, number[]> | null = null;
+  let items: Awaited<ReturnType<typeof passItems>> = [];
+  let baseProbe: number[] | null = null;
+  const probe = (baseUrl: string) => vocabularyProbe(baseUrl, options.signal);
+
+  options.onStatus?.(`token pass: ${baselineFile!.name} (twice), and the KLD evaluation text`);
+  // Both baseline passes share one server: with the prompt cache off, each request starts from
+  // an empty slot, so what differs between them is the engine's own run-to-run nondeterminism.
+  try {
+    const server = await startPassServer(options.servers, baselineFile!.file, options.profile);
+    try {
+      items = await passItems(server.baseUrl, options.workload);
+      baseTokens = await collectTokens(server.baseUrl, items, options.signal);
+      noiseFloor = tokenAgreement(baseTokens, await collectTokens(server.baseUrl, items, options.signal));
+      agreement.set(baselineFile!.name, tokenAgreement(baseTokens, baseTokens));
+      baseProbe = await probe(server.baseUrl);
+      try {
+        if (!options.kldText) {
+          // Two chunks and a quarter: the minimum llama-perplexity takes, and a margin.
+          const minTokens = Math.ceil(options.kldContext * 2.25);
+          const cache = evalTextCache(path.join(userCacheDir(), 'kld-texts'), await options.hashes.hash(baselineFile!.file), minTokens);
+          const cached = cache.read();
+          const generated = cached === null ? await generateEvalText(server.baseUrl, minTokens, server.contextPerSlot, options.signal) : null;
+          if (generated) cache.write(generated.text);
+          evalText = { text: cached ?? generated!.text, source: 'generated by the baseline', tokens: null, generation: { prompt: EVAL_TEXT_PROMPT, min_tokens: minTokens, ...EVAL_TEXT_SAMPLING, ignore_eos: true, reused: cached !== null }, error: null };
+        }
+        evalText.tokens = await countTokens(server.baseUrl, evalText.text, options.signal);
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        // A user's text can still be scored without a count: llama-perplexity says when it is too short.
+        if (!options.kldText) evalText.error = `generating the evaluation text failed: ${(error as Error).message}`;
+      }
+    } finally {
+      await server.stop();
+    }
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    const message = `the baseline's token pass failed: ${(error as Error).message}`;
+    for (const file of options.files) agreement.set(file.name, failedAgreement(message));
+    if (!options.kldText) evalText.error = message;
+    return { agreement, noiseFloor, evalText };
+  }
+
+  for (const file of others) {
+    options.onStatus?.(`token pass: ${file.name}`);
+    try {
+      const server = await startPassServer(options.servers, file.file, options.profile);
+      try {
+        const own = await probe(server.baseUrl);
+        if (JSON.stringify(own) !== JSON.stringify(baseProbe)) {
+          agreement.set(file.name, failedAgreement(`${file.name} tokenizes differently from ${baselineFile!.name}: token ids are not comparable`));
+          continue;
+        }
+        agreement.set(file.name, tokenAgreement(baseTokens, await collectTokens(server.baseUrl, items, options.signal)));
+      } finally {
+        await server.stop();
+      }
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      agreement.set(file.name, failedAgreement(`the token pass failed: ${(error as Error).message}`));
+    }
+  }
+  return { agreement, noiseFloor, evalText };
+}
+
+/** Accepted of judged: requests with checks, and failed requests, which accepted nothing. */
+function acceptanceCounts(rows: RequestRow[]): { accepted: number; judged: number } {
+  const measured = rows.filter((row) => row.warmup === 0);
+  const judged = measured.filter((row) => row.accepted !== null || row.error_class !== null);
+  return { accepted: judged.filter((row) => row.error_class === null && row.accepted === 1).length, judged: judged.length };
+}
+
+/**
+ * One model in several files (quantizations, or any GGUF files named with `files`), each on
+ * a fresh server with the same profile and the same workload: size, load time, VRAM, speed,
+ * acceptance; then, untimed, greedy token agreement with the first (baseline) file and KLD /
+ * same-top-p from llama-perplexity on an evaluation text.
  */
 export async function runQuantExperiment(options: {
   runs: RunStore;
@@ -73,19 +205,29 @@ export async function runQuantExperiment(options: {
   engine: () => Promise<EngineInfo>;
   baseRef: string;
   quants: string[];
+  /** Explicit files, the first the baseline: used instead of baseRef and quants. */
+  files?: QuantFile[] | null;
   workload: { def: WorkloadDef; file: string };
   profile: ServerProfile;
   repeats: number;
   requestsPerWindow: number | null;
   concurrency: number;
   constraints: QuantConstraints;
+  /** The KLD evaluation text the user named; null: one generated by the baseline. */
   kldText: string | null;
+  kldTextSource?: string | null;
+  kldContext?: number;
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
 }): Promise<ExperimentResult> {
   const engine = await options.engine();
-  const files = await resolveQuantFiles(options.baseRef, options.quants, engine, options.onStatus);
-  const protocol = { kind: 'quant', base: options.baseRef, quants: options.quants, files, workload: options.workload.def.name, repeats: options.repeats, concurrency: options.concurrency, requests_per_window: options.requestsPerWindow, profile: options.profile, constraints: options.constraints };
+  const files = options.files && options.files.length > 0 ? options.files : await resolveQuantFiles(options.baseRef, options.quants, engine, options.onStatus);
+  const kldContext = options.kldContext ?? EXPERIMENT_DEFAULTS.kldContext;
+  const protocol: Record<string, unknown> = {
+    kind: 'quant', base: options.files?.length ? files[0]!.file : options.baseRef, quants: options.files?.length ? null : options.quants, files, workload: options.workload.def.name,
+    repeats: options.repeats, concurrency: options.concurrency, requests_per_window: options.requestsPerWindow, profile: options.profile, constraints: options.constraints,
+    token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
+  };
   const experimentId = options.experiments.create('quant', protocol);
   try {
     const runIds = new Map(files.map((entry) => [entry.name, [] as string[]]));
@@ -115,31 +257,42 @@ export async function runQuantExperiment(options: {
 
     const summaries = files.map((entry) => ({ entry, ...summarizeCondition(options.runs, entry.name, runIds.get(entry.name)!) }));
     const baseline = summaries[0]!;
+    const pass = await tokenPass({
+      servers: options.servers, hashes: options.runs.hashes, files, profile: options.profile, workload: options.workload, kldContext, signal: options.signal, onStatus: options.onStatus,
+      kldText: options.kldText === null ? null : { text: options.kldText, source: options.kldTextSource ?? 'named by the user' },
+    });
     const perplexity = toolPath(engine, 'llama-perplexity');
     let kld = new Map<string, KldResult>();
-    if (perplexity) {
-      options.onStatus?.('measuring KL divergence against the baseline with llama-perplexity');
-      const text = options.kldText ?? baseline.rows.map((row) => row.prompt_text ?? '').join('\n');
-      kld = await measureKld({ perplexityBinary: perplexity, baseline: baseline.entry.file, candidates: files, text, threads: options.profile.threads, signal: options.signal });
+    if (perplexity && pass.evalText.error === null) {
+      options.onStatus?.(`measuring KL divergence against ${baseline.entry.name} with llama-perplexity at context ${kldContext}`);
+      kld = await measureKld({ perplexityBinary: perplexity, baseline: baseline.entry.file, candidates: files, text: pass.evalText.text, tokens: pass.evalText.tokens, context: kldContext, threads: options.profile.threads, signal: options.signal });
     }
+    const kldMissing = !perplexity ? 'llama-perplexity not found beside the server' : pass.evalText.error !== null ? `no evaluation text: ${pass.evalText.error}` : 'not measured';
+    protocol.kld = { context: kldContext, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, generation: pass.evalText.generation, text: pass.evalText.text };
     const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length);
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
     const conditions: ConditionResult[] = summaries.map(({ entry, result, rows }) => {
-      const agreement = greedyAgreement(baseline.rows, rows);
       const memory = vram.get(entry.name)!;
+      const agreement = pass.agreement.get(entry.name) ?? failedAgreement('the token pass did not run');
+      const measuredKld = kld.get(entry.name);
       return {
         ...result,
         file_bytes: fs.statSync(entry.file).size,
         load_ms: mean(loadMs.get(entry.name)!),
         vram: { baseline_mib: mean(memory.baseline), peak_mib: max(memory.peak), server_mib: max(memory.server) },
-        agreement_with_baseline: agreement.agreement,
-        first_divergence_chars_mean: agreement.firstDivergenceMean,
-        kld_mean: kld.get(entry.name)?.kldMean ?? null,
-        same_top_p: kld.get(entry.name)?.sameTopP ?? null,
-        kld_error: perplexity ? (kld.get(entry.name)?.error ?? null) : 'llama-perplexity not found beside the server',
+        agreement_with_baseline: agreement.mean,
+        first_divergence_chars_mean: null,
+        token_agreement: agreement,
+        ...(entry === baseline.entry ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement('the baseline\'s token pass did not run') } : {}),
+        acceptance: acceptanceCounts(rows),
+        kld_mean: measuredKld?.kldMean ?? null,
+        same_top_p: measuredKld?.sameTopP ?? null,
+        kld_error: measuredKld ? (measuredKld.error ?? null) : kldMissing,
+        kld_tokens: pass.evalText.tokens,
+        kld_context: kldContext,
       };
     });
-    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, windows: entry.windows })));
+    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, windows: entry.windows, contaminated: entry.result.contaminated ? entry.result.contamination_reason : null })));
     const recommendation = recommend(conditions, verdicts, options.constraints);
     const result: ExperimentResult = { experiment_id: experimentId, kind: 'quant', status: 'completed', protocol, conditions, verdicts, recommendation };
     options.experiments.finish(experimentId, 'completed', result);
@@ -148,36 +301,4 @@ export async function runQuantExperiment(options: {
     options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
     throw error;
   }
-}
-
-/**
- * Excludes candidates that break a constraint, then prefers the smallest file whose TTFT
- * p50 is not significantly slower than the baseline's; a gain inside the noise keeps the
- * baseline unless the candidate also saves memory.
- */
-export function recommend(conditions: ConditionResult[], verdicts: ExperimentResult['verdicts'], constraints: QuantConstraints): ExperimentResult['recommendation'] {
-  const excluded: { name: string; reason: string }[] = [];
-  const eligible = conditions.filter((condition) => {
-    const peak = condition.vram?.peak_mib ?? null;
-    if (constraints.vramBudgetMib !== null && peak !== null && peak > constraints.vramBudgetMib) return excluded.push({ name: condition.name, reason: `peak VRAM ${peak} MiB exceeds the ${constraints.vramBudgetMib} MiB budget` }), false;
-    if (constraints.minAgreement !== null && (condition.agreement_with_baseline ?? 0) < constraints.minAgreement) return excluded.push({ name: condition.name, reason: `greedy agreement ${((condition.agreement_with_baseline ?? 0) * 100).toFixed(1)} % is below ${(constraints.minAgreement * 100).toFixed(1)} %` }), false;
-    if (constraints.minAcceptance !== null && (condition.accepted_rate ?? 0) < constraints.minAcceptance) return excluded.push({ name: condition.name, reason: `accepted-task rate ${((condition.accepted_rate ?? 0) * 100).toFixed(1)} % is below ${(constraints.minAcceptance * 100).toFixed(1)} %` }), false;
-    const p95 = condition.metrics.ttft_ms.p95;
-    if (constraints.slo?.ttft_ms !== undefined && p95 !== null && p95 > constraints.slo.ttft_ms) return excluded.push({ name: condition.name, reason: `TTFT p95 ${p95.toFixed(1)} ms misses the ${constraints.slo.ttft_ms} ms SLO` }), false;
-    return true;
-  });
-  if (eligible.length === 0) return { choice: null, reason: 'No candidate meets the constraints.', excluded };
-  const baseline = conditions[0]!;
-  const ttftVerdict = (name: string) => verdicts.find((row) => row.b === name && row.metric === 'ttft_ms p50');
-  const notSlower = eligible.filter((condition) => condition === baseline || ttftVerdict(condition.name)?.verdict !== 'slower');
-  const pool = notSlower.length > 0 ? notSlower : eligible;
-  const choice = [...pool].sort((a, b) => (a.file_bytes ?? 0) - (b.file_bytes ?? 0))[0]!;
-  if (choice === baseline) return { choice: choice.name, reason: `Keep the baseline ${baseline.name}: no eligible candidate is both smaller and not slower.`, excluded };
-  const verdict = ttftVerdict(choice.name);
-  const faster = verdict?.verdict === 'faster';
-  return {
-    choice: choice.name,
-    reason: `${choice.name} is the smallest eligible file (${((choice.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB vs ${((baseline.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB) and its TTFT p50 is ${faster ? `faster than ${baseline.name} by ${Math.abs(verdict!.difference ?? 0).toFixed(2)} ms` : `not significantly different from ${baseline.name}'s`}; agreement with ${baseline.name} ${choice.agreement_with_baseline === null || choice.agreement_with_baseline === undefined ? 'unknown' : `${(choice.agreement_with_baseline * 100).toFixed(1)} %`}, KLD ${choice.kld_mean ?? '—'}.`,
-    excluded,
-  };
 }

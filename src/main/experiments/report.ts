@@ -25,17 +25,37 @@ function paretoChart(conditions: ExperimentResult['conditions']): string {
   const x = (value: number) => 60 + (value / maxX) * 520;
   const y = (value: number) => 330 - (value / maxY) * 300;
   const dots = points.map((point) => `<circle cx="${x(point.metrics.ttft_ms.p95!).toFixed(1)}" cy="${y(point.throughput.output_tokens_per_s!).toFixed(1)}" r="5" fill="${point.pareto ? '#0969da' : 'none'}" stroke="#0969da"/><text x="${(x(point.metrics.ttft_ms.p95!) + 8).toFixed(1)}" y="${(y(point.throughput.output_tokens_per_s!) + 4).toFixed(1)}" font-size="11">${escape(point.name)}</text>`);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="370" role="img" aria-label="throughput against p95 TTFT"><text x="0" y="14" font-size="13" font-weight="bold">Output tokens/s against TTFT p95 (filled: Pareto set)</text><line x1="60" y1="330" x2="590" y2="330" stroke="#888"/><line x1="60" y1="30" x2="60" y2="330" stroke="#888"/><text x="300" y="360" font-size="11">TTFT p95 (ms, up to ${fmt(maxX, 0)})</text><text x="0" y="30" font-size="11">${fmt(maxY, 0)} tok/s</text>${dots.join('')}</svg>`;
+  const omitted = conditions.filter((condition) => condition.metrics.ttft_ms.p95 === null).map((condition) => condition.name);
+  const note = omitted.length ? `<p>Not plotted (TTFT p95: n too small, or no throughput): ${omitted.map(escape).join(', ')}.</p>` : '';
+  return note + `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="370" role="img" aria-label="throughput against p95 TTFT"><text x="0" y="14" font-size="13" font-weight="bold">Output tokens/s against TTFT p95 (filled: Pareto set)</text><line x1="60" y1="330" x2="590" y2="330" stroke="#888"/><line x1="60" y1="30" x2="60" y2="330" stroke="#888"/><text x="300" y="360" font-size="11">TTFT p95 (ms, up to ${fmt(maxX, 0)})</text><text x="0" y="30" font-size="11">${fmt(maxY, 0)} tok/s</text>${dots.join('')}</svg>`;
+}
+
+/** Warm/cold: per-request cache evidence and fresh starts; sweep: how windows and verdicts were arranged. */
+function evidenceSection(result: ExperimentResult): string {
+  const proven = result.conditions.filter((condition) => condition.cache_evidence);
+  const cold = result.conditions.find((condition) => condition.cold_starts)?.cold_starts;
+  const parts: string[] = [];
+  if (proven.length > 0) {
+    parts.push(`<h2>Cache evidence</h2><p>Per measured request, from the server's own cached-token counts; a request without a count is unknown, never 0; one contradicting request contaminates its condition.</p><table><tr><th>Condition</th><th>Claim</th><th>Confirmed</th><th>Contradicted</th><th>Unknown</th><th>Evidence</th></tr>${proven.map((condition) => { const evidence = condition.cache_evidence!; return `<tr><th>${escape(condition.name)}</th><td>${escape(evidence.expect)}</td><td>${evidence.confirmed} of ${evidence.measured}</td><td class="${evidence.contradicted > 0 ? 'bad' : ''}">${evidence.contradicted}</td><td>${evidence.unknown}</td><td>${escape(evidence.summary)}</td></tr>`; }).join('')}</table><p><small>${proven.map((condition) => `${escape(condition.name)}: ${escape(condition.cache_evidence!.rule)}`).join('<br>')}</small></p>`);
+  }
+  if (cold) {
+    parts.push(`<h2>Fresh starts (cold-process)</h2><p>${cold.starts.length} fresh servers, each measured on the first request it answered: spawn → ready p50 ${fmt(cold.spawn_to_ready_ms.p50, 1)} ms (min ${fmt(cold.spawn_to_ready_ms.min, 1)}, max ${fmt(cold.spawn_to_ready_ms.max, 1)}); first-request TTFT p50 ${fmt(cold.ttft_ms.p50, 1)} ms (min ${fmt(cold.ttft_ms.min, 1)}, max ${fmt(cold.ttft_ms.max, 1)}).</p>`);
+  }
+  if (result.kind === 'sweep') {
+    parts.push(`<h2>Windows and verdicts</h2><p>${escape((result.protocol as { windows?: string }).windows ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`);
+  }
+  return parts.join('\n');
 }
 
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
 export function renderExperimentReport(result: ExperimentResult): string {
   const conditions = result.conditions;
-  const metricRows = conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`).join('');
+  const metricRows = conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`).join('');
   const quantRows = result.kind === 'quant'
     ? `<h2>Quantization</h2><table><tr><th>Condition</th><th>File</th><th>Load (spawn → ready)</th><th>VRAM peak</th><th>Agreement with ${escape(conditions[0]?.name)}</th><th>First divergence (chars)</th><th>KLD mean</th><th>Same top token</th></tr>${conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${fmt((condition.file_bytes ?? 0) / 2 ** 20, 1)} MiB</td><td>${fmt(condition.load_ms, 1)} ms</td><td>${condition.vram?.peak_mib === null || condition.vram?.peak_mib === undefined ? '— (no GPU telemetry)' : `${fmt(condition.vram.peak_mib, 0)} MiB`}</td><td>${condition.agreement_with_baseline === null || condition.agreement_with_baseline === undefined ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(1)} %`}</td><td>${fmt(condition.first_divergence_chars_mean, 1)}</td><td>${fmt(condition.kld_mean, 6)}</td><td>${condition.same_top_p === null || condition.same_top_p === undefined ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`}</td></tr>`).join('')}</table>`
     : '';
-  const verdictRows = result.verdicts.map((row) => `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${fmt(row.difference)} ms</td><td>${row.ci ? `[${fmt(row.ci[0])}, ${fmt(row.ci[1])}]` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict)}</td></tr>`).join('');
+  const relative = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(1)} %`;
+  const verdictRows = result.verdicts.map((row) => `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`).join('');
   const charts = [
     barChart('TTFT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.ttft_ms.p50 }))),
     barChart('TPOT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 }))),
@@ -52,11 +72,14 @@ export function renderExperimentReport(result: ExperimentResult): string {
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
+${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Contaminated</th></tr>${metricRows}</table>
 ${quantRows}
+${evidenceSection(result)}
 <h2>Verdicts</h2><p>Differences against the first condition with 95 % intervals from a bootstrap over windows and the requests within them (run-to-run drift widens them); an interval that includes zero is “no significant difference”.</p>
-<table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Difference</th><th>95 % CI</th><th>Verdict</th></tr>${verdictRows}</table>
+<table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Change</th><th>Interval</th><th>Windows</th><th>Verdict</th></tr>${verdictRows}</table>
+<p>Verdicts are decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used. Values pool every request; change and interval compare the windows (B/A of the geometric means of each window’s statistic), so they can differ a little from the ratio of the pooled values. “Equivalent” means the interval lies within the margin; “no significant difference” means neither a difference nor equivalence was shown.</p>
 <h2>Charts</h2><div class="charts">${charts.join('')}</div>
 <h2>Protocol</h2><pre>${escape(JSON.stringify(result.protocol, null, 2))}</pre>
 <p><small>Run ids per condition: ${conditions.map((condition) => `${escape(condition.name)}: ${condition.run_ids.map((id) => escape(id.slice(0, 8))).join(', ')}`).join('; ')}</small></p>

@@ -1,9 +1,11 @@
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
+import type { ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
 import type { ServerProfile } from '../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
 import { runWorkload } from '../runner/run-workload';
 import type { ServerManager } from '../server/server-manager';
 import { applySettings, assertValidProfile } from '../server/profiles';
@@ -11,16 +13,23 @@ import type { RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { ExperimentStore } from './experiment-store';
+import { byLoadLevel, sweepRecommendation } from './sweep-plan';
+import { windowSchedule } from './windows';
 
-/** Points not dominated by another: no other has both more throughput and a lower p95 TTFT. */
-export function paretoSet(points: { name: string; throughput: number | null; ttftP95: number | null }[]): Set<string> {
-  const valid = points.filter((point) => point.throughput !== null && point.ttftP95 !== null);
-  return new Set(valid.filter((point) => !valid.some((other) => other !== point && other.throughput! >= point.throughput! && other.ttftP95! <= point.ttftP95! && (other.throughput! > point.throughput! || other.ttftP95! < point.ttftP95!))).map((point) => point.name));
+export { paretoSet } from './sweep-plan';
+
+interface WindowGoodput {
+  requestsPerS: number | null;
+  fraction: number | null;
+  measured: number;
 }
 
 /**
- * One server setting varied across values, each value on a fresh server, times load levels:
- * throughput against p95 TTFT with the Pareto set marked, and goodput under the SLOs.
+ * One server setting varied across values × load levels, in repeated windows. Each (setting,
+ * window) gets a fresh server that then runs every load level (in an order rotated per window):
+ * a server's start-up state (memory layout, page cache) is part of what a window replicates, so
+ * reusing one server across windows would understate the spread between windows. Settings run in
+ * rotated order per window, so drift does not always land on the same one.
  */
 export async function runSweep(options: {
   runs: RunStore;
@@ -33,28 +42,41 @@ export async function runSweep(options: {
   vary: { field: string; values: string[] };
   concurrencies: number[];
   requestsPerCondition: number | null;
+  /** Windows per condition; each window is a fresh server per setting. */
+  repeats?: number;
   slo: SloSpec | null;
+  /** With SLOs, the share of a condition's requests that must meet them. */
+  sloAttainment?: number;
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
 }): Promise<ExperimentResult> {
-  const profiles = options.vary.values.map((value) => {
+  const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
+  const attainment = options.sloAttainment ?? EXPERIMENT_DEFAULTS.sweep.sloAttainment;
+  const settings = options.vary.values.map((value) => {
     const profile = applySettings(options.profile, [`${options.vary.field}=${value}`]);
     assertValidProfile(profile);
     return { value, profile };
   });
-  const protocol = { kind: 'sweep', model: options.model.ref, workload: options.workload.def.name, vary: options.vary, concurrency: options.concurrencies, requests_per_condition: options.requestsPerCondition, slo: options.slo, profile: options.profile };
+  const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
+  const protocol = {
+    kind: 'sweep', model: options.model.ref, workload: options.workload.def.name, vary: options.vary, concurrency: options.concurrencies, repeats,
+    requests_per_condition: options.requestsPerCondition, slo: options.slo, slo_attainment: options.slo ? attainment : null, profile: options.profile,
+    windows: 'each window starts every setting on a fresh server, settings and load levels in rotated order; verdicts compare settings only within a load level, against the first setting',
+  };
   const experimentId = options.experiments.create('sweep', protocol);
-  const conditions: { name: string; runId: string; value: string; concurrency: number; goodput: number | null }[] = [];
+  const conditions = settings.flatMap(({ value }) => options.concurrencies.map((concurrency) => ({ name: nameOf(value, concurrency), value, concurrency, runIds: [] as string[], goodput: [] as WindowGoodput[] })));
+  const byName = new Map(conditions.map((condition) => [condition.name, condition]));
   try {
-    for (const { value, profile } of profiles) {
-      const server = await options.servers.prepare({ modelRef: options.model.ref, profile });
+    for (const { window, condition: setting } of windowSchedule(settings, repeats)) {
+      const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
       try {
         const ready = await server.start();
-        if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `${options.vary.field}=${value}: ${ready.fault?.message}`);
-        for (const concurrency of options.concurrencies) {
+        if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `${options.vary.field}=${setting.value}: ${ready.fault?.message}`);
+        const levels = options.concurrencies.map((_, i) => options.concurrencies[(i + window) % options.concurrencies.length]!);
+        for (const concurrency of levels) {
           if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-          const name = `${options.vary.field}=${value} @ c=${concurrency}`;
-          options.onStatus?.(name);
+          const entry = byName.get(nameOf(setting.value, concurrency))!;
+          options.onStatus?.(`window ${window + 1}/${repeats}: ${entry.name}`);
           const { summary } = await runWorkload({
             request: {
               workload: options.workload, target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
@@ -63,30 +85,48 @@ export async function runSweep(options: {
             },
             store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
           });
-          options.experiments.addRun(experimentId, summary.run_id, name, 0);
-          conditions.push({ name, runId: summary.run_id, value, concurrency, goodput: summary.goodput.requests_per_s });
+          options.experiments.addRun(experimentId, summary.run_id, entry.name, window);
+          entry.runIds.push(summary.run_id);
+          entry.goodput.push({ requestsPerS: summary.goodput.requests_per_s, fraction: summary.goodput.fraction, measured: summary.requests.attempted });
         }
       } finally {
         await server.stop();
       }
     }
-    const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, [condition.runId]) }));
-    const pareto = paretoSet(summaries.map(({ condition, result }) => ({ name: condition.name, throughput: result.throughput.output_tokens_per_s, ttftP95: result.metrics.ttft_ms.p95 })));
-    const results: ConditionResult[] = summaries.map(({ condition, result }) => ({
+
+    const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
+    const points = summaries.map(({ condition, result }) => {
+      const rates = condition.goodput.flatMap((window) => (window.requestsPerS === null ? [] : [window.requestsPerS]));
+      const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
+      const measured = counted.reduce((sum, window) => sum + window.measured, 0);
+      return {
+        name: condition.name, concurrency: condition.concurrency, throughput: result.throughput.output_tokens_per_s, ttftP95: result.metrics.ttft_ms.p95,
+        goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
+        goodputFraction: measured === 0 ? null : counted.reduce((sum, window) => sum + window.fraction! * window.measured, 0) / measured,
+      };
+    });
+    const recommendation = sweepRecommendation(points, options.slo, attainment);
+    const pareto = new Set(recommendation.pareto);
+    const results: ConditionResult[] = summaries.map(({ condition, result }, index) => ({
       ...result,
       setting: { field: options.vary.field, value: condition.value },
       concurrency: condition.concurrency,
-      goodput_requests_per_s: condition.goodput,
+      windows_run: condition.runIds.length,
+      goodput_requests_per_s: points[index]!.goodput,
+      goodput_fraction: points[index]!.goodputFraction,
+      meets_slo: options.slo ? points[index]!.goodputFraction !== null && points[index]!.goodputFraction! >= attainment : null,
       ttft_p95_ms: result.metrics.ttft_ms.p95,
       pareto: pareto.has(condition.name),
     }));
-    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.condition.name, windows: entry.windows })));
-    const best = [...results].filter((result) => result.pareto).sort((a, b) => (b.goodput_requests_per_s ?? 0) - (a.goodput_requests_per_s ?? 0))[0];
+    // Baseline per load level: the first setting at that level. Each level's family is Holm-corrected
+    // inside conditionVerdicts; splitting the error budget evenly over the levels (Bonferroni) keeps the
+    // whole experiment's family-wise confidence at the nominal level.
+    const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter((group) => group.length > 1);
+    const settingsPerLevel = { ...DEFAULT_VERDICT_SETTINGS, confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length) };
+    const verdicts: VerdictRow[] = levels.flatMap((group) => conditionVerdicts(group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })), settingsPerLevel));
     const result: ExperimentResult = {
       experiment_id: experimentId, kind: 'sweep', status: 'completed', protocol, conditions: results, verdicts,
-      recommendation: best
-        ? { choice: best.name, reason: `${best.name} is on the Pareto front of output throughput against p95 TTFT with the highest goodput${options.slo ? ' under the SLOs' : ''} (${best.goodput_requests_per_s?.toFixed(2)} req/s).`, excluded: [] }
-        : { choice: null, reason: 'No condition produced both throughput and TTFT figures.', excluded: [] },
+      recommendation: { choice: recommendation.choice, reason: recommendation.reason, excluded: recommendation.excluded },
     };
     options.experiments.finish(experimentId, 'completed', result);
     return result;

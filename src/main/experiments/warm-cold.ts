@@ -1,16 +1,20 @@
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
+import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { summarize } from '../metrics/distribution';
 import { runWorkload } from '../runner/run-workload';
 import type { ManagedServer } from '../server/managed-server';
 import type { ServerManager } from '../server/server-manager';
 import type { RequestRow, RunStore } from '../store/run-store';
-import type { WorkloadDef } from '../workload/workload-types';
+import { llamaServerTokenCounter } from '../workload/token-counter';
+import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
+import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from './cache-evidence';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { ExperimentStore } from './experiment-store';
-import { windowSchedule } from './windows';
+import { spreadOverWindows, windowSchedule } from './windows';
 
 export type WarmColdCondition = 'cold-process' | 'cold-cache' | 'warm-cache';
 export const WARM_COLD_CONDITIONS: readonly WarmColdCondition[] = ['cold-process', 'cold-cache', 'warm-cache'];
@@ -26,6 +30,8 @@ export interface WarmColdOptions {
   repeats: number;
   requestsPerWindow: number | null;
   concurrency: number;
+  /** Fresh server starts for cold-process in all, spread over the windows; each answers one measured request. */
+  coldStarts?: number;
   /** Deliberately leave the prompt cache on in cold-cache: the evidence must then flag contamination. */
   skipCacheReset?: boolean;
   signal?: AbortSignal;
@@ -46,91 +52,175 @@ export function definitionItemCount(def: WorkloadDef): number {
   }, 0);
 }
 
-function firstRequestCached(rows: RequestRow[]): boolean {
-  const first = rows.filter((row) => row.warmup === 0).sort((a, b) => a.t0_ms - b.t0_ms)[0];
-  return (first?.cached_tokens ?? 0) > 0;
+/** Default fresh starts: enough measured requests for a verdict, and at least one per window. */
+export function defaultColdStarts(repeats: number): number {
+  return Math.max(repeats, EXPERIMENT_DEFAULTS.warmCold.coldStarts);
+}
+
+/** Why a condition's own evidence contradicts it, or null. */
+export function contradiction(condition: WarmColdCondition, evidence: CacheEvidence, starts?: ColdStarts): string | null {
+  const problems: string[] = [];
+  if (evidence.contradicted > 0) {
+    if (condition === 'cold-process') problems.push(`${evidence.contradicted} of ${evidence.measured} first requests after a fresh start reported cached prompt tokens`);
+    if (condition === 'cold-cache') problems.push(`${evidence.contradicted} of ${evidence.measured} requests reused cached prompt tokens: the cache was not cold`);
+    if (condition === 'warm-cache') problems.push(`${evidence.contradicted} of ${evidence.measured} requests reused less than ${Math.round(PREFIX_HIT_SHARE * 100)} % of their shared prefix: the cache was not warm`);
+  }
+  const late = starts?.starts.filter((start) => start.requests_before > 0).length ?? 0;
+  if (late > 0) problems.push(`${late} measured requests were not the first their fresh server answered`);
+  return problems.length > 0 ? problems.join('; ') : null;
+}
+
+const fmt = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : `${value.toFixed(1)} ms`);
+
+function verdictSentence(row: VerdictRow | undefined): string {
+  if (!row) return 'no verdict';
+  // The interval is at the level its (corrected) decision used, not necessarily 95 %.
+  const ci = row.ci ? `, ${((row.confidence ?? 0.95) * 100).toFixed(1)} % CI ${row.ci[0].toFixed(1)} to ${row.ci[1].toFixed(1)}` : '';
+  const difference = row.difference === null ? '' : ` (${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(1)} ms${ci})`;
+  return `${row.b} ${fmt(row.b_value)}${difference}: ${row.verdict}`;
 }
 
 /**
- * Warm against cold, proven by the server's own cache evidence:
- * - cold-process: a fresh server per window, measured from its first request;
- * - cold-cache: a running server with the host prompt cache off and `cache_prompt: false`;
- * - warm-cache: a running server whose shared prefixes were primed by one warmup pass.
+ * Warm against cold, each condition proven request by request with the server's own cache counts:
+ * - cold-process: fresh servers, each measured on exactly one request, the first it ever answers;
+ * - cold-cache: one running server, host prompt cache off (`--cache-ram 0`) and `cache_prompt: false`;
+ * - warm-cache: one running server, prompt cache on, primed by one pass over the workload.
+ * cold-cache is the baseline of the TTFT verdicts.
  */
 export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentResult> {
+  const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
+  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats) throw new AppError(ErrorCode.InvalidInput, `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`);
+  const startsPerWindow = spreadOverWindows(coldStarts, options.repeats);
+  const warmProfile = { ...options.profile, cacheRamMib: options.profile.cacheRamMib === 0 ? 8192 : options.profile.cacheRamMib };
+  const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
   const protocol = {
     kind: 'warmcold', model: options.model.ref, workload: options.workload.def.name, repeats: options.repeats, concurrency: options.concurrency,
-    requests_per_window: options.requestsPerWindow, profile: options.profile, skip_cache_reset: options.skipCacheReset ?? false,
+    requests_per_window: options.requestsPerWindow, cold_starts: coldStarts, cold_starts_per_window: startsPerWindow, profile: options.profile, skip_cache_reset: options.skipCacheReset ?? false,
     conditions: {
-      'cold-process': 'fresh llama-server per window; no warmup',
+      'cold-process': 'a fresh llama-server per start (no probe, no warmup); only its first request, the workload\'s first item, is measured; spawn → ready recorded per start',
       'cold-cache': options.skipCacheReset ? 'running server; cache reset SKIPPED on purpose' : 'running server, --cache-ram 0, cache_prompt: false on every request',
-      'warm-cache': 'running server, prompt cache on, one warmup pass over the workload primes the shared prefixes',
+      'warm-cache': `running server, prompt cache on (--cache-ram ${warmProfile.cacheRamMib}), primed once by a pass over the workload; a request may reuse more than its shared prefix (the primed cache holds the whole prompt)`,
     },
+    evidence: 'per measured request from usage.prompt_tokens_details.cached_tokens and timings.cache_n; missing counts are unknown, never 0; a condition is contaminated when any measured request contradicts it',
   };
   const experimentId = options.experiments.create('warmcold', protocol);
   const runIds = new Map<WarmColdCondition, string[]>(WARM_COLD_CONDITIONS.map((condition) => [condition, []]));
-  const coldStarts: number[] = [];
+  const coldWindowOf = new Map<string, number>();
+  const starts: ColdStarts['starts'] = [];
   const longLived = new Map<WarmColdCondition, ManagedServer>();
+  let resolved: ResolvedWorkload | null = null;
+  let primed = false;
 
   const serverFor = async (condition: 'cold-cache' | 'warm-cache') => {
     let server = longLived.get(condition);
     if (!server) {
-      const profile = condition === 'cold-cache' && !options.skipCacheReset ? { ...options.profile, cacheRamMib: 0 } : options.profile;
-      server = await options.servers.prepare({ modelRef: options.model.ref, profile });
+      server = await options.servers.prepare({ modelRef: options.model.ref, profile: condition === 'cold-cache' ? coldProfile : warmProfile });
+      // Registered before it starts, so a failed start is still stopped on the way out.
+      longLived.set(condition, server);
       const ready = await server.start();
       if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `${condition} server: ${ready.fault?.message}`);
-      longLived.set(condition, server);
     }
     return server;
+  };
+  const common = {
+    workload: options.workload, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: false, referenceRunId: null, baselineMs: 300,
   };
 
   try {
     for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
       if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-      options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition}`);
-      const common = {
-        workload: options.workload, load: { mode: 'closed' as const, concurrency: options.concurrency },
-        stop: { requests: options.requestsPerWindow, durationMs: null }, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: false, referenceRunId: null, baselineMs: 300,
-      };
-      let result;
       if (condition === 'cold-process') {
-        // No cold-start probe: the first measured request is the first the fresh server sees.
-        result = await runWorkload({ request: { ...common, target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: options.profile, coldStartProbe: false }, warmup: 0 }, store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal });
-        const server = options.runs.getRun(result.summary.run_id)?.server_json;
-        const ready = server ? (JSON.parse(server) as { coldStart?: { spawnToReadyMs?: number } }).coldStart?.spawnToReadyMs : undefined;
-        const first = options.runs.requestsForSummary(result.summary.run_id).filter((row) => row.warmup === 0).sort((a, b) => a.t0_ms - b.t0_ms)[0];
-        // Spawn → ready, then the first request's own TTFT (the idle telemetry baseline in between is not counted).
-        if (typeof ready === 'number' && first?.ttft_ms != null) coldStarts.push(ready + first.ttft_ms);
-      } else {
-        const server = await serverFor(condition);
-        const warmup = condition === 'warm-cache' ? definitionItemCount(options.workload.def) : 0;
-        result = await runWorkload({
-          request: { ...common, target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path }, warmup, extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined },
-          store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
-        });
+        for (let start = 0; start < startsPerWindow[window]!; start++) {
+          options.onStatus?.(`window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`);
+          // No probe and no warmup: the one measured request is the first the fresh process sees.
+          const result = await runWorkload({
+            request: { ...common, target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: options.profile, coldStartProbe: false }, load: { mode: 'closed', concurrency: 1 }, stop: { requests: 1, durationMs: null }, warmup: 0 },
+            store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+          });
+          resolved ??= result.workload;
+          const runId = result.summary.run_id;
+          const serverJson = options.runs.getRun(runId)?.server_json;
+          const ready = serverJson ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs : undefined;
+          const rows = options.runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
+          const measured = rows.find((row) => row.warmup === 0);
+          starts.push({
+            run_id: runId, spawn_to_ready_ms: typeof ready === 'number' ? ready : null, ttft_ms: measured?.ttft_ms ?? null,
+            cached_tokens: measured ? reusedTokens(measured) : null, requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
+          });
+          runIds.get(condition)!.push(runId);
+          coldWindowOf.set(runId, window);
+          options.experiments.addRun(experimentId, runId, condition, window);
+        }
+        continue;
       }
+      options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition}`);
+      const server = await serverFor(condition);
+      // The host cache holds every primed prompt across windows, so one priming pass serves them all.
+      const warmup = condition === 'warm-cache' && !primed ? definitionItemCount(options.workload.def) : 0;
+      const result = await runWorkload({
+        request: {
+          ...common, target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path }, load: { mode: 'closed', concurrency: options.concurrency },
+          stop: { requests: options.requestsPerWindow, durationMs: null }, warmup, extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
+        },
+        store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+      });
+      if (condition === 'warm-cache') primed = true;
+      resolved ??= result.workload;
       runIds.get(condition)!.push(result.summary.run_id);
       options.experiments.addRun(experimentId, result.summary.run_id, condition, window);
     }
 
+    // The warm server's tokenizer is the one whose cache counts are being judged.
+    const warmServer = longLived.get('warm-cache');
+    const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
+    const prefixTokens = warmServer?.snapshot.baseUrl ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.snapshot.baseUrl)) : new Map<string, number | null>();
+    const expectations: Record<WarmColdCondition, CacheExpectation> = { 'cold-process': { kind: 'none' }, 'cold-cache': { kind: 'none' }, 'warm-cache': { kind: 'prefix', prefixTokens } };
+
     const summaries = WARM_COLD_CONDITIONS.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition, runIds.get(condition)!) }));
+    const coldStartsResult: ColdStarts = {
+      starts,
+      spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
+      ttft_ms: summarize(starts.flatMap((start) => (start.ttft_ms === null ? [] : [start.ttft_ms]))),
+    };
     const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
-      const cached = result.evidence.cached_prompt_tokens > 0 || (result.evidence.timings_cache_n_max ?? 0) > 0;
-      let reason: string | null = null;
-      if (condition === 'cold-cache' && cached) reason = `cold-cache requests reused ${result.evidence.cached_prompt_tokens} cached prompt tokens (timings.cache_n up to ${result.evidence.timings_cache_n_max}): the cache was not cold`;
-      if (condition === 'warm-cache' && !cached) reason = 'warm-cache requests reused no cached prompt tokens: the cache was not warm';
-      if (condition === 'cold-process' && firstRequestCached(rows)) reason = 'the first request after a fresh start reported cached tokens';
-      return { ...result, contaminated: reason !== null, contamination_reason: reason, ...(condition === 'cold-process' ? { cold_start_ms: coldStarts } : {}) };
+      const evidence = cacheEvidence(rows, expectations[condition]);
+      // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
+      const reasons = [result.contaminated ? result.contamination_reason : null, contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined)].filter((text): text is string => Boolean(text));
+      return {
+        ...result, contaminated: result.contaminated || reasons.length > 0, contamination_reason: reasons.length > 0 ? reasons.join('; ') : null, cache_evidence: evidence,
+        ...(condition === 'cold-process' ? {
+          cold_starts: coldStartsResult,
+          cold_start_ms: starts.flatMap((start) => (start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [])),
+        } : {}),
+      };
     });
+
+    // A cold-process window is every fresh start of that window, pooled: the starts are its replicates.
+    const windowsOf = (entry: (typeof summaries)[number]) => {
+      if (entry.condition !== 'cold-process') return entry.windows;
+      const grouped: RequestRow[][] = Array.from({ length: options.repeats }, () => []);
+      entry.result.run_ids.forEach((runId, index) => grouped[coldWindowOf.get(runId) ?? 0]!.push(...(entry.windows[index] ?? [])));
+      return grouped.filter((rows) => rows.length > 0);
+    };
     const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
-    const verdicts = conditionVerdicts([byName.get('cold-cache')!, byName.get('warm-cache')!, byName.get('cold-process')!].map((entry) => ({ name: entry.condition, windows: entry.windows })));
-    const warmVsCold = verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === 'warm-cache');
+    const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
+    const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
+    // A cold-process window holds fresh starts, not requests: more of them come from --cold-starts.
+    const verdicts = conditionVerdicts(order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })))
+      .map((row) => (row.b === 'cold-process' && row.note ? { ...row, note: row.note.replace(/cold-process has a window of (\d+) \(raise --requests\)/, 'cold-process has a window of $1 fresh start(s) (raise --cold-starts)') } : row));
+
+    const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
     const contaminated = conditions.filter((condition) => condition.contaminated);
+    const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
+    const baseline = ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
+    const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStartsResult.spawn_to_ready_ms.p50)} (${starts.length} starts).`;
+    const caveats = [
+      ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
+      ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
+    ];
     const reason = contaminated.length > 0
-      ? `Not conclusive: ${contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`).join('; ')}.`
-      : warmVsCold?.difference !== null && warmVsCold?.difference !== undefined
-        ? `A warm prompt cache changes TTFT p50 by ${warmVsCold.difference.toFixed(2)} ms (95 % CI ${warmVsCold.ci ? `${warmVsCold.ci[0].toFixed(2)} to ${warmVsCold.ci[1].toFixed(2)}` : 'n/a'}): ${warmVsCold.verdict}.`
-        : 'Not enough data for a verdict.';
+      ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
+      : caveats.length > 0 ? `${findings} Caveat: ${caveats.join('; ')}.` : findings;
     const result: ExperimentResult = { experiment_id: experimentId, kind: 'warmcold', status: 'completed', protocol, conditions, verdicts, recommendation: { choice: null, reason, excluded: [] } };
     options.experiments.finish(experimentId, 'completed', result);
     return result;

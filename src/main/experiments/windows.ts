@@ -10,3 +10,8 @@ export function windowSchedule<T>(conditions: readonly T[], repeats: number): { 
   }
   return schedule;
 }
+
+/** `total` units shared out over `windows` as evenly as possible, earlier windows taking the remainder. */
+export function spreadOverWindows(total: number, windows: number): number[] {
+  return Array.from({ length: windows }, (_, window) => Math.floor(total / windows) + (window < total % windows ? 1 : 0));
+}

@@ -3,32 +3,50 @@ import type { StreamedCompletion } from '../runner/stream-client';
 
 /**
  * Derives the per-request numbers of DESIGN.md's measurement contract from what the client
- * observed. Anything that cannot be measured is null, never zero.
+ * observed (docs/METRICS.md has every definition). Anything that cannot be measured is null,
+ * never zero. `scheduledAt` is the open-loop arrival time on the same clock as `t0`.
  */
-export function deriveRequestMetrics(completion: StreamedCompletion): RequestMetrics {
+export function deriveRequestMetrics(completion: StreamedCompletion, context: { scheduledAt?: number | null } = {}): RequestMetrics {
   const chunks = completion.contentChunkTimes;
   const first = chunks[0];
-  const last = chunks[chunks.length - 1];
   const ttft = first === undefined ? null : first - completion.t0;
-  const e2e = completion.endAt === null || completion.error ? null : completion.endAt - completion.t0;
+  const firstReasoning = completion.reasoningChunkTimes[0];
+  const firstAnswer = completion.answerChunkTimes[0];
+  // Generation ends at the chunk carrying finish_reason: llama.cpp samples the end-of-sequence
+  // token (and counts it in completion_tokens) without streaming content for it, so the last
+  // content chunk would cut one decode step off. Usage and [DONE] follow it and are not
+  // generation. A stream without a finish chunk is failed (partial) and gets no e2e, so the
+  // stream-end fallback only serves completions recorded without a finish time.
+  const endOfGeneration = completion.finishAt ?? completion.endAt;
+  const e2e = endOfGeneration === null || completion.error ? null : endOfGeneration - completion.t0;
 
   const usageTokens = completion.usage?.completion_tokens ?? null;
+  // Fallback, labelled: one token per chunk. It misses the unstreamed end-of-sequence token
+  // and chunks holding several tokens, so it undercounts.
   const outputTokens = usageTokens ?? (chunks.length > 0 ? chunks.length : null);
   const outputSource = usageTokens !== null ? 'usage' : chunks.length > 0 ? 'client_chunks' : null;
 
-  const tpot = first !== undefined && last !== undefined && outputTokens !== null && outputTokens > 1 ? (last - first) / (outputTokens - 1) : null;
+  // vLLM's TPOT: the e2e − ttft span holds exactly output_tokens − 1 decode steps when the
+  // end-of-sequence token is counted on both sides. One token has no step: null, not 0.
+  const tpot = ttft !== null && e2e !== null && outputTokens !== null && outputTokens > 1 ? (e2e - ttft) / (outputTokens - 1) : null;
   const itl: number[] = [];
   for (let i = 1; i < chunks.length; i++) itl.push(chunks[i]! - chunks[i - 1]!);
 
   const timings = completion.timings;
-  // Estimate, labelled so: what TTFT holds beyond prefill and the first decode step.
-  const firstDecodeStep = timings && timings.predicted_n > 0 ? timings.predicted_ms / timings.predicted_n : null;
-  const queue = ttft !== null && timings && firstDecodeStep !== null ? Math.max(0, ttft - timings.prompt_ms - firstDecodeStep) : null;
+  // llama.cpp's prompt_ms runs from the slot starting the prompt to the first token being
+  // sampled, so what TTFT holds beyond it is transport, tokenization and any wait for a slot.
+  // An estimate: a first token that streams nothing (a held-back partial stop word) moves TTFT.
+  const queue = ttft !== null && timings ? Math.max(0, ttft - timings.prompt_ms) : null;
   const overhead = e2e !== null && timings ? e2e - (timings.prompt_ms + timings.predicted_ms) : null;
-  const decodeRate = timings && timings.predicted_ms > 0 ? (timings.predicted_n / timings.predicted_ms) * 1000 : null;
+  // predicted_ms runs from the first sampled token to the last one: predicted_n − 1 decode
+  // steps (the first token comes from the prompt's logits and is timed in prompt_ms).
+  const decodeRate = timings && timings.predicted_n > 1 && timings.predicted_ms > 0 ? ((timings.predicted_n - 1) / timings.predicted_ms) * 1000 : null;
 
+  const scheduledAt = context.scheduledAt ?? null;
   return {
     ttft_ms: ttft,
+    ttfr_ms: firstReasoning === undefined ? null : firstReasoning - completion.t0,
+    ttfa_ms: firstAnswer === undefined ? null : firstAnswer - completion.t0,
     e2e_ms: e2e,
     tpot_ms: tpot,
     itl_ms: itl,
@@ -37,5 +55,7 @@ export function deriveRequestMetrics(completion: StreamedCompletion): RequestMet
     queue_ms: queue,
     client_overhead_ms: overhead,
     decode_tokens_per_s: decodeRate,
+    ttft_from_schedule_ms: scheduledAt === null || first === undefined ? null : first - scheduledAt,
+    e2e_from_schedule_ms: scheduledAt === null || e2e === null ? null : e2e + completion.t0 - scheduledAt,
   };
 }

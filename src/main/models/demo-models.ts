@@ -21,8 +21,12 @@ export const DEMO_VARIANTS: readonly DemoVariant[] = [
   { ref: 'demo:q4_k_m', fileName: 'demo-q4_k_m.gguf', quantizeTo: 'Q4_K_M' },
 ];
 
-/** Bumped whenever the generator's output changes, so old demo files are regenerated. */
-const GENERATOR_VERSION = 1;
+/**
+ * Bumped whenever the generator's output changes, so old demo files are regenerated: a
+ * manifest of another version is ignored, which marks every file as made by another version.
+ * 2: weights shaped to follow a successor map (1: plain random weights).
+ */
+const GENERATOR_VERSION = 2;
 const MANIFEST_NAME = 'demo-models.json';
 
 interface DemoManifest {
@@ -117,7 +121,7 @@ export async function ensureDemoModels(options: {
     fs.rmSync(file, { force: true });
     delete manifest.files[variant.fileName];
     if (variant.quantizeTo === null) {
-      options.log(`writing ${variant.fileName} (synthetic llama model, seed ${DEMO_MODEL_SHAPE.seed})`);
+      options.log(`writing ${variant.fileName} (synthetic llama model, generator ${GENERATOR_VERSION}, seed ${DEMO_MODEL_SHAPE.seed})`);
       await writeSyntheticModel(file, options.vocabFile);
       originalRemade = true;
     } else {

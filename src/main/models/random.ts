@@ -43,3 +43,19 @@ export function halfToFloat(bits: number): number {
   if (exponent === 0x1f) return mantissa ? Number.NaN : sign * Number.POSITIVE_INFINITY;
   return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
 }
+
+/** Standard normal samples (Box–Muller) from a uniform source such as `seededRandom`. */
+export function gaussian(random: () => number): () => number {
+  let spare: number | null = null;
+  return () => {
+    if (spare !== null) {
+      const value = spare;
+      spare = null;
+      return value;
+    }
+    const radius = Math.sqrt(-2 * Math.log(1 - random()));
+    const angle = 2 * Math.PI * random();
+    spare = radius * Math.sin(angle);
+    return radius * Math.cos(angle);
+  };
+}

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { evaluateAcceptance } from '../workload/acceptance';
+import { evaluateAcceptanceAsync } from '../workload/acceptance';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
+import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
 import { RequestPlan, requestFor } from './request-plan';
@@ -56,6 +57,8 @@ export async function executeRun(options: {
   clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
   onText?: (seq: number, text: string) => void;
+  /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
+  reasoningTokenCounter?: TokenCounter | null;
 }): Promise<RunExecution> {
   const plan = new RequestPlan(options.workload);
   const runStart = options.clockOrigin ?? performance.now();
@@ -86,6 +89,8 @@ export async function executeRun(options: {
   let consecutiveTimeouts = 0;
   let consecutiveRefusals = 0;
   let unresponsive: string | null = null;
+  // Kept in memory (private runs store no text) until the load is over and they can be counted.
+  const reasoningTexts = new Map<number, string>();
 
   const send = async (seq: number, warmup: boolean, scheduledAt: number | null) => {
     const item = plan.item(seq);
@@ -105,8 +110,10 @@ export async function executeRun(options: {
       signal: cancel.signal,
       onText: options.onText ? (text) => options.onText!(seq, text) : undefined,
     });
-    const metrics = deriveRequestMetrics(completion);
-    const acceptance = completion.error ? null : evaluateAcceptance(item.checks, completion.text, options.references?.get(item.id) ?? null);
+    const metrics = deriveRequestMetrics(completion, { scheduledAt });
+    // The answer alone is judged: reasoning is the model's working, not its reply.
+    const acceptance = completion.error ? null : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(item.id) ?? null);
+    if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
     const promptText = item.messages ? JSON.stringify(item.messages) : item.prompt;
     writer.add(storedRequestFrom(completion, metrics, {
       seq, warmup, group: item.group, itemId: item.id, promptText, runStart, scheduledAt,
@@ -140,10 +147,40 @@ export async function executeRun(options: {
     agent.destroy();
     writer.flush();
   }
+  if (!writer.failure && reasoningTexts.size > 0) {
+    await countReasoningTokens(options.store, options.runId, reasoningTexts, options.reasoningTokenCounter ?? null, options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null);
+  }
   if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
   if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };
   // A crash reported by the server manager explains refusals better than counting them does.
   const reason = abortReason ?? unresponsive;
   if (reason) return { status: 'aborted', reason, outcome, stored: writer.written };
   return { status: 'completed', reason: null, outcome, stored: writer.written };
+}
+
+/**
+ * Reasoning length in the server's own tokens: llama.cpp counts reasoning inside
+ * completion_tokens and reports no separate count. Done after the load so the tokenize calls
+ * do not compete with measured requests. The first failure (a lost server) leaves the rest
+ * uncounted with the same reason instead of waiting out a timeout per request.
+ */
+async function countReasoningTokens(store: RunStore, runId: string, texts: Map<number, string>, counter: TokenCounter | null, skipReason: string | null): Promise<void> {
+  let failure = skipReason ?? (counter === null || !counter.exact ? 'no server tokenizer (/tokenize) for this target' : null);
+  const counts: { seq: number; tokens: number | null; note: string | null }[] = [];
+  for (const [seq, text] of texts) {
+    if (failure === null) {
+      try {
+        counts.push({ seq, tokens: await counter!.count(text), note: null });
+        continue;
+      } catch (error) {
+        failure = `tokenizing failed: ${(error as Error).message}`;
+      }
+    }
+    counts.push({ seq, tokens: null, note: failure });
+  }
+  try {
+    store.setReasoningTokens(runId, counts);
+  } catch {
+    // The requests themselves are stored; a missing count reads as uncounted in the summary.
+  }
 }

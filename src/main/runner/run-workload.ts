@@ -17,7 +17,7 @@ import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
 
 export type RunTargetSpec =
-  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile; coldStartProbe?: boolean }
+  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile; coldStartProbe?: boolean; /** Start even beside another llama-server that claims the cores. */ force?: boolean }
   | { kind: 'endpoint'; url: string; headers: Record<string, string> }
   /** A server this process already manages (experiments reuse one across windows). */
   | { kind: 'server'; server: ManagedServer; modelRef: string; modelPath: string };
@@ -60,6 +60,17 @@ async function endpointModel(url: string, headers: Record<string, string>): Prom
   }
 }
 
+/** An endpoint's slot count when it is a llama-server (/props total_slots); null otherwise. */
+async function endpointSlots(url: string, headers: Record<string, string>): Promise<number | null> {
+  try {
+    const response = await fetch(`${url}/props`, { headers, signal: AbortSignal.timeout(3_000) });
+    const props = response.ok ? ((await response.json()) as { total_slots?: unknown }) : null;
+    return typeof props?.total_slots === 'number' ? props.total_slots : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Items whose output could not fit the server's per-request context: refused before anything is stored. */
 function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerSlot: number | null): void {
   if (contextPerSlot === null) return;
@@ -98,10 +109,11 @@ export async function runWorkload(options: {
   let engineInfo: unknown = null;
   let modelInfo: { ref: string | null; path: string | null; size: number | null; sha256: string | null } = { ref: null, path: null, size: null, sha256: null };
   let stopServer = async () => {};
+  let serverSlots: number | null = null;
 
   if (request.target.kind === 'model') {
     const target = request.target;
-    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile, coldStartProbe: target.coldStartProbe });
+    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile, coldStartProbe: target.coldStartProbe, force: target.force });
     stopServer = async () => void (await managed.stop());
     serverLost = new Promise((resolve) => managed.changes.on((snapshot) => {
       if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
@@ -130,6 +142,7 @@ export async function runWorkload(options: {
     headers = request.target.headers;
     const model = await endpointModel(baseUrl, headers);
     engineInfo = { origin: 'endpoint', url: baseUrl, model };
+    serverSlots = await endpointSlots(baseUrl, headers);
     modelInfo = { ref: model, path: null, size: null, sha256: null };
   }
 
@@ -170,16 +183,24 @@ export async function runWorkload(options: {
       clock: () => performance.now() - clockOrigin,
       serverPid: server?.pid ?? null,
       metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
+      beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
+      endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     });
     options.onTelemetry?.(telemetry);
     let execution;
     try {
       telemetry.start();
-      await new Promise((resolve) => setTimeout(resolve, request.baselineMs ?? 1000));
-      telemetry.markWindowStart();
+      await telemetry.idleBaseline(request.baselineMs);
+      // The measured window opens once the last warmup request is done, not before warmup.
+      if (request.warmup === 0) telemetry.markWindowStart();
+      const onProgress = (progress: RunProgress) => {
+        if (request.warmup > 0 && progress.finished === request.warmup) telemetry.markWindowStart();
+        options.onProgress?.(progress);
+      };
       execution = await executeRun({
         store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
-        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress: options.onProgress, onText: options.onText, clockOrigin, extraBody: request.extraBody,
+        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress, onText: options.onText, clockOrigin, extraBody: request.extraBody,
+        reasoningTokenCounter: counter,
       });
       telemetry.markWindowEnd();
     } catch (error) {
@@ -189,7 +210,7 @@ export async function runWorkload(options: {
     }
     await telemetry.stop();
     const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
-    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo, telemetry: telemetry.summary() });
+    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo, telemetry: telemetry.summary(), serverSlots: server?.effectiveConfig?.slots ?? serverSlots });
     try {
       store.saveTelemetry(runId, telemetry.series());
       store.finishRun(runId, execution.status, execution.reason, summary);

@@ -28,5 +28,7 @@ export function storedRequestFrom(
     timings: completion.timings,
     chunkOffsetsMs: completion.contentChunkTimes.map((time) => time - completion.t0),
     outputText: completion.text,
+    reasoningText: completion.reasoningText || null,
+    reasoningChunkOffsetsMs: completion.reasoningChunkTimes.map((time) => time - completion.t0),
   };
 }

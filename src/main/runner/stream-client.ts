@@ -7,12 +7,24 @@ export interface StreamedCompletion {
   /** Just before the request body was written. */
   t0: number;
   headersAt: number | null;
-  /** Arrival time of every chunk that carried generated text. */
+  /** Arrival time of every chunk that carried generated text of either kind (answer or reasoning). */
   contentChunkTimes: number[];
+  /** Arrival times of the chunks that carried answer text (`delta.content`, or `text` on /v1/completions). */
+  answerChunkTimes: number[];
+  /** Arrival times of the chunks that carried reasoning text (`delta.reasoning_content`). */
+  reasoningChunkTimes: number[];
+  /**
+   * Arrival of the chunk that carried `finish_reason`: where generation ended. llama.cpp
+   * sends usage and timings in a later chunk and then `[DONE]`; neither is generation.
+   */
+  finishAt: number | null;
+  /** The stream closed (`[DONE]`, or the connection ended or failed). */
   endAt: number | null;
   httpStatus: number | null;
   finishReason: string | null;
+  /** The answer only; reasoning is kept apart in `reasoningText`. */
   text: string;
+  reasoningText: string;
   usage: Usage | null;
   timings: ServerTimings | null;
   error: { class: RequestErrorClass; message: string } | null;
@@ -29,7 +41,7 @@ export interface StreamRequestOptions {
   totalTimeoutMs?: number;
   signal?: AbortSignal;
   /** Called with each piece of generated text as it arrives. */
-  onText?: (text: string) => void;
+  onText?: (text: string, kind: 'answer' | 'reasoning') => void;
 }
 
 /** Connection reuse across requests, so a run measures the server, not TCP handshakes. */
@@ -83,8 +95,8 @@ function attempt(options: StreamRequestOptions, agent: http.Agent | false | unde
   const url = new URL((options.path ?? '/v1/chat/completions').replace(/^\//, ''), options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
   const result: StreamedCompletion = {
-    t0: 0, headersAt: null, contentChunkTimes: [], endAt: null, httpStatus: null,
-    finishReason: null, text: '', usage: null, timings: null, error: null,
+    t0: 0, headersAt: null, contentChunkTimes: [], answerChunkTimes: [], reasoningChunkTimes: [], finishAt: null, endAt: null, httpStatus: null,
+    finishReason: null, text: '', reasoningText: '', usage: null, timings: null, error: null,
   };
 
   return new Promise((resolve) => {
@@ -148,13 +160,23 @@ function attempt(options: StreamRequestOptions, agent: http.Agent | false | unde
             return;
           }
           const choice = chunk.choices?.[0];
-          const text = choice?.delta?.content ?? choice?.delta?.reasoning_content ?? choice?.text ?? '';
-          if (text) {
-            result.contentChunkTimes.push(arrived);
-            result.text += text;
-            options.onText?.(text);
+          const answer = choice?.delta?.content ?? choice?.text ?? '';
+          const reasoning = choice?.delta?.reasoning_content ?? '';
+          if (answer || reasoning) result.contentChunkTimes.push(arrived);
+          if (reasoning) {
+            result.reasoningChunkTimes.push(arrived);
+            result.reasoningText += reasoning;
+            options.onText?.(reasoning, 'reasoning');
           }
-          if (choice?.finish_reason) result.finishReason = choice.finish_reason;
+          if (answer) {
+            result.answerChunkTimes.push(arrived);
+            result.text += answer;
+            options.onText?.(answer, 'answer');
+          }
+          if (choice?.finish_reason) {
+            result.finishReason = choice.finish_reason;
+            result.finishAt ??= arrived;
+          }
           result.usage = parseUsage(chunk.usage) ?? result.usage;
           result.timings = parseTimings(chunk.timings) ?? result.timings;
         },

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { ColdStart, ServerFault, ServerFaultCode, ServerProfile, ServerSnapshot, ServerState } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
@@ -6,8 +7,12 @@ import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
 import { findFreePort } from '../core/ports';
 import { ManagedProcess, type ProcessExit } from '../core/process';
+import { redactArgv } from '../core/redact';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
+import { readUsedMemoryOnce } from '../telemetry/gpu-sampler';
+import { findLlamaServers, readProcStat } from '../telemetry/proc-stat';
+import { olderThan, oversubscription } from './oversubscription';
 import { RotatingLogFile } from './server-log-file';
 import type { ServerSessionStore } from './server-sessions';
 
@@ -29,6 +34,12 @@ export interface ServerOptions {
    * cold-process condition, whose first real request must find the server untouched.
    */
   coldStartProbe?: boolean;
+  /** Keep running even when an older llama-server's threads and this one's exceed the cores. */
+  force?: boolean;
+  /** Servers of the same manager: the app schedules them itself, so they never crowd this one out. */
+  siblingPids?: () => ReadonlySet<number>;
+  /** Reads used GPU memory once, just before the spawn (a stand-in in tests). */
+  readGpuUsed?: () => Promise<number | null>;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
@@ -115,6 +126,8 @@ export class ManagedServer {
     this.logLines.length = 0;
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
+    // What the GPUs held before this server existed: the baseline for its own footprint.
+    const gpuUsedBeforeSpawnMib = await (this.options.readGpuUsed ?? (() => readUsedMemoryOnce()))().catch(() => null);
     const spawnedAt = performance.now();
     const child = new ManagedProcess(program, args, {
       logCapacity: 500,
@@ -130,7 +143,7 @@ export class ManagedServer {
     });
     this.process = child;
     this.stopRequested = false;
-    this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null });
+    this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null, gpuUsedBeforeSpawnMib });
     this.record(() => this.sessions.recordStart({ id: this.id, engine: this.engine.id, binary: program, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port }));
 
     let exit: ProcessExit | null = null;
@@ -155,6 +168,14 @@ export class ManagedServer {
       await Promise.race([delay(HEALTH_POLL_MS), child.exited, new Promise<void>((resolve) => (wakePoll = resolve))]);
     }
     const readyAtMs = performance.now();
+    const crowded = this.crowdedBy(child.pid);
+    if (crowded) {
+      const fault = this.fault('oversubscribed', crowded, null, 'Stop the other llama-server, lower threads, or pass --force (force: true) to run both.');
+      this.update({ state: 'failed', fault });
+      await child.stop(this.options.timeouts.stopGraceMs);
+      this.finishSession('failed', fault);
+      return this.snapshotState;
+    }
 
     let firstToken: number | null = null;
     if (this.options.coldStartProbe !== false) {
@@ -170,13 +191,24 @@ export class ManagedServer {
       spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
     };
     if (exit || this.stopRequested) return this.failStart(exit);
-    const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, [program, ...args]);
+    // Shown in the UI and copied into run records: secret flag values stay with the process.
+    const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, redactArgv([program, ...args]));
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
     if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(baseUrl, effectiveConfig.slots ?? this.profile.parallelSlots);
     this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
     return this.snapshotState;
+  }
+
+  /** Once loaded, a server yields to any older llama-server that leaves it too few cores (see olderThan). */
+  private crowdedBy(pid: number | undefined): string | null {
+    if (this.options.force || this.engine.id !== 'llama.cpp' || pid === undefined) return null;
+    const own = readProcStat(pid);
+    if (!own) return null;
+    const cores = os.availableParallelism();
+    const exclude = new Set([pid, ...(this.options.siblingPids?.() ?? [])]);
+    return oversubscription({ threads: this.profile.threads, cores, others: olderThan(own, findLlamaServers({ cores, exclude })) });
   }
 
   private failStart(exit: ProcessExit | null): ServerSnapshot {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
@@ -12,6 +13,8 @@ import { describeModel } from '../models/model-library';
 import { resolveModelRef } from '../models/demo-models';
 import { findFreePort } from '../core/ports';
 import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-server';
+import { findLlamaServers } from '../telemetry/proc-stat';
+import { oversubscription } from './oversubscription';
 import { assertValidProfile } from './profiles';
 import type { ServerSessionStore } from './server-sessions';
 
@@ -21,6 +24,8 @@ export interface StartServerRequest {
   /** llama.cpp unless given; vLLM and SGLang need their command in config.json. */
   engine?: 'llama.cpp' | 'vllm' | 'sglang';
   coldStartProbe?: boolean;
+  /** Start even when its threads and another llama-server's exceed the cores (see oversubscription.ts). */
+  force?: boolean;
 }
 
 /**
@@ -47,14 +52,28 @@ export class ServerManager implements Disposable {
       const model = describeModel(modelPath);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
+      if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
       assertValidProfile(request.profile);
     }
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
-    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, { ...this.options, coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe });
+    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, { ...this.options, coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe, force: forced(request) || this.options.force, siblingPids: () => this.ownPids() });
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     return server;
+  }
+
+  /** Refuses, before anything is launched, a server whose threads would oversubscribe the cores. */
+  private assertCoresFree(threads: number): void {
+    const cores = os.availableParallelism();
+    const others = findLlamaServers({ cores, exclude: this.ownPids() });
+    const problem = oversubscription({ threads, cores, others });
+    if (problem) throw new AppError(ErrorCode.InvalidInput, problem, { cores, threads, others: others.map((other) => ({ pid: other.pid, threads: other.threads, command: other.command })) });
+  }
+
+  /** The processes of this manager's servers: scheduled by the app itself, not competition. */
+  private ownPids(): Set<number> {
+    return new Set(this.list().map((snapshot) => snapshot.pid).filter((pid): pid is number => pid !== null));
   }
 
   async start(request: StartServerRequest): Promise<ServerSnapshot> {
@@ -80,6 +99,14 @@ export class ServerManager implements Disposable {
     await Promise.allSettled([...this.servers.values()].map((server) => server.stop()));
     this.changes.clear();
   }
+}
+
+/**
+ * `force` on the request, or INFERLAB_FORCE_SERVER_START=1 for a machine whose servers are
+ * coordinated from outside (a shared test box): every start then skips the cores check.
+ */
+function forced(request: StartServerRequest): boolean {
+  return request.force === true || process.env.INFERLAB_FORCE_SERVER_START === '1';
 }
 
 export function serverLogDir(dataDir: string): string {

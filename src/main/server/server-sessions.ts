@@ -1,5 +1,6 @@
 import type { ColdStart, EffectiveConfig, ServerFault, ServerProfile, ServerState } from '../../shared/contract/server';
 import { identify, isAlive, type ProcessIdentity } from '../core/process-identity';
+import { redactArgv, redactSecrets } from '../core/redact';
 import type { Db } from '../store/database';
 
 export interface SessionStart {
@@ -37,14 +38,15 @@ export class ServerSessionStore {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET argv_json = excluded.argv_json, pid = excluded.pid, pid_start_ticks = excluded.pid_start_ticks,
         port = excluded.port, started_at = excluded.started_at, ended_at = NULL, final_state = NULL, fault_json = NULL`).run(
-      session.id, session.engine, session.binary, JSON.stringify(session.argv), session.modelRef, session.modelPath, JSON.stringify(session.profile),
+      // The launch itself had the secrets; the record keeps only that they were given.
+      session.id, session.engine, session.binary, JSON.stringify(redactArgv(session.argv)), session.modelRef, session.modelPath, JSON.stringify(redactSecrets(session.profile)),
       session.pid, pidIdentity?.startTicks ?? null, session.port, owner.pid, owner.startTicks, new Date().toISOString(),
     );
   }
 
   recordReady(id: string, coldStart: ColdStart, effective: EffectiveConfig): void {
     this.db.prepare('UPDATE server_sessions SET ready_at = ?, cold_start_json = ?, effective_config_json = ? WHERE id = ?')
-      .run(new Date().toISOString(), JSON.stringify(coldStart), JSON.stringify(effective), id);
+      .run(new Date().toISOString(), JSON.stringify(coldStart), JSON.stringify(redactSecrets(effective)), id);
   }
 
   recordEnd(id: string, state: ServerState, fault: ServerFault | null): void {

@@ -89,7 +89,7 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
           metric: `${metric} ${statistic}`,
           unit: 'ms',
           values: compared.map((_run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
-          differences: results.map((result) => (result ? { difference: result.difference, ci: result.ci, verdict: result.verdict } : null)),
+          differences: results.map((result) => (result ? { difference: result.difference, ci: result.ci, verdict: result.verdict, note: result.note } : null)),
         });
       }
     }

@@ -24,10 +24,11 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       return validateProfile(profile, { trainedContext });
     },
     saveProfile: async (profile) => profiles.save(profile),
-    async start(modelRef, profile) {
-      const server = await servers.prepare({ modelRef, profile });
+    async start(modelRef, profile, force) {
+      const server = await servers.prepare({ modelRef, profile, force: force ?? false });
       // Resolve once starting is under way: readiness arrives as server.state events.
-      void server.start();
+      // A failure to launch shows as the server's state; a throw here must not end the process.
+      server.start().catch((error: Error) => process.stderr.write(`server ${server.id} did not start: ${error.message}\n`));
       return server.snapshot;
     },
     stop: async (serverId) => servers.stop(serverId),

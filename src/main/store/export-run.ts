@@ -2,13 +2,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
+import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
 
-const CSV_COLUMNS = ['seq', 'warmup', 'group', 'item_id', 'scheduled_ms', 't0_ms', 'ttft_ms', 'tpot_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms', 'prompt_tokens', 'cached_tokens', 'output_tokens', 'finish_reason', 'http_status', 'error_class', 'accepted'] as const;
+const CSV_COLUMNS = ['seq', 'warmup', 'group', 'item_id', 'scheduled_ms', 't0_ms', 'ttft_ms', 'tpot_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms', 'prompt_tokens', 'cached_tokens', 'output_tokens', 'finish_reason', 'http_status', 'error_class', 'accepted',
+  'ttfr_ms', 'ttfa_ms', 'ttft_from_schedule_ms', 'e2e_from_schedule_ms', 'decode_tokens_per_s', 'reasoning_tokens'] as const;
+
+// A spreadsheet runs a cell starting with one of these as a formula (tab and CR too, after trimming).
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NUMERIC = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?$/i;
 
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  let text = String(value);
+  // Text from a workload or a server (group names, item ids, errors) is quoted out of formula
+  // position with a leading apostrophe; numbers, negative ones included, stay numbers.
+  if (typeof value !== 'number' && FORMULA_START.test(text) && !NUMERIC.test(text)) text = `'${text}`;
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -28,11 +36,21 @@ export function requestRecord(row: RequestRow): Record<string, unknown> {
     headers_ms: row.headers_ms,
     end_ms: row.end_ms,
     ttft_ms: row.ttft_ms,
+    ttfr_ms: row.ttfr_ms ?? null,
+    ttfa_ms: row.ttfa_ms ?? null,
     tpot_ms: row.tpot_ms,
     e2e_ms: row.e2e_ms,
+    ttft_from_schedule_ms: row.ttft_from_schedule_ms ?? null,
+    e2e_from_schedule_ms: row.e2e_from_schedule_ms ?? null,
     queue_ms: row.queue_ms,
     client_overhead_ms: row.client_overhead_ms,
+    decode_tokens_per_s: row.decode_tokens_per_s ?? null,
     chunk_offsets_ms: decodeChunkOffsets(row.chunk_offsets),
+    reasoning_chunk_offsets_ms: Array.from(chunkOffsetView(row.reasoning_chunk_offsets ?? null)),
+    reasoning_tokens: row.reasoning_tokens ?? null,
+    reasoning_tokens_note: row.reasoning_tokens_note ?? null,
+    reasoning_sha256: row.reasoning_sha256 ?? null,
+    reasoning_chars: row.reasoning_chars ?? null,
     prompt_tokens: row.prompt_tokens,
     cached_tokens: row.cached_tokens,
     output_tokens: row.output_tokens,
@@ -50,6 +68,7 @@ export function requestRecord(row: RequestRow): Record<string, unknown> {
     output_chars: row.output_chars,
     ...(row.prompt_text !== null ? { prompt: row.prompt_text } : {}),
     ...(row.output_text !== null ? { output: row.output_text } : {}),
+    ...(row.reasoning_text ? { reasoning: row.reasoning_text } : {}),
   };
 }
 

@@ -180,4 +180,23 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'reasoning apart from the answer, schedule latency',
+    sql: `
+      ALTER TABLE requests ADD COLUMN ttfr_ms REAL;
+      ALTER TABLE requests ADD COLUMN ttfa_ms REAL;
+      ALTER TABLE requests ADD COLUMN ttft_from_schedule_ms REAL;
+      ALTER TABLE requests ADD COLUMN e2e_from_schedule_ms REAL;
+      ALTER TABLE requests ADD COLUMN decode_tokens_per_s REAL;
+      -- Float64Array of reasoning-chunk arrival offsets from t0, in ms (a subset of chunk_offsets).
+      ALTER TABLE requests ADD COLUMN reasoning_chunk_offsets BLOB;
+      ALTER TABLE requests ADD COLUMN reasoning_text TEXT;
+      ALTER TABLE requests ADD COLUMN reasoning_sha256 TEXT;
+      ALTER TABLE requests ADD COLUMN reasoning_chars INTEGER;
+      -- Counted with the server's tokenizer after the run; the note says why when it could not be.
+      ALTER TABLE requests ADD COLUMN reasoning_tokens INTEGER;
+      ALTER TABLE requests ADD COLUMN reasoning_tokens_note TEXT;
+    `,
+  },
 ];

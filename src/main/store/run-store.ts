@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RequestMetrics, ServerTimings, Usage } from '../../shared/contract/measurement';
 import { identify, isAlive } from '../core/process-identity';
+import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { ModelHashCache } from '../models/model-hashes';
 import type { Db } from './database';
@@ -12,6 +13,8 @@ const SUMMARY_COLUMNS = [
   'client_overhead_ms', 'output_tokens', 'output_tokens_source', 'prompt_tokens', 'cached_tokens', 'finish_reason', 'http_status',
   'error_class', 'error_message', 'timings_json', 'chunk_offsets', 'accepted', 'acceptance_json',
   'NULL AS prompt_text', 'NULL AS output_text', 'prompt_sha256', 'output_sha256', 'prompt_chars', 'output_chars',
+  'ttfr_ms', 'ttfa_ms', 'ttft_from_schedule_ms', 'e2e_from_schedule_ms', 'decode_tokens_per_s', 'NULL AS reasoning_text', 'reasoning_chars',
+  'reasoning_tokens', 'reasoning_tokens_note',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -52,7 +55,11 @@ export interface StoredRequest {
   accepted?: boolean | null;
   acceptance?: unknown;
   promptText: string | null;
+  /** The answer only. */
   outputText: string | null;
+  /** Reasoning (`reasoning_content`), kept apart from the answer; empty or absent when none streamed. */
+  reasoningText?: string | null;
+  reasoningChunkOffsetsMs?: readonly number[];
 }
 
 export interface RunRow {
@@ -108,6 +115,18 @@ export interface RequestRow {
   output_sha256: string | null;
   prompt_chars: number | null;
   output_chars: number | null;
+  // From schema version 7; optional so rows built by hand for older shapes still type-check.
+  ttfr_ms?: number | null;
+  ttfa_ms?: number | null;
+  ttft_from_schedule_ms?: number | null;
+  e2e_from_schedule_ms?: number | null;
+  decode_tokens_per_s?: number | null;
+  reasoning_chunk_offsets?: Buffer | null;
+  reasoning_text?: string | null;
+  reasoning_sha256?: string | null;
+  reasoning_chars?: number | null;
+  reasoning_tokens?: number | null;
+  reasoning_tokens_note?: string | null;
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -129,6 +148,7 @@ export class RunStore {
   private readonly insertRun;
   private readonly insertRequest;
   private readonly updateStatus;
+  private readonly updateReasoningTokens;
   /** Model file hashes, cached by path, size and mtime. */
   readonly hashes: ModelHashCache;
 
@@ -142,10 +162,13 @@ export class RunStore {
     this.insertRequest = db.prepare(`
       INSERT INTO requests (run_id, seq, warmup, group_name, item_id, scheduled_ms, t0_ms, headers_ms, end_ms, ttft_ms, e2e_ms, tpot_ms, queue_ms,
         client_overhead_ms, output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
-        timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars)
+        timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars,
+        ttfr_ms, ttfa_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, decode_tokens_per_s, reasoning_chunk_offsets, reasoning_text, reasoning_sha256, reasoning_chars)
       VALUES (@runId, @seq, @warmup, @group, @itemId, @scheduledMs, @t0Ms, @headersMs, @endMs, @ttft, @e2e, @tpot, @queue,
         @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
-        @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars)`);
+        @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars,
+        @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars)`);
+    this.updateReasoningTokens = db.prepare('UPDATE requests SET reasoning_tokens = @tokens, reasoning_tokens_note = @note WHERE run_id = @runId AND seq = @seq');
     this.updateStatus = db.prepare(`UPDATE runs SET status = @status, status_reason = @reason, ended_at = @endedAt, summary_json = COALESCE(@summary, summary_json) WHERE id = @id`);
   }
 
@@ -172,9 +195,10 @@ export class RunStore {
         modelPath: run.modelPath,
         modelSizeBytes: run.modelSizeBytes,
         modelSha256: run.modelSha256,
-        engine: JSON.stringify(run.engine ?? null),
-        server: JSON.stringify(run.server ?? null),
-        manifest: JSON.stringify(run.manifest ?? {}),
+        // Endpoint URLs and server argv can carry credentials; the record keeps their names only.
+        engine: JSON.stringify(redactSecrets(run.engine ?? null)),
+        server: JSON.stringify(redactSecrets(run.server ?? null)),
+        manifest: JSON.stringify(redactSecrets(run.manifest ?? {})),
         ownerPid: thisProcess.pid,
         ownerStartTicks: thisProcess.startTicks,
         workloadName: run.workload?.name ?? null,
@@ -191,6 +215,7 @@ export class RunStore {
     this.db.transaction(() => {
       for (const request of requests) {
         const keepText = !options.private;
+        const reasoning = request.reasoningText ?? null;
         this.insertRequest.run({
           runId,
           seq: request.seq,
@@ -225,13 +250,29 @@ export class RunStore {
           outputSha: request.outputText === null ? null : sha256(request.outputText),
           promptChars: request.promptText?.length ?? null,
           outputChars: request.outputText?.length ?? null,
+          ttfr: request.metrics.ttfr_ms,
+          ttfa: request.metrics.ttfa_ms,
+          ttftFromSchedule: request.metrics.ttft_from_schedule_ms,
+          e2eFromSchedule: request.metrics.e2e_from_schedule_ms,
+          decodeRate: request.metrics.decode_tokens_per_s,
+          reasoningOffsets: request.reasoningChunkOffsetsMs?.length ? Buffer.from(Float64Array.from(request.reasoningChunkOffsetsMs).buffer) : null,
+          reasoningText: keepText && reasoning ? reasoning : null,
+          reasoningSha: reasoning ? sha256(reasoning) : null,
+          reasoningChars: reasoning ? reasoning.length : null,
         });
       }
     })();
   }
 
+  /** Reasoning lengths counted after the run (tokenizing during it would load the server being measured). */
+  setReasoningTokens(runId: string, counts: readonly { seq: number; tokens: number | null; note: string | null }[]): void {
+    this.db.transaction(() => {
+      for (const count of counts) this.updateReasoningTokens.run({ runId, seq: count.seq, tokens: count.tokens, note: count.note });
+    })();
+  }
+
   finishRun(id: string, status: Exclude<RunStatus, 'running'>, reason: string | null, summary: unknown): void {
-    this.updateStatus.run({ id, status, reason, endedAt: new Date().toISOString(), summary: summary === undefined ? null : JSON.stringify(summary) });
+    this.updateStatus.run({ id, status, reason: reason === null ? null : redactUrls(reason), endedAt: new Date().toISOString(), summary: summary === undefined ? null : JSON.stringify(summary) });
   }
 
   /**

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
 import { Emitter } from '../core/emitter';
-import { ManagedProcess } from '../core/process';
+import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { JsonDocumentSplitter } from './json-stream';
-import { computeAppsQueryArgs, gpuQueryArgs, NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine } from './nvidia-smi-parse';
+import { computeAppsQueryArgs, gpuQueryArgs, lineTimestamp, NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine, usedMemoryOnceArgs } from './nvidia-smi-parse';
 
 const MAX_RESTARTS = 5;
 const RESTART_DELAY_MS = 1000;
@@ -51,6 +51,10 @@ class SmiLoop<T> {
       this.restarts += 1;
       setTimeout(() => this.start(), RESTART_DELAY_MS).unref();
     });
+  }
+
+  get pid(): number | undefined {
+    return this.child?.hasExited ? undefined : this.child?.pid;
   }
 
   /** CPU seconds the loop's process used so far (Linux), for the sampler's own cost. */
@@ -103,8 +107,11 @@ export class AmdGpuSampler {
   }
 
   start(): void {
+    let sweep = 0;
     const splitter = new JsonDocumentSplitter((document) => {
+      sweep += 1;
       for (const sample of parseAmdSmiMetrics(document, this.clock())) {
+        sample.sweep = sweep;
         this.samples.push(sample);
         this.onSample(sample);
       }
@@ -125,9 +132,65 @@ export class AmdGpuSampler {
     return this.child?.pid ? readCpuSeconds(this.child.pid) : 0;
   }
 
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     await this.child?.stop(1000);
+  }
+}
+
+/**
+ * Numbers the readings of one pass over the GPUs (or compute processes): a pass ends when
+ * a key comes round again or the readings drift more than half an interval apart.
+ */
+export class SweepCounter {
+  private id = 0;
+  private keys = new Set<string>();
+  private t = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly intervalMs: number) {}
+
+  assign(key: string, t: number): number {
+    if (this.id === 0 || this.keys.has(key) || Math.abs(t - this.t) > this.intervalMs / 2) {
+      this.id += 1;
+      this.keys = new Set();
+      this.t = t;
+    }
+    this.keys.add(key);
+    return this.id;
+  }
+}
+
+/**
+ * Places nvidia-smi's own timestamps on the run's clock. Its output can reach us late
+ * (a pipe is block-buffered), so arrival time would smear samples across the window
+ * boundaries; a timestamp that cannot be right (before sampling began, after it arrived,
+ * another time zone) falls back to arrival and is counted as such.
+ */
+export class SmiClock {
+  readonly counts = { device: 0, arrival: 0 };
+  private readonly epochOffset: number;
+  private readonly startedAt: number;
+
+  constructor(private readonly clock: () => number, now = Date.now()) {
+    this.startedAt = clock();
+    this.epochOffset = now - this.startedAt;
+  }
+
+  place(epochMs: number | null, arrival = this.clock()): number {
+    if (epochMs !== null) {
+      const t = epochMs - this.epochOffset;
+      // nvidia-smi stamps to the millisecond; the slack covers that and clock granularity.
+      if (t >= this.startedAt - 2000 && t <= arrival + 1000) {
+        this.counts.device += 1;
+        return t;
+      }
+    }
+    this.counts.arrival += 1;
+    return arrival;
   }
 }
 
@@ -139,6 +202,7 @@ export class GpuSampler {
   private loops: SmiLoop<unknown>[] = [];
   private amd: AmdGpuSampler | null = null;
   private startedCpu = 0;
+  private smiClock: SmiClock | null = null;
 
   constructor(
     private readonly clock: () => number,
@@ -169,19 +233,47 @@ export class GpuSampler {
       this.amd.start();
       return;
     }
+    const smiClock = new SmiClock(this.clock);
+    this.smiClock = smiClock;
+    const gpuSweeps = new SweepCounter(this.intervalMs);
+    const appSweeps = new SweepCounter(this.intervalMs);
+    const parseGpu = (line: string) => {
+      const sample = parseGpuLine(line, 0);
+      if (!sample) return null;
+      sample.t = smiClock.place(lineTimestamp(line));
+      sample.sweep = gpuSweeps.assign(String(sample.index), sample.t);
+      return sample;
+    };
+    const parseApp = (line: string) => {
+      const sample = parseComputeAppLine(line, 0);
+      if (!sample) return null;
+      sample.t = smiClock.place(lineTimestamp(line));
+      sample.sweep = appSweeps.assign(`${sample.gpuUuid ?? ''}:${sample.pid}`, sample.t);
+      return sample;
+    };
     this.loops = [
-      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), (line) => parseGpuLine(line, this.clock()), (sample) => {
+      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, (sample) => {
         this.samples.push(sample);
         if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
         this.changes.emit(sample);
       }),
-      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), (line) => parseComputeAppLine(line, this.clock()), (sample) => {
+      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), parseApp, (sample) => {
         this.processVram.push(sample);
         if (this.processVram.length > this.retain) this.processVram.splice(0, this.processVram.length - this.retain);
       }),
     ] as SmiLoop<unknown>[];
     for (const loop of this.loops) loop.start();
     this.startedCpu = 0;
+  }
+
+  /** How many samples were placed by nvidia-smi's timestamp and how many by arrival. */
+  get timestampCounts(): { device: number; arrival: number } {
+    return this.smiClock?.counts ?? { device: 0, arrival: this.samples.length };
+  }
+
+  /** The sampler's own helper processes, so they are not counted as competition. */
+  pids(): number[] {
+    return [...this.loops.map((loop) => loop.pid), this.amd?.pid].filter((pid): pid is number => pid !== undefined);
   }
 
   cpuSeconds(): number {
@@ -193,3 +285,22 @@ export class GpuSampler {
   }
 }
 
+
+/**
+ * Used memory summed over every GPU, read once (the moment before a server is spawned);
+ * null without nvidia-smi or when it fails or takes too long.
+ */
+export async function readUsedMemoryOnce(binary: string | null = nvidiaSmiPath(), timeoutMs = 5000): Promise<number | null> {
+  if (!binary) return null;
+  const run = await runToCompletion(binary, usedMemoryOnceArgs(), { timeoutMs }).catch(() => null);
+  if (!run || run.code !== 0) return null;
+  let total = 0;
+  let seen = 0;
+  for (const line of run.output.split('\n')) {
+    const [index, used] = line.split(',').map((field) => field.trim());
+    if (!index || !/^\d+$/.test(index) || !used || !/^\d+(\.\d+)?$/.test(used)) continue;
+    total += Number(used);
+    seen += 1;
+  }
+  return seen > 0 ? total : null;
+}

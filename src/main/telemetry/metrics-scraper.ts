@@ -45,11 +45,19 @@ export class MetricsScraper {
     private readonly intervalMs = 1000,
   ) {}
 
-  async scrape(): Promise<void> {
+  /**
+   * One reading, stamped when it was asked for: the server answers /metrics from its own
+   * task queue, so the counters are those of that moment, not of the answer's arrival.
+   */
+  async scrape(t = this.clock()): Promise<void> {
     try {
       const response = await fetch(this.url, { signal: AbortSignal.timeout(2000) });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      this.samples.push(parseServerMetrics(await response.text(), this.clock()));
+      const sample = parseServerMetrics(await response.text(), t);
+      // A reading asked for at the window boundary can overtake a slower periodic one.
+      const at = this.samples.findIndex((existing) => existing.t > t);
+      if (at < 0) this.samples.push(sample);
+      else this.samples.splice(at, 0, sample);
     } catch (error) {
       this.failures += 1;
       this.lastError = (error as Error).message;

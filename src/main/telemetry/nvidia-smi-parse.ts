@@ -7,8 +7,28 @@ export function gpuQueryArgs(intervalMs: number): string[] {
   return [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(intervalMs)];
 }
 
+/** Per-process VRAM, with the GPU each line is on (a process split across GPUs has one line per GPU). */
+export const COMPUTE_APP_FIELDS = ['timestamp', 'gpu_uuid', 'pid', 'process_name', 'used_memory'] as const;
+
 export function computeAppsQueryArgs(intervalMs: number): string[] {
-  return ['--query-compute-apps=pid,used_memory', '--format=csv,noheader,nounits', '-lms', String(intervalMs)];
+  return [`--query-compute-apps=${COMPUTE_APP_FIELDS.join(',')}`, '--format=csv,noheader,nounits', '-lms', String(intervalMs)];
+}
+
+/** One reading of used memory on every GPU, for the moment before a server is spawned. */
+export function usedMemoryOnceArgs(): string[] {
+  return ['--query-gpu=index,memory.used', '--format=csv,noheader,nounits'];
+}
+
+/**
+ * nvidia-smi's `timestamp` field, "YYYY/MM/DD HH:MM:SS.mmm" in its local time, as epoch
+ * ms; null for anything else.
+ */
+export function parseSmiTimestamp(raw: string | undefined): number | null {
+  const match = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(raw?.trim() ?? '');
+  if (!match) return null;
+  const [, year, month, day, hour, minute, second, fraction = '0'] = match;
+  const epoch = new Date(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), Number(fraction.padEnd(3, '0'))).getTime();
+  return Number.isFinite(epoch) ? epoch : null;
 }
 
 /** Driver-level failures that restarting nvidia-smi will not fix. */
@@ -50,13 +70,26 @@ export function parseGpuLine(line: string, t: number): GpuSample | null {
   };
 }
 
-/** Parses one `--query-compute-apps=pid,used_memory` line. */
+/**
+ * Parses one `--query-compute-apps` line: the full COMPUTE_APP_FIELDS form (a process
+ * name may itself hold commas) or the bare `pid,used_memory` form.
+ */
 export function parseComputeAppLine(line: string, t: number): ProcessVramSample | null {
   const fields = line.split(',').map((field) => field.trim());
-  if (fields.length !== 2) return null;
-  const pid = numberOrNull(fields[0]);
+  if (fields.length === 2) {
+    const pid = numberOrNull(fields[0]);
+    if (pid === null) return null;
+    return { t, pid, usedMib: numberOrNull(fields[1]) };
+  }
+  if (fields.length < COMPUTE_APP_FIELDS.length) return null;
+  const pid = numberOrNull(fields[2]);
   if (pid === null) return null;
-  return { t, pid, usedMib: numberOrNull(fields[1]) };
+  return { t, pid, usedMib: numberOrNull(fields[fields.length - 1]), gpuUuid: textOrNull(fields[1]), name: textOrNull(fields.slice(3, -1).join(',')) };
+}
+
+/** The timestamp field of a query line (the first column of both queries). */
+export function lineTimestamp(line: string): number | null {
+  return parseSmiTimestamp(line.split(',')[0]);
 }
 
 /**

@@ -1,6 +1,9 @@
-import type { GpuSample, TelemetrySummary, TelemetryTick } from '../../shared/contract/telemetry';
+import type { GpuSample, ProcessVramSample, TelemetrySummary, TelemetryTick } from '../../shared/contract/telemetry';
+import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { Emitter } from '../core/emitter';
+import { ContentionSampler, summarizeContention } from './contention';
 import { GpuSampler } from './gpu-sampler';
+import { llamaServerOnPort, localPort } from './proc-stat';
 import { MetricsScraper } from './metrics-scraper';
 import { ProcessSampler, processTree } from './process-sampler';
 
@@ -11,35 +14,91 @@ export interface TelemetrySeries {
   points: Float64Array;
 }
 
+/** The idle baseline is never shorter than this, whatever the caller asks for. */
+export const MIN_BASELINE_MS = 1000;
+const CONTENTION_MIN_INTERVAL_MS = 500;
+/** Waiting for a slow nvidia-smi to cover the baseline ends here. */
+const MAX_BASELINE_WAIT_MS = 10_000;
+
 const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length);
 const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
-const defined = <T>(values: (T | null)[]) => values.filter((value): value is T => value !== null);
+const defined = <T>(values: (T | null | undefined)[]) => values.filter((value): value is T => value !== null && value !== undefined);
+
+/** Groups samples by their pass over the GPUs (or processes); samples without one stand alone. */
+function bySweep<T extends { t: number; sweep?: number }>(samples: readonly T[]): { t: number; samples: T[] }[] {
+  const groups = new Map<string, { t: number; samples: T[] }>();
+  for (const sample of samples) {
+    const key = sample.sweep === undefined ? `t${sample.t}` : `s${sample.sweep}`;
+    const group = groups.get(key);
+    if (group) group.samples.push(sample);
+    else groups.set(key, { t: sample.t, samples: [sample] });
+  }
+  return [...groups.values()];
+}
+
+/** A sum over the GPUs of one pass; null when no GPU reported the figure. */
+function sumOf(samples: readonly GpuSample[], pick: (sample: GpuSample) => number | null): number | null {
+  const values = defined(samples.map(pick));
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
+}
 
 /**
  * Every sampler of one run on one clock: GPU (nvidia-smi loops), the server process tree
- * (/proc) and the server's /metrics. Started before the measured window for an idle
- * baseline; always stopped, whatever happened to the run.
+ * (/proc), the server's /metrics and the competition for the machine. Started before the
+ * measured window for an idle baseline; always stopped, whatever happened to the run.
+ *
+ * The run's timeline: start() → idle baseline (≥ 1 s, server loaded, nothing sent) →
+ * warmup (neither baseline nor window) → markWindowStart() → measured requests →
+ * markWindowEnd().
  */
 export class TelemetrySession {
   readonly ticks = new Emitter<TelemetryTick>();
   private readonly gpu: GpuSampler;
   private readonly process: ProcessSampler | null;
   private readonly scraper: MetricsScraper | null;
+  private readonly contention: ContentionSampler;
   private tickTimer: NodeJS.Timeout | null = null;
+  private baselineStart: number | null = null;
+  private baselineEnd: number | null = null;
   private windowStart: number | null = null;
   private windowEnd: number | null = null;
   private startedAt = 0;
   private stoppedAt = 0;
   private smiCpuSeconds = 0;
   private stopped = false;
+  private readonly serverTreeSeen = new Set<number>();
+  private boundaryScrape: Promise<void> | null = null;
 
   constructor(
-    private readonly options: { clock: () => number; serverPid: number | null; metricsUrl: string | null; intervalMs?: number; gpuBinary?: string | null; retainSamples?: number },
+    private readonly options: {
+      clock: () => number;
+      serverPid: number | null;
+      metricsUrl: string | null;
+      intervalMs?: number;
+      gpuBinary?: string | null;
+      retainSamples?: number;
+      /** Used GPU memory over all GPUs just before the run's server was spawned. */
+      beforeLoadUsedMib?: number | null;
+      /** Where /proc is (a fake tree in tests). */
+      procRoot?: string;
+      contentionThresholdCores?: number;
+      /** A run against an endpoint: a llama-server listening there on this machine is the run's own. */
+      endpointUrl?: string | null;
+    },
   ) {
     const interval = options.intervalMs ?? 250;
     this.gpu = new GpuSampler(options.clock, interval, options.gpuBinary === undefined ? undefined : options.gpuBinary, options.retainSamples);
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
     this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock) : null;
+    this.contention = new ContentionSampler({
+      clock: options.clock,
+      serverPid: options.serverPid ?? endpointServerPid(options.endpointUrl ?? null, options.procRoot),
+      selfPids: () => [process.pid, ...this.gpu.pids()],
+      gpuProcesses: () => this.latestProcessSweep(),
+      procRoot: options.procRoot,
+      // Reading every process's stat costs a few ms per tick on a loaded machine: half the GPU rate keeps it near 1 % of a core.
+      intervalMs: Math.max(CONTENTION_MIN_INTERVAL_MS, interval),
+    });
   }
 
   get intervalMs(): number {
@@ -48,29 +107,69 @@ export class TelemetrySession {
 
   start(): void {
     this.startedAt = performance.now();
+    this.baselineStart = this.options.clock();
     this.gpu.start();
     this.process?.start();
     this.scraper?.start();
-    this.tickTimer = setInterval(() => this.ticks.emit(this.latest()), this.intervalMs);
+    this.contention.start();
+    this.tickTimer = setInterval(() => {
+      this.trimContention();
+      this.ticks.emit(this.latest());
+    }, this.intervalMs);
     this.tickTimer.unref();
   }
 
+  private trimContention(): void {
+    const retain = this.options.retainSamples;
+    if (retain !== undefined && this.contention.samples.length > retain) this.contention.samples.splice(0, this.contention.samples.length - retain);
+  }
+
+  /**
+   * Idle sampling before anything is sent: at least MIN_BASELINE_MS (callers asking for
+   * less get that), and, with a GPU, until its samples span that long (nvidia-smi can take
+   * seconds to start), up to a cap. Marks where the baseline ends.
+   */
+  async idleBaseline(requestedMs = MIN_BASELINE_MS): Promise<void> {
+    const wanted = Math.max(MIN_BASELINE_MS, requestedMs);
+    const begun = this.options.clock();
+    const covered = () => {
+      if (this.options.clock() - begun < wanted) return false;
+      if (this.gpu.unavailableReason || this.gpu.pids().length === 0) return true;
+      const samples = this.gpu.samples;
+      return samples.length > 0 && samples[samples.length - 1]!.t - samples[0]!.t >= wanted;
+    };
+    await delay(wanted);
+    while (!covered() && this.options.clock() - begun < MAX_BASELINE_WAIT_MS) await delay(Math.min(100, this.intervalMs));
+    this.baselineEnd = this.options.clock();
+  }
+
+  /** Opens the measured window (after warmup); counters are read again at the boundary. */
   markWindowStart(): void {
-    this.windowStart = this.options.clock();
+    const t = this.options.clock();
+    this.windowStart = t;
+    // Stamped with the boundary itself, so the window's counters start from this reading.
+    this.boundaryScrape = this.scraper?.scrape(t) ?? null;
+    this.rememberServerTree();
   }
 
   markWindowEnd(): void {
     this.windowEnd = this.options.clock();
+    this.rememberServerTree();
+  }
+
+  private rememberServerTree(): void {
+    if (this.options.serverPid) for (const pid of processTree(this.options.serverPid)) this.serverTreeSeen.add(pid);
   }
 
   latest(): TelemetryTick {
     const byGpu = new Map<number, GpuSample>();
     for (const sample of this.gpu.samples.slice(-16)) byGpu.set(sample.index, sample);
+    const lastSweep = bySweep(this.gpu.processVram.slice(-32)).at(-1);
     return {
       t: this.options.clock(),
       gpus: [...byGpu.values()],
       serverProcess: this.process?.samples.at(-1) ?? null,
-      serverVramMib: this.serverVram(this.gpu.processVram.slice(-16)).at(-1) ?? null,
+      serverVramMib: lastSweep ? this.serverVramOf(lastSweep.samples, this.serverPids()) : null,
     };
   }
 
@@ -79,61 +178,99 @@ export class TelemetrySession {
     this.stopped = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
     this.smiCpuSeconds = this.gpu.cpuSeconds();
+    this.rememberServerTree();
     this.process?.stop();
+    this.contention.stop();
+    await this.boundaryScrape;
     await Promise.all([this.gpu.stop(), this.scraper?.stop()]);
     this.stoppedAt = performance.now();
   }
 
   private serverPids(): Set<number> {
-    return new Set(this.options.serverPid ? processTree(this.options.serverPid) : []);
+    const pids = new Set(this.serverTreeSeen);
+    if (this.options.serverPid) for (const pid of processTree(this.options.serverPid)) pids.add(pid);
+    return pids;
   }
 
-  /** Per sampling instant, the VRAM held by the server's processes. */
-  private serverVram(samples = this.gpu.processVram): number[] {
-    const pids = this.serverPids();
-    const byTime = new Map<number, number>();
-    for (const sample of samples) if (pids.has(sample.pid) && sample.usedMib !== null) byTime.set(sample.t, (byTime.get(sample.t) ?? 0) + sample.usedMib);
-    return [...byTime.values()];
+  private latestProcessSweep(): ProcessVramSample[] {
+    return bySweep(this.gpu.processVram.slice(-32)).at(-1)?.samples ?? [];
+  }
+
+  /** The server tree's VRAM in one pass: every process of the tree, on every GPU; null when none is listed. */
+  private serverVramOf(samples: readonly ProcessVramSample[], pids: Set<number>): number | null {
+    const mine = samples.filter((sample) => pids.has(sample.pid) && sample.usedMib !== null);
+    return mine.length === 0 ? null : mine.reduce((sum, sample) => sum + sample.usedMib!, 0);
   }
 
   private inWindow(t: number): boolean {
     return this.windowStart !== null && t >= this.windowStart && (this.windowEnd === null || t <= this.windowEnd);
   }
 
+  private inBaseline(t: number): boolean {
+    const end = this.baselineEnd ?? this.windowStart;
+    return end !== null && t < end && (this.baselineStart === null || t >= this.baselineStart - this.intervalMs);
+  }
+
   summary(): TelemetrySummary {
     const wallSeconds = Math.max(0.001, ((this.stoppedAt || performance.now()) - this.startedAt) / 1000);
-    const ownCpuSeconds = this.smiCpuSeconds + (this.process?.busyMs ?? 0) / 1000;
+    const ownCpuSeconds = this.smiCpuSeconds + ((this.process?.busyMs ?? 0) + this.contention.busyMs) / 1000;
     const sampler = { interval_ms: this.intervalMs, cpu_pct: (ownCpuSeconds / wallSeconds) * 100 };
     const reason = this.gpu.unavailableReason ?? (this.gpu.samples.length === 0 ? 'nvidia-smi produced no samples' : null);
+    const pids = this.serverPids();
 
     let gpu: TelemetrySummary['gpu'] = null;
-    if (!this.gpu.unavailableReason && this.gpu.samples.length > 0) {
-      // The GPU the run used is the one whose memory grew the most.
-      const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))];
-      const describe = (index: number) => {
-        const all = this.gpu.samples.filter((sample) => sample.index === index);
-        const baseline = all.filter((sample) => this.windowStart === null || sample.t < this.windowStart);
-        const window = all.filter((sample) => this.inWindow(sample.t));
-        const baselineUsed = mean(defined(baseline.map((sample) => sample.memoryUsedMib)));
-        const peakUsed = max(defined(window.map((sample) => sample.memoryUsedMib)));
-        return { all, window, baselineUsed, peakUsed, growth: (peakUsed ?? 0) - (baselineUsed ?? 0) };
-      };
-      const chosen = indexes.map(describe).sort((a, b) => b.growth - a.growth)[0]!;
-      const pids = this.serverPids();
-      const windowApps = this.gpu.processVram.filter((sample) => this.inWindow(sample.t));
-      const others = windowApps.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
-      const otherByTime = new Map<number, number>();
-      for (const sample of others) otherByTime.set(sample.t, (otherByTime.get(sample.t) ?? 0) + sample.usedMib!);
+    // A loop that gave up mid-run still leaves what it sampled; the failure is kept beside it.
+    if (this.gpu.samples.length > 0) {
+      const sweeps = bySweep(this.gpu.samples);
+      const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t));
+      const window = sweeps.filter((sweep) => this.inWindow(sweep.t));
+      const used = (sweep: { samples: GpuSample[] }) => sumOf(sweep.samples, (sample) => sample.memoryUsedMib);
+
+      const appSweeps = bySweep(this.gpu.processVram);
+      const windowApps = appSweeps.filter((sweep) => this.inWindow(sweep.t));
+      const serverVram = defined(windowApps.map((sweep) => this.serverVramOf(sweep.samples, pids)));
+      const others = defined(windowApps.map((sweep) => {
+        const theirs = sweep.samples.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
+        return theirs.length === 0 ? null : theirs.reduce((sum, sample) => sum + sample.usedMib!, 0);
+      }));
+
+      // Utilization and power describe the GPUs the server is on; all of them when that is unknown.
+      const serverGpus = new Set(this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!));
+      const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))].sort((a, b) => a - b);
+      const first = (index: number) => this.gpu.samples.find((sample) => sample.index === index)!;
+      const runGpus = new Set(indexes.filter((index) => serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? '')));
+      const onRunGpus = (sweep: { samples: GpuSample[] }) => sweep.samples.filter((sample) => runGpus.has(sample.index));
+      const names = [...runGpus].map((index) => first(index).name ?? 'unknown GPU');
+      const distinctNames = [...new Set(names)];
+
+      const perGpu = indexes.map((index) => {
+        const of = (list: typeof sweeps) => list.flatMap((sweep) => sweep.samples.filter((sample) => sample.index === index));
+        return {
+          index,
+          name: first(index).name,
+          memory_total_mib: first(index).memoryTotalMib,
+          baseline_used_mib: mean(defined(of(baseline).map((sample) => sample.memoryUsedMib))),
+          peak_used_mib: max(defined(of(window).map((sample) => sample.memoryUsedMib))),
+          utilization_pct_mean: mean(defined(of(window).map((sample) => sample.utilizationPct))),
+        };
+      });
       gpu = {
-        name: chosen.all[0]?.name ?? 'unknown GPU',
-        memory_total_mib: chosen.all[0]?.memoryTotalMib ?? null,
-        baseline_used_mib: chosen.baselineUsed,
-        peak_used_mib: chosen.peakUsed,
-        server_used_mib_peak: max(this.serverVram(windowApps)),
-        utilization_pct_mean: mean(defined(chosen.window.map((sample) => sample.utilizationPct))),
-        power_w_mean: mean(defined(chosen.window.map((sample) => sample.powerW))),
-        samples: chosen.window.length,
-        other_processes_vram_mib: max([...otherByTime.values()]),
+        name: distinctNames.length === 1 && names.length > 1 ? `${names.length}× ${distinctNames[0]}` : distinctNames.join(' + ') || 'unknown GPU',
+        gpu_count: indexes.length,
+        memory_total_mib: sumOf(sweeps[0]!.samples, (sample) => sample.memoryTotalMib),
+        before_load_used_mib: this.options.beforeLoadUsedMib ?? null,
+        baseline_used_mib: mean(defined(baseline.map(used))),
+        peak_used_mib: max(defined(window.map(used))),
+        server_used_mib_peak: max(serverVram),
+        server_used_mib_mean: mean(serverVram),
+        utilization_pct_mean: mean(defined(window.flatMap((sweep) => onRunGpus(sweep).map((sample) => sample.utilizationPct)))),
+        power_w_mean: mean(defined(window.map((sweep) => sumOf(onRunGpus(sweep), (sample) => sample.powerW)))),
+        samples: window.length,
+        baseline_samples: baseline.length,
+        other_processes_vram_mib: max(others),
+        timestamps: { ...this.gpu.timestampCounts },
+        per_gpu: perGpu,
+        sampling_failure: this.gpu.unavailableReason,
       };
     }
 
@@ -158,7 +295,16 @@ export class TelemetrySession {
         requests_deferred_max: max(defined(window.map((sample) => sample.requestsDeferred))),
       };
     }
-    return { gpu, gpu_unavailable_reason: gpu ? null : reason, server_process: serverProcess, server_metrics: serverMetrics, sampler };
+    const contention = summarizeContention(this.contention.samples, {
+      windowStart: this.windowStart, windowEnd: this.windowEnd, thresholdCores: this.options.contentionThresholdCores ?? EXPERIMENT_DEFAULTS.contentionCpuCores,
+      intervalMs: this.contention.intervalMs, cpus: this.contention.cpuCount, unavailableReason: this.contention.unavailableReason,
+    });
+    const baselineMs = this.baselineEnd !== null && this.baselineStart !== null ? this.baselineEnd - this.baselineStart : null;
+    return {
+      gpu, gpu_unavailable_reason: gpu ? null : reason, server_process: serverProcess, server_metrics: serverMetrics, sampler,
+      window: { start_ms: this.windowStart, end_ms: this.windowEnd, baseline_ms: baselineMs },
+      contention,
+    };
   }
 
   /** Compact series for storage and export. */
@@ -188,6 +334,16 @@ export class TelemetrySession {
         { series: 'metrics.requests_processing', unit: 'requests', points: pack(this.scraper.samples.map((s) => [s.t, s.requestsProcessing])) },
       );
     }
+    result.push({ series: 'contention.other_cpu', unit: 'cores', points: pack(this.contention.samples.map((s) => [s.t, s.other_cpu_cores])) });
     return result.filter((entry) => entry.points.length > 0);
   }
+}
+
+function endpointServerPid(url: string | null, root?: string): number | null {
+  const port = url ? localPort(url) : null;
+  return port === null ? null : llamaServerOnPort(port, root);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -10,25 +10,34 @@ const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  * The browser transport: requests `{id, service, method, args}` answered by `{id, ...response}`,
  * events pushed as `{event, payload}`. Who may connect is decided before the upgrade.
  */
-export function createWebSocketTransport(dispatcher: RpcDispatcher, events: Emitter<AppEvent>): { server: WebSocketServer; close(): void } {
+export function createWebSocketTransport(dispatcher: RpcDispatcher, events: Emitter<AppEvent>, log: (line: string) => void = () => {}): { server: WebSocketServer; close(): void } {
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const reply = (socket: WebSocket, message: string) => {
+    if (socket.readyState === socket.OPEN) socket.send(message, (error) => error && log(`serve: reply not sent: ${error.message}`));
+  };
   const clients = new Set<WebSocket>();
   const unsubscribe = events.on((event) => {
     const message = JSON.stringify({ event: event.name, payload: event.payload });
-    for (const client of clients) if (client.readyState === client.OPEN) client.send(message);
+    for (const client of clients) reply(client, message);
   });
   server.on('connection', (socket: WebSocket, _request: IncomingMessage) => {
     clients.add(socket);
     socket.on('close', () => clients.delete(socket));
+    // Invalid UTF-8, an oversized or malformed frame: the library has already sent the close
+    // frame (1007, 1009, 1002); without a listener the error would end the whole process.
+    socket.on('error', (error) => {
+      log(`serve: WebSocket closed on bad input: ${error.message}`);
+      clients.delete(socket);
+    });
     socket.on('message', async (data) => {
       let id: unknown = null;
       try {
         const message = JSON.parse(data.toString()) as { id?: unknown };
         id = message.id ?? null;
         const response = await dispatcher.dispatch(message);
-        socket.send(JSON.stringify({ id, ...response }));
+        reply(socket, JSON.stringify({ id, ...response }));
       } catch {
-        socket.send(JSON.stringify({ id, ok: false, error: { code: 'invalid_input', message: 'messages must be JSON objects {id, service, method, args}' } }));
+        reply(socket, JSON.stringify({ id, ok: false, error: { code: 'invalid_input', message: 'messages must be JSON objects {id, service, method, args}' } }));
       }
     });
   });

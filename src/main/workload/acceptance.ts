@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { budgetedRegExp, regexBudget } from './regex-budget';
 import type { AcceptanceCheck } from './workload-types';
 
 export interface CheckResult {
@@ -14,9 +15,9 @@ export interface AcceptanceResult {
   results: CheckResult[];
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false });
+// Schema `pattern`s are user regexes too: they run under the same time budget.
+const ajv = new Ajv({ strict: false, allErrors: false, code: { regExp: budgetedRegExp } });
 const compiledSchemas = new WeakMap<object, ValidateFunction>();
-const compiledPatterns = new Map<string, RegExp>();
 
 function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
   let validate = compiledSchemas.get(schema);
@@ -27,13 +28,15 @@ function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
   return validate;
 }
 
-function pattern(source: string): RegExp {
-  let compiled = compiledPatterns.get(source);
-  if (!compiled) {
-    compiled = new RegExp(source, 'u');
-    compiledPatterns.set(source, compiled);
+type RegexTest = (source: string) => boolean;
+
+/** A regex check's result; over budget (or a pattern that does not compile) it fails with the reason. */
+function regexResult(source: string, test: RegexTest): CheckResult {
+  try {
+    return { check: 'regex', passed: test(source) };
+  } catch (error) {
+    return { check: 'regex', passed: false, detail: (error as Error).message };
   }
-  return compiled;
 }
 
 /** JSON in the output, allowing a fenced ```json block around it. */
@@ -43,13 +46,14 @@ function extractJson(output: string): unknown {
 }
 
 /**
- * Judges one output against checks decided before the run. Pure data comparisons: no
- * check evaluates user-supplied code.
+ * Judges one output against checks decided before the run. No check evaluates user-supplied
+ * code; user regexes (checks and schema patterns) run on a worker under a time budget, and
+ * one over it fails its check with "regex exceeded N ms" while the run goes on.
  */
-export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: string, reference: string | null): AcceptanceResult {
+export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: string, reference: string | null, test: RegexTest = (source) => regexBudget.testSync(source, 'u', output)): AcceptanceResult {
   const results: CheckResult[] = checks.map((check) => {
     if ('contains' in check) return { check: 'contains', passed: output.includes(check.contains) };
-    if ('regex' in check) return { check: 'regex', passed: pattern(check.regex).test(output) };
+    if ('regex' in check) return regexResult(check.regex, test);
     if ('exact' in check) return { check: 'exact', passed: output.trim() === check.exact.trim() };
     if ('max_length' in check) return { check: 'max_length', passed: output.length <= check.max_length, detail: `${output.length} chars` };
     if ('equals_reference' in check) {
@@ -62,10 +66,32 @@ export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: s
     } catch (error) {
       return { check: 'json_schema', passed: false, detail: `not JSON: ${(error as Error).message}` };
     }
-    const validate = schemaValidator(check.json_schema);
-    const passed = validate(value) as boolean;
-    return { check: 'json_schema', passed, detail: passed ? undefined : ajv.errorsText(validate.errors) };
+    try {
+      const validate = schemaValidator(check.json_schema);
+      const passed = validate(value) as boolean;
+      return { check: 'json_schema', passed, detail: passed ? undefined : ajv.errorsText(validate.errors) };
+    } catch (error) {
+      return { check: 'json_schema', passed: false, detail: (error as Error).message };
+    }
   });
   const evaluated = results.filter((result) => result.passed !== null);
   return { accepted: evaluated.length === 0 ? null : evaluated.every((result) => result.passed), results };
+}
+
+/**
+ * As `evaluateAcceptance`, with the regex checks run without blocking the event loop, so
+ * in-flight requests keep their timings while a slow pattern runs out its budget. (Schema
+ * patterns still block, for at most the budget each.)
+ */
+export async function evaluateAcceptanceAsync(checks: readonly AcceptanceCheck[], output: string, reference: string | null): Promise<AcceptanceResult> {
+  const outcomes = new Map<string, boolean | Error>();
+  for (const check of checks) {
+    if (!('regex' in check) || outcomes.has(check.regex)) continue;
+    outcomes.set(check.regex, await regexBudget.test(check.regex, 'u', output).catch((error: Error) => error));
+  }
+  return evaluateAcceptance(checks, output, reference, (source) => {
+    const outcome = outcomes.get(source)!;
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  });
 }

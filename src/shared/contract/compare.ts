@@ -1,10 +1,19 @@
-export type Verdict = 'faster' | 'slower' | 'no significant difference' | 'insufficient data';
+/**
+ * What a difference B − A means, decided from its interval:
+ * - `faster` / `slower`: the whole (corrected) interval lies on one side of zero;
+ * - `equivalent`: the whole interval lies inside ±margin of A (TOST), i.e. the two are the same
+ *   within the stated margin — a positive claim, unlike
+ * - `no significant difference`: the interval crosses zero but is too wide to call equivalence;
+ * - `insufficient data`: below the minimum windows or requests per side, no claim at all.
+ * For metrics where higher is better (throughput, acceptance), `faster` means "better".
+ */
+export type Verdict = 'faster' | 'slower' | 'equivalent' | 'no significant difference' | 'insufficient data';
 
 export interface ComparisonRow {
   metric: string;
   /** Index into the compared runs: the baseline is run 0. */
   values: (number | null)[];
-  differences: ({ difference: number | null; ci: [number, number] | null; verdict: Verdict } | null)[];
+  differences: ({ difference: number | null; ci: [number, number] | null; verdict: Verdict; note?: string | null } | null)[];
   unit: string;
 }
 

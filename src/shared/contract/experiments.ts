@@ -7,7 +7,14 @@ export interface ConditionResult {
   name: string;
   run_ids: string[];
   metrics: Record<'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms' | 'queue_ms' | 'client_overhead_ms', Distribution>;
-  throughput: { requests_per_s: number | null; output_tokens_per_s: number | null };
+  /** Means over windows, each window's rate over its own measured span, with 95 % intervals over windows. */
+  throughput: {
+    requests_per_s: number | null;
+    output_tokens_per_s: number | null;
+    requests_per_s_ci?: [number, number] | null;
+    output_tokens_per_s_ci?: [number, number] | null;
+    windows?: number;
+  };
   accepted_rate: number | null;
   requests: { attempted: number; completed: number; failed: number };
   evidence: { cached_prompt_tokens: number; prompt_tokens: number; timings_cache_n_max: number | null; metrics_cached_prompt_tokens: number | null };
@@ -23,12 +30,51 @@ export interface ConditionResult {
   kld_mean?: number | null;
   same_top_p?: number | null;
   kld_error?: string | null;
+  /** Greedy token agreement with the baseline, from an untimed pass (token ids from /completion). */
+  token_agreement?: TokenAgreement | null;
+  /** The baseline's pass against a second pass of itself: what nondeterminism alone gives. */
+  token_agreement_noise_floor?: TokenAgreement | null;
+  /** Measured acceptance: accepted of judged (requests with checks, plus failed requests). */
+  acceptance?: { accepted: number; judged: number } | null;
+  /** The evaluation text KLD was computed on, as llama-perplexity tokenizes it. */
+  kld_tokens?: number | null;
+  kld_context?: number | null;
   /** Sweep: the varied setting's value and the load level of this condition. */
   setting?: { field: string; value: string | number };
   concurrency?: number;
   goodput_requests_per_s?: number | null;
   ttft_p95_ms?: number | null;
   pareto?: boolean;
+  /** Warm/cold: what the server's own per-request cache counts say about the condition's claim. */
+  cache_evidence?: CacheEvidence;
+  /** Cold-process: one entry per fresh server start, and the distributions over them. */
+  cold_starts?: ColdStarts;
+  /** Sweep: windows (fresh servers) this condition ran in, the share of its requests that met every SLO, and whether that share reaches the attainment target. */
+  windows_run?: number;
+  goodput_fraction?: number | null;
+  meets_slo?: boolean | null;
+}
+
+/**
+ * Per-request cache evidence for a warm/cold condition. A request `confirms` the claim, `contradicts`
+ * it, or is `unknown` when the server reported no cache count (never read as 0).
+ */
+export interface CacheEvidence {
+  expect: 'no reuse' | 'prefix reuse';
+  /** The rule a request was judged by, in words. */
+  rule: string;
+  measured: number;
+  confirmed: number;
+  contradicted: number;
+  unknown: number;
+  /** Reads as "31 of 32 requests reused ≥ 95 % of their shared prefix". */
+  summary: string;
+}
+
+export interface ColdStarts {
+  starts: { run_id: string; spawn_to_ready_ms: number | null; ttft_ms: number | null; cached_tokens: number | null; requests_before: number }[];
+  spawn_to_ready_ms: Distribution;
+  ttft_ms: Distribution;
 }
 
 export interface VerdictRow {
@@ -40,6 +86,39 @@ export interface VerdictRow {
   difference: number | null;
   ci: [number, number] | null;
   verdict: Verdict;
+  /** Difference as a fraction of A's value, and its interval on that scale. */
+  relative_difference?: number | null;
+  relative_ci?: [number, number] | null;
+  /** Confidence level of `ci` after the correction across the experiment's verdicts (0.95 uncorrected). */
+  confidence?: number | null;
+  /** Equivalence margin, as a fraction of A's value. */
+  equivalence_margin?: number | null;
+  /** Windows and measured requests per side: [A, B]. */
+  windows?: [number, number];
+  requests?: [number, number];
+  /** Why there is no verdict, or what qualifies it ("request noise only", "n too small for p95"). */
+  note?: string | null;
+}
+
+export interface TokenAgreement {
+  /** Mean over items of the share of the baseline's tokens reproduced before the first divergence. */
+  mean: number | null;
+  /** Share of items whose token sequences are identical. */
+  exact_match_rate: number | null;
+  /** Mean token index of the first divergence, over the items that diverge (null when none do). */
+  first_divergence_index_mean: number | null;
+  items: number;
+  /** Why there is no figure, when there is none. */
+  error?: string | null;
+}
+
+export type GateStatus = 'pass' | 'fail' | 'unknown' | 'not applicable';
+
+/** One gate of the recommendation, with its threshold and each condition's value against it. */
+export interface RecommendationGate {
+  name: string;
+  threshold: string;
+  conditions: { name: string; value: number | null; status: GateStatus; detail: string }[];
 }
 
 export interface ExperimentResult {
@@ -49,5 +128,12 @@ export interface ExperimentResult {
   protocol: Record<string, unknown>;
   conditions: ConditionResult[];
   verdicts: VerdictRow[];
-  recommendation: { choice: string | null; reason: string; excluded: { name: string; reason: string }[] };
+  recommendation: {
+    choice: string | null;
+    reason: string;
+    excluded: { name: string; reason: string }[];
+    /** Quantization: every gate applied, and the objective the eligible were ranked by. */
+    gates?: RecommendationGate[];
+    objective?: string;
+  };
 }

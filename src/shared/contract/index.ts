@@ -28,7 +28,8 @@ export interface ServersService {
   defaultProfile(): Promise<ServerProfile>;
   validateProfile(profile: ServerProfile, modelRef: string | null): Promise<ProfileProblem[]>;
   saveProfile(profile: ServerProfile): Promise<void>;
-  start(modelRef: string, profile: ServerProfile): Promise<ServerSnapshot>;
+  /** Refused when its threads would oversubscribe the cores beside another llama-server, unless `force`. */
+  start(modelRef: string, profile: ServerProfile, force?: boolean): Promise<ServerSnapshot>;
   stop(serverId: string): Promise<ServerSnapshot>;
   logs(serverId: string): Promise<string[]>;
 }
@@ -135,6 +136,8 @@ export interface StartExperimentSpec {
   /** quant: the base model (demo:f16 or a GGUF path); warmcold: the model to serve. */
   model: string;
   quants: string[];
+  /** quant: explicit files to compare instead of model + quants, the first the baseline. */
+  files?: { name: string; path: string }[] | null;
   workload: string;
   repeats: number;
   requestsPerWindow: number | null;

@@ -20,15 +20,29 @@ export interface Usage {
   cached_tokens: number | null;
 }
 
+/** Per-request numbers; docs/METRICS.md gives each definition and its measurement boundary. */
 export interface RequestMetrics {
+  /** First chunk carrying generated text of either kind (answer or reasoning) − t0. */
   ttft_ms: number | null;
+  /** First chunk carrying reasoning text − t0; null when the request streamed no reasoning. */
+  ttfr_ms: number | null;
+  /** First chunk carrying answer text − t0; null when the request streamed no answer. */
+  ttfa_ms: number | null;
+  /** Chunk carrying `finish_reason` − t0. */
   e2e_ms: number | null;
+  /** (e2e − ttft) / (output_tokens − 1); null below two output tokens. */
   tpot_ms: number | null;
   itl_ms: number[];
   output_tokens: number | null;
   /** Where output_tokens came from: the server's usage (authoritative) or a client count. */
   output_tokens_source: 'usage' | 'client_chunks' | null;
+  /** Estimate: ttft − timings.prompt_ms, floored at 0. */
   queue_ms: number | null;
+  /** e2e − (prompt_ms + predicted_ms): includes any wait for a free server slot. */
   client_overhead_ms: number | null;
+  /** (predicted_n − 1) / predicted_ms: decode steps per second, the first token being free. */
   decode_tokens_per_s: number | null;
+  /** Open loop: the same end points measured from the request's scheduled time, not its send. */
+  ttft_from_schedule_ms: number | null;
+  e2e_from_schedule_ms: number | null;
 }

@@ -1,6 +1,8 @@
 /** Run summaries: the names of DESIGN.md's measurement contract, shared by CLI, exports and UI. */
 import type { TelemetrySummary } from './telemetry';
 
+export type TailPercentile = 'p90' | 'p95' | 'p99';
+
 /** Summary statistics in the shape every report uses. `null` when n cannot support a value. */
 export interface Distribution {
   n: number;
@@ -12,6 +14,12 @@ export interface Distribution {
   p99: number | null;
   min: number | null;
   max: number | null;
+  /**
+   * Tail percentiles withheld (null) because n is below their minimum (PERCENTILE_MIN_N:
+   * p90 n ≥ 10, p95 n ≥ 20, p99 n ≥ 100); empty when every one is supported or n is 0.
+   * Summaries stored before this field existed lack it.
+   */
+  unsupported: TailPercentile[];
 }
 
 export interface SloSpec {
@@ -30,6 +38,22 @@ export interface LoadDescription {
 
 export const METRIC_NAMES = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
+
+export const SCHEDULE_METRIC_NAMES = ['ttft_from_schedule_ms', 'e2e_from_schedule_ms'] as const;
+export type ScheduleMetricName = (typeof SCHEDULE_METRIC_NAMES)[number];
+
+/** Reasoning (`reasoning_content`) kept apart from the answer, over successful requests. */
+export interface ReasoningSummary {
+  requests_with_reasoning: number;
+  /** Time to the first reasoning chunk and to the first answer chunk. */
+  ttfr_ms: Distribution;
+  ttfa_ms: Distribution;
+  /** Reasoning length per request in the server's own tokens (llama.cpp reports no reasoning count). */
+  tokens: Distribution;
+  /** Requests whose reasoning could not be counted, and why. */
+  tokens_uncounted: number;
+  tokens_uncounted_reason: string | null;
+}
 
 export interface RequestCounts {
   attempted: number;
@@ -58,12 +82,34 @@ export interface RunSummary {
   warmup_requests: number;
   metrics: Record<MetricName, Distribution>;
   /** Latencies cover successful requests only; percentiles interpolate linearly between order statistics. */
-  measurement: { latency_population: 'successful requests'; percentile_method: 'linear'; unsupported_percentiles: Partial<Record<MetricName, string[]>>; window_ms: number | null; queue_ms: 'estimate' };
+  measurement: {
+    latency_population: 'successful requests';
+    percentile_method: 'linear';
+    /** The small-sample rule: a percentile is null below its minimum n. */
+    percentile_min_n: Record<'p50' | TailPercentile, number>;
+    unsupported_percentiles: Partial<Record<MetricName, string[]>>;
+    window_ms: number | null;
+    queue_ms: 'estimate';
+    client_overhead_ms: 'includes any wait for a free server slot';
+    /** The server's slot count (llama-server /props total_slots), null when unknown. */
+    server_slots: number | null;
+    /** Set when more requests could be outstanding than the server has slots. */
+    slot_wait_note: string | null;
+  };
   throughput: { requests_per_s: number | null; output_tokens_per_s: number | null; total_tokens_per_s: number | null; output_tokens_total: number };
   goodput: { slo: SloSpec | null; requests_per_s: number | null; fraction: number | null };
   accepted_rate: number | null;
   groups: Record<string, GroupSummary>;
+  /**
+   * `achieved`: open loop, (sends − 1) / (last send − first send), the send rate without the
+   * drain after the last send; closed loop, attempted requests over the measured window.
+   * `slip_ms_p99` is null below 100 measured sends (then client_bound judges the max slip).
+   */
   load: { mode: string; offered: number | null; achieved: number | null; concurrency: number | null; slip_ms_p99: number | null; slip_ms_max: number | null; client_bound: boolean; note: string | null };
+  /** Open loop only: latency from each request's scheduled time, which a stalled generator cannot hide. */
+  schedule_latency: Record<ScheduleMetricName, Distribution> | null;
+  /** Null when no measured request streamed reasoning text. */
+  reasoning: ReasoningSummary | null;
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
 }

@@ -17,7 +17,7 @@ export interface EngineCapabilities {
   kvCacheTypes: boolean;
 }
 
-export type ServerFaultCode = 'binary_missing' | 'out_of_memory' | 'bind_failed' | 'bad_model_file' | 'unsupported_flag' | 'model_not_found' | 'exited_early' | 'stalled' | 'timeout' | 'crashed' | 'unknown';
+export type ServerFaultCode = 'binary_missing' | 'out_of_memory' | 'bind_failed' | 'bad_model_file' | 'unsupported_flag' | 'model_not_found' | 'exited_early' | 'stalled' | 'timeout' | 'crashed' | 'oversubscribed' | 'unknown';
 
 export interface ServerFault {
   code: ServerFaultCode;
@@ -67,6 +67,8 @@ export interface ServerSnapshot {
   coldStart: ColdStart | null;
   effectiveConfig: EffectiveConfig | null;
   fault: ServerFault | null;
+  /** Used memory over all GPUs just before the process was spawned; null without a readable GPU. */
+  gpuUsedBeforeSpawnMib?: number | null;
 }
 
 export type FlashAttention = 'on' | 'off' | 'auto';

@@ -1,6 +1,11 @@
-/** One reading of one GPU, stamped on the run's monotonic clock (ms). */
+/**
+ * One reading of one GPU, stamped on the run's monotonic clock (ms): nvidia-smi's own
+ * timestamp of the query mapped onto that clock, or the arrival time where it has none.
+ */
 export interface GpuSample {
   t: number;
+  /** Readings taken in one pass over the GPUs share this number (absent from amd-smi's older readers). */
+  sweep?: number;
   index: number;
   uuid: string | null;
   name: string | null;
@@ -16,8 +21,44 @@ export interface GpuSample {
 
 export interface ProcessVramSample {
   t: number;
+  /** Lines of one pass over the compute processes share this number. */
+  sweep?: number;
   pid: number;
   usedMib: number | null;
+  gpuUuid?: string | null;
+  name?: string | null;
+}
+
+/** One interval of what competed with a run (see src/main/telemetry/contention.ts). */
+export interface ContentionSample {
+  /** End of the interval, ms on the run's clock. */
+  t: number;
+  interval_ms: number;
+  /** CPU time of everything outside the run's server tree and this process, in cores. */
+  other_cpu_cores: number;
+  processes: { pid: number; command: string; cores: number }[];
+  llama_servers: { pid: number; command: string; cores: number }[];
+  gpu_processes: { pid: number; command: string; used_mib: number | null }[];
+}
+
+/** What competed with a run over its measured window, and whether that spoils it. */
+export interface ContentionSummary {
+  interval_ms: number;
+  samples: number;
+  cpus: number;
+  threshold_cpu_cores: number;
+  llama_server_busy_cores: number;
+  other_cpu_cores_mean: number | null;
+  /** null when the window holds fewer samples than a p95 needs (see PERCENTILE_MIN_N). */
+  other_cpu_cores_p95: number | null;
+  other_cpu_cores_max: number | null;
+  top_processes: { pid: number; command: string; cpu_cores_mean: number }[];
+  other_llama_servers: { pid: number; command: string; cpu_cores_mean: number; busy: boolean }[];
+  other_gpu_processes: { pid: number; command: string; used_mib_max: number | null }[];
+  contaminated: boolean;
+  reason: string | null;
+  /** Why nothing was measured (no /proc, no samples in the window); contaminated is then false. */
+  unavailable_reason: string | null;
 }
 
 export interface ProcessSample {
@@ -37,21 +78,40 @@ export interface ServerMetricsSample {
 
 /** The `telemetry` block of a run summary. `null` GPU figures always come with a reason. */
 export interface TelemetrySummary {
+  /**
+   * Memory figures sum every GPU at each sampling instant (a model split across GPUs
+   * counts whole). Baseline: the idle sampling before the window (≥ 1 s), after the
+   * server loaded; before_load: all GPUs just before the server process was spawned.
+   */
   gpu: {
     name: string;
+    gpu_count?: number;
     memory_total_mib: number | null;
+    before_load_used_mib?: number | null;
     baseline_used_mib: number | null;
     peak_used_mib: number | null;
+    /** The server's own VRAM (its process tree, all GPUs) from the per-process query; peak over the window. */
     server_used_mib_peak: number | null;
+    server_used_mib_mean?: number | null;
     utilization_pct_mean: number | null;
     power_w_mean: number | null;
     samples: number;
+    baseline_samples?: number;
     other_processes_vram_mib: number | null;
+    /** Samples placed by nvidia-smi's own timestamp vs. by arrival (no or implausible timestamp). */
+    timestamps?: { device: number; arrival: number };
+    /** Set when sampling stopped part-way (nvidia-smi kept exiting): the figures cover what was sampled. */
+    sampling_failure?: string | null;
+    per_gpu?: { index: number; name: string | null; memory_total_mib: number | null; baseline_used_mib: number | null; peak_used_mib: number | null; utilization_pct_mean: number | null }[];
   } | null;
   gpu_unavailable_reason: string | null;
   server_process: { cpu_pct_mean: number | null; rss_peak_bytes: number | null } | null;
   server_metrics: { prompt_tokens: number | null; cached_prompt_tokens: number | null; predicted_tokens: number | null; requests_processing_max: number | null; requests_deferred_max: number | null } | null;
   sampler: { interval_ms: number; cpu_pct: number };
+  /** The measured window on the run's clock: it opens after warmup; the idle baseline precedes it. */
+  window?: { start_ms: number | null; end_ms: number | null; baseline_ms: number | null };
+  /** Absent from runs stored before it was measured. */
+  contention?: ContentionSummary | null;
 }
 
 /** A live snapshot for the UI: the latest values, pushed at 4 Hz during runs, 1 Hz idle. */

@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorCode } from '../../../shared/errors';
+import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { AppError } from '../../core/errors';
 import { ExperimentStore } from '../../experiments/experiment-store';
-import { runQuantExperiment } from '../../experiments/quantization';
+import { parseQuantFiles, runQuantExperiment } from '../../experiments/quantization';
+import { agreementCell, constraintsFromFlags, qualityLines } from '../../experiments/recommend';
 import { renderExperimentReport } from '../../experiments/report';
 import { runSweep } from '../../experiments/sweep';
 import { runWarmCold } from '../../experiments/warm-cold';
@@ -13,34 +15,39 @@ import { applySettings } from '../../server/profiles';
 import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
-import { formatMs, formatNumber, formatTable } from '../format';
+import { verdictTable } from '../verdict-table';
+import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
 import { parseSlo } from './run';
 
-const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--requests N] [--slo ttft=MS,...]
-       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--skip-cache-reset]
+const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
+       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
-           [--vram-budget MIB] [--min-agreement F] [--min-acceptance F] [--slo ttft=MS] [--kld-text FILE]
+       inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
+           [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
+           [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
        common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
 
 export function experimentTable(result: ExperimentResult): string {
   if (result.kind === 'sweep') {
     const sweepRows = [
-      ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'Pareto'],
-      ...result.conditions.map((condition) => [condition.name, String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatMs(condition.metrics.ttft_ms.p95), formatMs(condition.metrics.tpot_ms.p50), formatNumber(condition.throughput.output_tokens_per_s), `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`, condition.pareto ? 'yes' : '']),
+      ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'met SLO', 'Pareto'],
+      ...result.conditions.map((condition) => [condition.name, String(condition.windows_run ?? condition.run_ids.length), String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatPercentile(condition.metrics.ttft_ms, 'p95'), formatMs(condition.metrics.tpot_ms.p50), formatNumber(condition.throughput.output_tokens_per_s), `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`, condition.meets_slo == null ? '—' : `${condition.meets_slo ? 'yes' : 'no'} (${formatNumber((condition.goodput_fraction ?? 0) * 100, 0)} %)`, condition.pareto ? 'yes' : '']),
     ];
-    return `${formatTable(sweepRows)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}`;
+    return `${formatTable(sweepRows)}\n\nverdicts (within each load level, against its first setting):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
   }
   const rows = [
-    ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'tok/s', 'cached tok', ...(result.kind === 'quant' ? ['size', 'load', 'agree', 'KLD', 'same top'] : []), 'contaminated'],
+    ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'tok/s', 'cached tok', ...(result.kind === 'quant' ? ['size', 'load', 'token agreement', 'KLD', 'same top'] : []), 'contaminated'],
     ...result.conditions.map((condition) => [
-      condition.name, String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatMs(condition.metrics.ttft_ms.p95), formatMs(condition.metrics.tpot_ms.p50),
+      condition.name, String(condition.requests.attempted), formatMs(condition.metrics.ttft_ms.p50), formatPercentile(condition.metrics.ttft_ms, 'p95'), formatMs(condition.metrics.tpot_ms.p50),
       formatNumber(condition.throughput.output_tokens_per_s), String(condition.evidence.cached_prompt_tokens),
-      ...(result.kind === 'quant' ? [`${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`, formatMs(condition.load_ms), condition.agreement_with_baseline == null ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(0)} %`, condition.kld_mean == null ? '—' : condition.kld_mean.toFixed(5), condition.same_top_p == null ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`] : []),
+      ...(result.kind === 'quant' ? [`${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`, formatMs(condition.load_ms), agreementCell(condition), condition.kld_mean == null ? '—' : condition.kld_mean !== 0 && condition.kld_mean < 0.001 ? condition.kld_mean.toExponential(2) : condition.kld_mean.toFixed(4), condition.same_top_p == null ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`] : []),
       condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
     ]),
   ];
-  const verdicts = result.verdicts.filter((row) => row.metric.endsWith('p50')).map((row) => `  ${row.metric}: ${row.a} → ${row.b} ${row.difference === null ? '—' : `${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(2)} ms`} ${row.ci ? `[${row.ci[0].toFixed(2)}, ${row.ci[1].toFixed(2)}]` : ''} ${row.verdict}`);
-  return `${formatTable(rows)}\n\nverdicts (bootstrap 95 % CI):\n${verdicts.join('\n')}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
+  const evidence = result.conditions.filter((condition) => condition.cache_evidence || condition.cold_starts).map((condition) => `  ${condition.name}: ${condition.cache_evidence?.summary ?? ''}${condition.cold_starts ? `; ${condition.cold_starts.starts.length} fresh starts, spawn → ready p50 ${formatMs(condition.cold_starts.spawn_to_ready_ms.p50)}, first-request TTFT p50 ${formatMs(condition.cold_starts.ttft_ms.p50)}` : ''}`);
+  const quality = result.kind === 'quant' ? `\n\n${qualityLines(result).join('\n')}` : '';
+  const cache = evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
+  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
 }
 
 function fraction(name: string, raw: string | undefined): number | null {
@@ -56,21 +63,24 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(rest, {
     model: { type: 'string' }, workload: { type: 'string' }, quants: { type: 'string' }, repeats: { type: 'string' }, requests: { type: 'string' }, concurrency: { type: 'string' },
     'skip-cache-reset': { type: 'boolean' }, 'vram-budget': { type: 'string' }, 'min-agreement': { type: 'string' }, 'min-acceptance': { type: 'string' }, slo: { type: 'string' }, 'kld-text': { type: 'string' },
+    files: { type: 'string' }, 'max-kld': { type: 'string' }, 'acceptance-alpha': { type: 'string' }, objective: { type: 'string' },
     profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' },
-    vary: { type: 'string' }, load: { type: 'string' },
+    vary: { type: 'string' }, load: { type: 'string' }, 'cold-starts': { type: 'string' },
   }, USAGE);
-  if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${USAGE}`);
+  if (values.files !== undefined && (kind !== 'quant' || values.model !== undefined || values.quants !== undefined)) throw new AppError(ErrorCode.Usage, `--files replaces --model and --quants, and only in experiment quant\n\nUsage: ${USAGE}`);
+  const files = values.files === undefined ? null : parseQuantFiles(values.files);
+  if (!values.model && !files) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${USAGE}`);
   const workloadFile = workloadPath(values.workload ?? (kind === 'warmcold' ? 'prefix-share' : 'chat-short'));
   const workload = { def: readWorkloadFile(workloadFile), file: workloadFile };
-  const repeats = positiveInteger('repeats', values.repeats, 2);
-  const requests = values.requests === undefined ? null : positiveInteger('requests', values.requests, 1);
+  const repeats = positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats);
+  const requests = values.requests === undefined ? EXPERIMENT_DEFAULTS.requestsPerWindow : positiveInteger('requests', values.requests, 1);
   const concurrency = positiveInteger('concurrency', values.concurrency, 1);
   const quants = (values.quants ?? 'f16,q8_0,q4_k_m').split(',').map((quant) => quant.trim().toLowerCase()).filter(Boolean);
-  if (kind === 'quant' && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) throw new AppError(ErrorCode.Usage, `--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
+  if (kind === 'quant' && !files && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) throw new AppError(ErrorCode.Usage, `--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
   const vramBudget = values['vram-budget'] === undefined ? null : positiveInteger('vram-budget', values['vram-budget'], 1);
-  const constraints = { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
+  const constraints = kind === 'quant' ? constraintsFromFlags(values, parseSlo(values.slo)) : { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
   const kldText = values['kld-text'] ? fs.readFileSync(path.resolve(values['kld-text']), 'utf8') : null;
-  const modelPath = kind !== 'quant' ? await resolveModelRef(values.model) : null;
+  const modelPath = kind !== 'quant' ? await resolveModelRef(values.model!) : null;
   let vary: { field: string; values: string[] } | null = null;
   let concurrencies = [concurrency];
   if (kind === 'sweep') {
@@ -92,10 +102,10 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
     const onStatus = (line: string) => process.stderr.isTTY && process.stderr.write(`${line}\n`);
     const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, workload, profile, repeats, requestsPerWindow: requests, concurrency, signal, onStatus };
     const result = kind === 'warmcold'
-      ? await runWarmCold({ ...common, model: { ref: values.model, path: modelPath! }, skipCacheReset: values['skip-cache-reset'] })
+      ? await runWarmCold({ ...common, model: { ref: values.model!, path: modelPath! }, skipCacheReset: values['skip-cache-reset'], coldStarts: values['cold-starts'] === undefined ? undefined : positiveInteger('cold-starts', values['cold-starts'], 1) })
       : kind === 'sweep'
-        ? await runSweep({ ...common, model: { ref: values.model, path: modelPath! }, vary: vary!, concurrencies, requestsPerCondition: requests, slo: constraints.slo })
-        : await runQuantExperiment({ ...common, baseRef: values.model, quants, constraints, kldText });
+        ? await runSweep({ ...common, model: { ref: values.model!, path: modelPath! }, vary: vary!, concurrencies, requestsPerCondition: requests, slo: constraints.slo })
+        : await runQuantExperiment({ ...common, baseRef: values.model ?? files![0]!.file, quants, files, constraints, kldText, kldTextSource: values['kld-text'] ? path.resolve(values['kld-text']) : null });
     if (values.report) fs.writeFileSync(path.resolve(values.report), renderExperimentReport(result));
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else process.stdout.write(`${experimentTable(result)}\n`);

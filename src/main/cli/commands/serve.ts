@@ -3,7 +3,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { projectRoot } from '../../core/paths';
+import { projectRoot, userDataDir } from '../../core/paths';
 import { startHeadlessServer } from '../../headless';
 import { createServices } from '../../services';
 import { parseOptions, type CommandHandler } from '../args';
@@ -41,15 +41,27 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   const container = await createServices({ dbPath: values.db });
   let server;
   try {
-    server = await startHeadlessServer({ container, rendererDir, host, port });
+    server = await startHeadlessServer({ container, rendererDir, host, port, tokenFile: path.join(userDataDir(), 'serve-token') });
   } catch (error) {
     await container.dispose();
     throw new AppError(ErrorCode.InvalidInput, `Cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
+  // A fault in one request must not take down the service and the servers it manages: log it
+  // and keep serving. Shutting down stays with the signal handlers.
+  const onFault = (kind: string) => (error: unknown) => process.stderr.write(`serve: ${kind}: ${(error as Error)?.stack ?? String(error)}\n`);
+  const onRejection = onFault('unhandled rejection');
+  const onException = onFault('uncaught exception');
+  process.on('unhandledRejection', onRejection);
+  process.on('uncaughtException', onException);
   process.stdout.write(`${server.url}\n`);
-  if (server.token) process.stderr.write('Listening beyond loopback: the URL above carries a random access token; requests without it are refused.\n');
-  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-  await server.close();
-  await container.dispose();
+  process.stderr.write('Open the URL above: it carries the access token (kept in the data folder, so it stays the same across restarts); requests without it are refused.\n');
+  try {
+    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await server.close();
+    await container.dispose();
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onException);
+  }
   return 0;
 };

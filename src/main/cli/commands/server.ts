@@ -6,7 +6,7 @@ import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatTable } from '../format';
 
-const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]';
+const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
 const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
 function stateLine(snapshot: ServerSnapshot): Record<string, unknown> {
@@ -17,14 +17,14 @@ function stateLine(snapshot: ServerSnapshot): Record<string, unknown> {
 }
 
 const start: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(args, { model: { type: 'string' }, engine: { type: 'string' }, profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } }, START_USAGE);
+  const { values } = parseOptions(args, { model: { type: 'string' }, engine: { type: 'string' }, profile: { type: 'string' }, set: { type: 'string', multiple: true }, force: { type: 'boolean' }, db: { type: 'string' }, json: { type: 'boolean' } }, START_USAGE);
   if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${START_USAGE}`);
   const engine = values.engine ?? 'llama.cpp';
   if (engine !== 'llama.cpp' && engine !== 'vllm' && engine !== 'sglang') throw new AppError(ErrorCode.Usage, `--engine must be llama.cpp, vllm or sglang, got "${engine}" (Ollama and other endpoints are not launched: point runs at them with --endpoint)`);
   const context = await openCliContext(values.db);
   try {
     const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
-    const server = await context.servers.prepare({ modelRef: values.model, profile, engine });
+    const server = await context.servers.prepare({ modelRef: values.model, profile, engine, force: values.force ?? false });
     let lastState = '';
     server.changes.on((snapshot) => {
       if (snapshot.state === lastState) return;

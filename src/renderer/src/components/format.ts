@@ -1,3 +1,5 @@
+import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
+
 /** Every number on screen carries its unit; missing values show as an em dash, never 0. */
 export function ms(value: number | null | undefined, digits?: number): string {
   if (value === null || value === undefined) return '—';
@@ -21,4 +23,10 @@ export function pct(fraction: number | null | undefined): string {
 
 export function when(iso: string): string {
   return iso.replace('T', ' ').slice(0, 19);
+}
+
+/** A percentile, or "n too small" where n cannot support it (summaries stored before `unsupported` existed are judged from n). */
+export function pctl(d: { n: number; unsupported?: readonly string[] } & Partial<Record<'p50' | 'p90' | 'p95' | 'p99', number | null>>, label: 'p50' | 'p90' | 'p95' | 'p99'): string {
+  if (label !== 'p50' && d.n > 0 && (d.unsupported?.includes(label) ?? d.n < PERCENTILE_MIN_N[label])) return 'n too small';
+  return ms(d[label]);
 }

@@ -80,7 +80,7 @@ export function CompareView({ client }: { client: AppServices }) {
                         {num(value, row.unit, row.unit === 'ms' ? 2 : 1)}
                         {diff && diff.difference !== null && (
                           <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
-                            {diff.difference >= 0 ? '+' : ''}{diff.difference.toFixed(2)} {row.unit}{diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} — {diff.verdict}
+                            {diff.difference >= 0 ? '+' : ''}{diff.difference.toFixed(2)} {row.unit}{diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} — {diff.note?.startsWith('request noise only') ? 'request noise only' : diff.verdict}
                           </div>
                         )}
                       </td>
@@ -90,7 +90,7 @@ export function CompareView({ client }: { client: AppServices }) {
               ))}
             </tbody>
           </table>
-          <p><small>Differences are against the baseline (first column) with 95 % intervals over requests (bootstrap up to 2,000 requests per run, order-statistic intervals beyond); a difference whose interval includes zero is “no significant difference”. Runs differ from run to run as well: repeat windows (experiments) before trusting a small difference.</small></p>
+          <p><small>Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to 2,000 requests per run, order-statistic intervals beyond). Each run is a single window, so run-to-run drift is not in these intervals and no faster/slower verdict is given here: an experiment repeats windows in rotated order and gives corrected verdicts.</small></p>
           <div className="toolbar">
             {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>{key.replace('Ms', '').toUpperCase()}</button>)}
           </div>

@@ -2,10 +2,11 @@ import { useEffect, useState } from 'react';
 import type { AppServices, DecisionRecord, ExperimentJobState, ExperimentListItem, StartExperimentSpec } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorBox } from '../components/ErrorBox';
-import { bytes, ms, num, pct, when } from '../components/format';
+import { bytes, ms, num, pct, pctl, when } from '../components/format';
+import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 
-const QUANT_DEMO: StartExperimentSpec = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0', 'q4_k_m'], workload: 'chat-short', repeats: 2, requestsPerWindow: 8 };
-const WARMCOLD_DEMO: StartExperimentSpec = { kind: 'warmcold', model: 'demo:q8_0', quants: [], workload: 'prefix-share', repeats: 1, requestsPerWindow: 16 };
+const QUANT_DEMO: StartExperimentSpec = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0', 'q4_k_m'], workload: 'chat-short', repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow };
+const WARMCOLD_DEMO: StartExperimentSpec = { kind: 'warmcold', model: 'demo:q8_0', quants: [], workload: 'prefix-share', repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow };
 
 function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
@@ -17,6 +18,22 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
       <h2>{quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : 'Sweep'} <small>{result.experiment_id.slice(0, 8)}</small></h2>
       <p><strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}</p>
       {result.recommendation.excluded.map((item) => <p key={item.name} className="error">{item.name} excluded: {item.reason}</p>)}
+      {(result.recommendation.gates ?? []).length > 0 && (
+        <table data-testid="experiment-gates">
+          <thead><tr><th>Gate</th><th>Threshold</th>{result.conditions.map((condition) => <th key={condition.name}>{condition.name}</th>)}</tr></thead>
+          <tbody>
+            {(result.recommendation.gates ?? []).map((gate) => (
+              <tr key={gate.name}>
+                <td>{gate.name}</td><td><small>{gate.threshold}</small></td>
+                {result.conditions.map((condition) => {
+                  const cell = gate.conditions.find((entry) => entry.name === condition.name);
+                  return <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>{cell?.status ?? '—'}</td>;
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       <table>
         <thead>
           <tr><th>Condition</th><th>TTFT p50</th><th>TTFT p95</th><th>TPOT p50</th><th>Output tok/s</th><th>Accepted</th><th>Cache evidence</th>{quant && <><th>File</th><th>Load</th><th>VRAM peak</th><th>Agreement</th><th>KLD</th><th>Same top token</th></>}<th>Contaminated</th></tr>
@@ -25,20 +42,20 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           {result.conditions.map((condition) => (
             <tr key={condition.name}>
               <th>{condition.name}</th>
-              <td>{ms(condition.metrics.ttft_ms.p50)}</td><td>{ms(condition.metrics.ttft_ms.p95)}</td><td>{ms(condition.metrics.tpot_ms.p50)}</td>
+              <td>{ms(condition.metrics.ttft_ms.p50)}</td><td>{pctl(condition.metrics.ttft_ms, 'p95')}</td><td>{ms(condition.metrics.tpot_ms.p50)}</td>
               <td>{num(condition.throughput.output_tokens_per_s, 'tok/s')}</td><td>{pct(condition.accepted_rate)}</td>
-              <td>{condition.evidence.cached_prompt_tokens} cached of {condition.evidence.prompt_tokens} prompt tokens</td>
+              <td>{condition.cache_evidence ? <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>{condition.cache_evidence.summary}</span> : `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`}{condition.cold_starts && <><br /><small>{condition.cold_starts.starts.length} fresh starts: spawn → ready p50 {ms(condition.cold_starts.spawn_to_ready_ms.p50)}</small></>}</td>
               {quant && <><td>{bytes(condition.file_bytes ?? null)}</td><td>{ms(condition.load_ms ?? null)}</td><td>{condition.vram?.peak_mib == null ? '— (no GPU telemetry)' : `${condition.vram.peak_mib} MiB`}</td><td>{pct(condition.agreement_with_baseline ?? null)}</td><td>{num(condition.kld_mean ?? null, '', 6)}</td><td>{pct(condition.same_top_p ?? null)}</td></>}
               <td>{condition.contaminated ? <span className="error">yes: {condition.contamination_reason}</span> : 'no'}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <h3>Verdicts <small>(95 % intervals; inside the noise means “no significant difference”)</small></h3>
+      <h3>Verdicts <small>(t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference” means neither shown)</small></h3>
       <table>
         <tbody>
-          {result.verdicts.filter((row) => row.metric.endsWith('p50')).map((row) => (
-            <tr key={`${row.metric}-${row.b}`}><td>{row.metric}</td><td>{row.a} → {row.b}</td><td>{num(row.difference, 'ms', 2)} {row.ci && `[${row.ci[0].toFixed(2)}, ${row.ci[1].toFixed(2)}]`}</td><td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`}>{row.verdict}</td></tr>
+          {result.verdicts.map((row) => (
+            <tr key={`${row.metric}-${row.b}`}><td>{row.metric}</td><td>{row.a} → {row.b}</td><td>{num(row.difference, 'ms', 2)} {row.relative_ci && row.confidence != null && `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}</td><td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>{row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}{row.verdict === 'insufficient data' && row.note && <><br /><small>{row.note}</small></>}</td></tr>
           ))}
         </tbody>
       </table>

@@ -40,7 +40,7 @@ export function HomeView({ client }: { client: AppServices }) {
         {report && (!engineOk || !demoOk) ? (
           <p>Finish setup first: run <code>./bin/inferlab setup</code> in the project folder, then check again.</p>
         ) : (
-          <p>The demo serves the synthetic demo model (random weights: its text is gibberish, its compute is real), sends the <code>chat-short</code> workload at concurrency 2 and stores the run.</p>
+          <p>The demo serves the synthetic demo model (synthetic weights shaped to follow the word order of a short text: its output reads as stitched phrases, its compute is real), sends the <code>chat-short</code> workload at concurrency 2 and stores the run.</p>
         )}
         <button type="button" className="primary" onClick={runDemo} disabled={!report || !engineOk || !demoOk}>
           Run the demo

@@ -1,0 +1,167 @@
+import type { Verdict } from '../../shared/contract/compare';
+import type { VerdictRow } from '../../shared/contract/experiments';
+import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { percentile, sortedFinite } from './distribution';
+import { studentTCdf, studentTQuantile } from './student-t';
+
+export type Statistic = 'p50' | 'p95' | 'mean';
+
+export interface VerdictSettings {
+  /** Family-wise confidence across all the verdicts decided together. */
+  confidence: number;
+  /** `equivalent` when the interval of B/A − 1 lies within ± this. */
+  equivalenceMargin: number;
+  minWindowsPerSide: number;
+  minRequestsPerSide: number;
+}
+
+export const DEFAULT_VERDICT_SETTINGS: VerdictSettings = {
+  confidence: EXPERIMENT_DEFAULTS.confidence,
+  equivalenceMargin: EXPERIMENT_DEFAULTS.equivalenceMargin,
+  minWindowsPerSide: EXPERIMENT_DEFAULTS.minWindowsPerSide,
+  minRequestsPerSide: EXPERIMENT_DEFAULTS.minRequestsPerSide,
+};
+
+/** One comparison to decide: per side, the measured values of each window. */
+export interface VerdictQuestion {
+  metric: string;
+  a: string;
+  b: string;
+  aWindows: ArrayLike<number>[];
+  bWindows: ArrayLike<number>[];
+  statistic: Statistic;
+  /** Throughput and acceptance: a larger value is the better one. */
+  higherIsBetter?: boolean;
+}
+
+export function statisticOf(sorted: Float64Array, statistic: Statistic): number | null {
+  if (sorted.length === 0) return null;
+  if (statistic === 'mean') return sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
+  return percentile(sorted, statistic === 'p50' ? 0.5 : 0.95);
+}
+
+const minimumPerWindow = (statistic: Statistic) => (statistic === 'p95' ? PERCENTILE_MIN_N.p95 : 1);
+
+interface WindowTest {
+  question: VerdictQuestion;
+  aValue: number | null;
+  bValue: number | null;
+  windows: [number, number];
+  requests: [number, number];
+  /** Why no verdict can be given; null when the test ran. */
+  insufficient: string | null;
+  logScale: boolean;
+  meanDifference: number;
+  standardError: number;
+  df: number;
+  pValue: number;
+}
+
+/**
+ * The two-sample t test on per-window statistics. Windows are the unit of replication, so
+ * both request noise and window-to-window drift are inside the per-window spread the test
+ * uses; pooling requests instead would count drift as signal. Latencies compare as ratios
+ * (log scale): drift and speed-ups are multiplicative.
+ */
+function testWindows(question: VerdictQuestion, settings: VerdictSettings): WindowTest {
+  const sides = [question.aWindows, question.bWindows].map((windows) => windows.map((window) => sortedFinite(window)).filter((window) => window.length > 0));
+  const [aSide, bSide] = sides as [Float64Array[], Float64Array[]];
+  const pooled = (side: Float64Array[]) => statisticOf(sortedFinite(side.flatMap((window) => Array.from(window))), question.statistic);
+  const requests: [number, number] = [aSide.reduce((n, w) => n + w.length, 0), bSide.reduce((n, w) => n + w.length, 0)];
+  const base = { question, aValue: pooled(aSide), bValue: pooled(bSide), windows: [aSide.length, bSide.length] as [number, number], requests, logScale: false, meanDifference: 0, standardError: 0, df: 0, pValue: 1 };
+  const names = [question.a, question.b];
+  const shortWindows = sides.findIndex((side) => side.length < settings.minWindowsPerSide);
+  if (shortWindows >= 0) return { ...base, insufficient: `${names[shortWindows]} has ${sides[shortWindows]!.length} window(s); a verdict needs ${settings.minWindowsPerSide} per side (raise --repeats)` };
+  const fewRequests = requests.findIndex((n) => n < settings.minRequestsPerSide);
+  if (fewRequests >= 0) return { ...base, insufficient: `${names[fewRequests]} has ${requests[fewRequests]} measured request(s); a verdict needs ${settings.minRequestsPerSide} per side (raise --requests)` };
+  const needed = minimumPerWindow(question.statistic);
+  const thin = sides.findIndex((side) => side.some((window) => window.length < needed));
+  if (thin >= 0) return { ...base, insufficient: `n too small: ${question.statistic} needs ${needed} requests in every window; ${names[thin]} has a window of ${Math.min(...sides[thin]!.map((w) => w.length))} (raise --requests)` };
+
+  const perWindow = sides.map((side) => side.map((window) => statisticOf(window, question.statistic)!));
+  const logScale = perWindow.every((values) => values.every((value) => value > 0));
+  const [a, b] = perWindow.map((values) => (logScale ? values.map(Math.log) : values)) as [number[], number[]];
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const variance = (values: number[]) => {
+    const m = mean(values);
+    return values.reduce((sum, value) => sum + (value - m) ** 2, 0) / (values.length - 1);
+  };
+  const meanDifference = mean(b) - mean(a);
+  let standardError: number;
+  let df: number;
+  if (a.length === b.length) {
+    // Equal windows per side: the pooled-variance test is robust to unequal spreads and keeps 2k − 2 degrees of freedom.
+    df = a.length + b.length - 2;
+    const pooledVariance = ((a.length - 1) * variance(a) + (b.length - 1) * variance(b)) / df;
+    standardError = Math.sqrt(pooledVariance * (1 / a.length + 1 / b.length));
+  } else {
+    const va = variance(a) / a.length;
+    const vb = variance(b) / b.length;
+    standardError = Math.sqrt(va + vb);
+    df = (va + vb) ** 2 / (va ** 2 / (a.length - 1) + vb ** 2 / (b.length - 1));
+    if (!Number.isFinite(df)) df = a.length + b.length - 2;
+  }
+  let pValue: number;
+  if (standardError > 0) pValue = 2 * (1 - studentTCdf(Math.abs(meanDifference / standardError), df));
+  else pValue = meanDifference === 0 ? 1 : 0;
+  return { ...base, insufficient: null, logScale, meanDifference, standardError, df, pValue };
+}
+
+/**
+ * Decides a family of comparisons together: each gets a t test on its per-window
+ * statistics, Holm's step-down procedure keeps the chance of any false faster/slower in
+ * the family at or below 1 − confidence, and each interval is reported at the level its
+ * decision used (so an interval excludes zero exactly when its verdict is faster/slower).
+ * A difference that is not significant is called `equivalent` only when the interval at
+ * twice that level's error (TOST) lies inside ±margin.
+ */
+export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS): VerdictRow[] {
+  const tests = questions.map((question) => testWindows(question, settings));
+  const alpha = 1 - settings.confidence;
+  const tested = tests.map((test, index) => ({ test, index })).filter(({ test }) => test.insufficient === null);
+  const family = tested.length;
+  const levelByIndex = new Map<number, { alpha: number; rejected: boolean }>();
+  let stillRejecting = true;
+  [...tested].sort((x, y) => x.test.pValue - y.test.pValue).forEach(({ test, index }, rank) => {
+    const stepAlpha = alpha / (family - rank);
+    if (stillRejecting && test.pValue <= stepAlpha) levelByIndex.set(index, { alpha: stepAlpha, rejected: true });
+    else {
+      stillRejecting = false;
+      levelByIndex.set(index, { alpha: alpha / family, rejected: false });
+    }
+  });
+
+  return tests.map((test, index): VerdictRow => {
+    const { question } = test;
+    const difference = test.aValue === null || test.bValue === null ? null : test.bValue - test.aValue;
+    const common = {
+      metric: question.metric, a: question.a, b: question.b, a_value: test.aValue, b_value: test.bValue, difference,
+      equivalence_margin: settings.equivalenceMargin, windows: test.windows, requests: test.requests,
+    };
+    const level = levelByIndex.get(index);
+    if (test.insufficient !== null || !level) return { ...common, ci: null, relative_difference: null, relative_ci: null, confidence: null, verdict: 'insufficient data', note: test.insufficient };
+    const halfWidth = studentTQuantile(1 - level.alpha / 2, test.df) * test.standardError;
+    const interval: [number, number] = [test.meanDifference - halfWidth, test.meanDifference + halfWidth];
+    const tostHalfWidth = studentTQuantile(1 - level.alpha, test.df) * test.standardError;
+    const tost: [number, number] = [test.meanDifference - tostHalfWidth, test.meanDifference + tostHalfWidth];
+    const aValue = test.aValue!;
+    const toRelative = (value: number) => (test.logScale ? Math.exp(value) - 1 : aValue === 0 ? Number.NaN : value / Math.abs(aValue));
+    const relativeCi: [number, number] = [toRelative(interval[0]), toRelative(interval[1])];
+    const relativeTost = tost.map(toRelative);
+    let verdict: Verdict;
+    if (level.rejected) {
+      const bIsLarger = test.meanDifference > 0;
+      verdict = bIsLarger === (question.higherIsBetter ?? false) ? 'faster' : 'slower';
+    } else if (relativeTost.every((value) => Number.isFinite(value) && Math.abs(value) <= settings.equivalenceMargin)) verdict = 'equivalent';
+    else verdict = 'no significant difference';
+    return {
+      ...common,
+      ci: test.logScale ? [aValue * relativeCi[0], aValue * relativeCi[1]] : interval,
+      relative_difference: toRelative(test.meanDifference),
+      relative_ci: relativeCi,
+      confidence: 1 - level.alpha,
+      verdict,
+      note: verdict === 'no significant difference' ? `not shown to differ, nor to be within ±${(settings.equivalenceMargin * 100).toFixed(0)} %: more windows would narrow the interval` : null,
+    };
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * The one set of experiment defaults: the CLI, the demo and the UI all read these, so the
+ * three cannot drift apart. The statistical ones are the values the A/A and A/B simulation
+ * tests (test/unit/verdict-simulation.test.ts) prove: at these settings identical conditions
+ * are called different at most at the nominal rate, and a 15 % shift is found.
+ */
+export const EXPERIMENT_DEFAULTS = {
+  /** Windows per condition: the unit of replication. */
+  repeats: 6,
+  /** Measured requests per window: enough for a p95 in every window (PERCENTILE_MIN_N.p95). */
+  requestsPerWindow: 32,
+  concurrency: 1,
+  /** Family-wise confidence of an experiment's verdicts (Holm-corrected). */
+  confidence: 0.95,
+  /** `equivalent` when the whole interval lies within ± this fraction of the baseline. */
+  equivalenceMargin: 0.05,
+  /** No verdict below these: fewer windows or requests per side is `insufficient data`. */
+  minWindowsPerSide: 3,
+  minRequestsPerSide: 8,
+  /** Quality gates of the quantization recommendation. */
+  gates: {
+    /** Mean share of the baseline's greedy tokens reproduced before the first divergence. */
+    minTokenAgreement: 0.9,
+    /** Mean KL divergence per token against the baseline (nats). */
+    maxKld: 0.1,
+    /** Acceptance may not be significantly below the baseline's (one-sided, this level). */
+    acceptanceAlpha: 0.05,
+    /** A candidate is smaller only when it saves at least this share of the baseline's memory (server VRAM, else file size). */
+    minMemorySaving: 0.01,
+  },
+  /** Context size for the KLD pass (llama-perplexity needs ≥ 2 contexts of text). */
+  kldContext: 512,
+  /** A run whose competing CPU use averaged above this share of one core is contaminated. */
+  contentionCpuCores: 0.5,
+  warmCold: {
+    /** Fresh server starts for cold-process, one measured request each: as many as a verdict needs (minRequestsPerSide). */
+    coldStarts: 8,
+  },
+  sweep: {
+    /** With SLOs, a setting qualifies when at least this share of its requests met every one of them. */
+    sloAttainment: 0.9,
+  },
+} as const;
+
+/** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */
+export const PERCENTILE_MIN_N = { p50: 1, p90: 10, p95: 20, p99: 100 } as const;

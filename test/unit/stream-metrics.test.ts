@@ -1,0 +1,286 @@
+import http from 'node:http';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
+import { summarizeRun } from '../../src/main/metrics/run-summary';
+import { executeRun } from '../../src/main/runner/run-executor';
+import { streamCompletion, type StreamedCompletion } from '../../src/main/runner/stream-client';
+import { openDatabase } from '../../src/main/store/database';
+import { RunStore } from '../../src/main/store/run-store';
+import { evaluateAcceptance } from '../../src/main/workload/acceptance';
+import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
+import type { ResolvedItem, ResolvedWorkload } from '../../src/main/workload/workload-types';
+import { useTempDirs } from '../support/temp';
+
+/**
+ * Byte streams shaped like llama-server's /v1/chat/completions, written by a real local HTTP
+ * server with real pauses, read by the real stream client: only the engine is stood in for.
+ */
+type Step = { after: number; data: unknown };
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
+const role = chunk({ role: 'assistant', content: null });
+const say = (content: string) => chunk({ content });
+const think = (reasoning_content: string) => chunk({ reasoning_content });
+const finish = (reason = 'stop') => chunk({}, reason);
+const usage = (prompt: number, completion: number, timings?: Record<string, number>) => ({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, ...(timings ? { timings } : {}) });
+const DONE = '[DONE]';
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+/** Serves `script` on every chat request (each step `after` ms after the previous) and a word-counting /tokenize. */
+async function sseServer(script: Step[] | (() => Step[])): Promise<string> {
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (piece: Buffer) => (body += piece.toString()));
+    request.on('end', () => {
+      if (request.url === '/tokenize') {
+        const { content } = JSON.parse(body) as { content: string };
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ tokens: content.split(/\s+/).filter(Boolean).map((_, i) => i) }));
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const steps = typeof script === 'function' ? script() : script;
+      let index = 0;
+      const next = () => {
+        const step = steps[index++];
+        if (!step) return void response.end();
+        setTimeout(() => {
+          response.write(`data: ${typeof step.data === 'string' ? step.data : JSON.stringify(step.data)}\n\n`);
+          next();
+        }, step.after);
+      };
+      next();
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+const stream = async (script: Step[]) => streamCompletion({ baseUrl: await sseServer(script), body: { messages: [] } });
+
+describe('stream client against a real HTTP stream', () => {
+  it('ends e2e at the finish chunk, counting the unstreamed end-of-sequence step in TPOT', async () => {
+    // Four content tokens, then 40 ms for the EOS token that streams nothing; usage and
+    // timings follow 100 ms after the finish chunk, [DONE] 50 ms after that.
+    const completion = await stream([
+      { after: 0, data: role },
+      { after: 30, data: say('The') },
+      { after: 20, data: say(' capital') },
+      { after: 20, data: say(' is') },
+      { after: 20, data: say(' Paris') },
+      { after: 40, data: finish() },
+      { after: 100, data: usage(10, 5, { prompt_n: 10, prompt_ms: 12.5, predicted_n: 5, predicted_ms: 100, cache_n: 0 }) },
+      { after: 50, data: DONE },
+    ]);
+    expect(completion.error).toBeNull();
+    expect(completion.text).toBe('The capital is Paris');
+    expect(completion.reasoningText).toBe('');
+    expect(completion.contentChunkTimes).toHaveLength(4);
+    expect(completion.answerChunkTimes).toEqual(completion.contentChunkTimes);
+    expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, cached_tokens: null });
+    expect(completion.timings).toEqual({ prompt_n: 10, prompt_ms: 12.5, predicted_n: 5, predicted_ms: 100, cache_n: 0 });
+    const [first, , , last] = completion.contentChunkTimes as [number, number, number, number];
+    const finishAt = completion.finishAt!;
+    expect(finishAt - last).toBeGreaterThanOrEqual(35);
+    // Usage and [DONE] came later and are not generation.
+    expect(completion.endAt! - finishAt).toBeGreaterThanOrEqual(140);
+
+    const metrics = deriveRequestMetrics(completion);
+    expect(metrics.ttft_ms).toBe(first - completion.t0);
+    expect(metrics.e2e_ms).toBe(finishAt - completion.t0);
+    expect(metrics.tpot_ms).toBe((finishAt - first) / 4);
+    // The last-content-chunk formula would have left the EOS step out: ~60/4 instead of ~100/4.
+    expect(metrics.tpot_ms! - (last - first) / 4).toBeGreaterThanOrEqual(35 / 4);
+    expect(metrics.output_tokens).toBe(5);
+    expect(metrics.output_tokens_source).toBe('usage');
+    expect(metrics.queue_ms).toBe(Math.max(0, first - completion.t0 - 12.5));
+    expect(metrics.client_overhead_ms).toBe(finishAt - completion.t0 - 112.5);
+    expect(metrics.decode_tokens_per_s).toBe(40);
+  });
+
+  it('gives "Paris" + EOS one decode step of TPOT, and a single token none', async () => {
+    // llama.cpp: "Paris" is one token, the EOS a second one counted in completion_tokens.
+    const twoTokens = await stream([
+      { after: 0, data: role },
+      { after: 20, data: say('Paris') },
+      { after: 30, data: finish() },
+      { after: 0, data: usage(8, 2) },
+      { after: 0, data: DONE },
+    ]);
+    const metrics = deriveRequestMetrics(twoTokens);
+    expect(metrics.output_tokens).toBe(2);
+    expect(metrics.tpot_ms).toBe(twoTokens.finishAt! - twoTokens.contentChunkTimes[0]!);
+    expect(metrics.tpot_ms).toBe(metrics.e2e_ms! - metrics.ttft_ms!);
+    expect(metrics.tpot_ms).toBeGreaterThanOrEqual(25);
+
+    // max_tokens 1: the only token arrives with the final batch, finish "length".
+    const oneToken = await stream([
+      { after: 0, data: role },
+      { after: 20, data: say('Paris') },
+      { after: 0, data: finish('length') },
+      { after: 0, data: usage(8, 1) },
+      { after: 0, data: DONE },
+    ]);
+    const single = deriveRequestMetrics(oneToken);
+    expect(oneToken.finishReason).toBe('length');
+    expect(single.output_tokens).toBe(1);
+    expect(single.tpot_ms).toBeNull();
+    expect(single.ttft_ms).not.toBeNull();
+    expect(single.e2e_ms).not.toBeNull();
+  });
+
+  it('keeps reasoning apart from the answer, times both, and judges the answer alone', async () => {
+    const completion = await stream([
+      { after: 0, data: role },
+      { after: 20, data: think('France has its capital') },
+      { after: 20, data: think(' in Paris.') },
+      { after: 40, data: say('Paris') },
+      { after: 20, data: say('.') },
+      { after: 20, data: finish() },
+      { after: 0, data: usage(12, 9) },
+      { after: 0, data: DONE },
+    ]);
+    expect(completion.text).toBe('Paris.');
+    expect(completion.reasoningText).toBe('France has its capital in Paris.');
+    expect(completion.reasoningChunkTimes).toHaveLength(2);
+    expect(completion.answerChunkTimes).toHaveLength(2);
+    expect(completion.contentChunkTimes).toEqual([...completion.reasoningChunkTimes, ...completion.answerChunkTimes]);
+    const metrics = deriveRequestMetrics(completion);
+    expect(metrics.ttfr_ms).toBe(completion.reasoningChunkTimes[0]! - completion.t0);
+    expect(metrics.ttfa_ms).toBe(completion.answerChunkTimes[0]! - completion.t0);
+    // TTFT is the first token of either kind (reasoning tokens are output tokens).
+    expect(metrics.ttft_ms).toBe(metrics.ttfr_ms);
+    expect(metrics.ttfa_ms! - metrics.ttfr_ms!).toBeGreaterThanOrEqual(55);
+    expect(metrics.itl_ms).toHaveLength(3);
+    // 9 completion tokens include the reasoning ones: 8 steps from the first reasoning chunk.
+    expect(metrics.tpot_ms).toBe((completion.finishAt! - completion.contentChunkTimes[0]!) / 8);
+    // "France" is only in the reasoning: the answer does not contain it.
+    expect(evaluateAcceptance([{ contains: 'France' }], completion.text, null).accepted).toBe(false);
+    expect(evaluateAcceptance([{ contains: 'Paris' }], completion.text, null).accepted).toBe(true);
+  });
+
+  it('falls back to a labelled client count when usage is missing', async () => {
+    const completion = await stream([
+      { after: 0, data: say('a') },
+      { after: 20, data: say('b') },
+      { after: 20, data: say('c') },
+      { after: 20, data: finish() },
+      { after: 0, data: DONE },
+    ]);
+    expect(completion.usage).toBeNull();
+    const metrics = deriveRequestMetrics(completion);
+    expect(metrics.output_tokens).toBe(3);
+    expect(metrics.output_tokens_source).toBe('client_chunks');
+    expect(metrics.tpot_ms).toBe((completion.finishAt! - completion.contentChunkTimes[0]!) / 2);
+    expect(metrics.queue_ms).toBeNull();
+    expect(metrics.decode_tokens_per_s).toBeNull();
+  });
+
+  it('takes the finish time from a content chunk that carries finish_reason (vLLM style)', async () => {
+    const completion = await stream([
+      { after: 0, data: say('Hello') },
+      { after: 20, data: chunk({ content: '!' }, 'stop') },
+      { after: 60, data: usage(4, 2) },
+      { after: 0, data: DONE },
+    ]);
+    expect(completion.finishAt).toBe(completion.contentChunkTimes[1]);
+    expect(deriveRequestMetrics(completion).e2e_ms).toBe(completion.contentChunkTimes[1]! - completion.t0);
+  });
+
+  it('fails a stream that ends without a finish chunk and gives it no e2e', async () => {
+    const completion = await stream([{ after: 0, data: say('cut') }]);
+    expect(completion.error?.class).toBe('partial_stream');
+    expect(completion.finishAt).toBeNull();
+    expect(deriveRequestMetrics(completion).e2e_ms).toBeNull();
+    expect(deriveRequestMetrics(completion).tpot_ms).toBeNull();
+  });
+});
+
+function handMade(overrides: Partial<StreamedCompletion>): StreamedCompletion {
+  return {
+    t0: 1000, headersAt: 1005, contentChunkTimes: [], answerChunkTimes: [], reasoningChunkTimes: [], finishAt: null, endAt: null, httpStatus: 200,
+    finishReason: 'stop', text: '', reasoningText: '', usage: null, timings: null, error: null, ...overrides,
+  };
+}
+
+describe('open-loop latency from the schedule', () => {
+  it('measures TTFT and e2e from the scheduled time as well as from the send', () => {
+    // Scheduled at 900, sent 100 ms late at 1000 (the generator waited at its bound).
+    const metrics = deriveRequestMetrics(handMade({ contentChunkTimes: [1020, 1030], answerChunkTimes: [1020, 1030], finishAt: 1040, endAt: 1041, usage: { prompt_tokens: 1, completion_tokens: 3, cached_tokens: null } }), { scheduledAt: 900 });
+    expect(metrics.ttft_ms).toBe(20);
+    expect(metrics.e2e_ms).toBe(40);
+    expect(metrics.ttft_from_schedule_ms).toBe(120);
+    expect(metrics.e2e_from_schedule_ms).toBe(140);
+    expect(deriveRequestMetrics(handMade({ contentChunkTimes: [1020], finishAt: 1040 })).ttft_from_schedule_ms).toBeNull();
+  });
+});
+
+describe('run executor with reasoning', () => {
+  const tempDir = useTempDirs();
+
+  it('stores answer and reasoning apart, counts reasoning with the server tokenizer after the load, and summarizes both', async () => {
+    const baseUrl = await sseServer(() => [
+      { after: 0, data: role },
+      { after: 10, data: think('step one') },
+      { after: 10, data: think(' step two three') },
+      { after: 10, data: say('Paris') },
+      { after: 10, data: finish() },
+      { after: 0, data: usage(5, 7) },
+      { after: 0, data: DONE },
+    ]);
+    const item: ResolvedItem = {
+      id: 'capital', group: 'facts', messages: [{ role: 'user', content: 'Capital of France?' }], prompt: null, sampling: { max_tokens: 16 },
+      response_format: null, repeat: 1, weight: 1, checks: [{ contains: 'step' }], target_input_tokens: null, input_tokens_exact: null,
+    };
+    const workload: ResolvedWorkload = { name: 'w', description: '', revision: 'r', source: 'test', groups: [{ name: 'facts', items: [item] }] };
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    try {
+      const store = new RunStore(db);
+      const runId = store.createRun({ kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+      const execution = await executeRun({
+        store, runId, workload, target: { baseUrl }, load: { mode: 'closed', concurrency: 2 }, stop: { requests: 4, durationMs: null }, warmup: 0,
+        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: false, references: null, reasoningTokenCounter: llamaServerTokenCounter(baseUrl),
+      });
+      expect(execution.status).toBe('completed');
+      const rows = store.requests(runId);
+      expect(rows).toHaveLength(4);
+      for (const row of rows) {
+        expect(row.output_text).toBe('Paris');
+        expect(row.reasoning_text).toBe('step one step two three');
+        expect(row.reasoning_tokens).toBe(5);
+        // "step" is only in the reasoning: the answer fails the check.
+        expect(row.accepted).toBe(0);
+        expect(store.chunkOffsets(runId, row.seq)).toHaveLength(3);
+        expect(row.ttft_ms).toBe(row.ttfr_ms);
+        expect(row.ttfa_ms! - row.ttfr_ms!).toBeGreaterThanOrEqual(15);
+      }
+      const summary = summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: 'w', revision: 'r' }, rows: store.requestsForSummary(runId), load: { mode: 'closed', concurrency: 2 }, slo: null, serverSlots: 1 });
+      expect(summary.reasoning).toMatchObject({ requests_with_reasoning: 4, tokens: { n: 4, mean: 5 }, tokens_uncounted: 0, tokens_uncounted_reason: null });
+      expect(summary.reasoning!.ttfr_ms.n).toBe(4);
+      expect(summary.measurement.slot_wait_note).toBe('concurrency 2 against 1 server slot: requests waited for a free slot, and that wait is in client_overhead_ms (and in ttft_ms and e2e_ms)');
+
+      // Without a tokenizer the count is null, with the reason.
+      const uncountedRun = store.createRun({ kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+      await executeRun({
+        store, runId: uncountedRun, workload, target: { baseUrl }, load: { mode: 'closed', concurrency: 1 }, stop: { requests: 2, durationMs: null }, warmup: 0,
+        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: true, references: null, reasoningTokenCounter: null,
+      });
+      const uncounted = store.requests(uncountedRun);
+      expect(uncounted.map((row) => [row.reasoning_tokens, row.reasoning_tokens_note, row.reasoning_text, row.reasoning_chars])).toEqual([
+        [null, 'no server tokenizer (/tokenize) for this target', null, 23],
+        [null, 'no server tokenizer (/tokenize) for this target', null, 23],
+      ]);
+      const uncountedSummary = summarizeRun({ runId: uncountedRun, status: 'completed', statusReason: null, workload: { name: 'w', revision: 'r' }, rows: store.requestsForSummary(uncountedRun), load: { mode: 'closed', concurrency: 1 }, slo: null, serverSlots: 1 });
+      expect(uncountedSummary.reasoning).toMatchObject({ requests_with_reasoning: 2, tokens: { n: 0, mean: null }, tokens_uncounted: 2, tokens_uncounted_reason: 'no server tokenizer (/tokenize) for this target' });
+      expect(uncountedSummary.measurement.slot_wait_note).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readUsedMemoryOnce, SmiClock, SweepCounter } from '../../src/main/telemetry/gpu-sampler';
+import { parseComputeAppLine, parseSmiTimestamp } from '../../src/main/telemetry/nvidia-smi-parse';
+import { MIN_BASELINE_MS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+// The recorded-format nvidia-smi stand-in (test/fixtures/nvidia-smi/README.md).
+const standIn = path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', 'bin', 'nvidia-smi');
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('nvidia-smi timestamps on the run clock', () => {
+  it('reads the documented timestamp format as local time', () => {
+    expect(parseSmiTimestamp('2026/11/30 10:04:08.148')).toBe(new Date(2026, 10, 30, 10, 4, 8, 148).getTime());
+    expect(parseSmiTimestamp(' 2026/01/02 03:04:05.6 ')).toBe(new Date(2026, 0, 2, 3, 4, 5, 600).getTime());
+    expect(parseSmiTimestamp('[N/A]')).toBeNull();
+    expect(parseSmiTimestamp('0')).toBeNull();
+  });
+
+  it('places a reading at the time it was taken, not when it arrived; an impossible stamp falls back to arrival', () => {
+    let now = 5000;
+    const epochAtStart = 1_800_000_000_000;
+    const clock = new SmiClock(() => now, epochAtStart);
+    now = 7000;
+    // Taken 1.2 s after sampling began, delivered 0.8 s late.
+    expect(clock.place(epochAtStart + 1200)).toBe(6200);
+    // An hour off (another time zone), in the future, or missing: arrival time.
+    expect(clock.place(epochAtStart - 3_600_000)).toBe(7000);
+    expect(clock.place(epochAtStart + 10_000)).toBe(7000);
+    expect(clock.place(null)).toBe(7000);
+    expect(clock.counts).toEqual({ device: 1, arrival: 3 });
+  });
+
+  it('numbers passes over the GPUs: a pass ends when a GPU comes round again or time moves on', () => {
+    const sweeps = new SweepCounter(250);
+    expect([sweeps.assign('0', 0), sweeps.assign('1', 1), sweeps.assign('0', 250), sweeps.assign('1', 251), sweeps.assign('1', 500), sweeps.assign('0', 900)]).toEqual([1, 1, 2, 2, 3, 4]);
+  });
+
+  it('reads compute-process lines with GPU, name (commas and all) and memory', () => {
+    expect(parseComputeAppLine('2026/11/30 10:04:08.148, GPU-aaaa, 812, /usr/bin/python3 a,b.py, 700', 3)).toEqual({ t: 3, pid: 812, usedMib: 700, gpuUuid: 'GPU-aaaa', name: '/usr/bin/python3 a,b.py' });
+    expect(parseComputeAppLine('2026/11/30 10:04:08.148, GPU-aaaa, [N/A], x, 700', 3)).toBeNull();
+  });
+});
+
+describe('a telemetry session with the nvidia-smi stand-in', () => {
+  const saved = { ...process.env };
+  const children: { kill(): boolean }[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill();
+    for (const key of ['FAKE_SMI_GPU_FILE', 'FAKE_SMI_APPS_FILE', 'FAKE_SMI_DELAY_MS']) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+  });
+
+  /**
+   * A process the stand-in takes for the server: its program is named *llama-server and
+   * it is our child, like a real server is the app's. Named `fake-llama-server` so that
+   * llama-server checks elsewhere on the machine do not count it.
+   */
+  function fakeServer(): number {
+    const dir = tempDir();
+    const program = path.join(dir, 'fake-llama-server');
+    fs.symlinkSync(fs.realpathSync('/bin/sleep'), program);
+    const child = spawn(program, ['60'], { stdio: 'ignore' });
+    children.push(child);
+    return child.pid!;
+  }
+
+  it('reads used memory once, summed over GPUs, before a server exists', async () => {
+    process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
+    expect(await readUsedMemoryOnce(standIn)).toBe(1024 + 1212);
+    expect(await readUsedMemoryOnce(null)).toBeNull();
+  });
+
+  it('sums VRAM over GPUs and the server\'s processes per pass, keeps a ≥ 1 s baseline, and places late readings by their timestamps', async () => {
+    process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
+    process.env.FAKE_SMI_APPS_FILE = 'compute-apps-two-gpus.csv';
+    // Every reading reaches the sampler 400 ms after it was taken.
+    process.env.FAKE_SMI_DELAY_MS = '400';
+    const serverPid = fakeServer();
+    const origin = performance.now();
+    const clock = () => performance.now() - origin;
+    const session = new TelemetrySession({ clock, serverPid, metricsUrl: null, gpuBinary: standIn, beforeLoadUsedMib: 2236 });
+    session.start();
+    // Asked for 300 ms, as the experiments used to: the floor applies.
+    await session.idleBaseline(300);
+    expect(clock()).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    await delay(300);
+    session.markWindowStart();
+    await delay(1200);
+    session.markWindowEnd();
+    await session.stop();
+    const summary = session.summary();
+    const gpu = summary.gpu!;
+    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    expect(summary.window!.start_ms).toBeGreaterThan(summary.window!.baseline_ms!);
+    expect(gpu).toMatchObject({
+      name: '2× NVIDIA H100 80GB HBM3', gpu_count: 2, memory_total_mib: 2 * 81559,
+      before_load_used_mib: 2236,
+      baseline_used_mib: 1024 + 30000 + 1212 + 20000,
+      peak_used_mib: 1024 + 30000 + 1212 + 20000,
+      server_used_mib_peak: 30000 + 20000,
+      server_used_mib_mean: 30000 + 20000,
+      other_processes_vram_mib: 700,
+      utilization_pct_mean: 80,
+      power_w_mean: 1100,
+    });
+    expect(gpu.per_gpu!.map((entry) => entry.peak_used_mib)).toEqual([31024, 21212]);
+    // A 250 ms loop over ≥ 1 s of baseline.
+    expect(gpu.baseline_samples).toBeGreaterThanOrEqual(4);
+    expect(gpu.samples).toBeGreaterThanOrEqual(3);
+    expect(gpu.timestamps!.device).toBeGreaterThan(0);
+    expect(gpu.timestamps!.arrival).toBe(0);
+    expect(summary.contention!.other_gpu_processes).toEqual([{ pid: 4242, command: 'python3', used_mib_max: 700 }]);
+  });
+
+  it('without timestamps (a fixed stamp from another time) falls back to arrival and still sums one GPU', async () => {
+    process.env.FAKE_SMI_GPU_FILE = 'one-gpu.csv';
+    process.env.FAKE_SMI_APPS_FILE = 'compute-apps-named.csv';
+    const serverPid = fakeServer();
+    const origin = performance.now();
+    const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid, metricsUrl: null, gpuBinary: standIn });
+    session.start();
+    await session.idleBaseline(0);
+    session.markWindowStart();
+    await delay(800);
+    session.markWindowEnd();
+    await session.stop();
+    const gpu = session.summary().gpu!;
+    expect(gpu).toMatchObject({ name: 'NVIDIA GeForce RTX 4090', gpu_count: 1, baseline_used_mib: 5120, peak_used_mib: 5120, server_used_mib_peak: 812, other_processes_vram_mib: 300, before_load_used_mib: null });
+    expect(gpu.timestamps!.arrival).toBeGreaterThan(0);
+  });
+});
