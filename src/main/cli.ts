@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
-import { secureAppDirs } from './core/paths';
+import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { appCommand } from './cli/commands/app';
 import { demoCommand } from './cli/commands/demo';
@@ -12,6 +14,7 @@ import { serveCommand } from './cli/commands/serve';
 import { exportCommand, runsCommand } from './cli/commands/runs';
 import { serverCommand } from './cli/commands/server';
 import { setupCommand } from './cli/commands/setup';
+import { commandHelp, wantsHelp } from './cli/help';
 
 const USAGE = `Usage: inferlab <command> [options]
 
@@ -39,6 +42,10 @@ Commands:
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
   app                                         open the desktop app (needs Electron's binary)
 
+  help [COMMAND]                              this overview, or one command's usage with examples
+
+Every command and subcommand takes -h/--help (its usage, nothing run); --version prints the version.
+With --json, a failure is one document on stdout: {"error":{"code":...,"message":...}}.
 MODEL is a GGUF path or demo:f16, demo:q8_0, demo:q4_k_m.
 Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
@@ -47,15 +54,43 @@ const COMMANDS: Record<string, CommandHandler> = {
   run: runCommand, runs: runsCommand, export: exportCommand, experiment: experimentCommand, report: reportCommand, decide: decideCommand, decisions: decisionsCommand, serve: serveCommand, app: appCommand,
 };
 
+function packageVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version?: string };
+  return manifest.version ?? 'unknown';
+}
+
+/** Under --json a failure is one JSON document on stdout too, so scripts need not parse stderr. */
+function reportFailure(command: string, error: unknown, json: boolean): void {
+  const shape = toErrorShape(error);
+  const usageHint = exitStatusFor(error) === 2 && COMMANDS[command] ? `\nRun "inferlab ${command} --help" for usage.` : '';
+  process.stderr.write(`inferlab ${command}: ${shape.message}${usageHint}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ error: shape })}\n`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
+  if (command === '--version' || command === '-V') {
+    process.stdout.write(`inferlab ${packageVersion()}\n`);
+    return 0;
+  }
+  if (!command || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
     process.stdout.write(`${USAGE}\n`);
-    return command ? 0 : 2;
+    return 0;
+  }
+  const json = rest.includes('--json');
+  if (command === 'help' || wantsHelp(rest)) {
+    const [name, subcommand] = command === 'help' ? rest : [command, rest[0]];
+    const help = commandHelp(name!, subcommand);
+    if (help) {
+      process.stdout.write(`${help}\n`);
+      return 0;
+    }
   }
   const handler = COMMANDS[command];
   if (!handler) {
-    process.stderr.write(`Unknown command "${command}".\n\n${USAGE}\n`);
+    const name = command === 'help' ? rest[0]! : command;
+    process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code: ErrorCode.Usage, message: `Unknown command "${name}"` } })}\n`);
     return 2;
   }
   secureAppDirs();
@@ -66,9 +101,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await handler(rest, controller.signal);
   } catch (error) {
-    const shape = toErrorShape(error);
-    process.stderr.write(`inferlab ${command}: ${shape.message}\n`);
-    if (shape.code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG) process.stderr.write(`${error.stack}\n`);
+    reportFailure(command, error, json);
+    if (toErrorShape(error).code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG) process.stderr.write(`${error.stack}\n`);
     return controller.signal.aborted && exitStatusFor(error) !== 2 ? 130 : exitStatusFor(error);
   } finally {
     process.off('SIGINT', interrupt);

@@ -1,5 +1,9 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { progressWriter } from '../../src/main/cli/progress';
+import { projectRoot } from '../../src/main/core/paths';
+import { resolveModelRef } from '../../src/main/models/demo-models';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { inferlab } from '../support/cli';
@@ -50,5 +54,104 @@ describe('inferlab CLI', () => {
     expect(report.checks.find((check: { id: string }) => check.id === 'database').detail).toMatch(/quick_check: ok/);
     for (const check of report.checks) if (check.status !== 'ok') expect(check.fix).toEqual(expect.any(String));
     expect(result.code).toBe(report.checks.some((check: { status: string }) => check.status === 'missing') ? 1 : 0);
+  });
+});
+
+describe('inferlab CLI conventions', () => {
+  const helpCases: string[][] = [
+    ['run'], ['runs'], ['export'], ['experiment'], ['experiment', 'quant'], ['experiment', 'warmcold'], ['experiment', 'sweep'],
+    ['server'], ['server', 'start'], ['server', 'profile'], ['server', 'profile', 'list'], ['models'], ['models', 'scan'], ['models', 'quantize'],
+    ['report'], ['decide'], ['decisions'], ['serve'], ['doctor'], ['setup'], ['demo'], ['app'],
+  ];
+
+  it.each(helpCases)('%s … --help prints its usage, exits 0 and opens no database', async (...command) => {
+    const db = path.join(tempDir(), 'never.db');
+    for (const flag of ['--help', '-h']) {
+      const result = await inferlab([...command, flag, '--db', db]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/Usage/);
+      expect(result.stdout).toContain(`inferlab ${command[0]}`);
+      expect(result.stderr).toBe('');
+      expect(fs.existsSync(db)).toBe(false);
+    }
+  });
+
+  it.each([[[]], [['help']], [['--help']], [['-h']]])('%j prints the command overview and exits 0', async (args) => {
+    const result = await inferlab(args);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: inferlab <command>/);
+    expect(result.stdout).toMatch(/experiment quant/);
+  });
+
+  it('help CMD prints that command\'s usage', async () => {
+    const result = await inferlab(['help', 'run']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Usage: inferlab run --workload/);
+  });
+
+  it.each([['--version'], ['-V']])('%s prints the version from package.json', async (flag) => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+    const result = await inferlab([flag]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`inferlab ${version}`);
+  });
+
+  it('a usage mistake names the flag and points at --help', async () => {
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--concurrency', 'x']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--concurrency/);
+    expect(result.stderr).toMatch(/inferlab run --help/);
+  });
+
+  it('--json turns a usage error into one JSON document on stdout, exit 2', async () => {
+    const result = await inferlab(['demo', '--quick', '--max-tokens', '0', '--json']);
+    expect(result.code).toBe(2);
+    const body = JSON.parse(result.stdout) as { error: { code: string; message: string } };
+    expect(body.error.code).toEqual(expect.any(String));
+    expect(body.error.message).toMatch(/--max-tokens must be a positive integer/);
+    expect(result.stderr).toMatch(/--max-tokens must be a positive integer/);
+  });
+
+  it('--json turns a runtime failure into one JSON document on stdout, exit 1', async () => {
+    const result = await inferlab(['runs', 'list', '--db', '/dev/null/x.db', '--json']);
+    expect(result.code).toBe(1);
+    const body = JSON.parse(result.stdout) as { error: { code: string; message: string } };
+    expect(body.error).toEqual({ code: 'storage_failed', message: expect.stringMatching(/Cannot create the folder for the database/) });
+    expect(result.stderr).toMatch(/Cannot create the folder for the database/);
+  });
+
+  it('a long command shows its progress on a piped stderr, without carriage returns', async () => {
+    const model = await resolveModelRef('demo:q4_k_m');
+    const result = await inferlab(['models', 'scan', model, '--hash', '--db', path.join(tempDir(), 'hash.db')]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^hashing demo-q4_k_m\.gguf: \d+%$/m);
+    expect(result.stderr).not.toContain('\r');
+  });
+
+  it('prints plain progress lines when stderr is not a terminal', () => {
+    let written = '';
+    let now = 0;
+    const stream = { isTTY: false, write: (chunk: string) => ((written += chunk), true) };
+    const progress = progressWriter(stream, { intervalMs: 5000, now: () => now });
+    progress.line('window 1/3 f16');
+    progress.live('1 done');
+    now = 1000;
+    progress.live('2 done');
+    now = 6000;
+    progress.live('3 done');
+    progress.end();
+    expect(written).toBe('window 1/3 f16\n1 done\n3 done\n');
+    expect(written).not.toContain('\r');
+  });
+
+  it('rewrites one live line in place on a terminal', () => {
+    let written = '';
+    const stream = { isTTY: true, write: (chunk: string) => ((written += chunk), true) };
+    const progress = progressWriter(stream);
+    progress.live('1 done');
+    progress.live('2 done');
+    progress.line('server ready');
+    progress.end();
+    expect(written).toBe('\r1 done\x1b[K\r2 done\x1b[K\nserver ready\n');
   });
 });

@@ -69,3 +69,38 @@ describe('bounded GGUF reader', () => {
     }
   });
 });
+
+/** A header with one string array whose count the file could hold (8 bytes each), the rest left sparse. */
+function writeSparseStringArray(file: string, count: bigint, sizeBytes: number): void {
+  const key = Buffer.from('tokenizer.ggml.tokens');
+  const head = Buffer.alloc(24 + 8 + key.length + 4 + 4 + 8);
+  head.writeUInt32LE(0x46554747, 0);
+  head.writeUInt32LE(3, 4);
+  head.writeBigUInt64LE(0n, 8);
+  head.writeBigUInt64LE(1n, 16);
+  head.writeBigUInt64LE(BigInt(key.length), 24);
+  key.copy(head, 32);
+  head.writeUInt32LE(9, 32 + key.length);
+  head.writeUInt32LE(8, 36 + key.length);
+  head.writeBigUInt64LE(count, 40 + key.length);
+  fs.writeFileSync(file, head);
+  fs.truncateSync(file, sizeBytes);
+}
+
+describe('GGUF reader time bound', () => {
+  it('refuses a sparse 800 MB file whose string array claims 100 million entries within 2 s, naming the field', () => {
+    const file = path.join(tempDir(), 'sparse.gguf');
+    writeSparseStringArray(file, 100_000_000n, 800 * 1024 * 1024);
+    const started = performance.now();
+    expect(() => readGgufHeader(file)).toThrow(/tokenizer\.ggml\.tokens/);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('gives up on a header that takes longer than its time budget, naming the field it was reading', () => {
+    const file = path.join(tempDir(), 'slow.gguf');
+    writeSparseStringArray(file, 5_000_000n, 64 * 1024 * 1024);
+    const started = performance.now();
+    expect(() => readGgufHeader(file, { timeBudgetMs: 20 })).toThrow(/tokenizer\.ggml\.tokens.*20 ms/);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

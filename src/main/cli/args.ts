@@ -32,7 +32,7 @@ export function positiveInteger(name: string, raw: string | undefined, fallback:
   return value;
 }
 
-/** Human progress goes to stderr, and only on a terminal. */
+/** Human progress goes to stderr, terminal or not, so CI logs show where a long command is. */
 export function progressLine(line: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`${line}\n`);
+  process.stderr.write(`${line}\n`);
 }

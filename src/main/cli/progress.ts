@@ -33,3 +33,48 @@ export function stderrBuildProgress(prefix = 'inferlab setup'): BuildProgress {
     },
   };
 }
+
+export interface ProgressStream {
+  isTTY?: boolean;
+  write(chunk: string): boolean;
+}
+
+export interface ProgressWriter {
+  /** A status line, always printed. */
+  line(text: string): void;
+  /** A counter that changes often: rewritten in place on a terminal, a plain line every few seconds elsewhere. */
+  live(text: string): void;
+  /** Ends a live line left open on a terminal. */
+  end(): void;
+}
+
+/**
+ * Progress for long commands. Logs that are not terminals (CI, `2>file`) still get every
+ * status line, but no carriage returns and no more than one counter line per interval.
+ */
+export function progressWriter(stream: ProgressStream = process.stderr, options: { intervalMs?: number; now?: () => number } = {}): ProgressWriter {
+  const tty = stream.isTTY === true;
+  const intervalMs = options.intervalMs ?? 5000;
+  const now = options.now ?? Date.now;
+  let liveOpen = false;
+  let lastLive = -Infinity;
+  return {
+    line(text) {
+      stream.write(`${liveOpen ? '\n' : ''}${text}\n`);
+      liveOpen = false;
+    },
+    live(text) {
+      if (tty) {
+        stream.write(`\r${text}\x1b[K`);
+        liveOpen = true;
+      } else if (now() - lastLive >= intervalMs) {
+        lastLive = now();
+        stream.write(`${text}\n`);
+      }
+    },
+    end() {
+      if (liveOpen) stream.write('\n');
+      liveOpen = false;
+    },
+  };
+}

@@ -42,7 +42,18 @@ const LIMITS = {
   maxDims: 8,
   /** Array elements kept in memory; the rest are skipped. */
   arrayHead: 16,
+  /**
+   * String arrays must be walked one length at a time, so their count is bounded too: the
+   * largest vocabularies and merge lists are well under a million entries, while a sparse
+   * file can claim a hundred million zero-length strings that take many seconds to skip.
+   */
+  maxStringArrayLength: 16 * 1024 * 1024,
+  /** Reading a header, even a real one with a large vocabulary on a slow disk, takes well under a second. */
+  timeBudgetMs: 5000,
 };
+
+/** Checked every this many steps: often enough to stop promptly, rarely enough to cost nothing. */
+const CLOCK_STRIDE = 4096;
 
 const TYPE_NAMES = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'bool', 'string', 'array', 'u64', 'i64', 'f64'];
 const FIXED_SIZES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
@@ -53,11 +64,21 @@ class BoundedCursor {
   private bufferStart = 0;
   position = 0;
 
+  private steps = 0;
+
   constructor(
     private readonly fd: number,
     readonly fileSize: number,
     private readonly file: string,
+    private readonly deadline: number,
+    private readonly budgetMs: number,
   ) {}
+
+  /** Fails once the header has taken longer than its budget, naming what was being read. */
+  tick(what: string): void {
+    if (++this.steps % CLOCK_STRIDE !== 0) return;
+    if (performance.now() > this.deadline) this.fail(`${what}: reading the header took longer than ${this.budgetMs} ms, stopped at offset ${this.position}`);
+  }
 
   fail(message: string): never {
     throw new GgufFormatError(this.file, message);
@@ -134,9 +155,10 @@ function readValue(cursor: BoundedCursor, type: number, key: string): GgufMetaVa
   if (TYPE_NAMES[itemType] === undefined) cursor.fail(`${key}: unknown array item type ${itemType}`);
   const fixed = FIXED_SIZES[itemType];
   // A string item takes at least its 8-byte length.
-  const length = cursor.count(`array length of ${key}`, Number.MAX_SAFE_INTEGER, fixed ?? 8);
+  const length = cursor.count(`array length of ${key}`, fixed === undefined ? LIMITS.maxStringArrayLength : Number.MAX_SAFE_INTEGER, fixed ?? 8);
   const head: (string | number | bigint | boolean)[] = [];
   for (let index = 0; index < length; index++) {
+    cursor.tick(`array ${key}`);
     if (index < LIMITS.arrayHead) {
       head.push(cursor.scalar(itemType, `${key}[${index}]`));
     } else if (fixed !== undefined) {
@@ -151,7 +173,9 @@ function readValue(cursor: BoundedCursor, type: number, key: string): GgufMetaVa
   return { arrayOf: TYPE_NAMES[itemType]!, length, head };
 }
 
-export function readGgufHeader(file: string): GgufHeader {
+export function readGgufHeader(file: string, options: { timeBudgetMs?: number } = {}): GgufHeader {
+  const budgetMs = options.timeBudgetMs ?? LIMITS.timeBudgetMs;
+  const deadline = performance.now() + budgetMs;
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -161,7 +185,7 @@ export function readGgufHeader(file: string): GgufHeader {
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw new GgufFormatError(file, 'not a regular file');
-    const cursor = new BoundedCursor(fd, stat.size, file);
+    const cursor = new BoundedCursor(fd, stat.size, file, deadline, budgetMs);
     if (stat.size < 24) cursor.fail(`too small to be GGUF (${stat.size} bytes)`);
     const magic = cursor.u32('magic');
     if (magic !== 0x46554747) cursor.fail(`bad magic 0x${magic.toString(16).padStart(8, '0')}: not a GGUF file`);
@@ -172,12 +196,14 @@ export function readGgufHeader(file: string): GgufHeader {
     const kvCount = cursor.count('metadata count', LIMITS.maxKvCount, 13);
     const metadata = new Map<string, GgufMetaValue>();
     for (let index = 0; index < kvCount; index++) {
+      cursor.tick(`metadata key #${index}`);
       const key = cursor.string(`metadata key #${index}`, LIMITS.maxKeyBytes);
       const type = cursor.u32(`type of ${key}`);
       metadata.set(key, readValue(cursor, type, key));
     }
     const tensors: GgufTensorHeader[] = [];
     for (let index = 0; index < tensorCount; index++) {
+      cursor.tick(`tensor #${index}`);
       const name = cursor.string(`tensor #${index} name`, LIMITS.maxKeyBytes);
       const dims = cursor.u32(`dimension count of ${name}`);
       if (dims === 0 || dims > LIMITS.maxDims) cursor.fail(`tensor ${name} has ${dims} dimensions`);

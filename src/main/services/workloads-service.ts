@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkloadInfo, WorkloadsService } from '../../shared/contract';
 import { AppError } from '../core/errors';
+import { readTextFileCapped } from '../core/read-capped';
 import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
-import { builtinWorkloadDir, listBuiltinWorkloads, parseWorkloadText, readWorkloadFile, workloadPath, type WorkloadProblem } from '../workload/parse-workload';
+import { builtinWorkloadDir, listBuiltinWorkloads, MAX_WORKLOAD_FILE_BYTES, parseWorkloadText, readWorkloadFile, workloadPath, type WorkloadProblem } from '../workload/parse-workload';
 
 /** How many items get a token count in the preview: enough to see the shape of a set. */
 const PREVIEW_ITEMS = 200;
@@ -19,7 +19,7 @@ export function createWorkloadsService(tokenizerUrl: () => string | null = () =>
     },
     async read(name) {
       const file = workloadPath(name);
-      return { name, file, text: fs.readFileSync(file, 'utf8') };
+      return { name, file, text: readTextFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES) };
     },
     async validate(text) {
       try {

@@ -199,4 +199,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE requests ADD COLUMN reasoning_tokens_note TEXT;
     `,
   },
+  {
+    version: 8,
+    name: 'per-database secrets',
+    sql: `
+      -- Keys that never leave this database: not exported, not shown. 'hash_key' keys the
+      -- prompt and output hashes of private runs, so a short output cannot be found by
+      -- hashing guesses. The value is created on first use.
+      CREATE TABLE database_secrets (
+        name  TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      );
+    `,
+  },
 ];

@@ -131,6 +131,15 @@ export interface RequestRow {
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
+/**
+ * The key for private runs' text hashes: random, made once per database and kept in it.
+ * Unkeyed, the hash of a short answer ("yes", a number) is found by hashing guesses.
+ */
+function privateHashKey(db: Db): Buffer {
+  db.prepare("INSERT INTO database_secrets (name, value) VALUES ('hash_key', ?) ON CONFLICT (name) DO NOTHING").run(crypto.randomBytes(32));
+  return (db.prepare("SELECT value FROM database_secrets WHERE name = 'hash_key'").get() as { value: Buffer }).value;
+}
+
 /** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
 export function chunkOffsetView(blob: Buffer | null): Float64Array {
   if (!blob || blob.byteLength === 0) return new Float64Array(0);
@@ -213,6 +222,8 @@ export class RunStore {
   /** Writes a batch in one transaction. In a private run only hashes and lengths of text are kept. */
   addRequests(runId: string, requests: readonly StoredRequest[], options: { private?: boolean } = {}): void {
     this.db.transaction(() => {
+      const key = options.private ? privateHashKey(this.db) : null;
+      const hash = key ? (text: string) => crypto.createHmac('sha256', key).update(text).digest('hex') : sha256;
       for (const request of requests) {
         const keepText = !options.private;
         const reasoning = request.reasoningText ?? null;
@@ -246,8 +257,8 @@ export class RunStore {
           acceptance: request.acceptance === undefined ? null : JSON.stringify(request.acceptance),
           promptText: keepText ? request.promptText : null,
           outputText: keepText ? request.outputText : null,
-          promptSha: request.promptText === null ? null : sha256(request.promptText),
-          outputSha: request.outputText === null ? null : sha256(request.outputText),
+          promptSha: request.promptText === null ? null : hash(request.promptText),
+          outputSha: request.outputText === null ? null : hash(request.outputText),
           promptChars: request.promptText?.length ?? null,
           outputChars: request.outputText?.length ?? null,
           ttfr: request.metrics.ttfr_ms,
@@ -257,7 +268,7 @@ export class RunStore {
           decodeRate: request.metrics.decode_tokens_per_s,
           reasoningOffsets: request.reasoningChunkOffsetsMs?.length ? Buffer.from(Float64Array.from(request.reasoningChunkOffsetsMs).buffer) : null,
           reasoningText: keepText && reasoning ? reasoning : null,
-          reasoningSha: reasoning ? sha256(reasoning) : null,
+          reasoningSha: reasoning ? hash(reasoning) : null,
           reasoningChars: reasoning ? reasoning.length : null,
         });
       }

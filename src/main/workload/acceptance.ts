@@ -46,6 +46,16 @@ function extractJson(output: string): unknown {
 }
 
 /**
+ * The parser's own message quotes the start of the output, which may be a private run's
+ * answer; only where parsing stopped is kept.
+ */
+function notJsonDetail(error: Error): string {
+  if (/end of JSON input|Unterminated/i.test(error.message)) return 'not JSON: the text ends before the JSON does';
+  const position = /at position (\d+)/.exec(error.message);
+  return position ? `not JSON: parsing stopped at character ${position[1]}` : 'not JSON';
+}
+
+/**
  * Judges one output against checks decided before the run. No check evaluates user-supplied
  * code; user regexes (checks and schema patterns) run on a worker under a time budget, and
  * one over it fails its check with "regex exceeded N ms" while the run goes on.
@@ -64,7 +74,7 @@ export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: s
     try {
       value = extractJson(output);
     } catch (error) {
-      return { check: 'json_schema', passed: false, detail: `not JSON: ${(error as Error).message}` };
+      return { check: 'json_schema', passed: false, detail: notJsonDetail(error as Error) };
     }
     try {
       const validate = schemaValidator(check.json_schema);

@@ -1,10 +1,51 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { seededRandom } from '../models/random';
+import { readFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
 import type { TokenCounter } from './token-counter';
-import type { ChatMessage, GeneratorDef } from './workload-types';
+import type { ChatMessage, GeneratorDef, WorkloadDef } from './workload-types';
+
+/**
+ * What a whole workload's generators may produce. Each field is bounded by the schema, but
+ * their product is not: 1000 families x 1000 members x 10^6-token prefixes fits in 200 bytes
+ * and would take the process's memory. These sit far above any benchmark we know of.
+ */
+export const GENERATOR_CAPS = { requests: 100_000, promptTokens: 100_000_000 };
+
+/** Requests and prompt tokens a generator will produce, computed from its numbers alone; a ShareGPT import is bounded by its file's size instead. */
+export function generatorProduct(generator: GeneratorDef): { requests: number; promptTokens: number } {
+  if ('synthetic' in generator) return { requests: generator.synthetic.count, promptTokens: generator.synthetic.count * generator.synthetic.input_tokens };
+  if ('prefix_families' in generator) {
+    const spec = generator.prefix_families;
+    const requests = spec.prefixes * spec.suffixes;
+    return { requests, promptTokens: requests * (spec.prefix_tokens + spec.suffix_tokens) };
+  }
+  if ('long_document' in generator) return { requests: generator.long_document.count, promptTokens: generator.long_document.count * generator.long_document.document_tokens };
+  return { requests: 0, promptTokens: 0 };
+}
+
+const number = (value: number) => value.toLocaleString('en-US');
+
+/** The first group at which the running totals pass a cap, with a message giving the numbers; null when the workload fits. */
+export function generatorBudgetProblem(def: Pick<WorkloadDef, 'groups'>): { groupIndex: number; message: string } | null {
+  let requests = 0;
+  let promptTokens = 0;
+  for (const [groupIndex, group] of def.groups.entries()) {
+    if (!group.generate) continue;
+    const product = generatorProduct(group.generate);
+    requests += product.requests;
+    promptTokens += product.promptTokens;
+    if (requests > GENERATOR_CAPS.requests || promptTokens > GENERATOR_CAPS.promptTokens) {
+      const sofar = groupIndex > 0 && (requests !== product.requests || promptTokens !== product.promptTokens) ? ' (with the groups before it)' : '';
+      return {
+        groupIndex,
+        message: `generator of group "${group.name}" would produce${sofar} ${number(requests)} requests and ${number(promptTokens)} prompt tokens; generators may produce at most ${number(GENERATOR_CAPS.requests)} requests and ${number(GENERATOR_CAPS.promptTokens)} prompt tokens per workload`,
+      };
+    }
+  }
+  return null;
+}
 
 const WORDS = (
   'time person year way day thing man world life hand part child eye woman place work week case point government company number group problem fact ' +
@@ -63,9 +104,10 @@ export function importShareGpt(workloadFile: string, spec: { file: string; limit
   const file = path.resolve(path.dirname(workloadFile), spec.file);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    parsed = JSON.parse(readFileCapped(file, `ShareGPT file (sharegpt import in ${workloadFile})`, MAX_INPUT_FILE_BYTES).toString('utf8'));
   } catch (error) {
-    throw new AppError(ErrorCode.InvalidInput, `${file} (sharegpt import in ${workloadFile}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `not valid JSON: ${(error as Error).message}`}`);
+    if (error instanceof AppError && error.code !== ErrorCode.NotFound) throw error;
+    throw new AppError(ErrorCode.InvalidInput, `${file} (sharegpt import in ${workloadFile}): ${error instanceof AppError ? 'file not found' : `not valid JSON: ${(error as Error).message}`}`);
   }
   if (!Array.isArray(parsed)) throw new AppError(ErrorCode.InvalidInput, `${file}: expected a JSON list of conversations`);
   const prompts: GeneratedPrompt[] = [];

@@ -5,9 +5,11 @@ import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { projectRoot } from '../core/paths';
+import { readFileCapped } from '../core/read-capped';
+import { generatorBudgetProblem } from './generators';
 import type { AcceptanceCheck, WorkloadDef } from './workload-types';
 
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
+export const MAX_WORKLOAD_FILE_BYTES = 64 * 1024 * 1024;
 const MAX_ALIASES = 100;
 
 let validator: ReturnType<Ajv['compile']> | null = null;
@@ -168,6 +170,8 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
   }
   const def = value as WorkloadDef;
   const semantic = semanticProblems(def);
+  const overBudget = generatorBudgetProblem(def);
+  if (overBudget) semantic.push({ path: ['groups', overBudget.groupIndex, 'generate'], message: overBudget.message });
   if (semantic.length > 0) fail(file, semantic.map((problem) => ({ file, ...locate(doc, counter, problem.path), field: fieldName(problem.path), message: problem.message })));
   return def;
 }
@@ -180,8 +184,8 @@ export function readWorkloadFile(file: string): WorkloadDef {
     throw new AppError(ErrorCode.NotFound, `Workload file not found: ${file}`);
   }
   if (!stat.isFile()) throw new AppError(ErrorCode.InvalidInput, `Workload path is not a file: ${file}`);
-  if (stat.size > MAX_FILE_BYTES) throw new AppError(ErrorCode.InvalidInput, `${file}: ${stat.size} bytes is larger than the ${MAX_FILE_BYTES}-byte limit for workload files`);
-  const bytes = fs.readFileSync(file);
+  if (stat.size > MAX_WORKLOAD_FILE_BYTES) throw new AppError(ErrorCode.InvalidInput, `${file}: ${stat.size} bytes is larger than the ${MAX_WORKLOAD_FILE_BYTES}-byte limit for workload files`);
+  const bytes = readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
   if (bytes.includes(0)) fail(file, [{ file, line: null, column: null, field: '', message: 'contains NUL bytes: this is a binary file, not YAML or JSON' }]);
   let text: string;
   try {

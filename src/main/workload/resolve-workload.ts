@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
-import { runGenerator } from './generators';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { generatorBudgetProblem, runGenerator } from './generators';
 import type { TokenCounter } from './token-counter';
 import type { ResolvedItem, ResolvedWorkload, WorkloadDef } from './workload-types';
 
@@ -19,6 +21,9 @@ function canonical(value: unknown): string {
  * with the engine's tokenizer, defaults applied, group checks merged into each item.
  */
 export async function resolveWorkload(def: WorkloadDef, source: string, counter: TokenCounter): Promise<ResolvedWorkload> {
+  // Definitions also arrive without passing the parser (over RPC, from stored runs).
+  const overBudget = generatorBudgetProblem(def);
+  if (overBudget) throw new AppError(ErrorCode.InvalidInput, `Invalid workload ${source}: groups[${overBudget.groupIndex}].generate: ${overBudget.message}`);
   const defaults = def.defaults ?? {};
   const groups: ResolvedWorkload['groups'] = [];
   for (const group of def.groups) {

@@ -16,7 +16,7 @@ import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatTable } from '../format';
 
-const USAGE = 'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
+export const USAGE = 'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
 
 /**
  * The demo keeps the statistical defaults (windows, requests per window) and shortens the

@@ -2,8 +2,10 @@ import { runDoctor } from '../../doctor';
 import { parseOptions, type CommandHandler } from '../args';
 import { formatTable } from '../format';
 
+export const USAGE = 'inferlab doctor [--json] [--db PATH]';
+
 export const doctorCommand: CommandHandler = async (args) => {
-  const { values } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' } }, 'inferlab doctor [--json] [--db PATH]');
+  const { values } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' } }, USAGE);
   const report = await runDoctor({ dbPath: values.db });
   if (values.json) {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

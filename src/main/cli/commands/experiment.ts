@@ -4,6 +4,7 @@ import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorCode } from '../../../shared/errors';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { AppError } from '../../core/errors';
+import { readTextFileCapped } from '../../core/read-capped';
 import { ExperimentStore } from '../../experiments/experiment-store';
 import { parseQuantFiles, runQuantExperiment } from '../../experiments/quantization';
 import { agreementCell, constraintsFromFlags, qualityLines } from '../../experiments/recommend';
@@ -15,11 +16,12 @@ import { applySettings } from '../../server/profiles';
 import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
+import { progressWriter } from '../progress';
 import { verdictTable } from '../verdict-table';
 import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
 import { parseSlo } from './run';
 
-const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
+export const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
        inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
@@ -79,7 +81,7 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   if (kind === 'quant' && !files && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) throw new AppError(ErrorCode.Usage, `--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
   const vramBudget = values['vram-budget'] === undefined ? null : positiveInteger('vram-budget', values['vram-budget'], 1);
   const constraints = kind === 'quant' ? constraintsFromFlags(values, parseSlo(values.slo)) : { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
-  const kldText = values['kld-text'] ? fs.readFileSync(path.resolve(values['kld-text']), 'utf8') : null;
+  const kldText = values['kld-text'] ? readTextFileCapped(path.resolve(values['kld-text']), 'evaluation text') : null;
   const modelPath = kind !== 'quant' ? await resolveModelRef(values.model!) : null;
   let vary: { field: string; values: string[] } | null = null;
   let concurrencies = [concurrency];
@@ -99,7 +101,8 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   try {
     const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
     const experiments = new ExperimentStore(context.store.db);
-    const onStatus = (line: string) => process.stderr.isTTY && process.stderr.write(`${line}\n`);
+    const progress = progressWriter();
+    const onStatus = (line: string) => progress.line(line);
     const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, workload, profile, repeats, requestsPerWindow: requests, concurrency, signal, onStatus };
     const result = kind === 'warmcold'
       ? await runWarmCold({ ...common, model: { ref: values.model!, path: modelPath! }, skipCacheReset: values['skip-cache-reset'], coldStarts: values['cold-starts'] === undefined ? undefined : positiveInteger('cold-starts', values['cold-starts'], 1) })
@@ -115,9 +118,11 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   }
 };
 
+export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
+
 export const reportCommand: CommandHandler = async (args) => {
-  const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, 'inferlab report EXPERIMENT_ID --out FILE.html', true);
-  if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, 'Usage: inferlab report EXPERIMENT_ID --out FILE.html');
+  const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, REPORT_USAGE, true);
+  if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, `report needs one experiment id and --out FILE.html\n\nUsage: ${REPORT_USAGE}`);
   const context = await openCliContext(values.db);
   try {
     const experiment = new ExperimentStore(context.store.db).get(positionals[0]!);
@@ -131,7 +136,7 @@ export const reportCommand: CommandHandler = async (args) => {
   }
 };
 
-const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
+export const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
 
 /** A decision record: which condition was chosen from an experiment, on which runs, under which criteria, and why. */
 export const decideCommand: CommandHandler = async (args) => {

@@ -11,8 +11,8 @@ import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext, requireEngine } from '../context';
 import { formatTable } from '../format';
 
-const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
-const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
+export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
+export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
 function humanSize(bytes: number): string {
@@ -50,7 +50,7 @@ const scan: CommandHandler = async (args) => {
         let shown = -1;
         model.sha256 = await context.store.runs.hashes.hash(model.path, (done, total) => {
           const percent = Math.floor((done / total) * 100);
-          if (process.stderr.isTTY && percent >= shown + 10) {
+          if (percent >= shown + 10) {
             shown = percent;
             process.stderr.write(`hashing ${path.basename(model.path)}: ${percent}%\n`);
           }

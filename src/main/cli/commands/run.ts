@@ -11,8 +11,9 @@ import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
+import { progressWriter } from '../progress';
 
-const USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --endpoint URL)
+export const USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --endpoint URL)
     [--concurrency N | --rate R [--burstiness B] [--max-outstanding N]] [--requests N | --duration S] [--warmup N]
     [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
     [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--private] [--db PATH] [--json]`;
@@ -133,17 +134,17 @@ export const runCommand: CommandHandler = async (args, signal) => {
     const target: RunTargetSpec = modelPath
       ? { kind: 'model', modelRef: values.model!, modelPath, profile: applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []), force: values.force ?? false }
       : { kind: 'endpoint', url: endpoint!, headers: endpointHeaders(process.env, values['api-key-env'] ?? 'INFERLAB_API_KEY') };
-    const tty = process.stderr.isTTY === true;
+    const progress = progressWriter();
     const { summary } = await runWorkload({
       request: { workload: { def, file }, target, metricsUrl: values['metrics-url'] ?? null, load, stop: { requests, durationMs: duration === undefined ? null : duration * 1000 }, warmup, slo, timeouts, private: values.private ?? false, referenceRunId: values.reference ? context.store.runs.findRun(values.reference)!.id : null },
       store: context.store.runs,
       servers: context.servers,
       engine: context.engine,
       signal,
-      onStatus: (line) => tty && process.stderr.write(`${line}\n`),
-      onProgress: (progress) => tty && process.stderr.write(`\r${progress.warmup ? 'warmup ' : ''}${progress.finished} done, ${progress.failed} failed, last TTFT ${formatMs(progress.lastTtftMs)}   `),
+      onStatus: (line) => progress.line(line),
+      onProgress: (update) => progress.live(`${update.warmup ? 'warmup ' : ''}${update.finished} done, ${update.failed} failed, last TTFT ${formatMs(update.lastTtftMs)}`),
     });
-    if (tty) process.stderr.write('\n');
+    progress.end();
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     else printSummary(summary);
     return summary.status === 'completed' ? 0 : summary.status === 'interrupted' ? 130 : 1;

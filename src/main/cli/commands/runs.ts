@@ -8,8 +8,8 @@ import { openCliContext } from '../context';
 import { formatMs, formatTable } from '../format';
 import { printSummary } from './run';
 
-const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
-const EXPORT_USAGE = 'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
+export const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
+export const EXPORT_USAGE = 'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
 
 export const runsCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' }, limit: { type: 'string' } }, RUNS_USAGE, true);

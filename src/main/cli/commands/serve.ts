@@ -8,7 +8,7 @@ import { startHeadlessServer } from '../../headless';
 import { createServices } from '../../services';
 import { parseOptions, type CommandHandler } from '../args';
 
-const USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
+export const USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
 
 function newestSourceMtime(dir: string): number {
   let newest = 0;

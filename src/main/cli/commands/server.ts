@@ -6,8 +6,8 @@ import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatTable } from '../format';
 
-const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
-const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
+export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
+export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
 function stateLine(snapshot: ServerSnapshot): Record<string, unknown> {
   const line: Record<string, unknown> = { state: snapshot.state, id: snapshot.id, model: snapshot.modelRef, profile: snapshot.profileName, port: snapshot.port, pid: snapshot.pid };

@@ -5,8 +5,10 @@ import { runSetup } from '../../setup/setup';
 import { parseOptions, type CommandHandler } from '../args';
 import { stderrBuildProgress } from '../progress';
 
+export const USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';
+
 export const setupCommand: CommandHandler = async (args) => {
-  const { values } = parseOptions(args, { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } }, 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]');
+  const { values } = parseOptions(args, { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } }, USAGE);
   const backend = values.backend as EngineBackend | undefined;
   if (backend !== undefined && !ENGINE_BACKENDS.includes(backend)) throw new AppError(ErrorCode.Usage, `--backend must be one of ${ENGINE_BACKENDS.join(', ')}, got "${values.backend}"`);
   const log = (line: string) => process.stderr.write(`inferlab setup: ${line}\n`);

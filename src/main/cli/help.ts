@@ -1,0 +1,53 @@
+import { USAGE as DEMO_USAGE } from './commands/demo';
+import { USAGE as DOCTOR_USAGE } from './commands/doctor';
+import { DECIDE_USAGE, REPORT_USAGE, USAGE as EXPERIMENT_USAGE } from './commands/experiment';
+import { QUANTIZE_USAGE, SCAN_USAGE } from './commands/models';
+import { USAGE as RUN_USAGE } from './commands/run';
+import { EXPORT_USAGE, RUNS_USAGE } from './commands/runs';
+import { USAGE as SERVE_USAGE } from './commands/serve';
+import { PROFILE_USAGE, START_USAGE } from './commands/server';
+import { USAGE as SETUP_USAGE } from './commands/setup';
+
+interface HelpEntry {
+  usage: string;
+  examples?: string[];
+}
+
+/** Usage per command and subcommand, keyed "command" or "command subcommand". */
+const HELP: Record<string, HelpEntry> = {
+  doctor: { usage: DOCTOR_USAGE, examples: ['inferlab doctor', 'inferlab doctor --json'] },
+  setup: { usage: SETUP_USAGE, examples: ['inferlab setup', 'inferlab setup --backend cuda --force'] },
+  demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32'] },
+  server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}` },
+  'server start': { usage: START_USAGE, examples: ['inferlab server start --model demo:q8_0 --set contextSize=4096'] },
+  'server profile': { usage: PROFILE_USAGE, examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'] },
+  models: { usage: `${SCAN_USAGE}\n       ${QUANTIZE_USAGE}` },
+  'models scan': { usage: SCAN_USAGE, examples: ['inferlab models scan ~/models --json'] },
+  'models quantize': { usage: QUANTIZE_USAGE, examples: ['inferlab models quantize model-f16.gguf --to Q8_0,Q4_K_M'] },
+  run: { usage: RUN_USAGE, examples: ['inferlab run --workload chat-short --model demo:q8_0 --concurrency 4 --requests 40', 'inferlab run --workload chat-short --endpoint http://127.0.0.1:8080 --rate 2 --duration 60 --json'] },
+  runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
+  export: { usage: EXPORT_USAGE, examples: ['inferlab export 1a2b3c4d --out ./run-export'] },
+  experiment: { usage: EXPERIMENT_USAGE },
+  'experiment quant': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short'] },
+  'experiment warmcold': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment warmcold --model demo:q8_0 --workload prefix-share --report warmcold.html'] },
+  'experiment sweep': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment sweep --model demo:q8_0 --vary parallelSlots=1,4 --load concurrency=1,4'] },
+  report: { usage: REPORT_USAGE, examples: ['inferlab report 1a2b3c4d --out report.html'] },
+  decide: { usage: DECIDE_USAGE, examples: ['inferlab decide 1a2b3c4d --choose q8_0 --reason "same answers, half the memory"'] },
+  decisions: { usage: DECIDE_USAGE, examples: ['inferlab decisions --json'] },
+  serve: { usage: SERVE_USAGE, examples: ['inferlab serve --port 8123'] },
+  app: { usage: 'inferlab app' },
+};
+
+/** The usage of `command [subcommand]`, or null when there is no such command. */
+export function commandHelp(command: string, subcommand: string | undefined): string | null {
+  const entry = (subcommand !== undefined ? HELP[`${command} ${subcommand}`] : undefined) ?? HELP[command];
+  if (!entry) return null;
+  const examples = entry.examples?.length ? `\n\nExamples:\n${entry.examples.map((line) => `  ${line}`).join('\n')}` : '';
+  return `Usage: ${entry.usage}${examples}\n\nEvery command takes -h/--help; --json makes failures one JSON document on stdout.\nExit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
+}
+
+/** Whether ARGS ask for help; words after `--` are values, never flags. */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseWorkloadText, readWorkloadFile } from '../../src/main/workload/parse-workload';
+import { resolveWorkload } from '../../src/main/workload/resolve-workload';
+import { estimatingTokenCounter } from '../../src/main/workload/token-counter';
+import type { WorkloadDef } from '../../src/main/workload/workload-types';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+const BOMB = `name: bomb
+groups:
+  - name: families
+    generate:
+      prefix_families: { prefixes: 1000, suffixes: 1000, prefix_tokens: 1000000, suffix_tokens: 10, output_tokens: 1 }
+`;
+
+describe('bounded inputs', () => {
+  it('refuses a ~200-byte generator bomb at validation, with the file, the group and the numbers', () => {
+    expect(BOMB.length).toBeLessThan(220);
+    let message = '';
+    const started = performance.now();
+    try {
+      parseWorkloadText(BOMB, 'bomb.yaml');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(message).toMatch(/bomb\.yaml/);
+    expect(message).toMatch(/"families"/);
+    expect(message).toMatch(/1,000,000 requests.*100,000/);
+    expect(message).toMatch(/1,000,010,000,000 prompt tokens.*100,000,000/);
+  });
+
+  it('refuses generators that are each under the caps but together exceed them', () => {
+    const group = (name: string) => `  - name: ${name}\n    generate:\n      synthetic: { count: 60000, input_tokens: 10, output_tokens: 1 }\n`;
+    expect(() => parseWorkloadText(`name: two\ngroups:\n${group('a')}${group('b')}`, 'two.yaml')).toThrow(/120,000 requests.*100,000/);
+  });
+
+  it('refuses the bomb in resolveWorkload too, before generating anything', async () => {
+    const def: WorkloadDef = { name: 'bomb', groups: [{ name: 'docs', generate: { long_document: { count: 10000, document_tokens: 1000000, output_tokens: 1 } } }] } as WorkloadDef;
+    let counted = 0;
+    const counter = { exact: false, count: async (text: string) => { counted++; return estimatingTokenCounter.count(text); } };
+    await expect(resolveWorkload(def, 'w.yaml', counter)).rejects.toThrow(/"docs".*10,000,000,000 prompt tokens/s);
+    expect(counted).toBe(0);
+  });
+
+  it('still accepts the largest ordinary generators', () => {
+    expect(() => parseWorkloadText('name: ok\ngroups:\n  - name: s\n    generate:\n      synthetic: { count: 1000, input_tokens: 32000, output_tokens: 1 }\n', 'ok.yaml')).not.toThrow();
+  });
+
+  it('refuses an oversized ShareGPT file by its size, naming the file and the cap', async () => {
+    const dir = tempDir();
+    const data = path.join(dir, 'huge.json');
+    fs.writeFileSync(data, '[');
+    fs.truncateSync(data, 256 * 1024 * 1024 + 1);
+    const file = path.join(dir, 'w.yaml');
+    fs.writeFileSync(file, 'name: s\ngroups:\n  - name: g\n    generate:\n      sharegpt: { file: huge.json }\n');
+    const started = performance.now();
+    await expect(resolveWorkload(readWorkloadFile(file), file, estimatingTokenCounter)).rejects.toThrow(/huge\.json.*256 MiB/);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
