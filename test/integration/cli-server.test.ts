@@ -63,7 +63,8 @@ describe('inferlab server and models commands', () => {
     const result = await inferlab(['server', 'start', '--model', pick(files), '--db', path.join(dir, 'x.db'), '--json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
-    expect(result.stdout).toBe('');
+    // With --json the failure is one JSON document on stdout, and nothing else is printed there.
+    expect(JSON.parse(result.stdout).error.message).toMatch(message);
   });
 
   it('models scan lists demo models and invalid files with the reason', async () => {
