@@ -1,18 +1,13 @@
-import type { EngineInfo } from '../../shared/contract/engine';
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
-import type { ServerProfile } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
 import { runWorkload } from '../runner/run-workload';
-import type { ServerManager } from '../server/server-manager';
 import { applySettings, assertValidProfile } from '../server/profiles';
-import type { RunStore } from '../store/run-store';
-import type { WorkloadDef } from '../workload/workload-types';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { ExperimentStore } from './experiment-store';
+import type { SingleModelExperimentInputs } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';
 import { windowSchedule } from './windows';
 
@@ -31,14 +26,7 @@ interface WindowGoodput {
  * reusing one server across windows would understate the spread between windows. Settings run in
  * rotated order per window, so drift does not always land on the same one.
  */
-export async function runSweep(options: {
-  runs: RunStore;
-  experiments: ExperimentStore;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  model: { ref: string; path: string };
-  workload: { def: WorkloadDef; file: string };
-  profile: ServerProfile;
+export async function runSweep(options: SingleModelExperimentInputs & {
   vary: { field: string; values: string[] };
   concurrencies: number[];
   requestsPerCondition: number | null;

@@ -1,32 +1,22 @@
-import type { EngineInfo } from '../../shared/contract/engine';
 import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
-import type { ServerProfile } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { summarize } from '../metrics/distribution';
 import { runWorkload } from '../runner/run-workload';
 import type { ManagedServer } from '../server/managed-server';
-import type { ServerManager } from '../server/server-manager';
-import type { RequestRow, RunStore } from '../store/run-store';
+import type { RequestRow } from '../store/run-store';
 import { llamaServerTokenCounter } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from './cache-evidence';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { ExperimentStore } from './experiment-store';
+import type { SingleModelExperimentInputs } from './experiment-inputs';
 import { spreadOverWindows, windowSchedule } from './windows';
 
 export type WarmColdCondition = 'cold-process' | 'cold-cache' | 'warm-cache';
 export const WARM_COLD_CONDITIONS: readonly WarmColdCondition[] = ['cold-process', 'cold-cache', 'warm-cache'];
 
-export interface WarmColdOptions {
-  runs: RunStore;
-  experiments: ExperimentStore;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  model: { ref: string; path: string };
-  workload: { def: WorkloadDef; file: string };
-  profile: ServerProfile;
+export interface WarmColdOptions extends SingleModelExperimentInputs {
   repeats: number;
   requestsPerWindow: number | null;
   concurrency: number;
