@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
+import { orphanWatchdog } from './core/orphan-watchdog';
 import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { appCommand } from './cli/commands/app';
@@ -95,9 +96,19 @@ export async function main(argv: string[]): Promise<number> {
   }
   secureAppDirs();
   const controller = new AbortController();
-  const interrupt = () => controller.abort();
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
+  // The first signal stops gracefully (servers get their grace period, finished requests are
+  // kept); a second one means now: every server group is killed before this process exits.
+  const interrupt = (name: NodeJS.Signals) => {
+    if (!controller.signal.aborted) {
+      controller.abort();
+      return;
+    }
+    process.stderr.write(`${name} again: stopping servers now\n`);
+    orphanWatchdog.killAllNow();
+    process.exit(130);
+  };
+  const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const name of STOP_SIGNALS) process.on(name, interrupt);
   try {
     return await handler(rest, controller.signal);
   } catch (error) {
@@ -105,7 +116,6 @@ export async function main(argv: string[]): Promise<number> {
     if (toErrorShape(error).code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG) process.stderr.write(`${error.stack}\n`);
     return controller.signal.aborted && exitStatusFor(error) !== 2 ? 130 : exitStatusFor(error);
   } finally {
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
+    for (const name of STOP_SIGNALS) process.off(name, interrupt);
   }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import si from 'systeminformation';
+import { ServerSessionStore } from './server/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
 import { isExecutable } from './core/which';
@@ -68,6 +69,30 @@ export function checkDatabase(databasePath: string): DoctorCheck {
   }
 }
 
+/**
+ * Servers whose owner died without stopping them (and whose watchdog died too) hold memory
+ * and ports; doctor stops them like every other command does, and says which.
+ */
+async function sweepOrphanedServers(databasePath: string): Promise<DoctorCheck> {
+  const label = 'orphaned servers';
+  let db;
+  try {
+    db = openDatabase(databasePath);
+  } catch (error) {
+    return { id: 'orphans', label, status: 'warning', detail: `not checked: ${(error as Error).message}`, fix: null };
+  }
+  try {
+    const swept = await new ServerSessionStore(db).sweepOrphans();
+    if (swept.killed.length === 0) return { id: 'orphans', label, status: 'ok', detail: 'no orphaned servers', fix: null };
+    const which = swept.killed.map((server) => `pid ${server.pid} on port ${server.port ?? '?'}`).join(', ');
+    return { id: 'orphans', label, status: 'warning', detail: `stopped ${swept.killed.length} orphaned server${swept.killed.length === 1 ? '' : 's'}: ${which}`, fix: null };
+  } catch (error) {
+    return { id: 'orphans', label, status: 'warning', detail: `not checked: ${(error as Error).message}`, fix: null };
+  } finally {
+    db.close();
+  }
+}
+
 /** Everything `inferlab doctor` reports: each item ok, missing or a warning, with the fix. */
 export async function runDoctor(options: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorReport> {
   const env = options.env ?? process.env;
@@ -108,6 +133,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
 
   const databasePath = resolveDatabasePath(options.dbPath, env);
   checks.push(checkDatabase(databasePath));
+  checks.push(await sweepOrphanedServers(databasePath));
 
   const electron = electronBinaryPath();
   checks.push(

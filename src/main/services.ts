@@ -9,11 +9,14 @@ import { createModelsService } from './services/models-service';
 import { createRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
 import { createWorkloadsService } from './services/workloads-service';
+import { rpcAccess, type ServiceAccess } from './services/access';
 import { openAppStore } from './store/app-store';
 import { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
   dbPath?: string;
+  /** What callers of these services may reach; requests over RPC by default (configured roots only). */
+  access?: ServiceAccess;
 }
 
 export interface AppEvent {
@@ -37,6 +40,7 @@ export interface ServiceContainer {
 export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
   secureAppDirs();
   const dbPath = resolveDatabasePath(options.dbPath);
+  const access = options.access ?? rpcAccess();
   const store = await openAppStore(dbPath);
   const events = new Emitter<AppEvent>();
   const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
@@ -46,8 +50,8 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     throw error;
   }));
   const servers = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
-  const models = createModelsService(resolveEngine, sink);
-  const serversService = createServersService(servers, store.profiles, sink);
+  const models = createModelsService(resolveEngine, sink, access);
+  const serversService = createServersService(servers, store.profiles, sink, access);
   // Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself.
   let idle: TelemetrySession | null = null;
   const setIdleSampling = (on: boolean) => {
@@ -62,14 +66,17 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     }
   };
   setIdleSampling(true);
-  const runs = createRunsService({ store, servers, engine: resolveEngine, events: sink, onActiveChange: (active) => setIdleSampling(!active) });
-  const experiments = createExperimentsService({ store, servers, engine: resolveEngine, events: sink });
+  const runs = createRunsService({ store, servers, access, engine: resolveEngine, events: sink, onActiveChange: (active) => setIdleSampling(!active) });
+  const experiments = createExperimentsService({ store, servers, access, engine: resolveEngine, events: sink });
   const services: AppServices = {
     doctor: { report: () => runDoctor({ dbPath }) },
     models,
     servers: serversService,
     // A running llama-server makes the workload preview's token counts exact.
-    workloads: createWorkloadsService(() => servers.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp')?.baseUrl ?? null),
+    workloads: createWorkloadsService(access, () => {
+      const ready = servers.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp');
+      return ready ? servers.get(ready.id).address : null;
+    }),
     runs,
     experiments,
   };

@@ -6,6 +6,8 @@ export const ErrorCode = {
   Usage: 'usage',
   InvalidInput: 'invalid_input',
   NotFound: 'not_found',
+  /** The request names something this interface may not reach (a path outside the roots, a flag that is not allowed). */
+  Forbidden: 'forbidden',
   EngineMissing: 'engine_missing',
   EngineBuildFailed: 'engine_build_failed',
   ServerStartFailed: 'server_start_failed',
@@ -26,4 +28,4 @@ export interface ErrorShape {
 }
 
 /** Codes that mean "the caller asked for something invalid" (CLI exit status 2). */
-export const USAGE_ERROR_CODES: readonly ErrorCode[] = [ErrorCode.Usage, ErrorCode.InvalidInput, ErrorCode.NotFound];
+export const USAGE_ERROR_CODES: readonly ErrorCode[] = [ErrorCode.Usage, ErrorCode.InvalidInput, ErrorCode.NotFound, ErrorCode.Forbidden];

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { identify, isAlive } from '../../src/main/core/process-identity';
-import { inferlab, startInferlab, waitForJsonLine } from '../support/cli';
+import { inferlab, killWithWatchdog, startInferlab, waitForJsonLine } from '../support/cli';
 import { writeHostileFiles } from '../support/hostile-gguf';
 import { useTempDirs } from '../support/temp';
 
@@ -34,13 +34,12 @@ describe('inferlab server and models commands', () => {
     expect(isAlive(identify(serverPid))).toBe(false);
   });
 
-  it('the next command kills the server of a CLI that was SIGKILLed, and only that one', async () => {
+  it('the next command kills the server of a CLI that was SIGKILLed with its watchdog, and only that one', async () => {
     const db = path.join(tempDir(), 'orphans.db');
     const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--db', db, '--json']);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.on('close', resolve));
+    await killWithWatchdog(child);
     expect(isAlive(server)).toBe(true);
     const next = await inferlab(['server', 'profile', 'list', '--db', db]);
     expect(next.code).toBe(0);
@@ -48,6 +47,43 @@ describe('inferlab server and models commands', () => {
     await waitUntil(() => !isAlive(server), 5000);
     const again = await inferlab(['server', 'profile', 'list', '--db', db]);
     expect(again.stderr).not.toMatch(/orphaned/);
+  });
+
+  it('doctor sweeps an orphaned server and says which', async () => {
+    const db = path.join(tempDir(), 'doctor-orphans.db');
+    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
+    const server = identify(ready.pid as number);
+    await killWithWatchdog(child);
+    expect(isAlive(server)).toBe(true);
+    const doctor = await inferlab(['doctor', '--db', db, '--json']);
+    const check = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((item) => item.id === 'orphans');
+    expect(check).toMatchObject({ status: 'warning' });
+    expect(check!.detail).toMatch(new RegExp(`stopped 1 orphaned server: pid ${server.pid} on port ${ready.port}`));
+    await waitUntil(() => !isAlive(server), 5000);
+    const again = JSON.parse((await inferlab(['doctor', '--db', db, '--json'])).stdout) as { checks: { id: string; status: string; detail: string }[] };
+    expect(again.checks.find((item) => item.id === 'orphans')).toMatchObject({ status: 'ok', detail: 'no orphaned servers' });
+  });
+
+  it.each([
+    ['SIGKILL', async (child: ReturnType<typeof startInferlab>) => void child.kill('SIGKILL'), null],
+    ['SIGHUP', async (child: ReturnType<typeof startInferlab>) => void child.kill('SIGHUP'), 0],
+    // The second Ctrl-C arrives during the graceful stop of the first.
+    ['a second SIGINT', async (child: ReturnType<typeof startInferlab>) => {
+      child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      child.kill('SIGINT');
+    }, null],
+  ])('a CLI ended by %s leaves no llama-server behind', async (_name, end, expectedCode) => {
+    const db = path.join(tempDir(), 'ended.db');
+    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
+    const server = identify(ready.pid as number);
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await end(child);
+    const code = await exited;
+    if (expectedCode !== null) expect(code).toBe(expectedCode);
+    await waitUntil(() => !isAlive(server), 6000);
   });
 
   it.each([

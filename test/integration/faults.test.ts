@@ -8,7 +8,7 @@ import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { runWorkload } from '../../src/main/runner/run-workload';
 import { readWorkloadFile, workloadPath } from '../../src/main/workload/parse-workload';
-import { inferlab, startInferlab } from '../support/cli';
+import { inferlab, killWithWatchdog, startInferlab } from '../support/cli';
 import { requireEngine } from '../support/engine';
 import { serverHarness } from '../support/servers';
 import { useTempDirs } from '../support/temp';
@@ -66,8 +66,7 @@ describe('faults against the real server', () => {
     const sessions = new Database(db, { readonly: true });
     const server = sessions.prepare('SELECT pid, pid_start_ticks FROM server_sessions WHERE ended_at IS NULL').get() as { pid: number; pid_start_ticks: number };
     sessions.close();
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.on('close', resolve));
+    await killWithWatchdog(child);
     expect(isAlive({ pid: server.pid, startTicks: server.pid_start_ticks })).toBe(true);
     const stored = await storedRequests(db);
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunJobState } from '../../src/shared/contract';
 import { createServices } from '../../src/main/services';
+import { shellAccess } from '../../src/main/services/access';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -12,7 +13,7 @@ describe('load', () => {
     const dir = tempDir();
     const workload = path.join(dir, 'tiny.yaml');
     fs.writeFileSync(workload, 'name: tiny\ndefaults: { max_tokens: 2, temperature: 0, ignore_eos: true }\ngroups:\n  - name: g\n    items:\n      - { id: a, prompt: "Hi" }\n      - { id: b, prompt: "Yo" }\n');
-    const container = await createServices({ dbPath: path.join(dir, 'load.db') });
+    const container = await createServices({ dbPath: path.join(dir, 'load.db'), access: shellAccess() });
     try {
       await container.services.servers.saveProfile({ ...(await container.services.servers.defaultProfile()), name: 'wide', parallelSlots: 16, contextSize: 4096 });
       const finished = new Promise<RunJobState>((resolve) => container.events.on((event) => {

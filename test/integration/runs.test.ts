@@ -119,7 +119,7 @@ describe('inferlab run against the real llama-server', () => {
     const harness = await serverHarness(tempDir());
     try {
       const server = await harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...defaultProfile(), contextSize: 2048 } });
-      const counter = llamaServerTokenCounter(server.baseUrl!);
+      const counter = llamaServerTokenCounter(harness.servers.get(server.id).address!);
       for (const target of [1, 37, 500]) {
         const generated = await textOfTokens(target, seededRandom(target), counter);
         expect(generated.exact, `target ${target}`).toBe(true);
@@ -199,7 +199,9 @@ describe('inferlab run against the real llama-server', () => {
     try {
       const server = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: defaultProfile() });
       const db = path.join(tempDir(), 'endpoint.db');
-      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '8', '--concurrency', '2', '--db', db, '--json']);
+      // A managed server takes its own key; at the shell, INFERLAB_API_KEY goes to the endpoint named there.
+      const key = harness.servers.get(server.id).authHeaders.authorization!.replace(/^Bearer /, '');
+      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { INFERLAB_API_KEY: key });
       expect(result.code, result.stderr).toBe(0);
       const summary = JSON.parse(result.stdout);
       expect(summary.requests.completed).toBe(8);

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
 import { serverHarness } from '../support/servers';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
-const SECRET = 'hf_integration_SECRET_value';
 
 function filesContaining(dir: string, needle: string): string[] {
   return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -15,23 +15,60 @@ function filesContaining(dir: string, needle: string): string[] {
     .filter((file) => fs.readFileSync(file).includes(Buffer.from(needle)));
 }
 
-describe('a real llama-server started with a secret flag', () => {
-  it('runs with it, and keeps it out of the session record, the effective configuration and the logs folder', async () => {
+async function status(url: string, init: RequestInit = {}): Promise<number> {
+  const response = await fetch(url, init);
+  await response.arrayBuffer();
+  return response.status;
+}
+
+describe('a real llama-server and its credentials', () => {
+  it('gets its own API key through its environment: others are refused, Infer Lab is served, and the key is stored nowhere', async () => {
     const dir = tempDir();
     const harness = await serverHarness(dir);
     try {
-      // --hf-token is only used for downloads, so a local model starts normally with it.
-      const profile = { ...defaultProfile('secret'), contextSize: 1024, threads: 1, extraFlags: ['--hf-token', SECRET] };
       // Other servers on a shared test machine must not block this one: it measures nothing.
-      const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile, force: true });
+      const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...defaultProfile('keyed'), contextSize: 1024, threads: 1 }, force: true });
       const ready = await server.start();
       expect(ready.state).toBe('ready');
-      expect(ready.effectiveConfig!.argv).toEqual(expect.arrayContaining(['--hf-token', 'REDACTED']));
-      expect(JSON.stringify(ready)).not.toContain(SECRET);
+      const authorization = server.authHeaders.authorization!;
+      const key = authorization.replace(/^Bearer /, '');
+      expect(key).toMatch(/^[\w-]{32}$/);
+
+      // Not in argv, which every local user can read; in the environment, which only the owner can.
+      const cmdline = fs.readFileSync(`/proc/${ready.pid}/cmdline`, 'utf8');
+      expect(cmdline).not.toContain(key);
+      expect(fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0')).toContain(`LLAMA_API_KEY=${key}`);
+
+      // Another local user without the key can neither generate nor erase the slots.
+      const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) };
+      expect(await status(`${ready.baseUrl}/v1/chat/completions`, chat)).toBe(401);
+      expect(await status(`${ready.baseUrl}/slots/0?action=erase`, { method: 'POST' })).toBe(401);
+      expect(await status(`${ready.baseUrl}/metrics`)).toBe(401);
+      expect(await status(`${ready.baseUrl}/health`)).toBe(200);
+      expect(await status(`${ready.baseUrl}/metrics`, { headers: { authorization } })).toBe(200);
+      const agent = createKeepAliveAgent(1);
+      const reply = await streamCompletion({ baseUrl: ready.baseUrl!, headers: { authorization }, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 } });
+      agent.destroy();
+      expect(reply.error).toBeNull();
+      // The effective configuration (read from /props, which needs the key) was filled in.
+      expect(ready.effectiveConfig!.slots).toBe(1);
+      expect(JSON.stringify(ready)).not.toContain(key);
       await server.stop();
+      expect(filesContaining(dir, key)).toEqual([]);
     } finally {
       await harness.dispose();
     }
-    expect(filesContaining(dir, SECRET)).toEqual([]);
+  });
+
+  it('refuses secret-bearing and model-changing extra flags before anything is launched', async () => {
+    const harness = await serverHarness(tempDir());
+    try {
+      for (const extraFlags of [['--hf-token', 'hf_SECRET'], ['--api-key', 'k'], ['--log-file', path.join(tempDir(), 'victim')], ['-mu', 'https://example.com/x.gguf']]) {
+        await expect(harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...defaultProfile('flagged'), extraFlags } }), extraFlags[0]).rejects.toThrow(new RegExp(`extraFlags: ${extraFlags[0]} is not allowed`));
+      }
+      expect(harness.servers.list()).toEqual([]);
+    } finally {
+      await harness.dispose();
+    }
   });
 });

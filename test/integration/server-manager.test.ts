@@ -91,13 +91,14 @@ describe('ServerManager against the real llama-server', () => {
     }
   });
 
-  it('fails with a classified fault and nothing running for an unknown flag or a missing binary', async () => {
+  it('fails with a classified fault and nothing running for a flag value the build rejects or a missing binary', async () => {
     const harness = await serverHarness(tempDir());
     try {
-      const flagged = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: { ...profile, extraFlags: ['--definitely-not-a-flag'] } });
+      // Allowed and well-formed, so only llama-server itself can refuse it.
+      const flagged = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: { ...profile, extraFlags: ['--device', 'nosuchdevice'] } });
       expect(flagged.state).toBe('failed');
       expect(flagged.fault?.code).toBe('unsupported_flag');
-      expect(flagged.fault?.logTail.join('\n')).toMatch(/invalid argument: --definitely-not-a-flag/);
+      expect(flagged.fault?.logTail.join('\n')).toMatch(/invalid device: nosuchdevice/);
     } finally {
       await harness.dispose();
     }
@@ -130,7 +131,7 @@ describe('ServerManager against the real llama-server', () => {
     const a = await harness.servers.start({ modelRef: 'demo:q8_0', profile });
     const b = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile });
     const agent = createKeepAliveAgent(2);
-    const reply = await streamCompletion({ baseUrl: b.baseUrl!, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 } });
+    const reply = await streamCompletion({ baseUrl: b.baseUrl!, headers: { ...harness.servers.get(b.id).authHeaders }, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 } });
     agent.destroy();
     expect(reply.error).toBeNull();
     await harness.dispose();

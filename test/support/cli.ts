@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/main/core/paths';
 
@@ -43,4 +44,36 @@ export function waitForJsonLine(child: ChildProcessWithoutNullStreams, match: (l
     child.stdout.on('data', onData);
     child.once('close', (code) => reject(new Error(`inferlab exited (${code}) before the expected line`)));
   });
+}
+
+/** Pids whose parent is `pid` (Linux /proc). */
+export function childPids(pid: number): number[] {
+  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * SIGKILLs a CLI together with its orphan watchdog, leaving its servers truly orphaned: what
+ * a power cut of the process tree short of the servers would do. Servers are in groups of
+ * their own, so only the helper (a `node -e` child) is taken along.
+ */
+export async function killWithWatchdog(child: ChildProcessWithoutNullStreams): Promise<void> {
+  const helpers = childPids(child.pid!).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('-e');
+    } catch {
+      return false;
+    }
+  });
+  if (helpers.length === 0) throw new Error(`no orphan watchdog found under pid ${child.pid}`);
+  for (const pid of helpers) process.kill(pid, 'SIGKILL');
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  child.kill('SIGKILL');
+  await closed;
 }

@@ -25,11 +25,36 @@ describe('server profiles', () => {
     [{ cacheTypeK: 'q3_x' }, 'cacheTypeK', /must be one of/],
     [{ flashAttention: 'maybe' as never }, 'flashAttention', /on, off or auto/],
     [{ extraFlags: ['-c', '8192'] }, 'extraFlags', /-c is set by Infer Lab; use the profile field contextSize/],
-    [{ extraFlags: ['mlock'] }, 'extraFlags', /must start with a flag/],
+    [{ extraFlags: ['mlock'] }, 'extraFlags', /expected a flag, got "mlock"/],
     [{ threads: 1.5 }, 'threads', /integer from 1 to 4096, got 1.5/],
   ])('rejects %j naming the field', (change, field, message) => {
     const problems = validateProfile({ ...defaultProfile(), ...change }, { trainedContext: 4096 });
     expect(problems.find((problem) => problem.field === field)?.message).toMatch(message);
+  });
+
+  it.each([
+    [['--log-file', '/home/u/.ssh/authorized_keys'], /--log-file is not allowed: Infer Lab sets the server's logging itself/],
+    [['-mu', 'https://example.com/other.gguf'], /-mu is not allowed: it changes which model is served/],
+    [['-hf', 'org/model'], /-hf is not allowed: it changes which model is served/],
+    [['--lora', '/tmp/adapter.gguf'], /--lora is not allowed: it loads an adapter/],
+    [['--rpc', '10.0.0.1:50052'], /--rpc is not allowed: it changes how the server is reached/],
+    [['--chat-template-file', '/tmp/t.jinja'], /--chat-template-file is not allowed: it changes the chat template/],
+    [['--api-key', 'k'], /--api-key is not allowed/],
+    [['--hf-token=secret'], /--hf-token is not allowed/],
+    [['--definitely-not-a-flag'], /not a tuning flag Infer Lab passes to llama-server/],
+    [['--threads-batch', 'many'], /--threads-batch takes a whole number from 1 to 4096, got "many"/],
+    [['--numa'], /--numa needs a value/],
+    [['--mlock=1'], /--mlock takes no value/],
+    [['--override-tensor', 'x=CPU;rm -rf /'], /--override-tensor takes PATTERN=BUFFER_TYPE pairs/],
+  ])('refuses extra flags %j with the reason', (extraFlags, message) => {
+    const problems = validateProfile({ ...defaultProfile(), extraFlags }).filter((problem) => problem.field === 'extraFlags');
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toMatch(message);
+  });
+
+  it('passes typed tuning flags, in both spellings and with negative values', () => {
+    const extraFlags = ['--mlock', '--no-mmap', '-tb', '2', '--numa=distribute', '--keep', '-1', '--seed', '42', '-ot', 'blk\\.[0-9]+\\.ffn_.*=CPU', '--spec-type', 'ngram-mod', '--temp', '0.7', '-dev', 'none'];
+    expect(validateProfile({ ...defaultProfile(), extraFlags })).toEqual([]);
   });
 
   it('applies --set by field name or llama-server flag alias, and rejects unknown or malformed settings', () => {

@@ -245,7 +245,7 @@ describe('run executor with reasoning', () => {
       const runId = store.createRun({ kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
       const execution = await executeRun({
         store, runId, workload, target: { baseUrl }, load: { mode: 'closed', concurrency: 2 }, stop: { requests: 4, durationMs: null }, warmup: 0,
-        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: false, references: null, reasoningTokenCounter: llamaServerTokenCounter(baseUrl),
+        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: false, references: null, reasoningTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
       });
       expect(execution.status).toBe('completed');
       const rows = store.requests(runId);

@@ -41,8 +41,8 @@ const item = (patch: Partial<ResolvedItem>): ResolvedItem => ({
 describe('the untimed token pass', () => {
   it('applies the chat template on the server, then asks /completion for greedy token ids without the prompt cache', async () => {
     const fake = fakeServer({ tokensPerCompletion: (body) => [String(body.prompt).length] });
-    const baseUrl = await listen(fake.server);
-    const tokens = await collectTokens(baseUrl, [
+    const server = { baseUrl: await listen(fake.server), headers: {} };
+    const tokens = await collectTokens(server, [
       { key: 'g/chat', item: item({ id: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: { max_tokens: 24, ignore_eos: true, stop: ['\n'] } }) },
       { key: 'g/raw', item: item({ id: 'raw', prompt: 'Once', response_format: { type: 'json_object' } }) },
     ]);
@@ -54,14 +54,14 @@ describe('the untimed token pass', () => {
 
   it('refuses a server that returns no token ids', async () => {
     const fake = fakeServer({ tokensPerCompletion: () => 'nope' as unknown as number[] });
-    const baseUrl = await listen(fake.server);
-    await expect(collectTokens(baseUrl, [{ key: 'g/a', item: item({ prompt: 'x' }) }])).rejects.toThrow(/no token ids/);
+    const server = { baseUrl: await listen(fake.server), headers: {} };
+    await expect(collectTokens(server, [{ key: 'g/a', item: item({ prompt: 'x' }) }])).rejects.toThrow(/no token ids/);
   });
 
   it('samples the evaluation text with a fixed seed, ignoring end-of-text, and continues until it tokenizes long enough', async () => {
     const fake = fakeServer({ textPerCompletion: 'w '.repeat(60) });
-    const baseUrl = await listen(fake.server);
-    const result = await generateEvalText(baseUrl, 100, 4096);
+    const server = { baseUrl: await listen(fake.server), headers: {} };
+    const result = await generateEvalText(server, 100, 4096);
     expect(result.text.split(' ').filter(Boolean).length).toBeGreaterThanOrEqual(100);
     const completions = fake.requests.filter((request) => request.route === '/completion');
     expect(completions.length).toBe(2);

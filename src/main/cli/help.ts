@@ -1,3 +1,4 @@
+import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
 import { USAGE as DEMO_USAGE } from './commands/demo';
 import { USAGE as DOCTOR_USAGE } from './commands/doctor';
 import { DECIDE_USAGE, REPORT_USAGE, USAGE as EXPERIMENT_USAGE } from './commands/experiment';
@@ -11,6 +12,22 @@ import { USAGE as SETUP_USAGE } from './commands/setup';
 interface HelpEntry {
   usage: string;
   examples?: string[];
+  notes?: string;
+}
+
+/** The extra llama-server flags a profile may carry, wrapped for a terminal. */
+function extraFlagsNote(): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const flag of allowedExtraFlags()) {
+    if (line.length + flag.length > 88) {
+      lines.push(line.trimEnd());
+      line = '';
+    }
+    line += `${flag} `;
+  }
+  lines.push(line.trimEnd());
+  return `Extra llama-server flags (--set extraFlags="...") are limited to tuning flags with typed values:\n${lines.map((text) => `  ${text}`).join('\n')}\nFlags that change the model, adapters, chat template, logging or networking are refused with the reason.`;
 }
 
 /** Usage per command and subcommand, keyed "command" or "command subcommand". */
@@ -18,9 +35,9 @@ const HELP: Record<string, HelpEntry> = {
   doctor: { usage: DOCTOR_USAGE, examples: ['inferlab doctor', 'inferlab doctor --json'] },
   setup: { usage: SETUP_USAGE, examples: ['inferlab setup', 'inferlab setup --backend cuda --force'] },
   demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32'] },
-  server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}` },
-  'server start': { usage: START_USAGE, examples: ['inferlab server start --model demo:q8_0 --set contextSize=4096'] },
-  'server profile': { usage: PROFILE_USAGE, examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'] },
+  server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
+  'server start': { usage: START_USAGE, examples: ['inferlab server start --model demo:q8_0 --set contextSize=4096', 'inferlab server start --model demo:q8_0 --set extraFlags="--mlock --threads-batch 2"'], notes: 'extra-flags' },
+  'server profile': { usage: PROFILE_USAGE, examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'], notes: 'extra-flags' },
   models: { usage: `${SCAN_USAGE}\n       ${QUANTIZE_USAGE}` },
   'models scan': { usage: SCAN_USAGE, examples: ['inferlab models scan ~/models --json'] },
   'models quantize': { usage: QUANTIZE_USAGE, examples: ['inferlab models quantize model-f16.gguf --to Q8_0,Q4_K_M'] },
@@ -43,7 +60,8 @@ export function commandHelp(command: string, subcommand: string | undefined): st
   const entry = (subcommand !== undefined ? HELP[`${command} ${subcommand}`] : undefined) ?? HELP[command];
   if (!entry) return null;
   const examples = entry.examples?.length ? `\n\nExamples:\n${entry.examples.map((line) => `  ${line}`).join('\n')}` : '';
-  return `Usage: ${entry.usage}${examples}\n\nEvery command takes -h/--help; --json makes failures one JSON document on stdout.\nExit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
+  const notes = entry.notes === 'extra-flags' ? `\n\n${extraFlagsNote()}` : '';
+  return `Usage: ${entry.usage}${examples}${notes}\n\nEvery command takes -h/--help; --json makes failures one JSON document on stdout.\nExit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 }
 
 /** Whether ARGS ask for help; words after `--` are values, never flags. */

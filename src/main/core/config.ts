@@ -14,6 +14,16 @@ export interface UserConfig {
     /** Command that starts SGLang, e.g. "/opt/venv/bin/python -m sglang.launch_server". */
     sglangCommand?: string;
   };
+  /** Folders whose files requests over RPC (browser, desktop window) may name; the CLI may name any path. */
+  roots?: {
+    models?: string[];
+    workloads?: string[];
+  };
+  /**
+   * Which endpoint receives which API key: the key in environment variable `env` is sent to
+   * URLs under `endpoint` (same scheme, host and port, path below it) and to nothing else.
+   */
+  endpointKeys?: { endpoint: string; env: string }[];
 }
 
 export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -45,6 +55,32 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
     if (engine?.[field] !== undefined && typeof engine[field] !== 'string') {
       throw new AppError(ErrorCode.InvalidInput, `${file}: field "engine.${field}" must be a string`);
     }
+  }
+  const roots = (parsed as UserConfig).roots;
+  if (roots !== undefined && (typeof roots !== 'object' || roots === null || Array.isArray(roots))) {
+    throw new AppError(ErrorCode.InvalidInput, `${file}: field "roots" must be an object like {"models": ["/data/models"]}`);
+  }
+  for (const field of ['models', 'workloads'] as const) {
+    const list = roots?.[field];
+    if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== 'string' || !path.isAbsolute(entry)))) {
+      throw new AppError(ErrorCode.InvalidInput, `${file}: field "roots.${field}" must be a list of absolute folder paths`);
+    }
+  }
+  const keys = (parsed as UserConfig).endpointKeys;
+  if (keys !== undefined) {
+    if (!Array.isArray(keys)) throw new AppError(ErrorCode.InvalidInput, `${file}: field "endpointKeys" must be a list of {"endpoint": URL, "env": VARIABLE}`);
+    keys.forEach((entry, index) => {
+      const where = `${file}: endpointKeys[${index}]`;
+      if (typeof entry !== 'object' || entry === null) throw new AppError(ErrorCode.InvalidInput, `${where} must be {"endpoint": URL, "env": VARIABLE}`);
+      if (typeof entry.env !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entry.env)) throw new AppError(ErrorCode.InvalidInput, `${where}.env must name an environment variable, got ${JSON.stringify(entry.env)}`);
+      let url: URL | null = null;
+      try {
+        url = typeof entry.endpoint === 'string' ? new URL(entry.endpoint) : null;
+      } catch {
+        url = null;
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new AppError(ErrorCode.InvalidInput, `${where}.endpoint must be an http(s) URL, got ${JSON.stringify(entry.endpoint)}`);
+    });
   }
   return parsed as UserConfig;
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
 /**
@@ -6,11 +7,19 @@ import fs from 'node:fs';
  */
 export interface ProcessIdentity {
   pid: number;
-  /** Start time in clock ticks since boot (Linux); null where the OS does not tell. */
+  /** Start time: clock ticks since boot on Linux, seconds since the epoch on macOS; null where the OS does not tell. */
   startTicks: number | null;
 }
 
+/** macOS has no /proc: `ps` gives the start time to the second, enough to tell a recycled pid apart. */
+function startSecondsFromPs(pid: number): number | null {
+  const result = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+  const started = Date.parse(result.stdout?.trim() ?? '');
+  return result.status === 0 && Number.isFinite(started) ? Math.round(started / 1000) : null;
+}
+
 export function processStartTicks(pid: number): number | null {
+  if (process.platform === 'darwin') return startSecondsFromPs(pid);
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces and parentheses: split after the last ')'.

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LineSplitter, LogTail } from './log-tail';
+import { orphanWatchdog } from './orphan-watchdog';
 import type { Disposable } from './disposable';
 
 export interface ProcessExit {
@@ -50,6 +51,8 @@ export class ManagedProcess implements Disposable {
       stream.on('data', (chunk: string) => splitter.write(chunk));
       stream.on('end', () => splitter.flush());
     };
+    const group = process.platform !== 'win32' ? this.child.pid : undefined;
+    if (group !== undefined) orphanWatchdog.guard(group);
     attach(this.child.stdout, 'stdout');
     attach(this.child.stderr, 'stderr');
     this.exited = new Promise<ProcessExit>((resolve) => {
@@ -59,6 +62,7 @@ export class ManagedProcess implements Disposable {
         resolve(this.exit);
       });
       this.child.once('close', (code, signal) => {
+        if (group !== undefined) orphanWatchdog.release(group);
         this.exit ??= { code, signal };
         resolve(this.exit);
       });

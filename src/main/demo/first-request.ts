@@ -72,7 +72,7 @@ export async function runFirstRequest(options: {
     }
     options.onStatus?.(`server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`);
     const agent = createKeepAliveAgent(1);
-    const completion = await streamCompletion({ baseUrl: ready.baseUrl, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal: options.signal });
+    const completion = await streamCompletion({ baseUrl: ready.baseUrl, headers: { ...server.authHeaders }, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal: options.signal });
     agent.destroy();
     const metrics = deriveRequestMetrics(completion);
     options.store.addRequests(runId, [storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 })]);

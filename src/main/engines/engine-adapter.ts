@@ -1,3 +1,4 @@
+import type { ServerAddress } from '../core/server-address';
 import type { EffectiveConfig, EngineCapabilities, EngineId, ServerFaultCode, ServerProfile } from '../../shared/contract/server';
 
 export interface LaunchInput {
@@ -15,6 +16,11 @@ export interface ManagedEngineAdapter {
   capabilities: EngineCapabilities;
   /** Program and arguments; the program comes from configuration the user saved, never from a request. */
   launch(input: LaunchInput): { program: string; args: string[] };
+  /**
+   * The environment variable through which the server takes an API key (never argv, which
+   * every local user can read), or null for an engine that has none.
+   */
+  apiKeyEnv: string | null;
   healthPath: string;
   metricsPath: string | null;
   /** How to drop the engine's prompt/prefix cache between conditions, where it has one. */
@@ -22,7 +28,7 @@ export interface ManagedEngineAdapter {
   isLoadProgress(line: string): boolean;
   isListening(line: string): boolean;
   classifyFault(lines: readonly string[]): { code: ServerFaultCode; hint: string } | null;
-  readEffectiveConfig(baseUrl: string, logLines: readonly string[], argv: string[]): Promise<EffectiveConfig>;
+  readEffectiveConfig(server: ServerAddress, logLines: readonly string[], argv: string[]): Promise<EffectiveConfig>;
 }
 
 export async function fetchJson(url: string, init: RequestInit = {}): Promise<Record<string, unknown> | null> {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import type { ServerAddress } from '../core/server-address';
 import type { ServerManager } from '../server/server-manager';
 import { resolveWorkload } from '../workload/resolve-workload';
 import { llamaServerTokenCounter } from '../workload/token-counter';
@@ -16,11 +17,11 @@ export const TOKEN_PASS_SEED = 42;
 export const EVAL_TEXT_SAMPLING = { temperature: 0.8, seed: 1 } as const;
 export const EVAL_TEXT_PROMPT = 'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
 
-async function post<T>(baseUrl: string, route: string, body: unknown, signal?: AbortSignal): Promise<T> {
+async function post<T>(server: ServerAddress, route: string, body: unknown, signal?: AbortSignal): Promise<T> {
   const timeout = AbortSignal.timeout(600_000);
-  const response = await fetch(`${baseUrl}${route}`, {
+  const response = await fetch(`${server.baseUrl}${route}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...server.headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
     signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
@@ -29,7 +30,7 @@ async function post<T>(baseUrl: string, route: string, body: unknown, signal?: A
 }
 
 /** A llama-server of its own for an untimed pass over one file; `stop` must be called. */
-export async function startPassServer(servers: ServerManager, file: string, profile: ServerProfile): Promise<{ baseUrl: string; contextPerSlot: number | null; stop: () => Promise<void> }> {
+export async function startPassServer(servers: ServerManager, file: string, profile: ServerProfile): Promise<{ address: ServerAddress; contextPerSlot: number | null; stop: () => Promise<void> }> {
   const server = await servers.prepare({ modelRef: file, profile, coldStartProbe: false });
   const snapshot = await server.start();
   const stop = async () => void (await server.stop());
@@ -37,13 +38,13 @@ export async function startPassServer(servers: ServerManager, file: string, prof
     await stop();
     throw new AppError(ErrorCode.ServerStartFailed, `the server for the token pass on ${file} did not start: ${snapshot.fault?.message ?? snapshot.state}`);
   }
-  return { baseUrl: snapshot.baseUrl, contextPerSlot: snapshot.effectiveConfig?.contextPerSlot ?? null, stop };
+  return { address: server.address!, contextPerSlot: snapshot.effectiveConfig?.contextPerSlot ?? null, stop };
 }
 
 /** The prompt text the server would build for an item: the chat template applied by the server itself. */
-async function promptFor(baseUrl: string, item: ResolvedItem, signal?: AbortSignal): Promise<string> {
+async function promptFor(server: ServerAddress, item: ResolvedItem, signal?: AbortSignal): Promise<string> {
   if (!item.messages) return item.prompt ?? '';
-  const { prompt } = await post<{ prompt?: unknown }>(baseUrl, '/apply-template', { messages: item.messages }, signal);
+  const { prompt } = await post<{ prompt?: unknown }>(server, '/apply-template', { messages: item.messages }, signal);
   if (typeof prompt !== 'string') throw new AppError(ErrorCode.RequestFailed, '/apply-template returned no prompt');
   return prompt;
 }
@@ -59,8 +60,8 @@ function schemaFor(item: ResolvedItem): Record<string, unknown> {
  * The workload's items, each once, resolved with this server's tokenizer. Keys join group
  * and id, because ids need only be unique within a group.
  */
-export async function passItems(baseUrl: string, workload: { def: WorkloadDef; file: string }): Promise<{ key: string; item: ResolvedItem }[]> {
-  const resolved = await resolveWorkload(workload.def, workload.file, llamaServerTokenCounter(baseUrl));
+export async function passItems(server: ServerAddress, workload: { def: WorkloadDef; file: string }): Promise<{ key: string; item: ResolvedItem }[]> {
+  const resolved = await resolveWorkload(workload.def, workload.file, llamaServerTokenCounter(server));
   return resolved.groups.flatMap((group) => group.items.map((item) => ({ key: `${group.name}/${item.id}`, item })));
 }
 
@@ -70,18 +71,18 @@ export async function passItems(baseUrl: string, workload: { def: WorkloadDef; f
  * so ids come from this separate, untimed pass. No prompt cache, so an earlier item cannot
  * change a later one's numerics.
  */
-export async function collectTokens(baseUrl: string, items: { key: string; item: ResolvedItem }[], signal?: AbortSignal): Promise<Map<string, number[]>> {
+export async function collectTokens(server: ServerAddress, items: { key: string; item: ResolvedItem }[], signal?: AbortSignal): Promise<Map<string, number[]>> {
   const tokens = new Map<string, number[]>();
   for (const { key, item } of items) {
     if (signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-    const prompt = await promptFor(baseUrl, item, signal);
+    const prompt = await promptFor(server, item, signal);
     const body = {
       prompt, n_predict: item.sampling.max_tokens ?? 64, temperature: 0, seed: TOKEN_PASS_SEED, return_tokens: true, cache_prompt: false, stream: false,
       ...(item.sampling.ignore_eos !== undefined ? { ignore_eos: item.sampling.ignore_eos } : {}),
       ...(item.sampling.stop ? { stop: item.sampling.stop } : {}),
       ...schemaFor(item),
     };
-    const response = await post<{ tokens?: unknown }>(baseUrl, '/completion', body, signal);
+    const response = await post<{ tokens?: unknown }>(server, '/completion', body, signal);
     if (!Array.isArray(response.tokens) || !response.tokens.every((token) => typeof token === 'number')) throw new AppError(ErrorCode.RequestFailed, '/completion returned no token ids (does this llama-server support return_tokens?)');
     tokens.set(key, response.tokens as number[]);
   }
@@ -92,15 +93,15 @@ export async function collectTokens(baseUrl: string, items: { key: string; item:
  * Token ids of a fixed mixed string: two files whose ids differ here have different
  * vocabularies, and comparing their token ids would be meaningless.
  */
-export async function vocabularyProbe(baseUrl: string, signal?: AbortSignal): Promise<number[]> {
-  const { tokens } = await post<{ tokens?: unknown[] }>(baseUrl, '/tokenize', { content: 'The quick brown fox: 0123456789, naïve café. <|im_start|> 東京', add_special: true, parse_special: true }, signal);
+export async function vocabularyProbe(server: ServerAddress, signal?: AbortSignal): Promise<number[]> {
+  const { tokens } = await post<{ tokens?: unknown[] }>(server, '/tokenize', { content: 'The quick brown fox: 0123456789, naïve café. <|im_start|> 東京', add_special: true, parse_special: true }, signal);
   if (!Array.isArray(tokens)) throw new AppError(ErrorCode.RequestFailed, '/tokenize returned no tokens');
   return tokens as number[];
 }
 
 /** Tokens as llama-perplexity will see the text: with the model's special prefix (BOS), special strings as plain text. */
-export async function countTokens(baseUrl: string, text: string, signal?: AbortSignal): Promise<number> {
-  const { tokens } = await post<{ tokens?: unknown[] }>(baseUrl, '/tokenize', { content: text, add_special: true, parse_special: false }, signal);
+export async function countTokens(server: ServerAddress, text: string, signal?: AbortSignal): Promise<number> {
+  const { tokens } = await post<{ tokens?: unknown[] }>(server, '/tokenize', { content: text, add_special: true, parse_special: false }, signal);
   if (!Array.isArray(tokens)) throw new AppError(ErrorCode.RequestFailed, '/tokenize returned no tokens');
   return tokens.length;
 }
@@ -111,14 +112,14 @@ export async function countTokens(baseUrl: string, text: string, signal?: AbortS
  * that re-tokenizes shorter than it was sampled is continued from where it ended (the
  * continuation sees the prompt and the text so far, as one longer sample would).
  */
-export async function generateEvalText(baseUrl: string, minTokens: number, contextPerSlot: number | null, signal?: AbortSignal): Promise<{ text: string; prompt: string; requested: number; sampling: typeof EVAL_TEXT_SAMPLING }> {
+export async function generateEvalText(server: ServerAddress, minTokens: number, contextPerSlot: number | null, signal?: AbortSignal): Promise<{ text: string; prompt: string; requested: number; sampling: typeof EVAL_TEXT_SAMPLING }> {
   let prompt = EVAL_TEXT_PROMPT;
   try {
-    prompt = await promptFor(baseUrl, { messages: [{ role: 'user', content: EVAL_TEXT_PROMPT }] } as ResolvedItem, signal);
+    prompt = await promptFor(server, { messages: [{ role: 'user', content: EVAL_TEXT_PROMPT }] } as ResolvedItem, signal);
   } catch {
     // A model without a chat template still continues plain text.
   }
-  const promptTokens = await countTokens(baseUrl, prompt, signal);
+  const promptTokens = await countTokens(server, prompt, signal);
   let text = '';
   let requested = 0;
   // Sampled tokens often merge when the text is tokenized again; ask for a little more than needed.
@@ -127,11 +128,11 @@ export async function generateEvalText(baseUrl: string, minTokens: number, conte
     const room = contextPerSlot === null ? want : contextPerSlot - promptTokens - requested - 8;
     const n = Math.min(want, room);
     if (n <= 0) break;
-    const response = await post<{ content?: unknown }>(baseUrl, '/completion', { prompt: prompt + text, n_predict: n, ...EVAL_TEXT_SAMPLING, seed: EVAL_TEXT_SAMPLING.seed + round, ignore_eos: true, cache_prompt: false, stream: false }, signal);
+    const response = await post<{ content?: unknown }>(server, '/completion', { prompt: prompt + text, n_predict: n, ...EVAL_TEXT_SAMPLING, seed: EVAL_TEXT_SAMPLING.seed + round, ignore_eos: true, cache_prompt: false, stream: false }, signal);
     if (typeof response.content !== 'string') throw new AppError(ErrorCode.RequestFailed, '/completion returned no content for the evaluation text');
     text += response.content;
     requested += n;
-    want = minTokens - (await countTokens(baseUrl, text, signal));
+    want = minTokens - (await countTokens(server, text, signal));
     if (want > 0) want += 16;
   }
   return { text, prompt: EVAL_TEXT_PROMPT, requested, sampling: EVAL_TEXT_SAMPLING };

@@ -163,7 +163,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     // The warm server's tokenizer is the one whose cache counts are being judged.
     const warmServer = longLived.get('warm-cache');
     const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
-    const prefixTokens = warmServer?.snapshot.baseUrl ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.snapshot.baseUrl)) : new Map<string, number | null>();
+    const prefixTokens = warmServer?.address ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address)) : new Map<string, number | null>();
     const expectations: Record<WarmColdCondition, CacheExpectation> = { 'cold-process': { kind: 'none' }, 'cold-cache': { kind: 'none' }, 'warm-cache': { kind: 'prefix', prefixTokens } };
 
     const summaries = WARM_COLD_CONDITIONS.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition, runIds.get(condition)!) }));

@@ -2,7 +2,7 @@ import type { ServiceName } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 
-type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'object';
+type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'object' | 'boolean?';
 
 /** The argument kinds of every callable method; checked before a service sees anything. */
 const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
@@ -10,7 +10,7 @@ const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
   models: { scan: ['string[]?'], quantize: ['string', 'string[]'] },
   servers: {
     list: [], profiles: [], defaultProfile: [], validateProfile: ['object', 'string|null'], saveProfile: ['object'],
-    start: ['string', 'object'], stop: ['string'], logs: ['string'],
+    start: ['string', 'object', 'boolean?'], stop: ['string'], logs: ['string'],
   },
   workloads: { list: [], read: ['string'], validate: ['string'] },
   experiments: { start: ['object'], list: [], get: ['string'], decide: ['string', 'string', 'string', 'string'], decisions: [] },
@@ -26,6 +26,7 @@ function matches(kind: Kind, value: unknown): boolean {
     // JSON carries an absent optional argument as null.
     case 'string?': return value === undefined || value === null || isString(value);
     case 'string|null': return value === null || isString(value);
+    case 'boolean?': return value === undefined || value === null || typeof value === 'boolean';
     case 'string[]': return Array.isArray(value) && value.length <= 10_000 && value.every(isString);
     case 'string[]?': return value === undefined || value === null || (Array.isArray(value) && value.length <= 10_000 && value.every(isString));
     case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -125,6 +125,7 @@ export async function runWorkload(options: {
       throw new AppError(ErrorCode.ServerStartFailed, `${server.fault?.message ?? 'the server did not start'}\n  hint: ${server.fault?.hint ?? ''}\n${(server.fault?.logTail ?? []).slice(-12).join('\n')}`, { fault: server.fault });
     }
     baseUrl = server.baseUrl;
+    headers = { ...managed.authHeaders };
     engineInfo = await options.engine();
     modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await store.hashes.hash(target.modelPath) };
   } else if (request.target.kind === 'server') {
@@ -132,6 +133,7 @@ export async function runWorkload(options: {
     server = target.server.snapshot;
     if (server.state !== 'ready' || !server.baseUrl) throw new AppError(ErrorCode.ServerStartFailed, `the server ${server.id} is ${server.state}, not ready`);
     baseUrl = server.baseUrl;
+    headers = { ...target.server.authHeaders };
     serverLost = new Promise((resolve) => target.server.changes.on((snapshot) => {
       if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
     }));
@@ -148,7 +150,7 @@ export async function runWorkload(options: {
 
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
-    const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter(baseUrl);
+    const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
     options.onStatus?.(`resolving workload ${request.workload.def.name}`);
     const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
     assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
@@ -183,6 +185,7 @@ export async function runWorkload(options: {
       clock: () => performance.now() - clockOrigin,
       serverPid: server?.pid ?? null,
       metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
+      metricsHeaders: server ? headers : {},
       beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
       endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     });

@@ -8,6 +8,7 @@ import { AppError } from '../core/errors';
 import { findFreePort } from '../core/ports';
 import { ManagedProcess, type ProcessExit } from '../core/process';
 import { redactArgv } from '../core/redact';
+import type { ServerAddress } from '../core/server-address';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import { readUsedMemoryOnce } from '../telemetry/gpu-sampler';
@@ -61,6 +62,8 @@ export class ManagedServer {
   private snapshotState: ServerSnapshot;
   private stopRequested = false;
   private readonly logLines: string[] = [];
+  /** Handed to the server through its environment; other local users cannot read or use it. */
+  private readonly apiKey = crypto.randomBytes(24).toString('base64url');
 
   constructor(
     private readonly engine: ManagedEngineAdapter,
@@ -78,6 +81,16 @@ export class ManagedServer {
 
   get snapshot(): ServerSnapshot {
     return this.snapshotState;
+  }
+
+  /** What every request to this server must carry; never part of the snapshot the UI sees or the records. */
+  get authHeaders(): Readonly<Record<string, string>> {
+    return this.engine.apiKeyEnv ? { authorization: `Bearer ${this.apiKey}` } : {};
+  }
+
+  /** Where the server answers and with which credential, once it has a port. */
+  get address(): ServerAddress | null {
+    return this.snapshotState.baseUrl ? { baseUrl: this.snapshotState.baseUrl, headers: this.authHeaders } : null;
   }
 
   /** The last lines of the server's log, newest last. */
@@ -119,6 +132,7 @@ export class ManagedServer {
   private async startOnce(port: number): Promise<ServerSnapshot> {
     const { program, args } = this.engine.launch({ modelPath: this.model.path, port, profile: this.profile });
     const baseUrl = `http://127.0.0.1:${port}`;
+    const address: ServerAddress = { baseUrl, headers: this.authHeaders };
     let lastProgress = Date.now();
     let listeningAt: number | null = null;
     // The 250 ms poll alone would quantize the ready time; the log's "listening" line wakes it early.
@@ -130,6 +144,7 @@ export class ManagedServer {
     const gpuUsedBeforeSpawnMib = await (this.options.readGpuUsed ?? (() => readUsedMemoryOnce()))().catch(() => null);
     const spawnedAt = performance.now();
     const child = new ManagedProcess(program, args, {
+      env: this.engine.apiKeyEnv ? { ...process.env, [this.engine.apiKeyEnv]: this.apiKey } : process.env,
       logCapacity: 500,
       onLine: (line) => {
         this.logFile?.write(line);
@@ -180,7 +195,7 @@ export class ManagedServer {
     let firstToken: number | null = null;
     if (this.options.coldStartProbe !== false) {
       const agent = createKeepAliveAgent(1);
-      const probe = await streamCompletion({ baseUrl, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
+      const probe = await streamCompletion({ baseUrl, headers: { ...address.headers }, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
       agent.destroy();
       firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
     }
@@ -192,9 +207,9 @@ export class ManagedServer {
     };
     if (exit || this.stopRequested) return this.failStart(exit);
     // Shown in the UI and copied into run records: secret flag values stay with the process.
-    const effectiveConfig = await this.engine.readEffectiveConfig(baseUrl, this.logLines, redactArgv([program, ...args]));
+    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.logLines, redactArgv([program, ...args]));
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
-    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(baseUrl, effectiveConfig.slots ?? this.profile.parallelSlots);
+    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
     this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
@@ -270,10 +285,10 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function eraseSlots(baseUrl: string, slots: number): Promise<void> {
+async function eraseSlots(server: ServerAddress, slots: number): Promise<void> {
   for (let id = 0; id < slots; id++) {
     try {
-      const response = await fetch(`${baseUrl}/slots/${id}?action=erase`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+      const response = await fetch(`${server.baseUrl}/slots/${id}?action=erase`, { method: 'POST', headers: { ...server.headers }, signal: AbortSignal.timeout(5000) });
       await response.arrayBuffer();
     } catch {
       // A build without slot control keeps the probe's few tokens; the cache evidence will show it.

@@ -1,6 +1,7 @@
-import type { ProfileProblem, ServerProfile } from '../../shared/contract/server';
+import type { EngineId, ProfileProblem, ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { extraFlagProblems } from '../engines/llamacpp/extra-flags';
 import { defaultProfile, MANAGED_FLAGS } from '../engines/llamacpp/launch-args';
 import type { Db } from '../store/database';
 
@@ -35,7 +36,7 @@ function integerProblem(profile: ServerProfile, field: keyof ServerProfile, min:
  * Checks a profile before anything is launched. `trainedContext` comes from the model's
  * header when known. Returns every problem, each naming its field.
  */
-export function validateProfile(profile: ServerProfile, model: { trainedContext: number | null } = { trainedContext: null }): ProfileProblem[] {
+export function validateProfile(profile: ServerProfile, model: { trainedContext: number | null } = { trainedContext: null }, engine: EngineId = 'llama.cpp'): ProfileProblem[] {
   const problems: (ProfileProblem | null)[] = [
     typeof profile.name === 'string' && /^[\w.-]{1,64}$/.test(profile.name) ? null : { field: 'name', message: 'name must be 1-64 letters, digits, dots, dashes or underscores' },
     integerProblem(profile, 'contextSize', 128, 16_777_216),
@@ -66,17 +67,17 @@ export function validateProfile(profile: ServerProfile, model: { trainedContext:
   if (!Array.isArray(profile.extraFlags) || profile.extraFlags.some((flag) => typeof flag !== 'string')) {
     problems.push({ field: 'extraFlags', message: 'extraFlags must be a list of strings' });
   } else {
-    for (const flag of profile.extraFlags) {
-      const managed = MANAGED_FLAGS[flag.split('=')[0]!];
-      if (managed) problems.push({ field: 'extraFlags', message: `${flag} is set by Infer Lab${managed in PROFILE_FIELDS ? `; use the profile field ${managed}` : ''}` });
+    // vLLM and SGLang are launched only from the CLI, whose user may pass their flags as given.
+    for (const problem of engine === 'llama.cpp' ? extraFlagProblems(profile.extraFlags) : []) {
+      const managed = MANAGED_FLAGS[problem.flag];
+      problems.push({ field: 'extraFlags', message: managed ? `${problem.flag} is set by Infer Lab${managed in PROFILE_FIELDS ? `; use the profile field ${managed}` : ''}` : problem.message });
     }
-    if (profile.extraFlags.length > 0 && !profile.extraFlags[0]!.startsWith('-')) problems.push({ field: 'extraFlags', message: `extraFlags must start with a flag, got ${JSON.stringify(profile.extraFlags[0])}` });
   }
   return problems.filter((problem): problem is ProfileProblem => problem !== null);
 }
 
-export function assertValidProfile(profile: ServerProfile, model?: { trainedContext: number | null }): void {
-  const problems = validateProfile(profile, model);
+export function assertValidProfile(profile: ServerProfile, model?: { trainedContext: number | null }, engine: EngineId = 'llama.cpp'): void {
+  const problems = validateProfile(profile, model, engine);
   if (problems.length > 0) {
     throw new AppError(ErrorCode.InvalidInput, `Server profile "${profile.name}" is not valid:\n${problems.map((problem) => `  ${problem.field}: ${problem.message}`).join('\n')}`, { problems });
   }

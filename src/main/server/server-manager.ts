@@ -54,7 +54,7 @@ export class ServerManager implements Disposable {
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
-      assertValidProfile(request.profile);
+      assertValidProfile(request.profile, undefined, engineId);
     }
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, { ...this.options, coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe, force: forced(request) || this.options.force, siblingPids: () => this.ownPids() });

@@ -6,13 +6,14 @@ import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../experiments/experiment-store';
 import { checkQuantFiles, runQuantExperiment } from '../experiments/quantization';
 import { runWarmCold } from '../experiments/warm-cold';
-import { resolveModelRef } from '../models/demo-models';
 import type { ServerManager } from '../server/server-manager';
 import type { AppStore } from '../store/app-store';
-import { readWorkloadFile, workloadPath } from '../workload/parse-workload';
+import { isDemoRef } from '../models/demo-models';
+import { readWorkloadFile } from '../workload/parse-workload';
+import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 import { newJobId } from './job-ids';
 
-export function createExperimentsService(deps: { store: AppStore; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): ExperimentsService & { dispose(): Promise<void> } {
+export function createExperimentsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): ExperimentsService & { dispose(): Promise<void> } {
   const experiments = new ExperimentStore(deps.store.db);
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
@@ -21,11 +22,11 @@ export function createExperimentsService(deps: { store: AppStore; servers: Serve
       if (spec.kind !== 'quant' && spec.kind !== 'warmcold') throw new AppError(ErrorCode.InvalidInput, `kind must be quant or warmcold, got ${JSON.stringify(spec.kind)}`);
       if (!Number.isInteger(spec.repeats) || spec.repeats < 1 || spec.repeats > 50) throw new AppError(ErrorCode.InvalidInput, 'repeats must be a whole number from 1 to 50');
       if (spec.requestsPerWindow !== null && (!Number.isInteger(spec.requestsPerWindow) || spec.requestsPerWindow < 1)) throw new AppError(ErrorCode.InvalidInput, 'requests per window must be a positive whole number');
-      const files = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0 ? checkQuantFiles(spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: String(entry?.path ?? '') })), 'files') : null;
+      const files = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0 ? checkQuantFiles(spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: deps.access.paths.check(String(entry?.path ?? ''), 'model') })), 'files') : null;
       if (spec.kind === 'quant' && !files && (!Array.isArray(spec.quants) || spec.quants.length < 2)) throw new AppError(ErrorCode.InvalidInput, 'a quantization experiment needs two or more quantizations');
-      const file = workloadPath(spec.workload);
+      const file = workloadPathWithin(deps.access, spec.workload);
       const workload = { def: readWorkloadFile(file), file };
-      const modelPath = files ? files[0]!.file : await resolveModelRef(spec.model);
+      const modelPath = files ? files[0]!.file : await resolveModelWithin(deps.access, spec.model);
       const jobId = newJobId();
       const controller = new AbortController();
       const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
@@ -34,7 +35,7 @@ export function createExperimentsService(deps: { store: AppStore; servers: Serve
       const done = (async () => {
         try {
           state.result = spec.kind === 'quant'
-            ? await runQuantExperiment({ ...common, baseRef: files ? files[0]!.file : spec.model, quants: spec.quants, files, constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null }, kldText: null })
+            ? await runQuantExperiment({ ...common, baseRef: files ? files[0]!.file : isDemoRef(spec.model) ? spec.model : modelPath, quants: spec.quants, files, constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null }, kldText: null })
             : await runWarmCold({ ...common, model: { ref: spec.model, path: modelPath } });
           state.phase = 'finished';
           state.message = 'finished';

@@ -4,22 +4,23 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import type { EngineInfo } from '../../shared/contract/engine';
 import { toolPath } from '../engines/llamacpp/locate-engine';
-import { resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
 import { quantizeModel } from '../models/quantize';
+import { resolveModelWithin, type ServiceAccess } from './access';
 import { newJobId } from './job-ids';
 
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
-export function createModelsService(engine: () => Promise<EngineInfo>, events: EventSink): ModelsService & { dispose(): void } {
+export function createModelsService(engine: () => Promise<EngineInfo>, events: EventSink, access: ServiceAccess): ModelsService & { dispose(): void } {
   const running = new Map<string, AbortController>();
   return {
     async scan(folders?: string[] | null) {
-      return scanModels(folders && folders.length > 0 ? folders : defaultModelFolders(), { reportMissing: Boolean(folders && folders.length > 0) });
+      const chosen = folders && folders.length > 0 ? folders.map((folder) => access.paths.check(folder, 'model')) : access.paths.unrestricted ? defaultModelFolders() : access.paths.roots('model');
+      return scanModels(chosen, { reportMissing: Boolean(folders && folders.length > 0) });
     },
     async quantize(source, types) {
       if (types.length === 0 || types.some((type) => !QUANT_TYPE.test(type))) throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
-      const file = await resolveModelRef(source);
+      const file = await resolveModelWithin(access, source);
       const model = describeModel(file);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${file}: ${model.invalidReason}`);
       const binary = toolPath(await engine(), 'llama-quantize');

@@ -4,16 +4,15 @@ import type { RunSummary } from '../../shared/contract/runs';
 import type { EngineInfo } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
-import { endpointHeaders } from '../engines/adapters/endpoints';
 import { bootstrapDifference } from '../metrics/compare';
-import { resolveModelRef } from '../models/demo-models';
 import type { LoadSpec } from '../runner/load-generator';
 import { runWorkload } from '../runner/run-workload';
 import type { ServerManager } from '../server/server-manager';
 import type { AppStore } from '../store/app-store';
 import { renderRunExport, runManifest } from '../store/export-run';
 import type { RunRow } from '../store/run-store';
-import { readWorkloadFile, workloadPath } from '../workload/parse-workload';
+import { readWorkloadFile } from '../workload/parse-workload';
+import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 import { newJobId } from './job-ids';
 
 const PROGRESS_INTERVAL_MS = 200;
@@ -59,7 +58,19 @@ function sample(values: number[]): number[] {
   return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => sorted[Math.floor((i * (sorted.length - 1)) / (CDF_SAMPLE_CAP - 1))]!);
 }
 
-export function createRunsService(deps: { store: AppStore; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): RunsService & { dispose(): Promise<void> } {
+function endpointTarget(access: ServiceAccess, endpoint: string) {
+  let parsed: URL;
+  try {
+    parsed = new URL(endpoint);
+  } catch {
+    throw new AppError(ErrorCode.InvalidInput, `endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AppError(ErrorCode.InvalidInput, `endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  const url = parsed.toString().replace(/\/$/, '').replace(/\/v1$/, '');
+  return { kind: 'endpoint' as const, url, headers: access.endpointHeaders(url) };
+}
+
+export function createRunsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): RunsService & { dispose(): Promise<void> } {
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const runs = deps.store.runs;
 
@@ -111,11 +122,11 @@ export function createRunsService(deps: { store: AppStore; servers: ServerManage
       const requests = positiveOrNull('requests', spec.requests, true);
       const durationS = positiveOrNull('duration', spec.durationS, false);
       if (!Number.isInteger(spec.warmup) || spec.warmup < 0) throw new AppError(ErrorCode.InvalidInput, `warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);
-      const file = workloadPath(spec.workload);
+      const file = workloadPathWithin(deps.access, spec.workload);
       const def = readWorkloadFile(file);
       const target = spec.model
-        ? { kind: 'model' as const, modelRef: spec.model, modelPath: await resolveModelRef(spec.model), profile: deps.store.profiles.get(spec.profileName || 'default') }
-        : { kind: 'endpoint' as const, url: new URL(spec.endpoint!).toString().replace(/\/$/, '').replace(/\/v1$/, ''), headers: endpointHeaders() };
+        ? { kind: 'model' as const, modelRef: spec.model, modelPath: await resolveModelWithin(deps.access, spec.model), profile: deps.store.profiles.get(spec.profileName || 'default') }
+        : endpointTarget(deps.access, spec.endpoint!);
 
       const jobId = newJobId();
       const controller = new AbortController();

@@ -1,12 +1,13 @@
 import type { EventSink, ServersService } from '../../shared/contract';
 import { defaultProfile } from '../engines/llamacpp/launch-args';
-import { resolveModelRef } from '../models/demo-models';
+import { isDemoRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
 import type { ServerManager } from '../server/server-manager';
 import { validateProfile } from '../server/profiles';
 import type { ProfileStore } from '../server/profiles';
+import { resolveModelWithin, type ServiceAccess } from './access';
 
-export function createServersService(servers: ServerManager, profiles: ProfileStore, events: EventSink): ServersService & { dispose(): void } {
+export function createServersService(servers: ServerManager, profiles: ProfileStore, events: EventSink, access: ServiceAccess): ServersService & { dispose(): void } {
   const unsubscribe = servers.changes.on((snapshot) => events.emit('server.state', snapshot));
   return {
     list: async () => servers.list(),
@@ -16,7 +17,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       let trainedContext: number | null = null;
       if (modelRef) {
         try {
-          trainedContext = describeModel(await resolveModelRef(modelRef)).contextLength;
+          trainedContext = describeModel(await resolveModelWithin(access, modelRef)).contextLength;
         } catch {
           // The model is checked again at start; here only the profile is judged.
         }
@@ -25,7 +26,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
     },
     saveProfile: async (profile) => profiles.save(profile),
     async start(modelRef, profile, force) {
-      const server = await servers.prepare({ modelRef, profile, force: force ?? false });
+      const server = await servers.prepare({ modelRef: isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef), profile, force: force ?? false });
       // Resolve once starting is under way: readiness arrives as server.state events.
       // A failure to launch shows as the server's state; a throw here must not end the process.
       server.start().catch((error: Error) => process.stderr.write(`server ${server.id} did not start: ${error.message}\n`));

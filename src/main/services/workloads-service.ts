@@ -1,14 +1,16 @@
 import path from 'node:path';
 import type { WorkloadInfo, WorkloadsService } from '../../shared/contract';
 import { AppError } from '../core/errors';
+import type { ServerAddress } from '../core/server-address';
 import { readTextFileCapped } from '../core/read-capped';
 import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
-import { builtinWorkloadDir, listBuiltinWorkloads, MAX_WORKLOAD_FILE_BYTES, parseWorkloadText, readWorkloadFile, workloadPath, type WorkloadProblem } from '../workload/parse-workload';
+import { workloadPathWithin, type ServiceAccess } from './access';
+import { builtinWorkloadDir, listBuiltinWorkloads, MAX_WORKLOAD_FILE_BYTES, parseWorkloadText, readWorkloadFile, type WorkloadProblem } from '../workload/parse-workload';
 
 /** How many items get a token count in the preview: enough to see the shape of a set. */
 const PREVIEW_ITEMS = 200;
 
-export function createWorkloadsService(tokenizerUrl: () => string | null = () => null): WorkloadsService {
+export function createWorkloadsService(access: ServiceAccess, tokenizer: () => ServerAddress | null = () => null): WorkloadsService {
   return {
     async list(): Promise<WorkloadInfo[]> {
       return listBuiltinWorkloads().map((name) => {
@@ -18,15 +20,15 @@ export function createWorkloadsService(tokenizerUrl: () => string | null = () =>
       });
     },
     async read(name) {
-      const file = workloadPath(name);
+      const file = workloadPathWithin(access, name);
       return { name, file, text: readTextFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES) };
     },
     async validate(text) {
       try {
         const def = parseWorkloadText(text, 'editor');
         const written = def.groups.flatMap((group) => group.items ?? []);
-        const url = tokenizerUrl();
-        const counter = url ? llamaServerTokenCounter(url) : estimatingTokenCounter;
+        const server = tokenizer();
+        const counter = server ? llamaServerTokenCounter(server) : estimatingTokenCounter;
         const tokens = [];
         for (const item of written.slice(0, PREVIEW_ITEMS)) {
           const input = item.messages ? item.messages.map((message) => message.content).join('\n') : (item.prompt ?? '');

@@ -43,6 +43,7 @@ export class MetricsScraper {
     private readonly url: string,
     private readonly clock: () => number,
     private readonly intervalMs = 1000,
+    private readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 
   /**
@@ -51,7 +52,7 @@ export class MetricsScraper {
    */
   async scrape(t = this.clock()): Promise<void> {
     try {
-      const response = await fetch(this.url, { signal: AbortSignal.timeout(2000) });
+      const response = await fetch(this.url, { headers: { ...this.headers }, signal: AbortSignal.timeout(2000) });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const sample = parseServerMetrics(await response.text(), t);
       // A reading asked for at the window boundary can overtake a slower periodic one.

@@ -74,6 +74,8 @@ export class TelemetrySession {
       clock: () => number;
       serverPid: number | null;
       metricsUrl: string | null;
+      /** The managed server's API key, which /metrics requires. */
+      metricsHeaders?: Readonly<Record<string, string>>;
       intervalMs?: number;
       gpuBinary?: string | null;
       retainSamples?: number;
@@ -89,7 +91,7 @@ export class TelemetrySession {
     const interval = options.intervalMs ?? 250;
     this.gpu = new GpuSampler(options.clock, interval, options.gpuBinary === undefined ? undefined : options.gpuBinary, options.retainSamples);
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
-    this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock) : null;
+    this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock, undefined, options.metricsHeaders) : null;
     this.contention = new ContentionSampler({
       clock: options.clock,
       serverPid: options.serverPid ?? endpointServerPid(options.endpointUrl ?? null, options.procRoot),

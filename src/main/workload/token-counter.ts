@@ -1,3 +1,5 @@
+import type { ServerAddress } from '../core/server-address';
+
 /** Counts tokens the way the serving engine will, so generated prompts hit exact lengths. */
 export interface TokenCounter {
   count(text: string): Promise<number>;
@@ -6,13 +8,13 @@ export interface TokenCounter {
 }
 
 /** llama-server's POST /tokenize, without special tokens: the content's own length. */
-export function llamaServerTokenCounter(baseUrl: string): TokenCounter {
+export function llamaServerTokenCounter(server: ServerAddress): TokenCounter {
   return {
     exact: true,
     async count(text) {
-      const response = await fetch(`${baseUrl}/tokenize`, {
+      const response = await fetch(`${server.baseUrl}/tokenize`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...server.headers, 'content-type': 'application/json' },
         body: JSON.stringify({ content: text, add_special: false }),
         signal: AbortSignal.timeout(30_000),
       });

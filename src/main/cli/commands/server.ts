@@ -9,9 +9,9 @@ import { formatMs, formatTable } from '../format';
 export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
 export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
-function stateLine(snapshot: ServerSnapshot): Record<string, unknown> {
+function stateLine(snapshot: ServerSnapshot, auth: Readonly<Record<string, string>>): Record<string, unknown> {
   const line: Record<string, unknown> = { state: snapshot.state, id: snapshot.id, model: snapshot.modelRef, profile: snapshot.profileName, port: snapshot.port, pid: snapshot.pid };
-  if (snapshot.state === 'ready') Object.assign(line, { base_url: snapshot.baseUrl, cold_start: snapshot.coldStart, effective_config: snapshot.effectiveConfig });
+  if (snapshot.state === 'ready') Object.assign(line, { base_url: snapshot.baseUrl, authorization: auth.authorization ?? null, cold_start: snapshot.coldStart, effective_config: snapshot.effectiveConfig });
   if (snapshot.fault) line.fault = snapshot.fault;
   return line;
 }
@@ -29,7 +29,7 @@ const start: CommandHandler = async (args, signal) => {
     server.changes.on((snapshot) => {
       if (snapshot.state === lastState) return;
       lastState = snapshot.state;
-      if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot))}\n`);
+      if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot, server.authHeaders))}\n`);
       else process.stderr.write(`server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`);
     });
     const crashed = new Promise<ServerSnapshot>((resolve) => server.changes.on((snapshot) => (snapshot.state === 'crashed' ? resolve(snapshot) : undefined)));
@@ -43,6 +43,8 @@ const start: CommandHandler = async (args, signal) => {
       const cold = ready.coldStart;
       process.stderr.write(`${formatTable([
         ['url', ready.baseUrl ?? ''],
+        // Other local users cannot use the server without it; the person at this shell may.
+        ...(server.authHeaders.authorization ? [['authorization', server.authHeaders.authorization]] : []),
         ['pid', String(ready.pid)],
         ['spawn → listening', formatMs(cold?.spawnToListeningMs)],
         ['spawn → ready', formatMs(cold?.spawnToReadyMs)],

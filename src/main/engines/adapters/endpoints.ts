@@ -113,4 +113,29 @@ export function endpointHeaders(env: NodeJS.ProcessEnv = process.env, keyVariabl
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
+/** Whether `target` lies under `configured`: same scheme, host and port, and a path at or below it. */
+export function endpointCovers(configured: string, target: string): boolean {
+  let base: URL;
+  let url: URL;
+  try {
+    base = new URL(configured);
+    url = new URL(target);
+  } catch {
+    return false;
+  }
+  if (base.protocol !== url.protocol || base.hostname.toLowerCase() !== url.hostname.toLowerCase() || base.port !== url.port) return false;
+  // A run's base URL drops the OpenAI `/v1` suffix, so an entry written with it still covers the run.
+  const prefix = base.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return url.pathname === prefix || url.pathname.startsWith(`${prefix}/`) || prefix === '';
+}
+
+/**
+ * The API key for a run that a request over RPC names: only the key configured for that
+ * endpoint in `endpointKeys`, so a request cannot send the user's key to a host of its choosing.
+ */
+export function configuredEndpointHeaders(url: string, keys: readonly { endpoint: string; env: string }[], env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const entry = keys.find((candidate) => endpointCovers(candidate.endpoint, url));
+  return entry ? endpointHeaders(env, entry.env) : {};
+}
+
 export { normalizeHost };

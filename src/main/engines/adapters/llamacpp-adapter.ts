@@ -14,15 +14,16 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
     id: 'llama.cpp',
     capabilities: LLAMACPP_CAPABILITIES,
     launch: ({ modelPath, port, profile }) => ({ program: engine.serverPath, args: buildLlamaServerArgs(modelPath, port, profile) }),
+    apiKeyEnv: 'LLAMA_API_KEY',
     healthPath: '/health',
     metricsPath: '/metrics',
     cacheReset: null,
     isLoadProgress: (line) => LOAD_PROGRESS.test(line),
     isListening: (line) => LISTENING.test(line),
     classifyFault,
-    readEffectiveConfig: async (baseUrl, logLines, argv) => {
+    readEffectiveConfig: async (server, logLines, argv) => {
       const facts = parseLogFacts(logLines);
-      const props = await fetchJson(`${baseUrl}/props`);
+      const props = await fetchJson(`${server.baseUrl}/props`, { headers: { ...server.headers } });
       const settings = (props?.default_generation_settings ?? {}) as { n_ctx?: number };
       return {
         version: engine.version,

@@ -1,3 +1,4 @@
+import type { ServerAddress } from '../../core/server-address';
 import type { EngineCapabilities, ServerFaultCode } from '../../../shared/contract/server';
 import { emptyEffectiveConfig, fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 
@@ -25,8 +26,8 @@ function classify(lines: readonly string[]) {
   return null;
 }
 
-async function readOpenAiModelConfig(baseUrl: string, argv: string[]) {
-  const models = await fetchJson(`${baseUrl}/v1/models`);
+async function readOpenAiModelConfig(server: ServerAddress, argv: string[]) {
+  const models = await fetchJson(`${server.baseUrl}/v1/models`, { headers: { ...server.headers } });
   const first = (Array.isArray(models?.data) ? models.data[0] : null) as { id?: string; max_model_len?: number } | null;
   return { ...emptyEffectiveConfig(argv), model: first?.id ?? null, contextSize: first?.max_model_len ?? null, contextPerSlot: first?.max_model_len ?? null };
 }
@@ -42,6 +43,7 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
   if (!program) throw new Error('vLLM command is empty');
   return {
     id: 'vllm',
+    apiKeyEnv: 'VLLM_API_KEY',
     capabilities: PYTHON_SERVER_CAPABILITIES,
     launch: ({ modelPath, port, profile }) => ({
       program,
@@ -62,7 +64,7 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
     isLoadProgress: (line) => /Loading|weights|Memory profiling|graph|KV cache|Starting vLLM/i.test(line),
     isListening: (line) => /Uvicorn running on|Application startup complete/.test(line),
     classifyFault: classify,
-    readEffectiveConfig: (baseUrl, _lines, argv) => readOpenAiModelConfig(baseUrl, argv),
+    readEffectiveConfig: (server, _lines, argv) => readOpenAiModelConfig(server, argv),
   };
 }
 
@@ -71,6 +73,8 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
   if (!program) throw new Error('SGLang command is empty');
   return {
     id: 'sglang',
+    // SGLang takes its key only as a flag, which other local users could read.
+    apiKeyEnv: null,
     capabilities: PYTHON_SERVER_CAPABILITIES,
     launch: ({ modelPath, port, profile }) => ({
       program,
@@ -92,6 +96,6 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
     isLoadProgress: (line) => /Load weight|Memory pool|Capture cuda graph|KV Cache|Init torch/i.test(line),
     isListening: (line) => /Uvicorn running on|The server is fired up/.test(line),
     classifyFault: classify,
-    readEffectiveConfig: (baseUrl, _lines, argv) => readOpenAiModelConfig(baseUrl, argv),
+    readEffectiveConfig: (server, _lines, argv) => readOpenAiModelConfig(server, argv),
   };
 }

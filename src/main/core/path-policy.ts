@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from './errors';
+
+/** What a path is for; each kind has its own roots. */
+export type PathKind = 'model' | 'workload';
+
+/**
+ * Which files a face may name. The CLI acts with the rights of the person at the shell and
+ * may name any path; requests over RPC (a browser on `inferlab serve`, the desktop window)
+ * may only name files under configured roots, so holding the UI does not mean reading
+ * `~/.ssh` or truncating a file of one's choosing.
+ */
+export interface PathPolicy {
+  readonly unrestricted: boolean;
+  /** The absolute path to use, or an error naming the roots. `file` need not exist yet (an output). */
+  check(file: string, kind: PathKind): string;
+  roots(kind: PathKind): readonly string[];
+}
+
+export const unrestrictedPaths: PathPolicy = {
+  unrestricted: true,
+  check: (file) => path.resolve(file),
+  roots: () => [],
+};
+
+/** The real location of a path: symlinks resolved, for a file that does not exist yet its folder's. */
+function realLocation(file: string): string {
+  const absolute = path.resolve(file);
+  let probe = absolute;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(probe), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(probe);
+      if (parent === probe) return absolute;
+      rest.push(path.basename(probe));
+      probe = parent;
+    }
+  }
+}
+
+function isInside(child: string, root: string): boolean {
+  const relative = path.relative(root, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+const KIND_LABELS: Record<PathKind, { noun: string; setting: string }> = {
+  model: { noun: 'model file', setting: 'roots.models' },
+  workload: { noun: 'workload file', setting: 'roots.workloads' },
+};
+
+export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPolicy {
+  // Compared by real location both ways, so a symlink inside a root cannot point out of it.
+  const realRoots = Object.fromEntries(Object.entries(roots).map(([kind, list]) => [kind, list.map(realLocation)])) as Record<PathKind, string[]>;
+  return {
+    unrestricted: false,
+    check(file, kind) {
+      if (typeof file !== 'string' || file.length === 0 || file.includes('\0')) throw new AppError(ErrorCode.InvalidInput, `a ${KIND_LABELS[kind].noun} path must be a non-empty string`);
+      const real = realLocation(file);
+      if (realRoots[kind].some((root) => isInside(real, root))) return path.resolve(file);
+      throw new AppError(
+        ErrorCode.Forbidden,
+        `${file} is outside the folders this interface may use for a ${KIND_LABELS[kind].noun} (${roots[kind].join(', ') || 'none configured'}). ` +
+          `Add its folder to "${KIND_LABELS[kind].setting}" in the config file, or use the CLI, which may name any path.`,
+        { kind, roots: roots[kind] },
+      );
+    },
+    roots: (kind) => roots[kind],
+  };
+}

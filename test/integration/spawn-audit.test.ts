@@ -1,0 +1,117 @@
+import childProcess from 'node:child_process';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunJobState } from '../../src/shared/contract';
+import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { createServices, type ServiceContainer } from '../../src/main/services';
+import { requireEngine } from '../support/engine';
+import { useTempDirs } from '../support/temp';
+
+/**
+ * Every process started while the services handle hostile requests and one real run, seen
+ * at the OS edge: `child_process` itself is wrapped (named imports included, through
+ * syncBuiltinESMExports), so no code path can start a process unseen.
+ */
+interface Launch {
+  api: string;
+  file: string;
+  args: readonly string[];
+  shell: boolean;
+  stack: string;
+}
+
+const launches: Launch[] = [];
+const APIS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
+const originals = new Map<string, unknown>();
+
+function record(api: string, file: unknown, rest: unknown[]): void {
+  const argv = Array.isArray(rest[0]) ? (rest[0] as string[]) : [];
+  const options = (Array.isArray(rest[0]) ? rest[1] : rest[0]) as { shell?: unknown } | undefined;
+  // exec and execSync always run their string through a shell.
+  const shell = api === 'exec' || api === 'execSync' || Boolean(options && typeof options === 'object' && options.shell);
+  launches.push({ api, file: String(file), args: argv, shell, stack: new Error().stack ?? '' });
+}
+
+beforeAll(() => {
+  const target = childProcess as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const api of APIS) {
+    const original = target[api]!;
+    originals.set(api, original);
+    target[api] = function (this: unknown, file: unknown, ...rest: unknown[]) {
+      record(api, file, rest);
+      return original.call(this, file, ...rest);
+    };
+  }
+  syncBuiltinESMExports();
+});
+
+afterAll(() => {
+  const target = childProcess as unknown as Record<string, unknown>;
+  for (const [api, original] of originals) target[api] = original;
+  syncBuiltinESMExports();
+});
+
+const tempDir = useTempDirs();
+
+describe('processes started on behalf of requests', () => {
+  let container: ServiceContainer;
+  beforeAll(async () => {
+    container = await createServices({ dbPath: path.join(tempDir(), 'audit.db') });
+  });
+  afterAll(async () => {
+    await container?.dispose();
+  });
+
+  it('launches only the configured engine with the profile\'s own argv, never through a shell, however hostile the request', async () => {
+    const engine = await requireEngine();
+    const victim = path.join(tempDir(), 'victim');
+    fs.writeFileSync(victim, 'keep me');
+    const base = { ...defaultProfile('audit'), contextSize: 1024, threads: 1 };
+    const hostile = [
+      { ...base, extraFlags: ['--log-file', victim] },
+      { ...base, extraFlags: ['--rpc', '10.0.0.1:50052'] },
+      { ...base, extraFlags: ['--lora', victim] },
+      { ...base, extraFlags: ['--chat-template-file', victim] },
+      { ...base, extraFlags: ['-mu', 'http://127.0.0.1:9/x.gguf'] },
+      { ...base, threads: '1; touch /tmp/inferlab-pwned' as unknown as number },
+      { ...base, name: '$(touch /tmp/inferlab-pwned)' },
+    ];
+    for (const profile of hostile) {
+      await expect(container.services.servers.start('demo:q8_0', profile, true), JSON.stringify(profile.extraFlags)).rejects.toThrow();
+    }
+    await expect(container.services.servers.start('demo:q8_0; touch /tmp/inferlab-pwned', base, true)).rejects.toThrow();
+    // Asking the engine for its version is the only launch so far.
+    const serving = () => launches.filter((launch) => launch.file === engine.serverPath && !launch.args.includes('--version'));
+    expect(serving()).toEqual([]);
+
+    // One real run through the same services.
+    const finished = new Promise<RunJobState>((resolve) => container.events.on((event) => {
+      const state = event.payload as RunJobState;
+      if (event.name === 'run.progress' && (state.phase === 'finished' || state.phase === 'failed')) resolve(state);
+    }));
+    await container.services.servers.saveProfile(base);
+    await container.services.runs.start({ workload: 'chat-short', model: 'demo:q8_0', endpoint: null, profileName: 'audit', concurrency: 1, rate: null, requests: 2, durationS: null, warmup: 0, private: false });
+    const state = await finished;
+    expect(state.error).toBeNull();
+    await container.services.doctor.report();
+
+    const servers = serving();
+    expect(servers).toHaveLength(1);
+    const args = [...servers[0]!.args];
+    const port = Number(args[args.indexOf('--port') + 1]);
+    const modelPath = args[args.indexOf('-m') + 1]!;
+    expect(args).toEqual(buildLlamaServerArgs(modelPath, port, base));
+    expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
+    expect(fs.existsSync('/tmp/inferlab-pwned')).toBe(false);
+
+    // Our code never uses a shell. systeminformation (OS, CPU and GPU facts for doctor and run
+    // manifests) runs its own fixed command lines through one; nothing of a request reaches them.
+    const ours = launches.filter((launch) => !/node_modules[\\/]systeminformation/.test(launch.stack));
+    expect(ours.filter((launch) => launch.shell).map((launch) => `${launch.api} ${launch.file}`)).toEqual([]);
+    const programs = new Set(ours.map((launch) => launch.file));
+    for (const program of programs) expect([engine.serverPath, process.execPath, 'nvidia-smi', 'amd-smi', 'rocm-smi']).toContain(program);
+    console.log(`[spawn audit] ${launches.length} launches: ${[...new Set(launches.map((launch) => `${launch.api} ${path.basename(launch.file.split(' ')[0]!)}${launch.shell ? ' (shell)' : ''}`))].join(', ')}`);
+  });
+});

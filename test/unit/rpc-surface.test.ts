@@ -1,0 +1,150 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startHeadlessServer, type HeadlessServer } from '../../src/main/headless';
+import { createServices, type ServiceContainer } from '../../src/main/services';
+import { rpcAccess } from '../../src/main/services/access';
+import { useTempDirs } from '../support/temp';
+
+/**
+ * The RPC face as an attacker holding the UI would use it: a WebSocket client with the token,
+ * against the real services on a real SQLite file. The CLI may name any path; RPC may not.
+ */
+const tempDir = useTempDirs();
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Face {
+  call(service: string, method: string, ...args: unknown[]): Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>;
+  container: ServiceContainer;
+  dataDir: string;
+}
+
+async function rpcFace(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Face> {
+  const dir = tempDir();
+  const dataDir = path.join(dir, 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(path.join(dataDir, 'config.json'), JSON.stringify(config));
+  const access = rpcAccess({ ...process.env, ...env, INFERLAB_DATA_DIR: dataDir });
+  const container = await createServices({ dbPath: path.join(dataDir, 'inferlab.db'), access });
+  const rendererDir = path.join(dir, 'renderer');
+  fs.mkdirSync(rendererDir);
+  fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html>');
+  const server: HeadlessServer = await startHeadlessServer({ container, rendererDir, host: '127.0.0.1', port: 0, tokenFile: path.join(dataDir, 'serve-token'), log: () => {} });
+  const token = new URL(server.url).searchParams.get('token')!;
+  const socket = new WebSocket(`ws://127.0.0.1:${server.port}/rpc?token=${token}`);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  cleanups.push(async () => {
+    socket.close();
+    await server.close();
+    await container.dispose();
+  });
+  let next = 1;
+  return {
+    container,
+    dataDir,
+    call: (service, method, ...args) => new Promise((resolve) => {
+      const id = next++;
+      const onMessage = (data: WebSocket.RawData) => {
+        const message = JSON.parse(data.toString()) as { id?: number; ok: boolean };
+        if (message.id !== id) return;
+        socket.off('message', onMessage);
+        resolve(message);
+      };
+      socket.on('message', onMessage);
+      socket.send(JSON.stringify({ id, service, method, args }));
+    }),
+  };
+}
+
+describe('over RPC, no method reads or writes an arbitrary path', () => {
+  it('refuses files outside the roots, symlinks out of them included, and serves what is inside', async () => {
+    const face = await rpcFace();
+    const outside = path.join(tempDir(), 'secret.yaml');
+    fs.writeFileSync(outside, 'name: secret\ngroups: [{ name: g, items: [{ id: a, prompt: "PRIVATE-MARKER" }] }]\n');
+
+    for (const file of ['/etc/passwd', path.join(os.homedir(), '.ssh', 'id_rsa'), '/dev/zero', outside]) {
+      const reply = await face.call('workloads', 'read', file);
+      expect(reply.ok, file).toBe(false);
+      expect(reply.error!.code, file).toBe('forbidden');
+      expect(reply.error!.message).toMatch(/outside the folders this interface may use for a workload file/);
+      expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+    }
+    // A link placed inside a root does not lead out of it.
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads);
+    fs.symlinkSync(outside, path.join(workloads, 'link.yaml'));
+    expect((await face.call('workloads', 'read', path.join(workloads, 'link.yaml'))).error?.code).toBe('forbidden');
+    // Built-ins and files under <data>/workloads are served.
+    expect((await face.call('workloads', 'read', 'chat-short')).ok).toBe(true);
+    fs.copyFileSync(outside, path.join(workloads, 'mine.yaml'));
+    expect((await face.call('workloads', 'read', path.join(workloads, 'mine.yaml'))).ok).toBe(true);
+
+    // Models: scanning a folder, quantizing, starting a server, a run and an experiment all check the model path first.
+    expect((await face.call('models', 'scan', ['/etc'])).error?.code).toBe('forbidden');
+    expect((await face.call('models', 'quantize', '/etc/passwd', ['Q4_0'])).error?.code).toBe('forbidden');
+    const profile = await face.call('servers', 'defaultProfile');
+    expect((await face.call('servers', 'start', '/etc/passwd', profile.result, false)).error?.code).toBe('forbidden');
+    const run = { workload: 'chat-short', model: '/etc/passwd', endpoint: null, profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false };
+    expect((await face.call('runs', 'start', run)).error?.code).toBe('forbidden');
+    expect((await face.call('runs', 'start', { ...run, model: 'demo:q8_0', workload: outside })).error?.code).toBe('forbidden');
+    const experiment = { kind: 'quant', model: 'demo:f16', quants: [], files: [{ name: 'a', path: '/etc/passwd' }, { name: 'b', path: '/etc/hosts' }], workload: 'chat-short', repeats: 1, requestsPerWindow: null };
+    expect((await face.call('experiments', 'start', experiment)).error?.code).toBe('forbidden');
+  });
+
+  it('uses the folders the config file adds', async () => {
+    const models = tempDir();
+    const face = await rpcFace({ roots: { models: [models] } });
+    const reply = await face.call('models', 'scan', [models]);
+    expect(reply.ok).toBe(true);
+    expect((await face.call('models', 'scan', [path.dirname(models)])).error?.code).toBe('forbidden');
+  });
+});
+
+describe('over RPC, the API key goes only to the endpoint configured for it', () => {
+  async function recordingEndpoint(): Promise<{ url: string; authorizations: (string | null)[] }> {
+    const authorizations: (string | null)[] = [];
+    const server = http.createServer((request, response) => {
+      authorizations.push(request.headers.authorization ?? null);
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, authorizations };
+  }
+
+  async function runAgainst(face: Face, endpoint: string): Promise<void> {
+    const finished = new Promise<void>((resolve) => face.container.events.on((event) => {
+      const phase = (event.payload as { phase?: string }).phase;
+      if (event.name === 'run.progress' && (phase === 'finished' || phase === 'failed')) resolve();
+    }));
+    const reply = await face.call('runs', 'start', { workload: 'chat-short', model: null, endpoint, profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false });
+    expect(reply.ok).toBe(true);
+    await finished;
+  }
+
+  it('sends nothing to an endpoint a request names, and the configured key to the configured endpoint', async () => {
+    const attacker = await recordingEndpoint();
+    const configured = await recordingEndpoint();
+    const face = await rpcFace({ endpointKeys: [{ endpoint: `${configured.url}/v1`, env: 'TEAM_KEY' }] }, { TEAM_KEY: 'team-secret', INFERLAB_API_KEY: 'user-secret' });
+    const previous = process.env.INFERLAB_API_KEY;
+    // The key the CLI would send sits in this process's environment too.
+    process.env.INFERLAB_API_KEY = 'user-secret';
+    try {
+      await runAgainst(face, `${attacker.url}/v1`);
+      await runAgainst(face, `${configured.url}/v1`);
+    } finally {
+      if (previous === undefined) delete process.env.INFERLAB_API_KEY;
+      else process.env.INFERLAB_API_KEY = previous;
+    }
+    expect(attacker.authorizations.length).toBeGreaterThan(0);
+    expect(attacker.authorizations.every((value) => value === null)).toBe(true);
+    expect(configured.authorizations.length).toBeGreaterThan(0);
+    expect(configured.authorizations.every((value) => value === 'Bearer team-secret')).toBe(true);
+  });
+});
