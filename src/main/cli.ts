@@ -3,18 +3,8 @@ import path from 'node:path';
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
 import { orphanWatchdog } from './core/orphan-watchdog';
-import { projectRoot, secureAppDirs } from './core/paths';
+import { engineCacheDir, projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
-import { appCommand } from './cli/commands/app';
-import { demoCommand } from './cli/commands/demo';
-import { doctorCommand } from './cli/commands/doctor';
-import { decideCommand, decisionsCommand, experimentCommand, reportCommand } from './cli/commands/experiment';
-import { modelsCommand } from './cli/commands/models';
-import { runCommand } from './cli/commands/run';
-import { serveCommand } from './cli/commands/serve';
-import { exportCommand, runsCommand } from './cli/commands/runs';
-import { serverCommand } from './cli/commands/server';
-import { setupCommand } from './cli/commands/setup';
 import { commandHelp, wantsHelp } from './cli/help';
 
 const USAGE = `Usage: inferlab <command> [options]
@@ -50,9 +40,22 @@ With --json, a failure is one document on stdout: {"error":{"code":...,"message"
 MODEL is a GGUF path or demo:f16, demo:q8_0, demo:q4_k_m.
 Exit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 
-const COMMANDS: Record<string, CommandHandler> = {
-  doctor: doctorCommand, setup: setupCommand, demo: demoCommand, server: serverCommand, models: modelsCommand,
-  run: runCommand, runs: runsCommand, export: exportCommand, experiment: experimentCommand, report: reportCommand, decide: decideCommand, decisions: decisionsCommand, serve: serveCommand, app: appCommand,
+/** Each command's code is loaded only when it runs: help and usage errors load none of them. */
+const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
+  doctor: async () => (await import('./cli/commands/doctor')).doctorCommand,
+  setup: async () => (await import('./cli/commands/setup')).setupCommand,
+  demo: async () => (await import('./cli/commands/demo')).demoCommand,
+  server: async () => (await import('./cli/commands/server')).serverCommand,
+  models: async () => (await import('./cli/commands/models')).modelsCommand,
+  run: async () => (await import('./cli/commands/run')).runCommand,
+  runs: async () => (await import('./cli/commands/runs')).runsCommand,
+  export: async () => (await import('./cli/commands/runs')).exportCommand,
+  experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,
+  report: async () => (await import('./cli/commands/experiment')).reportCommand,
+  decide: async () => (await import('./cli/commands/experiment')).decideCommand,
+  decisions: async () => (await import('./cli/commands/experiment')).decisionsCommand,
+  serve: async () => (await import('./cli/commands/serve')).serveCommand,
+  app: async () => (await import('./cli/commands/app')).appCommand,
 };
 
 function packageVersion(): string {
@@ -71,7 +74,10 @@ function reportFailure(command: string, error: unknown, json: boolean): void {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-V') {
-    process.stdout.write(`inferlab ${packageVersion()}\n`);
+    const { readPinnedSourceRecord, PINNED_SOURCE } = await import('./engines/llamacpp/engine-source');
+    const { MIGRATIONS } = await import('./store/migrations');
+    const engine = readPinnedSourceRecord(engineCacheDir());
+    process.stdout.write(`inferlab ${packageVersion()}\nllama.cpp ${engine ? engine.commit.slice(0, 12) : 'not fetched yet'} (${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version})\ndatabase schema ${MIGRATIONS.length}\n`);
     return 0;
   }
   if (!command || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
@@ -87,8 +93,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
   }
-  const handler = COMMANDS[command];
-  if (!handler) {
+  const load = COMMANDS[command];
+  if (!load) {
     const name = command === 'help' ? rest[0]! : command;
     process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
     if (json) process.stdout.write(`${JSON.stringify({ error: { code: ErrorCode.Usage, message: `Unknown command "${name}"` } })}\n`);
@@ -110,6 +116,7 @@ export async function main(argv: string[]): Promise<number> {
   const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const name of STOP_SIGNALS) process.on(name, interrupt);
   try {
+    const handler = await load();
     return await handler(rest, controller.signal);
   } catch (error) {
     reportFailure(command, error, json);

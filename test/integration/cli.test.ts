@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { readPinnedSourceRecord } from '../../src/main/engines/llamacpp/engine-source';
+import { MIGRATIONS } from '../../src/main/store/migrations';
 import { describe, expect, it } from 'vitest';
 import { progressWriter } from '../../src/main/cli/progress';
-import { projectRoot } from '../../src/main/core/paths';
+import { engineCacheDir, projectRoot } from '../../src/main/core/paths';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
@@ -89,11 +91,12 @@ describe('inferlab CLI conventions', () => {
     expect(result.stdout).toMatch(/Usage: inferlab run --workload/);
   });
 
-  it.each([['--version'], ['-V']])('%s prints the version from package.json', async (flag) => {
+  it.each([['--version'], ['-V']])('%s prints the app version, the engine commit and the schema version', async (flag) => {
     const { version } = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
     const result = await inferlab([flag]);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe(`inferlab ${version}`);
+    const commit = readPinnedSourceRecord(engineCacheDir())!.commit.slice(0, 12);
+    expect(result.stdout.trim().split('\n')).toEqual([`inferlab ${version}`, `llama.cpp ${commit} (node-llama-cpp@3.21.1)`, `database schema ${MIGRATIONS.length}`]);
   });
 
   it('a usage mistake names the flag and points at --help', async () => {

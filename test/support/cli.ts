@@ -9,8 +9,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export function startInferlab(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  return spawn(path.join(projectRoot(), 'bin', 'inferlab'), args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+/** `bin/inferlab ARGS` of this checkout, or of another copy of the app rooted at `appRoot`. */
+export function startInferlab(args: string[], env: NodeJS.ProcessEnv = {}, appRoot = projectRoot()): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [path.join(appRoot, 'bin', 'inferlab'), ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** Runs `./bin/inferlab ARGS` to completion. */

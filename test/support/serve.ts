@@ -2,8 +2,8 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { startInferlab } from './cli';
 
 /** `inferlab serve` as a child process; resolves with the URL it prints. */
-export async function startServe(args: string[]): Promise<{ url: string; child: ChildProcessWithoutNullStreams; stop(): Promise<number | null> }> {
-  const child = startInferlab(['serve', ...args]);
+export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, appRoot?: string): Promise<{ url: string; child: ChildProcessWithoutNullStreams; stderr(): string; stop(): Promise<number | null> }> {
+  const child = startInferlab(['serve', ...args], env, appRoot);
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const url = await new Promise<string>((resolve, reject) => {
@@ -19,6 +19,7 @@ export async function startServe(args: string[]): Promise<{ url: string; child: 
   return {
     url,
     child,
+    stderr: () => stderr,
     stop: async () => {
       child.kill('SIGTERM');
       return exited;

@@ -1,13 +1,5 @@
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
-import { USAGE as DEMO_USAGE } from './commands/demo';
-import { USAGE as DOCTOR_USAGE } from './commands/doctor';
-import { DECIDE_USAGE, REPORT_USAGE, USAGE as EXPERIMENT_USAGE } from './commands/experiment';
-import { QUANTIZE_USAGE, SCAN_USAGE } from './commands/models';
-import { USAGE as RUN_USAGE } from './commands/run';
-import { EXPORT_USAGE, RUNS_USAGE } from './commands/runs';
-import { USAGE as SERVE_USAGE } from './commands/serve';
-import { PROFILE_USAGE, START_USAGE } from './commands/server';
-import { USAGE as SETUP_USAGE } from './commands/setup';
+import { DECIDE_USAGE, DEMO_USAGE, DOCTOR_USAGE, EXPERIMENT_USAGE, EXPORT_USAGE, PROFILE_USAGE, QUANTIZE_USAGE, REPORT_USAGE, RUN_USAGE, RUNS_USAGE, SCAN_USAGE, SERVE_USAGE, SETUP_USAGE, START_USAGE } from './usage';
 
 interface HelpEntry {
   usage: string;

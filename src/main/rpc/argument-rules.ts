@@ -7,13 +7,13 @@ type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'o
 /** The argument kinds of every callable method; checked before a service sees anything. */
 const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
   doctor: { report: [] },
-  models: { scan: ['string[]?'], quantize: ['string', 'string[]'] },
+  models: { scan: ['string[]?'], quantize: ['string', 'string[]'], cancel: ['string'] },
   servers: {
     list: [], profiles: [], defaultProfile: [], validateProfile: ['object', 'string|null'], saveProfile: ['object'],
     start: ['string', 'object', 'boolean?'], stop: ['string'], logs: ['string'],
   },
   workloads: { list: [], read: ['string'], validate: ['string'] },
-  experiments: { start: ['object'], list: [], get: ['string'], decide: ['string', 'string', 'string', 'string'], decisions: [] },
+  experiments: { start: ['object'], cancel: ['string'], list: [], get: ['string'], decide: ['string', 'string', 'string', 'string'], decisions: [] },
   runs: { start: ['object'], cancel: ['string'], list: [], get: ['string'], remove: ['string'], exportRun: ['string'], compare: ['string[]'] },
 };
 

@@ -32,7 +32,10 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
       const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
       const emit = () => deps.events.emit('experiment.progress', { ...state });
       const common = { runs: deps.store.runs, experiments, servers: deps.servers, engine: deps.engine, workload, profile: deps.store.profiles.get('default'), repeats: spec.repeats, requestsPerWindow: spec.requestsPerWindow, concurrency: 1, signal: controller.signal, onStatus: (line: string) => { state.message = line; emit(); } };
-      const done = (async () => {
+      // Registered before the work starts, so a cancel that arrives at once is not lost.
+      const job = { controller, done: Promise.resolve() };
+      jobs.set(jobId, job);
+      job.done = (async () => {
         try {
           state.result = spec.kind === 'quant'
             ? await runQuantExperiment({ ...common, baseRef: files ? files[0]!.file : isDemoRef(spec.model) ? spec.model : modelPath, quants: spec.quants, files, constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null }, kldText: null })
@@ -40,17 +43,24 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
           state.phase = 'finished';
           state.message = 'finished';
         } catch (error) {
-          state.phase = 'failed';
-          state.error = toErrorShape(error);
-          state.message = state.error.message;
+          if (controller.signal.aborted) {
+            state.phase = 'cancelled';
+            state.message = 'cancelled: stored as interrupted, with the windows that finished';
+          } else {
+            state.phase = 'failed';
+            state.error = toErrorShape(error);
+            state.message = state.error.message;
+          }
         } finally {
           emit();
           jobs.delete(jobId);
         }
       })();
-      jobs.set(jobId, { controller, done });
       emit();
       return { jobId };
+    },
+    async cancel(jobId) {
+      jobs.get(jobId)?.controller.abort();
     },
     async list() {
       return experiments.list().map((row) => ({

@@ -40,12 +40,16 @@ export function createModelsService(engine: () => Promise<EngineInfo>, events: E
           }
           events.emit('job.progress', { jobId, kind: 'quantize', label: 'done', done: 1, total: 1, finished: true, error: null });
         } catch (error) {
-          events.emit('job.progress', { jobId, kind: 'quantize', label: 'failed', done: 0, total: null, finished: true, error: toErrorShape(error) });
+          const cancelled = controller.signal.aborted;
+          events.emit('job.progress', { jobId, kind: 'quantize', label: cancelled ? 'cancelled' : 'failed', done: 0, total: null, finished: true, error: cancelled ? null : toErrorShape(error) });
         } finally {
           running.delete(jobId);
         }
       })();
       return { jobId };
+    },
+    async cancel(jobId) {
+      running.get(jobId)?.abort();
     },
     dispose() {
       for (const controller of running.values()) controller.abort();

@@ -141,7 +141,10 @@ export function createRunsService(deps: { store: AppStore; access: ServiceAccess
         deps.events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
         state.ttftPoints = [];
       };
-      const done = (async () => {
+      // Registered before the work starts, so a cancel that arrives at once is not lost.
+      const job = { controller, done: Promise.resolve() };
+      jobs.set(jobId, job);
+      job.done = (async () => {
         try {
           const { summary } = await runWorkload({
             request: { workload: { def, file }, target, load, stop: { requests, durationMs: durationS === null ? null : durationS * 1000 }, warmup: spec.warmup, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: spec.private, referenceRunId: null },
@@ -189,7 +192,6 @@ export function createRunsService(deps: { store: AppStore; access: ServiceAccess
           if (jobs.size === 0) deps.onActiveChange?.(false);
         }
       })();
-      jobs.set(jobId, { controller, done });
       deps.onActiveChange?.(true);
       return { jobId };
     },

@@ -20,6 +20,8 @@ export interface ModelsService {
   scan(folders?: string[]): Promise<ModelScan>;
   /** Starts llama-quantize; progress arrives as `job.progress` events. */
   quantize(source: string, types: string[]): Promise<{ jobId: string }>;
+  /** Stops a quantization: llama-quantize is killed and its partial file removed. */
+  cancel(jobId: string): Promise<void>;
 }
 
 export interface ServersService {
@@ -163,6 +165,8 @@ export interface DecisionRecord {
 
 export interface ExperimentsService {
   start(spec: StartExperimentSpec): Promise<{ jobId: string }>;
+  /** Stops an experiment after its current request; it is stored as interrupted, its finished windows kept. */
+  cancel(jobId: string): Promise<void>;
   list(): Promise<ExperimentListItem[]>;
   get(experimentId: string): Promise<ExperimentResult | null>;
   decide(experimentId: string, chosen: string, reason: string, decidedBy: string): Promise<DecisionRecord>;
@@ -171,7 +175,7 @@ export interface ExperimentsService {
 
 export interface ExperimentJobState {
   jobId: string;
-  phase: 'running' | 'finished' | 'failed';
+  phase: 'running' | 'finished' | 'failed' | 'cancelled';
   message: string;
   result: ExperimentResult | null;
   error: ErrorShape | null;
@@ -194,11 +198,11 @@ export type ServiceName = keyof AppServices;
  */
 export const SERVICE_METHODS = {
   doctor: ['report'],
-  models: ['scan', 'quantize'],
+  models: ['scan', 'quantize', 'cancel'],
   servers: ['list', 'profiles', 'defaultProfile', 'validateProfile', 'saveProfile', 'start', 'stop', 'logs'],
   workloads: ['list', 'read', 'validate'],
   runs: ['start', 'cancel', 'list', 'get', 'remove', 'exportRun', 'compare'],
-  experiments: ['start', 'list', 'get', 'decide', 'decisions'],
+  experiments: ['start', 'cancel', 'list', 'get', 'decide', 'decisions'],
 } as const satisfies { [S in ServiceName]: readonly (keyof AppServices[S] & string)[] };
 
 export interface JobProgress {

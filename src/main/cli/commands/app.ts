@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { projectRoot } from '../../core/paths';
 import { electronBinaryPath } from '../../doctor';
 import type { CommandHandler } from '../args';
+import { builtAppFile } from '../built-app';
 
 export const appCommand: CommandHandler = async () => {
   const electron = electronBinaryPath();
@@ -14,7 +14,9 @@ export const appCommand: CommandHandler = async () => {
     );
     return 1;
   }
+  // Electron starts the package's "main" (out/main/index.js), built at install.
+  builtAppFile('main');
   const root = projectRoot();
-  const child = spawn(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'preview'], { cwd: root, stdio: 'inherit' });
+  const child = spawn(electron, [root], { cwd: root, stdio: 'inherit' });
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 };

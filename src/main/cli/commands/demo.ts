@@ -15,8 +15,7 @@ import { applySettings } from '../../server/profiles';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatTable } from '../format';
-
-export const USAGE = 'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
+import { DEMO_USAGE as USAGE } from '../usage';
 
 /**
  * The demo keeps the statistical defaults (windows, requests per window) and shortens the

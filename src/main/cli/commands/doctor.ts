@@ -1,8 +1,7 @@
 import { runDoctor } from '../../doctor';
 import { parseOptions, type CommandHandler } from '../args';
 import { formatTable } from '../format';
-
-export const USAGE = 'inferlab doctor [--json] [--db PATH]';
+import { DOCTOR_USAGE as USAGE } from '../usage';
 
 export const doctorCommand: CommandHandler = async (args) => {
   const { values } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' } }, USAGE);

@@ -20,14 +20,7 @@ import { progressWriter } from '../progress';
 import { verdictTable } from '../verdict-table';
 import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
 import { parseSlo } from './run';
-
-export const USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
-       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
-       inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
-       inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
-           [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
-           [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
-       common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
+import { EXPERIMENT_USAGE as USAGE, REPORT_USAGE, DECIDE_USAGE } from '../usage';
 
 export function experimentTable(result: ExperimentResult): string {
   if (result.kind === 'sweep') {
@@ -118,8 +111,6 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   }
 };
 
-export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
-
 export const reportCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, REPORT_USAGE, true);
   if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, `report needs one experiment id and --out FILE.html\n\nUsage: ${REPORT_USAGE}`);
@@ -135,8 +126,6 @@ export const reportCommand: CommandHandler = async (args) => {
     await context.dispose();
   }
 };
-
-export const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
 
 /** A decision record: which condition was chosen from an experiment, on which runs, under which criteria, and why. */
 export const decideCommand: CommandHandler = async (args) => {

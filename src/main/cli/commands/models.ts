@@ -10,9 +10,8 @@ import { quantizeModel } from '../../models/quantize';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext, requireEngine } from '../context';
 import { formatTable } from '../format';
+import { SCAN_USAGE, QUANTIZE_USAGE } from '../usage';
 
-export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
-export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
 function humanSize(bytes: number): string {

@@ -4,18 +4,16 @@ import { AppError } from '../../core/errors';
 import type { RunSummary } from '../../metrics/run-summary';
 import { exportRun, runManifest } from '../../store/export-run';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
+import { openCliStore } from '../store-context';
 import { formatMs, formatTable } from '../format';
-import { printSummary } from './run';
-
-export const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
-export const EXPORT_USAGE = 'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
+import { printSummary } from '../summary-table';
+import { RUNS_USAGE, EXPORT_USAGE } from '../usage';
 
 export const runsCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' }, limit: { type: 'string' } }, RUNS_USAGE, true);
   const [action, id] = positionals;
   if (action !== 'list' && action !== 'show') throw new AppError(ErrorCode.Usage, `Unknown runs action "${action ?? ''}"\n\nUsage: ${RUNS_USAGE}`);
-  const context = await openCliContext(values.db);
+  const context = await openCliStore(values.db);
   try {
     const runs = context.store.runs;
     if (action === 'list') {
@@ -43,19 +41,19 @@ export const runsCommand: CommandHandler = async (args) => {
     else process.stdout.write(`${JSON.stringify({ manifest: runManifest(run), summary }, null, 2)}\n`);
     return 0;
   } finally {
-    await context.dispose();
+    context.store.close();
   }
 };
 
 export const exportCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, EXPORT_USAGE, true);
   if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, `export needs one run ID and --out DIR\n\nUsage: ${EXPORT_USAGE}`);
-  const context = await openCliContext(values.db);
+  const context = await openCliStore(values.db);
   try {
     const { files } = exportRun(context.store.runs, positionals[0]!, path.resolve(values.out));
     process.stdout.write(`${files.join('\n')}\n`);
     return 0;
   } finally {
-    await context.dispose();
+    context.store.close();
   }
 };

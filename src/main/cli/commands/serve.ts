@@ -1,43 +1,19 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { projectRoot, userDataDir } from '../../core/paths';
+import { userDataDir } from '../../core/paths';
 import { startHeadlessServer } from '../../headless';
 import { createServices } from '../../services';
 import { parseOptions, type CommandHandler } from '../args';
-
-export const USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
-
-function newestSourceMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSourceMtime(full) : fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-/** The built renderer; (re)built when missing or older than its sources, so `serve` never shows a stale UI. */
-export function ensureRendererBuilt(): string {
-  const root = projectRoot();
-  const dir = path.join(root, 'out', 'renderer');
-  const index = path.join(dir, 'index.html');
-  const sources = ['src/renderer', 'src/shared'].map((folder) => path.join(root, folder)).filter((folder) => fs.existsSync(folder));
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= Math.max(...sources.map(newestSourceMtime))) return dir;
-  process.stderr.write('building the UI…\n');
-  const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new AppError(ErrorCode.Internal, `Building the UI failed:\n${build.stderr || build.stdout}`);
-  return dir;
-}
+import { builtAppFile } from '../built-app';
+import { SERVE_USAGE as USAGE } from '../usage';
 
 export const serveCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(args, { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' } }, USAGE);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError(ErrorCode.Usage, `--port must be 0-65535, got "${values.port}"\n\nUsage: ${USAGE}`);
-  const rendererDir = ensureRendererBuilt();
+  const rendererDir = path.dirname(builtAppFile('renderer'));
   const container = await createServices({ dbPath: values.db });
   let server;
   try {

@@ -5,9 +5,7 @@ import { applySettings, PROFILE_FIELDS } from '../../server/profiles';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatTable } from '../format';
-
-export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
-export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
+import { START_USAGE, PROFILE_USAGE } from '../usage';
 
 function stateLine(snapshot: ServerSnapshot, auth: Readonly<Record<string, string>>): Record<string, unknown> {
   const line: Record<string, unknown> = { state: snapshot.state, id: snapshot.id, model: snapshot.modelRef, profile: snapshot.profileName, port: snapshot.port, pid: snapshot.pid };

@@ -4,8 +4,7 @@ import { AppError } from '../../core/errors';
 import { runSetup } from '../../setup/setup';
 import { parseOptions, type CommandHandler } from '../args';
 import { stderrBuildProgress } from '../progress';
-
-export const USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';
+import { SETUP_USAGE as USAGE } from '../usage';
 
 export const setupCommand: CommandHandler = async (args) => {
   const { values } = parseOptions(args, { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } }, USAGE);

@@ -103,6 +103,7 @@ export function ExperimentsView({ client, onExperiment }: { client: AppServices;
       <div className="toolbar">
         <button type="button" className="primary" disabled={running} onClick={() => start(QUANT_DEMO)}>Compare the demo quantizations</button>
         <button type="button" disabled={running} onClick={() => start(WARMCOLD_DEMO)}>Warm against cold on prefix-share</button>
+        {running && job && <button type="button" onClick={() => client.experiments.cancel(job.jobId).catch(setError)}>Cancel</button>}
       </div>
       <p><small>Each condition runs in {EXPERIMENT_DEFAULTS.repeats} windows of {EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order; quantizations each get a fresh server; cold and warm are proven request by request with the server's own cached-token counts. Custom experiments: <code>inferlab experiment quant|warmcold|sweep</code>.</small></p>
       {job && <p data-testid="experiment-phase" aria-live="polite"><span className={`badge badge-${job.phase === 'finished' ? 'ok' : job.phase === 'failed' ? 'missing' : 'warning'}`}>{job.phase}</span> {job.message}</p>}

@@ -8,7 +8,7 @@ export function ModelsView({ client, onJob }: { client: AppServices; onJob: (lis
   const [scan, setScan] = useState<ModelScan | null>(null);
   const [folder, setFolder] = useState('');
   const [error, setError] = useState<Error | null>(null);
-  const [quantizing, setQuantizing] = useState<{ source: string; progress: JobProgress | null } | null>(null);
+  const [quantizing, setQuantizing] = useState<{ source: string; progress: JobProgress | null; jobId: string | null } | null>(null);
 
   const load = (folders?: string[]) => {
     setError(null);
@@ -23,8 +23,9 @@ export function ModelsView({ client, onJob }: { client: AppServices; onJob: (lis
   const quantize = async (source: string) => {
     setError(null);
     try {
-      setQuantizing({ source, progress: null });
-      await client.models.quantize(source, ['Q4_0']);
+      setQuantizing({ source, progress: null, jobId: null });
+      const { jobId } = await client.models.quantize(source, ['Q4_0']);
+      setQuantizing((current) => (current ? { ...current, jobId } : current));
     } catch (reason) {
       setQuantizing(null);
       setError(reason as Error);
@@ -46,6 +47,7 @@ export function ModelsView({ client, onJob }: { client: AppServices; onJob: (lis
         <div className="card" aria-live="polite">
           Quantizing {quantizing.source} to Q4_0: {quantizing.progress ? `${quantizing.progress.label} ${quantizing.progress.done}/${quantizing.progress.total ?? '?'} tensors` : 'starting'}
           {quantizing.progress?.total ? <progress max={quantizing.progress.total} value={quantizing.progress.done} /> : null}
+          {quantizing.jobId && !quantizing.progress?.finished && <button type="button" onClick={() => client.models.cancel(quantizing.jobId!).catch((reason: Error) => setError(reason))}>Cancel</button>}
           {quantizing.progress?.error && <ErrorBox error={new Error(quantizing.progress.error.message)} />}
         </div>
       )}

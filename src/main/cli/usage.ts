@@ -1,0 +1,41 @@
+/**
+ * Every command's usage line: kept apart from the commands themselves so that help and the
+ * command table load without loading any command (a command's code is imported only to run it).
+ */
+
+export const DEMO_USAGE = 'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
+
+export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
+
+export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
+       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
+       inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
+       inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
+           [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
+           [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
+       common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
+
+export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
+
+export const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
+
+export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
+
+export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
+
+export const RUN_USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --endpoint URL)
+    [--concurrency N | --rate R [--burstiness B] [--max-outstanding N]] [--requests N | --duration S] [--warmup N]
+    [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
+    [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--private] [--db PATH] [--json]`;
+
+export const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
+
+export const EXPORT_USAGE = 'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
+
+export const SERVE_USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
+
+export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
+
+export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
+
+export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';

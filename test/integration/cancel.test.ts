@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ExperimentJobState, JobProgress } from '../../src/shared/contract';
+import { resolveModelRef } from '../../src/main/models/demo-models';
+import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
+import { createServices, type ServiceContainer } from '../../src/main/services';
+import { shellAccess } from '../../src/main/services/access';
+import { useTempDirs } from '../support/temp';
+
+/** Long operations stop when asked, through the same dispatcher calls the UI makes. */
+const tempDir = useTempDirs();
+const containers: ServiceContainer[] = [];
+afterEach(async () => {
+  for (const container of containers.splice(0)) await container.dispose();
+});
+
+async function open(): Promise<{ container: ServiceContainer; call: (service: string, method: string, ...args: unknown[]) => Promise<unknown> }> {
+  const container = await createServices({ dbPath: path.join(tempDir(), 'cancel.db'), access: shellAccess() });
+  containers.push(container);
+  const dispatcher = new RpcDispatcher(container.services);
+  return {
+    container,
+    call: async (service, method, ...args) => {
+      const reply = await dispatcher.dispatch({ service, method, args });
+      if (!reply.ok) throw new Error(reply.error.message);
+      return reply.result;
+    },
+  };
+}
+
+describe('cancelling long operations', () => {
+  it('models.cancel stops llama-quantize mid-file and leaves no partial file', async () => {
+    const { container, call } = await open();
+    const dir = tempDir();
+    const source = path.join(dir, 'model-f16.gguf');
+    fs.copyFileSync(await resolveModelRef('demo:f16'), source);
+    const events: JobProgress[] = [];
+    let cancelled = false;
+    const finished = new Promise<JobProgress>((resolve) => container.events.on((event) => {
+      if (event.name !== 'job.progress') return;
+      const progress = event.payload as JobProgress;
+      events.push(progress);
+      if (!progress.finished && !cancelled) {
+        cancelled = true;
+        void call('models', 'cancel', progress.jobId);
+      }
+      if (progress.finished) resolve(progress);
+    }));
+    await call('models', 'quantize', source, ['Q4_0']);
+    const last = await finished;
+    expect(last).toMatchObject({ finished: true, label: 'cancelled', error: null });
+    expect(fs.readdirSync(dir)).toEqual(['model-f16.gguf']);
+    expect(events.filter((event) => !event.finished).length).toBeGreaterThan(0);
+  });
+
+  it('experiments.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
+    const { container, call } = await open();
+    let cancelled = false;
+    const done = new Promise<ExperimentJobState>((resolve) => container.events.on((event) => {
+      if (event.name !== 'experiment.progress') return;
+      const state = event.payload as ExperimentJobState;
+      // Once a window is under way, ask it to stop.
+      if (state.phase === 'running' && /window|cold start/i.test(state.message) && !cancelled) {
+        cancelled = true;
+        void call('experiments', 'cancel', state.jobId);
+      }
+      if (state.phase !== 'running') resolve(state);
+    }));
+    await call('experiments', 'start', { kind: 'warmcold', model: 'demo:q4_k_m', quants: [], workload: 'prefix-share', repeats: 3, requestsPerWindow: 8 });
+    const state = await done;
+    expect(cancelled).toBe(true);
+    expect(state).toMatchObject({ phase: 'cancelled', error: null });
+    const [stored] = (await call('experiments', 'list')) as { status: string }[];
+    expect(stored!.status).toBe('interrupted');
+    // Every server the experiment started has been stopped.
+    const servers = (await call('servers', 'list')) as { state: string; pid: number | null }[];
+    expect(servers.length).toBeGreaterThan(0);
+    expect(servers.filter((server) => server.state !== 'stopped' || server.pid !== null)).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,22 @@
+import { builtinModules } from 'node:module';
+import { resolve } from 'node:path';
+import { defineConfig } from 'vite';
+
+/**
+ * The CLI as plain JavaScript for Node: each command its own chunk, loaded when it runs;
+ * dependencies stay in node_modules (better-sqlite3 is native and cannot be bundled).
+ */
+export default defineConfig({
+  build: {
+    ssr: resolve(import.meta.dirname, 'src/main/cli.ts'),
+    outDir: 'out/cli',
+    emptyOutDir: true,
+    target: 'node20',
+    minify: false,
+    reportCompressedSize: false,
+    rollupOptions: {
+      external: [...builtinModules, ...builtinModules.map((name) => `node:${name}`)],
+      output: { format: 'es', entryFileNames: 'cli.mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },
+    },
+  },
+});
