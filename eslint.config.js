@@ -1,5 +1,6 @@
 // @ts-check
 import { builtinModules } from 'node:module';
+import path from 'node:path';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
@@ -12,6 +13,60 @@ const restrict = (paths, patterns, message) => ({
   'no-restricted-imports': ['error', { paths: paths.map((name) => ({ name, message })), patterns: patterns.map((pattern) => ({ group: [pattern], message })) }],
 });
 
+/**
+ * The layers of src/main, lowest first (src/shared below them all). A module may import from
+ * its own layer or any lower one, never from a higher one, so no cycle can cross layers and
+ * the CLI, the services and the transports stay the top of the graph.
+ */
+const LAYERS = [
+  ['shared'],
+  ['core'],
+  ['engines', 'models', 'workload', 'store'],
+  ['server', 'runner', 'metrics', 'telemetry'],
+  ['experiments', 'demo', 'setup'],
+  ['services', 'services.ts', 'rpc', 'doctor.ts'],
+  ['transport', 'cli', 'cli.ts', 'index.ts', 'headless.ts', 'window-state.ts'],
+];
+const layerOf = new Map(LAYERS.flatMap((units, level) => units.map((unit) => [unit, level])));
+const SRC = path.join(import.meta.dirname, 'src');
+
+/** The folder (or top-level file) of src/main a path belongs to; 'shared' for src/shared; null outside. */
+function unitOf(file) {
+  const relative = path.relative(SRC, file).split(path.sep);
+  if (relative[0] === 'shared') return 'shared';
+  if (relative[0] !== 'main' || relative.length < 2) return null;
+  return relative.length === 2 && !relative[1].endsWith('.ts') ? `${relative[1]}.ts` : relative[1];
+}
+
+const layersPlugin = {
+  rules: {
+    layers: {
+      meta: { type: 'problem', schema: [] },
+      create(context) {
+        const from = unitOf(context.filename);
+        if (from === null) return {};
+        const check = (node, specifier) => {
+          if (typeof specifier !== 'string' || !specifier.startsWith('.')) return;
+          const to = unitOf(path.resolve(path.dirname(context.filename), specifier));
+          if (to === null || to === from) return;
+          for (const unit of [from, to]) {
+            if (!layerOf.has(unit)) return context.report({ node, message: `src/main/${unit} is in no layer: add it to LAYERS in eslint.config.js` });
+          }
+          if (layerOf.get(to) > layerOf.get(from)) {
+            context.report({ node, message: `${from} (layer ${layerOf.get(from)}) may not import ${to} (layer ${layerOf.get(to)}): imports point down, ${LAYERS.map((units) => units.join('/')).join(' ← ')}` });
+          }
+        };
+        return {
+          ImportDeclaration: (node) => check(node, node.source.value),
+          ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+          ExportAllDeclaration: (node) => check(node, node.source.value),
+          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -20,6 +75,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    files: ['src/main/**/*.ts', 'src/shared/**/*.ts'],
+    plugins: { inferlab: layersPlugin },
+    rules: { 'inferlab/layers': 'error' },
   },
   {
     files: ['src/shared/**/*.{ts,tsx}'],

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import si from 'systeminformation';
-import { ServerSessionStore } from './server/server-sessions';
+import { ServerSessionStore } from './store/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
 import { isExecutable } from './core/which';

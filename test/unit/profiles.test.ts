@@ -2,7 +2,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { classifyFault, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
-import { applySettings, ProfileStore, validateProfile } from '../../src/main/server/profiles';
+import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
+import { ProfileStore } from '../../src/main/store/profile-store';
 import { openDatabase } from '../../src/main/store/database';
 import { useTempDirs } from '../support/temp';
 

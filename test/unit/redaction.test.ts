@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
-import { ServerSessionStore } from '../../src/main/server/server-sessions';
+import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { openDatabase } from '../../src/main/store/database';
 import { exportRun, renderRunExport } from '../../src/main/store/export-run';
 import { RunStore } from '../../src/main/store/run-store';

@@ -86,7 +86,7 @@ describe('run store', () => {
 
 describe('model hash cache', () => {
   it('hashes once per path, size and mtime, and again when the file changes', async () => {
-    const { ModelHashCache } = await import('../../src/main/models/model-hashes');
+    const { ModelHashCache } = await import('../../src/main/store/model-hashes');
     const fs = await import('node:fs');
     const dir = tempDir();
     const file = path.join(dir, 'm.gguf');

@@ -3,7 +3,7 @@ import type { ServerProfile } from '../../shared/contract/server';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
-import type { ExperimentStore } from './experiment-store';
+import type { ExperimentStore } from '../store/experiment-store';
 
 /** What every experiment on one model needs: where runs go, how servers start, what runs. */
 export interface SingleModelExperimentInputs {

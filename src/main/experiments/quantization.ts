@@ -18,7 +18,7 @@ import type { RequestRow, RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
 import { tokenAgreement } from './agreement';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { ExperimentStore } from './experiment-store';
+import type { ExperimentStore } from '../store/experiment-store';
 import { measureKld, type KldResult } from './kld';
 import { recommend, type QuantConstraints } from './recommend';
 import { collectTokens, countTokens, EVAL_TEXT_PROMPT, EVAL_TEXT_SAMPLING, evalTextCache, generateEvalText, passItems, startPassServer, TOKEN_PASS_SEED, vocabularyProbe } from './token-pass';

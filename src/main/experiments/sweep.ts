@@ -5,7 +5,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
 import { runWorkload } from '../runner/run-workload';
-import { applySettings, assertValidProfile } from '../server/profiles';
+import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { SingleModelExperimentInputs } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';

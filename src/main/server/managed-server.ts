@@ -15,7 +15,7 @@ import { readUsedMemoryOnce } from '../telemetry/gpu-sampler';
 import { findLlamaServers, readProcStat } from '../telemetry/proc-stat';
 import { olderThan, oversubscription } from './oversubscription';
 import { RotatingLogFile } from './server-log-file';
-import type { ServerSessionStore } from './server-sessions';
+import type { ServerSessionStore } from '../store/server-sessions';
 
 export interface ServerTimeouts {
   /** Give up when the log shows no loading progress for this long. */

@@ -15,8 +15,8 @@ import { findFreePort } from '../core/ports';
 import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-server';
 import { findLlamaServers } from '../telemetry/proc-stat';
 import { oversubscription } from './oversubscription';
-import { assertValidProfile } from './profiles';
-import type { ServerSessionStore } from './server-sessions';
+import { assertValidProfile } from '../engines/llamacpp/profile-rules';
+import type { ServerSessionStore } from '../store/server-sessions';
 
 export interface StartServerRequest {
   modelRef: string;

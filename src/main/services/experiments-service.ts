@@ -3,7 +3,7 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
-import { ExperimentStore } from '../experiments/experiment-store';
+import { ExperimentStore } from '../store/experiment-store';
 import { checkQuantFiles, runQuantExperiment } from '../experiments/quantization';
 import { runWarmCold } from '../experiments/warm-cold';
 import type { ServerManager } from '../server/server-manager';

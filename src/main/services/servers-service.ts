@@ -3,8 +3,8 @@ import { defaultProfile } from '../engines/llamacpp/launch-args';
 import { isDemoRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
 import type { ServerManager } from '../server/server-manager';
-import { validateProfile } from '../server/profiles';
-import type { ProfileStore } from '../server/profiles';
+import { validateProfile } from '../engines/llamacpp/profile-rules';
+import type { ProfileStore } from '../store/profile-store';
 import { resolveModelWithin, type ServiceAccess } from './access';
 
 export function createServersService(servers: ServerManager, profiles: ProfileStore, events: EventSink, access: ServiceAccess): ServersService & { dispose(): void } {

@@ -1,5 +1,5 @@
-import { ProfileStore } from '../server/profiles';
-import { ServerSessionStore, type OrphanSweep } from '../server/server-sessions';
+import { ProfileStore } from './profile-store';
+import { ServerSessionStore, type OrphanSweep } from './server-sessions';
 import { openDatabase, type Db } from './database';
 import { RunStore } from './run-store';
 

@@ -3,7 +3,7 @@ import type { RequestMetrics, ServerTimings, Usage } from '../../shared/contract
 import { identify, isAlive } from '../core/process-identity';
 import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
-import { ModelHashCache } from '../models/model-hashes';
+import { ModelHashCache } from './model-hashes';
 import type { Db } from './database';
 
 const thisProcess = identify(process.pid);

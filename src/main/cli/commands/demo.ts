@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { userDataDir } from '../../core/paths';
-import { ExperimentStore } from '../../experiments/experiment-store';
+import { ExperimentStore } from '../../store/experiment-store';
 import { runQuantExperiment } from '../../experiments/quantization';
 import { renderExperimentReport } from '../../experiments/report';
 import { defaultColdStarts, runWarmCold } from '../../experiments/warm-cold';
@@ -11,7 +11,7 @@ import { experimentTable } from './experiment';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { runFirstRequest } from '../../demo/first-request';
 import { resolveModelRef } from '../../models/demo-models';
-import { applySettings } from '../../server/profiles';
+import { applySettings } from '../../engines/llamacpp/profile-rules';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatTable } from '../format';

@@ -5,7 +5,7 @@ import { endpointHeaders } from '../../engines/adapters/endpoints';
 import type { SloSpec } from '../../metrics/run-summary';
 import { resolveModelRef } from '../../models/demo-models';
 import { runWorkload, type RunTargetSpec } from '../../runner/run-workload';
-import { applySettings } from '../../server/profiles';
+import { applySettings } from '../../engines/llamacpp/profile-rules';
 import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';

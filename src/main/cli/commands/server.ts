@@ -1,7 +1,7 @@
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { applySettings, PROFILE_FIELDS } from '../../server/profiles';
+import { applySettings, PROFILE_FIELDS } from '../../engines/llamacpp/profile-rules';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
 import { formatMs, formatTable } from '../format';

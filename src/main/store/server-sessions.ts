@@ -1,7 +1,7 @@
 import type { ColdStart, EffectiveConfig, ServerFault, ServerProfile, ServerState } from '../../shared/contract/server';
 import { identify, isAlive, type ProcessIdentity } from '../core/process-identity';
 import { redactArgv, redactSecrets } from '../core/redact';
-import type { Db } from '../store/database';
+import type { Db } from './database';
 
 export interface SessionStart {
   id: string;

@@ -1,9 +1,8 @@
-import type { EngineId, ProfileProblem, ServerProfile } from '../../shared/contract/server';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
-import { extraFlagProblems } from '../engines/llamacpp/extra-flags';
-import { defaultProfile, MANAGED_FLAGS } from '../engines/llamacpp/launch-args';
-import type { Db } from '../store/database';
+import type { EngineId, ProfileProblem, ServerProfile } from '../../../shared/contract/server';
+import { ErrorCode } from '../../../shared/errors';
+import { AppError } from '../../core/errors';
+import { extraFlagProblems } from './extra-flags';
+import { MANAGED_FLAGS } from './launch-args';
 
 export const KV_CACHE_TYPES = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'] as const;
 const UNQUANTIZED_KV = new Set(['f32', 'f16', 'bf16']);
@@ -113,33 +112,4 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
     }
   }
   return next;
-}
-
-/** Named profiles in SQLite. The built-in `default` profile always exists and cannot be removed. */
-export class ProfileStore {
-  constructor(private readonly db: Db) {}
-
-  list(): ServerProfile[] {
-    const rows = this.db.prepare('SELECT profile_json FROM server_profiles ORDER BY name').all() as { profile_json: string }[];
-    const stored = rows.map((row) => ({ ...defaultProfile(), ...(JSON.parse(row.profile_json) as ServerProfile) }));
-    return stored.some((profile) => profile.name === 'default') ? stored : [defaultProfile(), ...stored];
-  }
-
-  get(name: string): ServerProfile {
-    const row = this.db.prepare('SELECT profile_json FROM server_profiles WHERE name = ?').get(name) as { profile_json: string } | undefined;
-    if (row) return { ...defaultProfile(name), ...(JSON.parse(row.profile_json) as ServerProfile) };
-    if (name === 'default') return defaultProfile();
-    throw new AppError(ErrorCode.NotFound, `No server profile named "${name}". Saved profiles: ${this.list().map((profile) => profile.name).join(', ')}`);
-  }
-
-  save(profile: ServerProfile): void {
-    assertValidProfile(profile);
-    this.db.prepare('INSERT INTO server_profiles (name, profile_json, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET profile_json = excluded.profile_json, updated_at = excluded.updated_at')
-      .run(profile.name, JSON.stringify(profile), new Date().toISOString());
-  }
-
-  delete(name: string): boolean {
-    if (name === 'default') throw new AppError(ErrorCode.InvalidInput, 'The default profile cannot be deleted');
-    return this.db.prepare('DELETE FROM server_profiles WHERE name = ?').run(name).changes > 0;
-  }
 }

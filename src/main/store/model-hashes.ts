@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { Db } from '../store/database';
+import type { Db } from './database';
 
 /**
  * sha256 of model files, computed only when asked for and remembered by path, size and

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { ExperimentResult } from '../../shared/contract/experiments';
-import type { Db } from '../store/database';
+import type { Db } from './database';
 
 export class ExperimentStore {
   constructor(private readonly db: Db) {}
