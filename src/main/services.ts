@@ -6,17 +6,19 @@ import { requireEngine } from './engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from './server/server-manager';
 import { createExperimentsService } from './services/experiments-service';
 import { createModelsService } from './services/models-service';
-import { createRunsService } from './services/runs-service';
+import { createRunsService, type LocalRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
 import { createWorkloadsService } from './services/workloads-service';
 import { rpcAccess, type ServiceAccess } from './services/access';
-import { openAppStore } from './store/app-store';
+import { openAppStore, type AppStore } from './store/app-store';
 import { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
   dbPath?: string;
   /** What callers of these services may reach; requests over RPC by default (configured roots only). */
   access?: ServiceAccess;
+  /** Sample the GPU between runs for the live view (serve, the desktop app); CLI commands need none. */
+  idleTelemetry?: boolean;
 }
 
 export interface AppEvent {
@@ -26,6 +28,10 @@ export interface AppEvent {
 
 export interface ServiceContainer {
   services: AppServices;
+  /** The same runs service with its awaitable form, for in-process callers (the CLI). */
+  runs: LocalRunsService;
+  /** What opening the database cleaned up after dead processes. */
+  recovered: AppStore['recovered'];
   /** Every event, for transports to forward. */
   events: Emitter<AppEvent>;
   dbPath: string;
@@ -65,8 +71,8 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
       idle = null;
     }
   };
-  setIdleSampling(true);
-  const runs = createRunsService({ store, servers, access, engine: resolveEngine, events: sink, onActiveChange: (active) => setIdleSampling(!active) });
+  if (options.idleTelemetry !== false) setIdleSampling(true);
+  const runs = createRunsService({ store, servers, access, engine: resolveEngine, events: sink, onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active) });
   const experiments = createExperimentsService({ store, servers, access, engine: resolveEngine, events: sink });
   const services: AppServices = {
     doctor: { report: () => runDoctor({ dbPath }) },
@@ -82,6 +88,8 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   };
   return {
     services,
+    runs,
+    recovered: store.recovered,
     events,
     dbPath,
     async dispose() {

@@ -199,9 +199,12 @@ describe('inferlab run against the real llama-server', () => {
     try {
       const server = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: defaultProfile() });
       const db = path.join(tempDir(), 'endpoint.db');
-      // A managed server takes its own key; at the shell, INFERLAB_API_KEY goes to the endpoint named there.
+      // A managed server takes its own key; at the shell, the variable --api-key-env names goes to the endpoint named there.
       const key = harness.servers.get(server.id).authHeaders.authorization!.replace(/^Bearer /, '');
-      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { INFERLAB_API_KEY: key });
+      const refused = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '2', '--db', db, '--json'], { INFERLAB_API_KEY: '' });
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(JSON.parse(refused.stdout).error.message).toMatch(/\/v1\/models answered HTTP 401/);
+      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--api-key-env', 'SERVER_KEY', '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { SERVER_KEY: key });
       expect(result.code, result.stderr).toBe(0);
       const summary = JSON.parse(result.stdout);
       expect(summary.requests.completed).toBe(8);

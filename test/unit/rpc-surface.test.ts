@@ -147,4 +147,13 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
     expect(configured.authorizations.length).toBeGreaterThan(0);
     expect(configured.authorizations.every((value) => value === 'Bearer team-secret')).toBe(true);
   });
+
+  it('refuses a request that names a key variable, or a metrics URL on another host', async () => {
+    const face = await rpcFace();
+    const run = { workload: 'chat-short', model: null, endpoint: 'http://127.0.0.1:9/v1', profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false };
+    const named = await face.call('runs', 'start', { ...run, apiKeyEnv: 'HOME' });
+    expect(named.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/cannot name an API-key variable/) });
+    const probe = await face.call('runs', 'start', { ...run, metricsUrl: 'http://169.254.169.254/latest/meta-data' });
+    expect(probe.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/metricsUrl must be on the endpoint's own host/) });
+  });
 });

@@ -9,9 +9,14 @@ import { openAppStore, type AppStore } from '../store/app-store';
 export async function openCliStore(dbOption: string | undefined): Promise<{ dbPath: string; store: AppStore }> {
   const dbPath = resolveDatabasePath(dbOption);
   const store = await openAppStore(dbPath);
-  for (const orphan of store.recovered.orphans.killed) {
+  reportRecovered(store.recovered);
+  return { dbPath, store };
+}
+
+/** Says what opening the database cleaned up after processes that died. */
+export function reportRecovered(recovered: AppStore['recovered']): void {
+  for (const orphan of recovered.orphans.killed) {
     process.stderr.write(`inferlab: stopped an orphaned llama-server (pid ${orphan.pid}, port ${orphan.port}) left by a process that ended\n`);
   }
-  if (store.recovered.interruptedRuns > 0) process.stderr.write(`inferlab: marked ${store.recovered.interruptedRuns} unfinished run(s) as interrupted\n`);
-  return { dbPath, store };
+  if (recovered.interruptedRuns > 0) process.stderr.write(`inferlab: marked ${recovered.interruptedRuns} unfinished run(s) as interrupted\n`);
 }

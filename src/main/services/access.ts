@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
 import { readUserConfig } from '../core/config';
+import { AppError } from '../core/errors';
 import { userDataDir } from '../core/paths';
 import { rootedPaths, unrestrictedPaths, type PathKind, type PathPolicy } from '../core/path-policy';
 import { configuredEndpointHeaders, endpointHeaders } from '../engines/adapters/endpoints';
@@ -9,8 +11,11 @@ import { builtinWorkloadDir, workloadPath } from '../workload/parse-workload';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
 export interface ServiceAccess {
+  /** Who is calling: the person at the shell, or a request over RPC (browser, desktop window). */
+  face: 'shell' | 'rpc';
   paths: PathPolicy;
-  endpointHeaders(url: string): Record<string, string>;
+  /** The key for an endpoint; `keyVariable` (an environment variable's name) only from the shell. */
+  endpointHeaders(url: string, keyVariable?: string | null): Record<string, string>;
 }
 
 /**
@@ -25,12 +30,20 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
     workload: [builtinWorkloadDir(), path.join(userDataDir(env), 'workloads'), ...(config.roots?.workloads ?? [])],
   };
   const keys = config.endpointKeys ?? [];
-  return { paths: rootedPaths(roots), endpointHeaders: (url) => configuredEndpointHeaders(url, keys, env) };
+  return {
+    face: 'rpc',
+    paths: rootedPaths(roots),
+    endpointHeaders(url, keyVariable) {
+      // Naming a variable would let a request send any of the user's secrets to a host of its choosing.
+      if (keyVariable) throw new AppError(ErrorCode.Forbidden, 'a request over RPC cannot name an API-key variable; list the endpoint under "endpointKeys" in the config file');
+      return configuredEndpointHeaders(url, keys, env);
+    },
+  };
 }
 
-/** The person at the shell: any path, and the key in `keyVariable` to the endpoint they named. */
-export function shellAccess(keyVariable = 'INFERLAB_API_KEY', env: NodeJS.ProcessEnv = process.env): ServiceAccess {
-  return { paths: unrestrictedPaths, endpointHeaders: () => endpointHeaders(env, keyVariable) };
+/** The person at the shell: any path, and the key in the variable they name (INFERLAB_API_KEY by default) to the endpoint they named. */
+export function shellAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
+  return { face: 'shell', paths: unrestrictedPaths, endpointHeaders: (_url, keyVariable) => endpointHeaders(env, keyVariable || 'INFERLAB_API_KEY') };
 }
 
 /** A model reference checked against the face's roots before anything is read from it. */

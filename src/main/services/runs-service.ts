@@ -5,27 +5,20 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { bootstrapDifference } from '../metrics/compare';
-import type { LoadSpec } from '../runner/load-generator';
-import { runWorkload } from '../runner/run-workload';
+import type { RunProgress } from '../runner/run-executor';
+import { runWorkload, type RunTargetSpec } from '../runner/run-workload';
+import { applySettings } from '../engines/llamacpp/profile-rules';
 import type { ServerManager } from '../server/server-manager';
 import type { AppStore } from '../store/app-store';
 import { renderRunExport, runManifest } from '../store/export-run';
 import type { RunRow } from '../store/run-store';
-import { readWorkloadFile } from '../workload/parse-workload';
-import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+import type { ServiceAccess } from './access';
+import { checkRunSpec } from './run-spec';
 import { newJobId } from './job-ids';
 
 const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
 const CDF_SAMPLE_CAP = 1000;
-
-function positiveOrNull(name: string, value: number | null, integer: boolean): number | null {
-  if (value === null) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new AppError(ErrorCode.InvalidInput, `${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
 
 function quantizationOf(run: RunRow): string | null {
   const server = run.server_json ? (JSON.parse(run.server_json) as { effectiveConfig?: { modelFileType?: string } } | null) : null;
@@ -58,19 +51,21 @@ function sample(values: number[]): number[] {
   return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => sorted[Math.floor((i * (sorted.length - 1)) / (CDF_SAMPLE_CAP - 1))]!);
 }
 
-function endpointTarget(access: ServiceAccess, endpoint: string) {
-  let parsed: URL;
-  try {
-    parsed = new URL(endpoint);
-  } catch {
-    throw new AppError(ErrorCode.InvalidInput, `endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AppError(ErrorCode.InvalidInput, `endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
-  const url = parsed.toString().replace(/\/$/, '').replace(/\/v1$/, '');
-  return { kind: 'endpoint' as const, url, headers: access.endpointHeaders(url) };
+/** What a caller awaiting a run (the CLI) hears while it goes. */
+export interface RunHooks {
+  onStatus?: (line: string) => void;
+  onProgress?: (progress: RunProgress) => void;
+  signal?: AbortSignal;
 }
 
-export function createRunsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): RunsService & { dispose(): Promise<void> } {
+/** The runs service plus what only in-process callers get: the awaitable form of a run. */
+export interface LocalRunsService extends RunsService {
+  /** Starts a run like `start` and resolves with its summary; aborting `signal` cancels it. */
+  run(spec: StartRunSpec, hooks?: RunHooks): Promise<RunSummary>;
+  dispose(): Promise<void>;
+}
+
+export function createRunsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): LocalRunsService {
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const runs = deps.store.runs;
 
@@ -113,87 +108,104 @@ export function createRunsService(deps: { store: AppStore; access: ServiceAccess
     return { runs: compared.map(({ summary: _summary, ...run }) => ({ ...run, ttftMs: sample(run.ttftMs), tpotMs: sample(run.tpotMs), e2eMs: sample(run.e2eMs) })), rows, notes };
   }
 
-  return {
-    async start(spec: StartRunSpec) {
-      if (!spec.model === !spec.endpoint) throw new AppError(ErrorCode.InvalidInput, 'Give a model or an endpoint, not both');
-      if (spec.concurrency !== null && spec.rate !== null) throw new AppError(ErrorCode.InvalidInput, 'Concurrency (closed loop) and rate (open loop) exclude each other');
-      const rate = positiveOrNull('rate', spec.rate, false);
-      const load: LoadSpec = rate !== null ? { mode: 'open', rate, burstiness: 1, maxOutstanding: 256 } : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? 1 };
-      const requests = positiveOrNull('requests', spec.requests, true);
-      const durationS = positiveOrNull('duration', spec.durationS, false);
-      if (!Number.isInteger(spec.warmup) || spec.warmup < 0) throw new AppError(ErrorCode.InvalidInput, `warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);
-      const file = workloadPathWithin(deps.access, spec.workload);
-      const def = readWorkloadFile(file);
-      const target = spec.model
-        ? { kind: 'model' as const, modelRef: spec.model, modelPath: await resolveModelWithin(deps.access, spec.model), profile: deps.store.profiles.get(spec.profileName || 'default') }
-        : endpointTarget(deps.access, spec.endpoint!);
+async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<{ jobId: string; done: Promise<RunSummary> }> {
+    const checked = await checkRunSpec(spec, deps.access);
+    const reference = spec.referenceRunId ? runs.findRun(spec.referenceRunId) : null;
+    if (spec.referenceRunId && !reference) throw new AppError(ErrorCode.NotFound, `reference: no run ${spec.referenceRunId}`);
+    const target: RunTargetSpec = checked.target.kind === 'model'
+      ? { ...checked.target, profile: applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []), force: Boolean(spec.force) }
+      : checked.target;
 
-      const jobId = newJobId();
-      const controller = new AbortController();
-      const state: RunJobState = { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null };
-      let lastEmit = 0;
-      let sampleSeq: number | null = null;
-      let finishedAtSample = 0;
-      const emit = (force = false) => {
-        const now = performance.now();
-        if (!force && now - lastEmit < PROGRESS_INTERVAL_MS) return;
-        lastEmit = now;
-        deps.events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
-        state.ttftPoints = [];
-      };
-      // Registered before the work starts, so a cancel that arrives at once is not lost.
-      const job = { controller, done: Promise.resolve() };
-      jobs.set(jobId, job);
-      job.done = (async () => {
-        try {
-          const { summary } = await runWorkload({
-            request: { workload: { def, file }, target, load, stop: { requests, durationMs: durationS === null ? null : durationS * 1000 }, warmup: spec.warmup, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: spec.private, referenceRunId: null },
-            store: runs, servers: deps.servers, engine: deps.engine, signal: controller.signal,
-            onStatus: (message) => {
-              state.message = message;
-              emit(true);
-            },
-            onRunCreated: (runId) => {
-              state.runId = runId;
-              state.phase = 'running';
-              emit(true);
-            },
-            onProgress: (progress) => {
-              state.sent = progress.sent;
-              if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup) state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
-              state.finished = progress.finished;
-              state.failed = progress.failed;
-              if (progress.finished > finishedAtSample) {
-                finishedAtSample = progress.finished;
-                sampleSeq = null;
-              }
-              emit();
-            },
-            onText: (seq, text) => {
-              if (sampleSeq === null) {
-                sampleSeq = seq;
-                state.sampleText = '';
-              }
-              if (seq === sampleSeq) state.sampleText = (state.sampleText + text).slice(-4000);
-            },
-            onTelemetry: (session) => session.ticks.on((tick) => deps.events.emit('telemetry.tick', { jobId, tick })),
-          });
-          state.summary = summary;
-          state.outputTokensPerS = summary.throughput.output_tokens_per_s;
-          state.phase = 'finished';
-          state.message = `run ${summary.status}`;
-        } catch (error) {
-          state.phase = 'failed';
-          state.error = toErrorShape(error);
-          state.message = state.error.message;
-        } finally {
-          emit(true);
-          jobs.delete(jobId);
-          if (jobs.size === 0) deps.onActiveChange?.(false);
-        }
-      })();
-      deps.onActiveChange?.(true);
+    const jobId = newJobId();
+    const controller = new AbortController();
+    const state: RunJobState = { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null };
+    let lastEmit = 0;
+    let sampleSeq: number | null = null;
+    let finishedAtSample = 0;
+    const emit = (force = false) => {
+      const now = performance.now();
+      if (!force && now - lastEmit < PROGRESS_INTERVAL_MS) return;
+      lastEmit = now;
+      deps.events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
+      state.ttftPoints = [];
+    };
+    // Registered before the work starts, so a cancel that arrives at once is not lost.
+    const job = { controller, done: Promise.resolve() };
+    jobs.set(jobId, job);
+    const result = (async () => {
+      try {
+        const { summary } = await runWorkload({
+          request: { ...checked.request, target, referenceRunId: reference?.id ?? null },
+          store: runs, servers: deps.servers, engine: deps.engine, signal: controller.signal,
+          onStatus: (message) => {
+            state.message = message;
+            hooks.onStatus?.(message);
+            emit(true);
+          },
+          onRunCreated: (runId) => {
+            state.runId = runId;
+            state.phase = 'running';
+            emit(true);
+          },
+          onProgress: (progress) => {
+            state.sent = progress.sent;
+            if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup) state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
+            state.finished = progress.finished;
+            state.failed = progress.failed;
+            if (progress.finished > finishedAtSample) {
+              finishedAtSample = progress.finished;
+              sampleSeq = null;
+            }
+            hooks.onProgress?.(progress);
+            emit();
+          },
+          onText: (seq, text) => {
+            if (sampleSeq === null) {
+              sampleSeq = seq;
+              state.sampleText = '';
+            }
+            if (seq === sampleSeq) state.sampleText = (state.sampleText + text).slice(-4000);
+          },
+          onTelemetry: (session) => session.ticks.on((tick) => deps.events.emit('telemetry.tick', { jobId, tick })),
+        });
+        state.summary = summary;
+        state.outputTokensPerS = summary.throughput.output_tokens_per_s;
+        state.phase = 'finished';
+        state.message = `run ${summary.status}`;
+        return summary;
+      } catch (error) {
+        state.phase = 'failed';
+        state.error = toErrorShape(error);
+        state.message = state.error.message;
+        throw error;
+      } finally {
+        emit(true);
+        jobs.delete(jobId);
+        if (jobs.size === 0) deps.onActiveChange?.(false);
+      }
+    })();
+    job.done = result.then(() => undefined, () => undefined);
+    deps.onActiveChange?.(true);
+    return { jobId, done: result };
+}
+
+  return {
+    start: async (spec: StartRunSpec) => {
+      const { jobId, done } = await launch(spec);
+      // Over RPC the outcome travels as run.progress events; nobody awaits it here.
+      done.catch(() => undefined);
       return { jobId };
+    },
+    async run(spec, hooks = {}) {
+      const { jobId, done } = await launch(spec, hooks);
+      const stop = () => void jobs.get(jobId)?.controller.abort();
+      if (hooks.signal?.aborted) stop();
+      hooks.signal?.addEventListener('abort', stop, { once: true });
+      try {
+        return await done;
+      } finally {
+        hooks.signal?.removeEventListener('abort', stop);
+      }
     },
     async cancel(jobId) {
       jobs.get(jobId)?.controller.abort();

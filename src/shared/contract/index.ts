@@ -3,7 +3,7 @@ import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { ExperimentResult } from './experiments';
 import type { ModelScan } from './models';
-import type { RunSummary } from './runs';
+import type { RunSummary, SloSpec } from './runs';
 import type { ProfileProblem, ServerProfile, ServerSnapshot } from './server';
 import type { TelemetryTick } from './telemetry';
 
@@ -59,17 +59,40 @@ export interface WorkloadsService {
   validate(text: string): Promise<WorkloadValidation>;
 }
 
+/** Everything a run can be asked for, from the UI or the CLI; optional fields take their defaults. */
 export interface StartRunSpec {
   workload: string;
   /** A model reference (demo:q8_0 or a GGUF path) or an OpenAI-compatible URL. */
   model: string | null;
   endpoint: string | null;
+  /**
+   * The environment variable holding the endpoint's API key. Only the CLI may name one; over RPC
+   * the key comes from `endpointKeys` in the config file.
+   */
+  apiKeyEnv?: string | null;
   profileName: string;
+  /** FIELD=VALUE settings applied over the profile for this run only. */
+  settings?: string[];
+  /** Start beside another llama-server that claims the cores. */
+  force?: boolean;
+  /** Closed loop: requests in flight. Excludes `rate`. */
   concurrency: number | null;
+  /** Open loop: requests per second. */
   rate: number | null;
+  /** Open loop: 1 = Poisson arrivals, below 1 burstier (gamma), above 1 more regular. */
+  burstiness?: number | null;
+  /** Open loop: requests outstanding before new arrivals wait. */
+  maxOutstanding?: number | null;
   requests: number | null;
   durationS: number | null;
   warmup: number;
+  slo?: SloSpec | null;
+  firstTokenTimeoutS?: number | null;
+  timeoutS?: number | null;
+  /** A stored run whose outputs this run's outputs are compared with. */
+  referenceRunId?: string | null;
+  /** Prometheus metrics to scrape for an endpoint run. */
+  metricsUrl?: string | null;
   private: boolean;
 }
 

@@ -1,14 +1,11 @@
-import type { LoadSpec } from '../../runner/load-generator';
+import type { StartRunSpec } from '../../../shared/contract';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { endpointHeaders } from '../../engines/adapters/endpoints';
 import type { SloSpec } from '../../metrics/run-summary';
-import { resolveModelRef } from '../../models/demo-models';
-import { runWorkload, type RunTargetSpec } from '../../runner/run-workload';
-import { applySettings } from '../../engines/llamacpp/profile-rules';
-import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
+import { shellAccess } from '../../services/access';
+import { checkRunShape, checkRunSpec } from '../../services/run-spec';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
+import { openCliServices } from '../service-context';
 import { formatMs } from '../format';
 import { progressWriter } from '../progress';
 import { printSummary } from '../summary-table';
@@ -50,48 +47,32 @@ export const runCommand: CommandHandler = async (args, signal) => {
   }, USAGE);
   if (!values.workload) usage('--workload is required');
   if (!values.model === !values.endpoint) usage('give exactly one of --model or --endpoint');
-  if (values.concurrency !== undefined && values.rate !== undefined) usage('--concurrency (closed loop) and --rate (open loop) exclude each other');
-  if (values.rate === undefined && (values.burstiness !== undefined || values['max-outstanding'] !== undefined)) usage('--burstiness and --max-outstanding need --rate');
-  if (values.requests !== undefined && values.duration !== undefined) usage('--requests and --duration exclude each other');
-  const rate = positive('rate', values.rate, false);
-  const load: LoadSpec = rate !== undefined
-    ? { mode: 'open', rate, burstiness: positive('burstiness', values.burstiness, false) ?? 1, maxOutstanding: positive('max-outstanding', values['max-outstanding'], true) ?? 256 }
-    : { mode: 'closed', concurrency: positive('concurrency', values.concurrency, true) ?? 1 };
-  const requests = positive('requests', values.requests, true) ?? null;
-  const duration = positive('duration', values.duration, false);
   const warmupRaw = values.warmup ?? '0';
   const warmup = Number(warmupRaw);
   if (!Number.isInteger(warmup) || warmup < 0) usage(`--warmup must be a whole number ≥ 0, got "${warmupRaw}"`);
-  const slo = parseSlo(values.slo);
-  const timeouts = { firstTokenMs: (positive('first-token-timeout', values['first-token-timeout'], false) ?? 120) * 1000, totalMs: (positive('timeout', values.timeout, false) ?? 600) * 1000 };
-
+  // The same spec the UI sends; every flag has its field.
+  const spec: StartRunSpec = {
+    workload: values.workload, model: values.model ?? null, endpoint: values.endpoint ?? null, apiKeyEnv: values['api-key-env'] ?? null,
+    profileName: values.profile ?? 'default', settings: values.set ?? [], force: values.force ?? false,
+    concurrency: positive('concurrency', values.concurrency, true) ?? null, rate: positive('rate', values.rate, false) ?? null,
+    burstiness: positive('burstiness', values.burstiness, false) ?? null, maxOutstanding: positive('max-outstanding', values['max-outstanding'], true) ?? null,
+    requests: positive('requests', values.requests, true) ?? null, durationS: positive('duration', values.duration, false) ?? null, warmup,
+    slo: parseSlo(values.slo), firstTokenTimeoutS: positive('first-token-timeout', values['first-token-timeout'], false) ?? null, timeoutS: positive('timeout', values.timeout, false) ?? null,
+    referenceRunId: values.reference ?? null, metricsUrl: values['metrics-url'] ?? null, private: values.private ?? false,
+  };
   // Bad input fails here, before the database is opened or a server started.
-  const file = workloadPath(values.workload);
-  const def = readWorkloadFile(file);
-  const modelPath = values.model ? await resolveModelRef(values.model) : null;
-  let endpoint: string | null = null;
-  if (values.endpoint) {
-    try {
-      const url = new URL(values.endpoint);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-      endpoint = url.toString().replace(/\/$/, '').replace(/\/v1$/, '');
-    } catch {
-      usage(`--endpoint must be an http(s) URL of the server root, got "${values.endpoint}"`);
-    }
-  }
-
-  const context = await openCliContext(values.db);
   try {
-    if (values.reference && !context.store.runs.findRun(values.reference)) throw new AppError(ErrorCode.NotFound, `--reference: no run ${values.reference} in ${context.dbPath}`);
-    const target: RunTargetSpec = modelPath
-      ? { kind: 'model', modelRef: values.model!, modelPath, profile: applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []), force: values.force ?? false }
-      : { kind: 'endpoint', url: endpoint!, headers: endpointHeaders(process.env, values['api-key-env'] ?? 'INFERLAB_API_KEY') };
+    checkRunShape(spec);
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  const access = shellAccess();
+  await checkRunSpec(spec, access);
+
+  const container = await openCliServices(values.db, access);
+  try {
     const progress = progressWriter();
-    const { summary } = await runWorkload({
-      request: { workload: { def, file }, target, metricsUrl: values['metrics-url'] ?? null, load, stop: { requests, durationMs: duration === undefined ? null : duration * 1000 }, warmup, slo, timeouts, private: values.private ?? false, referenceRunId: values.reference ? context.store.runs.findRun(values.reference)!.id : null },
-      store: context.store.runs,
-      servers: context.servers,
-      engine: context.engine,
+    const summary = await container.runs.run(spec, {
       signal,
       onStatus: (line) => progress.line(line),
       onProgress: (update) => progress.live(`${update.warmup ? 'warmup ' : ''}${update.finished} done, ${update.failed} failed, last TTFT ${formatMs(update.lastTtftMs)}`),
@@ -101,6 +82,6 @@ export const runCommand: CommandHandler = async (args, signal) => {
     else printSummary(summary);
     return summary.status === 'completed' ? 0 : summary.status === 'interrupted' ? 130 : 1;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };

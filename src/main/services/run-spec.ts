@@ -1,0 +1,108 @@
+import type { StartRunSpec } from '../../shared/contract';
+import type { SloSpec } from '../../shared/contract/runs';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import type { LoadSpec } from '../runner/load-generator';
+import type { RunRequest } from '../runner/run-workload';
+import { readWorkloadFile } from '../workload/parse-workload';
+import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+
+/** Defaults a run gets when the spec leaves a field out. */
+export const RUN_DEFAULTS = { concurrency: 1, burstiness: 1, maxOutstanding: 256, firstTokenTimeoutS: 120, timeoutS: 600 } as const;
+
+/** A run spec checked against the face's rights, with everything resolved that needs no database. */
+export interface CheckedRun {
+  request: Omit<RunRequest, 'target' | 'referenceRunId'>;
+  target: { kind: 'model'; modelRef: string; modelPath: string } | { kind: 'endpoint'; url: string; headers: Record<string, string> };
+}
+
+function invalid(message: string): never {
+  throw new AppError(ErrorCode.InvalidInput, message);
+}
+
+function positiveOrNull(name: string, value: number | null | undefined, integer: boolean): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) invalid(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function checkSlo(slo: SloSpec | null | undefined): SloSpec | null {
+  if (slo === null || slo === undefined) return null;
+  if (typeof slo !== 'object') invalid('slo must be an object like {"ttft_ms": 500}');
+  for (const [key, limit] of Object.entries(slo)) {
+    if (!['ttft_ms', 'tpot_ms', 'e2e_ms'].includes(key)) invalid(`slo has no field ${key}; use ttft_ms, tpot_ms or e2e_ms`);
+    positiveOrNull(`slo ${key}`, limit as number, false);
+  }
+  return slo;
+}
+
+function endpointUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    invalid(`endpoint must be an http(s) URL of the server root, got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(`endpoint must be an http(s) URL of the server root, got ${JSON.stringify(raw)}`);
+  return url.toString().replace(/\/$/, '').replace(/\/v1$/, '');
+}
+
+/**
+ * The one check of a run spec, for every face: the CLI calls it before it opens the database
+ * (so a mistake writes nothing), the service again before it starts the job. Paths, the key
+ * variable and the metrics URL are held to what the face may reach.
+ */
+export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): Promise<CheckedRun> {
+  const shape = checkRunShape(spec);
+  const file = workloadPathWithin(access, spec.workload);
+  const def = readWorkloadFile(file);
+  let target: CheckedRun['target'];
+  if (spec.model) {
+    target = { kind: 'model', modelRef: spec.model, modelPath: await resolveModelWithin(access, spec.model) };
+  } else {
+    target = { kind: 'endpoint', url: shape.endpoint!, headers: access.endpointHeaders(shape.endpoint!, spec.apiKeyEnv ?? null) };
+  }
+  // Over RPC the app fetches only from the endpoint's own host: a request cannot make it probe others.
+  if (shape.metricsUrl && access.face === 'rpc' && (target.kind !== 'endpoint' || new URL(shape.metricsUrl).origin !== new URL(target.url).origin)) {
+    throw new AppError(ErrorCode.Forbidden, 'over RPC, metricsUrl must be on the endpoint\'s own host');
+  }
+  return { target, request: { ...shape.request, workload: { def, file } } };
+}
+
+/** The checks that need no file, database or server: field types, ranges and combinations. */
+export function checkRunShape(spec: StartRunSpec): { request: Omit<CheckedRun['request'], 'workload'>; endpoint: string | null; metricsUrl: string | null } {
+  if (typeof spec !== 'object' || spec === null) invalid('a run spec must be an object');
+  if (typeof spec.workload !== 'string' || spec.workload === '') invalid('workload is required');
+  if (!spec.model === !spec.endpoint) invalid('give a model or an endpoint, not both');
+  if (spec.concurrency != null && spec.rate != null) invalid('concurrency (closed loop) and rate (open loop) exclude each other');
+  if (spec.rate == null && (spec.burstiness != null || spec.maxOutstanding != null)) invalid('burstiness and maxOutstanding need a rate (open loop)');
+  if (spec.requests != null && spec.durationS != null) invalid('requests and duration exclude each other');
+  const rate = positiveOrNull('rate', spec.rate, false);
+  const load: LoadSpec = rate !== null
+    ? { mode: 'open', rate, burstiness: positiveOrNull('burstiness', spec.burstiness, false) ?? RUN_DEFAULTS.burstiness, maxOutstanding: positiveOrNull('maxOutstanding', spec.maxOutstanding, true) ?? RUN_DEFAULTS.maxOutstanding }
+    : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency };
+  const requests = positiveOrNull('requests', spec.requests, true);
+  const durationS = positiveOrNull('duration', spec.durationS, false);
+  if (!Number.isInteger(spec.warmup) || spec.warmup < 0) invalid(`warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);
+  const timeouts = {
+    firstTokenMs: (positiveOrNull('firstTokenTimeoutS', spec.firstTokenTimeoutS, false) ?? RUN_DEFAULTS.firstTokenTimeoutS) * 1000,
+    totalMs: (positiveOrNull('timeoutS', spec.timeoutS, false) ?? RUN_DEFAULTS.timeoutS) * 1000,
+  };
+  const slo = checkSlo(spec.slo);
+  if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string'))) invalid('settings must be a list of FIELD=VALUE strings');
+
+  const endpoint = spec.endpoint ? endpointUrl(spec.endpoint) : null;
+  let metricsUrl: string | null = null;
+  if (spec.metricsUrl) {
+    try {
+      metricsUrl = new URL(spec.metricsUrl).toString();
+    } catch {
+      invalid(`metricsUrl must be an http(s) URL, got ${JSON.stringify(spec.metricsUrl)}`);
+    }
+  }
+  return {
+    endpoint,
+    metricsUrl,
+    request: { metricsUrl, load, stop: { requests, durationMs: durationS === null ? null : durationS * 1000 }, warmup: spec.warmup, slo, timeouts, private: Boolean(spec.private) },
+  };
+}
