@@ -36,17 +36,30 @@ describe('inferlab server and models commands', () => {
 
   it('the next command kills the server of a CLI that was SIGKILLed with its watchdog, and only that one', async () => {
     const db = path.join(tempDir(), 'orphans.db');
-    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--db', db, '--json']);
+    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
-    await killWithWatchdog(child);
-    expect(isAlive(server)).toBe(true);
-    const next = await inferlab(['server', 'profile', 'list', '--db', db]);
-    expect(next.code).toBe(0);
-    expect(next.stderr).toMatch(new RegExp(`stopped an orphaned llama-server \\(pid ${server.pid}, port ${ready.port}\\)`));
-    await waitUntil(() => !isAlive(server), 5000);
-    const again = await inferlab(['server', 'profile', 'list', '--db', db]);
-    expect(again.stderr).not.toMatch(/orphaned/);
+    // A second server in the same database whose CLI is alive: it must survive the sweep.
+    const living = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const livingReady = await waitForJsonLine(living, (line) => line.state === 'ready');
+    const livingServer = identify(livingReady.pid as number);
+    try {
+      await killWithWatchdog(child);
+      expect(isAlive(server)).toBe(true);
+      const next = await inferlab(['server', 'profile', 'list', '--db', db]);
+      expect(next.code).toBe(0);
+      expect(next.stderr).toMatch(new RegExp(`stopped an orphaned llama-server \\(pid ${server.pid}, port ${ready.port}\\)`));
+      expect(next.stderr).not.toMatch(new RegExp(`pid ${livingServer.pid}`));
+      await waitUntil(() => !isAlive(server), 5000);
+      expect(isAlive(livingServer)).toBe(true);
+      const again = await inferlab(['server', 'profile', 'list', '--db', db]);
+      expect(again.stderr).not.toMatch(/orphaned/);
+    } finally {
+      const closed = new Promise((resolve) => living.on('close', resolve));
+      living.kill('SIGINT');
+      await closed;
+    }
+    expect(isAlive(livingServer)).toBe(false);
   });
 
   it('doctor sweeps an orphaned server and says which', async () => {

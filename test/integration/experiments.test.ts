@@ -18,15 +18,20 @@ describe('experiments with the demo models against the real server', () => {
     expect(experiment.conditions.map((condition: { name: string }) => condition.name)).toEqual(['f16', 'q8_0', 'q4_k_m']);
     expect(f16.file_bytes).toBeGreaterThan(q8.file_bytes);
     expect(q8.file_bytes).toBeGreaterThan(q4.file_bytes);
-    expect(f16.agreement_with_baseline).toBe(1);
+    // The baseline's second untimed pass, against its first: the noise floor, over every item.
+    expect(f16.token_agreement).toMatchObject({ items: 8, error: null });
+    expect(q4.token_agreement.items).toBe(8);
     expect(f16.kld_mean).toBeLessThan(1e-6);
     expect(q4.kld_mean).toBeGreaterThan(q8.kld_mean);
     expect(q8.run_ids).toHaveLength(2);
     expect(f16.load_ms).toBeGreaterThan(0);
     expect(f16.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
-    expect(experiment.verdicts.length).toBeGreaterThan(0);
-    for (const verdict of experiment.verdicts) expect(['faster', 'slower', 'equivalent', 'no significant difference', 'insufficient data']).toContain(verdict.verdict);
-    expect(experiment.recommendation.reason).toEqual(expect.any(String));
+    // Two windows per condition are below the three a verdict needs: every latency question says so, and how to fix it.
+    expect(experiment.verdicts).toHaveLength(8);
+    for (const verdict of experiment.verdicts) expect(verdict).toMatchObject({ verdict: 'insufficient data', note: expect.stringMatching(/has 2 window\(s\); a verdict needs 3 per side \(raise --repeats\)/) });
+    // With no latency verdict, the smallest file that passes every quality gate is recommended, for its size.
+    expect(experiment.recommendation.choice).toBe('q4_k_m');
+    expect(experiment.recommendation.reason).toMatch(/file size 29\.5 MiB vs 87\.2 MiB/);
     const html = fs.readFileSync(report, 'utf8');
     expect(html).toMatch(/<svg/);
     expect(html).not.toMatch(/(src|href)=["']https?:/);

@@ -28,7 +28,8 @@ describe('telemetry on a run', () => {
   it('reports gpu: null with the reason, plus real process and server metrics; predicted tokens match the run', async () => {
     const dir = tempDir();
     const db = path.join(dir, 't.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '10', '--warmup', '2', '--concurrency', '2', '--force', '--db', db, '--json']);
+    // A PATH with no nvidia-smi or amd-smi on it, so this holds on a GPU machine too.
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '10', '--warmup', '2', '--concurrency', '2', '--force', '--db', db, '--json'], { PATH: tempDir() });
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     const telemetry = summary.telemetry;
@@ -69,6 +70,17 @@ describe('telemetry on a run', () => {
     expect(gpu).toMatchObject({ before_load_used_mib: 4308, baseline_used_mib: 5120, peak_used_mib: 5120, server_used_mib_peak: 812, other_processes_vram_mib: 300, gpu_count: 1 });
     expect(gpu.timestamps.device).toBeGreaterThan(0);
     expect(gpu.timestamps.arrival).toBe(0);
+    expect(standInsRunning()).toBe(0);
+  });
+
+  it('with a stand-in whose memory rises every reading, the peak is later and higher than the baseline, not the other way round', async () => {
+    const db = path.join(tempDir(), 'ramp.db');
+    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'], withStandIn({ FAKE_SMI_GPU_FILE: 'one-gpu-live.csv', FAKE_SMI_RAMP_MIB: '4' }));
+    expect(result.code, result.stderr).toBe(0);
+    const gpu = JSON.parse(result.stdout).telemetry.gpu;
+    // The baseline is read before the window opens and the peak at its end, at least 3 s (12 readings at 4 Hz) later.
+    expect(gpu.peak_used_mib - gpu.baseline_used_mib).toBeGreaterThanOrEqual(12 * 4);
+    expect(gpu.baseline_used_mib).toBeGreaterThan(gpu.before_load_used_mib);
     expect(standInsRunning()).toBe(0);
   });
 

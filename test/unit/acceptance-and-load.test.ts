@@ -71,9 +71,11 @@ describe('load generator', () => {
     let active = 0;
     let peak = 0;
     const slips: number[] = [];
+    const scheduled: number[] = [];
     await generateLoad({
       load: { mode: 'open', rate: 200, burstiness: 1, maxOutstanding: 4 }, stop: { requests: 60, durationMs: null }, warmup: 0, halt: new AbortController().signal,
       send: async (_index, _warmup, scheduledAt) => {
+        scheduled.push(scheduledAt!);
         slips.push(performance.now() - scheduledAt!);
         active += 1;
         peak = Math.max(peak, active);
@@ -84,6 +86,13 @@ describe('load generator', () => {
     expect(slips).toHaveLength(60);
     expect(peak).toBeLessThanOrEqual(4);
     expect(slips.every((slip) => slip >= 0)).toBe(true);
+    // The schedule itself runs at the asked rate: 59 exponential gaps of mean 5 ms have a mean
+    // within ±2.6 ms (four standard errors) of it, whatever the machine's speed.
+    const gaps = scheduled.slice(1).map((at, index) => at - scheduled[index]!);
+    expect(gaps.every((gap) => gap >= 0)).toBe(true);
+    const meanGap = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
+    expect(meanGap).toBeGreaterThan(5 - 2.6);
+    expect(meanGap).toBeLessThan(5 + 2.6);
   });
 
   it('stops scheduling when halted', async () => {

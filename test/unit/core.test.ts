@@ -42,14 +42,22 @@ describe('file lock', () => {
 });
 
 describe('managed process', () => {
-  it('drains output into the log tail and stops the process group with SIGTERM', async () => {
-    const child = new ManagedProcess(process.execPath, ['-e', "console.log('ready'); console.error('on stderr'); setInterval(() => {}, 1000)"]);
+  it('drains output into the log tail and stops the whole process group with SIGTERM, grandchild included', async () => {
+    // The child starts a grandchild of its own and prints its pid: stopping the child must stop both.
+    const script = "const { spawn } = require('node:child_process'); const g = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log('grandchild ' + g.pid); console.error('on stderr'); setInterval(() => {}, 1000)";
+    const child = new ManagedProcess(process.execPath, ['-e', script]);
     while (child.logs.last().length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(child.logs.last().sort()).toEqual(['on stderr', 'ready']);
+    const lines = child.logs.last().sort();
+    expect(lines[0]).toMatch(/^grandchild \d+$/);
+    expect(lines[1]).toBe('on stderr');
+    const grandchild = identify(Number(lines[0]!.split(' ')[1]));
     expect(isAlive(identify(child.pid!))).toBe(true);
+    expect(isAlive(grandchild)).toBe(true);
     const exit = await child.stop(2000);
     expect(exit.signal).toBe('SIGTERM');
     expect(isAlive(identify(child.pid!))).toBe(false);
+    for (let i = 0; i < 40 && isAlive(grandchild); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(isAlive(grandchild)).toBe(false);
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {

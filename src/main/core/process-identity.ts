@@ -35,12 +35,23 @@ export function identify(pid: number): ProcessIdentity {
   return { pid, startTicks: processStartTicks(pid) };
 }
 
+/** A zombie has exited and holds nothing (memory, ports, GPU); it only waits to be reaped, which some containers' init never does. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
 export function isAlive(identity: ProcessIdentity): boolean {
   try {
     process.kill(identity.pid, 0);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  if (isZombie(identity.pid)) return false;
   if (identity.startTicks === null) return true;
   return processStartTicks(identity.pid) === identity.startTicks;
 }
