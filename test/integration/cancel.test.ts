@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExperimentJobState, JobProgress } from '../../src/shared/contract';
+import type { ExperimentJobState, JobProgress, RunJobState } from '../../src/shared/contract';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 import { createServices, type ServiceContainer } from '../../src/main/services';
@@ -53,6 +53,31 @@ describe('cancelling long operations', () => {
     expect(fs.readdirSync(dir)).toEqual(['model-f16.gguf']);
     expect(events.filter((event) => !event.finished).length).toBeGreaterThan(0);
   });
+
+  it('runs.cancel stops a run with its finished requests kept, and runs.remove deletes it with them', async () => {
+    const { container, call } = await open();
+    let cancelled = false;
+    const done = new Promise<RunJobState>((resolve) => container.events.on((event) => {
+      if (event.name !== 'run.progress') return;
+      const state = event.payload as RunJobState;
+      if (state.finished >= 2 && !cancelled) {
+        cancelled = true;
+        void call('runs', 'cancel', state.jobId);
+      }
+      if (state.phase === 'finished' || state.phase === 'failed') resolve(state);
+    }));
+    await call('runs', 'start', { workload: 'decode-heavy', model: 'demo:q4_k_m', endpoint: null, profileName: 'default', concurrency: 1, rate: null, requests: 200, durationS: null, warmup: 0, private: false, force: true });
+    const state = await done;
+    expect(state.summary!.status).toBe('interrupted');
+    const stored = state.summary!.requests.attempted;
+    expect(stored).toBeGreaterThanOrEqual(2);
+    expect(stored).toBeLessThan(200);
+    const detail = (await call('runs', 'get', state.runId)) as { item: { requests: number } };
+    expect(detail.item.requests).toBe(stored);
+    expect(await call('runs', 'remove', state.runId)).toBe(true);
+    expect((await call('runs', 'list')) as unknown[]).toEqual([]);
+    await expect(call('runs', 'get', state.runId)).rejects.toThrow(/No run/);
+  }, 120_000);
 
   it('experiments.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
     const { container, call } = await open();

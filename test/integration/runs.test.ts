@@ -204,14 +204,35 @@ describe('inferlab run against the real llama-server', () => {
       const refused = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '2', '--db', db, '--json'], { INFERLAB_API_KEY: '' });
       expect(refused.code, refused.stdout).toBe(1);
       expect(JSON.parse(refused.stdout).error.message).toMatch(/\/v1\/models answered HTTP 401/);
-      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--api-key-env', 'SERVER_KEY', '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { SERVER_KEY: key });
+      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--api-key-env', 'SERVER_KEY', '--metrics-url', `${server.baseUrl}/metrics`, '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { SERVER_KEY: key });
       expect(result.code, result.stderr).toBe(0);
       const summary = JSON.parse(result.stdout);
       expect(summary.requests.completed).toBe(8);
       expect(summary.metrics.ttft_ms.n).toBe(8);
+      // --metrics-url: the endpoint's own counters over the window, read with its key.
+      const outputTokens = summary.throughput.output_tokens_per_s * summary.measurement.window_ms / 1000;
+      expect(summary.telemetry.server_metrics.predicted_tokens).toBeGreaterThan(0);
+      expect(summary.telemetry.server_metrics.predicted_tokens).toBeCloseTo(outputTokens, -1);
     } finally {
       await harness.dispose();
     }
+  });
+
+  it('--reference judges each output against the same item of a stored run', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'reference.db');
+    const workload = path.join(dir, 'same.yaml');
+    fs.writeFileSync(workload, 'name: same\ndefaults: { max_tokens: 12, temperature: 0, seed: 3 }\ngroups:\n  - name: g\n    accept: [{ equals_reference: true }]\n    items:\n      - { id: a, prompt: "The old harbour" }\n      - { id: b, prompt: "Once upon a time" }\n');
+    const first = JSON.parse((await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--set', 'c=1024', '--db', db, '--json'])).stdout);
+    // Without a reference the check cannot be judged: nothing is counted as checked.
+    expect(first.requests).toMatchObject({ completed: 2, checked: 0 });
+    const second = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--set', 'c=1024', '--reference', first.run_id, '--db', db, '--json']);
+    expect(second.code, second.stderr).toBe(0);
+    // Greedy decoding on the same model and settings reproduces the reference exactly.
+    expect(JSON.parse(second.stdout).requests).toMatchObject({ completed: 2, checked: 2, accepted: 2 });
+    const missing = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--reference', 'no-such-run', '--db', db]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/reference: no run no-such-run/);
   });
 
   it.each([

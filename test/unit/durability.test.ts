@@ -98,6 +98,23 @@ describe('durability', () => {
     expect(left).toContain('old-9.log');
   });
 
+  it('rotates a server log at its size limit, keeping one previous file and the newest lines', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'server.log');
+    const log = new RotatingLogFile(file, { maxBytes: 1000 });
+    for (let i = 0; i < 100; i++) log.write(`line ${String(i).padStart(3, '0')} ${'x'.repeat(40)}`);
+    log.close();
+    expect(fs.readdirSync(dir).sort()).toEqual(['server.log', 'server.log.1']);
+    const current = fs.readFileSync(file, 'utf8');
+    const previous = fs.readFileSync(`${file}.1`, 'utf8');
+    for (const text of [current, previous]) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
+    expect(current.trimEnd().split('\n').at(-1)).toMatch(/^line 099 /);
+    // The previous file ends where the current one begins: nothing lost at the seam.
+    const lastPrevious = Number(previous.trimEnd().split('\n').at(-1)!.slice(5, 8));
+    const firstCurrent = Number(current.split('\n')[0]!.slice(5, 8));
+    expect(firstCurrent).toBe(lastPrevious + 1);
+  });
+
   it('recreates a logs folder deleted under a running server, without throwing', () => {
     const dir = path.join(tempDir(), 'logs', 'servers');
     const log = new RotatingLogFile(path.join(dir, 'a.log'), { maxBytes: 200 });

@@ -185,7 +185,8 @@ export async function runWorkload(options: {
       clock: () => performance.now() - clockOrigin,
       serverPid: server?.pid ?? null,
       metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
-      metricsHeaders: server ? headers : {},
+      // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
+      metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
       beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
       endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     });

@@ -55,6 +55,14 @@ async function mustRun(step: string, binary: string, args: string[], cwd?: strin
   return result.output;
 }
 
+/** Refuses a tarball whose bytes are not exactly the pinned release's (the registry's integrity hash). */
+export function assertPinnedIntegrity(tarballPath: string, expected: string = PINNED_SOURCE.integrity): void {
+  const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tarballPath)).digest('base64')}`;
+  if (integrity !== expected) {
+    throw new AppError(ErrorCode.EngineBuildFailed, `The downloaded ${path.basename(tarballPath)} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`);
+  }
+}
+
 /**
  * Makes sure the pinned llama.cpp source is checked out in the cache and returns its
  * commit and folder. Downloads the npm tarball only the first time.
@@ -73,10 +81,7 @@ export async function ensurePinnedSource(engineDir: string, log: (line: string) 
     const tarball = fs.readdirSync(work).find((name) => name.endsWith('.tgz'));
     if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, 'npm pack produced no tarball');
     const tarballPath = path.join(work, tarball);
-    const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tarballPath)).digest('base64')}`;
-    if (integrity !== PINNED_SOURCE.integrity) {
-      throw new AppError(ErrorCode.EngineBuildFailed, `The downloaded ${tarball} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`);
-    }
+    assertPinnedIntegrity(tarballPath);
     await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage]);
     const bundle = path.join(work, PINNED_SOURCE.bundlePathInPackage);
     const heads = await mustRun('reading the source bundle', 'git', ['bundle', 'list-heads', bundle]);
