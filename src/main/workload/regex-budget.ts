@@ -88,18 +88,30 @@ class PatternWorker {
     throw new RegexBudgetExceeded(budgetMs);
   }
 
-  /** Blocks the calling thread for at most the budget (plus the worker's first start). */
-  testSync(source: string, flags: string, text: string, budgetMs: number): boolean {
-    if (Atomics.load(this.state, READY) === 0) Atomics.wait(this.state, READY, 0, STARTUP_LIMIT_MS);
+  /**
+   * One exchange with the worker, written once for both callers: it yields each wait it needs
+   * (slot, value it still holds, timeout) and the caller waits its own way.
+   */
+  private *exchange(source: string, flags: string, text: string, budgetMs: number): Generator<[slot: number, value: number, timeoutMs: number], boolean> {
+    if (Atomics.load(this.state, READY) === 0) yield [READY, 0, STARTUP_LIMIT_MS];
     const previous = Atomics.load(this.state, DONE);
     const seq = this.send(source, flags, text);
     const deadline = performance.now() + budgetMs;
     while (Atomics.load(this.state, DONE) !== seq) {
       const left = deadline - performance.now();
       if (left <= 0) this.expire(budgetMs);
-      Atomics.wait(this.state, DONE, previous, left);
+      yield [DONE, previous, left];
     }
     return this.outcome();
+  }
+
+  /** Blocks the calling thread for at most the budget (plus the worker's first start). */
+  testSync(source: string, flags: string, text: string, budgetMs: number): boolean {
+    const steps = this.exchange(source, flags, text, budgetMs);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      Atomics.wait(this.state, ...step.value);
+    }
   }
 
   /** Never blocks the event loop; callers must not overlap (see RegexBudget). */
@@ -108,17 +120,12 @@ class PatternWorker {
     // process alive, or a CLI with nothing else pending exits mid-check (exit code 13).
     this.worker.ref();
     try {
-      if (Atomics.load(this.state, READY) === 0) await waitAsync(this.state, READY, 0, STARTUP_LIMIT_MS).value;
-      const previous = Atomics.load(this.state, DONE);
-      const seq = this.send(source, flags, text);
-      const deadline = performance.now() + budgetMs;
-      while (Atomics.load(this.state, DONE) !== seq) {
-        const left = deadline - performance.now();
-        if (left <= 0) this.expire(budgetMs);
-        const waited = waitAsync(this.state, DONE, previous, left);
+      const steps = this.exchange(source, flags, text, budgetMs);
+      for (let step = steps.next(); ; step = steps.next()) {
+        if (step.done) return step.value;
+        const waited = waitAsync(this.state, ...step.value);
         if (waited.async) await waited.value;
       }
-      return this.outcome();
     } finally {
       if (!this.dead) this.worker.unref();
     }
