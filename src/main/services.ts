@@ -4,7 +4,7 @@ import { resolveDatabasePath, secureAppDirs, userDataDir } from './core/paths';
 import { runDoctor } from './doctor';
 import { requireEngine } from './engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from './server/server-manager';
-import { createExperimentsService } from './services/experiments-service';
+import { createExperimentsService, type LocalExperimentsService } from './services/experiments-service';
 import { createModelsService } from './services/models-service';
 import { createRunsService, type LocalRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
@@ -28,8 +28,9 @@ export interface AppEvent {
 
 export interface ServiceContainer {
   services: AppServices;
-  /** The same runs service with its awaitable form, for in-process callers (the CLI). */
+  /** The same runs and experiments services with their awaitable forms, for in-process callers (the CLI). */
   runs: LocalRunsService;
+  experiments: LocalExperimentsService;
   /** What opening the database cleaned up after dead processes. */
   recovered: AppStore['recovered'];
   /** Every event, for transports to forward. */
@@ -89,6 +90,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   return {
     services,
     runs,
+    experiments,
     recovered: store.recovered,
     events,
     dbPath,

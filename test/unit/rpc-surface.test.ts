@@ -95,6 +95,9 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'start', { ...run, model: 'demo:q8_0', workload: outside })).error?.code).toBe('forbidden');
     const experiment = { kind: 'quant', model: 'demo:f16', quants: [], files: [{ name: 'a', path: '/etc/passwd' }, { name: 'b', path: '/etc/hosts' }], workload: 'chat-short', repeats: 1, requestsPerWindow: null };
     expect((await face.call('experiments', 'start', experiment)).error?.code).toBe('forbidden');
+    // An evaluation text is a file too.
+    const withText = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0'], workload: 'chat-short', repeats: 1, requestsPerWindow: null, kldTextFile: '/etc/passwd' };
+    expect((await face.call('experiments', 'start', withText)).error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/outside the folders this interface may use for a text file/) });
   });
 
   it('uses the folders the config file adds', async () => {

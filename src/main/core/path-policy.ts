@@ -4,7 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from './errors';
 
 /** What a path is for; each kind has its own roots. */
-export type PathKind = 'model' | 'workload';
+export type PathKind = 'model' | 'workload' | 'text';
 
 /**
  * Which files a face may name. The CLI acts with the rights of the person at the shell and
@@ -50,6 +50,7 @@ function isInside(child: string, root: string): boolean {
 const KIND_LABELS: Record<PathKind, { noun: string; setting: string }> = {
   model: { noun: 'model file', setting: 'roots.models' },
   workload: { noun: 'workload file', setting: 'roots.workloads' },
+  text: { noun: 'text file', setting: 'roots.workloads' },
 };
 
 export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPolicy {

@@ -1,27 +1,10 @@
-import type { ConditionResult, ExperimentResult, RecommendationGate, VerdictRow } from '../../shared/contract/experiments';
+import type { ConditionResult, ExperimentResult, QualityGate, QuantConstraints, RecommendationGate, VerdictRow } from '../../shared/contract/experiments';
+
+export type { QualityGate, QuantConstraints, QuantObjective } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
-
-export type QuantObjective = 'memory' | 'tpot' | 'ttft';
-export type QualityGate = 'acceptance' | 'token agreement' | 'kld';
-
-/**
- * What the user asked of the recommendation. A null threshold means the default from
- * EXPERIMENT_DEFAULTS.gates; a gate named in `disabledGates` is printed as "not applicable".
- */
-export interface QuantConstraints {
-  vramBudgetMib: number | null;
-  minAgreement: number | null;
-  /** An absolute acceptance floor, on top of the comparison with the baseline. */
-  minAcceptance: number | null;
-  slo: SloSpec | null;
-  maxKld?: number | null;
-  acceptanceAlpha?: number | null;
-  objective?: QuantObjective;
-  disabledGates?: QualityGate[];
-}
 
 type Recommendation = ExperimentResult['recommendation'];
 type GateCell = RecommendationGate['conditions'][number];

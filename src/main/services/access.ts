@@ -28,6 +28,8 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
   const roots: Record<PathKind, string[]> = {
     model: [...defaultModelFolders(env), ...(config.roots?.models ?? [])],
     workload: [builtinWorkloadDir(), path.join(userDataDir(env), 'workloads'), ...(config.roots?.workloads ?? [])],
+    // Evaluation texts live with the workloads.
+    text: [path.join(userDataDir(env), 'workloads'), ...(config.roots?.workloads ?? [])],
   };
   const keys = config.endpointKeys ?? [];
   return {

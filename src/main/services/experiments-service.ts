@@ -1,64 +1,90 @@
-import type { DecisionRecord, EventSink, ExperimentJobState, ExperimentsService } from '../../shared/contract';
+import type { DecisionRecord, EventSink, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
-import { checkQuantFiles, runQuantExperiment } from '../experiments/quantization';
+import { runQuantExperiment } from '../experiments/quantization';
+import { runSweep } from '../experiments/sweep';
+import { applySettings } from '../engines/llamacpp/profile-rules';
 import { runWarmCold } from '../experiments/warm-cold';
 import type { ServerManager } from '../server/server-manager';
 import type { AppStore } from '../store/app-store';
 import { isDemoRef } from '../models/demo-models';
-import { readWorkloadFile } from '../workload/parse-workload';
-import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
-import { newJobId } from './job-ids';
+import type { ServiceAccess } from './access';
+import { checkExperimentSpec } from './experiment-spec';
+import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
 
-export function createExperimentsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): ExperimentsService & { dispose(): Promise<void> } {
+/** What a caller awaiting an experiment (the CLI) hears while it goes. */
+export interface ExperimentHooks {
+  onStatus?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** The experiments service plus the awaitable form in-process callers get. */
+export interface LocalExperimentsService extends ExperimentsService {
+  /** Starts an experiment like `start` and resolves with its result; aborting `signal` cancels it. */
+  run(spec: StartExperimentSpec, hooks?: ExperimentHooks): Promise<ExperimentResult>;
+  dispose(): Promise<void>;
+}
+
+export function createExperimentsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
-  return {
-    async start(spec) {
-      if (spec.kind !== 'quant' && spec.kind !== 'warmcold') throw new AppError(ErrorCode.InvalidInput, `kind must be quant or warmcold, got ${JSON.stringify(spec.kind)}`);
-      if (!Number.isInteger(spec.repeats) || spec.repeats < 1 || spec.repeats > 50) throw new AppError(ErrorCode.InvalidInput, 'repeats must be a whole number from 1 to 50');
-      if (spec.requestsPerWindow !== null && (!Number.isInteger(spec.requestsPerWindow) || spec.requestsPerWindow < 1)) throw new AppError(ErrorCode.InvalidInput, 'requests per window must be a positive whole number');
-      const files = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0 ? checkQuantFiles(spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: deps.access.paths.check(String(entry?.path ?? ''), 'model') })), 'files') : null;
-      if (spec.kind === 'quant' && !files && (!Array.isArray(spec.quants) || spec.quants.length < 2)) throw new AppError(ErrorCode.InvalidInput, 'a quantization experiment needs two or more quantizations');
-      const file = workloadPathWithin(deps.access, spec.workload);
-      const workload = { def: readWorkloadFile(file), file };
-      const modelPath = files ? files[0]!.file : await resolveModelWithin(deps.access, spec.model);
-      const jobId = newJobId();
-      const controller = new AbortController();
-      const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
-      const emit = () => deps.events.emit('experiment.progress', { ...state });
-      const common = { runs: deps.store.runs, experiments, servers: deps.servers, engine: deps.engine, workload, profile: deps.store.profiles.get('default'), repeats: spec.repeats, requestsPerWindow: spec.requestsPerWindow, concurrency: 1, signal: controller.signal, onStatus: (line: string) => { state.message = line; emit(); } };
-      // Registered before the work starts, so a cancel that arrives at once is not lost.
-      const job = { controller, done: Promise.resolve() };
-      jobs.set(jobId, job);
-      job.done = (async () => {
-        try {
-          state.result = spec.kind === 'quant'
-            ? await runQuantExperiment({ ...common, baseRef: files ? files[0]!.file : isDemoRef(spec.model) ? spec.model : modelPath, quants: spec.quants, files, constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null }, kldText: null })
-            : await runWarmCold({ ...common, model: { ref: spec.model, path: modelPath } });
-          state.phase = 'finished';
-          state.message = 'finished';
-        } catch (error) {
-          if (controller.signal.aborted) {
-            state.phase = 'cancelled';
-            state.message = 'cancelled: stored as interrupted, with the windows that finished';
-          } else {
-            state.phase = 'failed';
-            state.error = toErrorShape(error);
-            state.message = state.error.message;
-          }
-        } finally {
-          emit();
-          jobs.delete(jobId);
-        }
-      })();
+  async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
+    const checked = await checkExperimentSpec(spec, deps.access);
+    const profile = applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []);
+    const jobId = newJobId();
+    const controller = new AbortController();
+    const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
+    const emit = () => deps.events.emit('experiment.progress', { ...state });
+    const onStatus = (line: string) => {
+      state.message = line;
+      hooks.onStatus?.(line);
       emit();
-      return { jobId };
-    },
+    };
+    const common = { runs: deps.store.runs, experiments, servers: deps.servers, engine: deps.engine, workload: checked.workload, profile, repeats: checked.repeats, requestsPerWindow: checked.requestsPerWindow, concurrency: checked.concurrency, signal: controller.signal, onStatus };
+    const run = (): Promise<ExperimentResult> => {
+      if (spec.kind === 'warmcold') return runWarmCold({ ...common, model: checked.model!, coldStarts: spec.coldStarts ?? undefined, skipCacheReset: spec.skipCacheReset });
+      if (spec.kind === 'sweep') return runSweep({ ...common, model: checked.model!, vary: spec.vary!, concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency], requestsPerCondition: checked.requestsPerWindow, slo: checked.constraints.slo });
+      return runQuantExperiment({
+        ...common, baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path, quants: checked.quants, files: checked.files,
+        constraints: checked.constraints, kldText: checked.kldText?.text ?? null, kldTextSource: checked.kldText?.source ?? null,
+      });
+    };
+    // Registered before the work starts, so a cancel that arrives at once is not lost.
+    const job = { controller, done: Promise.resolve() };
+    jobs.set(jobId, job);
+    const result = (async () => {
+      try {
+        state.result = await run();
+        state.phase = 'finished';
+        state.message = 'finished';
+        return state.result;
+      } catch (error) {
+        if (controller.signal.aborted) {
+          state.phase = 'cancelled';
+          state.message = 'cancelled: stored as interrupted, with the windows that finished';
+        } else {
+          state.phase = 'failed';
+          state.error = toErrorShape(error);
+          state.message = state.error.message;
+        }
+        throw error;
+      } finally {
+        emit();
+        jobs.delete(jobId);
+      }
+    })();
+    job.done = result.then(() => undefined, () => undefined);
+    emit();
+    return { jobId, done: result };
+  }
+
+  return {
+    start: async (spec) => detach(await launch(spec)),
+    run: async (spec, hooks = {}) => awaitJob(await launch(spec, hooks), (jobId) => jobs.get(jobId)?.controller.abort(), hooks.signal),
     async cancel(jobId) {
       jobs.get(jobId)?.controller.abort();
     },

@@ -7,7 +7,7 @@ import { toolPath } from '../engines/llamacpp/locate-engine';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
 import { quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
-import { newJobId } from './job-ids';
+import { newJobId } from './jobs';
 
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 

@@ -14,7 +14,7 @@ import { renderRunExport, runManifest } from '../store/export-run';
 import type { RunRow } from '../store/run-store';
 import type { ServiceAccess } from './access';
 import { checkRunSpec } from './run-spec';
-import { newJobId } from './job-ids';
+import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
 
 const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
@@ -108,7 +108,7 @@ export function createRunsService(deps: { store: AppStore; access: ServiceAccess
     return { runs: compared.map(({ summary: _summary, ...run }) => ({ ...run, ttftMs: sample(run.ttftMs), tpotMs: sample(run.tpotMs), e2eMs: sample(run.e2eMs) })), rows, notes };
   }
 
-async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<{ jobId: string; done: Promise<RunSummary> }> {
+async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedJob<RunSummary>> {
     const checked = await checkRunSpec(spec, deps.access);
     const reference = spec.referenceRunId ? runs.findRun(spec.referenceRunId) : null;
     if (spec.referenceRunId && !reference) throw new AppError(ErrorCode.NotFound, `reference: no run ${spec.referenceRunId}`);
@@ -190,23 +190,8 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<{ jobId
 }
 
   return {
-    start: async (spec: StartRunSpec) => {
-      const { jobId, done } = await launch(spec);
-      // Over RPC the outcome travels as run.progress events; nobody awaits it here.
-      done.catch(() => undefined);
-      return { jobId };
-    },
-    async run(spec, hooks = {}) {
-      const { jobId, done } = await launch(spec, hooks);
-      const stop = () => void jobs.get(jobId)?.controller.abort();
-      if (hooks.signal?.aborted) stop();
-      hooks.signal?.addEventListener('abort', stop, { once: true });
-      try {
-        return await done;
-      } finally {
-        hooks.signal?.removeEventListener('abort', stop);
-      }
-    },
+    start: async (spec) => detach(await launch(spec)),
+    run: async (spec, hooks = {}) => awaitJob(await launch(spec, hooks), (jobId) => jobs.get(jobId)?.controller.abort(), hooks.signal),
     async cancel(jobId) {
       jobs.get(jobId)?.controller.abort();
     },

@@ -1,22 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { StartExperimentSpec } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorCode } from '../../../shared/errors';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { AppError } from '../../core/errors';
-import { readTextFileCapped } from '../../core/read-capped';
-import { ExperimentStore } from '../../store/experiment-store';
-import { parseQuantFiles, runQuantExperiment } from '../../experiments/quantization';
+import { parseQuantFiles } from '../../experiments/quantization';
+import { shellAccess } from '../../services/access';
+import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import { agreementCell, constraintsFromFlags, qualityLines } from '../../experiments/recommend';
 import { renderExperimentReport } from '../../experiments/report';
-import { runSweep } from '../../experiments/sweep';
-import { runWarmCold } from '../../experiments/warm-cold';
-import { resolveModelRef } from '../../models/demo-models';
-import { applySettings } from '../../engines/llamacpp/profile-rules';
-import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
 import { progressWriter } from '../progress';
+import { openCliServices } from '../service-context';
 import { verdictTable } from '../verdict-table';
 import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
 import { parseSlo } from './run';
@@ -45,13 +41,6 @@ export function experimentTable(result: ExperimentResult): string {
   return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
 }
 
-function fraction(name: string, raw: string | undefined): number | null {
-  if (raw === undefined) return null;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new AppError(ErrorCode.Usage, `--${name} must be a fraction from 0 to 1, got "${raw}"`);
-  return value;
-}
-
 export const experimentCommand: CommandHandler = async (args, signal) => {
   const [kind, ...rest] = args;
   if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep') throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
@@ -62,68 +51,77 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
     profile: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' },
     vary: { type: 'string' }, load: { type: 'string' }, 'cold-starts': { type: 'string' },
   }, USAGE);
-  if (values.files !== undefined && (kind !== 'quant' || values.model !== undefined || values.quants !== undefined)) throw new AppError(ErrorCode.Usage, `--files replaces --model and --quants, and only in experiment quant\n\nUsage: ${USAGE}`);
-  const files = values.files === undefined ? null : parseQuantFiles(values.files);
-  if (!values.model && !files) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${USAGE}`);
-  const workloadFile = workloadPath(values.workload ?? (kind === 'warmcold' ? 'prefix-share' : 'chat-short'));
-  const workload = { def: readWorkloadFile(workloadFile), file: workloadFile };
-  const repeats = positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats);
-  const requests = values.requests === undefined ? EXPERIMENT_DEFAULTS.requestsPerWindow : positiveInteger('requests', values.requests, 1);
-  const concurrency = positiveInteger('concurrency', values.concurrency, 1);
+  const usage = (message: string): never => {
+    throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${USAGE}`);
+  };
+  if (values.files !== undefined && (kind !== 'quant' || values.model !== undefined || values.quants !== undefined)) usage('--files replaces --model and --quants, and only in experiment quant');
+  const files = values.files === undefined ? null : parseQuantFiles(values.files).map((file) => ({ name: file.name, path: file.file }));
+  if (!values.model && !files) usage('--model is required');
   const quants = (values.quants ?? 'f16,q8_0,q4_k_m').split(',').map((quant) => quant.trim().toLowerCase()).filter(Boolean);
-  if (kind === 'quant' && !files && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) throw new AppError(ErrorCode.Usage, `--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
-  const vramBudget = values['vram-budget'] === undefined ? null : positiveInteger('vram-budget', values['vram-budget'], 1);
-  const constraints = kind === 'quant' ? constraintsFromFlags(values, parseSlo(values.slo)) : { vramBudgetMib: vramBudget, minAgreement: fraction('min-agreement', values['min-agreement']), minAcceptance: fraction('min-acceptance', values['min-acceptance']), slo: parseSlo(values.slo) };
-  const kldText = values['kld-text'] ? readTextFileCapped(path.resolve(values['kld-text']), 'evaluation text') : null;
-  const modelPath = kind !== 'quant' ? await resolveModelRef(values.model!) : null;
+  if (kind === 'quant' && !files && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant)))) usage(`--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
+  const slo = parseSlo(values.slo);
   let vary: { field: string; values: string[] } | null = null;
-  let concurrencies = [concurrency];
+  let loadConcurrencies: number[] | null = null;
   if (kind === 'sweep') {
     const match = /^([\w-]+)=(.+)$/.exec(values.vary ?? '');
-    if (!match) throw new AppError(ErrorCode.Usage, `--vary expects FIELD=V1,V2,..., got "${values.vary ?? ''}"\n\nUsage: ${USAGE}`);
-    vary = { field: match[1]!, values: match[2]!.split(',').map((value) => value.trim()).filter(Boolean) };
-    if (vary.values.length < 2) throw new AppError(ErrorCode.Usage, '--vary needs at least two values');
+    if (!match) usage(`--vary expects FIELD=V1,V2,..., got "${values.vary ?? ''}"`);
+    vary = { field: match![1]!, values: match![2]!.split(',').map((value) => value.trim()).filter(Boolean) };
+    if (vary.values.length < 2) usage('--vary needs at least two values');
     if (values.load !== undefined) {
       const load = /^concurrency=([\d,]+)$/.exec(values.load);
-      if (!load) throw new AppError(ErrorCode.Usage, `--load expects concurrency=1,4,16, got "${values.load}"`);
-      concurrencies = load[1]!.split(',').filter(Boolean).map((value) => positiveInteger('load', value, 1));
+      if (!load) usage(`--load expects concurrency=1,4,16, got "${values.load}"`);
+      loadConcurrencies = load![1]!.split(',').filter(Boolean).map((value) => positiveInteger('load', value, 1));
     }
   }
-
-  const context = await openCliContext(values.db);
+  // The same spec the UI sends; every flag has its field.
+  const spec: StartExperimentSpec = {
+    kind, model: values.model ?? '', quants, files, workload: values.workload ?? '',
+    repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
+    requestsPerWindow: values.requests === undefined ? EXPERIMENT_DEFAULTS.requestsPerWindow : positiveInteger('requests', values.requests, 1),
+    concurrency: positiveInteger('concurrency', values.concurrency, 1),
+    profileName: values.profile ?? 'default', settings: values.set ?? [],
+    constraints: kind === 'quant'
+      ? constraintsFromFlags(values, slo)
+      : { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
+    kldTextFile: values['kld-text'] ? path.resolve(values['kld-text']) : null,
+    coldStarts: values['cold-starts'] === undefined ? null : positiveInteger('cold-starts', values['cold-starts'], 1),
+    skipCacheReset: values['skip-cache-reset'] ?? false,
+    vary, loadConcurrencies,
+  };
   try {
-    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
-    const experiments = new ExperimentStore(context.store.db);
+    checkExperimentShape(spec);
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  // Files and models are checked before the database is opened.
+  const access = shellAccess();
+  await checkExperimentSpec(spec, access);
+
+  const container = await openCliServices(values.db, access);
+  try {
     const progress = progressWriter();
-    const onStatus = (line: string) => progress.line(line);
-    const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, workload, profile, repeats, requestsPerWindow: requests, concurrency, signal, onStatus };
-    const result = kind === 'warmcold'
-      ? await runWarmCold({ ...common, model: { ref: values.model!, path: modelPath! }, skipCacheReset: values['skip-cache-reset'], coldStarts: values['cold-starts'] === undefined ? undefined : positiveInteger('cold-starts', values['cold-starts'], 1) })
-      : kind === 'sweep'
-        ? await runSweep({ ...common, model: { ref: values.model!, path: modelPath! }, vary: vary!, concurrencies, requestsPerCondition: requests, slo: constraints.slo })
-        : await runQuantExperiment({ ...common, baseRef: values.model ?? files![0]!.file, quants, files, constraints, kldText, kldTextSource: values['kld-text'] ? path.resolve(values['kld-text']) : null });
+    const result = await container.experiments.run(spec, { signal, onStatus: (line) => progress.line(line) });
     if (values.report) fs.writeFileSync(path.resolve(values.report), renderExperimentReport(result));
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else process.stdout.write(`${experimentTable(result)}\n`);
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };
 
 export const reportCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, REPORT_USAGE, true);
   if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, `report needs one experiment id and --out FILE.html\n\nUsage: ${REPORT_USAGE}`);
-  const context = await openCliContext(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const experiment = new ExperimentStore(context.store.db).get(positionals[0]!);
-    if (!experiment) throw new AppError(ErrorCode.NotFound, `No experiment ${positionals[0]} in ${context.dbPath}`);
-    if (!experiment.result) throw new AppError(ErrorCode.InvalidInput, `Experiment ${experiment.id} is ${experiment.status} and has no results to report`);
-    fs.writeFileSync(path.resolve(values.out), renderExperimentReport(experiment.result));
+    const result = await container.services.experiments.get(positionals[0]!);
+    if (!result) throw new AppError(ErrorCode.InvalidInput, `Experiment ${positionals[0]} has no results to report (it did not finish)`);
+    fs.writeFileSync(path.resolve(values.out), renderExperimentReport(result));
     process.stdout.write(`${path.resolve(values.out)}\n`);
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };
 
@@ -131,35 +129,25 @@ export const reportCommand: CommandHandler = async (args) => {
 export const decideCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { choose: { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } }, DECIDE_USAGE, true);
   if (positionals.length !== 1 || !values.choose || !values.reason) throw new AppError(ErrorCode.Usage, `decide needs an experiment id, --choose and --reason\n\nUsage: ${DECIDE_USAGE}`);
-  const context = await openCliContext(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const experiments = new ExperimentStore(context.store.db);
-    const experiment = experiments.get(positionals[0]!);
-    if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${positionals[0]} in ${context.dbPath}`);
-    const chosen = experiment.result.conditions.find((condition) => condition.name === values.choose);
-    if (!chosen) throw new AppError(ErrorCode.InvalidInput, `--choose must name a condition of the experiment: ${experiment.result.conditions.map((condition) => condition.name).join(', ')}`);
-    const record = {
-      experiment_id: experiment.id, kind: experiment.kind, chosen: chosen.name, chosen_run_ids: chosen.run_ids,
-      criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null, recommendation: experiment.result.recommendation,
-      reason: values.reason, decided_by: values.by ?? process.env.USER ?? 'unknown', decided_at: new Date().toISOString(),
-    };
-    const id = experiments.recordDecision(experiment.id, record.decided_by, record);
-    process.stdout.write(values.json ? `${JSON.stringify({ decision_id: id, ...record }, null, 2)}\n` : `decision ${id}: ${chosen.name} (${values.reason})\n`);
+    const record = await container.services.experiments.decide(positionals[0]!, values.choose, values.reason, values.by ?? process.env.USER ?? 'unknown');
+    process.stdout.write(values.json ? `${JSON.stringify(record, null, 2)}\n` : `decision ${record.decision_id}: ${record.chosen} (${record.reason})\n`);
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };
 
 export const decisionsCommand: CommandHandler = async (args) => {
   const { values } = parseOptions(args, { db: { type: 'string' }, json: { type: 'boolean' } }, DECIDE_USAGE);
-  const context = await openCliContext(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const decisions = new ExperimentStore(context.store.db).decisions();
+    const decisions = await container.services.experiments.decisions();
     if (values.json) process.stdout.write(`${JSON.stringify(decisions, null, 2)}\n`);
     else process.stdout.write(`${formatTable([['decided', 'by', 'experiment', 'chosen', 'reason'], ...decisions.map((decision) => [decision.decided_at.slice(0, 19), decision.decided_by, decision.experiment_id.slice(0, 8), decision.chosen, decision.reason])])}\n`);
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };

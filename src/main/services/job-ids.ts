@@ -1,5 +1,0 @@
-import crypto from 'node:crypto';
-
-export function newJobId(): string {
-  return crypto.randomUUID();
-}
