@@ -34,6 +34,7 @@ Commands:
   app                                         open the desktop app (needs Electron's binary)
 
   help [COMMAND]                              this overview, or one command's usage with examples
+  completion bash|zsh                         a shell completion script: source <(inferlab completion bash)
 
 Every command and subcommand takes -h/--help (its usage, nothing run); --version prints the version.
 With --json, a failure is one document on stdout: {"error":{"code":...,"message":...}}.
@@ -56,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   decisions: async () => (await import('./cli/commands/experiment')).decisionsCommand,
   serve: async () => (await import('./cli/commands/serve')).serveCommand,
   app: async () => (await import('./cli/commands/app')).appCommand,
+  completion: async () => (await import('./cli/commands/completion')).completionCommand,
 };
 
 function packageVersion(): string {

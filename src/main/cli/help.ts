@@ -1,5 +1,5 @@
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
-import { DECIDE_USAGE, DEMO_USAGE, DOCTOR_USAGE, EXPERIMENT_USAGE, EXPORT_USAGE, PROFILE_USAGE, QUANTIZE_USAGE, REPORT_USAGE, RUN_USAGE, RUNS_USAGE, SCAN_USAGE, SERVE_USAGE, SETUP_USAGE, START_USAGE } from './usage';
+import { DECIDE_USAGE, DEMO_USAGE, DOCTOR_USAGE, EXPERIMENT_USAGE, EXPORT_USAGE, PROFILE_USAGE, QUANTIZE_USAGE, REPORT_USAGE, RUN_USAGE, RUNS_USAGE, SCAN_USAGE, SERVE_USAGE, SETUP_USAGE, START_USAGE, COMPLETION_USAGE } from './usage';
 
 interface HelpEntry {
   usage: string;
@@ -45,6 +45,7 @@ const HELP: Record<string, HelpEntry> = {
   decisions: { usage: DECIDE_USAGE, examples: ['inferlab decisions --json'] },
   serve: { usage: SERVE_USAGE, examples: ['inferlab serve --port 8123'] },
   app: { usage: 'inferlab app' },
+  completion: { usage: COMPLETION_USAGE, examples: ['source <(inferlab completion bash)', 'inferlab completion zsh > ~/.zfunc/_inferlab'] },
 };
 
 /** The usage of `command [subcommand]`, or null when there is no such command. */
@@ -60,4 +61,49 @@ export function commandHelp(command: string, subcommand: string | undefined): st
 export function wantsHelp(args: readonly string[]): boolean {
   const end = args.indexOf('--');
   return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+/** Commands, their subcommands and every flag their usage names: what shell completion offers. */
+export function commandTable(): Map<string, { subcommands: string[]; flags: string[] }> {
+  const table = new Map<string, { subcommands: string[]; flags: string[] }>();
+  for (const [key, entry] of Object.entries(HELP)) {
+    const [command, subcommand] = key.split(' ') as [string, string | undefined];
+    const row = table.get(command) ?? { subcommands: [], flags: [] };
+    // Subcommands: the keyed ones, and the words a usage line puts right after the command.
+    const named = [subcommand, ...[...entry.usage.matchAll(/inferlab (\w+) ([a-z][a-z-]*)\b/g)].filter((match) => match[1] === command).map((match) => match[2])];
+    for (const word of named) if (word && !row.subcommands.includes(word)) row.subcommands.push(word);
+    for (const flag of entry.usage.match(/--[a-z][a-z0-9-]*/g) ?? []) if (!row.flags.includes(flag)) row.flags.push(flag);
+    table.set(command, row);
+  }
+  for (const row of table.values()) row.flags.push('--help');
+  return table;
+}
+
+/**
+ * A completion script for bash, generated from the command table; zsh loads the same one
+ * through bashcompinit.
+ */
+export function completionScript(shell: 'bash' | 'zsh'): string {
+  const table = commandTable();
+  const commands = [...table.keys(), 'help'].sort().join(' ');
+  const cases = [...table.entries()].filter(([command]) => command !== 'completion').map(([command, row]) => `    ${command}) words="${[...row.subcommands, ...row.flags].join(' ')}" ;;`).join('\n');
+  const bash = [
+    '# inferlab shell completion, generated from its command table (inferlab completion bash|zsh)',
+    '_inferlab() {',
+    '  local cur="${COMP_WORDS[COMP_CWORD]}" words',
+    '  if [ "$COMP_CWORD" -eq 1 ]; then',
+    `    COMPREPLY=( $(compgen -W "${commands} --help --version" -- "$cur") )`,
+    '    return',
+    '  fi',
+    '  case "${COMP_WORDS[1]}" in',
+    cases,
+    `    help) words="${[...table.keys()].sort().join(' ')}" ;;`,
+    '    completion) words="bash zsh" ;;',
+    '    *) words="" ;;',
+    '  esac',
+    '  COMPREPLY=( $(compgen -W "$words" -- "$cur") )',
+    '}',
+    'complete -F _inferlab inferlab',
+  ].join('\n');
+  return shell === 'zsh' ? `autoload -U +X bashcompinit && bashcompinit\n${bash}\n` : `${bash}\n`;
 }

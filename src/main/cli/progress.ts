@@ -78,3 +78,23 @@ export function progressWriter(stream: ProgressStream = process.stderr, options:
     },
   };
 }
+
+/**
+ * One run's progress as a line: done of total, failures, the last TTFT, and the time left —
+ * from the pace so far when a count ends the run, from the clock when a duration does.
+ */
+export function runProgressLine(progress: { finished: number; failed: number; warmup: boolean; total: number | null; durationMs: number | null; lastTtftMs: number | null }, elapsedMs: number): string {
+  const done = progress.total === null ? `${progress.finished} done` : `${progress.finished}/${progress.total} done`;
+  const ttft = progress.lastTtftMs === null ? '—' : `${progress.lastTtftMs.toFixed(progress.lastTtftMs < 10 ? 2 : 1)} ms`;
+  let left: number | null = null;
+  if (progress.total !== null && progress.finished > 0) left = (elapsedMs / progress.finished) * (progress.total - progress.finished);
+  else if (progress.durationMs !== null && !progress.warmup) left = Math.max(0, progress.durationMs - elapsedMs);
+  const eta = left === null ? '' : `, about ${formatDuration(left)} left`;
+  return `${progress.warmup ? 'warmup: ' : ''}${done}, ${progress.failed} failed, last TTFT ${ttft}${eta}`;
+}
+
+function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
+}
+

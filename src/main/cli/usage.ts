@@ -13,7 +13,7 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
            [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
            [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
-       common: [--profile NAME] [--set FIELD=VALUE ...] [--db PATH] [--json]`;
+       common: [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
 
 export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
 
@@ -39,3 +39,5 @@ export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.
 export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
 export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';
+
+export const COMPLETION_USAGE = 'inferlab completion bash|zsh  (prints a completion script: source <(inferlab completion bash))';

@@ -23,6 +23,10 @@ export interface RunProgress {
   lastTtftMs: number | null;
   /** Send time of the last finished request, ms on the run's clock (shared with telemetry). */
   lastSentAtMs: number | null;
+  /** Requests the run will make in all, warmup included, when a count ends it. */
+  total: number | null;
+  /** The measured duration, when time ends the run. */
+  durationMs: number | null;
 }
 
 export interface RunExecution {
@@ -81,7 +85,10 @@ export async function executeRun(options: {
   const slots = options.load.mode === 'closed' ? options.load.concurrency : options.load.maxOutstanding;
   const agent = createKeepAliveAgent(slots + 4);
   const writer = new RunWriter(options.store, options.runId, { private: options.private });
-  const progress: RunProgress = { sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null, lastSentAtMs: null };
+  const progress: RunProgress = {
+    sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null, lastSentAtMs: null,
+    total: options.stop.requests === null ? null : options.stop.requests + options.warmup, durationMs: options.stop.durationMs,
+  };
   // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
   // instead of letting it time out request by request until the count is reached.
   const timeoutsToGiveUp = Math.max(3, slots);

@@ -54,6 +54,8 @@ function sample(values: number[]): number[] {
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
   onStatus?: (line: string) => void;
+  /** The run is stored and about to send its first request. */
+  onRunCreated?: (runId: string) => void;
   onProgress?: (progress: RunProgress) => void;
   signal?: AbortSignal;
 }
@@ -143,6 +145,7 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
             emit(true);
           },
           onRunCreated: (runId) => {
+            hooks.onRunCreated?.(runId);
             state.runId = runId;
             state.phase = 'running';
             emit(true);

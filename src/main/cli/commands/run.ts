@@ -6,8 +6,7 @@ import { shellAccess } from '../../services/access';
 import { checkRunShape, checkRunSpec } from '../../services/run-spec';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
-import { formatMs } from '../format';
-import { progressWriter } from '../progress';
+import { progressWriter, runProgressLine } from '../progress';
 import { printSummary } from '../summary-table';
 import { RUN_USAGE as USAGE } from '../usage';
 
@@ -72,10 +71,12 @@ export const runCommand: CommandHandler = async (args, signal) => {
   const container = await openCliServices(values.db, access);
   try {
     const progress = progressWriter();
+    let startedAt = performance.now();
     const summary = await container.runs.run(spec, {
       signal,
       onStatus: (line) => progress.line(line),
-      onProgress: (update) => progress.live(`${update.warmup ? 'warmup ' : ''}${update.finished} done, ${update.failed} failed, last TTFT ${formatMs(update.lastTtftMs)}`),
+      onRunCreated: () => (startedAt = performance.now()),
+      onProgress: (update) => progress.live(runProgressLine(update, performance.now() - startedAt)),
     });
     progress.end();
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
