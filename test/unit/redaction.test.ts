@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { openDatabase } from '../../src/main/store/database';
-import { exportRun, renderRunExport } from '../../src/main/store/export-run';
+import { renderRunExport } from '../../src/main/store/export-run';
 import { RunStore } from '../../src/main/store/run-store';
 import { useTempDirs } from '../support/temp';
 
@@ -48,7 +48,9 @@ describe('secrets never reach stored records or exports', () => {
     });
     runs.finishRun(id, 'failed', `Cannot reach the endpoint ${endpoint}: refused`, null);
     const exported = path.join(dir, 'export');
-    exportRun(runs, id, exported);
+    const rendered = renderRunExport(runs, id);
+    fs.mkdirSync(exported, { recursive: true });
+    for (const [name, content] of [['manifest.json', rendered.manifest], ['summary.json', rendered.summary], ['requests.jsonl', rendered.requestsJsonl], ['requests.csv', rendered.requestsCsv], ['telemetry.json', rendered.telemetry]] as const) fs.writeFileSync(path.join(exported, name), content);
     db.close();
 
     for (const secret of SECRETS) expect(filesContaining(dir, secret), secret).toEqual([]);

@@ -9,7 +9,7 @@ const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
   doctor: { report: [] },
   models: { scan: ['string[]?'], quantize: ['string', 'string[]'], cancel: ['string'] },
   servers: {
-    list: [], profiles: [], defaultProfile: [], validateProfile: ['object', 'string|null'], saveProfile: ['object'],
+    list: [], profiles: [], defaultProfile: [], validateProfile: ['object', 'string|null'], saveProfile: ['object'], deleteProfile: ['string'],
     start: ['string', 'object', 'boolean?'], stop: ['string'], logs: ['string'],
   },
   workloads: { list: [], read: ['string'], validate: ['string'] },

@@ -25,6 +25,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       return validateProfile(profile, { trainedContext });
     },
     saveProfile: async (profile) => profiles.save(profile),
+    deleteProfile: async (name) => profiles.delete(name),
     async start(modelRef, profile, force) {
       const server = await servers.prepare({ modelRef: isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef), profile, force: force ?? false });
       // Resolve once starting is under way: readiness arrives as server.state events.

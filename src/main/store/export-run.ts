@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
@@ -107,16 +105,3 @@ export function renderRunExport(store: RunStore, idOrPrefix: string): { run: Run
 }
 
 /** Writes manifest.json, summary.json, requests.jsonl, requests.csv and telemetry.json for one run. */
-export function exportRun(store: RunStore, idOrPrefix: string, outDir: string): { files: string[]; run: RunRow } {
-  const rendered = renderRunExport(store, idOrPrefix);
-  fs.mkdirSync(outDir, { recursive: true });
-  const files: [string, string][] = [
-    [path.join(outDir, 'manifest.json'), rendered.manifest],
-    [path.join(outDir, 'summary.json'), rendered.summary],
-    [path.join(outDir, 'requests.jsonl'), rendered.requestsJsonl],
-    [path.join(outDir, 'requests.csv'), rendered.requestsCsv],
-    [path.join(outDir, 'telemetry.json'), rendered.telemetry],
-  ];
-  for (const [file, content] of files) fs.writeFileSync(file, content);
-  return { files: files.map(([file]) => file), run: rendered.run };
-}

@@ -30,6 +30,8 @@ export interface ServersService {
   defaultProfile(): Promise<ServerProfile>;
   validateProfile(profile: ServerProfile, modelRef: string | null): Promise<ProfileProblem[]>;
   saveProfile(profile: ServerProfile): Promise<void>;
+  /** False when no saved profile has the name; the built-in default cannot be deleted. */
+  deleteProfile(name: string): Promise<boolean>;
   /** Refused when its threads would oversubscribe the cores beside another llama-server, unless `force`. */
   start(modelRef: string, profile: ServerProfile, force?: boolean): Promise<ServerSnapshot>;
   stop(serverId: string): Promise<ServerSnapshot>;
@@ -241,7 +243,7 @@ export type ServiceName = keyof AppServices;
 export const SERVICE_METHODS = {
   doctor: ['report'],
   models: ['scan', 'quantize', 'cancel'],
-  servers: ['list', 'profiles', 'defaultProfile', 'validateProfile', 'saveProfile', 'start', 'stop', 'logs'],
+  servers: ['list', 'profiles', 'defaultProfile', 'validateProfile', 'saveProfile', 'deleteProfile', 'start', 'stop', 'logs'],
   workloads: ['list', 'read', 'validate'],
   runs: ['start', 'cancel', 'list', 'get', 'remove', 'exportRun', 'compare'],
   experiments: ['start', 'cancel', 'list', 'get', 'decide', 'decisions'],

@@ -1,9 +1,12 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import type { RunSummary } from '../../metrics/run-summary';
-import { exportRun, runManifest } from '../../store/export-run';
+import { runManifest } from '../../store/export-run';
+import { shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
+import { openCliServices } from '../service-context';
 import { openCliStore } from '../store-context';
 import { formatMs, formatTable } from '../format';
 import { printSummary } from '../summary-table';
@@ -48,12 +51,19 @@ export const runsCommand: CommandHandler = async (args) => {
 export const exportCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, EXPORT_USAGE, true);
   if (positionals.length !== 1 || !values.out) throw new AppError(ErrorCode.Usage, `export needs one run ID and --out DIR\n\nUsage: ${EXPORT_USAGE}`);
-  const context = await openCliStore(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const { files } = exportRun(context.store.runs, positionals[0]!, path.resolve(values.out));
-    process.stdout.write(`${files.join('\n')}\n`);
+    const rendered = await container.services.runs.exportRun(positionals[0]!);
+    const outDir = path.resolve(values.out);
+    fs.mkdirSync(outDir, { recursive: true });
+    const files: [string, string][] = [
+      ['manifest.json', rendered.manifest], ['summary.json', rendered.summary], ['requests.jsonl', rendered.requestsJsonl],
+      ['requests.csv', rendered.requestsCsv], ['telemetry.json', rendered.telemetry],
+    ];
+    for (const [name, content] of files) fs.writeFileSync(path.join(outDir, name), content);
+    process.stdout.write(`${files.map(([name]) => path.join(outDir, name)).join('\n')}\n`);
     return 0;
   } finally {
-    context.store.close();
+    await container.dispose();
   }
 };

@@ -4,6 +4,8 @@ import { AppError } from '../../core/errors';
 import { applySettings, PROFILE_FIELDS } from '../../engines/llamacpp/profile-rules';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliContext } from '../context';
+import { openCliServices } from '../service-context';
+import { shellAccess } from '../../services/access';
 import { formatMs, formatTable } from '../format';
 import { START_USAGE, PROFILE_USAGE } from '../usage';
 
@@ -62,41 +64,35 @@ const start: CommandHandler = async (args, signal) => {
 const profile: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { from: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } }, PROFILE_USAGE, true);
   const [action, name] = positionals;
-  const context = await openCliContext(values.db);
+  if (!['list', 'show', 'save', 'delete'].includes(action ?? '')) throw new AppError(ErrorCode.Usage, `Unknown profile action "${action ?? ''}"\n\nUsage: ${PROFILE_USAGE}`);
+  if (action !== 'list' && !name) throw new AppError(ErrorCode.Usage, `profile ${action} needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const profiles = context.store.profiles;
-    switch (action) {
-      case 'list': {
-        const all = profiles.list();
-        if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);
-        else process.stdout.write(`${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`);
-        return 0;
-      }
-      case 'show': {
-        if (!name) throw new AppError(ErrorCode.Usage, `profile show needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
-        const shown = profiles.get(name);
-        if (values.json) process.stdout.write(`${JSON.stringify(shown)}\n`);
-        else process.stdout.write(`${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`);
-        return 0;
-      }
-      case 'save': {
-        if (!name) throw new AppError(ErrorCode.Usage, `profile save needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
-        const base = profiles.get(values.from ?? 'default');
-        const saved = applySettings({ ...base, name }, values.set ?? []);
-        profiles.save(saved);
-        process.stderr.write(`saved server profile ${name}\n`);
-        return 0;
-      }
-      case 'delete': {
-        if (!name) throw new AppError(ErrorCode.Usage, `profile delete needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
-        if (!profiles.delete(name)) throw new AppError(ErrorCode.NotFound, `No saved server profile named "${name}"`);
-        return 0;
-      }
-      default:
-        throw new AppError(ErrorCode.Usage, `Unknown profile action "${action ?? ''}"\n\nUsage: ${PROFILE_USAGE}`);
+    const servers = container.services.servers;
+    const named = async (wanted: string) => {
+      const all = await servers.profiles();
+      const found = all.find((candidate) => candidate.name === wanted);
+      if (!found) throw new AppError(ErrorCode.NotFound, `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`);
+      return found;
+    };
+    if (action === 'list') {
+      const all = await servers.profiles();
+      if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);
+      else process.stdout.write(`${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`);
+    } else if (action === 'show') {
+      const shown = await named(name!);
+      if (values.json) process.stdout.write(`${JSON.stringify(shown)}\n`);
+      else process.stdout.write(`${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`);
+    } else if (action === 'save') {
+      const saved = applySettings({ ...(await named(values.from ?? 'default')), name: name! }, values.set ?? []);
+      await servers.saveProfile(saved);
+      process.stderr.write(`saved server profile ${name}\n`);
+    } else if (!(await servers.deleteProfile(name!))) {
+      throw new AppError(ErrorCode.NotFound, `No saved server profile named "${name}"`);
     }
+    return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };
 
