@@ -8,7 +8,12 @@ export default defineConfig({
   },
   preload: {
     // A sandboxed preload must be CommonJS.
-    build: { rollupOptions: { input: { index: resolve(import.meta.dirname, 'src/preload/index.ts') }, output: { format: 'cjs', entryFileNames: '[name].cjs' } } },
+    build: {
+      rollupOptions: {
+        input: { index: resolve(import.meta.dirname, 'src/preload/index.ts') },
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
   },
   renderer: {
     root: resolve(import.meta.dirname, 'src/renderer'),

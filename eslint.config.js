@@ -10,7 +10,10 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:$
  * the IPC transport may import electron; the renderer talks to main only through the contract.
  */
 const restrict = (paths, patterns, message) => ({
-  'no-restricted-imports': ['error', { paths: paths.map((name) => ({ name, message })), patterns: patterns.map((pattern) => ({ group: [pattern], message })) }],
+  'no-restricted-imports': [
+    'error',
+    { paths: paths.map((name) => ({ name, message })), patterns: patterns.map((pattern) => ({ group: [pattern], message })) },
+  ],
 });
 
 /**
@@ -50,10 +53,14 @@ const layersPlugin = {
           const to = unitOf(path.resolve(path.dirname(context.filename), specifier));
           if (to === null || to === from) return;
           for (const unit of [from, to]) {
-            if (!layerOf.has(unit)) return context.report({ node, message: `src/main/${unit} is in no layer: add it to LAYERS in eslint.config.js` });
+            if (!layerOf.has(unit))
+              return context.report({ node, message: `src/main/${unit} is in no layer: add it to LAYERS in eslint.config.js` });
           }
           if (layerOf.get(to) > layerOf.get(from)) {
-            context.report({ node, message: `${from} (layer ${layerOf.get(from)}) may not import ${to} (layer ${layerOf.get(to)}): imports point down, ${LAYERS.map((units) => units.join('/')).join(' ← ')}` });
+            context.report({
+              node,
+              message: `${from} (layer ${layerOf.get(from)}) may not import ${to} (layer ${layerOf.get(to)}): imports point down, ${LAYERS.map((units) => units.join('/')).join(' ← ')}`,
+            });
           }
         };
         return {
@@ -83,19 +90,35 @@ export default tseslint.config(
   },
   {
     files: ['src/shared/**/*.{ts,tsx}'],
-    rules: restrict(['electron', 'react', 'react-dom', ...nodeBuiltins], ['node:*', 'react/*', '**/main/**', '**/renderer/**', '**/preload/**'], 'src/shared is pure TypeScript: no electron, node or react, and nothing from main, renderer or preload.'),
+    rules: restrict(
+      ['electron', 'react', 'react-dom', ...nodeBuiltins],
+      ['node:*', 'react/*', '**/main/**', '**/renderer/**', '**/preload/**'],
+      'src/shared is pure TypeScript: no electron, node or react, and nothing from main, renderer or preload.',
+    ),
   },
   {
     files: ['src/main/**/*.ts'],
     ignores: ['src/main/index.ts', 'src/main/transport/ipc.ts'],
-    rules: restrict(['electron'], ['electron/*', '**/renderer/**', '**/preload/**'], 'Only src/main/index.ts and src/main/transport/ipc.ts may import electron; the rest of main runs on plain Node (CLI, headless, tests).'),
+    rules: restrict(
+      ['electron'],
+      ['electron/*', '**/renderer/**', '**/preload/**'],
+      'Only src/main/index.ts and src/main/transport/ipc.ts may import electron; the rest of main runs on plain Node (CLI, headless, tests).',
+    ),
   },
   {
     files: ['src/renderer/**/*.{ts,tsx}'],
-    rules: restrict(['electron', ...nodeBuiltins], ['node:*', '**/main/**', '**/preload/**'], 'The renderer talks to main only through src/shared/contract.'),
+    rules: restrict(
+      ['electron', ...nodeBuiltins],
+      ['node:*', '**/main/**', '**/preload/**'],
+      'The renderer talks to main only through src/shared/contract.',
+    ),
   },
   {
     files: ['src/preload/**/*.ts'],
-    rules: restrict([...nodeBuiltins], ['node:*', '**/main/**', '**/renderer/**'], 'The preload exposes only the allow-listed bridge; it imports electron and src/shared only.'),
+    rules: restrict(
+      [...nodeBuiltins],
+      ['node:*', '**/main/**', '**/renderer/**'],
+      'The preload exposes only the allow-listed bridge; it imports electron and src/shared only.',
+    ),
   },
 );

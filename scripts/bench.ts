@@ -41,21 +41,25 @@ function minimalRequest(baseUrl: string, body: object): Promise<number | null> {
   return new Promise((resolve) => {
     const payload = JSON.stringify({ ...body, stream: true });
     const t0 = performance.now();
-    const request = http.request(`${baseUrl}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
-      let buffer = '';
-      let timings: { prompt_ms: number; predicted_ms: number } | null = null;
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffer += chunk;
-        let index;
-        while ((index = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, index);
-          buffer = buffer.slice(index + 1);
-          if (line.startsWith('data: {') && line.includes('"timings"')) timings = JSON.parse(line.slice(6)).timings;
-        }
-      });
-      response.on('end', () => resolve(timings ? performance.now() - t0 - (timings.prompt_ms + timings.predicted_ms) : null));
-    });
+    const request = http.request(
+      `${baseUrl}/v1/chat/completions`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (response) => {
+        let buffer = '';
+        let timings: { prompt_ms: number; predicted_ms: number } | null = null;
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          buffer += chunk;
+          let index;
+          while ((index = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, index);
+            buffer = buffer.slice(index + 1);
+            if (line.startsWith('data: {') && line.includes('"timings"')) timings = JSON.parse(line.slice(6)).timings;
+          }
+        });
+        response.on('end', () => resolve(timings ? performance.now() - t0 - (timings.prompt_ms + timings.predicted_ms) : null));
+      },
+    );
     request.on('error', () => resolve(null));
     request.end(payload);
   });
@@ -69,9 +73,15 @@ async function clientOverhead(): Promise<void> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
   const store = await openAppStore(path.join(dir, 'bench.db'));
-  const servers = new ServerManager(async () => engine, store.sessions, dir, { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() });
+  const servers = new ServerManager(async () => engine, store.sessions, dir, {
+    timeouts: DEFAULT_TIMEOUTS,
+    choosePort: () => findFreePort(),
+  });
   try {
-    const server = await servers.start({ modelRef: 'demo:q4_k_m', profile: { ...defaultProfile(), parallelSlots: 32, contextSize: 32 * 256 } });
+    const server = await servers.start({
+      modelRef: 'demo:q4_k_m',
+      profile: { ...defaultProfile(), parallelSlots: 32, contextSize: 32 * 256 },
+    });
     const body = { messages: [{ role: 'user', content: 'Count to ten.' }], max_tokens: 16, temperature: 0, ignore_eos: true };
     for (const concurrency of [1, 32]) {
       const agent = createKeepAliveAgent(concurrency + 4);
@@ -79,33 +89,57 @@ async function clientOverhead(): Promise<void> {
       const minimal: number[] = [];
       const perClient = 200;
       for (let round = 0; round < 2; round++) {
-        await Promise.all(Array.from({ length: concurrency }, async () => {
-          for (let i = 0; i < Math.ceil(perClient / concurrency); i++) {
-            const completion = await streamCompletion({ baseUrl: server.baseUrl!, body, agent });
-            const overhead = deriveRequestMetrics(completion).client_overhead_ms;
-            if (overhead !== null) ours.push(overhead);
-            const raw = await minimalRequest(server.baseUrl!, { ...body, stream_options: { include_usage: true } });
-            if (raw !== null) minimal.push(raw);
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            for (let i = 0; i < Math.ceil(perClient / concurrency); i++) {
+              const completion = await streamCompletion({ baseUrl: server.baseUrl!, body, agent });
+              const overhead = deriveRequestMetrics(completion).client_overhead_ms;
+              if (overhead !== null) ours.push(overhead);
+              const raw = await minimalRequest(server.baseUrl!, { ...body, stream_options: { include_usage: true } });
+              if (raw !== null) minimal.push(raw);
+            }
+          }),
+        );
       }
       agent.destroy();
       const a = summarize(ours).p50;
       const b = summarize(minimal).p50;
-      rows.push({ figure: `client_overhead_ms p50, concurrency ${concurrency} (Infer Lab / minimal client, n=${ours.length}/${minimal.length})`, value: `${fmt(a)} / ${fmt(b)}  (difference ${fmt(a !== null && b !== null ? a - b : null)})`, target: 'Infer Lab adds ≤ 0.5 ms' });
+      rows.push({
+        figure: `client_overhead_ms p50, concurrency ${concurrency} (Infer Lab / minimal client, n=${ours.length}/${minimal.length})`,
+        value: `${fmt(a)} / ${fmt(b)}  (difference ${fmt(a !== null && b !== null ? a - b : null)})`,
+        target: 'Infer Lab adds ≤ 0.5 ms',
+      });
     }
     // Single-stream decode through the server next to llama-bench on the same model and threads.
     const decode: number[] = [];
     const decodeAgent = createKeepAliveAgent(2);
     for (let i = 0; i < 10; i++) {
-      const completion = await streamCompletion({ baseUrl: server.baseUrl!, agent: decodeAgent, body: { messages: [{ role: 'user', content: 'Write.' }], max_tokens: 128, temperature: 0, ignore_eos: true } });
-      if (completion.timings && completion.timings.predicted_ms > 0) decode.push((completion.timings.predicted_n / completion.timings.predicted_ms) * 1000);
+      const completion = await streamCompletion({
+        baseUrl: server.baseUrl!,
+        agent: decodeAgent,
+        body: { messages: [{ role: 'user', content: 'Write.' }], max_tokens: 128, temperature: 0, ignore_eos: true },
+      });
+      if (completion.timings && completion.timings.predicted_ms > 0)
+        decode.push((completion.timings.predicted_n / completion.timings.predicted_ms) * 1000);
     }
     decodeAgent.destroy();
     const benchBinary = toolPath(engine, 'llama-bench');
     let reference = 'llama-bench not found';
     if (benchBinary) {
-      const bench = await runToCompletion(benchBinary, ['-m', await resolveModelRef('demo:q4_k_m'), '-p', '0', '-n', '128', '-t', String(defaultProfile().threads), '-r', '5', '-o', 'json']);
+      const bench = await runToCompletion(benchBinary, [
+        '-m',
+        await resolveModelRef('demo:q4_k_m'),
+        '-p',
+        '0',
+        '-n',
+        '128',
+        '-t',
+        String(defaultProfile().threads),
+        '-r',
+        '5',
+        '-o',
+        'json',
+      ]);
       try {
         const parsed = JSON.parse(bench.output.slice(bench.output.indexOf('['))) as { avg_ts: number; stddev_ts: number }[];
         reference = `${parsed[0]!.avg_ts.toFixed(1)} ± ${parsed[0]!.stddev_ts.toFixed(1)} tok/s`;
@@ -113,16 +147,29 @@ async function clientOverhead(): Promise<void> {
         reference = 'llama-bench output not understood';
       }
     }
-    rows.push({ figure: `single-stream decode, demo:q4_k_m, ${defaultProfile().threads} threads (server timings p50 / llama-bench tg128)`, value: `${summarize(decode).p50?.toFixed(1)} tok/s / ${reference}`, target: 'same order' });
+    rows.push({
+      figure: `single-stream decode, demo:q4_k_m, ${defaultProfile().threads} threads (server timings p50 / llama-bench tg128)`,
+      value: `${summarize(decode).p50?.toFixed(1)} tok/s / ${reference}`,
+      target: 'same order',
+    });
 
     // Sampler cost: every sampler this machine has, at 4 Hz, for 10 s against the idle server.
     const origin = performance.now();
-    const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: server.pid, metricsUrl: `${server.baseUrl}/metrics`, intervalMs: 250 });
+    const session = new TelemetrySession({
+      clock: () => performance.now() - origin,
+      serverPid: server.pid,
+      metricsUrl: `${server.baseUrl}/metrics`,
+      intervalMs: 250,
+    });
     session.start();
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     await session.stop();
     const telemetry = session.summary();
-    rows.push({ figure: `sampler overhead at 4 Hz (${telemetry.gpu_unavailable_reason ? 'process + /metrics; no nvidia-smi here' : 'nvidia-smi + process + /metrics'})`, value: `${telemetry.sampler.cpu_pct.toFixed(3)} % of one core`, target: '< 1 %' });
+    rows.push({
+      figure: `sampler overhead at 4 Hz (${telemetry.gpu_unavailable_reason ? 'process + /metrics; no nvidia-smi here' : 'nvidia-smi + process + /metrics'})`,
+      value: `${telemetry.sampler.cpu_pct.toFixed(3)} % of one core`,
+      target: '< 1 %',
+    });
   } finally {
     await servers.dispose();
     store.close();
@@ -132,7 +179,8 @@ async function clientOverhead(): Promise<void> {
 
 async function generatorSlip(): Promise<void> {
   // An SSE endpoint that answers at once: measuring the client needs a server faster than the client.
-  const chunk = 'data: {"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\ndata: [DONE]\n\n';
+  const chunk =
+    'data: {"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\ndata: [DONE]\n\n';
   const server = http.createServer((request, response) => {
     request.resume();
     request.on('end', () => {
@@ -147,7 +195,10 @@ async function generatorSlip(): Promise<void> {
   const rate = 500;
   const started = performance.now();
   await generateLoad({
-    load: { mode: 'open', rate, burstiness: 1, maxOutstanding: 256 }, stop: { requests: 5000, durationMs: null }, warmup: 0, halt: new AbortController().signal,
+    load: { mode: 'open', rate, burstiness: 1, maxOutstanding: 256 },
+    stop: { requests: 5000, durationMs: null },
+    warmup: 0,
+    halt: new AbortController().signal,
     send: async (_index, _warmup, scheduledAt) => {
       const completion = await streamCompletion({ baseUrl, body: { messages: [] }, agent });
       slips.push(completion.t0 - scheduledAt!);
@@ -157,30 +208,85 @@ async function generatorSlip(): Promise<void> {
   agent.destroy();
   server.close();
   const slip = summarize(slips);
-  rows.push({ figure: `open-loop generator at ${rate} req/s offered (5000 requests), p50 / p99 slip`, value: `${fmt(slip.p50)} / ${fmt(slip.p99)}; achieved ${(slips.length / elapsed).toFixed(1)} req/s`, target: 'p99 slip < 5 ms' });
+  rows.push({
+    figure: `open-loop generator at ${rate} req/s offered (5000 requests), p50 / p99 slip`,
+    value: `${fmt(slip.p50)} / ${fmt(slip.p99)}; achieved ${(slips.length / elapsed).toFixed(1)} req/s`,
+    target: 'p99 slip < 5 ms',
+  });
 }
 
 async function storeIngest(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
   const store = await openAppStore(path.join(dir, 'ingest.db'));
   try {
-    const runId = store.runs.createRun({ kind: 'bench', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+    const runId = store.runs.createRun({
+      kind: 'bench',
+      modelRef: null,
+      modelPath: null,
+      modelSizeBytes: null,
+      modelSha256: null,
+      engine: null,
+      server: null,
+      manifest: {},
+    });
     const offsets = Array.from({ length: 256 }, (_, i) => 10 + i * 1.5);
     const make = (seq: number): StoredRequest => ({
-      seq, warmup: false, group: seq % 2 ? 'a' : 'b', itemId: `i${seq % 10}`, scheduledMs: null, t0Ms: seq * 2, headersMs: 1, endMs: seq * 2 + 400,
-      metrics: { ttft_ms: 10 + (seq % 7), e2e_ms: 400, tpot_ms: 1.5, itl_ms: [], output_tokens: 256, output_tokens_source: 'usage', queue_ms: 1, client_overhead_ms: 0.3, decode_tokens_per_s: 600, ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null },
-      promptTokens: 64, usage: { prompt_tokens: 64, completion_tokens: 256, cached_tokens: 0 }, finishReason: 'length', httpStatus: 200, errorClass: null, errorMessage: null,
-      timings: { prompt_n: 64, prompt_ms: 8, predicted_n: 256, predicted_ms: 380, cache_n: 0 }, chunkOffsetsMs: offsets, accepted: null, promptText: 'p'.repeat(200), outputText: 'o'.repeat(1000),
+      seq,
+      warmup: false,
+      group: seq % 2 ? 'a' : 'b',
+      itemId: `i${seq % 10}`,
+      scheduledMs: null,
+      t0Ms: seq * 2,
+      headersMs: 1,
+      endMs: seq * 2 + 400,
+      metrics: {
+        ttft_ms: 10 + (seq % 7),
+        e2e_ms: 400,
+        tpot_ms: 1.5,
+        itl_ms: [],
+        output_tokens: 256,
+        output_tokens_source: 'usage',
+        queue_ms: 1,
+        client_overhead_ms: 0.3,
+        decode_tokens_per_s: 600,
+        ttfr_ms: null,
+        ttfa_ms: null,
+        ttft_from_schedule_ms: null,
+        e2e_from_schedule_ms: null,
+      },
+      promptTokens: 64,
+      usage: { prompt_tokens: 64, completion_tokens: 256, cached_tokens: 0 },
+      finishReason: 'length',
+      httpStatus: 200,
+      errorClass: null,
+      errorMessage: null,
+      timings: { prompt_n: 64, prompt_ms: 8, predicted_n: 256, predicted_ms: 380, cache_n: 0 },
+      chunkOffsetsMs: offsets,
+      accepted: null,
+      promptText: 'p'.repeat(200),
+      outputText: 'o'.repeat(1000),
     });
     const requests = Array.from({ length: 10_000 }, (_, seq) => make(seq));
     const ingestStart = performance.now();
     for (let i = 0; i < requests.length; i += 64) store.runs.addRequests(runId, requests.slice(i, i + 64));
     const ingest = performance.now() - ingestStart;
     const summaryStart = performance.now();
-    const summary = summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: null, revision: null }, rows: store.runs.requestsForSummary(runId), load: { mode: 'closed', concurrency: 64 }, slo: null });
+    const summary = summarizeRun({
+      runId,
+      status: 'completed',
+      statusReason: null,
+      workload: { name: null, revision: null },
+      rows: store.runs.requestsForSummary(runId),
+      load: { mode: 'closed', concurrency: 64 },
+      slo: null,
+    });
     const summaryMs = performance.now() - summaryStart;
     rows.push({ figure: 'store 10,000 requests × 256 chunks (batches of 64)', value: fmt(ingest / 1000, 's', 2), target: '< 3 s' });
-    rows.push({ figure: `summarize that run (${summary.metrics.itl_ms.n} ITL samples)`, value: fmt(summaryMs / 1000, 's', 3), target: '< 0.5 s' });
+    rows.push({
+      figure: `summarize that run (${summary.metrics.itl_ms.n} ITL samples)`,
+      value: fmt(summaryMs / 1000, 's', 3),
+      target: '< 0.5 s',
+    });
   } finally {
     store.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -199,19 +305,73 @@ async function compareRender(): Promise<void> {
   const store = await openAppStore(db);
   const random = seededRandom(3);
   for (let run = 0; run < 20; run++) {
-    const runId = store.runs.createRun({ kind: 'bench', modelRef: `demo:bench-${run}`, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+    const runId = store.runs.createRun({
+      kind: 'bench',
+      modelRef: `demo:bench-${run}`,
+      modelPath: null,
+      modelSizeBytes: null,
+      modelSha256: null,
+      engine: null,
+      server: null,
+      manifest: {},
+    });
     const requests: StoredRequest[] = Array.from({ length: 10_000 }, (_, seq) => ({
-      seq, warmup: false, group: 'g', itemId: 'i', t0Ms: seq, headersMs: 1, endMs: seq + 50,
-      metrics: { ttft_ms: 20 + random() * 10 + run, e2e_ms: 50 + random() * 5, tpot_ms: 1 + random(), itl_ms: [], output_tokens: 16, output_tokens_source: 'usage', queue_ms: 0, client_overhead_ms: 0.3, decode_tokens_per_s: 500, ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null },
-      promptTokens: 8, usage: null, finishReason: 'length', httpStatus: 200, errorClass: null, errorMessage: null, timings: null, chunkOffsetsMs: [], promptText: null, outputText: null,
+      seq,
+      warmup: false,
+      group: 'g',
+      itemId: 'i',
+      t0Ms: seq,
+      headersMs: 1,
+      endMs: seq + 50,
+      metrics: {
+        ttft_ms: 20 + random() * 10 + run,
+        e2e_ms: 50 + random() * 5,
+        tpot_ms: 1 + random(),
+        itl_ms: [],
+        output_tokens: 16,
+        output_tokens_source: 'usage',
+        queue_ms: 0,
+        client_overhead_ms: 0.3,
+        decode_tokens_per_s: 500,
+        ttfr_ms: null,
+        ttfa_ms: null,
+        ttft_from_schedule_ms: null,
+        e2e_from_schedule_ms: null,
+      },
+      promptTokens: 8,
+      usage: null,
+      finishReason: 'length',
+      httpStatus: 200,
+      errorClass: null,
+      errorMessage: null,
+      timings: null,
+      chunkOffsetsMs: [],
+      promptText: null,
+      outputText: null,
     }));
     for (let i = 0; i < requests.length; i += 500) store.runs.addRequests(runId, requests.slice(i, i + 500));
-    store.runs.finishRun(runId, 'completed', null, summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: 'bench', revision: 'x' }, rows: store.runs.requestsForSummary(runId), load: { mode: 'closed', concurrency: 1 }, slo: null }));
+    store.runs.finishRun(
+      runId,
+      'completed',
+      null,
+      summarizeRun({
+        runId,
+        status: 'completed',
+        statusReason: null,
+        workload: { name: 'bench', revision: 'x' },
+        rows: store.runs.requestsForSummary(runId),
+        load: { mode: 'closed', concurrency: 1 },
+        slo: null,
+      }),
+    );
   }
   store.close();
   const { startServe } = await import('../test/support/serve');
   const serve = await startServe(['--db', db]);
-  const browser = await chromium.launch({ executablePath: executable, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await chromium.launch({
+    executablePath: executable,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(serve.url);
@@ -224,7 +384,11 @@ async function compareRender(): Promise<void> {
     await page.getByTestId('compare-table').waitFor({ timeout: 60_000 });
     await page.getByRole('img', { name: 'compare-cdf' }).locator('canvas').waitFor();
     const elapsed = performance.now() - started;
-    rows.push({ figure: 'Compare view, 20 runs × 10,000 requests (click → table and CDF drawn, Chromium)', value: fmt(elapsed / 1000, 's', 2), target: '< 1 s' });
+    rows.push({
+      figure: 'Compare view, 20 runs × 10,000 requests (click → table and CDF drawn, Chromium)',
+      value: fmt(elapsed / 1000, 's', 2),
+      target: '< 1 s',
+    });
   } finally {
     await browser.close();
     await serve.stop();
@@ -242,14 +406,38 @@ async function liveTimelineMemory(): Promise<void> {
   };
   const store = useAppStore.getState();
   store.startJob('bench');
-  const tick = (t: number) => ({ t, gpus: [{ t, index: 0, uuid: 'GPU-0', name: 'bench', memoryUsedMib: 5000 + (t % 100), memoryTotalMib: 24564, utilizationPct: 80, memoryUtilizationPct: 40, temperatureC: 60, powerW: 250, smClockMhz: 2500, pstate: 'P2' }], serverProcess: { t, cpuPct: 150, rssBytes: 7e7 }, serverVramMib: 812 });
+  const tick = (t: number) => ({
+    t,
+    gpus: [
+      {
+        t,
+        index: 0,
+        uuid: 'GPU-0',
+        name: 'bench',
+        memoryUsedMib: 5000 + (t % 100),
+        memoryTotalMib: 24564,
+        utilizationPct: 80,
+        memoryUtilizationPct: 40,
+        temperatureC: 60,
+        powerW: 250,
+        smClockMhz: 2500,
+        pstate: 'P2',
+      },
+    ],
+    serverProcess: { t, cpuPct: 150, rssBytes: 7e7 },
+    serverVramMib: 812,
+  });
   const hour = 4 * 3600;
   for (let i = 0; i < hour; i++) useAppStore.getState().applyTelemetry('bench', tick(i * 250));
   const afterOne = heap();
   for (let i = hour; i < 2 * hour; i++) useAppStore.getState().applyTelemetry('bench', tick(i * 250));
   const afterTwo = heap();
   const kept = useAppStore.getState().live.telemetry.length;
-  rows.push({ figure: `live timeline at 4 Hz: points kept and heap after 1 h → 2 h${gc ? '' : ' (no --expose-gc: heap is noisy)'}`, value: `${kept} of ${TELEMETRY_CAPACITY}; ${(afterOne / 2 ** 20).toFixed(1)} → ${(afterTwo / 2 ** 20).toFixed(1)} MiB`, target: 'flat' });
+  rows.push({
+    figure: `live timeline at 4 Hz: points kept and heap after 1 h → 2 h${gc ? '' : ' (no --expose-gc: heap is noisy)'}`,
+    value: `${kept} of ${TELEMETRY_CAPACITY}; ${(afterOne / 2 ** 20).toFixed(1)} → ${(afterTwo / 2 ** 20).toFixed(1)} MiB`,
+    target: 'flat',
+  });
 }
 
 /** Start-up of the CLI as installed (compiled, built by npm ci): median of 7 runs after one warm-up. */
@@ -282,11 +470,17 @@ async function cliStartup(): Promise<void> {
   })();
   rows.push({ figure: 'start-up: node -e 0 (the floor)', value: fmt(bare, 'ms', 0), target: '' });
   rows.push({ figure: 'start-up: inferlab --help', value: fmt(await time(['--help']), 'ms', 0), target: '< 150 ms' });
-  rows.push({ figure: 'start-up: inferlab runs list (empty database)', value: fmt(await time(['runs', 'list', '--db', db]), 'ms', 0), target: '< 300 ms' });
+  rows.push({
+    figure: 'start-up: inferlab runs list (empty database)',
+    value: fmt(await time(['runs', 'list', '--db', db]), 'ms', 0),
+    target: '< 300 ms',
+  });
 }
 
 async function main(): Promise<void> {
-  process.stderr.write(`Infer Lab benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.availableParallelism()} cores), Node ${process.version}\n`);
+  process.stderr.write(
+    `Infer Lab benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.availableParallelism()} cores), Node ${process.version}\n`,
+  );
   await cliStartup();
   await storeIngest();
   await generatorSlip();

@@ -13,7 +13,10 @@ if (!fs.existsSync(tool('electron-vite', 'bin', 'electron-vite.js')) || !fs.exis
   console.log('inferlab: build tools not installed (devDependencies omitted); the CLI will run from its TypeScript sources');
   process.exit(0);
 }
-for (const args of [[tool('electron-vite', 'bin', 'electron-vite.js'), 'build'], [tool('vite', 'bin', 'vite.js'), 'build', '--config', 'vite.cli.config.ts', '--logLevel', 'warn']]) {
+for (const args of [
+  [tool('electron-vite', 'bin', 'electron-vite.js'), 'build'],
+  [tool('vite', 'bin', 'vite.js'), 'build', '--config', 'vite.cli.config.ts', '--logLevel', 'warn'],
+]) {
   const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }

@@ -55,7 +55,8 @@ const CHAT_PROMPTS = [
   'What is the weather like today?',
   'Summarize the plot of Hamlet.',
 ];
-const EVAL_PROMPT = 'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
+const EVAL_PROMPT =
+  'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
 
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -63,19 +64,39 @@ function argument(name: string): string | undefined {
 }
 
 async function post<T>(baseUrl: string, route: string, body: unknown): Promise<T> {
-  const response = await fetch(`${baseUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${baseUrl}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${route}: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
 
 async function withServer<T>(serverPath: string, model: string, work: (baseUrl: string) => Promise<T>): Promise<T> {
   const port = await findFreePort();
-  const server = new ManagedProcess(serverPath, ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '2048', '-np', '1', '-t', String(THREADS)]);
+  const server = new ManagedProcess(serverPath, [
+    '-m',
+    model,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '-c',
+    '2048',
+    '-np',
+    '1',
+    '-t',
+    String(THREADS),
+  ]);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     for (let waited = 0; ; waited += 200) {
       if (waited > 60_000) throw new Error(`llama-server did not become ready:\n${server.logs.text(20)}`);
-      const ok = await fetch(`${baseUrl}/health`).then((response) => response.ok, () => false);
+      const ok = await fetch(`${baseUrl}/health`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -93,7 +114,14 @@ async function greedy(baseUrl: string): Promise<Map<string, { tokens: number[]; 
   }
   const outputs = new Map<string, { tokens: number[]; text: string }>();
   for (const [key, prompt] of prompts) {
-    const response = await post<{ tokens: number[]; content: string }>(baseUrl, '/completion', { prompt, n_predict: PREDICT, temperature: 0, seed: 1, return_tokens: true, cache_prompt: false });
+    const response = await post<{ tokens: number[]; content: string }>(baseUrl, '/completion', {
+      prompt,
+      n_predict: PREDICT,
+      temperature: 0,
+      seed: 1,
+      return_tokens: true,
+      cache_prompt: false,
+    });
     outputs.set(key, { tokens: response.tokens, text: response.content });
   }
   return outputs;
@@ -125,7 +153,14 @@ const files = [
 ];
 for (const { file } of files) fs.rmSync(file, { force: true });
 await writeSyntheticModel(files[0]!.file, vocabFile, DEMO_MODEL_SHAPE, { design });
-for (const { file, type } of files.slice(1)) await quantizeModel({ quantizeBinary: toolPath(engine, 'llama-quantize')!, source: files[0]!.file, target: file, type: type!, threads: THREADS });
+for (const { file, type } of files.slice(1))
+  await quantizeModel({
+    quantizeBinary: toolPath(engine, 'llama-quantize')!,
+    source: files[0]!.file,
+    target: file,
+    type: type!,
+    threads: THREADS,
+  });
 
 const outputs = new Map<string, Map<string, { tokens: number[]; text: string }>>();
 let evalText = '';
@@ -134,8 +169,19 @@ for (const { name, file } of files) {
     name,
     await withServer(engine.serverPath, file, async (baseUrl) => {
       if (name === 'f16' && !argument('--eval-text')) {
-        const { prompt } = await post<{ prompt: string }>(baseUrl, '/apply-template', { messages: [{ role: 'user', content: EVAL_PROMPT }] });
-        evalText = (await post<{ content: string }>(baseUrl, '/completion', { prompt, n_predict: 1408, temperature: 0.8, seed: 1, ignore_eos: true, cache_prompt: false })).content;
+        const { prompt } = await post<{ prompt: string }>(baseUrl, '/apply-template', {
+          messages: [{ role: 'user', content: EVAL_PROMPT }],
+        });
+        evalText = (
+          await post<{ content: string }>(baseUrl, '/completion', {
+            prompt,
+            n_predict: 1408,
+            temperature: 0.8,
+            seed: 1,
+            ignore_eos: true,
+            cache_prompt: false,
+          })
+        ).content;
       }
       return greedy(baseUrl);
     }),
@@ -143,7 +189,15 @@ for (const { name, file } of files) {
 }
 const evalFile = argument('--eval-text');
 if (evalFile) evalText = fs.readFileSync(evalFile, 'utf8');
-const kld = await measureKld({ perplexityBinary: toolPath(engine, 'llama-perplexity')!, baseline: files[0]!.file, candidates: files, text: evalText, tokens: null, context: 512, threads: THREADS });
+const kld = await measureKld({
+  perplexityBinary: toolPath(engine, 'llama-perplexity')!,
+  baseline: files[0]!.file,
+  candidates: files,
+  text: evalText,
+  tokens: null,
+  context: 512,
+  threads: THREADS,
+});
 
 const tokensOf = (name: string) => new Map([...outputs.get(name)!].map(([key, value]) => [key, value.tokens]));
 const pct = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
@@ -151,7 +205,15 @@ const rows = [['file', 'agreement', 'exact match', 'first divergence (mean)', 'K
 for (const { name } of files) {
   const agreement = tokenAgreement(tokensOf('f16'), tokensOf(name));
   const result = kld.get(name);
-  rows.push([name, pct(agreement.mean), pct(agreement.exact_match_rate), agreement.first_divergence_index_mean?.toFixed(1) ?? '—', (result?.kldMean == null ? undefined : result.kldMean < 0.001 ? result.kldMean.toExponential(2) : result.kldMean.toFixed(4)) ?? `— ${result?.error ?? ''}`, pct(result?.sameTopP)]);
+  rows.push([
+    name,
+    pct(agreement.mean),
+    pct(agreement.exact_match_rate),
+    agreement.first_divergence_index_mean?.toFixed(1) ?? '—',
+    (result?.kldMean == null ? undefined : result.kldMean < 0.001 ? result.kldMean.toExponential(2) : result.kldMean.toFixed(4)) ??
+      `— ${result?.error ?? ''}`,
+    pct(result?.sameTopP),
+  ]);
 }
 const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
 process.stdout.write(`${rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')).join('\n')}\n\n`);
@@ -160,7 +222,11 @@ const f16 = [...outputs.get('f16')!.values()];
 const runs = f16.map((output) => longestRun(output.tokens));
 const distinct = f16.map((output) => new Set(output.tokens).size / Math.max(1, output.tokens.length));
 const distinctOutputs = new Set(f16.map((output) => output.tokens.join(','))).size;
-process.stdout.write(`f16 outputs: ${f16.length} prompts, ${distinctOutputs} distinct outputs, longest run of one token ${Math.max(...runs)}, distinct-token share ${pct(Math.min(...distinct))}–${pct(Math.max(...distinct))}\n`);
-process.stdout.write(`KLD text: ${evalText.length} characters ${evalFile ? `from ${evalFile}` : 'sampled from f16 (temperature 0.8, seed 1)'}, context 512; weights: ${JSON.stringify(design)}\n\n`);
+process.stdout.write(
+  `f16 outputs: ${f16.length} prompts, ${distinctOutputs} distinct outputs, longest run of one token ${Math.max(...runs)}, distinct-token share ${pct(Math.min(...distinct))}–${pct(Math.max(...distinct))}\n`,
+);
+process.stdout.write(
+  `KLD text: ${evalText.length} characters ${evalFile ? `from ${evalFile}` : 'sampled from f16 (temperature 0.8, seed 1)'}, context 512; weights: ${JSON.stringify(design)}\n\n`,
+);
 for (const key of ['raw-1', 'chat-0']) process.stdout.write(`${key}: ${JSON.stringify(outputs.get('f16')!.get(key)!.text)}\n`);
 if (!argument('--keep')) fs.rmSync(dir, { recursive: true, force: true });

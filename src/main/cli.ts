@@ -79,7 +79,9 @@ export async function main(argv: string[]): Promise<number> {
     const { readPinnedSourceRecord, PINNED_SOURCE } = await import('./engines/llamacpp/engine-source');
     const { MIGRATIONS } = await import('./store/migrations');
     const engine = readPinnedSourceRecord(engineCacheDir());
-    process.stdout.write(`inferlab ${packageVersion()}\nllama.cpp ${engine ? engine.commit.slice(0, 12) : 'not fetched yet'} (${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version})\ndatabase schema ${MIGRATIONS.length}\n`);
+    process.stdout.write(
+      `inferlab ${packageVersion()}\nllama.cpp ${engine ? engine.commit.slice(0, 12) : 'not fetched yet'} (${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version})\ndatabase schema ${MIGRATIONS.length}\n`,
+    );
     return 0;
   }
   if (!command || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
@@ -122,7 +124,8 @@ export async function main(argv: string[]): Promise<number> {
     return await handler(rest, controller.signal);
   } catch (error) {
     reportFailure(command, error, json);
-    if (toErrorShape(error).code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG) process.stderr.write(`${error.stack}\n`);
+    if (toErrorShape(error).code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG)
+      process.stderr.write(`${error.stack}\n`);
     return controller.signal.aborted && exitStatusFor(error) !== 2 ? 130 : exitStatusFor(error);
   } finally {
     for (const name of STOP_SIGNALS) process.off(name, interrupt);

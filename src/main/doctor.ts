@@ -24,7 +24,9 @@ export function electronBinaryPath(root = projectRoot()): string | null {
 }
 
 export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string | null {
-  const candidates = [env.INFERLAB_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((value): value is string => Boolean(value));
+  const candidates = [env.INFERLAB_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((value): value is string =>
+    Boolean(value),
+  );
   return candidates.find((candidate) => isExecutable(candidate)) ?? null;
 }
 
@@ -51,19 +53,34 @@ export function checkDatabase(databasePath: string): DoctorCheck {
   try {
     db = openDatabase(databasePath);
   } catch (error) {
-    return { id: 'database', label, status: 'missing', detail: (error as Error).message, fix: 'pass a writable path with --db or INFERLAB_DB' };
+    return {
+      id: 'database',
+      label,
+      status: 'missing',
+      detail: (error as Error).message,
+      fix: 'pass a writable path with --db or INFERLAB_DB',
+    };
   }
   try {
     const version = schemaVersion(db);
     const problems = quickCheck(db);
-    if (problems.length === 1 && problems[0] === 'ok') return { id: 'database', label, status: 'ok', detail: `${databasePath} (schema version ${version}; quick_check: ok)`, fix: null };
+    if (problems.length === 1 && problems[0] === 'ok')
+      return { id: 'database', label, status: 'ok', detail: `${databasePath} (schema version ${version}; quick_check: ok)`, fix: null };
     return {
-      id: 'database', label, status: 'warning',
+      id: 'database',
+      label,
+      status: 'warning',
       detail: `${databasePath} is damaged; quick_check: ${problems.join('; ')}`,
       fix: `copy what is readable into a new file (sqlite3 "${databasePath}" ".recover" | sqlite3 recovered.db) and use it with --db`,
     };
   } catch (error) {
-    return { id: 'database', label, status: 'warning', detail: `${databasePath} is damaged; quick_check failed: ${(error as Error).message}`, fix: `copy what is readable into a new file (sqlite3 "${databasePath}" ".recover" | sqlite3 recovered.db) and use it with --db` };
+    return {
+      id: 'database',
+      label,
+      status: 'warning',
+      detail: `${databasePath} is damaged; quick_check failed: ${(error as Error).message}`,
+      fix: `copy what is readable into a new file (sqlite3 "${databasePath}" ".recover" | sqlite3 recovered.db) and use it with --db`,
+    };
   } finally {
     db.close();
   }
@@ -85,7 +102,13 @@ async function sweepOrphanedServers(databasePath: string): Promise<DoctorCheck> 
     const swept = await new ServerSessionStore(db).sweepOrphans();
     if (swept.killed.length === 0) return { id: 'orphans', label, status: 'ok', detail: 'no orphaned servers', fix: null };
     const which = swept.killed.map((server) => `pid ${server.pid} on port ${server.port ?? '?'}`).join(', ');
-    return { id: 'orphans', label, status: 'warning', detail: `stopped ${swept.killed.length} orphaned server${swept.killed.length === 1 ? '' : 's'}: ${which}`, fix: null };
+    return {
+      id: 'orphans',
+      label,
+      status: 'warning',
+      detail: `stopped ${swept.killed.length} orphaned server${swept.killed.length === 1 ? '' : 's'}: ${which}`,
+      fix: null,
+    };
   } catch (error) {
     return { id: 'orphans', label, status: 'warning', detail: `not checked: ${(error as Error).message}`, fix: null };
   } finally {
@@ -103,16 +126,40 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
   const engine = lookup.engine;
   checks.push(
     engine
-      ? { id: 'engine', label: 'llama.cpp engine', status: 'ok', detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''})`, fix: null }
-      : { id: 'engine', label: 'llama.cpp engine', status: 'missing', detail: lookup.problems.join('; '), fix: './bin/inferlab setup  (builds llama.cpp into ' + engineCacheDir(env) + ')' },
+      ? {
+          id: 'engine',
+          label: 'llama.cpp engine',
+          status: 'ok',
+          detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''})`,
+          fix: null,
+        }
+      : {
+          id: 'engine',
+          label: 'llama.cpp engine',
+          status: 'missing',
+          detail: lookup.problems.join('; '),
+          fix: './bin/inferlab setup  (builds llama.cpp into ' + engineCacheDir(env) + ')',
+        },
   );
 
   if (!engine || engine.origin === 'managed') {
     const missing = missingBuildPrerequisites(backend.backend, env);
     checks.push(
       missing.length === 0
-        ? { id: 'build-tools', label: 'engine build tools', status: 'ok', detail: `cmake, a C++ compiler, git and tar found; backend ${backend.backend} (${backend.reason})`, fix: null }
-        : { id: 'build-tools', label: 'engine build tools', status: 'missing', detail: `missing ${missing.map((item) => item.what).join(', ')}`, fix: missing.map((item) => item.fix).join('; ') },
+        ? {
+            id: 'build-tools',
+            label: 'engine build tools',
+            status: 'ok',
+            detail: `cmake, a C++ compiler, git and tar found; backend ${backend.backend} (${backend.reason})`,
+            fix: null,
+          }
+        : {
+            id: 'build-tools',
+            label: 'engine build tools',
+            status: 'missing',
+            detail: `missing ${missing.map((item) => item.what).join(', ')}`,
+            fix: missing.map((item) => item.fix).join('; '),
+          },
     );
   }
 
@@ -120,15 +167,41 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
   const broken = demoModels.flatMap((state) => (state.status === 'ok' ? [] : [state]));
   checks.push(
     broken.length === 0
-      ? { id: 'demo-models', label: 'demo models', status: 'ok', detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)', fix: null }
-      : { id: 'demo-models', label: 'demo models', status: 'missing', detail: broken.map((state) => `${state.ref}: ${state.status} (${state.reason})`).join('; '), fix: './bin/inferlab setup' },
+      ? {
+          id: 'demo-models',
+          label: 'demo models',
+          status: 'ok',
+          detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)',
+          fix: null,
+        }
+      : {
+          id: 'demo-models',
+          label: 'demo models',
+          status: 'missing',
+          detail: broken.map((state) => `${state.ref}: ${state.status} (${state.reason})`).join('; '),
+          fix: './bin/inferlab setup',
+        },
   );
 
   const gpus = await gpuInventory();
   checks.push(
     gpus.length > 0
-      ? { id: 'gpu', label: 'GPU', status: 'ok', detail: gpus.map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`).join('; '), fix: null }
-      : { id: 'gpu', label: 'GPU', status: 'warning', detail: 'no GPU found: runs use the CPU and record no GPU telemetry', fix: 'install the NVIDIA driver (nvidia-smi) or AMD ROCm (amd-smi) to measure a GPU' },
+      ? {
+          id: 'gpu',
+          label: 'GPU',
+          status: 'ok',
+          detail: gpus
+            .map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`)
+            .join('; '),
+          fix: null,
+        }
+      : {
+          id: 'gpu',
+          label: 'GPU',
+          status: 'warning',
+          detail: 'no GPU found: runs use the CPU and record no GPU telemetry',
+          fix: 'install the NVIDIA driver (nvidia-smi) or AMD ROCm (amd-smi) to measure a GPU',
+        },
   );
 
   const databasePath = resolveDatabasePath(options.dbPath, env);
@@ -139,14 +212,26 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
   checks.push(
     electron
       ? { id: 'electron', label: 'Electron binary (desktop app)', status: 'ok', detail: electron, fix: null }
-      : { id: 'electron', label: 'Electron binary (desktop app)', status: 'warning', detail: 'not downloaded: the desktop window cannot open; the CLI works without it', fix: 'on a machine with internet access: node node_modules/electron/install.js' },
+      : {
+          id: 'electron',
+          label: 'Electron binary (desktop app)',
+          status: 'warning',
+          detail: 'not downloaded: the desktop window cannot open; the CLI works without it',
+          fix: 'on a machine with internet access: node node_modules/electron/install.js',
+        },
   );
 
   const chromium = chromiumPath(env);
   checks.push(
     chromium
       ? { id: 'chromium', label: 'Chromium (UI tests)', status: 'ok', detail: chromium, fix: null }
-      : { id: 'chromium', label: 'Chromium (UI tests)', status: 'warning', detail: 'not found: browser UI tests cannot run', fix: 'apt-get install -y chromium (or set INFERLAB_CHROMIUM)' },
+      : {
+          id: 'chromium',
+          label: 'Chromium (UI tests)',
+          status: 'warning',
+          detail: 'not found: browser UI tests cannot run',
+          fix: 'apt-get install -y chromium (or set INFERLAB_CHROMIUM)',
+        },
   );
 
   return { checks, engine, gpus, databasePath, demoModels };

@@ -8,10 +8,17 @@ import { RpcDispatcher } from './rpc/dispatcher';
 import type { ServiceContainer } from './services';
 import { createWebSocketTransport } from './transport/ws';
 
-export const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.woff2': 'font/woff2',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
 };
 
 export function isLoopback(host: string): boolean {
@@ -114,7 +121,14 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
  * Bearer header or `?token=`. The Host header must name this server (no DNS rebinding). No
  * input ends the process: every handler answers bad input with a 4xx or a close frame.
  */
-export async function startHeadlessServer(options: { container: ServiceContainer; rendererDir: string; host: string; port: number; tokenFile: string; log?: (line: string) => void }): Promise<HeadlessServer> {
+export async function startHeadlessServer(options: {
+  container: ServiceContainer;
+  rendererDir: string;
+  host: string;
+  port: number;
+  tokenFile: string;
+  log?: (line: string) => void;
+}): Promise<HeadlessServer> {
   const { container, rendererDir, host } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const token = loadOrCreateToken(options.tokenFile);
@@ -128,8 +142,14 @@ export async function startHeadlessServer(options: { container: ServiceContainer
   const queryToken = (url: URL) => url.searchParams.get('token');
   const authorized = (request: http.IncomingMessage, url: URL) =>
     sameToken(cookieValue(request, cookie), token) || sameToken(bearer(request), token) || sameToken(queryToken(url), token);
-  const baseHeaders = { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' };
-  const plain = (response: http.ServerResponse, status: number, text: string) => response.writeHead(status, { ...baseHeaders, 'content-type': 'text/plain; charset=utf-8' }).end(text);
+  const baseHeaders = {
+    'content-security-policy': CONTENT_SECURITY_POLICY,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  };
+  const plain = (response: http.ServerResponse, status: number, text: string) =>
+    response.writeHead(status, { ...baseHeaders, 'content-type': 'text/plain; charset=utf-8' }).end(text);
 
   const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const url = parseTarget(request);
@@ -150,7 +170,11 @@ export async function startHeadlessServer(options: { container: ServiceContainer
     const file = path.resolve(rendererRoot, relative);
     const inside = file.startsWith(rendererRoot + path.sep);
     const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererRoot, 'index.html');
-    const headers: Record<string, string> = { ...baseHeaders, 'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream', 'cache-control': 'no-cache' };
+    const headers: Record<string, string> = {
+      ...baseHeaders,
+      'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream',
+      'cache-control': 'no-cache',
+    };
     if (request.method === 'HEAD') {
       response.writeHead(200, headers).end();
       return;
@@ -185,7 +209,8 @@ export async function startHeadlessServer(options: { container: ServiceContainer
       if (url.pathname !== '/rpc' || !hostAllowed(request)) return refuseUpgrade(socket, 403, 'Forbidden');
       // Browsers always send Origin: a page from elsewhere is refused even with the cookie.
       const origin = request.headers.origin;
-      if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase()))) return refuseUpgrade(socket, 403, 'Forbidden');
+      if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase())))
+        return refuseUpgrade(socket, 403, 'Forbidden');
       if (!authorized(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
       transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request));
     } catch (error) {

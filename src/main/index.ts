@@ -7,7 +7,8 @@ import { createServices } from './services';
 import { registerIpcTransport, sendEvent } from './transport/ipc';
 
 // Content served to the window: the bundled renderer only, no remote content, no eval.
-const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 let mainWindow: BrowserWindow | null = null;
 const containerReady = createServices();

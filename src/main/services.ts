@@ -52,10 +52,11 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const events = new Emitter<AppEvent>();
   const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
   let engine: ReturnType<typeof requireEngine> | null = null;
-  const resolveEngine = () => (engine ??= requireEngine().catch((error) => {
-    engine = null;
-    throw error;
-  }));
+  const resolveEngine = () =>
+    (engine ??= requireEngine().catch((error) => {
+      engine = null;
+      throw error;
+    }));
   const servers = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
   const models = createModelsService(resolveEngine, sink, access);
   const serversService = createServersService(servers, store.profiles, sink, access);
@@ -64,7 +65,13 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const setIdleSampling = (on: boolean) => {
     if (on && !idle) {
       const origin = performance.now();
-      idle = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, intervalMs: 1000, retainSamples: 3600 });
+      idle = new TelemetrySession({
+        clock: () => performance.now() - origin,
+        serverPid: null,
+        metricsUrl: null,
+        intervalMs: 1000,
+        retainSamples: 3600,
+      });
       idle.ticks.on((tick) => sink.emit('telemetry.tick', { jobId: 'idle', tick }));
       idle.start();
     } else if (!on && idle) {
@@ -73,7 +80,14 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     }
   };
   if (options.idleTelemetry !== false) setIdleSampling(true);
-  const runs = createRunsService({ store, servers, access, engine: resolveEngine, events: sink, onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active) });
+  const runs = createRunsService({
+    store,
+    servers,
+    access,
+    engine: resolveEngine,
+    events: sink,
+    onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active),
+  });
   const experiments = createExperimentsService({ store, servers, access, engine: resolveEngine, events: sink });
   const services: AppServices = {
     doctor: { report: () => runDoctor({ dbPath }) },

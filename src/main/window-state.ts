@@ -15,11 +15,18 @@ const DEFAULT_STATE: WindowState = { width: 1280, height: 820, maximized: false 
 export function loadWindowState(file: string): WindowState {
   try {
     const state = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<WindowState>;
-    const size = (value: unknown, minimum: number) => (typeof value === 'number' && Number.isFinite(value) && value >= minimum ? value : undefined);
+    const size = (value: unknown, minimum: number) =>
+      typeof value === 'number' && Number.isFinite(value) && value >= minimum ? value : undefined;
     const width = size(state.width, 400);
     const height = size(state.height, 300);
     if (!width || !height) return DEFAULT_STATE;
-    return { width, height, x: typeof state.x === 'number' ? state.x : undefined, y: typeof state.y === 'number' ? state.y : undefined, maximized: state.maximized === true };
+    return {
+      width,
+      height,
+      x: typeof state.x === 'number' ? state.x : undefined,
+      y: typeof state.y === 'number' ? state.y : undefined,
+      maximized: state.maximized === true,
+    };
   } catch {
     return DEFAULT_STATE;
   }

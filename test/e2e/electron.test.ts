@@ -7,13 +7,18 @@ import { electronBinaryPath } from '../../src/main/doctor';
 
 const binary = electronBinaryPath();
 if (!binary) {
-  console.log("[e2e] Electron shell test skipped: Electron's binary is not installed (its installer downloads it from outside the npm registry). Install it with `node node_modules/electron/install.js` where that is reachable.");
+  console.log(
+    "[e2e] Electron shell test skipped: Electron's binary is not installed (its installer downloads it from outside the npm registry). Install it with `node node_modules/electron/install.js` where that is reachable.",
+  );
 }
 
 describe.skipIf(!binary)('Electron shell', () => {
   it('opens a sandboxed, context-isolated window that shows the system check', async () => {
     const root = projectRoot();
-    const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(build.status, build.stderr).toBe(0);
     const app = await electron.launch({ executablePath: binary!, args: [root], cwd: root });
     try {

@@ -13,7 +13,15 @@ import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 const screenshots = path.join(projectRoot(), 'test-results', 'screenshots');
-const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
 
 const executable = chromiumPath();
 if (!executable) console.log('[e2e] UI tests need Chromium: apt-get install -y chromium (or set INFERLAB_CHROMIUM)');
@@ -41,7 +49,8 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const go = async (label: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: label, exact: true }).click();
+  const go = async (label: string) =>
+    page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: label, exact: true }).click();
   const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 
   it('shows the system check and runs the demo from Home to a stored result', async () => {
@@ -53,11 +62,20 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     // What the page shows is what was stored: the TTFT row against the database's summary, and
     // the streamed sample against the stored outputs.
     const db = new Database(path.join(dataDir, 'ui.db'), { readonly: true });
-    const run = db.prepare('SELECT id, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as { id: string; summary_json: string };
-    const outputs = (db.prepare('SELECT output_text FROM requests WHERE run_id = ?').all(run.id) as { output_text: string | null }[]).map((row) => row.output_text ?? '');
+    const run = db.prepare('SELECT id, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as {
+      id: string;
+      summary_json: string;
+    };
+    const outputs = (db.prepare('SELECT output_text FROM requests WHERE run_id = ?').all(run.id) as { output_text: string | null }[]).map(
+      (row) => row.output_text ?? '',
+    );
     db.close();
     const stored = JSON.parse(run.summary_json) as { metrics: { ttft_ms: { n: number; p50: number } } };
-    const ttftRow = await page.getByTestId('run-summary').locator('tr', { has: page.locator('th', { hasText: /^ttft_ms$/ }) }).locator('td').allTextContents();
+    const ttftRow = await page
+      .getByTestId('run-summary')
+      .locator('tr', { has: page.locator('th', { hasText: /^ttft_ms$/ }) })
+      .locator('td')
+      .allTextContents();
     expect(ttftRow.slice(0, 3)).toEqual([String(stored.metrics.ttft_ms.n), expect.any(String), ms(stored.metrics.ttft_ms.p50)]);
     const sample = (await page.getByTestId('sample-text').textContent()) ?? '';
     expect(sample.length).toBeGreaterThan(0);
@@ -109,7 +127,9 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await go('Workloads');
     await page.getByTestId('workload-valid').waitFor();
     await page.getByTestId('token-preview').filter({ hasText: 'capital-france' }).waitFor();
-    await page.getByRole('textbox', { name: 'workload definition' }).fill('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
+    await page
+      .getByRole('textbox', { name: 'workload definition' })
+      .fill('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
     await page.getByTestId('workload-problems').filter({ hasText: 'unknown field "colour"' }).waitFor();
     await shot('workloads');
     await page.keyboard.press('Alt+T');
@@ -164,14 +184,21 @@ describe.runIf(executable)('inferlab serve beyond loopback', () => {
       const headers = { host: `0.0.0.0:${printed.port}` };
       const get = async (url: string) => {
         const { default: http } = await import('node:http');
-        return new Promise<number>((resolve) => http.get(url, { headers }, (response) => { response.resume(); resolve(response.statusCode ?? 0); }));
+        return new Promise<number>((resolve) =>
+          http.get(url, { headers }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          }),
+        );
       };
       expect(await get(local)).toBe(401);
       expect(await get(`${local}?token=wrong${token!.slice(5)}`)).toBe(401);
       // The token is swapped for a cookie on a redirect to the clean URL.
       expect(await get(`${local}?token=${token}`)).toBe(303);
       const wsStatus = await new Promise<number | string>((resolve) => {
-        const socket = new WebSocket(`ws://127.0.0.1:${printed.port}/rpc`, { headers: { ...headers, origin: `http://0.0.0.0:${printed.port}` } });
+        const socket = new WebSocket(`ws://127.0.0.1:${printed.port}/rpc`, {
+          headers: { ...headers, origin: `http://0.0.0.0:${printed.port}` },
+        });
         socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
         socket.on('open', () => resolve('open'));
         socket.on('error', () => {});

@@ -15,7 +15,10 @@ afterEach(async () => {
   for (const container of containers.splice(0)) await container.dispose();
 });
 
-async function open(): Promise<{ container: ServiceContainer; call: (service: string, method: string, ...args: unknown[]) => Promise<unknown> }> {
+async function open(): Promise<{
+  container: ServiceContainer;
+  call: (service: string, method: string, ...args: unknown[]) => Promise<unknown>;
+}> {
   const container = await createServices({ dbPath: path.join(tempDir(), 'cancel.db'), access: shellAccess() });
   containers.push(container);
   const dispatcher = new RpcDispatcher(container.services);
@@ -37,16 +40,18 @@ describe('cancelling long operations', () => {
     fs.copyFileSync(await resolveModelRef('demo:f16'), source);
     const events: JobProgress[] = [];
     let cancelled = false;
-    const finished = new Promise<JobProgress>((resolve) => container.events.on((event) => {
-      if (event.name !== 'job.progress') return;
-      const progress = event.payload as JobProgress;
-      events.push(progress);
-      if (!progress.finished && !cancelled) {
-        cancelled = true;
-        void call('models', 'cancel', progress.jobId);
-      }
-      if (progress.finished) resolve(progress);
-    }));
+    const finished = new Promise<JobProgress>((resolve) =>
+      container.events.on((event) => {
+        if (event.name !== 'job.progress') return;
+        const progress = event.payload as JobProgress;
+        events.push(progress);
+        if (!progress.finished && !cancelled) {
+          cancelled = true;
+          void call('models', 'cancel', progress.jobId);
+        }
+        if (progress.finished) resolve(progress);
+      }),
+    );
     await call('models', 'quantize', source, ['Q4_0']);
     const last = await finished;
     expect(last).toMatchObject({ finished: true, label: 'cancelled', error: null });
@@ -57,16 +62,30 @@ describe('cancelling long operations', () => {
   it('runs.cancel stops a run with its finished requests kept, and runs.remove deletes it with them', async () => {
     const { container, call } = await open();
     let cancelled = false;
-    const done = new Promise<RunJobState>((resolve) => container.events.on((event) => {
-      if (event.name !== 'run.progress') return;
-      const state = event.payload as RunJobState;
-      if (state.finished >= 2 && !cancelled) {
-        cancelled = true;
-        void call('runs', 'cancel', state.jobId);
-      }
-      if (state.phase === 'finished' || state.phase === 'failed') resolve(state);
-    }));
-    await call('runs', 'start', { workload: 'decode-heavy', model: 'demo:q4_k_m', endpoint: null, profileName: 'default', concurrency: 1, rate: null, requests: 200, durationS: null, warmup: 0, private: false, force: true });
+    const done = new Promise<RunJobState>((resolve) =>
+      container.events.on((event) => {
+        if (event.name !== 'run.progress') return;
+        const state = event.payload as RunJobState;
+        if (state.finished >= 2 && !cancelled) {
+          cancelled = true;
+          void call('runs', 'cancel', state.jobId);
+        }
+        if (state.phase === 'finished' || state.phase === 'failed') resolve(state);
+      }),
+    );
+    await call('runs', 'start', {
+      workload: 'decode-heavy',
+      model: 'demo:q4_k_m',
+      endpoint: null,
+      profileName: 'default',
+      concurrency: 1,
+      rate: null,
+      requests: 200,
+      durationS: null,
+      warmup: 0,
+      private: false,
+      force: true,
+    });
     const state = await done;
     expect(state.summary!.status).toBe('interrupted');
     const stored = state.summary!.requests.attempted;
@@ -82,17 +101,26 @@ describe('cancelling long operations', () => {
   it('experiments.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
     const { container, call } = await open();
     let cancelled = false;
-    const done = new Promise<ExperimentJobState>((resolve) => container.events.on((event) => {
-      if (event.name !== 'experiment.progress') return;
-      const state = event.payload as ExperimentJobState;
-      // Once a window is under way, ask it to stop.
-      if (state.phase === 'running' && /window|cold start/i.test(state.message) && !cancelled) {
-        cancelled = true;
-        void call('experiments', 'cancel', state.jobId);
-      }
-      if (state.phase !== 'running') resolve(state);
-    }));
-    await call('experiments', 'start', { kind: 'warmcold', model: 'demo:q4_k_m', quants: [], workload: 'prefix-share', repeats: 3, requestsPerWindow: 8 });
+    const done = new Promise<ExperimentJobState>((resolve) =>
+      container.events.on((event) => {
+        if (event.name !== 'experiment.progress') return;
+        const state = event.payload as ExperimentJobState;
+        // Once a window is under way, ask it to stop.
+        if (state.phase === 'running' && /window|cold start/i.test(state.message) && !cancelled) {
+          cancelled = true;
+          void call('experiments', 'cancel', state.jobId);
+        }
+        if (state.phase !== 'running') resolve(state);
+      }),
+    );
+    await call('experiments', 'start', {
+      kind: 'warmcold',
+      model: 'demo:q4_k_m',
+      quants: [],
+      workload: 'prefix-share',
+      repeats: 3,
+      requestsPerWindow: 8,
+    });
     const state = await done;
     expect(cancelled).toBe(true);
     expect(state).toMatchObject({ phase: 'cancelled', error: null });

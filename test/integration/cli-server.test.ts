@@ -22,7 +22,16 @@ describe('inferlab server and models commands', () => {
     const db = path.join(tempDir(), 'cli.db');
     const child = startInferlab(['server', 'start', '--model', 'demo:q8_0', '--set', 'c=1024', '--db', db, '--json']);
     const lines: Record<string, unknown>[] = [];
-    child.stdout.on('data', (chunk: Buffer) => lines.push(...chunk.toString().trim().split('\n').filter(Boolean).map((line) => JSON.parse(line))));
+    child.stdout.on('data', (chunk: Buffer) =>
+      lines.push(
+        ...chunk
+          .toString()
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      ),
+    );
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     expect(ready).toMatchObject({ state: 'ready', model: 'demo:q8_0', port: expect.any(Number), pid: expect.any(Number) });
     expect((ready.cold_start as { spawnToReadyMs: number }).spawnToReadyMs).toBeGreaterThan(0);
@@ -36,11 +45,37 @@ describe('inferlab server and models commands', () => {
 
   it('the next command kills the server of a CLI that was SIGKILLed with its watchdog, and only that one', async () => {
     const db = path.join(tempDir(), 'orphans.db');
-    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const child = startInferlab([
+      'server',
+      'start',
+      '--model',
+      'demo:q4_k_m',
+      '--set',
+      'c=1024',
+      '--set',
+      't=1',
+      '--force',
+      '--db',
+      db,
+      '--json',
+    ]);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     // A second server in the same database whose CLI is alive: it must survive the sweep.
-    const living = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const living = startInferlab([
+      'server',
+      'start',
+      '--model',
+      'demo:q4_k_m',
+      '--set',
+      'c=1024',
+      '--set',
+      't=1',
+      '--force',
+      '--db',
+      db,
+      '--json',
+    ]);
     const livingReady = await waitForJsonLine(living, (line) => line.state === 'ready');
     const livingServer = identify(livingReady.pid as number);
     try {
@@ -64,17 +99,34 @@ describe('inferlab server and models commands', () => {
 
   it('doctor sweeps an orphaned server and says which', async () => {
     const db = path.join(tempDir(), 'doctor-orphans.db');
-    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const child = startInferlab([
+      'server',
+      'start',
+      '--model',
+      'demo:q4_k_m',
+      '--set',
+      'c=1024',
+      '--set',
+      't=1',
+      '--force',
+      '--db',
+      db,
+      '--json',
+    ]);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     await killWithWatchdog(child);
     expect(isAlive(server)).toBe(true);
     const doctor = await inferlab(['doctor', '--db', db, '--json']);
-    const check = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((item) => item.id === 'orphans');
+    const check = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find(
+      (item) => item.id === 'orphans',
+    );
     expect(check).toMatchObject({ status: 'warning' });
     expect(check!.detail).toMatch(new RegExp(`stopped 1 orphaned server: pid ${server.pid} on port ${ready.port}`));
     await waitUntil(() => !isAlive(server), 5000);
-    const again = JSON.parse((await inferlab(['doctor', '--db', db, '--json'])).stdout) as { checks: { id: string; status: string; detail: string }[] };
+    const again = JSON.parse((await inferlab(['doctor', '--db', db, '--json'])).stdout) as {
+      checks: { id: string; status: string; detail: string }[];
+    };
     expect(again.checks.find((item) => item.id === 'orphans')).toMatchObject({ status: 'ok', detail: 'no orphaned servers' });
   });
 
@@ -82,14 +134,31 @@ describe('inferlab server and models commands', () => {
     ['SIGKILL', async (child: ReturnType<typeof startInferlab>) => void child.kill('SIGKILL'), null],
     ['SIGHUP', async (child: ReturnType<typeof startInferlab>) => void child.kill('SIGHUP'), 0],
     // The second Ctrl-C arrives during the graceful stop of the first.
-    ['a second SIGINT', async (child: ReturnType<typeof startInferlab>) => {
-      child.kill('SIGINT');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      child.kill('SIGINT');
-    }, null],
+    [
+      'a second SIGINT',
+      async (child: ReturnType<typeof startInferlab>) => {
+        child.kill('SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        child.kill('SIGINT');
+      },
+      null,
+    ],
   ])('a CLI ended by %s leaves no llama-server behind', async (_name, end, expectedCode) => {
     const db = path.join(tempDir(), 'ended.db');
-    const child = startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+    const child = startInferlab([
+      'server',
+      'start',
+      '--model',
+      'demo:q4_k_m',
+      '--set',
+      'c=1024',
+      '--set',
+      't=1',
+      '--force',
+      '--db',
+      db,
+      '--json',
+    ]);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -100,12 +169,20 @@ describe('inferlab server and models commands', () => {
   });
 
   it.each([
-    ['missing file', (files: Record<string, string>) => path.join(path.dirname(files.tiny!), 'absent.gguf'), /Model file not found: .*absent.gguf/],
+    [
+      'missing file',
+      (files: Record<string, string>) => path.join(path.dirname(files.tiny!), 'absent.gguf'),
+      /Model file not found: .*absent.gguf/,
+    ],
     ['directory', (files: Record<string, string>) => path.dirname(files.tiny!), /Model path is not a file/],
     ['non-GGUF file', (files: Record<string, string>) => files.notGguf!, /readme.gguf: bad magic/],
     ['truncated GGUF', (files: Record<string, string>) => files.truncated!, /truncated.gguf: truncated: tensor w/],
     ['absurd header counts', (files: Record<string, string>) => files.absurdCounts!, /absurd-counts.gguf: tensor count is 1099511627776/],
-    ['2^62-byte string', (files: Record<string, string>) => files.hugeString!, /huge-string.gguf: value of general.name claims 4611686018427387904 bytes/],
+    [
+      '2^62-byte string',
+      (files: Record<string, string>) => files.hugeString!,
+      /huge-string.gguf: value of general.name claims 4611686018427387904 bytes/,
+    ],
   ])('server start refuses a %s with exit 2 and starts nothing', async (_name, pick, message) => {
     const dir = tempDir();
     const files = writeHostileFiles(dir);
@@ -129,7 +206,9 @@ describe('inferlab server and models commands', () => {
     expect(Object.keys(byName)).toHaveLength(Object.keys(files).length);
 
     const defaults = await inferlab(['models', 'scan', '--json']);
-    const demo = (JSON.parse(defaults.stdout) as { models: { path: string; quantization: string; synthetic: boolean; source: string }[] }).models.filter((model) => model.source === 'demo');
+    const demo = (
+      JSON.parse(defaults.stdout) as { models: { path: string; quantization: string; synthetic: boolean; source: string }[] }
+    ).models.filter((model) => model.source === 'demo');
     expect(demo.map((model) => model.quantization).sort()).toEqual(['F16', 'Q4_K_M', 'Q8_0']);
     expect(demo.every((model) => model.synthetic)).toBe(true);
 

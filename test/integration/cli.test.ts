@@ -61,9 +61,28 @@ describe('inferlab CLI', () => {
 
 describe('inferlab CLI conventions', () => {
   const helpCases: string[][] = [
-    ['run'], ['runs'], ['export'], ['experiment'], ['experiment', 'quant'], ['experiment', 'warmcold'], ['experiment', 'sweep'],
-    ['server'], ['server', 'start'], ['server', 'profile'], ['server', 'profile', 'list'], ['models'], ['models', 'scan'], ['models', 'quantize'],
-    ['report'], ['decide'], ['decisions'], ['serve'], ['doctor'], ['setup'], ['demo'], ['app'],
+    ['run'],
+    ['runs'],
+    ['export'],
+    ['experiment'],
+    ['experiment', 'quant'],
+    ['experiment', 'warmcold'],
+    ['experiment', 'sweep'],
+    ['server'],
+    ['server', 'start'],
+    ['server', 'profile'],
+    ['server', 'profile', 'list'],
+    ['models'],
+    ['models', 'scan'],
+    ['models', 'quantize'],
+    ['report'],
+    ['decide'],
+    ['decisions'],
+    ['serve'],
+    ['doctor'],
+    ['setup'],
+    ['demo'],
+    ['app'],
   ];
 
   it.each(helpCases)('%s … --help prints its usage, exits 0 and opens no database', async (...command) => {
@@ -85,7 +104,7 @@ describe('inferlab CLI conventions', () => {
     expect(result.stdout).toMatch(/experiment quant/);
   });
 
-  it('help CMD prints that command\'s usage', async () => {
+  it("help CMD prints that command's usage", async () => {
     const result = await inferlab(['help', 'run']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Usage: inferlab run --workload/);
@@ -96,7 +115,11 @@ describe('inferlab CLI conventions', () => {
     const result = await inferlab([flag]);
     expect(result.code).toBe(0);
     const commit = readPinnedSourceRecord(engineCacheDir())!.commit.slice(0, 12);
-    expect(result.stdout.trim().split('\n')).toEqual([`inferlab ${version}`, `llama.cpp ${commit} (node-llama-cpp@3.21.1)`, `database schema ${MIGRATIONS.length}`]);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      `inferlab ${version}`,
+      `llama.cpp ${commit} (node-llama-cpp@3.21.1)`,
+      `database schema ${MIGRATIONS.length}`,
+    ]);
   });
 
   it('a usage mistake names the flag and points at --help', async () => {

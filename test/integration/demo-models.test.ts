@@ -39,7 +39,12 @@ describe('demo models', () => {
     const engine = await requireEngine();
     const dir = tempDir();
     const log: string[] = [];
-    const options = { vocabFile: requireVocabFile(), quantizeBinary: toolPath(engine, 'llama-quantize')!, dir, log: (line: string) => log.push(line) };
+    const options = {
+      vocabFile: requireVocabFile(),
+      quantizeBinary: toolPath(engine, 'llama-quantize')!,
+      dir,
+      log: (line: string) => log.push(line),
+    };
     await ensureDemoModels(options);
     const q8 = path.join(dir, 'demo-q8_0.gguf');
     const original = fs.readFileSync(q8);
@@ -79,18 +84,41 @@ describe('demo models', () => {
 
   it('keep their greedy output under Q8_0 quantization, and it reads as varied text rather than one token repeated', async () => {
     // Prompts ending inside and outside the text the weights were shaped from.
-    const prompts = ['The old harbour', 'Once upon a time, in a land far away,', 'SELECT name, price FROM products WHERE', 'Die Katze sitzt auf dem'];
+    const prompts = [
+      'The old harbour',
+      'Once upon a time, in a land far away,',
+      'SELECT name, price FROM products WHERE',
+      'Die Katze sitzt auf dem',
+    ];
     const outputs = new Map<string, number[][]>();
     const engine = await requireEngine();
     for (const ref of ['demo:f16', 'demo:q8_0']) {
       // A bare llama-server: this checks the model, not the app's server management or its
       // contention policy, and timing plays no part.
       const port = await findFreePort();
-      const server = new ManagedProcess(engine.serverPath, ['-m', await resolveModelRef(ref), '--host', '127.0.0.1', '--port', String(port), '-c', '1024', '-np', '1', '-t', '2']);
+      const server = new ManagedProcess(engine.serverPath, [
+        '-m',
+        await resolveModelRef(ref),
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '-c',
+        '1024',
+        '-np',
+        '1',
+        '-t',
+        '2',
+      ]);
       const baseUrl = `http://127.0.0.1:${port}`;
       try {
         const deadline = Date.now() + 60_000;
-        while (!(await fetch(`${baseUrl}/health`).then((response) => response.ok, () => false))) {
+        while (
+          !(await fetch(`${baseUrl}/health`).then(
+            (response) => response.ok,
+            () => false,
+          ))
+        ) {
           if (Date.now() > deadline) throw new Error(`llama-server for ${ref} did not become ready:\n${server.logs.text(20)}`);
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
@@ -120,7 +148,9 @@ describe('demo models', () => {
   });
 
   it('names the problem for unknown demo names and missing paths', async () => {
-    await expect(resolveModelRef('demo:q2_k')).rejects.toThrow(/Unknown demo model "demo:q2_k"; expected one of demo:f16, demo:q8_0, demo:q4_k_m/);
+    await expect(resolveModelRef('demo:q2_k')).rejects.toThrow(
+      /Unknown demo model "demo:q2_k"; expected one of demo:f16, demo:q8_0, demo:q4_k_m/,
+    );
     await expect(resolveModelRef('/nonexistent/model.gguf')).rejects.toThrow(/Model file not found: \/nonexistent\/model.gguf/);
   });
 });

@@ -11,7 +11,25 @@ describe('experiments with the demo models against the real server', () => {
   it('quantization: sizes order f16 > q8_0 > q4_k_m, f16 agrees with itself, KLD grows as bits shrink; the report is offline', async () => {
     const dir = tempDir();
     const report = path.join(dir, 'quant.html');
-    const result = await inferlab(['experiment', 'quant', '--model', 'demo:f16', '--quants', 'f16,q8_0,q4_k_m', '--workload', 'chat-short', '--repeats', '2', '--requests', '4', '--db', path.join(dir, 'e.db'), '--json', '--report', report]);
+    const result = await inferlab([
+      'experiment',
+      'quant',
+      '--model',
+      'demo:f16',
+      '--quants',
+      'f16,q8_0,q4_k_m',
+      '--workload',
+      'chat-short',
+      '--repeats',
+      '2',
+      '--requests',
+      '4',
+      '--db',
+      path.join(dir, 'e.db'),
+      '--json',
+      '--report',
+      report,
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const experiment = JSON.parse(result.stdout);
     const [f16, q8, q4] = experiment.conditions;
@@ -28,21 +46,48 @@ describe('experiments with the demo models against the real server', () => {
     expect(f16.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
     // Two windows per condition are below the three a verdict needs: every latency question says so, and how to fix it.
     expect(experiment.verdicts).toHaveLength(8);
-    for (const verdict of experiment.verdicts) expect(verdict).toMatchObject({ verdict: 'insufficient data', note: expect.stringMatching(/has 2 window\(s\); a verdict needs 3 per side \(raise --repeats\)/) });
+    for (const verdict of experiment.verdicts)
+      expect(verdict).toMatchObject({
+        verdict: 'insufficient data',
+        note: expect.stringMatching(/has 2 window\(s\); a verdict needs 3 per side \(raise --repeats\)/),
+      });
     // With no latency verdict, the smallest file that passes every quality gate is recommended, for its size.
     expect(experiment.recommendation.choice).toBe('q4_k_m');
     expect(experiment.recommendation.reason).toMatch(/file size 29\.5 MiB vs 87\.2 MiB/);
     const html = fs.readFileSync(report, 'utf8');
     expect(html).toMatch(/<svg/);
     expect(html).not.toMatch(/(src|href)=["']https?:/);
-    const again = await inferlab(['report', experiment.experiment_id.slice(0, 8), '--out', path.join(dir, 'again.html'), '--db', path.join(dir, 'e.db')]);
+    const again = await inferlab([
+      'report',
+      experiment.experiment_id.slice(0, 8),
+      '--out',
+      path.join(dir, 'again.html'),
+      '--db',
+      path.join(dir, 'e.db'),
+    ]);
     expect(again.code, again.stderr).toBe(0);
   });
 
   it('warm/cold: three conditions each proven request by request; cold-process measures only first requests after fresh starts', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'w.db');
-    const result = await inferlab(['experiment', 'warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share', '--repeats', '3', '--requests', '4', '--cold-starts', '3', '--db', db, '--json']);
+    const result = await inferlab([
+      'experiment',
+      'warmcold',
+      '--model',
+      'demo:q8_0',
+      '--workload',
+      'prefix-share',
+      '--repeats',
+      '3',
+      '--requests',
+      '4',
+      '--cold-starts',
+      '3',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const experiment = JSON.parse(result.stdout);
     const byName = Object.fromEntries(experiment.conditions.map((condition: { name: string }) => [condition.name, condition]));
@@ -81,14 +126,33 @@ describe('experiments with the demo models against the real server', () => {
 
     expect(warm.metrics.ttft_ms.p50).toBeLessThan(cold.metrics.ttft_ms.p50);
     expect(fresh.metrics.ttft_ms.p50).toBeGreaterThan(warm.metrics.ttft_ms.p50);
-    const ttftPairs = experiment.verdicts.filter((row: { metric: string }) => row.metric === 'ttft_ms p50').map((row: { a: string; b: string }) => `${row.a}→${row.b}`);
+    const ttftPairs = experiment.verdicts
+      .filter((row: { metric: string }) => row.metric === 'ttft_ms p50')
+      .map((row: { a: string; b: string }) => `${row.a}→${row.b}`);
     expect(ttftPairs).toEqual(['cold-cache→warm-cache', 'cold-cache→cold-process']);
     expect(experiment.recommendation.reason).toMatch(/TTFT p50 against cold-cache/);
   }, 600_000);
 
   it('warm/cold: skipping the cache reset is caught, with the contradicting requests counted', async () => {
     const dir = tempDir();
-    const skipped = await inferlab(['experiment', 'warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share', '--repeats', '1', '--requests', '8', '--cold-starts', '1', '--skip-cache-reset', '--db', path.join(dir, 'w.db'), '--json']);
+    const skipped = await inferlab([
+      'experiment',
+      'warmcold',
+      '--model',
+      'demo:q8_0',
+      '--workload',
+      'prefix-share',
+      '--repeats',
+      '1',
+      '--requests',
+      '8',
+      '--cold-starts',
+      '1',
+      '--skip-cache-reset',
+      '--db',
+      path.join(dir, 'w.db'),
+      '--json',
+    ]);
     expect(skipped.code, skipped.stderr).toBe(0);
     const experiment = JSON.parse(skipped.stdout);
     const contaminated = experiment.conditions.find((condition: { name: string }) => condition.name === 'cold-cache');
@@ -111,16 +175,44 @@ describe('server-setting sweep and decisions', () => {
   // No acceptance checks: the synthetic model's gibberish would fail them, and goodput counts only accepted requests.
   const shortWorkload = (dir: string) => {
     const file = path.join(dir, 'short.yaml');
-    fs.writeFileSync(file, 'name: short\ndefaults: { max_tokens: 16, temperature: 0, ignore_eos: true }\ngroups:\n  - name: g\n    items:\n      - { id: a, prompt: "Tell me a story." }\n      - { id: b, prompt: "List some colours." }\n');
+    fs.writeFileSync(
+      file,
+      'name: short\ndefaults: { max_tokens: 16, temperature: 0, ignore_eos: true }\ngroups:\n  - name: g\n    items:\n      - { id: a, prompt: "Tell me a story." }\n      - { id: b, prompt: "List some colours." }\n',
+    );
     return file;
   };
 
   it('repeats each setting in rotated windows, compares settings only within a load level, and names no winner without an SLO', async () => {
     const dir = tempDir();
-    const result = await inferlab(['experiment', 'sweep', '--model', 'demo:q4_k_m', '--vary', 'parallelSlots=1,4', '--load', 'concurrency=1,4', '--workload', shortWorkload(dir), '--repeats', '3', '--requests', '8', '--db', path.join(dir, 's.db'), '--json', '--report', path.join(dir, 'sweep.html')]);
+    const result = await inferlab([
+      'experiment',
+      'sweep',
+      '--model',
+      'demo:q4_k_m',
+      '--vary',
+      'parallelSlots=1,4',
+      '--load',
+      'concurrency=1,4',
+      '--workload',
+      shortWorkload(dir),
+      '--repeats',
+      '3',
+      '--requests',
+      '8',
+      '--db',
+      path.join(dir, 's.db'),
+      '--json',
+      '--report',
+      path.join(dir, 'sweep.html'),
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const sweep = JSON.parse(result.stdout);
-    expect(sweep.conditions.map((condition: { name: string }) => condition.name)).toEqual(['parallelSlots=1 @ c=1', 'parallelSlots=1 @ c=4', 'parallelSlots=4 @ c=1', 'parallelSlots=4 @ c=4']);
+    expect(sweep.conditions.map((condition: { name: string }) => condition.name)).toEqual([
+      'parallelSlots=1 @ c=1',
+      'parallelSlots=1 @ c=4',
+      'parallelSlots=4 @ c=1',
+      'parallelSlots=4 @ c=4',
+    ]);
     for (const condition of sweep.conditions) {
       expect(condition.run_ids).toHaveLength(3);
       expect(condition.windows_run).toBe(3);
@@ -132,7 +224,9 @@ describe('server-setting sweep and decisions', () => {
       expect(verdict.a.split(' @ ')[1]).toBe(verdict.b.split(' @ ')[1]);
       expect(verdict.a).toMatch(/^parallelSlots=1 @/);
     }
-    const pareto = sweep.conditions.filter((condition: { pareto: boolean }) => condition.pareto).map((condition: { name: string }) => condition.name);
+    const pareto = sweep.conditions
+      .filter((condition: { pareto: boolean }) => condition.pareto)
+      .map((condition: { name: string }) => condition.name);
     expect(pareto.length).toBeGreaterThan(0);
     expect(sweep.recommendation.choice).toBeNull();
     expect(sweep.recommendation.reason).toMatch(/No SLO given, so no single winner/);
@@ -143,18 +237,63 @@ describe('server-setting sweep and decisions', () => {
   it('with an SLO picks the highest goodput among the settings meeting it, and records a decision', async () => {
     const dir = tempDir();
     const db = path.join(dir, 's.db');
-    const result = await inferlab(['experiment', 'sweep', '--model', 'demo:q4_k_m', '--vary', 'parallelSlots=1,2', '--load', 'concurrency=2', '--workload', shortWorkload(dir), '--repeats', '1', '--requests', '8', '--slo', 'ttft=5000', '--db', db, '--json']);
+    const result = await inferlab([
+      'experiment',
+      'sweep',
+      '--model',
+      'demo:q4_k_m',
+      '--vary',
+      'parallelSlots=1,2',
+      '--load',
+      'concurrency=2',
+      '--workload',
+      shortWorkload(dir),
+      '--repeats',
+      '1',
+      '--requests',
+      '8',
+      '--slo',
+      'ttft=5000',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const sweep = JSON.parse(result.stdout);
-    expect(sweep.conditions.every((condition: { goodput_requests_per_s: number; meets_slo: boolean }) => condition.goodput_requests_per_s > 0 && condition.meets_slo)).toBe(true);
+    expect(
+      sweep.conditions.every(
+        (condition: { goodput_requests_per_s: number; meets_slo: boolean }) => condition.goodput_requests_per_s > 0 && condition.meets_slo,
+      ),
+    ).toBe(true);
     const best = [...sweep.conditions].sort((a, b) => b.goodput_requests_per_s - a.goodput_requests_per_s)[0];
     expect(sweep.recommendation.choice).toBe(best.name);
-    expect(sweep.recommendation.excluded.map((item: { name: string }) => item.name)).toEqual(sweep.conditions.filter((condition: { name: string }) => condition.name !== best.name).map((condition: { name: string }) => condition.name));
+    expect(sweep.recommendation.excluded.map((item: { name: string }) => item.name)).toEqual(
+      sweep.conditions
+        .filter((condition: { name: string }) => condition.name !== best.name)
+        .map((condition: { name: string }) => condition.name),
+    );
 
-    const decided = await inferlab(['decide', sweep.experiment_id, '--choose', sweep.recommendation.choice, '--reason', 'best goodput under the SLO', '--by', 'tester', '--db', db, '--json']);
+    const decided = await inferlab([
+      'decide',
+      sweep.experiment_id,
+      '--choose',
+      sweep.recommendation.choice,
+      '--reason',
+      'best goodput under the SLO',
+      '--by',
+      'tester',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(decided.code, decided.stderr).toBe(0);
     const listed = JSON.parse((await inferlab(['decisions', '--db', db, '--json'])).stdout);
-    expect(listed[0]).toMatchObject({ chosen: sweep.recommendation.choice, reason: 'best goodput under the SLO', decided_by: 'tester', experiment_id: sweep.experiment_id });
+    expect(listed[0]).toMatchObject({
+      chosen: sweep.recommendation.choice,
+      reason: 'best goodput under the SLO',
+      decided_by: 'tester',
+      experiment_id: sweep.experiment_id,
+    });
     expect(listed[0].chosen_run_ids).toHaveLength(1);
     expect((await inferlab(['decide', sweep.experiment_id, '--choose', 'nope', '--reason', 'x', '--db', db])).code).toBe(2);
   }, 300_000);

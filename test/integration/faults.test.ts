@@ -38,10 +38,18 @@ describe('faults against the real server', () => {
         request: {
           workload: { def: readWorkloadFile(workloadPath('chat-short')), file: workloadPath('chat-short') },
           target: { kind: 'model', modelRef: 'demo:q4_k_m', modelPath: await resolveModelRef('demo:q4_k_m'), profile: defaultProfile() },
-          load: { mode: 'closed', concurrency: 1 }, stop: { requests: 200, durationMs: null }, warmup: 0, slo: null,
-          timeouts: { firstTokenMs: 1500, totalMs: 3000 }, private: false, referenceRunId: null, baselineMs: 100,
+          load: { mode: 'closed', concurrency: 1 },
+          stop: { requests: 200, durationMs: null },
+          warmup: 0,
+          slo: null,
+          timeouts: { firstTokenMs: 1500, totalMs: 3000 },
+          private: false,
+          referenceRunId: null,
+          baselineMs: 100,
         },
-        store: harness.store.runs, servers: harness.servers, engine: requireEngine,
+        store: harness.store.runs,
+        servers: harness.servers,
+        engine: requireEngine,
         onProgress: (progress) => {
           if (!stopped && progress.finished >= 2 && pid) {
             stopped = true;
@@ -51,7 +59,9 @@ describe('faults against the real server', () => {
       });
       expect(summary.status).toBe('aborted');
       expect(summary.status_reason).toMatch(/stopped responding: 3 requests in a row failed \((first_token_timeout|total_timeout)\)/);
-      expect((summary.requests.failures_by_class.first_token_timeout ?? 0) + (summary.requests.failures_by_class.total_timeout ?? 0)).toBeGreaterThanOrEqual(3);
+      expect(
+        (summary.requests.failures_by_class.first_token_timeout ?? 0) + (summary.requests.failures_by_class.total_timeout ?? 0),
+      ).toBeGreaterThanOrEqual(3);
       expect(Date.now() - started).toBeLessThan(30_000);
       expect(isAlive(identify(pid!))).toBe(false);
     } finally {
@@ -64,7 +74,10 @@ describe('faults against the real server', () => {
     const child = startInferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q8_0', '--requests', '200', '--db', db]);
     for (let i = 0; i < 300 && (await storedRequests(db)) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     const sessions = new Database(db, { readonly: true });
-    const server = sessions.prepare('SELECT pid, pid_start_ticks FROM server_sessions WHERE ended_at IS NULL').get() as { pid: number; pid_start_ticks: number };
+    const server = sessions.prepare('SELECT pid, pid_start_ticks FROM server_sessions WHERE ended_at IS NULL').get() as {
+      pid: number;
+      pid_start_ticks: number;
+    };
     sessions.close();
     await killWithWatchdog(child);
     expect(isAlive({ pid: server.pid, startTicks: server.pid_start_ticks })).toBe(true);
@@ -76,7 +89,8 @@ describe('faults against the real server', () => {
     const [run] = JSON.parse(next.stdout);
     expect(run.status).toBe('interrupted');
     expect(run.requests).toBeGreaterThanOrEqual(stored);
-    for (let i = 0; i < 50 && isAlive({ pid: server.pid, startTicks: server.pid_start_ticks }); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 50 && isAlive({ pid: server.pid, startTicks: server.pid_start_ticks }); i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(isAlive({ pid: server.pid, startTicks: server.pid_start_ticks })).toBe(false);
     const check = new Database(db, { readonly: true });
     expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
@@ -94,17 +108,28 @@ describe('faults against the real server', () => {
       const { summary } = await runWorkload({
         request: {
           workload: { def: readWorkloadFile(workloadPath('chat-short')), file: workloadPath('chat-short') },
-          target: { kind: 'server', server, modelRef: model, modelPath: model }, load: { mode: 'closed', concurrency: 1 }, stop: { requests: 4, durationMs: null },
-          warmup: 0, slo: null, timeouts: { firstTokenMs: 10_000, totalMs: 20_000 }, private: false, referenceRunId: null, baselineMs: 100,
+          target: { kind: 'server', server, modelRef: model, modelPath: model },
+          load: { mode: 'closed', concurrency: 1 },
+          stop: { requests: 4, durationMs: null },
+          warmup: 0,
+          slo: null,
+          timeouts: { firstTokenMs: 10_000, totalMs: 20_000 },
+          private: false,
+          referenceRunId: null,
+          baselineMs: 100,
         },
-        store: harness.store.runs, servers: harness.servers, engine: requireEngine,
+        store: harness.store.runs,
+        servers: harness.servers,
+        engine: requireEngine,
         onProgress: (progress) => progress.finished === 1 && fs.rmSync(model, { force: true }),
       });
       // The server has the weights mapped: the run in progress finishes.
       expect(summary.status).toBe('completed');
       expect(summary.requests.completed).toBe(4);
       expect(fs.existsSync(model)).toBe(false);
-      await expect(harness.servers.start({ modelRef: model, profile: defaultProfile() })).rejects.toThrow(/Model file not found: .*copy\.gguf/);
+      await expect(harness.servers.start({ modelRef: model, profile: defaultProfile() })).rejects.toThrow(
+        /Model file not found: .*copy\.gguf/,
+      );
     } finally {
       await harness.dispose();
     }
@@ -130,9 +155,21 @@ describe.runIf(canMount)('a database on a full filesystem', () => {
       // Leave a little room: enough for the schema and a few batches, not for the whole run.
       const created = await inferlab(['runs', 'list', '--db', db]);
       expect(created.code).toBe(0);
-      const free = () => Number(spawnSync('df', ['--output=avail', '-B1', mountPoint], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
+      const free = () =>
+        Number(spawnSync('df', ['--output=avail', '-B1', mountPoint], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
       fs.writeFileSync(path.join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free() - 160 * 1024)));
-      const result = await inferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '400', '--db', db, '--json']);
+      const result = await inferlab([
+        'run',
+        '--workload',
+        'decode-heavy',
+        '--model',
+        'demo:q4_k_m',
+        '--requests',
+        '400',
+        '--db',
+        db,
+        '--json',
+      ]);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/database or disk is full|SQLITE_FULL|disk is full/i);
       expect(result.stderr).toMatch(/stored requests are kept|requests were stored before that and are intact/);

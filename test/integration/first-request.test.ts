@@ -14,8 +14,12 @@ describe('first end-to-end path against the real llama-server', () => {
     const harness = await serverHarness(tempDir());
     try {
       const result = await runFirstRequest({
-        engine: await requireEngine(), servers: harness.servers, store: harness.store.runs, maxTokens: 24,
-        model: { ref: 'demo:q4_k_m', path: await resolveModelRef('demo:q4_k_m') }, profile: { ...defaultProfile(), contextSize: 1024 },
+        engine: await requireEngine(),
+        servers: harness.servers,
+        store: harness.store.runs,
+        maxTokens: 24,
+        model: { ref: 'demo:q4_k_m', path: await resolveModelRef('demo:q4_k_m') },
+        profile: { ...defaultProfile(), contextSize: 1024 },
       });
       expect(result.serverPid).not.toBeNull();
       expect(isAlive(identify(result.serverPid!))).toBe(false);

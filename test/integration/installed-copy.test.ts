@@ -18,7 +18,8 @@ const devDependencies = new Set(Object.keys(manifest.devDependencies));
 
 function installedCopy(): string {
   const dir = tempDir();
-  for (const entry of ['package.json', 'bin', 'out', 'resources']) fs.cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true, verbatimSymlinks: true });
+  for (const entry of ['package.json', 'bin', 'out', 'resources'])
+    fs.cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true, verbatimSymlinks: true });
   const modules = path.join(dir, 'node_modules');
   fs.mkdirSync(modules);
   for (const entry of fs.readdirSync(path.join(root, 'node_modules'))) {
@@ -26,7 +27,8 @@ function installedCopy(): string {
     if (entry.startsWith('@')) {
       fs.mkdirSync(path.join(modules, entry));
       for (const member of fs.readdirSync(path.join(root, 'node_modules', entry))) {
-        if (!devDependencies.has(`${entry}/${member}`)) fs.symlinkSync(path.join(root, 'node_modules', entry, member), path.join(modules, entry, member));
+        if (!devDependencies.has(`${entry}/${member}`))
+          fs.symlinkSync(path.join(root, 'node_modules', entry, member), path.join(modules, entry, member));
       }
     } else {
       fs.symlinkSync(path.join(root, 'node_modules', entry), path.join(modules, entry));
@@ -36,7 +38,11 @@ function installedCopy(): string {
 }
 
 function cli(dir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawnSync(process.execPath, [path.join(dir, 'bin', 'inferlab'), ...args], { encoding: 'utf8', env: { ...process.env, INFERLAB_DATA_DIR: path.join(dir, 'data'), ...env }, timeout: 60_000 });
+  return spawnSync(process.execPath, [path.join(dir, 'bin', 'inferlab'), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, INFERLAB_DATA_DIR: path.join(dir, 'data'), ...env },
+    timeout: 60_000,
+  });
 }
 
 describe('an installed copy without devDependencies', () => {
@@ -48,7 +54,8 @@ describe('an installed copy without devDependencies', () => {
 
   it('runs the compiled CLI: help, version, and a command that opens the database', () => {
     const dir = installedCopy();
-    for (const hidden of ['vite', 'electron-vite', 'vitest', 'typescript', 'electron', 'eslint']) expect(fs.existsSync(path.join(dir, 'node_modules', hidden)), hidden).toBe(false);
+    for (const hidden of ['vite', 'electron-vite', 'vitest', 'typescript', 'electron', 'eslint'])
+      expect(fs.existsSync(path.join(dir, 'node_modules', hidden)), hidden).toBe(false);
     expect(fs.existsSync(path.join(dir, 'src'))).toBe(false);
     const help = cli(dir, ['--help']);
     expect(help.status, help.stderr).toBe(0);
@@ -63,7 +70,11 @@ describe('an installed copy without devDependencies', () => {
 
   it('serves the built UI with serve, and app explains the missing Electron binary instead of building anything', async () => {
     const dir = installedCopy();
-    const child = spawnSync(process.execPath, [path.join(dir, 'bin', 'inferlab'), 'app'], { encoding: 'utf8', env: { ...process.env, INFERLAB_DATA_DIR: path.join(dir, 'data') }, timeout: 30_000 });
+    const child = spawnSync(process.execPath, [path.join(dir, 'bin', 'inferlab'), 'app'], {
+      encoding: 'utf8',
+      env: { ...process.env, INFERLAB_DATA_DIR: path.join(dir, 'data') },
+      timeout: 30_000,
+    });
     expect(child.status).toBe(1);
     expect(child.stderr).toMatch(/Electron's binary is not installed/);
     expect(child.stderr).not.toMatch(/building/);

@@ -28,23 +28,35 @@ function isolated(): { root: string; env: NodeJS.ProcessEnv; db: string; workloa
   // The demo models are shared, read-only inputs; a link keeps them out of the search.
   fs.symlinkSync(demoModelsDir(), path.join(data, 'demo-models'));
   const workload = path.join(root, 'marked.yaml');
-  fs.writeFileSync(workload, [
-    'name: marked',
-    'defaults: { max_tokens: 24, temperature: 0, ignore_eos: true }',
-    'groups:',
-    '  - name: g',
-    '    accept: [{ json_schema: { type: object } }]',
-    '    items:',
-    ...Array.from({ length: 4 }, (_, i) => `      - { id: m${i}, messages: [{ role: user, content: "Please repeat ${MARKER} number ${i} back to me." }] }`),
-    '',
-  ].join('\n'));
-  return { root, env: { INFERLAB_DATA_DIR: data, TMPDIR: tmp, INFERLAB_FORCE_SERVER_START: '1' }, db: path.join(data, 'private.db'), workload };
+  fs.writeFileSync(
+    workload,
+    [
+      'name: marked',
+      'defaults: { max_tokens: 24, temperature: 0, ignore_eos: true }',
+      'groups:',
+      '  - name: g',
+      '    accept: [{ json_schema: { type: object } }]',
+      '    items:',
+      ...Array.from(
+        { length: 4 },
+        (_, i) => `      - { id: m${i}, messages: [{ role: user, content: "Please repeat ${MARKER} number ${i} back to me." }] }`,
+      ),
+      '',
+    ].join('\n'),
+  );
+  return {
+    root,
+    env: { INFERLAB_DATA_DIR: data, TMPDIR: tmp, INFERLAB_FORCE_SERVER_START: '1' },
+    db: path.join(data, 'private.db'),
+    workload,
+  };
 }
 
 /** Every regular file under `dir` (links not followed) containing the marker, in any of the encodings text travels in. */
 function filesWithMarker(dir: string): string[] {
   const needles = [Buffer.from(MARKER), Buffer.from(MARKER, 'utf16le'), Buffer.from(MARKER.toLowerCase())];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .filter((file) => {
@@ -64,7 +76,10 @@ async function exportAll(root: string, env: NodeJS.ProcessEnv, db: string): Prom
 describe('private runs leave no text behind', () => {
   it('(control) the search finds the marker after the same run when it is not private', async () => {
     const { root, env, db, workload } = isolated();
-    const result = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '4', '--set', 'c=1024', '--db', db, '--json'], env);
+    const result = await inferlab(
+      ['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '4', '--set', 'c=1024', '--db', db, '--json'],
+      env,
+    );
     expect(result.code, result.stderr).toBe(0);
     await exportAll(root, env, db);
     const found = filesWithMarker(root).map((file) => path.relative(root, file));
@@ -74,7 +89,10 @@ describe('private runs leave no text behind', () => {
 
   it('a completed private run: only lengths and keyed hashes, in the database, logs, temp files and the export', async () => {
     const { root, env, db, workload } = isolated();
-    const result = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--private', '--requests', '4', '--set', 'c=1024', '--db', db, '--json'], env);
+    const result = await inferlab(
+      ['run', '--workload', workload, '--model', 'demo:q8_0', '--private', '--requests', '4', '--set', 'c=1024', '--db', db, '--json'],
+      env,
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).requests.completed).toBe(4);
     await exportAll(root, env, db);
@@ -88,14 +106,20 @@ describe('private runs leave no text behind', () => {
       let body = '';
       request.on('data', (chunk) => (body += chunk));
       request.on('end', () => {
-        if (request.url?.endsWith('/models')) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"echo"}]}');
-        response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `cannot handle ${body}` } }));
+        if (request.url?.endsWith('/models'))
+          return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"id":"echo"}]}');
+        response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `cannot handle ${body}` } }));
       });
     });
     servers.push(echo);
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(echo.address() as { port: number }).port}/v1`;
-    const result = await inferlab(['run', '--workload', workload, '--endpoint', url, '--private', '--requests', '4', '--db', db, '--json'], env);
+    const result = await inferlab(
+      ['run', '--workload', workload, '--endpoint', url, '--private', '--requests', '4', '--db', db, '--json'],
+      env,
+    );
     const summary = JSON.parse(result.stdout);
     expect(summary.requests.failed).toBe(4);
     await exportAll(root, env, db);
@@ -105,7 +129,10 @@ describe('private runs leave no text behind', () => {
 
   it('a private run whose server is killed mid-run: the fault tail and the records hold no text', async () => {
     const { root, env, db, workload } = isolated();
-    const child = startInferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--private', '--requests', '400', '--set', 'c=1024', '--db', db, '--json'], env);
+    const child = startInferlab(
+      ['run', '--workload', workload, '--model', 'demo:q8_0', '--private', '--requests', '400', '--set', 'c=1024', '--db', db, '--json'],
+      env,
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

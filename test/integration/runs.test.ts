@@ -21,7 +21,20 @@ describe('inferlab run against the real llama-server', () => {
   it('runs chat-short at concurrency 4 with every summary number filled, and exports it', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'runs.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '40', '--concurrency', '4', '--db', db, '--json']);
+    const result = await inferlab([
+      'run',
+      '--workload',
+      'chat-short',
+      '--model',
+      'demo:q8_0',
+      '--requests',
+      '40',
+      '--concurrency',
+      '4',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary.status).toBe('completed');
@@ -39,10 +52,18 @@ describe('inferlab run against the real llama-server', () => {
     expect(summary.metrics.ttft_ms.unsupported).toEqual(['p99']);
     expect(summary.metrics.itl_ms.unsupported).toEqual([]);
     // The demo profile serves one slot: concurrency 4 waits for it, and the summary says so.
-    expect(summary.measurement).toMatchObject({ server_slots: 1, slot_wait_note: expect.stringMatching(/^concurrency 4 against 1 server slot: /) });
+    expect(summary.measurement).toMatchObject({
+      server_slots: 1,
+      slot_wait_note: expect.stringMatching(/^concurrency 4 against 1 server slot: /),
+    });
     expect(summary.reasoning).toBeNull();
     expect(summary.schedule_latency).toBeNull();
-    expect(summary.throughput).toEqual({ requests_per_s: expect.any(Number), output_tokens_per_s: expect.any(Number), total_tokens_per_s: expect.any(Number), output_tokens_total: expect.any(Number) });
+    expect(summary.throughput).toEqual({
+      requests_per_s: expect.any(Number),
+      output_tokens_per_s: expect.any(Number),
+      total_tokens_per_s: expect.any(Number),
+      output_tokens_total: expect.any(Number),
+    });
     expect(summary.goodput.requests_per_s).toEqual(expect.any(Number));
     expect(Object.keys(summary.groups).sort()).toEqual(['chat', 'facts']);
     expect(summary.load).toMatchObject({ mode: 'closed', concurrency: 4, achieved: expect.any(Number) });
@@ -52,11 +73,23 @@ describe('inferlab run against the real llama-server', () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(fs.readdirSync(out).sort()).toEqual(['manifest.json', 'requests.csv', 'requests.jsonl', 'summary.json', 'telemetry.json']);
     const telemetry = JSON.parse(fs.readFileSync(path.join(out, 'telemetry.json'), 'utf8'));
-    expect(telemetry.series.map((entry: { series: string }) => entry.series)).toEqual(expect.arrayContaining(['server.cpu', 'server.rss', 'metrics.predicted_tokens_total']));
+    expect(telemetry.series.map((entry: { series: string }) => entry.series)).toEqual(
+      expect.arrayContaining(['server.cpu', 'server.rss', 'metrics.predicted_tokens_total']),
+    );
     expect(JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'))).toEqual(summary);
-    const lines = fs.readFileSync(path.join(out, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = fs
+      .readFileSync(path.join(out, 'requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(40);
-    expect(lines[0]).toMatchObject({ warmup: false, group: 'facts', item_id: 'capital-france', finish_reason: expect.any(String), prompt: expect.any(String) });
+    expect(lines[0]).toMatchObject({
+      warmup: false,
+      group: 'facts',
+      item_id: 'capital-france',
+      finish_reason: expect.any(String),
+      prompt: expect.any(String),
+    });
     expect(lines[0].chunk_offsets_ms.length).toBeGreaterThan(0);
     for (const line of lines) {
       // e2e ends at the finish chunk, which follows the last content chunk; TPOT spans output_tokens − 1 steps.
@@ -66,7 +99,8 @@ describe('inferlab run against the real llama-server', () => {
       if (line.output_tokens > 1) expect(line.tpot_ms).toBeCloseTo((line.e2e_ms - line.ttft_ms) / (line.output_tokens - 1), 9);
       else expect(line.tpot_ms).toBeNull();
       const timings = line.server_timings;
-      if (timings.predicted_n > 1) expect(line.decode_tokens_per_s).toBeCloseTo(((timings.predicted_n - 1) / timings.predicted_ms) * 1000, 6);
+      if (timings.predicted_n > 1)
+        expect(line.decode_tokens_per_s).toBeCloseTo(((timings.predicted_n - 1) / timings.predicted_ms) * 1000, 6);
       else expect(line.decode_tokens_per_s).toBeNull();
       expect(line.queue_ms).toBeCloseTo(Math.max(0, line.ttft_ms - timings.prompt_ms), 9);
       expect(line.ttfa_ms).toBe(line.ttft_ms);
@@ -88,26 +122,60 @@ describe('inferlab run against the real llama-server', () => {
   it('runs open loop with warmup, flags warmup in exports, and keeps private text out of the database', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'open.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--rate', '20', '--requests', '16', '--warmup', '3', '--private', '--slo', 'ttft=2000,e2e=5000', '--db', db, '--json']);
+    const result = await inferlab([
+      'run',
+      '--workload',
+      'chat-short',
+      '--model',
+      'demo:q4_k_m',
+      '--rate',
+      '20',
+      '--requests',
+      '16',
+      '--warmup',
+      '3',
+      '--private',
+      '--slo',
+      'ttft=2000,e2e=5000',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary.warmup_requests).toBe(3);
     expect(summary.requests.attempted).toBe(16);
     // 16 sends cannot support a p99 slip: withheld; the largest slip is reported instead.
-    expect(summary.load).toMatchObject({ mode: 'open', offered: 20, slip_ms_p99: null, slip_ms_max: expect.any(Number), achieved: expect.any(Number) });
-    expect(summary.schedule_latency.ttft_from_schedule_ms).toMatchObject({ n: summary.requests.completed, p95: null, unsupported: ['p95', 'p99'] });
+    expect(summary.load).toMatchObject({
+      mode: 'open',
+      offered: 20,
+      slip_ms_p99: null,
+      slip_ms_max: expect.any(Number),
+      achieved: expect.any(Number),
+    });
+    expect(summary.schedule_latency.ttft_from_schedule_ms).toMatchObject({
+      n: summary.requests.completed,
+      p95: null,
+      unsupported: ['p95', 'p99'],
+    });
     expect(summary.schedule_latency.ttft_from_schedule_ms.p50).toBeGreaterThanOrEqual(summary.metrics.ttft_ms.p50);
     expect(summary.schedule_latency.e2e_from_schedule_ms.n).toBe(summary.requests.completed);
     expect(summary.goodput.slo).toEqual({ ttft_ms: 2000, e2e_ms: 5000 });
     const out = path.join(dir, 'export');
     await inferlab(['export', summary.run_id, '--out', out, '--db', db]);
-    const lines = fs.readFileSync(path.join(out, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = fs
+      .readFileSync(path.join(out, 'requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.filter((line) => line.warmup)).toHaveLength(3);
     for (const line of lines.filter((entry) => !entry.warmup)) {
       expect(line.ttft_from_schedule_ms).toBeCloseTo(line.t0_ms - line.scheduled_ms + line.ttft_ms, 9);
       expect(line.e2e_from_schedule_ms).toBeCloseTo(line.t0_ms - line.scheduled_ms + line.e2e_ms, 9);
     }
-    expect(lines.every((line) => line.prompt === undefined && line.output === undefined && /^[0-9a-f]{64}$/.test(line.prompt_sha256))).toBe(true);
+    expect(lines.every((line) => line.prompt === undefined && line.output === undefined && /^[0-9a-f]{64}$/.test(line.prompt_sha256))).toBe(
+      true,
+    );
     const raw = new Database(db, { readonly: true });
     raw.pragma('wal_checkpoint(TRUNCATE)');
     raw.close();
@@ -141,11 +209,23 @@ describe('inferlab run against the real llama-server', () => {
       const { summary } = await runWorkload({
         request: {
           workload: { def: readWorkloadFile(workloadPath('decode-heavy')), file: workloadPath('decode-heavy') },
-          target: { kind: 'model', modelRef: 'demo:q4_k_m', modelPath: await resolveModelRef('demo:q4_k_m'), profile: { ...defaultProfile(), parallelSlots: 2 } },
-          load: { mode: 'closed', concurrency: 2 }, stop: { requests: 40, durationMs: null }, warmup: 0, slo: null,
-          timeouts: { firstTokenMs: 30_000, totalMs: 60_000 }, private: false, referenceRunId: null,
+          target: {
+            kind: 'model',
+            modelRef: 'demo:q4_k_m',
+            modelPath: await resolveModelRef('demo:q4_k_m'),
+            profile: { ...defaultProfile(), parallelSlots: 2 },
+          },
+          load: { mode: 'closed', concurrency: 2 },
+          stop: { requests: 40, durationMs: null },
+          warmup: 0,
+          slo: null,
+          timeouts: { firstTokenMs: 30_000, totalMs: 60_000 },
+          private: false,
+          referenceRunId: null,
         },
-        store: harness.store.runs, servers: harness.servers, engine: requireEngine,
+        store: harness.store.runs,
+        servers: harness.servers,
+        engine: requireEngine,
         onProgress: (progress) => {
           if (!killed && progress.finished >= 3 && serverPid) {
             killed = true;
@@ -177,7 +257,8 @@ describe('inferlab run against the real llama-server', () => {
       if (!fs.existsSync(db)) continue;
       const probe = new Database(db, { readonly: true, fileMustExist: true });
       const stored = (probe.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'requests'").get() as { n: number }).n
-        ? (probe.prepare('SELECT COUNT(*) AS n FROM requests').get() as { n: number }).n : 0;
+        ? (probe.prepare('SELECT COUNT(*) AS n FROM requests').get() as { n: number }).n
+        : 0;
       probe.close();
       if (stored >= 2) break;
     }
@@ -201,16 +282,39 @@ describe('inferlab run against the real llama-server', () => {
       const db = path.join(tempDir(), 'endpoint.db');
       // A managed server takes its own key; at the shell, the variable --api-key-env names goes to the endpoint named there.
       const key = harness.servers.get(server.id).authHeaders.authorization!.replace(/^Bearer /, '');
-      const refused = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '2', '--db', db, '--json'], { INFERLAB_API_KEY: '' });
+      const refused = await inferlab(
+        ['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--requests', '2', '--db', db, '--json'],
+        { INFERLAB_API_KEY: '' },
+      );
       expect(refused.code, refused.stdout).toBe(1);
       expect(JSON.parse(refused.stdout).error.message).toMatch(/\/v1\/models answered HTTP 401/);
-      const result = await inferlab(['run', '--workload', 'chat-short', '--endpoint', `${server.baseUrl}/v1`, '--api-key-env', 'SERVER_KEY', '--metrics-url', `${server.baseUrl}/metrics`, '--requests', '8', '--concurrency', '2', '--db', db, '--json'], { SERVER_KEY: key });
+      const result = await inferlab(
+        [
+          'run',
+          '--workload',
+          'chat-short',
+          '--endpoint',
+          `${server.baseUrl}/v1`,
+          '--api-key-env',
+          'SERVER_KEY',
+          '--metrics-url',
+          `${server.baseUrl}/metrics`,
+          '--requests',
+          '8',
+          '--concurrency',
+          '2',
+          '--db',
+          db,
+          '--json',
+        ],
+        { SERVER_KEY: key },
+      );
       expect(result.code, result.stderr).toBe(0);
       const summary = JSON.parse(result.stdout);
       expect(summary.requests.completed).toBe(8);
       expect(summary.metrics.ttft_ms.n).toBe(8);
       // --metrics-url: the endpoint's own counters over the window, read with its key.
-      const outputTokens = summary.throughput.output_tokens_per_s * summary.measurement.window_ms / 1000;
+      const outputTokens = (summary.throughput.output_tokens_per_s * summary.measurement.window_ms) / 1000;
       expect(summary.telemetry.server_metrics.predicted_tokens).toBeGreaterThan(0);
       expect(summary.telemetry.server_metrics.predicted_tokens).toBeCloseTo(outputTokens, -1);
     } finally {
@@ -222,11 +326,29 @@ describe('inferlab run against the real llama-server', () => {
     const dir = tempDir();
     const db = path.join(dir, 'reference.db');
     const workload = path.join(dir, 'same.yaml');
-    fs.writeFileSync(workload, 'name: same\ndefaults: { max_tokens: 12, temperature: 0, seed: 3 }\ngroups:\n  - name: g\n    accept: [{ equals_reference: true }]\n    items:\n      - { id: a, prompt: "The old harbour" }\n      - { id: b, prompt: "Once upon a time" }\n');
-    const first = JSON.parse((await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--set', 'c=1024', '--db', db, '--json'])).stdout);
+    fs.writeFileSync(
+      workload,
+      'name: same\ndefaults: { max_tokens: 12, temperature: 0, seed: 3 }\ngroups:\n  - name: g\n    accept: [{ equals_reference: true }]\n    items:\n      - { id: a, prompt: "The old harbour" }\n      - { id: b, prompt: "Once upon a time" }\n',
+    );
+    const first = JSON.parse(
+      (await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--set', 'c=1024', '--db', db, '--json'])).stdout,
+    );
     // Without a reference the check cannot be judged: nothing is counted as checked.
     expect(first.requests).toMatchObject({ completed: 2, checked: 0 });
-    const second = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--set', 'c=1024', '--reference', first.run_id, '--db', db, '--json']);
+    const second = await inferlab([
+      'run',
+      '--workload',
+      workload,
+      '--model',
+      'demo:q8_0',
+      '--set',
+      'c=1024',
+      '--reference',
+      first.run_id,
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(second.code, second.stderr).toBe(0);
     // Greedy decoding on the same model and settings reproduces the reference exactly.
     expect(JSON.parse(second.stdout).requests).toMatchObject({ completed: 2, checked: 2, accepted: 2 });
@@ -255,13 +377,19 @@ describe('inferlab run against the real llama-server', () => {
   it('refuses a bad workload file and max_tokens beyond the context before storing anything', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'runs.db');
-    fs.writeFileSync(path.join(dir, 'bad.yaml'), 'name: bad\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        temprature: 0\n');
+    fs.writeFileSync(
+      path.join(dir, 'bad.yaml'),
+      'name: bad\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        temprature: 0\n',
+    );
     const bad = await inferlab(['run', '--workload', path.join(dir, 'bad.yaml'), '--model', 'demo:q8_0', '--db', db]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/bad\.yaml:7:9: groups\[0\]\.items\[0\]\.temprature: unknown field/);
     expect(fs.existsSync(db)).toBe(false);
 
-    fs.writeFileSync(path.join(dir, 'long.yaml'), 'name: long\ngroups:\n  - name: g\n    items:\n      - id: too-long\n        prompt: x\n        max_tokens: 5000\n');
+    fs.writeFileSync(
+      path.join(dir, 'long.yaml'),
+      'name: long\ngroups:\n  - name: g\n    items:\n      - id: too-long\n        prompt: x\n        max_tokens: 5000\n',
+    );
     const long = await inferlab(['run', '--workload', path.join(dir, 'long.yaml'), '--model', 'demo:q8_0', '--set', 'c=1024', '--db', db]);
     expect(long.code).toBe(2);
     expect(long.stderr).toMatch(/long\.yaml: max_tokens beyond the server's context of 1024 tokens per request for too-long/);

@@ -9,7 +9,8 @@ import { useTempDirs } from '../support/temp';
 const tempDir = useTempDirs();
 
 function filesContaining(dir: string, needle: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .filter((file) => fs.readFileSync(file).includes(Buffer.from(needle)));
@@ -27,7 +28,11 @@ describe('a real llama-server and its credentials', () => {
     const harness = await serverHarness(dir);
     try {
       // Other servers on a shared test machine must not block this one: it measures nothing.
-      const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...defaultProfile('keyed'), contextSize: 1024, threads: 1 }, force: true });
+      const server = await harness.servers.prepare({
+        modelRef: 'demo:q8_0',
+        profile: { ...defaultProfile('keyed'), contextSize: 1024, threads: 1 },
+        force: true,
+      });
       const ready = await server.start();
       expect(ready.state).toBe('ready');
       const authorization = server.authHeaders.authorization!;
@@ -40,14 +45,23 @@ describe('a real llama-server and its credentials', () => {
       expect(fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0')).toContain(`LLAMA_API_KEY=${key}`);
 
       // Another local user without the key can neither generate nor erase the slots.
-      const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) };
+      const chat = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+      };
       expect(await status(`${ready.baseUrl}/v1/chat/completions`, chat)).toBe(401);
       expect(await status(`${ready.baseUrl}/slots/0?action=erase`, { method: 'POST' })).toBe(401);
       expect(await status(`${ready.baseUrl}/metrics`)).toBe(401);
       expect(await status(`${ready.baseUrl}/health`)).toBe(200);
       expect(await status(`${ready.baseUrl}/metrics`, { headers: { authorization } })).toBe(200);
       const agent = createKeepAliveAgent(1);
-      const reply = await streamCompletion({ baseUrl: ready.baseUrl!, headers: { authorization }, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 } });
+      const reply = await streamCompletion({
+        baseUrl: ready.baseUrl!,
+        headers: { authorization },
+        agent,
+        body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 },
+      });
       agent.destroy();
       expect(reply.error).toBeNull();
       // The effective configuration (read from /props, which needs the key) was filled in.
@@ -63,8 +77,16 @@ describe('a real llama-server and its credentials', () => {
   it('refuses secret-bearing and model-changing extra flags before anything is launched', async () => {
     const harness = await serverHarness(tempDir());
     try {
-      for (const extraFlags of [['--hf-token', 'hf_SECRET'], ['--api-key', 'k'], ['--log-file', path.join(tempDir(), 'victim')], ['-mu', 'https://example.com/x.gguf']]) {
-        await expect(harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...defaultProfile('flagged'), extraFlags } }), extraFlags[0]).rejects.toThrow(new RegExp(`extraFlags: ${extraFlags[0]} is not allowed`));
+      for (const extraFlags of [
+        ['--hf-token', 'hf_SECRET'],
+        ['--api-key', 'k'],
+        ['--log-file', path.join(tempDir(), 'victim')],
+        ['-mu', 'https://example.com/x.gguf'],
+      ]) {
+        await expect(
+          harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...defaultProfile('flagged'), extraFlags } }),
+          extraFlags[0],
+        ).rejects.toThrow(new RegExp(`extraFlags: ${extraFlags[0]} is not allowed`));
       }
       expect(harness.servers.list()).toEqual([]);
     } finally {

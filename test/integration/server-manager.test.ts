@@ -74,7 +74,9 @@ describe('ServerManager against the real llama-server', () => {
 
   it('retries on a new port when the chosen one is already taken', async () => {
     const blocker = net.createServer();
-    const taken = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)));
+    const taken = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as net.AddressInfo).port)),
+    );
     const ports = [taken];
     const harness = await serverHarness(tempDir(), { choosePort: async () => ports.shift() ?? findFreePort() });
     try {
@@ -95,7 +97,10 @@ describe('ServerManager against the real llama-server', () => {
     const harness = await serverHarness(tempDir());
     try {
       // Allowed and well-formed, so only llama-server itself can refuse it.
-      const flagged = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile: { ...profile, extraFlags: ['--device', 'nosuchdevice'] } });
+      const flagged = await harness.servers.start({
+        modelRef: 'demo:q4_k_m',
+        profile: { ...profile, extraFlags: ['--device', 'nosuchdevice'] },
+      });
       expect(flagged.state).toBe('failed');
       expect(flagged.fault?.code).toBe('unsupported_flag');
       expect(flagged.fault?.logTail.join('\n')).toMatch(/invalid device: nosuchdevice/);
@@ -104,7 +109,19 @@ describe('ServerManager against the real llama-server', () => {
     }
     const dir = tempDir();
     const store = (await serverHarness(dir)).store;
-    const missing = new ServerManager(async () => ({ origin: 'configured', serverPath: path.join(dir, 'no-such-llama-server'), toolsDir: dir, version: null, commit: null, backend: null }), store.sessions, dir, { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() });
+    const missing = new ServerManager(
+      async () => ({
+        origin: 'configured',
+        serverPath: path.join(dir, 'no-such-llama-server'),
+        toolsDir: dir,
+        version: null,
+        commit: null,
+        backend: null,
+      }),
+      store.sessions,
+      dir,
+      { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
+    );
     const result = await missing.start({ modelRef: 'demo:q4_k_m', profile });
     expect(result.state).toBe('failed');
     expect(result.fault?.code).toBe('binary_missing');
@@ -116,9 +133,16 @@ describe('ServerManager against the real llama-server', () => {
   it('refuses invalid profiles and models before launching anything', async () => {
     const harness = await serverHarness(tempDir());
     try {
-      await expect(harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, cacheTypeV: 'q8_0', flashAttention: 'off' } })).rejects.toThrow(/cacheTypeV: a quantized V cache \(q8_0\) needs flashAttention on/);
-      await expect(harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, contextSize: 8192 } })).rejects.toThrow(/exceeds the model's trained context \(4096\)/);
-      const ok = await harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, contextSize: 8192, allowContextOverTrained: true } });
+      await expect(
+        harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, cacheTypeV: 'q8_0', flashAttention: 'off' } }),
+      ).rejects.toThrow(/cacheTypeV: a quantized V cache \(q8_0\) needs flashAttention on/);
+      await expect(harness.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, contextSize: 8192 } })).rejects.toThrow(
+        /exceeds the model's trained context \(4096\)/,
+      );
+      const ok = await harness.servers.start({
+        modelRef: 'demo:q8_0',
+        profile: { ...profile, contextSize: 8192, allowContextOverTrained: true },
+      });
       expect(ok.state).toBe('ready');
       expect(harness.servers.list()).toHaveLength(1);
     } finally {
@@ -131,7 +155,12 @@ describe('ServerManager against the real llama-server', () => {
     const a = await harness.servers.start({ modelRef: 'demo:q8_0', profile });
     const b = await harness.servers.start({ modelRef: 'demo:q4_k_m', profile });
     const agent = createKeepAliveAgent(2);
-    const reply = await streamCompletion({ baseUrl: b.baseUrl!, headers: { ...harness.servers.get(b.id).authHeaders }, agent, body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 } });
+    const reply = await streamCompletion({
+      baseUrl: b.baseUrl!,
+      headers: { ...harness.servers.get(b.id).authHeaders },
+      agent,
+      body: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 },
+    });
     agent.destroy();
     expect(reply.error).toBeNull();
     await harness.dispose();

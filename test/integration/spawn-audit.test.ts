@@ -64,7 +64,7 @@ describe('processes started on behalf of requests', () => {
     await container?.dispose();
   });
 
-  it('launches only the configured engine with the profile\'s own argv, never through a shell, however hostile the request', async () => {
+  it("launches only the configured engine with the profile's own argv, never through a shell, however hostile the request", async () => {
     const engine = await requireEngine();
     const victim = path.join(tempDir(), 'victim');
     fs.writeFileSync(victim, 'keep me');
@@ -87,12 +87,25 @@ describe('processes started on behalf of requests', () => {
     expect(serving()).toEqual([]);
 
     // One real run through the same services.
-    const finished = new Promise<RunJobState>((resolve) => container.events.on((event) => {
-      const state = event.payload as RunJobState;
-      if (event.name === 'run.progress' && (state.phase === 'finished' || state.phase === 'failed')) resolve(state);
-    }));
+    const finished = new Promise<RunJobState>((resolve) =>
+      container.events.on((event) => {
+        const state = event.payload as RunJobState;
+        if (event.name === 'run.progress' && (state.phase === 'finished' || state.phase === 'failed')) resolve(state);
+      }),
+    );
     await container.services.servers.saveProfile(base);
-    await container.services.runs.start({ workload: 'chat-short', model: 'demo:q8_0', endpoint: null, profileName: 'audit', concurrency: 1, rate: null, requests: 2, durationS: null, warmup: 0, private: false });
+    await container.services.runs.start({
+      workload: 'chat-short',
+      model: 'demo:q8_0',
+      endpoint: null,
+      profileName: 'audit',
+      concurrency: 1,
+      rate: null,
+      requests: 2,
+      durationS: null,
+      warmup: 0,
+      private: false,
+    });
     const state = await finished;
     expect(state.error).toBeNull();
     await container.services.doctor.report();
@@ -112,6 +125,8 @@ describe('processes started on behalf of requests', () => {
     expect(ours.filter((launch) => launch.shell).map((launch) => `${launch.api} ${launch.file}`)).toEqual([]);
     const programs = new Set(ours.map((launch) => launch.file));
     for (const program of programs) expect([engine.serverPath, process.execPath, 'nvidia-smi', 'amd-smi', 'rocm-smi']).toContain(program);
-    console.log(`[spawn audit] ${launches.length} launches: ${[...new Set(launches.map((launch) => `${launch.api} ${path.basename(launch.file.split(' ')[0]!)}${launch.shell ? ' (shell)' : ''}`))].join(', ')}`);
+    console.log(
+      `[spawn audit] ${launches.length} launches: ${[...new Set(launches.map((launch) => `${launch.api} ${path.basename(launch.file.split(' ')[0]!)}${launch.shell ? ' (shell)' : ''}`))].join(', ')}`,
+    );
   });
 });

@@ -29,7 +29,26 @@ describe('telemetry on a run', () => {
     const dir = tempDir();
     const db = path.join(dir, 't.db');
     // A PATH with no nvidia-smi or amd-smi on it, so this holds on a GPU machine too.
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '10', '--warmup', '2', '--concurrency', '2', '--force', '--db', db, '--json'], { PATH: tempDir() });
+    const result = await inferlab(
+      [
+        'run',
+        '--workload',
+        'chat-short',
+        '--model',
+        'demo:q8_0',
+        '--requests',
+        '10',
+        '--warmup',
+        '2',
+        '--concurrency',
+        '2',
+        '--force',
+        '--db',
+        db,
+        '--json',
+      ],
+      { PATH: tempDir() },
+    );
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     const telemetry = summary.telemetry;
@@ -38,7 +57,11 @@ describe('telemetry on a run', () => {
     expect(telemetry.server_process.cpu_pct_mean).toBeGreaterThan(0);
     expect(telemetry.server_process.rss_peak_bytes).toBeGreaterThan(10 * 2 ** 20);
     await inferlab(['export', summary.run_id, '--out', path.join(dir, 'export'), '--db', db]);
-    const requests = fs.readFileSync(path.join(dir, 'export', 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const requests = fs
+      .readFileSync(path.join(dir, 'export', 'requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const measuredOutputTokens = requests.filter((request) => !request.warmup).reduce((sum, request) => sum + request.output_tokens, 0);
     expect(requests.filter((request) => request.warmup)).toHaveLength(2);
     // The window opens after warmup: the server's counters over it hold the measured requests only.
@@ -46,28 +69,51 @@ describe('telemetry on a run', () => {
     expect(telemetry.sampler.interval_ms).toBe(250);
     expect(telemetry.window.baseline_ms).toBeGreaterThanOrEqual(1000);
     expect(telemetry.window.start_ms).toBeGreaterThan(telemetry.window.baseline_ms);
-    expect(telemetry.contention).toMatchObject({ threshold_cpu_cores: 0.5, contaminated: expect.any(Boolean), samples: expect.any(Number) });
+    expect(telemetry.contention).toMatchObject({
+      threshold_cpu_cores: 0.5,
+      contaminated: expect.any(Boolean),
+      samples: expect.any(Number),
+    });
   });
 
   it('with the recorded-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
     const db = path.join(tempDir(), 'gpu.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '8', '--force', '--db', db, '--json'], withStandIn());
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '8', '--force', '--db', db, '--json'],
+      withStandIn(),
+    );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
     expect(gpu).toMatchObject({
-      name: 'NVIDIA GeForce RTX 4090', memory_total_mib: 24564, baseline_used_mib: 5120, peak_used_mib: 5120,
-      server_used_mib_peak: 812, utilization_pct_mean: 87, power_w_mean: 250.5, other_processes_vram_mib: 300,
+      name: 'NVIDIA GeForce RTX 4090',
+      memory_total_mib: 24564,
+      baseline_used_mib: 5120,
+      peak_used_mib: 5120,
+      server_used_mib_peak: 812,
+      utilization_pct_mean: 87,
+      power_w_mean: 250.5,
+      other_processes_vram_mib: 300,
     });
     expect(gpu.samples).toBeGreaterThan(0);
     expect(standInsRunning()).toBe(0);
   });
 
-  it('records the GPUs\' used memory before the server was spawned, and places readings by nvidia-smi\'s timestamps', async () => {
+  it("records the GPUs' used memory before the server was spawned, and places readings by nvidia-smi's timestamps", async () => {
     const db = path.join(tempDir(), 'live.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--warmup', '1', '--force', '--db', db, '--json'], withStandIn({ FAKE_SMI_GPU_FILE: 'one-gpu-live.csv', FAKE_SMI_APPS_FILE: 'compute-apps-named.csv', FAKE_SMI_DELAY_MS: '300' }));
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--warmup', '1', '--force', '--db', db, '--json'],
+      withStandIn({ FAKE_SMI_GPU_FILE: 'one-gpu-live.csv', FAKE_SMI_APPS_FILE: 'compute-apps-named.csv', FAKE_SMI_DELAY_MS: '300' }),
+    );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
-    expect(gpu).toMatchObject({ before_load_used_mib: 4308, baseline_used_mib: 5120, peak_used_mib: 5120, server_used_mib_peak: 812, other_processes_vram_mib: 300, gpu_count: 1 });
+    expect(gpu).toMatchObject({
+      before_load_used_mib: 4308,
+      baseline_used_mib: 5120,
+      peak_used_mib: 5120,
+      server_used_mib_peak: 812,
+      other_processes_vram_mib: 300,
+      gpu_count: 1,
+    });
     expect(gpu.timestamps.device).toBeGreaterThan(0);
     expect(gpu.timestamps.arrival).toBe(0);
     expect(standInsRunning()).toBe(0);
@@ -75,7 +121,10 @@ describe('telemetry on a run', () => {
 
   it('with a stand-in whose memory rises every reading, the peak is later and higher than the baseline, not the other way round', async () => {
     const db = path.join(tempDir(), 'ramp.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'], withStandIn({ FAKE_SMI_GPU_FILE: 'one-gpu-live.csv', FAKE_SMI_RAMP_MIB: '4' }));
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'],
+      withStandIn({ FAKE_SMI_GPU_FILE: 'one-gpu-live.csv', FAKE_SMI_RAMP_MIB: '4' }),
+    );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
     // The baseline is read before the window opens and the peak at its end, at least 3 s (12 readings at 4 Hz) later.
@@ -86,13 +135,19 @@ describe('telemetry on a run', () => {
 
   it('reports an NVML failure as the reason and keeps running; an interrupted run leaves no sampler behind', async () => {
     const db = path.join(tempDir(), 'nvml.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '4', '--force', '--db', db, '--json'], withStandIn({ FAKE_SMI_MODE: 'nvml-failure' }));
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '4', '--force', '--db', db, '--json'],
+      withStandIn({ FAKE_SMI_MODE: 'nvml-failure' }),
+    );
     expect(result.code, result.stderr).toBe(0);
     const telemetry = JSON.parse(result.stdout).telemetry;
     expect(telemetry.gpu).toBeNull();
     expect(telemetry.gpu_unavailable_reason).toMatch(/Failed to initialize NVML/);
 
-    const interrupted = startInferlab(['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '100', '--force', '--db', db, '--json'], withStandIn());
+    const interrupted = startInferlab(
+      ['run', '--workload', 'decode-heavy', '--model', 'demo:q4_k_m', '--requests', '100', '--force', '--db', db, '--json'],
+      withStandIn(),
+    );
     const exited = new Promise<number | null>((resolve) => interrupted.on('close', resolve));
     for (let i = 0; i < 100 && standInsRunning() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(standInsRunning()).toBeGreaterThan(0);
@@ -105,15 +160,27 @@ describe('telemetry on a run', () => {
   it('samples an AMD GPU through the amd-smi stand-in when nvidia-smi is absent', { timeout: 240_000 }, async () => {
     const db = path.join(tempDir(), 'amd.db');
     const amdDir = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'amd-bin');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'], { PATH: `${amdDir}:${process.env.PATH}` });
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'],
+      { PATH: `${amdDir}:${process.env.PATH}` },
+    );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
-    expect(gpu).toMatchObject({ memory_total_mib: 65520, baseline_used_mib: 3100, peak_used_mib: 3100, utilization_pct_mean: 73, power_w_mean: 180 });
+    expect(gpu).toMatchObject({
+      memory_total_mib: 65520,
+      baseline_used_mib: 3100,
+      peak_used_mib: 3100,
+      utilization_pct_mean: 73,
+      power_w_mean: 180,
+    });
   });
 
   it('restarts an nvidia-smi loop that dies', { timeout: 240_000 }, async () => {
     const db = path.join(tempDir(), 'restart.db');
-    const result = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '4', '--force', '--db', db, '--json'], withStandIn({ FAKE_SMI_EXIT_AFTER: '3' }));
+    const result = await inferlab(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '4', '--force', '--db', db, '--json'],
+      withStandIn({ FAKE_SMI_EXIT_AFTER: '3' }),
+    );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
     // Three samples per loop life; more than that in the window means the loop came back.

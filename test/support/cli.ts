@@ -11,7 +11,10 @@ export interface CliResult {
 
 /** `bin/inferlab ARGS` of this checkout, or of another copy of the app rooted at `appRoot`. */
 export function startInferlab(args: string[], env: NodeJS.ProcessEnv = {}, appRoot = projectRoot()): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [path.join(appRoot, 'bin', 'inferlab'), ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [path.join(appRoot, 'bin', 'inferlab'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** Runs `./bin/inferlab ARGS` to completion. */
@@ -27,7 +30,10 @@ export function inferlab(args: string[], env: NodeJS.ProcessEnv = {}): Promise<C
 }
 
 /** Resolves with the first stdout JSON line that satisfies `match`. */
-export function waitForJsonLine(child: ChildProcessWithoutNullStreams, match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+export function waitForJsonLine(
+  child: ChildProcessWithoutNullStreams,
+  match: (line: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let buffer = '';
     const onData = (chunk: Buffer) => {
@@ -49,14 +55,17 @@ export function waitForJsonLine(child: ChildProcessWithoutNullStreams, match: (l
 
 /** Pids whose parent is `pid` (Linux /proc). */
 export function childPids(pid: number): number[] {
-  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(entry)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(entry)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /**

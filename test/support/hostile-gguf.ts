@@ -5,13 +5,22 @@ import { GgmlType, writeGgufFile } from '../../src/main/models/gguf-writer';
 
 /** Small GGUF files, valid and deliberately broken, for reader and CLI tests. */
 export function writeValidTinyModel(file: string): void {
-  writeGgufFile(file, [
-    { key: 'general.architecture', type: GGUFValueType.STRING, value: 'llama' },
-    { key: 'general.file_type', type: GGUFValueType.UINT32, value: 0 },
-    { key: 'llama.context_length', type: GGUFValueType.UINT32, value: 2048 },
-    { key: 'llama.block_count', type: GGUFValueType.UINT32, value: 1 },
-    { key: 'tokenizer.ggml.tokens', type: GGUFValueType.ARRAY, itemType: GGUFValueType.STRING, value: Array.from({ length: 40 }, (_, i) => `t${i}`) },
-  ], [{ name: 'w', shape: [8, 4], type: GgmlType.F32, data: () => new Uint8Array(128) }]);
+  writeGgufFile(
+    file,
+    [
+      { key: 'general.architecture', type: GGUFValueType.STRING, value: 'llama' },
+      { key: 'general.file_type', type: GGUFValueType.UINT32, value: 0 },
+      { key: 'llama.context_length', type: GGUFValueType.UINT32, value: 2048 },
+      { key: 'llama.block_count', type: GGUFValueType.UINT32, value: 1 },
+      {
+        key: 'tokenizer.ggml.tokens',
+        type: GGUFValueType.ARRAY,
+        itemType: GGUFValueType.STRING,
+        value: Array.from({ length: 40 }, (_, i) => `t${i}`),
+      },
+    ],
+    [{ name: 'w', shape: [8, 4], type: GgmlType.F32, data: () => new Uint8Array(128) }],
+  );
 }
 
 function header(tensorCount: bigint, kvCount: bigint): Buffer {

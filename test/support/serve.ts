@@ -2,7 +2,11 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { startInferlab } from './cli';
 
 /** `inferlab serve` as a child process; resolves with the URL it prints. */
-export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, appRoot?: string): Promise<{ url: string; child: ChildProcessWithoutNullStreams; stderr(): string; stop(): Promise<number | null> }> {
+export async function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  appRoot?: string,
+): Promise<{ url: string; child: ChildProcessWithoutNullStreams; stderr(): string; stop(): Promise<number | null> }> {
   const child = startInferlab(['serve', ...args], env, appRoot);
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));

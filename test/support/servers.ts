@@ -6,9 +6,16 @@ import { openAppStore, type AppStore } from '../../src/main/store/app-store';
 import { requireEngine } from './engine';
 
 /** A real ServerManager over a fresh database in `dir`; dispose stops every server it started. */
-export async function serverHarness(dir: string, options: Partial<ServerOptions> = {}): Promise<{ store: AppStore; servers: ServerManager; dispose(): Promise<void> }> {
+export async function serverHarness(
+  dir: string,
+  options: Partial<ServerOptions> = {},
+): Promise<{ store: AppStore; servers: ServerManager; dispose(): Promise<void> }> {
   const store = await openAppStore(path.join(dir, 'runs.db'));
-  const servers = new ServerManager(requireEngine, store.sessions, path.join(dir, 'logs'), { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort(), ...options });
+  const servers = new ServerManager(requireEngine, store.sessions, path.join(dir, 'logs'), {
+    timeouts: DEFAULT_TIMEOUTS,
+    choosePort: () => findFreePort(),
+    ...options,
+  });
   return {
     store,
     servers,

@@ -11,7 +11,11 @@ describe('acceptance checks', () => {
     const schema = { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } };
     expect(evaluateAcceptance([{ contains: 'Paris' }, { regex: '^The' }, { max_length: 40 }], 'The capital is Paris.', null)).toEqual({
       accepted: true,
-      results: [{ check: 'contains', passed: true }, { check: 'regex', passed: true }, { check: 'max_length', passed: true, detail: '21 chars' }],
+      results: [
+        { check: 'contains', passed: true },
+        { check: 'regex', passed: true },
+        { check: 'max_length', passed: true, detail: '21 chars' },
+      ],
     });
     expect(evaluateAcceptance([{ exact: 'yes' }], ' yes\n', null).accepted).toBe(true);
     expect(evaluateAcceptance([{ json_schema: schema }], '```json\n{"n": 3}\n```', null).accepted).toBe(true);
@@ -19,7 +23,10 @@ describe('acceptance checks', () => {
     expect(wrong.accepted).toBe(false);
     expect(wrong.results[0]!.detail).toMatch(/must be integer/);
     expect(evaluateAcceptance([{ json_schema: schema }], 'not json', null).results[0]!.detail).toMatch(/^not JSON/);
-    expect(evaluateAcceptance([{ equals_reference: true }], 'abc', null)).toEqual({ accepted: null, results: [{ check: 'equals_reference', passed: null, detail: 'no reference output for this item' }] });
+    expect(evaluateAcceptance([{ equals_reference: true }], 'abc', null)).toEqual({
+      accepted: null,
+      results: [{ check: 'equals_reference', passed: null, detail: 'no reference output for this item' }],
+    });
     expect(evaluateAcceptance([{ equals_reference: true }], 'abc', 'abd').accepted).toBe(false);
     expect(evaluateAcceptance([], 'anything', null).accepted).toBeNull();
   });
@@ -51,7 +58,10 @@ describe('load generator', () => {
     let peak = 0;
     const calls: boolean[] = [];
     const outcome = await generateLoad({
-      load: { mode: 'closed', concurrency: 3 }, stop: { requests: 12, durationMs: null }, warmup: 2, halt: new AbortController().signal,
+      load: { mode: 'closed', concurrency: 3 },
+      stop: { requests: 12, durationMs: null },
+      warmup: 2,
+      halt: new AbortController().signal,
       send: async (_index, warmup) => {
         calls.push(warmup);
         active += 1;
@@ -73,7 +83,10 @@ describe('load generator', () => {
     const slips: number[] = [];
     const scheduled: number[] = [];
     await generateLoad({
-      load: { mode: 'open', rate: 200, burstiness: 1, maxOutstanding: 4 }, stop: { requests: 60, durationMs: null }, warmup: 0, halt: new AbortController().signal,
+      load: { mode: 'open', rate: 200, burstiness: 1, maxOutstanding: 4 },
+      stop: { requests: 60, durationMs: null },
+      warmup: 0,
+      halt: new AbortController().signal,
       send: async (_index, _warmup, scheduledAt) => {
         scheduled.push(scheduledAt!);
         slips.push(performance.now() - scheduledAt!);
@@ -99,7 +112,10 @@ describe('load generator', () => {
     const halt = new AbortController();
     let sent = 0;
     const outcome = await generateLoad({
-      load: { mode: 'closed', concurrency: 1 }, stop: { requests: null, durationMs: 60_000 }, warmup: 0, halt: halt.signal,
+      load: { mode: 'closed', concurrency: 1 },
+      stop: { requests: null, durationMs: 60_000 },
+      warmup: 0,
+      halt: halt.signal,
       send: async () => {
         sent += 1;
         if (sent === 5) halt.abort();
@@ -112,11 +128,38 @@ describe('load generator', () => {
 
 function row(seq: number, overrides: Partial<RequestRow> = {}): RequestRow {
   return {
-    seq, warmup: 0, group_name: 'g', item_id: 'i', scheduled_ms: null, t0_ms: seq * 100, headers_ms: 1, end_ms: seq * 100 + 50,
-    ttft_ms: 10, e2e_ms: 50, tpot_ms: 2, queue_ms: 0, client_overhead_ms: 1, output_tokens: 20, output_tokens_source: 'usage',
-    prompt_tokens: 30, cached_tokens: 0, finish_reason: 'stop', http_status: 200, error_class: null, error_message: null, timings_json: null,
-    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer), accepted: null, acceptance_json: null, prompt_text: null, output_text: null,
-    prompt_sha256: null, output_sha256: null, prompt_chars: null, output_chars: null, ...overrides,
+    seq,
+    warmup: 0,
+    group_name: 'g',
+    item_id: 'i',
+    scheduled_ms: null,
+    t0_ms: seq * 100,
+    headers_ms: 1,
+    end_ms: seq * 100 + 50,
+    ttft_ms: 10,
+    e2e_ms: 50,
+    tpot_ms: 2,
+    queue_ms: 0,
+    client_overhead_ms: 1,
+    output_tokens: 20,
+    output_tokens_source: 'usage',
+    prompt_tokens: 30,
+    cached_tokens: 0,
+    finish_reason: 'stop',
+    http_status: 200,
+    error_class: null,
+    error_message: null,
+    timings_json: null,
+    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer),
+    accepted: null,
+    acceptance_json: null,
+    prompt_text: null,
+    output_text: null,
+    prompt_sha256: null,
+    output_sha256: null,
+    prompt_chars: null,
+    output_chars: null,
+    ...overrides,
   };
 }
 
@@ -130,9 +173,24 @@ describe('run summary', () => {
       row(4, { error_class: 'total_timeout', ttft_ms: null, e2e_ms: null, end_ms: null }),
       row(5, { group_name: 'other', accepted: 1 }),
     ];
-    const summary = summarizeRun({ runId: 'r', status: 'completed', statusReason: null, workload: { name: 'w', revision: 'x' }, rows, load: { mode: 'closed', concurrency: 2 }, slo: { ttft_ms: 100 } });
+    const summary = summarizeRun({
+      runId: 'r',
+      status: 'completed',
+      statusReason: null,
+      workload: { name: 'w', revision: 'x' },
+      rows,
+      load: { mode: 'closed', concurrency: 2 },
+      slo: { ttft_ms: 100 },
+    });
     expect(summary.warmup_requests).toBe(1);
-    expect(summary.requests).toEqual({ attempted: 5, completed: 4, failed: 1, accepted: 3, checked: 2, failures_by_class: { total_timeout: 1 } });
+    expect(summary.requests).toEqual({
+      attempted: 5,
+      completed: 4,
+      failed: 1,
+      accepted: 3,
+      checked: 2,
+      failures_by_class: { total_timeout: 1 },
+    });
     expect(summary.metrics.ttft_ms.n).toBe(4);
     expect(summary.metrics.ttft_ms.max).toBe(500);
     expect(summary.metrics.itl_ms.n).toBe(8);
@@ -148,7 +206,15 @@ describe('run summary', () => {
 
   it('reports offered and achieved load and flags a generator that fell behind', () => {
     const rows = Array.from({ length: 50 }, (_, i) => row(i, { scheduled_ms: i * 100, t0_ms: i * 100 + (i > 40 ? 300 : 0.5) }));
-    const summary = summarizeRun({ runId: 'r', status: 'completed', statusReason: null, workload: { name: 'w', revision: 'x' }, rows, load: { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 8 }, slo: null });
+    const summary = summarizeRun({
+      runId: 'r',
+      status: 'completed',
+      statusReason: null,
+      workload: { name: 'w', revision: 'x' },
+      rows,
+      load: { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 8 },
+      slo: null,
+    });
     expect(summary.load.offered).toBe(10);
     // 50 sends cannot support a p99: it is withheld and the largest slip judges the generator.
     expect(summary.load.slip_ms_p99).toBeNull();

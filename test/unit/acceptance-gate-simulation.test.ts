@@ -25,7 +25,11 @@ function rejectionRate(pBaseline: number, pCandidate: number, n: number, seed: n
 
 describe('acceptance gate: error rates', () => {
   it.each([
-    { p: 0.5, n: 32 }, { p: 0.9, n: 32 }, { p: 0.1, n: 32 }, { p: 0.5, n: 192 }, { p: 0.97, n: 192 },
+    { p: 0.5, n: 32 },
+    { p: 0.9, n: 32 },
+    { p: 0.1, n: 32 },
+    { p: 0.5, n: 192 },
+    { p: 0.97, n: 192 },
   ])('rejects an equally good candidate (p = $p, n = $n per side) at most 6 % of the time', ({ p, n }) => {
     const rate = rejectionRate(p, p, n, Math.round(p * 1000) + n);
     console.log(`acceptance gate, equal p ${p}, n ${n}: false rejection ${(rate * 100).toFixed(2)} %`);

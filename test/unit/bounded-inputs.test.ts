@@ -34,20 +34,35 @@ describe('bounded inputs', () => {
   });
 
   it('refuses generators that are each under the caps but together exceed them', () => {
-    const group = (name: string) => `  - name: ${name}\n    generate:\n      synthetic: { count: 60000, input_tokens: 10, output_tokens: 1 }\n`;
+    const group = (name: string) =>
+      `  - name: ${name}\n    generate:\n      synthetic: { count: 60000, input_tokens: 10, output_tokens: 1 }\n`;
     expect(() => parseWorkloadText(`name: two\ngroups:\n${group('a')}${group('b')}`, 'two.yaml')).toThrow(/120,000 requests.*100,000/);
   });
 
   it('refuses the bomb in resolveWorkload too, before generating anything', async () => {
-    const def: WorkloadDef = { name: 'bomb', groups: [{ name: 'docs', generate: { long_document: { count: 10000, document_tokens: 1000000, output_tokens: 1 } } }] } as WorkloadDef;
+    const def: WorkloadDef = {
+      name: 'bomb',
+      groups: [{ name: 'docs', generate: { long_document: { count: 10000, document_tokens: 1000000, output_tokens: 1 } } }],
+    } as WorkloadDef;
     let counted = 0;
-    const counter = { exact: false, count: async (text: string) => { counted++; return estimatingTokenCounter.count(text); } };
+    const counter = {
+      exact: false,
+      count: async (text: string) => {
+        counted++;
+        return estimatingTokenCounter.count(text);
+      },
+    };
     await expect(resolveWorkload(def, 'w.yaml', counter)).rejects.toThrow(/"docs".*10,000,000,000 prompt tokens/s);
     expect(counted).toBe(0);
   });
 
   it('still accepts the largest ordinary generators', () => {
-    expect(() => parseWorkloadText('name: ok\ngroups:\n  - name: s\n    generate:\n      synthetic: { count: 1000, input_tokens: 32000, output_tokens: 1 }\n', 'ok.yaml')).not.toThrow();
+    expect(() =>
+      parseWorkloadText(
+        'name: ok\ngroups:\n  - name: s\n    generate:\n      synthetic: { count: 1000, input_tokens: 32000, output_tokens: 1 }\n',
+        'ok.yaml',
+      ),
+    ).not.toThrow();
   });
 
   it('refuses an oversized ShareGPT file by its size, naming the file and the cap', async () => {

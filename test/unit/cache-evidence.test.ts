@@ -1,11 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { cacheEvidence, classifyRequest, MIN_PREFIX_TOKENS, promptText, reusedTokens, sharedPrefixes, sharedPrefixTokens } from '../../src/main/experiments/cache-evidence';
+import {
+  cacheEvidence,
+  classifyRequest,
+  MIN_PREFIX_TOKENS,
+  promptText,
+  reusedTokens,
+  sharedPrefixes,
+  sharedPrefixTokens,
+} from '../../src/main/experiments/cache-evidence';
 import { contradiction } from '../../src/main/experiments/warm-cold';
 import { spreadOverWindows } from '../../src/main/experiments/windows';
 
-type Row = { cached_tokens: number | null; timings_json: string | null; item_id: string | null; warmup: number; error_class: string | null };
+type Row = {
+  cached_tokens: number | null;
+  timings_json: string | null;
+  item_id: string | null;
+  warmup: number;
+  error_class: string | null;
+};
 const row = (cached: number | null, cacheN: number | null = null, item = 'a', extra: Partial<Row> = {}): Row => ({
-  cached_tokens: cached, timings_json: cacheN === null ? null : JSON.stringify({ prompt_n: 10, cache_n: cacheN }), item_id: item, warmup: 0, error_class: null, ...extra,
+  cached_tokens: cached,
+  timings_json: cacheN === null ? null : JSON.stringify({ prompt_n: 10, cache_n: cacheN }),
+  item_id: item,
+  warmup: 0,
+  error_class: null,
+  ...extra,
 });
 
 describe('reused tokens from the server evidence', () => {
@@ -28,8 +47,14 @@ describe('per-request classification', () => {
     expect(classifyRequest(row(null, null), none)).toBe('unknown');
   });
 
-  it('prefix reuse: at least 95 % of the item\'s shared prefix; the chat template alone does not count', () => {
-    const prefix = { kind: 'prefix', prefixTokens: new Map<string, number | null>([['a', 768], ['b', null]]) } as const;
+  it("prefix reuse: at least 95 % of the item's shared prefix; the chat template alone does not count", () => {
+    const prefix = {
+      kind: 'prefix',
+      prefixTokens: new Map<string, number | null>([
+        ['a', 768],
+        ['b', null],
+      ]),
+    } as const;
     expect(classifyRequest(row(730), prefix)).toBe('confirmed');
     expect(classifyRequest(row(729), prefix)).toBe('contradicted');
     // A few template tokens reused: what the old "any cached token" rule accepted as warm.
@@ -43,7 +68,9 @@ describe('per-request classification', () => {
     const rows = [row(0), row(0, 0), row(null), row(64), row(500, null, 'a', { warmup: 1 }), row(9, null, 'a', { error_class: 'timeout' })];
     const evidence = cacheEvidence(rows, { kind: 'none' });
     expect(evidence).toMatchObject({ expect: 'no reuse', measured: 4, confirmed: 2, contradicted: 1, unknown: 1 });
-    expect(evidence.summary).toBe('2 of 4 requests reused no cached prompt tokens; 1 reused some (up to 64 tokens); 1 unknown (no cache count from the server)');
+    expect(evidence.summary).toBe(
+      '2 of 4 requests reused no cached prompt tokens; 1 reused some (up to 64 tokens); 1 unknown (no cache count from the server)',
+    );
     const warm = cacheEvidence([row(760), row(770), row(5)], { kind: 'prefix', prefixTokens: new Map([['a', 768]]) });
     expect(warm.summary).toBe('2 of 3 requests reused ≥ 95 % of their shared prefix; 1 reused less');
     expect(warm.rule).toMatch(/95 %/);
@@ -53,16 +80,28 @@ describe('per-request classification', () => {
     const silent = cacheEvidence([row(null), row(null)], { kind: 'none' });
     expect(silent.unknown).toBe(2);
     expect(contradiction('cold-cache', silent)).toBeNull();
-    expect(contradiction('cold-cache', cacheEvidence([row(0), row(40)], { kind: 'none' }))).toMatch(/1 of 2 requests reused cached prompt tokens: the cache was not cold/);
-    expect(contradiction('warm-cache', cacheEvidence([row(3)], { kind: 'prefix', prefixTokens: new Map([['a', 768]]) }))).toMatch(/the cache was not warm/);
-    const late = { starts: [{ run_id: 'r', spawn_to_ready_ms: 1, ttft_ms: 1, cached_tokens: 0, requests_before: 1 }], spawn_to_ready_ms: {} as never, ttft_ms: {} as never };
-    expect(contradiction('cold-process', cacheEvidence([row(0)], { kind: 'none' }), late)).toMatch(/not the first their fresh server answered/);
+    expect(contradiction('cold-cache', cacheEvidence([row(0), row(40)], { kind: 'none' }))).toMatch(
+      /1 of 2 requests reused cached prompt tokens: the cache was not cold/,
+    );
+    expect(contradiction('warm-cache', cacheEvidence([row(3)], { kind: 'prefix', prefixTokens: new Map([['a', 768]]) }))).toMatch(
+      /the cache was not warm/,
+    );
+    const late = {
+      starts: [{ run_id: 'r', spawn_to_ready_ms: 1, ttft_ms: 1, cached_tokens: 0, requests_before: 1 }],
+      spawn_to_ready_ms: {} as never,
+      ttft_ms: {} as never,
+    };
+    expect(contradiction('cold-process', cacheEvidence([row(0)], { kind: 'none' }), late)).toMatch(
+      /not the first their fresh server answered/,
+    );
   });
 });
 
 describe('shared prefixes', () => {
   const doc = (family: number) => `Document ${family}. ${'river stone '.repeat(40)}`;
-  const items = [0, 1].flatMap((family) => [0, 1, 2].map((suffix) => ({ id: `p${family}-s${suffix}`, text: `${doc(family)}\nQuestion ${suffix}: what ${suffix}` })));
+  const items = [0, 1].flatMap((family) =>
+    [0, 1, 2].map((suffix) => ({ id: `p${family}-s${suffix}`, text: `${doc(family)}\nQuestion ${suffix}: what ${suffix}` })),
+  );
 
   it('finds, per item, the longest text it shares with another item, cut at a word boundary', () => {
     const prefixes = sharedPrefixes([...items, { id: 'lone', text: 'Something else entirely' }]);
@@ -75,7 +114,10 @@ describe('shared prefixes', () => {
   it('counts prefixes with the engine tokenizer and drops those too short to tell from the chat template', async () => {
     const counted: string[] = [];
     const counter = { exact: true, count: async (text: string) => (counted.push(text), text.split(/\s+/).filter(Boolean).length) };
-    const tokens = await sharedPrefixTokens([...items, { id: 'x', text: 'short shared one' }, { id: 'y', text: 'short shared two' }], counter);
+    const tokens = await sharedPrefixTokens(
+      [...items, { id: 'x', text: 'short shared one' }, { id: 'y', text: 'short shared two' }],
+      counter,
+    );
     expect(tokens.get('p0-s1')).toBe(2 + 80 + 1);
     expect(tokens.get('x')).toBeNull();
     expect(MIN_PREFIX_TOKENS).toBeGreaterThan(2);
@@ -84,7 +126,15 @@ describe('shared prefixes', () => {
   });
 
   it('reads chat messages in order, and raw prompts as they are', () => {
-    expect(promptText({ messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }], prompt: null })).toBe('S\nU');
+    expect(
+      promptText({
+        messages: [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'U' },
+        ],
+        prompt: null,
+      }),
+    ).toBe('S\nU');
     expect(promptText({ messages: null, prompt: 'P' })).toBe('P');
   });
 });

@@ -10,11 +10,13 @@ const tempDir = useTempDirs();
 const readme = fs.readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
 const commandsBlock = /## Commands\n\n```\n([\s\S]*?)```/.exec(readme)![1]!;
 
-describe('the README\'s command list and the CLI\'s command table agree', () => {
+describe("the README's command list and the CLI's command table agree", () => {
   const table = commandTable();
 
   it('lists every command, and no command the CLI lacks', () => {
-    const listed = new Set([...commandsBlock.matchAll(/(?:\.\/bin\/inferlab|\|)\s+([a-z]+)\b/g)].map((match) => match[1]!).filter((word) => word !== 'npm'));
+    const listed = new Set(
+      [...commandsBlock.matchAll(/(?:\.\/bin\/inferlab|\|)\s+([a-z]+)\b/g)].map((match) => match[1]!).filter((word) => word !== 'npm'),
+    );
     for (const command of table.keys()) expect(listed, command).toContain(command);
     for (const command of listed) if (!['list', 'show'].includes(command)) expect([...table.keys(), 'help'], command).toContain(command);
   });
@@ -23,7 +25,8 @@ describe('the README\'s command list and the CLI\'s command table agree', () => 
     for (const line of commandsBlock.split('\n').filter((text) => text.startsWith('./bin/inferlab '))) {
       const command = line.split(/\s+/)[1]!;
       const flags = table.get(command)?.flags ?? [];
-      for (const flag of line.match(/--[a-z][a-z0-9-]*/g) ?? []) if (flag !== '--version') expect(flags, `${command} ${flag}`).toContain(flag);
+      for (const flag of line.match(/--[a-z][a-z0-9-]*/g) ?? [])
+        if (flag !== '--version') expect(flags, `${command} ${flag}`).toContain(flag);
     }
   });
 });
@@ -38,7 +41,7 @@ describe('shell completion from the command table', () => {
     return result.stdout.split('\n').filter(Boolean).sort();
   }
 
-  it('completes commands, subcommands and each command\'s own flags in bash', () => {
+  it("completes commands, subcommands and each command's own flags in bash", () => {
     expect(complete(['inferlab', 'ru'])).toEqual(['run', 'runs']);
     expect(complete(['inferlab', 'run', '--wo'])).toEqual(['--workload']);
     expect(complete(['inferlab', 'experiment', 'sw'])).toEqual(['sweep']);

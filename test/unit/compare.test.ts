@@ -43,11 +43,21 @@ describe('request-noise intervals between two single runs', () => {
 
 describe('experiment helpers', () => {
   it('rotates the order of conditions from window to window', () => {
-    expect(windowSchedule(['A', 'B', 'C'], 2).map((entry) => `${entry.window}${entry.condition}`)).toEqual(['0A', '0B', '0C', '1B', '1C', '1A']);
+    expect(windowSchedule(['A', 'B', 'C'], 2).map((entry) => `${entry.window}${entry.condition}`)).toEqual([
+      '0A',
+      '0B',
+      '0C',
+      '1B',
+      '1C',
+      '1A',
+    ]);
   });
 
   it('reads llama-perplexity KLD output', () => {
-    expect(parseKldOutput('Mean    KLD:   0.005834 ±   0.000030\nSame top p: 71.284 ± 1.720 %\n')).toMatchObject({ kldMean: 0.005834, sameTopP: 0.71284 });
+    expect(parseKldOutput('Mean    KLD:   0.005834 ±   0.000030\nSame top p: 71.284 ± 1.720 %\n')).toMatchObject({
+      kldMean: 0.005834,
+      sameTopP: 0.71284,
+    });
     expect(parseKldOutput('nothing')).toMatchObject({ kldMean: null, sameTopP: null });
   });
 });

@@ -44,7 +44,8 @@ describe('file lock', () => {
 describe('managed process', () => {
   it('drains output into the log tail and stops the whole process group with SIGTERM, grandchild included', async () => {
     // The child starts a grandchild of its own and prints its pid: stopping the child must stop both.
-    const script = "const { spawn } = require('node:child_process'); const g = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log('grandchild ' + g.pid); console.error('on stderr'); setInterval(() => {}, 1000)";
+    const script =
+      "const { spawn } = require('node:child_process'); const g = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log('grandchild ' + g.pid); console.error('on stderr'); setInterval(() => {}, 1000)";
     const child = new ManagedProcess(process.execPath, ['-e', script]);
     while (child.logs.last().length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
     const lines = child.logs.last().sort();
@@ -61,7 +62,10 @@ describe('managed process', () => {
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
-    const child = new ManagedProcess(process.execPath, ['-e', "process.on('SIGTERM', () => {}); console.log('armed'); setInterval(() => {}, 1000)"]);
+    const child = new ManagedProcess(process.execPath, [
+      '-e',
+      "process.on('SIGTERM', () => {}); console.log('armed'); setInterval(() => {}, 1000)",
+    ]);
     while (child.logs.last().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     const exit = await child.stop(200);
     expect(exit.signal).toBe('SIGKILL');

@@ -18,7 +18,10 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
 /** Opens `file` in a fresh Node process once the wall clock reaches `at`, so two of them collide. */
 function openInChild(script: string, file: string, at: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, file, String(at)], { cwd: projectRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, file, String(at)], {
+      cwd: projectRoot(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -30,14 +33,17 @@ describe('durability', () => {
   it('lets two processes open the same fresh database at once: both migrate or wait, neither fails', async () => {
     const dir = tempDir();
     const script = path.join(dir, 'open.ts');
-    fs.writeFileSync(script, [
-      `import { openDatabase, schemaVersion } from ${JSON.stringify(path.join(projectRoot(), 'src/main/store/database.ts'))};`,
-      'const [file, at] = process.argv.slice(2);',
-      'while (Date.now() < Number(at)) {}',
-      'const db = openDatabase(file);',
-      'console.log(`version ${schemaVersion(db)}`);',
-      'db.close();',
-    ].join('\n'));
+    fs.writeFileSync(
+      script,
+      [
+        `import { openDatabase, schemaVersion } from ${JSON.stringify(path.join(projectRoot(), 'src/main/store/database.ts'))};`,
+        'const [file, at] = process.argv.slice(2);',
+        'while (Date.now() < Number(at)) {}',
+        'const db = openDatabase(file);',
+        'console.log(`version ${schemaVersion(db)}`);',
+        'db.close();',
+      ].join('\n'),
+    );
     const newest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
     for (let round = 0; round < 3; round++) {
       const file = path.join(dir, `race-${round}.db`);
@@ -70,7 +76,8 @@ describe('durability', () => {
     const bytes = fs.readFileSync(damaged);
     const pageSize = bytes.readUInt16BE(16);
     // Scribble over the middle of the file, past the schema page.
-    for (let offset = pageSize * 3; offset < bytes.length - pageSize; offset += pageSize * 2) bytes.fill(0x5a, offset + 8, offset + pageSize);
+    for (let offset = pageSize * 3; offset < bytes.length - pageSize; offset += pageSize * 2)
+      bytes.fill(0x5a, offset + 8, offset + pageSize);
     fs.writeFileSync(damaged, bytes);
     const report = checkDatabase(damaged);
     expect(report.status).not.toBe('ok');

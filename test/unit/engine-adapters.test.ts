@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { endpointHeaders, normalizeHost, parseOllamaPs, parseOllamaTags, parseOpenAiModels } from '../../src/main/engines/adapters/endpoints';
+import {
+  endpointHeaders,
+  normalizeHost,
+  parseOllamaPs,
+  parseOllamaTags,
+  parseOpenAiModels,
+} from '../../src/main/engines/adapters/endpoints';
 import { sglangAdapter, splitCommand, vllmAdapter } from '../../src/main/engines/adapters/python-servers';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
@@ -16,8 +22,30 @@ describe('vLLM and SGLang launch', () => {
   it('builds vLLM argv with every setting explicit and no shell', () => {
     const { program, args } = vllmAdapter('/opt/venv/bin/vllm').launch({ modelPath: 'Qwen/Qwen2.5-7B-Instruct', port: 9000, profile });
     expect(program).toBe('/opt/venv/bin/vllm');
-    expect(args).toEqual(['serve', 'Qwen/Qwen2.5-7B-Instruct', '--host', '127.0.0.1', '--port', '9000', '--max-model-len', '8192', '--max-num-seqs', '16', '--max-num-batched-tokens', '4096', '--kv-cache-dtype', 'auto', '--enable-prefix-caching', '--seed', '1']);
-    const cold = vllmAdapter('python -m vllm.entrypoints.openai.api_server').launch({ modelPath: '/m', port: 1, profile: { ...profile, cacheRamMib: 0 } });
+    expect(args).toEqual([
+      'serve',
+      'Qwen/Qwen2.5-7B-Instruct',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '9000',
+      '--max-model-len',
+      '8192',
+      '--max-num-seqs',
+      '16',
+      '--max-num-batched-tokens',
+      '4096',
+      '--kv-cache-dtype',
+      'auto',
+      '--enable-prefix-caching',
+      '--seed',
+      '1',
+    ]);
+    const cold = vllmAdapter('python -m vllm.entrypoints.openai.api_server').launch({
+      modelPath: '/m',
+      port: 1,
+      profile: { ...profile, cacheRamMib: 0 },
+    });
     expect(cold.program).toBe('python');
     expect(cold.args.slice(0, 3)).toEqual(['-m', 'vllm.entrypoints.openai.api_server', '/m']);
     expect(cold.args).toContain('--no-enable-prefix-caching');
@@ -27,7 +55,27 @@ describe('vLLM and SGLang launch', () => {
     const adapter = sglangAdapter('"/opt/my venv/bin/python" -m sglang.launch_server');
     const { program, args } = adapter.launch({ modelPath: '/models/qwen', port: 9001, profile });
     expect(program).toBe('/opt/my venv/bin/python');
-    expect(args).toEqual(['-m', 'sglang.launch_server', '--model-path', '/models/qwen', '--host', '127.0.0.1', '--port', '9001', '--context-length', '8192', '--max-running-requests', '16', '--chunked-prefill-size', '4096', '--kv-cache-dtype', 'auto', '--enable-metrics', '--seed', '1']);
+    expect(args).toEqual([
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/models/qwen',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '9001',
+      '--context-length',
+      '8192',
+      '--max-running-requests',
+      '16',
+      '--chunked-prefill-size',
+      '4096',
+      '--kv-cache-dtype',
+      'auto',
+      '--enable-metrics',
+      '--seed',
+      '1',
+    ]);
     expect(adapter.cacheReset).toEqual({ method: 'POST', path: '/flush_cache' });
     expect(adapter.classifyFault(['torch.OutOfMemoryError: CUDA out of memory.'])?.code).toBe('out_of_memory');
     expect(adapter.capabilities.serverTimings).toBe(false);
@@ -44,7 +92,9 @@ describe('unmanaged endpoints', () => {
       { name: 'llama3.2:3b', sizeBytes: 2019393189, quantization: 'Q4_K_M', parameterSize: '3.2B' },
       { name: 'qwen2.5:0.5b', sizeBytes: 397821319, quantization: 'Q4_K_M', parameterSize: '494.03M' },
     ]);
-    expect(parseOllamaPs(JSON.parse(fixture('ollama-ps.json')))).toEqual([{ name: 'llama3.2:3b', sizeBytes: 3355443200, vramBytes: 3355443200, expiresAt: '2026-11-30T01:30:00Z' }]);
+    expect(parseOllamaPs(JSON.parse(fixture('ollama-ps.json')))).toEqual([
+      { name: 'llama3.2:3b', sizeBytes: 3355443200, vramBytes: 3355443200, expiresAt: '2026-11-30T01:30:00Z' },
+    ]);
     expect(() => parseOllamaTags({ models: 'nope' })).toThrow(/field "models" must be a list/);
   });
 

@@ -42,7 +42,12 @@ describe('where llama-server comes from', () => {
   it('reports a configured path that is not executable instead of quietly using another', async () => {
     const root = tempDir();
     const onPath = path.dirname(fakeServer(path.join(root, 'path'), 'ccccccc'));
-    const lookup = await locateEngine({ PATH: onPath, INFERLAB_LLAMA_SERVER: path.join(root, 'missing', 'llama-server'), INFERLAB_DATA_DIR: root, INFERLAB_CACHE_DIR: root });
+    const lookup = await locateEngine({
+      PATH: onPath,
+      INFERLAB_LLAMA_SERVER: path.join(root, 'missing', 'llama-server'),
+      INFERLAB_DATA_DIR: root,
+      INFERLAB_CACHE_DIR: root,
+    });
     expect(lookup.engine).toBeNull();
     expect(lookup.problems[0]).toMatch(/configured llama-server .* is missing or not executable/);
   });

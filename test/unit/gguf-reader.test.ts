@@ -15,7 +15,11 @@ describe('bounded GGUF reader', () => {
     writeValidTinyModel(file);
     const header = readGgufHeader(file);
     expect(header.metadata.get('general.architecture')).toBe('llama');
-    expect(header.metadata.get('tokenizer.ggml.tokens')).toEqual({ arrayOf: 'string', length: 40, head: Array.from({ length: 16 }, (_, i) => `t${i}`) });
+    expect(header.metadata.get('tokenizer.ggml.tokens')).toEqual({
+      arrayOf: 'string',
+      length: 40,
+      head: Array.from({ length: 16 }, (_, i) => `t${i}`),
+    });
     expect(header.tensors).toEqual([{ name: 'w', shape: [8, 4], type: 0, offset: 0n }]);
     expect(header.dataOffset % 32).toBe(0);
   });

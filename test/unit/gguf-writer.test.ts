@@ -55,7 +55,9 @@ describe('GGUF writer', () => {
     expect(dataStart % 32).toBe(0);
     const [first, second] = parsed.tensorInfos.map((info) => dataStart + Number(info.offset));
     expect(second! % 32).toBe(0);
-    expect(Array.from(new Float32Array(bytes.buffer.slice(bytes.byteOffset + first!, bytes.byteOffset + first! + 12)))).toEqual([1, -2.5, 3.25]);
+    expect(Array.from(new Float32Array(bytes.buffer.slice(bytes.byteOffset + first!, bytes.byteOffset + first! + 12)))).toEqual([
+      1, -2.5, 3.25,
+    ]);
     const halves = new Uint16Array(bytes.buffer.slice(bytes.byteOffset + second!, bytes.byteOffset + second! + 12));
     expect(Array.from(halves, halfToFloat)).toEqual([1, 2, 3, 4, 5, 6].map((value) => value / 8));
   });

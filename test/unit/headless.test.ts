@@ -27,7 +27,13 @@ async function serve(options: { tokenFile?: string; host?: string } = {}) {
   fs.mkdirSync(rendererDir);
   fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html><title>ui</title>');
   const tokenFile = options.tokenFile ?? path.join(dir, 'data', 'serve-token');
-  const server = await startHeadlessServer({ container: fakeContainer(), rendererDir, host: options.host ?? '127.0.0.1', port: 0, tokenFile });
+  const server = await startHeadlessServer({
+    container: fakeContainer(),
+    rendererDir,
+    host: options.host ?? '127.0.0.1',
+    port: 0,
+    tokenFile,
+  });
   running.push(server);
   return { server: Object.assign(server, { rendererDir }), tokenFile, token: new URL(server.url).searchParams.get('token') };
 }
@@ -176,8 +182,14 @@ describe('inferlab serve survives malformed input', () => {
     await raw(server.port, `GET //a:99999/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
     await raw(server.port, 'GET / HTTP/1.1\r\nHost: [\r\n\r\n');
     await raw(server.port, `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
-    await raw(server.port, `GET /rpc%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: inferlab_token=%E0%A4%A\r\n\r\n`);
-    await raw(server.port, `GET //a:99999/rpc HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    await raw(
+      server.port,
+      `GET /rpc%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: inferlab_token=%E0%A4%A\r\n\r\n`,
+    );
+    await raw(
+      server.port,
+      `GET //a:99999/rpc HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     await stillServes(server.port, token!);
   });
 
@@ -187,7 +199,14 @@ describe('inferlab serve survives malformed input', () => {
     const secret = path.join(path.dirname(server.rendererDir), 'secret.txt');
     fs.writeFileSync(secret, 'TRAVERSAL-MARKER');
     const auth = `Authorization: Bearer ${token}\r\nHost: 127.0.0.1:${server.port}\r\n`;
-    for (const target of ['/../secret.txt', '/..%2fsecret.txt', '/%2e%2e/secret.txt', '/%2e%2e%2fsecret.txt', '/....//secret.txt', '/assets/../../secret.txt']) {
+    for (const target of [
+      '/../secret.txt',
+      '/..%2fsecret.txt',
+      '/%2e%2e/secret.txt',
+      '/%2e%2e%2fsecret.txt',
+      '/....//secret.txt',
+      '/assets/../../secret.txt',
+    ]) {
       const reply = await raw(server.port, `GET ${target} HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`);
       expect(reply, target).toMatch(/^HTTP\/1\.1 (200|400|404)/);
       expect(reply, target).not.toContain('TRAVERSAL-MARKER');

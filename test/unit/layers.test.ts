@@ -14,11 +14,27 @@ async function layerMessages(file: string, code: string): Promise<string[]> {
 
 describe('npm run lint enforces the layers of src/main', () => {
   it.each([
-    ['src/main/core/planted.ts', "import { rpcAccess } from '../services/access';\nexport const planted = rpcAccess;\n", /core \(layer 1\) may not import services \(layer 5\)/],
-    ['src/main/store/planted.ts', "import { ServerManager } from '../server/server-manager';\nexport const planted = ServerManager;\n", /store \(layer 2\) may not import server \(layer 3\)/],
-    ['src/main/experiments/planted.ts', "export const load = () => import('../cli/usage');\n", /experiments \(layer 4\) may not import cli \(layer 6\)/],
+    [
+      'src/main/core/planted.ts',
+      "import { rpcAccess } from '../services/access';\nexport const planted = rpcAccess;\n",
+      /core \(layer 1\) may not import services \(layer 5\)/,
+    ],
+    [
+      'src/main/store/planted.ts',
+      "import { ServerManager } from '../server/server-manager';\nexport const planted = ServerManager;\n",
+      /store \(layer 2\) may not import server \(layer 3\)/,
+    ],
+    [
+      'src/main/experiments/planted.ts',
+      "export const load = () => import('../cli/usage');\n",
+      /experiments \(layer 4\) may not import cli \(layer 6\)/,
+    ],
     ['src/shared/planted.ts', "export * from '../main/core/errors';\n", /shared \(layer 0\) may not import core \(layer 1\)/],
-    ['src/main/gadgets/planted.ts', "import { AppError } from '../core/errors';\nexport const planted = AppError;\n", /src\/main\/gadgets is in no layer/],
+    [
+      'src/main/gadgets/planted.ts',
+      "import { AppError } from '../core/errors';\nexport const planted = AppError;\n",
+      /src\/main\/gadgets is in no layer/,
+    ],
   ])('refuses %s importing upward', async (file, code, message) => {
     const messages = await layerMessages(file, code);
     expect(messages).toHaveLength(1);
@@ -26,7 +42,17 @@ describe('npm run lint enforces the layers of src/main', () => {
   });
 
   it('accepts imports within a layer and downward', async () => {
-    expect(await layerMessages('src/main/services/planted.ts', "import { AppError } from '../core/errors';\nimport { ServerManager } from '../server/server-manager';\nexport const planted = [AppError, ServerManager];\n")).toEqual([]);
-    expect(await layerMessages('src/main/store/planted.ts', "import { describeModel } from '../models/model-library';\nexport const planted = describeModel;\n")).toEqual([]);
+    expect(
+      await layerMessages(
+        'src/main/services/planted.ts',
+        "import { AppError } from '../core/errors';\nimport { ServerManager } from '../server/server-manager';\nexport const planted = [AppError, ServerManager];\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await layerMessages(
+        'src/main/store/planted.ts',
+        "import { describeModel } from '../models/model-library';\nexport const planted = describeModel;\n",
+      ),
+    ).toEqual([]);
   });
 });

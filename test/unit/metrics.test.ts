@@ -17,7 +17,9 @@ describe('distribution', () => {
     expect(percentile([1, 2, 3, 4], 0.99)).toBeCloseTo(3.97);
     // numpy.percentile(range(1, 101), [50, 90, 95, 99]) -> 50.5, 90.1, 95.05, 99.01
     const summary = summarize(range(100).reverse());
-    expect([summary.p50, summary.p90, summary.p95, summary.p99].map((value) => Number(value!.toFixed(6)))).toEqual([50.5, 90.1, 95.05, 99.01]);
+    expect([summary.p50, summary.p90, summary.p95, summary.p99].map((value) => Number(value!.toFixed(6)))).toEqual([
+      50.5, 90.1, 95.05, 99.01,
+    ]);
     expect(summary.unsupported).toEqual([]);
     const small = summarize([4, 1, 3, 2]);
     expect(small.mean).toBeCloseTo(2.5);
@@ -27,7 +29,18 @@ describe('distribution', () => {
   });
 
   it('reports null, never zero, when nothing was measured', () => {
-    expect(summarize([])).toEqual({ n: 0, mean: null, std: null, p50: null, p90: null, p95: null, p99: null, min: null, max: null, unsupported: [] });
+    expect(summarize([])).toEqual({
+      n: 0,
+      mean: null,
+      std: null,
+      p50: null,
+      p90: null,
+      p95: null,
+      p99: null,
+      min: null,
+      max: null,
+      unsupported: [],
+    });
     const single = summarize([5]);
     expect(single.std).toBeNull();
     expect(single.p50).toBe(5);
@@ -81,22 +94,37 @@ describe('distribution', () => {
 
 function completion(overrides: Partial<StreamedCompletion>): StreamedCompletion {
   return {
-    t0: 1000, headersAt: 1005, contentChunkTimes: [], answerChunkTimes: [], reasoningChunkTimes: [], finishAt: null, endAt: null, httpStatus: 200,
-    finishReason: 'stop', text: '', reasoningText: '', usage: null, timings: null, error: null, ...overrides,
+    t0: 1000,
+    headersAt: 1005,
+    contentChunkTimes: [],
+    answerChunkTimes: [],
+    reasoningChunkTimes: [],
+    finishAt: null,
+    endAt: null,
+    httpStatus: 200,
+    finishReason: 'stop',
+    text: '',
+    reasoningText: '',
+    usage: null,
+    timings: null,
+    error: null,
+    ...overrides,
   };
 }
 
 describe('per-request metrics', () => {
   it('derives TTFT, TPOT, ITL, E2E, queue, client overhead and decode rate per the contract', () => {
     // Four content chunks, the EOS sampled at 1058 (finish chunk), usage at 1060, [DONE] at 1062.
-    const metrics = deriveRequestMetrics(completion({
-      contentChunkTimes: [1020, 1030, 1045, 1050],
-      answerChunkTimes: [1020, 1030, 1045, 1050],
-      finishAt: 1058,
-      endAt: 1062,
-      usage: { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0 },
-      timings: { prompt_n: 10, prompt_ms: 12, predicted_n: 5, predicted_ms: 32, cache_n: 0 },
-    }));
+    const metrics = deriveRequestMetrics(
+      completion({
+        contentChunkTimes: [1020, 1030, 1045, 1050],
+        answerChunkTimes: [1020, 1030, 1045, 1050],
+        finishAt: 1058,
+        endAt: 1062,
+        usage: { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0 },
+        timings: { prompt_n: 10, prompt_ms: 12, predicted_n: 5, predicted_ms: 32, cache_n: 0 },
+      }),
+    );
     expect(metrics.ttft_ms).toBe(20);
     expect(metrics.ttfa_ms).toBe(20);
     expect(metrics.ttfr_ms).toBeNull();
@@ -114,20 +142,37 @@ describe('per-request metrics', () => {
   });
 
   it('uses usage tokens for TPOT even when chunks carry several tokens', () => {
-    const metrics = deriveRequestMetrics(completion({
-      contentChunkTimes: [1010, 1110],
-      finishAt: 1111,
-      endAt: 1112,
-      usage: { prompt_tokens: 3, completion_tokens: 11, cached_tokens: null },
-    }));
+    const metrics = deriveRequestMetrics(
+      completion({
+        contentChunkTimes: [1010, 1110],
+        finishAt: 1111,
+        endAt: 1112,
+        usage: { prompt_tokens: 3, completion_tokens: 11, cached_tokens: null },
+      }),
+    );
     expect(metrics.tpot_ms).toBe(10.1);
     expect(metrics.itl_ms).toEqual([100]);
   });
 
   it('gives "Paris" + EOS one step of TPOT and a one-token output none', () => {
-    const paris = deriveRequestMetrics(completion({ contentChunkTimes: [1030], finishAt: 1042, endAt: 1043, usage: { prompt_tokens: 5, completion_tokens: 2, cached_tokens: null } }));
+    const paris = deriveRequestMetrics(
+      completion({
+        contentChunkTimes: [1030],
+        finishAt: 1042,
+        endAt: 1043,
+        usage: { prompt_tokens: 5, completion_tokens: 2, cached_tokens: null },
+      }),
+    );
     expect(paris.tpot_ms).toBe(12);
-    const one = deriveRequestMetrics(completion({ contentChunkTimes: [1030], finishAt: 1030, endAt: 1031, usage: { prompt_tokens: 5, completion_tokens: 1, cached_tokens: null }, timings: { prompt_n: 5, prompt_ms: 20, predicted_n: 1, predicted_ms: 0.001, cache_n: 0 } }));
+    const one = deriveRequestMetrics(
+      completion({
+        contentChunkTimes: [1030],
+        finishAt: 1030,
+        endAt: 1031,
+        usage: { prompt_tokens: 5, completion_tokens: 1, cached_tokens: null },
+        timings: { prompt_n: 5, prompt_ms: 20, predicted_n: 1, predicted_ms: 0.001, cache_n: 0 },
+      }),
+    );
     expect(one.tpot_ms).toBeNull();
     // One token is no decode step: no rate rather than 1 / 0.001 ms.
     expect(one.decode_tokens_per_s).toBeNull();
@@ -135,7 +180,9 @@ describe('per-request metrics', () => {
   });
 
   it('falls back to the stream end only when no finish time was recorded', () => {
-    const metrics = deriveRequestMetrics(completion({ contentChunkTimes: [1010, 1020], endAt: 1040, usage: { prompt_tokens: 1, completion_tokens: 3, cached_tokens: null } }));
+    const metrics = deriveRequestMetrics(
+      completion({ contentChunkTimes: [1010, 1020], endAt: 1040, usage: { prompt_tokens: 1, completion_tokens: 3, cached_tokens: null } }),
+    );
     expect(metrics.e2e_ms).toBe(40);
     expect(metrics.tpot_ms).toBe(15);
   });
@@ -150,10 +197,16 @@ describe('per-request metrics', () => {
   });
 
   it('times reasoning and answer apart; TTFT is the first token of either kind', () => {
-    const metrics = deriveRequestMetrics(completion({
-      contentChunkTimes: [1015, 1025, 1060, 1070], reasoningChunkTimes: [1015, 1025], answerChunkTimes: [1060, 1070], finishAt: 1080, endAt: 1081,
-      usage: { prompt_tokens: 4, completion_tokens: 6, cached_tokens: null },
-    }));
+    const metrics = deriveRequestMetrics(
+      completion({
+        contentChunkTimes: [1015, 1025, 1060, 1070],
+        reasoningChunkTimes: [1015, 1025],
+        answerChunkTimes: [1060, 1070],
+        finishAt: 1080,
+        endAt: 1081,
+        usage: { prompt_tokens: 4, completion_tokens: 6, cached_tokens: null },
+      }),
+    );
     expect([metrics.ttft_ms, metrics.ttfr_ms, metrics.ttfa_ms]).toEqual([15, 15, 60]);
     expect(metrics.tpot_ms).toBe(13);
   });
@@ -168,27 +221,69 @@ describe('per-request metrics', () => {
 
 function row(seq: number, overrides: Partial<RequestRow> = {}): RequestRow {
   return {
-    seq, warmup: 0, group_name: 'g', item_id: 'i', scheduled_ms: null, t0_ms: seq * 100, headers_ms: 1, end_ms: seq * 100 + 50,
-    ttft_ms: 10, e2e_ms: 50, tpot_ms: 2, queue_ms: 0, client_overhead_ms: 1, output_tokens: 20, output_tokens_source: 'usage',
-    prompt_tokens: 30, cached_tokens: 0, finish_reason: 'stop', http_status: 200, error_class: null, error_message: null, timings_json: null,
-    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer), accepted: null, acceptance_json: null, prompt_text: null, output_text: null,
-    prompt_sha256: null, output_sha256: null, prompt_chars: null, output_chars: null, ...overrides,
+    seq,
+    warmup: 0,
+    group_name: 'g',
+    item_id: 'i',
+    scheduled_ms: null,
+    t0_ms: seq * 100,
+    headers_ms: 1,
+    end_ms: seq * 100 + 50,
+    ttft_ms: 10,
+    e2e_ms: 50,
+    tpot_ms: 2,
+    queue_ms: 0,
+    client_overhead_ms: 1,
+    output_tokens: 20,
+    output_tokens_source: 'usage',
+    prompt_tokens: 30,
+    cached_tokens: 0,
+    finish_reason: 'stop',
+    http_status: 200,
+    error_class: null,
+    error_message: null,
+    timings_json: null,
+    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer),
+    accepted: null,
+    acceptance_json: null,
+    prompt_text: null,
+    output_text: null,
+    prompt_sha256: null,
+    output_sha256: null,
+    prompt_chars: null,
+    output_chars: null,
+    ...overrides,
   };
 }
 
 const run = (rows: RequestRow[], load: Parameters<typeof summarizeRun>[0]['load'], serverSlots: number | null = null) =>
-  summarizeRun({ runId: 'r', status: 'completed', statusReason: null, workload: { name: 'w', revision: 'x' }, rows, load, slo: null, serverSlots });
+  summarizeRun({
+    runId: 'r',
+    status: 'completed',
+    statusReason: null,
+    workload: { name: 'w', revision: 'x' },
+    rows,
+    load,
+    slo: null,
+    serverSlots,
+  });
 
 describe('run summary', () => {
   it('nulls unsupported percentiles in every distribution, with the reason', () => {
-    const summary = run(Array.from({ length: 19 }, (_, i) => row(i, { ttft_ms: i + 1 })), { mode: 'closed', concurrency: 1 });
+    const summary = run(
+      Array.from({ length: 19 }, (_, i) => row(i, { ttft_ms: i + 1 })),
+      { mode: 'closed', concurrency: 1 },
+    );
     expect(summary.metrics.ttft_ms).toMatchObject({ n: 19, p50: 10, p95: null, p99: null, unsupported: ['p95', 'p99'] });
     expect(summary.groups.g!.metrics.ttft_ms.unsupported).toEqual(['p95', 'p99']);
     // 19 requests × 2 gaps: ITL supports p95 but not p99.
     expect(summary.metrics.itl_ms).toMatchObject({ n: 38, p99: null, unsupported: ['p99'] });
     expect(summary.measurement.unsupported_percentiles).toMatchObject({ ttft_ms: ['p95', 'p99'], itl_ms: ['p99'] });
     expect(summary.measurement.percentile_min_n).toEqual({ p50: 1, p90: 10, p95: 20, p99: 100 });
-    const twenty = run(Array.from({ length: 20 }, (_, i) => row(i, { ttft_ms: i + 1 })), { mode: 'closed', concurrency: 1 });
+    const twenty = run(
+      Array.from({ length: 20 }, (_, i) => row(i, { ttft_ms: i + 1 })),
+      { mode: 'closed', concurrency: 1 },
+    );
     expect(twenty.metrics.ttft_ms.p95).toBeCloseTo(19.05);
     expect(twenty.measurement.unsupported_percentiles.ttft_ms).toEqual(['p99']);
   });
@@ -196,10 +291,17 @@ describe('run summary', () => {
   it('reports open-loop latency from the schedule and an achieved rate without the drain', () => {
     // Ten sends scheduled every 100 ms, each sent 50 ms late and slow (4 s e2e): the drain
     // after the last send (at 950) lasts until 4950.
-    const rows = Array.from({ length: 10 }, (_, i) => row(i, {
-      scheduled_ms: i * 100, t0_ms: i * 100 + 50, end_ms: i * 100 + 50 + 4000, ttft_ms: 30, e2e_ms: 4000,
-      ttft_from_schedule_ms: 80, e2e_from_schedule_ms: 4050,
-    }));
+    const rows = Array.from({ length: 10 }, (_, i) =>
+      row(i, {
+        scheduled_ms: i * 100,
+        t0_ms: i * 100 + 50,
+        end_ms: i * 100 + 50 + 4000,
+        ttft_ms: 30,
+        e2e_ms: 4000,
+        ttft_from_schedule_ms: 80,
+        e2e_from_schedule_ms: 4050,
+      }),
+    );
     const summary = run(rows, { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 64 });
     // 9 gaps over the 900 ms from first to last send; attempted/window would give 10 / 4.9 s.
     expect(summary.load.achieved).toBe(10);
@@ -211,7 +313,10 @@ describe('run summary', () => {
     expect(summary.load.slip_ms_max).toBe(50);
     expect(summary.load.client_bound).toBe(false);
     // Rows stored before the column existed are derived from scheduled, sent and TTFT times.
-    const legacy = run(rows.map((r) => ({ ...r, ttft_from_schedule_ms: undefined, e2e_from_schedule_ms: undefined })), { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 64 });
+    const legacy = run(
+      rows.map((r) => ({ ...r, ttft_from_schedule_ms: undefined, e2e_from_schedule_ms: undefined })),
+      { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 64 },
+    );
     expect(legacy.schedule_latency!.ttft_from_schedule_ms.p50).toBe(80);
     expect(run(rows, { mode: 'closed', concurrency: 2 }).schedule_latency).toBeNull();
   });
@@ -228,9 +333,12 @@ describe('run summary', () => {
     expect(run(rows, { mode: 'closed', concurrency: 8 }, 4).measurement).toMatchObject({
       server_slots: 4,
       client_overhead_ms: 'includes any wait for a free server slot',
-      slot_wait_note: 'concurrency 8 against 4 server slots: requests waited for a free slot, and that wait is in client_overhead_ms (and in ttft_ms and e2e_ms)',
+      slot_wait_note:
+        'concurrency 8 against 4 server slots: requests waited for a free slot, and that wait is in client_overhead_ms (and in ttft_ms and e2e_ms)',
     });
-    expect(run(rows, { mode: 'open', rate: 5, burstiness: 1, max_outstanding: 16 }, 1).measurement.slot_wait_note).toMatch(/^up to 16 outstanding requests against 1 server slot:/);
+    expect(run(rows, { mode: 'open', rate: 5, burstiness: 1, max_outstanding: 16 }, 1).measurement.slot_wait_note).toMatch(
+      /^up to 16 outstanding requests against 1 server slot:/,
+    );
     expect(run(rows, { mode: 'closed', concurrency: 4 }, 4).measurement.slot_wait_note).toBeNull();
     expect(run(rows, { mode: 'closed', concurrency: 8 }, null).measurement.slot_wait_note).toBeNull();
   });

@@ -14,7 +14,23 @@ describe('server profiles', () => {
     const profile = defaultProfile();
     expect(validateProfile(profile, { trainedContext: 4096 })).toEqual([]);
     const args = buildLlamaServerArgs('/m.gguf', 8080, profile);
-    for (const flag of ['-m', '-c', '-np', '-b', '-ub', '-ngl', '-fa', '-ctk', '-ctv', '-t', '--cache-ram', '--cache-reuse', '--metrics', '--slots']) expect(args).toContain(flag);
+    for (const flag of [
+      '-m',
+      '-c',
+      '-np',
+      '-b',
+      '-ub',
+      '-ngl',
+      '-fa',
+      '-ctk',
+      '-ctv',
+      '-t',
+      '--cache-ram',
+      '--cache-reuse',
+      '--metrics',
+      '--slots',
+    ])
+      expect(args).toContain(flag);
     expect(args.slice(0, 4)).toEqual(['--host', '127.0.0.1', '--port', '8080']);
   });
 
@@ -54,13 +70,45 @@ describe('server profiles', () => {
   });
 
   it('passes typed tuning flags, in both spellings and with negative values', () => {
-    const extraFlags = ['--mlock', '--no-mmap', '-tb', '2', '--numa=distribute', '--keep', '-1', '--seed', '42', '-ot', 'blk\\.[0-9]+\\.ffn_.*=CPU', '--spec-type', 'ngram-mod', '--temp', '0.7', '-dev', 'none'];
+    const extraFlags = [
+      '--mlock',
+      '--no-mmap',
+      '-tb',
+      '2',
+      '--numa=distribute',
+      '--keep',
+      '-1',
+      '--seed',
+      '42',
+      '-ot',
+      'blk\\.[0-9]+\\.ffn_.*=CPU',
+      '--spec-type',
+      'ngram-mod',
+      '--temp',
+      '0.7',
+      '-dev',
+      'none',
+    ];
     expect(validateProfile({ ...defaultProfile(), extraFlags })).toEqual([]);
   });
 
   it('applies --set by field name or llama-server flag alias, and rejects unknown or malformed settings', () => {
-    const profile = applySettings(defaultProfile(), ['c=2048', 'np=2', 'flashAttention=on', 'ctv=q8_0', 'allowContextOverTrained=true', 'extraFlags=--mlock --no-mmap']);
-    expect(profile).toMatchObject({ contextSize: 2048, parallelSlots: 2, flashAttention: 'on', cacheTypeV: 'q8_0', allowContextOverTrained: true, extraFlags: ['--mlock', '--no-mmap'] });
+    const profile = applySettings(defaultProfile(), [
+      'c=2048',
+      'np=2',
+      'flashAttention=on',
+      'ctv=q8_0',
+      'allowContextOverTrained=true',
+      'extraFlags=--mlock --no-mmap',
+    ]);
+    expect(profile).toMatchObject({
+      contextSize: 2048,
+      parallelSlots: 2,
+      flashAttention: 'on',
+      cacheTypeV: 'q8_0',
+      allowContextOverTrained: true,
+      extraFlags: ['--mlock', '--no-mmap'],
+    });
     expect(() => applySettings(defaultProfile(), ['warp=9'])).toThrow(/Unknown server setting "warp"/);
     expect(() => applySettings(defaultProfile(), ['c=big'])).toThrow(/--set contextSize expects a number, got "big"/);
     expect(() => applySettings(defaultProfile(), ['c'])).toThrow(/expects FIELD=VALUE/);
@@ -72,7 +120,9 @@ describe('server profiles', () => {
     store.save({ ...defaultProfile('two-slots'), parallelSlots: 2 });
     expect(store.get('two-slots').parallelSlots).toBe(2);
     expect(store.list().map((profile) => profile.name)).toEqual(['default', 'two-slots']);
-    expect(() => store.save({ ...defaultProfile('bad'), ubatchSize: 9999, batchSize: 1 })).toThrow(/Server profile "bad" is not valid:\n {2}ubatchSize/);
+    expect(() => store.save({ ...defaultProfile('bad'), ubatchSize: 9999, batchSize: 1 })).toThrow(
+      /Server profile "bad" is not valid:\n {2}ubatchSize/,
+    );
     expect(() => store.get('nope')).toThrow(/No server profile named "nope"/);
     expect(store.delete('two-slots')).toBe(true);
     expect(() => store.delete('default')).toThrow(/cannot be deleted/);
@@ -94,15 +144,17 @@ describe('llama-server log reading', () => {
     expect(facts).toEqual({
       layersOffloaded: { offloaded: 33, total: 33 },
       buffersMib: { 'CPU_Mapped model': 29.37, 'CUDA0 model': 4096.5, 'CUDA0 KV': 8, 'CUDA0 compute': 14.01 },
-      trainedContext: 4096, contextSize: 2048, listening: true,
+      trainedContext: 4096,
+      contextSize: 2048,
+      listening: true,
     });
   });
 
   it.each([
     ['ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory', 'out_of_memory'],
-    ['start: couldn\'t bind HTTP server socket, hostname: 127.0.0.1, port: 8080', 'bind_failed'],
+    ["start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080", 'bind_failed'],
     ['error: invalid argument: --bogus', 'unsupported_flag'],
-    ['llama_model_load: error loading model: tensor \'x\' data is not within the file bounds', 'bad_model_file'],
+    ["llama_model_load: error loading model: tensor 'x' data is not within the file bounds", 'bad_model_file'],
     ['spawn failed: spawn /x/llama-server ENOENT', 'binary_missing'],
   ])('classifies %j', (line, code) => {
     expect(classifyFault(['some other line', line])?.code).toBe(code);

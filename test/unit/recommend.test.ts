@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { ConditionResult, VerdictRow } from '../../src/shared/contract/experiments';
 import type { Distribution } from '../../src/shared/contract/runs';
 import type { Verdict } from '../../src/shared/contract/compare';
-import { acceptanceUpperBound, constraintsFromFlags, evaluateGates, recommend, type QuantConstraints } from '../../src/main/experiments/recommend';
+import {
+  acceptanceUpperBound,
+  constraintsFromFlags,
+  evaluateGates,
+  recommend,
+  type QuantConstraints,
+} from '../../src/main/experiments/recommend';
 
 const MIB = 2 ** 20;
 
@@ -15,7 +21,14 @@ function condition(name: string, patch: Partial<ConditionResult> & { n?: number;
   return {
     name,
     run_ids: [],
-    metrics: { ttft_ms: distribution(n, ttft), tpot_ms: distribution(n, tpot), itl_ms: distribution(n, tpot), e2e_ms: distribution(n, ttft + 40 * tpot), queue_ms: distribution(n, 1), client_overhead_ms: distribution(n, 1) },
+    metrics: {
+      ttft_ms: distribution(n, ttft),
+      tpot_ms: distribution(n, tpot),
+      itl_ms: distribution(n, tpot),
+      e2e_ms: distribution(n, ttft + 40 * tpot),
+      queue_ms: distribution(n, 1),
+      client_overhead_ms: distribution(n, 1),
+    },
     throughput: { requests_per_s: 1, output_tokens_per_s: 40 },
     accepted_rate: null,
     requests: { attempted: n, completed: n, failed: 0 },
@@ -33,14 +46,16 @@ function condition(name: string, patch: Partial<ConditionResult> & { n?: number;
   };
 }
 
-const base = () => condition('f16', { token_agreement_noise_floor: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 8 } });
+const base = () =>
+  condition('f16', { token_agreement_noise_floor: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 8 } });
 const none: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
 
 function verdict(b: string, metric: string, value: Verdict, difference = 0): VerdictRow {
   return { metric, a: 'f16', b, a_value: 10, b_value: 10 + difference, difference, ci: [difference - 1, difference + 1], verdict: value };
 }
 
-const cell = (gates: ReturnType<typeof evaluateGates>, gate: string, name: string) => gates.find((entry) => entry.name === gate)!.conditions.find((entry) => entry.name === name)!;
+const cell = (gates: ReturnType<typeof evaluateGates>, gate: string, name: string) =>
+  gates.find((entry) => entry.name === gate)!.conditions.find((entry) => entry.name === name)!;
 
 describe('recommendation gates', () => {
   it('prints the three default quality gates with their thresholds, and the baseline is not judged against itself', () => {
@@ -58,7 +73,9 @@ describe('recommendation gates', () => {
     const dip = condition('q8', { acceptance: { accepted: 28, judged: 32 } });
     const gates = evaluateGates([base(), worse, dip], none);
     expect(cell(gates, 'acceptance', 'q4')).toMatchObject({ status: 'fail' });
-    expect(cell(gates, 'acceptance', 'q4').detail).toMatch(/10\/32 \(31\.3 %\) vs f16 30\/32 \(93\.8 %\): -62\.5 points, one-sided 95\.0 % upper bound -\d+\.\d points < 0/);
+    expect(cell(gates, 'acceptance', 'q4').detail).toMatch(
+      /10\/32 \(31\.3 %\) vs f16 30\/32 \(93\.8 %\): -62\.5 points, one-sided 95\.0 % upper bound -\d+\.\d points < 0/,
+    );
     expect(cell(gates, 'acceptance', 'q8').status).toBe('pass');
   });
 
@@ -70,13 +87,24 @@ describe('recommendation gates', () => {
   });
 
   it('acceptance: not applicable when neither side has checks; failed requests count in the denominator', () => {
-    const gates = evaluateGates([condition('f16', { acceptance: { accepted: 0, judged: 0 } }), condition('q8', { acceptance: { accepted: 0, judged: 0 } })], none);
+    const gates = evaluateGates(
+      [condition('f16', { acceptance: { accepted: 0, judged: 0 } }), condition('q8', { acceptance: { accepted: 0, judged: 0 } })],
+      none,
+    );
     expect(cell(gates, 'acceptance', 'q8')).toMatchObject({ status: 'not applicable', detail: 'no acceptance checks on either side' });
   });
 
   it('token agreement: below the minimum fails by so many points; missing agreement cannot pass and says why', () => {
     const low = condition('q4', { token_agreement: { mean: 0.62, exact_match_rate: 0.25, first_divergence_index_mean: 5, items: 8 } });
-    const missing = condition('q2', { token_agreement: { mean: null, exact_match_rate: null, first_divergence_index_mean: null, items: 0, error: 'q2 tokenizes differently from f16: token ids are not comparable' } });
+    const missing = condition('q2', {
+      token_agreement: {
+        mean: null,
+        exact_match_rate: null,
+        first_divergence_index_mean: null,
+        items: 0,
+        error: 'q2 tokenizes differently from f16: token ids are not comparable',
+      },
+    });
     const gates = evaluateGates([base(), low, missing], none);
     expect(cell(gates, 'token agreement', 'q4')).toMatchObject({ status: 'fail', value: 0.62 });
     expect(cell(gates, 'token agreement', 'q4').detail).toMatch(/62\.0 % is 28\.0 points below 90\.0 %/);
@@ -87,7 +115,10 @@ describe('recommendation gates', () => {
 
   it('KLD: above the maximum fails by the excess; a missing KLD cannot pass and gives the reason', () => {
     const high = condition('q4', { kld_mean: 0.25 });
-    const missing = condition('q3', { kld_mean: null, kld_error: 'the evaluation text has 600 tokens; KLD at context 512 needs at least 1024' });
+    const missing = condition('q3', {
+      kld_mean: null,
+      kld_error: 'the evaluation text has 600 tokens; KLD at context 512 needs at least 1024',
+    });
     const gates = evaluateGates([base(), high, missing], none);
     expect(cell(gates, 'kld', 'q4').detail).toMatch(/0\.250000 exceeds 0\.1 by 0\.150000 on 1400 tokens at context 512/);
     expect(cell(gates, 'kld', 'q3')).toMatchObject({ status: 'unknown' });
@@ -96,7 +127,10 @@ describe('recommendation gates', () => {
   });
 
   it('a gate switched off is printed as off and passes nobody silently into failure', () => {
-    const gates = evaluateGates([base(), condition('q3', { kld_mean: null, kld_error: 'llama-perplexity not found beside the server' })], { ...none, disabledGates: ['kld'] });
+    const gates = evaluateGates([base(), condition('q3', { kld_mean: null, kld_error: 'llama-perplexity not found beside the server' })], {
+      ...none,
+      disabledGates: ['kld'],
+    });
     expect(gates.find((gate) => gate.name === 'kld')!.threshold).toMatch(/^off/);
     expect(cell(gates, 'kld', 'q3').status).toBe('not applicable');
   });
@@ -115,8 +149,15 @@ describe('recommendation gates', () => {
     expect(result.excluded.find((item) => item.name === 'q2')!.reason).toMatch(/SLO ttft_ms p95 cannot pass: n too small/);
   });
 
-  it('VRAM budget: the server\'s own memory against the budget, the baseline included; no telemetry cannot pass', () => {
-    const gates = evaluateGates([condition('f16', { vram: { baseline_mib: 0, peak_mib: 9000, server_mib: 8000 } }), condition('q4', { vram: { baseline_mib: 0, peak_mib: 5000, server_mib: 4000 } }), condition('q2')], { ...none, vramBudgetMib: 6000 });
+  it("VRAM budget: the server's own memory against the budget, the baseline included; no telemetry cannot pass", () => {
+    const gates = evaluateGates(
+      [
+        condition('f16', { vram: { baseline_mib: 0, peak_mib: 9000, server_mib: 8000 } }),
+        condition('q4', { vram: { baseline_mib: 0, peak_mib: 5000, server_mib: 4000 } }),
+        condition('q2'),
+      ],
+      { ...none, vramBudgetMib: 6000 },
+    );
     expect(cell(gates, 'VRAM budget', 'f16').detail).toBe('8000 MiB exceeds 6000 MiB by 2000 MiB');
     expect(cell(gates, 'VRAM budget', 'q4').status).toBe('pass');
     expect(cell(gates, 'VRAM budget', 'q2').status).toBe('unknown');
@@ -130,11 +171,26 @@ describe('recommendation gates', () => {
 
 describe('recommendation ranking', () => {
   it('picks the smallest eligible file that no TTFT/TPOT verdict calls slower, and names each rejected gate with its margin', () => {
-    const q8 = condition('q8_0', { file_bytes: 530 * MIB, token_agreement: { mean: 0.97, exact_match_rate: 0.75, first_divergence_index_mean: 20, items: 8 }, kld_mean: 0.004 });
-    const q4 = condition('q4_k_m', { file_bytes: 300 * MIB, token_agreement: { mean: 0.62, exact_match_rate: 0.25, first_divergence_index_mean: 6, items: 8 }, kld_mean: 0.2, acceptance: { accepted: 0, judged: 32 } });
-    const result = recommend([base(), q8, q4], [verdict('q8_0', 'tpot_ms p50', 'equivalent'), verdict('q4_k_m', 'tpot_ms p50', 'faster', -3)], none);
+    const q8 = condition('q8_0', {
+      file_bytes: 530 * MIB,
+      token_agreement: { mean: 0.97, exact_match_rate: 0.75, first_divergence_index_mean: 20, items: 8 },
+      kld_mean: 0.004,
+    });
+    const q4 = condition('q4_k_m', {
+      file_bytes: 300 * MIB,
+      token_agreement: { mean: 0.62, exact_match_rate: 0.25, first_divergence_index_mean: 6, items: 8 },
+      kld_mean: 0.2,
+      acceptance: { accepted: 0, judged: 32 },
+    });
+    const result = recommend(
+      [base(), q8, q4],
+      [verdict('q8_0', 'tpot_ms p50', 'equivalent'), verdict('q4_k_m', 'tpot_ms p50', 'faster', -3)],
+      none,
+    );
     expect(result.choice).toBe('q8_0');
-    expect(result.reason).toMatch(/^Passes every gate and is better than f16 \(file size 530\.0 MiB vs 1000\.0 MiB\); tpot_ms p50 equivalent/);
+    expect(result.reason).toMatch(
+      /^Passes every gate and is better than f16 \(file size 530\.0 MiB vs 1000\.0 MiB\); tpot_ms p50 equivalent/,
+    );
     const rejected = result.excluded.find((item) => item.name === 'q4_k_m')!.reason;
     expect(rejected).toMatch(/acceptance failed: 0\/32/);
     expect(rejected).toMatch(/token agreement failed: 62\.0 % is 28\.0 points below 90\.0 %/);
@@ -153,9 +209,15 @@ describe('recommendation ranking', () => {
 
   it('keeps the baseline when nothing is better beyond noise (a byte-identical copy: same size, no faster verdict)', () => {
     const copy = condition('copy');
-    const result = recommend([base(), copy], [verdict('copy', 'ttft_ms p50', 'no significant difference'), verdict('copy', 'tpot_ms p50', 'equivalent')], none);
+    const result = recommend(
+      [base(), copy],
+      [verdict('copy', 'ttft_ms p50', 'no significant difference'), verdict('copy', 'tpot_ms p50', 'equivalent')],
+      none,
+    );
     expect(result.choice).toBe('f16');
-    expect(result.reason).toMatch(/Keep the baseline f16: no eligible candidate is better beyond noise — copy is not better beyond noise \(file size 1000\.0 MiB vs 1000\.0 MiB; ttft_ms p50 no significant difference, tpot_ms p50 equivalent\)/);
+    expect(result.reason).toMatch(
+      /Keep the baseline f16: no eligible candidate is better beyond noise — copy is not better beyond noise \(file size 1000\.0 MiB vs 1000\.0 MiB; ttft_ms p50 no significant difference, tpot_ms p50 equivalent\)/,
+    );
   });
 
   it('a file under 1 % smaller is not better on size alone', () => {
@@ -178,24 +240,37 @@ describe('recommendation ranking', () => {
     const vram = (server: number) => ({ baseline_mib: 0, peak_mib: server, server_mib: server });
     const same = recommend([condition('f16', { vram: vram(1000) }), condition('q8', { vram: vram(995), file_bytes: 500 * MIB })], [], none);
     expect(same.choice).toBe('f16');
-    const smaller = recommend([condition('f16', { vram: vram(1000) }), condition('q8', { vram: vram(700) }), condition('q4', { vram: vram(500) })], [], none);
+    const smaller = recommend(
+      [condition('f16', { vram: vram(1000) }), condition('q8', { vram: vram(700) }), condition('q4', { vram: vram(500) })],
+      [],
+      none,
+    );
     expect(smaller.choice).toBe('q4');
     expect(smaller.objective).toBe('smallest server VRAM, then TPOT p50');
   });
 
   it('objective tpot: the lowest TPOT p50 backed by a faster verdict', () => {
-    const result = recommend([base(), condition('a', { tpot: 9 }), condition('b', { tpot: 7 })], [verdict('a', 'tpot_ms p50', 'faster', -1), verdict('b', 'tpot_ms p50', 'faster', -3)], { ...none, objective: 'tpot' });
+    const result = recommend(
+      [base(), condition('a', { tpot: 9 }), condition('b', { tpot: 7 })],
+      [verdict('a', 'tpot_ms p50', 'faster', -1), verdict('b', 'tpot_ms p50', 'faster', -3)],
+      { ...none, objective: 'tpot' },
+    );
     expect(result.choice).toBe('b');
   });
 
   it('no choice when the baseline itself fails an SLO and nothing else passes', () => {
     const result = recommend([condition('f16', { ttft: 300 }), condition('q8', { ttft: 300 })], [], { ...none, slo: { ttft_ms: 200 } });
     expect(result.choice).toBeNull();
-    expect(result.reason).toMatch(/No condition meets the gates, the baseline f16 included \(SLO ttft_ms p95 failed: 450\.0 ms misses 200 ms/);
+    expect(result.reason).toMatch(
+      /No condition meets the gates, the baseline f16 included \(SLO ttft_ms p95 failed: 450\.0 ms misses 200 ms/,
+    );
   });
 
   it('a candidate that meets the SLO the baseline misses is chosen, saying so', () => {
-    const result = recommend([condition('f16', { ttft: 300 }), condition('q8', { ttft: 100, file_bytes: 1000 * MIB })], [], { ...none, slo: { ttft_ms: 200 } });
+    const result = recommend([condition('f16', { ttft: 300 }), condition('q8', { ttft: 100, file_bytes: 1000 * MIB })], [], {
+      ...none,
+      slo: { ttft_ms: 200 },
+    });
     expect(result.choice).toBe('q8');
     expect(result.reason).toMatch(/^The baseline f16 fails a gate .* and q8 passes every gate/);
   });
@@ -203,9 +278,21 @@ describe('recommendation ranking', () => {
 
 describe('gate flags', () => {
   it('reads thresholds, "off" and the objective; refuses bad values naming the flag', () => {
-    const constraints = constraintsFromFlags({ 'min-agreement': '0.95', 'max-kld': 'off', 'acceptance-alpha': '0.01', 'vram-budget': '6000', objective: 'tpot' }, null);
-    expect(constraints).toMatchObject({ minAgreement: 0.95, maxKld: null, acceptanceAlpha: 0.01, vramBudgetMib: 6000, objective: 'tpot', disabledGates: ['kld'] });
-    expect(() => constraintsFromFlags({ 'min-agreement': '1.5' }, null)).toThrow(/--min-agreement must be a fraction from 0 to 1 or off, got "1.5"/);
+    const constraints = constraintsFromFlags(
+      { 'min-agreement': '0.95', 'max-kld': 'off', 'acceptance-alpha': '0.01', 'vram-budget': '6000', objective: 'tpot' },
+      null,
+    );
+    expect(constraints).toMatchObject({
+      minAgreement: 0.95,
+      maxKld: null,
+      acceptanceAlpha: 0.01,
+      vramBudgetMib: 6000,
+      objective: 'tpot',
+      disabledGates: ['kld'],
+    });
+    expect(() => constraintsFromFlags({ 'min-agreement': '1.5' }, null)).toThrow(
+      /--min-agreement must be a fraction from 0 to 1 or off, got "1.5"/,
+    );
     expect(() => constraintsFromFlags({ 'min-acceptance': 'off' }, null)).toThrow(/--min-acceptance must be a fraction/);
     expect(() => constraintsFromFlags({ objective: 'cheapest' }, null)).toThrow(/--objective must be memory, tpot or ttft/);
   });
@@ -217,7 +304,11 @@ describe('contamination', () => {
     const result = recommend([base(), dirty], [], none);
     expect(result.choice).toBe('f16');
     expect(result.excluded[0]!.reason).toMatch(/uncontaminated failed: other processes competed/);
-    const dirtyBase = recommend([condition('f16', { contaminated: true, contamination_reason: 'busy' }), condition('q8', { file_bytes: 500 * MIB })], [], none);
+    const dirtyBase = recommend(
+      [condition('f16', { contaminated: true, contamination_reason: 'busy' }), condition('q8', { file_bytes: 500 * MIB })],
+      [],
+      none,
+    );
     expect(dirtyBase.choice).toBe('f16');
     expect(dirtyBase.excluded[0]!.reason).toMatch(/the baseline f16 is contaminated/);
   });

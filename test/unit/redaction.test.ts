@@ -30,18 +30,51 @@ describe('secrets never reach stored records or exports', () => {
   it('redacts secret flags in argv, profiles and effective configs, and credentials in endpoint URLs', () => {
     const dir = tempDir();
     const db = openDatabase(path.join(dir, 'data', 'runs.db'));
-    const extraFlags = ['--api-key', SECRETS[0]!, '--hf-token', SECRETS[1]!, '--api-key=' + SECRETS[2]!, '-hft', SECRETS[5]!, '--temp', '0.5'];
+    const extraFlags = [
+      '--api-key',
+      SECRETS[0]!,
+      '--hf-token',
+      SECRETS[1]!,
+      '--api-key=' + SECRETS[2]!,
+      '-hft',
+      SECRETS[5]!,
+      '--temp',
+      '0.5',
+    ];
     const profile = { ...defaultProfile('keyed'), extraFlags };
     const argv = ['/opt/llama-server', '--port', '8080', '-m', '/models/x.gguf', ...extraFlags];
     const sessions = new ServerSessionStore(db);
-    sessions.recordStart({ id: 's1', engine: 'llama.cpp', binary: '/opt/llama-server', argv: argv.slice(1), modelRef: 'x', modelPath: '/models/x.gguf', profile, pid: null, port: 8080 });
-    const effective = { model: 'x', contextSize: 4096, contextPerSlot: 4096, slots: 1, trainedContext: null, layersOffloaded: null, buffersMib: {}, argv };
+    sessions.recordStart({
+      id: 's1',
+      engine: 'llama.cpp',
+      binary: '/opt/llama-server',
+      argv: argv.slice(1),
+      modelRef: 'x',
+      modelPath: '/models/x.gguf',
+      profile,
+      pid: null,
+      port: 8080,
+    });
+    const effective = {
+      model: 'x',
+      contextSize: 4096,
+      contextPerSlot: 4096,
+      slots: 1,
+      trainedContext: null,
+      layersOffloaded: null,
+      buffersMib: {},
+      argv,
+    };
     sessions.recordReady('s1', { loadMs: 1 } as never, effective as never);
 
     const endpoint = `https://user:${SECRETS[4]}@api.example.com/v1?key=${SECRETS[3]}&model=m`;
     const runs = new RunStore(db);
     const id = runs.createRun({
-      kind: 'workload', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null,
+      kind: 'workload',
+      modelRef: null,
+      modelPath: null,
+      modelSizeBytes: null,
+      modelSha256: null,
       engine: { origin: 'endpoint', url: endpoint, model: 'm' },
       server: { sessionId: 's1', effectiveConfig: effective },
       manifest: { target: { kind: 'endpoint', url: endpoint }, metricsUrl: `${endpoint}/metrics`, argv },
@@ -50,7 +83,14 @@ describe('secrets never reach stored records or exports', () => {
     const exported = path.join(dir, 'export');
     const rendered = renderRunExport(runs, id);
     fs.mkdirSync(exported, { recursive: true });
-    for (const [name, content] of [['manifest.json', rendered.manifest], ['summary.json', rendered.summary], ['requests.jsonl', rendered.requestsJsonl], ['requests.csv', rendered.requestsCsv], ['telemetry.json', rendered.telemetry]] as const) fs.writeFileSync(path.join(exported, name), content);
+    for (const [name, content] of [
+      ['manifest.json', rendered.manifest],
+      ['summary.json', rendered.summary],
+      ['requests.jsonl', rendered.requestsJsonl],
+      ['requests.csv', rendered.requestsCsv],
+      ['telemetry.json', rendered.telemetry],
+    ] as const)
+      fs.writeFileSync(path.join(exported, name), content);
     db.close();
 
     for (const secret of SECRETS) expect(filesContaining(dir, secret), secret).toEqual([]);
@@ -67,9 +107,45 @@ describe('CSV export', () => {
   it('escapes cells a spreadsheet would run as formulas; numbers, negative ones included, stay numbers', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     const runs = new RunStore(db);
-    const id = runs.createRun({ kind: 'workload', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
-    const metrics = { ttft_ms: -3.5, e2e_ms: 10, tpot_ms: null, queue_ms: null, client_overhead_ms: null, output_tokens: 1, output_tokens_source: 'usage', ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null, decode_tokens_per_s: null };
-    const base = { warmup: false, t0Ms: 0, headersMs: 1, chunkOffsetsMs: [], promptText: null, outputText: null, httpStatus: 200, promptTokens: 1, usage: null, finishReason: 'stop', errorClass: null, errorMessage: null, timings: null };
+    const id = runs.createRun({
+      kind: 'workload',
+      modelRef: null,
+      modelPath: null,
+      modelSizeBytes: null,
+      modelSha256: null,
+      engine: null,
+      server: null,
+      manifest: {},
+    });
+    const metrics = {
+      ttft_ms: -3.5,
+      e2e_ms: 10,
+      tpot_ms: null,
+      queue_ms: null,
+      client_overhead_ms: null,
+      output_tokens: 1,
+      output_tokens_source: 'usage',
+      ttfr_ms: null,
+      ttfa_ms: null,
+      ttft_from_schedule_ms: null,
+      e2e_from_schedule_ms: null,
+      decode_tokens_per_s: null,
+    };
+    const base = {
+      warmup: false,
+      t0Ms: 0,
+      headersMs: 1,
+      chunkOffsetsMs: [],
+      promptText: null,
+      outputText: null,
+      httpStatus: 200,
+      promptTokens: 1,
+      usage: null,
+      finishReason: 'stop',
+      errorClass: null,
+      errorMessage: null,
+      timings: null,
+    };
     const hostile = ['=HYPERLINK("http://evil")', '+1+cmd', '-2+3', '@SUM(A1)', '\t=1', '\r=1'];
     runs.addRequests(id, hostile.map((text, seq) => ({ ...base, seq, group: text, itemId: text, metrics })) as never);
     const csv = renderRunExport(runs, id).requestsCsv;

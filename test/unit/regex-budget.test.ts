@@ -26,7 +26,13 @@ describe('user regexes run under a time budget', () => {
     const result = evaluateAcceptance([{ json_schema: schema }], JSON.stringify({ name: VICTIM }), null);
     expect(result.accepted).toBe(false);
     expect(result.results[0]!.detail).toMatch(exceeded);
-    expect(evaluateAcceptance([{ json_schema: { type: 'object', properties: { name: { type: 'string', pattern: '^a+$' } } } }], '{"name":"aaa"}', null).accepted).toBe(true);
+    expect(
+      evaluateAcceptance(
+        [{ json_schema: { type: 'object', properties: { name: { type: 'string', pattern: '^a+$' } } } }],
+        '{"name":"aaa"}',
+        null,
+      ).accepted,
+    ).toBe(true);
   });
 
   it('keeps the event loop free while a pattern runs: a timer set meanwhile fires on time', async () => {
@@ -43,7 +49,9 @@ describe('user regexes run under a time budget', () => {
   it('still answers ordinary checks correctly, fast, and after a timeout', async () => {
     expect(evaluateAcceptance([{ regex: '^The' }], 'The capital is Paris.', null).accepted).toBe(true);
     expect(evaluateAcceptance([{ regex: 'Paris\\.$' }], 'The capital is Rome.', null).accepted).toBe(false);
-    expect((await evaluateAcceptanceAsync([{ regex: '^The' }, { regex: 'Rome' }], 'The capital is Paris.', null)).results.map((r) => r.passed)).toEqual([true, false]);
+    expect(
+      (await evaluateAcceptanceAsync([{ regex: '^The' }, { regex: 'Rome' }], 'The capital is Paris.', null)).results.map((r) => r.passed),
+    ).toEqual([true, false]);
     // Per-check overhead of the worker round trip, reported by the test output.
     const rounds = 500;
     let started = performance.now();
@@ -67,7 +75,10 @@ describe('an awaited regex check in a process with nothing else pending', () => 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-regex-'));
     const script = path.join(dir, 'check.mts');
     const acceptance = path.resolve(__dirname, '../../src/main/workload/acceptance.ts');
-    fs.writeFileSync(script, `import { evaluateAcceptanceAsync } from ${JSON.stringify(acceptance)};\nconst result = await evaluateAcceptanceAsync([{ regex: '\\\\bParis\\\\b' }], 'It is Paris.', null);\nconsole.log(JSON.stringify(result));\n`);
+    fs.writeFileSync(
+      script,
+      `import { evaluateAcceptanceAsync } from ${JSON.stringify(acceptance)};\nconst result = await evaluateAcceptanceAsync([{ regex: '\\\\bParis\\\\b' }], 'It is Paris.', null);\nconsole.log(JSON.stringify(result));\n`,
+    );
     const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 });
     fs.rmSync(dir, { recursive: true, force: true });
     expect(run.status, run.stderr).toBe(0);

@@ -51,6 +51,9 @@ describe('RPC dispatcher', () => {
     const crashing = dispatcherWith(async () => {
       throw new TypeError('boom');
     });
-    expect(await crashing.dispatch({ service: 'doctor', method: 'report' })).toEqual({ ok: false, error: { code: ErrorCode.Internal, message: 'boom' } });
+    expect(await crashing.dispatch({ service: 'doctor', method: 'report' })).toEqual({
+      ok: false,
+      error: { code: ErrorCode.Internal, message: 'boom' },
+    });
   });
 });

@@ -20,7 +20,11 @@ afterEach(async () => {
 });
 
 interface Face {
-  call(service: string, method: string, ...args: unknown[]): Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>;
+  call(
+    service: string,
+    method: string,
+    ...args: unknown[]
+  ): Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>;
   container: ServiceContainer;
   dataDir: string;
 }
@@ -35,7 +39,14 @@ async function rpcFace(config: Record<string, unknown> = {}, env: Record<string,
   const rendererDir = path.join(dir, 'renderer');
   fs.mkdirSync(rendererDir);
   fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html>');
-  const server: HeadlessServer = await startHeadlessServer({ container, rendererDir, host: '127.0.0.1', port: 0, tokenFile: path.join(dataDir, 'serve-token'), log: () => {} });
+  const server: HeadlessServer = await startHeadlessServer({
+    container,
+    rendererDir,
+    host: '127.0.0.1',
+    port: 0,
+    tokenFile: path.join(dataDir, 'serve-token'),
+    log: () => {},
+  });
   const token = new URL(server.url).searchParams.get('token')!;
   const socket = new WebSocket(`ws://127.0.0.1:${server.port}/rpc?token=${token}`);
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
@@ -48,17 +59,18 @@ async function rpcFace(config: Record<string, unknown> = {}, env: Record<string,
   return {
     container,
     dataDir,
-    call: (service, method, ...args) => new Promise((resolve) => {
-      const id = next++;
-      const onMessage = (data: WebSocket.RawData) => {
-        const message = JSON.parse(data.toString()) as { id?: number; ok: boolean };
-        if (message.id !== id) return;
-        socket.off('message', onMessage);
-        resolve(message);
-      };
-      socket.on('message', onMessage);
-      socket.send(JSON.stringify({ id, service, method, args }));
-    }),
+    call: (service, method, ...args) =>
+      new Promise((resolve) => {
+        const id = next++;
+        const onMessage = (data: WebSocket.RawData) => {
+          const message = JSON.parse(data.toString()) as { id?: number; ok: boolean };
+          if (message.id !== id) return;
+          socket.off('message', onMessage);
+          resolve(message);
+        };
+        socket.on('message', onMessage);
+        socket.send(JSON.stringify({ id, service, method, args }));
+      }),
   };
 }
 
@@ -90,14 +102,47 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('models', 'quantize', '/etc/passwd', ['Q4_0'])).error?.code).toBe('forbidden');
     const profile = await face.call('servers', 'defaultProfile');
     expect((await face.call('servers', 'start', '/etc/passwd', profile.result, false)).error?.code).toBe('forbidden');
-    const run = { workload: 'chat-short', model: '/etc/passwd', endpoint: null, profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false };
+    const run = {
+      workload: 'chat-short',
+      model: '/etc/passwd',
+      endpoint: null,
+      profileName: 'default',
+      concurrency: null,
+      rate: null,
+      requests: 1,
+      durationS: null,
+      warmup: 0,
+      private: false,
+    };
     expect((await face.call('runs', 'start', run)).error?.code).toBe('forbidden');
     expect((await face.call('runs', 'start', { ...run, model: 'demo:q8_0', workload: outside })).error?.code).toBe('forbidden');
-    const experiment = { kind: 'quant', model: 'demo:f16', quants: [], files: [{ name: 'a', path: '/etc/passwd' }, { name: 'b', path: '/etc/hosts' }], workload: 'chat-short', repeats: 1, requestsPerWindow: null };
+    const experiment = {
+      kind: 'quant',
+      model: 'demo:f16',
+      quants: [],
+      files: [
+        { name: 'a', path: '/etc/passwd' },
+        { name: 'b', path: '/etc/hosts' },
+      ],
+      workload: 'chat-short',
+      repeats: 1,
+      requestsPerWindow: null,
+    };
     expect((await face.call('experiments', 'start', experiment)).error?.code).toBe('forbidden');
     // An evaluation text is a file too.
-    const withText = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0'], workload: 'chat-short', repeats: 1, requestsPerWindow: null, kldTextFile: '/etc/passwd' };
-    expect((await face.call('experiments', 'start', withText)).error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/outside the folders this interface may use for a text file/) });
+    const withText = {
+      kind: 'quant',
+      model: 'demo:f16',
+      quants: ['f16', 'q8_0'],
+      workload: 'chat-short',
+      repeats: 1,
+      requestsPerWindow: null,
+      kldTextFile: '/etc/passwd',
+    };
+    expect((await face.call('experiments', 'start', withText)).error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/outside the folders this interface may use for a text file/),
+    });
   });
 
   it('uses the folders the config file adds', async () => {
@@ -122,11 +167,24 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
   }
 
   async function runAgainst(face: Face, endpoint: string): Promise<void> {
-    const finished = new Promise<void>((resolve) => face.container.events.on((event) => {
-      const phase = (event.payload as { phase?: string }).phase;
-      if (event.name === 'run.progress' && (phase === 'finished' || phase === 'failed')) resolve();
-    }));
-    const reply = await face.call('runs', 'start', { workload: 'chat-short', model: null, endpoint, profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false });
+    const finished = new Promise<void>((resolve) =>
+      face.container.events.on((event) => {
+        const phase = (event.payload as { phase?: string }).phase;
+        if (event.name === 'run.progress' && (phase === 'finished' || phase === 'failed')) resolve();
+      }),
+    );
+    const reply = await face.call('runs', 'start', {
+      workload: 'chat-short',
+      model: null,
+      endpoint,
+      profileName: 'default',
+      concurrency: null,
+      rate: null,
+      requests: 1,
+      durationS: null,
+      warmup: 0,
+      private: false,
+    });
     expect(reply.ok).toBe(true);
     await finished;
   }
@@ -134,7 +192,10 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
   it('sends nothing to an endpoint a request names, and the configured key to the configured endpoint', async () => {
     const attacker = await recordingEndpoint();
     const configured = await recordingEndpoint();
-    const face = await rpcFace({ endpointKeys: [{ endpoint: `${configured.url}/v1`, env: 'TEAM_KEY' }] }, { TEAM_KEY: 'team-secret', INFERLAB_API_KEY: 'user-secret' });
+    const face = await rpcFace(
+      { endpointKeys: [{ endpoint: `${configured.url}/v1`, env: 'TEAM_KEY' }] },
+      { TEAM_KEY: 'team-secret', INFERLAB_API_KEY: 'user-secret' },
+    );
     const previous = process.env.INFERLAB_API_KEY;
     // The key the CLI would send sits in this process's environment too.
     process.env.INFERLAB_API_KEY = 'user-secret';
@@ -153,10 +214,24 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
 
   it('refuses a request that names a key variable, or a metrics URL on another host', async () => {
     const face = await rpcFace();
-    const run = { workload: 'chat-short', model: null, endpoint: 'http://127.0.0.1:9/v1', profileName: 'default', concurrency: null, rate: null, requests: 1, durationS: null, warmup: 0, private: false };
+    const run = {
+      workload: 'chat-short',
+      model: null,
+      endpoint: 'http://127.0.0.1:9/v1',
+      profileName: 'default',
+      concurrency: null,
+      rate: null,
+      requests: 1,
+      durationS: null,
+      warmup: 0,
+      private: false,
+    };
     const named = await face.call('runs', 'start', { ...run, apiKeyEnv: 'HOME' });
     expect(named.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/cannot name an API-key variable/) });
     const probe = await face.call('runs', 'start', { ...run, metricsUrl: 'http://169.254.169.254/latest/meta-data' });
-    expect(probe.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/metricsUrl must be on the endpoint's own host/) });
+    expect(probe.error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/metricsUrl must be on the endpoint's own host/),
+    });
   });
 });

@@ -10,14 +10,47 @@ import { useTempDirs } from '../support/temp';
 const tempDir = useTempDirs();
 
 const request = (seq: number): StoredRequest => ({
-  seq, warmup: false, t0Ms: seq * 10, headersMs: 1,
-  metrics: { ttft_ms: 5, e2e_ms: 9, tpot_ms: 1, itl_ms: [1, 2], output_tokens: 3, output_tokens_source: 'usage', queue_ms: null, client_overhead_ms: 0.5, decode_tokens_per_s: 100, ttfr_ms: null, ttfa_ms: null, ttft_from_schedule_ms: null, e2e_from_schedule_ms: null },
-  promptTokens: 4, usage: { prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0 }, finishReason: 'length', httpStatus: 200,
-  errorClass: null, errorMessage: null, timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0 },
-  chunkOffsetsMs: [5, 6.5, 8.25], promptText: 'p', outputText: 'o',
+  seq,
+  warmup: false,
+  t0Ms: seq * 10,
+  headersMs: 1,
+  metrics: {
+    ttft_ms: 5,
+    e2e_ms: 9,
+    tpot_ms: 1,
+    itl_ms: [1, 2],
+    output_tokens: 3,
+    output_tokens_source: 'usage',
+    queue_ms: null,
+    client_overhead_ms: 0.5,
+    decode_tokens_per_s: 100,
+    ttfr_ms: null,
+    ttfa_ms: null,
+    ttft_from_schedule_ms: null,
+    e2e_from_schedule_ms: null,
+  },
+  promptTokens: 4,
+  usage: { prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0 },
+  finishReason: 'length',
+  httpStatus: 200,
+  errorClass: null,
+  errorMessage: null,
+  timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0 },
+  chunkOffsetsMs: [5, 6.5, 8.25],
+  promptText: 'p',
+  outputText: 'o',
 });
 
-const newRun = { kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} };
+const newRun = {
+  kind: 'test',
+  modelRef: null,
+  modelPath: null,
+  modelSizeBytes: null,
+  modelSha256: null,
+  engine: null,
+  server: null,
+  manifest: {},
+};
 
 describe('database', () => {
   it('creates the schema in WAL mode with foreign keys, and reopens without re-migrating', () => {

@@ -18,12 +18,20 @@ import { useTempDirs } from '../support/temp';
  */
 type Step = { after: number; data: unknown };
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  object: 'chat.completion.chunk',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
 const role = chunk({ role: 'assistant', content: null });
 const say = (content: string) => chunk({ content });
 const think = (reasoning_content: string) => chunk({ reasoning_content });
 const finish = (reason = 'stop') => chunk({}, reason);
-const usage = (prompt: number, completion: number, timings?: Record<string, number>) => ({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, ...(timings ? { timings } : {}) });
+const usage = (prompt: number, completion: number, timings?: Record<string, number>) => ({
+  object: 'chat.completion.chunk',
+  choices: [],
+  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  ...(timings ? { timings } : {}),
+});
 const DONE = '[DONE]';
 
 const servers: http.Server[] = [];
@@ -40,7 +48,14 @@ async function sseServer(script: Step[] | (() => Step[])): Promise<string> {
       if (request.url === '/tokenize') {
         const { content } = JSON.parse(body) as { content: string };
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ tokens: content.split(/\s+/).filter(Boolean).map((_, i) => i) }));
+        response.end(
+          JSON.stringify({
+            tokens: content
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((_, i) => i),
+          }),
+        );
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -204,15 +219,37 @@ describe('stream client against a real HTTP stream', () => {
 
 function handMade(overrides: Partial<StreamedCompletion>): StreamedCompletion {
   return {
-    t0: 1000, headersAt: 1005, contentChunkTimes: [], answerChunkTimes: [], reasoningChunkTimes: [], finishAt: null, endAt: null, httpStatus: 200,
-    finishReason: 'stop', text: '', reasoningText: '', usage: null, timings: null, error: null, ...overrides,
+    t0: 1000,
+    headersAt: 1005,
+    contentChunkTimes: [],
+    answerChunkTimes: [],
+    reasoningChunkTimes: [],
+    finishAt: null,
+    endAt: null,
+    httpStatus: 200,
+    finishReason: 'stop',
+    text: '',
+    reasoningText: '',
+    usage: null,
+    timings: null,
+    error: null,
+    ...overrides,
   };
 }
 
 describe('open-loop latency from the schedule', () => {
   it('measures TTFT and e2e from the scheduled time as well as from the send', () => {
     // Scheduled at 900, sent 100 ms late at 1000 (the generator waited at its bound).
-    const metrics = deriveRequestMetrics(handMade({ contentChunkTimes: [1020, 1030], answerChunkTimes: [1020, 1030], finishAt: 1040, endAt: 1041, usage: { prompt_tokens: 1, completion_tokens: 3, cached_tokens: null } }), { scheduledAt: 900 });
+    const metrics = deriveRequestMetrics(
+      handMade({
+        contentChunkTimes: [1020, 1030],
+        answerChunkTimes: [1020, 1030],
+        finishAt: 1040,
+        endAt: 1041,
+        usage: { prompt_tokens: 1, completion_tokens: 3, cached_tokens: null },
+      }),
+      { scheduledAt: 900 },
+    );
     expect(metrics.ttft_ms).toBe(20);
     expect(metrics.e2e_ms).toBe(40);
     expect(metrics.ttft_from_schedule_ms).toBe(120);
@@ -235,17 +272,50 @@ describe('run executor with reasoning', () => {
       { after: 0, data: DONE },
     ]);
     const item: ResolvedItem = {
-      id: 'capital', group: 'facts', messages: [{ role: 'user', content: 'Capital of France?' }], prompt: null, sampling: { max_tokens: 16 },
-      response_format: null, repeat: 1, weight: 1, checks: [{ contains: 'step' }], target_input_tokens: null, input_tokens_exact: null,
+      id: 'capital',
+      group: 'facts',
+      messages: [{ role: 'user', content: 'Capital of France?' }],
+      prompt: null,
+      sampling: { max_tokens: 16 },
+      response_format: null,
+      repeat: 1,
+      weight: 1,
+      checks: [{ contains: 'step' }],
+      target_input_tokens: null,
+      input_tokens_exact: null,
     };
-    const workload: ResolvedWorkload = { name: 'w', description: '', revision: 'r', source: 'test', groups: [{ name: 'facts', items: [item] }] };
+    const workload: ResolvedWorkload = {
+      name: 'w',
+      description: '',
+      revision: 'r',
+      source: 'test',
+      groups: [{ name: 'facts', items: [item] }],
+    };
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);
-      const runId = store.createRun({ kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+      const runId = store.createRun({
+        kind: 'test',
+        modelRef: null,
+        modelPath: null,
+        modelSizeBytes: null,
+        modelSha256: null,
+        engine: null,
+        server: null,
+        manifest: {},
+      });
       const execution = await executeRun({
-        store, runId, workload, target: { baseUrl }, load: { mode: 'closed', concurrency: 2 }, stop: { requests: 4, durationMs: null }, warmup: 0,
-        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: false, references: null, reasoningTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
+        store,
+        runId,
+        workload,
+        target: { baseUrl },
+        load: { mode: 'closed', concurrency: 2 },
+        stop: { requests: 4, durationMs: null },
+        warmup: 0,
+        timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
+        private: false,
+        references: null,
+        reasoningTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
       });
       expect(execution.status).toBe('completed');
       const rows = store.requests(runId);
@@ -260,24 +330,72 @@ describe('run executor with reasoning', () => {
         expect(row.ttft_ms).toBe(row.ttfr_ms);
         expect(row.ttfa_ms! - row.ttfr_ms!).toBeGreaterThanOrEqual(15);
       }
-      const summary = summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: 'w', revision: 'r' }, rows: store.requestsForSummary(runId), load: { mode: 'closed', concurrency: 2 }, slo: null, serverSlots: 1 });
-      expect(summary.reasoning).toMatchObject({ requests_with_reasoning: 4, tokens: { n: 4, mean: 5 }, tokens_uncounted: 0, tokens_uncounted_reason: null });
+      const summary = summarizeRun({
+        runId,
+        status: 'completed',
+        statusReason: null,
+        workload: { name: 'w', revision: 'r' },
+        rows: store.requestsForSummary(runId),
+        load: { mode: 'closed', concurrency: 2 },
+        slo: null,
+        serverSlots: 1,
+      });
+      expect(summary.reasoning).toMatchObject({
+        requests_with_reasoning: 4,
+        tokens: { n: 4, mean: 5 },
+        tokens_uncounted: 0,
+        tokens_uncounted_reason: null,
+      });
       expect(summary.reasoning!.ttfr_ms.n).toBe(4);
-      expect(summary.measurement.slot_wait_note).toBe('concurrency 2 against 1 server slot: requests waited for a free slot, and that wait is in client_overhead_ms (and in ttft_ms and e2e_ms)');
+      expect(summary.measurement.slot_wait_note).toBe(
+        'concurrency 2 against 1 server slot: requests waited for a free slot, and that wait is in client_overhead_ms (and in ttft_ms and e2e_ms)',
+      );
 
       // Without a tokenizer the count is null, with the reason.
-      const uncountedRun = store.createRun({ kind: 'test', modelRef: null, modelPath: null, modelSizeBytes: null, modelSha256: null, engine: null, server: null, manifest: {} });
+      const uncountedRun = store.createRun({
+        kind: 'test',
+        modelRef: null,
+        modelPath: null,
+        modelSizeBytes: null,
+        modelSha256: null,
+        engine: null,
+        server: null,
+        manifest: {},
+      });
       await executeRun({
-        store, runId: uncountedRun, workload, target: { baseUrl }, load: { mode: 'closed', concurrency: 1 }, stop: { requests: 2, durationMs: null }, warmup: 0,
-        timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, private: true, references: null, reasoningTokenCounter: null,
+        store,
+        runId: uncountedRun,
+        workload,
+        target: { baseUrl },
+        load: { mode: 'closed', concurrency: 1 },
+        stop: { requests: 2, durationMs: null },
+        warmup: 0,
+        timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
+        private: true,
+        references: null,
+        reasoningTokenCounter: null,
       });
       const uncounted = store.requests(uncountedRun);
       expect(uncounted.map((row) => [row.reasoning_tokens, row.reasoning_tokens_note, row.reasoning_text, row.reasoning_chars])).toEqual([
         [null, 'no server tokenizer (/tokenize) for this target', null, 23],
         [null, 'no server tokenizer (/tokenize) for this target', null, 23],
       ]);
-      const uncountedSummary = summarizeRun({ runId: uncountedRun, status: 'completed', statusReason: null, workload: { name: 'w', revision: 'r' }, rows: store.requestsForSummary(uncountedRun), load: { mode: 'closed', concurrency: 1 }, slo: null, serverSlots: 1 });
-      expect(uncountedSummary.reasoning).toMatchObject({ requests_with_reasoning: 2, tokens: { n: 0, mean: null }, tokens_uncounted: 2, tokens_uncounted_reason: 'no server tokenizer (/tokenize) for this target' });
+      const uncountedSummary = summarizeRun({
+        runId: uncountedRun,
+        status: 'completed',
+        statusReason: null,
+        workload: { name: 'w', revision: 'r' },
+        rows: store.requestsForSummary(uncountedRun),
+        load: { mode: 'closed', concurrency: 1 },
+        slo: null,
+        serverSlots: 1,
+      });
+      expect(uncountedSummary.reasoning).toMatchObject({
+        requests_with_reasoning: 2,
+        tokens: { n: 0, mean: null },
+        tokens_uncounted: 2,
+        tokens_uncounted_reason: 'no server tokenizer (/tokenize) for this target',
+      });
       expect(uncountedSummary.measurement.slot_wait_note).toBeNull();
     } finally {
       db.close();

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { byLoadLevel, sweepRecommendation, type SweepPoint } from '../../src/main/experiments/sweep-plan';
 
-const point = (name: string, concurrency: number, throughput: number | null, ttftP95: number | null, goodput: number | null, goodputFraction: number | null): SweepPoint => ({ name, concurrency, throughput, ttftP95, goodput, goodputFraction });
+const point = (
+  name: string,
+  concurrency: number,
+  throughput: number | null,
+  ttftP95: number | null,
+  goodput: number | null,
+  goodputFraction: number | null,
+): SweepPoint => ({ name, concurrency, throughput, ttftP95, goodput, goodputFraction });
 
 const points = [
   point('np=1 @ c=1', 1, 40, 100, 1.0, 1),
@@ -12,7 +19,10 @@ const points = [
 
 describe('sweep grouping', () => {
   it('groups conditions by load level, the first setting of each level first (its baseline)', () => {
-    expect(byLoadLevel(points).map((group) => group.map((entry) => entry.name))).toEqual([['np=1 @ c=1', 'np=4 @ c=1'], ['np=1 @ c=4', 'np=4 @ c=4']]);
+    expect(byLoadLevel(points).map((group) => group.map((entry) => entry.name))).toEqual([
+      ['np=1 @ c=1', 'np=4 @ c=1'],
+      ['np=1 @ c=4', 'np=4 @ c=4'],
+    ]);
   });
 });
 

@@ -1,14 +1,37 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { gaussian, seededRandom } from '../../src/main/models/random';
-import { buildSuccessorMap, demoModelTextFile, normalizeDemoText, successorCycle, tokenizeSpm, type SpmVocabulary } from '../../src/main/models/synthetic-model';
+import {
+  buildSuccessorMap,
+  demoModelTextFile,
+  normalizeDemoText,
+  successorCycle,
+  tokenizeSpm,
+  type SpmVocabulary,
+} from '../../src/main/models/synthetic-model';
 
 /** A toy SentencePiece vocabulary: byte tokens for the newline, single letters, and a few scored merges. */
 function toyVocabulary(): SpmVocabulary {
   const entries: [string, number][] = [
-    ['<unk>', 0], ['<s>', 0], ['</s>', 0], ['<0x0A>', 0],
-    ['▁', -1], ['a', -1], ['b', -1], ['c', -1], ['d', -1], ['t', -1], ['h', -1], ['e', -1],
-    ['ab', -5], ['bc', -2], ['▁a', -3], ['▁abc', -4], ['▁t', -3], ['he', -2], ['▁the', -1],
+    ['<unk>', 0],
+    ['<s>', 0],
+    ['</s>', 0],
+    ['<0x0A>', 0],
+    ['▁', -1],
+    ['a', -1],
+    ['b', -1],
+    ['c', -1],
+    ['d', -1],
+    ['t', -1],
+    ['h', -1],
+    ['e', -1],
+    ['ab', -5],
+    ['bc', -2],
+    ['▁a', -3],
+    ['▁abc', -4],
+    ['▁t', -3],
+    ['he', -2],
+    ['▁the', -1],
   ];
   return { tokens: entries.map(([token]) => token), scores: entries.map(([, score]) => score) };
 }

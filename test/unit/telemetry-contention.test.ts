@@ -3,7 +3,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ContentionSample } from '../../src/shared/contract/telemetry';
 import { ContentionSampler, LLAMA_SERVER_BUSY_CORES, summarizeContention } from '../../src/main/telemetry/contention';
-import { descendants, findLlamaServers, listProcesses, parseProcStat, readCpuTotals, threadsFromArgv } from '../../src/main/telemetry/proc-stat';
+import {
+  descendants,
+  findLlamaServers,
+  listProcesses,
+  parseProcStat,
+  readCpuTotals,
+  threadsFromArgv,
+} from '../../src/main/telemetry/proc-stat';
 import { olderThan, oversubscription } from '../../src/main/server/oversubscription';
 import { useTempDirs } from '../support/temp';
 
@@ -24,14 +31,50 @@ class FakeProc {
 
   setBusy(user: number, system: number, irq = 0): void {
     this.busy = { user, system, irq };
-    const line = (name: string, share: number) => `${name} ${Math.round(this.busy.user * share)} 0 ${Math.round(this.busy.system * share)} 99999 10 ${Math.round(this.busy.irq * share)} 0 0 0 0`;
-    fs.writeFileSync(path.join(this.root, 'stat'), [line('cpu ', 1), ...Array.from({ length: this.cpus }, (_, i) => line(`cpu${i}`, 1 / this.cpus)), 'intr 0', 'ctxt 0', ''].join('\n'));
+    const line = (name: string, share: number) =>
+      `${name} ${Math.round(this.busy.user * share)} 0 ${Math.round(this.busy.system * share)} 99999 10 ${Math.round(this.busy.irq * share)} 0 0 0 0`;
+    fs.writeFileSync(
+      path.join(this.root, 'stat'),
+      [line('cpu ', 1), ...Array.from({ length: this.cpus }, (_, i) => line(`cpu${i}`, 1 / this.cpus)), 'intr 0', 'ctxt 0', ''].join('\n'),
+    );
   }
 
-  process(options: { pid: number; ppid: number; comm: string; utime: number; stime?: number; start?: number; argv?: string[]; state?: string }): void {
+  process(options: {
+    pid: number;
+    ppid: number;
+    comm: string;
+    utime: number;
+    stime?: number;
+    start?: number;
+    argv?: string[];
+    state?: string;
+  }): void {
     const dir = path.join(this.root, String(options.pid));
     fs.mkdirSync(dir, { recursive: true });
-    const fields = [options.state ?? 'S', options.ppid, options.pid, options.pid, 0, -1, 4194304, 0, 0, 0, 0, options.utime, options.stime ?? 0, 0, 0, 20, 0, 1, 0, options.start ?? 1000, 1000000, 100];
+    const fields = [
+      options.state ?? 'S',
+      options.ppid,
+      options.pid,
+      options.pid,
+      0,
+      -1,
+      4194304,
+      0,
+      0,
+      0,
+      0,
+      options.utime,
+      options.stime ?? 0,
+      0,
+      0,
+      20,
+      0,
+      1,
+      0,
+      options.start ?? 1000,
+      1000000,
+      100,
+    ];
     fs.writeFileSync(path.join(dir, 'stat'), `${options.pid} (${options.comm}) ${fields.join(' ')}\n`);
     fs.writeFileSync(path.join(dir, 'cmdline'), options.argv ? `${options.argv.join('\0')}\0` : '');
   }
@@ -43,7 +86,14 @@ class FakeProc {
 
 describe('/proc accounting (fake /proc)', () => {
   it('parses stat lines whose command name holds spaces and parentheses', () => {
-    expect(parseProcStat('42 (tmux: server (x)) S 1 42 42 0 -1 0 0 0 0 0 700 300 0 0 20 0 1 0 5555 0 0')).toMatchObject({ pid: 42, ppid: 1, comm: 'tmux: server (x)', state: 'S', cpuTicks: 1000, startTicks: 5555 });
+    expect(parseProcStat('42 (tmux: server (x)) S 1 42 42 0 -1 0 0 0 0 0 700 300 0 0 20 0 1 0 5555 0 0')).toMatchObject({
+      pid: 42,
+      ppid: 1,
+      comm: 'tmux: server (x)',
+      state: 'S',
+      cpuTicks: 1000,
+      startTicks: 5555,
+    });
     expect(parseProcStat('garbage')).toBeNull();
   });
 
@@ -60,11 +110,18 @@ describe('/proc accounting (fake /proc)', () => {
     expect(readCpuTotals(path.join(proc.root, 'missing'))).toBeNull();
   });
 
-  it('counts as competition the machine\'s busy time minus the server tree and this process, and names who used it', () => {
+  it("counts as competition the machine's busy time minus the server tree and this process, and names who used it", () => {
     const proc = new FakeProc(2);
     const init = { pid: 1, ppid: 0, comm: 'init', utime: 0 };
     proc.process(init);
-    proc.process({ pid: 100, ppid: 200, comm: 'llama-server', utime: 1000, start: 500, argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'] });
+    proc.process({
+      pid: 100,
+      ppid: 200,
+      comm: 'llama-server',
+      utime: 1000,
+      start: 500,
+      argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'],
+    });
     proc.process({ pid: 101, ppid: 100, comm: 'helper', utime: 50 });
     proc.process({ pid: 200, ppid: 1, comm: 'node', utime: 400, argv: ['node', 'bin/inferlab', 'run'] });
     proc.process({ pid: 300, ppid: 1, comm: 'node', utime: 10, argv: ['node', '-e', 'for(;;){}'] });
@@ -78,7 +135,14 @@ describe('/proc accounting (fake /proc)', () => {
     // One second later: server 1.0 + helper 0.2 cores, self 0.1, burner 0.9, other llama-server 0.3,
     // and 0.05 cores from a process that came and went between the two readings.
     now = 1000;
-    proc.process({ pid: 100, ppid: 200, comm: 'llama-server', utime: 1100, start: 500, argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'] });
+    proc.process({
+      pid: 100,
+      ppid: 200,
+      comm: 'llama-server',
+      utime: 1100,
+      start: 500,
+      argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'],
+    });
     proc.process({ pid: 101, ppid: 100, comm: 'helper', utime: 70 });
     proc.process({ pid: 200, ppid: 1, comm: 'node', utime: 410, argv: ['node', 'bin/inferlab', 'run'] });
     proc.process({ pid: 300, ppid: 1, comm: 'node', utime: 100, argv: ['node', '-e', 'for(;;){}'] });
@@ -94,9 +158,18 @@ describe('/proc accounting (fake /proc)', () => {
     ]);
     expect(sample.llama_servers).toEqual([{ pid: 400, command: 'llama-server --threads 1', cores: 0.3 }]);
 
-    const summary = summarizeContention(sampler.samples, { windowStart: 0, windowEnd: 1000, thresholdCores: 0.5, intervalMs: 250, cpus: 2 });
+    const summary = summarizeContention(sampler.samples, {
+      windowStart: 0,
+      windowEnd: 1000,
+      thresholdCores: 0.5,
+      intervalMs: 250,
+      cpus: 2,
+    });
     expect(summary).toMatchObject({
-      samples: 1, cpus: 2, other_cpu_cores_mean: 1.25, other_cpu_cores_max: 1.25,
+      samples: 1,
+      cpus: 2,
+      other_cpu_cores_mean: 1.25,
+      other_cpu_cores_max: 1.25,
       // One sample cannot support a p95 (PERCENTILE_MIN_N.p95 = 20).
       other_cpu_cores_p95: null,
       contaminated: true,
@@ -104,7 +177,9 @@ describe('/proc accounting (fake /proc)', () => {
       unavailable_reason: null,
     });
     expect(summary.top_processes[0]).toEqual({ pid: 300, command: 'node -e for(;;){}', cpu_cores_mean: 0.9 });
-    expect(summary.reason).toMatch(/other processes used 1\.25 CPU cores on average \(threshold 0\.5; 2 cores in all\): pid 300 node -e for\(;;\)\{\} 0\.90/);
+    expect(summary.reason).toMatch(
+      /other processes used 1\.25 CPU cores on average \(threshold 0\.5; 2 cores in all\): pid 300 node -e for\(;;\)\{\} 0\.90/,
+    );
     expect(summary.reason).toMatch(/another llama-server \(pid 400\) was busy, 0\.30 cores/);
   });
 
@@ -120,7 +195,10 @@ describe('/proc accounting (fake /proc)', () => {
     proc.process({ pid: 301, ppid: 1, comm: 'new', utime: 10, start: 100 });
     proc.setBusy(1030, 0);
     const sample = sampler.sample()!;
-    expect(sample.processes.sort((a, b) => a.pid - b.pid)).toEqual([{ pid: 300, command: '[reused]', cores: 0.4 }, { pid: 301, command: '[new]', cores: 0.2 }]);
+    expect(sample.processes.sort((a, b) => a.pid - b.pid)).toEqual([
+      { pid: 300, command: '[reused]', cores: 0.4 },
+      { pid: 301, command: '[new]', cores: 0.2 },
+    ]);
     expect(sample.other_cpu_cores).toBeCloseTo(0.6, 6);
     now = 1000;
     proc.remove(300);
@@ -130,7 +208,9 @@ describe('/proc accounting (fake /proc)', () => {
 
   it('is not contaminated below the threshold, and an idle llama-server is listed but does not spoil the run', () => {
     const samples: ContentionSample[] = Array.from({ length: 40 }, (_, i) => ({
-      t: (i + 1) * 250, interval_ms: 250, other_cpu_cores: i === 39 ? 1.5 : 0.1,
+      t: (i + 1) * 250,
+      interval_ms: 250,
+      other_cpu_cores: i === 39 ? 1.5 : 0.1,
       processes: [{ pid: 7, command: '/usr/bin/gcc x.c', cores: 0.1 }],
       llama_servers: [{ pid: 9, command: 'llama-server -t 1', cores: 0 }],
       gpu_processes: [{ pid: 4242, command: 'python3', used_mib: 700 }],
@@ -148,7 +228,14 @@ describe('/proc accounting (fake /proc)', () => {
   });
 
   it('counts only the intervals inside the measured window, time-weighted', () => {
-    const at = (t: number, interval: number, cores: number): ContentionSample => ({ t, interval_ms: interval, other_cpu_cores: cores, processes: [], llama_servers: cores > 1 ? [{ pid: 5, command: 'llama-server', cores }] : [], gpu_processes: [] });
+    const at = (t: number, interval: number, cores: number): ContentionSample => ({
+      t,
+      interval_ms: interval,
+      other_cpu_cores: cores,
+      processes: [],
+      llama_servers: cores > 1 ? [{ pid: 5, command: 'llama-server', cores }] : [],
+      gpu_processes: [],
+    });
     // Warmup (before 1000) was crowded; the window [1000, 3000] holds one 500 ms and one 1500 ms interval.
     const samples = [at(500, 500, 1.9), at(1000, 500, 1.9), at(1500, 500, 0.2), at(3000, 1500, 0.7)];
     const summary = summarizeContention(samples, { windowStart: 1000, windowEnd: 3000, thresholdCores: 0.5, intervalMs: 500, cpus: 2 });
@@ -160,11 +247,28 @@ describe('/proc accounting (fake /proc)', () => {
   });
 
   it('says why when nothing could be measured, and is then not contaminated', () => {
-    const sampler = new ContentionSampler({ clock: () => 0, serverPid: null, selfPids: () => [], procRoot: path.join(tempDir(), 'no-proc') });
+    const sampler = new ContentionSampler({
+      clock: () => 0,
+      serverPid: null,
+      selfPids: () => [],
+      procRoot: path.join(tempDir(), 'no-proc'),
+    });
     expect(sampler.sample()).toBeNull();
     expect(sampler.unavailableReason).toMatch(/not readable/);
-    const summary = summarizeContention([], { windowStart: 0, windowEnd: 10, thresholdCores: 0.5, intervalMs: 250, cpus: 1, unavailableReason: sampler.unavailableReason });
-    expect(summary).toMatchObject({ contaminated: false, reason: null, other_cpu_cores_mean: null, unavailable_reason: expect.stringMatching(/not readable/) });
+    const summary = summarizeContention([], {
+      windowStart: 0,
+      windowEnd: 10,
+      thresholdCores: 0.5,
+      intervalMs: 250,
+      cpus: 1,
+      unavailableReason: sampler.unavailableReason,
+    });
+    expect(summary).toMatchObject({
+      contaminated: false,
+      reason: null,
+      other_cpu_cores_mean: null,
+      unavailable_reason: expect.stringMatching(/not readable/),
+    });
   });
 });
 
@@ -187,8 +291,15 @@ describe('refusing to oversubscribe the cores', () => {
     expect(threadsFromArgv(['-tb', '3'])).toBeNull();
   });
 
-  it('refuses when the other servers\' threads plus the new ones exceed the cores, naming cores, threads, pid and --force', () => {
-    const other = { pid: 4321, command: 'llama-server -t 2', parentCommand: 'node /opt/app/bin/inferlab run', threads: 2, threadsGiven: true, startTicks: 1 };
+  it("refuses when the other servers' threads plus the new ones exceed the cores, naming cores, threads, pid and --force", () => {
+    const other = {
+      pid: 4321,
+      command: 'llama-server -t 2',
+      parentCommand: 'node /opt/app/bin/inferlab run',
+      threads: 2,
+      threadsGiven: true,
+      startTicks: 1,
+    };
     const message = oversubscription({ threads: 2, cores: 2, others: [other] });
     expect(message).toMatch(/Refusing to start llama-server with 2 threads/);
     expect(message).toMatch(/llama-server pid 4321 \(started by another Infer Lab process, 2 threads\)/);
@@ -199,7 +310,14 @@ describe('refusing to oversubscribe the cores', () => {
   });
 
   it('of two servers started at once, only the younger yields (start time, then pid)', () => {
-    const server = (pid: number, startTicks: number) => ({ pid, command: 'llama-server -t 2', parentCommand: 'node bin/inferlab run', threads: 2, threadsGiven: true, startTicks });
+    const server = (pid: number, startTicks: number) => ({
+      pid,
+      command: 'llama-server -t 2',
+      parentCommand: 'node bin/inferlab run',
+      threads: 2,
+      threadsGiven: true,
+      startTicks,
+    });
     const a = server(100, 5000);
     const b = server(101, 5003);
     expect(olderThan(a, [b])).toEqual([]);
@@ -226,7 +344,7 @@ describe('refusing to oversubscribe the cores', () => {
 });
 
 describe('a run against a local endpoint', () => {
-  it('finds the llama-server listening on the endpoint\'s port, so it is not counted as competition', async () => {
+  it("finds the llama-server listening on the endpoint's port, so it is not counted as competition", async () => {
     const { llamaServerOnPort, localPort } = await import('../../src/main/telemetry/proc-stat');
     const proc = new FakeProc(2);
     proc.process({ pid: 10, ppid: 1, comm: 'llama-server', utime: 0, argv: ['llama-server', '--port', '9001'] });

@@ -10,15 +10,36 @@ const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname,
 describe('nvidia-smi parsing', () => {
   it('reads one GPU line into a sample with units stripped', () => {
     expect(parseGpuLine(fixture('one-gpu.csv').trim(), 12.5)).toEqual({
-      t: 12.5, index: 0, uuid: 'GPU-5f1b2c3d-0000-4000-8000-000000000001', name: 'NVIDIA GeForce RTX 4090',
-      memoryUsedMib: 5120, memoryTotalMib: 24564, utilizationPct: 87, memoryUtilizationPct: 41, temperatureC: 63, powerW: 250.5, smClockMhz: 2520, pstate: 'P2',
+      t: 12.5,
+      index: 0,
+      uuid: 'GPU-5f1b2c3d-0000-4000-8000-000000000001',
+      name: 'NVIDIA GeForce RTX 4090',
+      memoryUsedMib: 5120,
+      memoryTotalMib: 24564,
+      utilizationPct: 87,
+      memoryUtilizationPct: 41,
+      temperatureC: 63,
+      powerW: 250.5,
+      smClockMhz: 2520,
+      pstate: 'P2',
     });
   });
 
   it('reads several GPUs and turns [N/A] and [Not Supported] into null, never 0', () => {
-    const [first, second] = fixture('several-gpus.csv').trim().split('\n').map((line) => parseGpuLine(line, 0));
+    const [first, second] = fixture('several-gpus.csv')
+      .trim()
+      .split('\n')
+      .map((line) => parseGpuLine(line, 0));
     expect(first?.index).toBe(0);
-    expect(second).toMatchObject({ index: 1, memoryUsedMib: 512, utilizationPct: null, memoryUtilizationPct: null, powerW: null, smClockMhz: null, pstate: 'P8' });
+    expect(second).toMatchObject({
+      index: 1,
+      memoryUsedMib: 512,
+      utilizationPct: null,
+      memoryUtilizationPct: null,
+      powerW: null,
+      smClockMhz: null,
+      pstate: 'P8',
+    });
   });
 
   it('ignores headers, blank lines and driver messages, and recognises NVML failure', () => {
@@ -37,7 +58,20 @@ describe('nvidia-smi parsing', () => {
 
   it('reads amd-smi metric JSON', () => {
     expect(parseAmdSmiMetrics(JSON.parse(fixture('amd-smi-metric.json')), 3)).toEqual([
-      { t: 3, index: 0, uuid: null, name: null, memoryUsedMib: 3100, memoryTotalMib: 65520, utilizationPct: 73, memoryUtilizationPct: 40, temperatureC: 55, powerW: 180, smClockMhz: null, pstate: null },
+      {
+        t: 3,
+        index: 0,
+        uuid: null,
+        name: null,
+        memoryUsedMib: 3100,
+        memoryTotalMib: 65520,
+        utilizationPct: 73,
+        memoryUtilizationPct: 40,
+        temperatureC: 55,
+        powerW: 180,
+        smClockMhz: null,
+        pstate: null,
+      },
     ]);
     expect(parseAmdSmiMetrics('garbage', 0)).toEqual([]);
   });
@@ -58,7 +92,14 @@ describe('Prometheus metrics', () => {
       '# TYPE llamacpp:requests_deferred gauge',
       'llamacpp:requests_deferred 0',
     ].join('\n');
-    expect(parseServerMetrics(text, 5)).toEqual({ t: 5, promptTokensTotal: 290, cachedPromptTokensTotal: 699, predictedTokensTotal: 1056, requestsProcessing: 2, requestsDeferred: 0 });
+    expect(parseServerMetrics(text, 5)).toEqual({
+      t: 5,
+      promptTokensTotal: 290,
+      cachedPromptTokensTotal: 699,
+      predictedTokensTotal: 1056,
+      requestsProcessing: 2,
+      requestsDeferred: 0,
+    });
   });
 
   it('reads vLLM names and leaves unknown figures null', () => {

@@ -36,11 +36,24 @@ describe('nvidia-smi timestamps on the run clock', () => {
 
   it('numbers passes over the GPUs: a pass ends when a GPU comes round again or time moves on', () => {
     const sweeps = new SweepCounter(250);
-    expect([sweeps.assign('0', 0), sweeps.assign('1', 1), sweeps.assign('0', 250), sweeps.assign('1', 251), sweeps.assign('1', 500), sweeps.assign('0', 900)]).toEqual([1, 1, 2, 2, 3, 4]);
+    expect([
+      sweeps.assign('0', 0),
+      sweeps.assign('1', 1),
+      sweeps.assign('0', 250),
+      sweeps.assign('1', 251),
+      sweeps.assign('1', 500),
+      sweeps.assign('0', 900),
+    ]).toEqual([1, 1, 2, 2, 3, 4]);
   });
 
   it('reads compute-process lines with GPU, name (commas and all) and memory', () => {
-    expect(parseComputeAppLine('2026/11/30 10:04:08.148, GPU-aaaa, 812, /usr/bin/python3 a,b.py, 700', 3)).toEqual({ t: 3, pid: 812, usedMib: 700, gpuUuid: 'GPU-aaaa', name: '/usr/bin/python3 a,b.py' });
+    expect(parseComputeAppLine('2026/11/30 10:04:08.148, GPU-aaaa, 812, /usr/bin/python3 a,b.py, 700', 3)).toEqual({
+      t: 3,
+      pid: 812,
+      usedMib: 700,
+      gpuUuid: 'GPU-aaaa',
+      name: '/usr/bin/python3 a,b.py',
+    });
     expect(parseComputeAppLine('2026/11/30 10:04:08.148, GPU-aaaa, [N/A], x, 700', 3)).toBeNull();
   });
 });
@@ -76,7 +89,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(await readUsedMemoryOnce(null)).toBeNull();
   });
 
-  it('sums VRAM over GPUs and the server\'s processes per pass, keeps a ≥ 1 s baseline, and places late readings by their timestamps', async () => {
+  it("sums VRAM over GPUs and the server's processes per pass, keeps a ≥ 1 s baseline, and places late readings by their timestamps", async () => {
     process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
     process.env.FAKE_SMI_APPS_FILE = 'compute-apps-two-gpus.csv';
     // Every reading reaches the sampler 400 ms after it was taken.
@@ -99,7 +112,9 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
     expect(summary.window!.start_ms).toBeGreaterThan(summary.window!.baseline_ms!);
     expect(gpu).toMatchObject({
-      name: '2× NVIDIA H100 80GB HBM3', gpu_count: 2, memory_total_mib: 2 * 81559,
+      name: '2× NVIDIA H100 80GB HBM3',
+      gpu_count: 2,
+      memory_total_mib: 2 * 81559,
       before_load_used_mib: 2236,
       baseline_used_mib: 1024 + 30000 + 1212 + 20000,
       peak_used_mib: 1024 + 30000 + 1212 + 20000,
@@ -131,7 +146,15 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     session.markWindowEnd();
     await session.stop();
     const gpu = session.summary().gpu!;
-    expect(gpu).toMatchObject({ name: 'NVIDIA GeForce RTX 4090', gpu_count: 1, baseline_used_mib: 5120, peak_used_mib: 5120, server_used_mib_peak: 812, other_processes_vram_mib: 300, before_load_used_mib: null });
+    expect(gpu).toMatchObject({
+      name: 'NVIDIA GeForce RTX 4090',
+      gpu_count: 1,
+      baseline_used_mib: 5120,
+      peak_used_mib: 5120,
+      server_used_mib_peak: 812,
+      other_processes_vram_mib: 300,
+      before_load_used_mib: null,
+    });
     expect(gpu.timestamps!.arrival).toBeGreaterThan(0);
   });
 });

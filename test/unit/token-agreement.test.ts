@@ -27,12 +27,22 @@ describe('greedy token agreement', () => {
 
   it('pairs items by key and leaves out items missing on either side; nothing paired gives null with a reason', () => {
     expect(tokenAgreement(items({ a: [1], b: [2] }), items({ b: [2], c: [3] }))).toMatchObject({ mean: 1, items: 1 });
-    expect(tokenAgreement(items({ a: [1] }), items({ z: [1] }))).toEqual({ mean: null, exact_match_rate: null, first_divergence_index_mean: null, items: 0, error: 'no items with tokens on both sides' });
+    expect(tokenAgreement(items({ a: [1] }), items({ z: [1] }))).toEqual({
+      mean: null,
+      exact_match_rate: null,
+      first_divergence_index_mean: null,
+      items: 0,
+      error: 'no items with tokens on both sides',
+    });
   });
 
   it('an empty baseline output is matched only by an empty candidate', () => {
     expect(tokenAgreement(items({ a: [] }), items({ a: [] }))).toMatchObject({ mean: 1, exact_match_rate: 1 });
-    expect(tokenAgreement(items({ a: [] }), items({ a: [4] }))).toMatchObject({ mean: 0, exact_match_rate: 0, first_divergence_index_mean: 0 });
+    expect(tokenAgreement(items({ a: [] }), items({ a: [4] }))).toMatchObject({
+      mean: 0,
+      exact_match_rate: 0,
+      first_divergence_index_mean: 0,
+    });
   });
 
   it('first divergence is the first differing index, or the shorter length', () => {

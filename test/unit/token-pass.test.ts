@@ -14,9 +14,17 @@ function fakeServer(options: { tokensPerCompletion?: (body: Record<string, unkno
       const body = JSON.parse(raw) as Record<string, unknown>;
       requests.push({ route: request.url ?? '', body });
       const reply = (value: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-      if (request.url === '/apply-template') return reply({ prompt: `<user>${(body.messages as { content: string }[]).map((message) => message.content).join('|')}</user>` });
-      if (request.url === '/tokenize') return reply({ tokens: String(body.content).split(' ').filter(Boolean).map((_, index) => index) });
-      if (request.url === '/completion') return reply({ content: options.textPerCompletion ?? 'x', tokens: options.tokensPerCompletion?.(body) ?? [1, 2, 3] });
+      if (request.url === '/apply-template')
+        return reply({ prompt: `<user>${(body.messages as { content: string }[]).map((message) => message.content).join('|')}</user>` });
+      if (request.url === '/tokenize')
+        return reply({
+          tokens: String(body.content)
+            .split(' ')
+            .filter(Boolean)
+            .map((_, index) => index),
+        });
+      if (request.url === '/completion')
+        return reply({ content: options.textPerCompletion ?? 'x', tokens: options.tokensPerCompletion?.(body) ?? [1, 2, 3] });
       response.writeHead(404).end();
     });
   });
@@ -35,7 +43,18 @@ async function listen(server: http.Server): Promise<string> {
 }
 
 const item = (patch: Partial<ResolvedItem>): ResolvedItem => ({
-  id: 'a', group: 'g', messages: null, prompt: null, sampling: { max_tokens: 16 }, response_format: null, repeat: 1, weight: 1, checks: [], target_input_tokens: null, input_tokens_exact: null, ...patch,
+  id: 'a',
+  group: 'g',
+  messages: null,
+  prompt: null,
+  sampling: { max_tokens: 16 },
+  response_format: null,
+  repeat: 1,
+  weight: 1,
+  checks: [],
+  target_input_tokens: null,
+  input_tokens_exact: null,
+  ...patch,
 });
 
 describe('the untimed token pass', () => {
@@ -43,12 +62,32 @@ describe('the untimed token pass', () => {
     const fake = fakeServer({ tokensPerCompletion: (body) => [String(body.prompt).length] });
     const server = { baseUrl: await listen(fake.server), headers: {} };
     const tokens = await collectTokens(server, [
-      { key: 'g/chat', item: item({ id: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: { max_tokens: 24, ignore_eos: true, stop: ['\n'] } }) },
+      {
+        key: 'g/chat',
+        item: item({
+          id: 'chat',
+          messages: [{ role: 'user', content: 'hi' }],
+          sampling: { max_tokens: 24, ignore_eos: true, stop: ['\n'] },
+        }),
+      },
       { key: 'g/raw', item: item({ id: 'raw', prompt: 'Once', response_format: { type: 'json_object' } }) },
     ]);
-    expect([...tokens.entries()]).toEqual([['g/chat', ['<user>hi</user>'.length]], ['g/raw', [4]]]);
+    expect([...tokens.entries()]).toEqual([
+      ['g/chat', ['<user>hi</user>'.length]],
+      ['g/raw', [4]],
+    ]);
     expect(fake.requests.map((request) => request.route)).toEqual(['/apply-template', '/completion', '/completion']);
-    expect(fake.requests[1]!.body).toEqual({ prompt: '<user>hi</user>', n_predict: 24, temperature: 0, seed: TOKEN_PASS_SEED, return_tokens: true, cache_prompt: false, stream: false, ignore_eos: true, stop: ['\n'] });
+    expect(fake.requests[1]!.body).toEqual({
+      prompt: '<user>hi</user>',
+      n_predict: 24,
+      temperature: 0,
+      seed: TOKEN_PASS_SEED,
+      return_tokens: true,
+      cache_prompt: false,
+      stream: false,
+      ignore_eos: true,
+      stop: ['\n'],
+    });
     expect(fake.requests[2]!.body).toMatchObject({ prompt: 'Once', n_predict: 16, json_schema: {} });
   });
 

@@ -41,7 +41,14 @@ export function simulateExperiment(design: SimulatedDesign, seed: number, settin
   others.forEach((other, i) => {
     for (const metric of ['ttft', 'tpot'] as const) {
       for (const statistic of ['p50', 'p95'] as const) {
-        questions.push({ metric: `${metric}_ms ${statistic}`, a: 'base', b: `c${i}`, aWindows: baseline[metric], bWindows: other[metric], statistic });
+        questions.push({
+          metric: `${metric}_ms ${statistic}`,
+          a: 'base',
+          b: `c${i}`,
+          aWindows: baseline[metric],
+          bWindows: other[metric],
+          statistic,
+        });
       }
     }
   });

@@ -12,27 +12,40 @@ const isDirectional = (verdict: string) => verdict === 'faster' || verdict === '
 
 describe('verdicts: false-verdict rate when nothing differs (A/A)', () => {
   const cells = [0, 0.05, 0.1].flatMap((driftSd) => [8, 32].map((requestsPerWindow) => ({ driftSd, requestsPerWindow })));
-  it.each(cells)('window drift sd $driftSd, $requestsPerWindow requests per window: at most 6 % of experiments call anything faster or slower', ({ driftSd, requestsPerWindow }) => {
-    let falseExperiments = 0;
-    let decided = 0;
-    for (let trial = 0; trial < TRIALS; trial++) {
-      const rows = simulateExperiment({ windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow, driftSd, requestCv: 0.2, candidates: 2, shift: 1 }, 1 + trial + requestsPerWindow * 1e5 + driftSd * 1e7);
-      if (rows.some((row) => isDirectional(row.verdict))) falseExperiments += 1;
-      decided += rows.filter((row) => row.verdict !== 'insufficient data').length;
-    }
-    const rate = falseExperiments / TRIALS;
-    console.log(`A/A drift ${driftSd}, ${requestsPerWindow}/window: ${(rate * 100).toFixed(2)} % of ${TRIALS} experiments with a false verdict`);
-    expect(rate).toBeLessThanOrEqual(0.06);
-    // The test must have decided something: a procedure that always abstains would pass trivially.
-    expect(decided).toBeGreaterThan(TRIALS * 2);
-  }, 120_000);
+  it.each(cells)(
+    'window drift sd $driftSd, $requestsPerWindow requests per window: at most 6 % of experiments call anything faster or slower',
+    ({ driftSd, requestsPerWindow }) => {
+      let falseExperiments = 0;
+      let decided = 0;
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const rows = simulateExperiment(
+          { windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow, driftSd, requestCv: 0.2, candidates: 2, shift: 1 },
+          1 + trial + requestsPerWindow * 1e5 + driftSd * 1e7,
+        );
+        if (rows.some((row) => isDirectional(row.verdict))) falseExperiments += 1;
+        decided += rows.filter((row) => row.verdict !== 'insufficient data').length;
+      }
+      const rate = falseExperiments / TRIALS;
+      console.log(
+        `A/A drift ${driftSd}, ${requestsPerWindow}/window: ${(rate * 100).toFixed(2)} % of ${TRIALS} experiments with a false verdict`,
+      );
+      expect(rate).toBeLessThanOrEqual(0.06);
+      // The test must have decided something: a procedure that always abstains would pass trivially.
+      expect(decided).toBeGreaterThan(TRIALS * 2);
+    },
+    120_000,
+  );
 });
 
 describe('the simulation itself', () => {
   it('catches a procedure that is too eager: at 70 % confidence the same A/A experiments exceed the bound', () => {
     let falseExperiments = 0;
     for (let trial = 0; trial < 500; trial++) {
-      const rows = simulateExperiment({ windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.05, requestCv: 0.2, candidates: 2, shift: 1 }, 7_000_000 + trial, { confidence: 0.7, equivalenceMargin: 0.05, minWindowsPerSide: 3, minRequestsPerSide: 8 });
+      const rows = simulateExperiment(
+        { windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.05, requestCv: 0.2, candidates: 2, shift: 1 },
+        7_000_000 + trial,
+        { confidence: 0.7, equivalenceMargin: 0.05, minWindowsPerSide: 3, minRequestsPerSide: 8 },
+      );
       if (rows.some((row) => isDirectional(row.verdict))) falseExperiments += 1;
     }
     expect(falseExperiments / 500).toBeGreaterThan(0.06);
@@ -44,7 +57,17 @@ describe('verdicts: power when something differs (A/B)', () => {
     let found = 0;
     let wrongWay = 0;
     for (let trial = 0; trial < TRIALS; trial++) {
-      const rows = simulateExperiment({ windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow, driftSd: 0.03, requestCv: 0.2, candidates: 2, shift: 1.15 }, 900_000 + trial);
+      const rows = simulateExperiment(
+        {
+          windows: EXPERIMENT_DEFAULTS.repeats,
+          requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+          driftSd: 0.03,
+          requestCv: 0.2,
+          candidates: 2,
+          shift: 1.15,
+        },
+        900_000 + trial,
+      );
       const verdict = rows.find((row) => row.metric === 'ttft_ms p50' && row.b === 'c0')!.verdict;
       if (verdict === 'slower') found += 1;
       if (verdict === 'faster') wrongWay += 1;
@@ -58,9 +81,15 @@ describe('verdicts: power when something differs (A/B)', () => {
     let equivalent = 0;
     let shiftedEquivalent = 0;
     for (let trial = 0; trial < 300; trial++) {
-      const same = simulateExperiment({ windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.005, requestCv: 0.05, candidates: 1, shift: 1 }, 5_000_000 + trial);
+      const same = simulateExperiment(
+        { windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.005, requestCv: 0.05, candidates: 1, shift: 1 },
+        5_000_000 + trial,
+      );
       if (same.find((row) => row.metric === 'ttft_ms p50')!.verdict === 'equivalent') equivalent += 1;
-      const shifted = simulateExperiment({ windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.005, requestCv: 0.05, candidates: 1, shift: 1.15 }, 6_000_000 + trial);
+      const shifted = simulateExperiment(
+        { windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: 32, driftSd: 0.005, requestCv: 0.05, candidates: 1, shift: 1.15 },
+        6_000_000 + trial,
+      );
       if (shifted.find((row) => row.metric === 'ttft_ms p50')!.verdict === 'equivalent') shiftedEquivalent += 1;
     }
     expect(equivalent / 300).toBeGreaterThan(0.9);

@@ -12,7 +12,15 @@ const window = (seed: number, n: number, mean: number, spread = 10) => {
 };
 const windows = (seed: number, count: number, n: number, means: number | number[]) =>
   Array.from({ length: count }, (_, i) => window(seed * 100 + i, n, Array.isArray(means) ? means[i]! : means));
-const question = (aWindows: number[][], bWindows: number[][], extra: Partial<VerdictQuestion> = {}): VerdictQuestion => ({ metric: 'ttft_ms p50', a: 'A', b: 'B', aWindows, bWindows, statistic: 'p50', ...extra });
+const question = (aWindows: number[][], bWindows: number[][], extra: Partial<VerdictQuestion> = {}): VerdictQuestion => ({
+  metric: 'ttft_ms p50',
+  a: 'A',
+  b: 'B',
+  aWindows,
+  bWindows,
+  statistic: 'p50',
+  ...extra,
+});
 
 describe("Student's t", () => {
   it('matches tabulated quantiles', () => {
@@ -67,13 +75,30 @@ describe('window verdicts', () => {
   it("applies Holm's correction: a borderline difference is called alone, and not among seven nulls", () => {
     const nulls = Array.from({ length: 7 }, (_, i) => {
       const same = windows(500 + i, 6, 32, 100);
-      return question(same, same.map((w) => [...w]), { metric: `null ${i}` });
+      return question(
+        same,
+        same.map((w) => [...w]),
+        { metric: `null ${i}` },
+      );
     });
     let demonstrated = false;
     for (let seed = 1; seed < 300 && !demonstrated; seed++) {
       const random = seededRandom(seed);
       const drift = () => 1 + (random() - 0.5) * 0.2;
-      const borderline = question(windows(seed, 6, 32, Array.from({ length: 6 }, () => 100 * drift())), windows(seed + 1000, 6, 32, Array.from({ length: 6 }, () => 108 * drift())));
+      const borderline = question(
+        windows(
+          seed,
+          6,
+          32,
+          Array.from({ length: 6 }, () => 100 * drift()),
+        ),
+        windows(
+          seed + 1000,
+          6,
+          32,
+          Array.from({ length: 6 }, () => 108 * drift()),
+        ),
+      );
       const alone = decideVerdicts([borderline])[0]!;
       const inFamily = decideVerdicts([borderline, ...nulls])[0]!;
       if (alone.verdict === 'slower' && inFamily.verdict !== 'slower') {
@@ -87,7 +112,10 @@ describe('window verdicts', () => {
 
   it('reports each interval at the level its decision used, so it excludes zero exactly when the verdict is directional', () => {
     for (let seed = 1; seed <= 200; seed++) {
-      for (const row of simulateExperiment({ windows: 6, requestsPerWindow: 32, driftSd: 0.03, requestCv: 0.2, candidates: 2, shift: 1.08 }, seed)) {
+      for (const row of simulateExperiment(
+        { windows: 6, requestsPerWindow: 32, driftSd: 0.03, requestCv: 0.2, candidates: 2, shift: 1.08 },
+        seed,
+      )) {
         if (row.verdict === 'insufficient data') continue;
         const excludesZero = row.relative_ci![0] > 0 || row.relative_ci![1] < 0;
         expect(excludesZero).toBe(row.verdict === 'faster' || row.verdict === 'slower');
@@ -99,18 +127,27 @@ describe('window verdicts', () => {
 });
 
 describe('condition verdicts', () => {
-  const rows = (values: number[]): RequestRow[] => values.map((value) => ({ warmup: 0, error_class: null, ttft_ms: value, tpot_ms: value / 10 }) as RequestRow);
+  const rows = (values: number[]): RequestRow[] =>
+    values.map((value) => ({ warmup: 0, error_class: null, ttft_ms: value, tpot_ms: value / 10 }) as RequestRow);
   it('withholds verdicts that involve a contaminated condition', () => {
     const base = windows(1, 6, 32, 100).map(rows);
     const other = windows(2, 6, 32, 50).map(rows);
-    const verdicts = conditionVerdicts([{ name: 'base', windows: base }, { name: 'other', windows: other, contaminated: 'another llama-server was busy' }]);
+    const verdicts = conditionVerdicts([
+      { name: 'base', windows: base },
+      { name: 'other', windows: other, contaminated: 'another llama-server was busy' },
+    ]);
     expect(verdicts).toHaveLength(4);
     for (const row of verdicts) {
       expect(row.verdict).toBe('insufficient data');
       expect(row.note).toMatch(/other is contaminated \(another llama-server was busy\)/);
       expect(row.a_value).not.toBeNull();
     }
-    expect(conditionVerdicts([{ name: 'base', windows: base }, { name: 'other', windows: other }])[0]!.verdict).toBe('faster');
+    expect(
+      conditionVerdicts([
+        { name: 'base', windows: base },
+        { name: 'other', windows: other },
+      ])[0]!.verdict,
+    ).toBe('faster');
   });
 
   it('averages throughput over windows with a t interval', () => {

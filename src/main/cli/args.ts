@@ -5,7 +5,12 @@ import { AppError } from '../core/errors';
 export type CommandHandler = (args: string[], signal: AbortSignal) => Promise<number>;
 
 /** Strict option parsing: an unknown option or a missing value is a usage error (exit 2). */
-export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, usage: string, allowPositionals = false) {
+export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: T,
+  usage: string,
+  allowPositionals = false,
+) {
   // "--concurrency -2" means the value -2 (to be refused with its own message), not a flag.
   const joined: string[] = [];
   for (let i = 0; i < args.length; i++) {

@@ -4,7 +4,9 @@ import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0))).join('  ')).join('\n');
+  return rows
+    .map((row) => row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0))).join('  '))
+    .join('\n');
 }
 
 export function formatMs(value: number | null | undefined): string {
@@ -21,7 +23,11 @@ type PercentileLabel = 'p50' | 'p90' | 'p95' | 'p99';
  * A percentile of a distribution in ms, or "n too small" when n cannot support it. Summaries
  * stored before distributions listed `unsupported` are judged from n by the same rule.
  */
-export function formatPercentile(distribution: { n: number; unsupported?: readonly string[] } & Partial<Record<PercentileLabel, number | null>>, label: PercentileLabel): string {
-  if (label !== 'p50' && distribution.n > 0 && (distribution.unsupported?.includes(label) ?? distribution.n < PERCENTILE_MIN_N[label])) return 'n too small';
+export function formatPercentile(
+  distribution: { n: number; unsupported?: readonly string[] } & Partial<Record<PercentileLabel, number | null>>,
+  label: PercentileLabel,
+): string {
+  if (label !== 'p50' && distribution.n > 0 && (distribution.unsupported?.includes(label) ?? distribution.n < PERCENTILE_MIN_N[label]))
+    return 'n too small';
   return formatMs(distribution[label]);
 }

@@ -1,5 +1,21 @@
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
-import { DECIDE_USAGE, DEMO_USAGE, DOCTOR_USAGE, EXPERIMENT_USAGE, EXPORT_USAGE, PROFILE_USAGE, QUANTIZE_USAGE, REPORT_USAGE, RUN_USAGE, RUNS_USAGE, SCAN_USAGE, SERVE_USAGE, SETUP_USAGE, START_USAGE, COMPLETION_USAGE } from './usage';
+import {
+  DECIDE_USAGE,
+  DEMO_USAGE,
+  DOCTOR_USAGE,
+  EXPERIMENT_USAGE,
+  EXPORT_USAGE,
+  PROFILE_USAGE,
+  QUANTIZE_USAGE,
+  REPORT_USAGE,
+  RUN_USAGE,
+  RUNS_USAGE,
+  SCAN_USAGE,
+  SERVE_USAGE,
+  SETUP_USAGE,
+  START_USAGE,
+  COMPLETION_USAGE,
+} from './usage';
 
 interface HelpEntry {
   usage: string;
@@ -28,18 +44,44 @@ const HELP: Record<string, HelpEntry> = {
   setup: { usage: SETUP_USAGE, examples: ['inferlab setup', 'inferlab setup --backend cuda --force'] },
   demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32'] },
   server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
-  'server start': { usage: START_USAGE, examples: ['inferlab server start --model demo:q8_0 --set contextSize=4096', 'inferlab server start --model demo:q8_0 --set extraFlags="--mlock --threads-batch 2"'], notes: 'extra-flags' },
-  'server profile': { usage: PROFILE_USAGE, examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'], notes: 'extra-flags' },
+  'server start': {
+    usage: START_USAGE,
+    examples: [
+      'inferlab server start --model demo:q8_0 --set contextSize=4096',
+      'inferlab server start --model demo:q8_0 --set extraFlags="--mlock --threads-batch 2"',
+    ],
+    notes: 'extra-flags',
+  },
+  'server profile': {
+    usage: PROFILE_USAGE,
+    examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'],
+    notes: 'extra-flags',
+  },
   models: { usage: `${SCAN_USAGE}\n       ${QUANTIZE_USAGE}` },
   'models scan': { usage: SCAN_USAGE, examples: ['inferlab models scan ~/models --json'] },
   'models quantize': { usage: QUANTIZE_USAGE, examples: ['inferlab models quantize model-f16.gguf --to Q8_0,Q4_K_M'] },
-  run: { usage: RUN_USAGE, examples: ['inferlab run --workload chat-short --model demo:q8_0 --concurrency 4 --requests 40', 'inferlab run --workload chat-short --endpoint http://127.0.0.1:8080 --rate 2 --duration 60 --json'] },
+  run: {
+    usage: RUN_USAGE,
+    examples: [
+      'inferlab run --workload chat-short --model demo:q8_0 --concurrency 4 --requests 40',
+      'inferlab run --workload chat-short --endpoint http://127.0.0.1:8080 --rate 2 --duration 60 --json',
+    ],
+  },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   export: { usage: EXPORT_USAGE, examples: ['inferlab export 1a2b3c4d --out ./run-export'] },
   experiment: { usage: EXPERIMENT_USAGE },
-  'experiment quant': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short'] },
-  'experiment warmcold': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment warmcold --model demo:q8_0 --workload prefix-share --report warmcold.html'] },
-  'experiment sweep': { usage: EXPERIMENT_USAGE, examples: ['inferlab experiment sweep --model demo:q8_0 --vary parallelSlots=1,4 --load concurrency=1,4'] },
+  'experiment quant': {
+    usage: EXPERIMENT_USAGE,
+    examples: ['inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short'],
+  },
+  'experiment warmcold': {
+    usage: EXPERIMENT_USAGE,
+    examples: ['inferlab experiment warmcold --model demo:q8_0 --workload prefix-share --report warmcold.html'],
+  },
+  'experiment sweep': {
+    usage: EXPERIMENT_USAGE,
+    examples: ['inferlab experiment sweep --model demo:q8_0 --vary parallelSlots=1,4 --load concurrency=1,4'],
+  },
   report: { usage: REPORT_USAGE, examples: ['inferlab report 1a2b3c4d --out report.html'] },
   decide: { usage: DECIDE_USAGE, examples: ['inferlab decide 1a2b3c4d --choose q8_0 --reason "same answers, half the memory"'] },
   decisions: { usage: DECIDE_USAGE, examples: ['inferlab decisions --json'] },
@@ -70,7 +112,10 @@ export function commandTable(): Map<string, { subcommands: string[]; flags: stri
     const [command, subcommand] = key.split(' ') as [string, string | undefined];
     const row = table.get(command) ?? { subcommands: [], flags: [] };
     // Subcommands: the keyed ones, and the words a usage line puts right after the command.
-    const named = [subcommand, ...[...entry.usage.matchAll(/inferlab (\w+) ([a-z][a-z-]*)\b/g)].filter((match) => match[1] === command).map((match) => match[2])];
+    const named = [
+      subcommand,
+      ...[...entry.usage.matchAll(/inferlab (\w+) ([a-z][a-z-]*)\b/g)].filter((match) => match[1] === command).map((match) => match[2]),
+    ];
     for (const word of named) if (word && !row.subcommands.includes(word)) row.subcommands.push(word);
     for (const flag of entry.usage.match(/--[a-z][a-z0-9-]*/g) ?? []) if (!row.flags.includes(flag)) row.flags.push(flag);
     table.set(command, row);
@@ -86,7 +131,10 @@ export function commandTable(): Map<string, { subcommands: string[]; flags: stri
 export function completionScript(shell: 'bash' | 'zsh'): string {
   const table = commandTable();
   const commands = [...table.keys(), 'help'].sort().join(' ');
-  const cases = [...table.entries()].filter(([command]) => command !== 'completion').map(([command, row]) => `    ${command}) words="${[...row.subcommands, ...row.flags].join(' ')}" ;;`).join('\n');
+  const cases = [...table.entries()]
+    .filter(([command]) => command !== 'completion')
+    .map(([command, row]) => `    ${command}) words="${[...row.subcommands, ...row.flags].join(' ')}" ;;`)
+    .join('\n');
   const bash = [
     '# inferlab shell completion, generated from its command table (inferlab completion bash|zsh)',
     '_inferlab() {',

@@ -52,7 +52,10 @@ export interface ProgressWriter {
  * Progress for long commands. Logs that are not terminals (CI, `2>file`) still get every
  * status line, but no carriage returns and no more than one counter line per interval.
  */
-export function progressWriter(stream: ProgressStream = process.stderr, options: { intervalMs?: number; now?: () => number } = {}): ProgressWriter {
+export function progressWriter(
+  stream: ProgressStream = process.stderr,
+  options: { intervalMs?: number; now?: () => number } = {},
+): ProgressWriter {
   const tty = stream.isTTY === true;
   const intervalMs = options.intervalMs ?? 5000;
   const now = options.now ?? Date.now;
@@ -83,7 +86,17 @@ export function progressWriter(stream: ProgressStream = process.stderr, options:
  * One run's progress as a line: done of total, failures, the last TTFT, and the time left —
  * from the pace so far when a count ends the run, from the clock when a duration does.
  */
-export function runProgressLine(progress: { finished: number; failed: number; warmup: boolean; total: number | null; durationMs: number | null; lastTtftMs: number | null }, elapsedMs: number): string {
+export function runProgressLine(
+  progress: {
+    finished: number;
+    failed: number;
+    warmup: boolean;
+    total: number | null;
+    durationMs: number | null;
+    lastTtftMs: number | null;
+  },
+  elapsedMs: number,
+): string {
   const done = progress.total === null ? `${progress.finished} done` : `${progress.finished}/${progress.total} done`;
   const ttft = progress.lastTtftMs === null ? '—' : `${progress.lastTtftMs.toFixed(progress.lastTtftMs < 10 ? 2 : 1)} ms`;
   let left: number | null = null;
@@ -97,4 +110,3 @@ function formatDuration(ms: number): string {
   const seconds = Math.round(ms / 1000);
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
 }
-

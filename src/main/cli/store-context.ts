@@ -16,7 +16,10 @@ export async function openCliStore(dbOption: string | undefined): Promise<{ dbPa
 /** Says what opening the database cleaned up after processes that died. */
 export function reportRecovered(recovered: AppStore['recovered']): void {
   for (const orphan of recovered.orphans.killed) {
-    process.stderr.write(`inferlab: stopped an orphaned llama-server (pid ${orphan.pid}, port ${orphan.port}) left by a process that ended\n`);
+    process.stderr.write(
+      `inferlab: stopped an orphaned llama-server (pid ${orphan.pid}, port ${orphan.port}) left by a process that ended\n`,
+    );
   }
-  if (recovered.interruptedRuns > 0) process.stderr.write(`inferlab: marked ${recovered.interruptedRuns} unfinished run(s) as interrupted\n`);
+  if (recovered.interruptedRuns > 0)
+    process.stderr.write(`inferlab: marked ${recovered.interruptedRuns} unfinished run(s) as interrupted\n`);
 }

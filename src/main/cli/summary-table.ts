@@ -3,7 +3,16 @@ import type { RunSummary } from '../metrics/run-summary';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 
 function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): string[] {
-  return [name, String(d.n), formatMs(d.mean), formatMs(d.p50), formatPercentile(d, 'p90'), formatPercentile(d, 'p95'), formatPercentile(d, 'p99'), formatMs(d.max)];
+  return [
+    name,
+    String(d.n),
+    formatMs(d.mean),
+    formatMs(d.p50),
+    formatPercentile(d, 'p90'),
+    formatPercentile(d, 'p95'),
+    formatPercentile(d, 'p99'),
+    formatMs(d.max),
+  ];
 }
 
 export function printSummary(summary: RunSummary): void {
@@ -12,16 +21,35 @@ export function printSummary(summary: RunSummary): void {
   const lines = [
     `run ${summary.run_id}  ${summary.status}${summary.status_reason ? ` (${summary.status_reason})` : ''}`,
     `workload ${summary.workload.name} @ ${summary.workload.revision?.slice(0, 12)}`,
-    `requests: ${r.attempted} attempted, ${r.completed} completed, ${r.failed} failed${Object.keys(r.failures_by_class).length ? ` (${Object.entries(r.failures_by_class).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}, ${r.accepted} accepted (${r.checked} checked); warmup ${summary.warmup_requests} excluded`,
+    `requests: ${r.attempted} attempted, ${r.completed} completed, ${r.failed} failed${
+      Object.keys(r.failures_by_class).length
+        ? ` (${Object.entries(r.failures_by_class)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')})`
+        : ''
+    }, ${r.accepted} accepted (${r.checked} checked); warmup ${summary.warmup_requests} excluded`,
     '',
     formatTable([
       ['metric', 'n', 'mean', 'p50', 'p90', 'p95', 'p99', 'max'],
-      ...(['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const).map((name) => distributionRow(name, summary.metrics[name])),
-      ...(summary.schedule_latency ? (['ttft_from_schedule_ms', 'e2e_from_schedule_ms'] as const).map((name) => distributionRow(name, summary.schedule_latency![name])) : []),
-      ...(summary.reasoning ? [distributionRow('ttfr_ms (reasoning)', summary.reasoning.ttfr_ms), distributionRow('ttfa_ms (answer)', summary.reasoning.ttfa_ms)] : []),
+      ...(['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const).map((name) =>
+        distributionRow(name, summary.metrics[name]),
+      ),
+      ...(summary.schedule_latency
+        ? (['ttft_from_schedule_ms', 'e2e_from_schedule_ms'] as const).map((name) => distributionRow(name, summary.schedule_latency![name]))
+        : []),
+      ...(summary.reasoning
+        ? [
+            distributionRow('ttfr_ms (reasoning)', summary.reasoning.ttfr_ms),
+            distributionRow('ttfa_ms (answer)', summary.reasoning.ttfa_ms),
+          ]
+        : []),
     ]),
     ...(summary.measurement?.slot_wait_note ? [`client_overhead_ms: ${summary.measurement.slot_wait_note}`] : []),
-    ...(summary.reasoning ? [`reasoning: ${summary.reasoning.requests_with_reasoning} requests, ${summary.reasoning.tokens.n ? `${formatNumber(summary.reasoning.tokens.mean)} tokens mean (server tokenizer)` : 'tokens not counted'}${summary.reasoning.tokens_uncounted ? `; ${summary.reasoning.tokens_uncounted} uncounted: ${summary.reasoning.tokens_uncounted_reason}` : ''}`] : []),
+    ...(summary.reasoning
+      ? [
+          `reasoning: ${summary.reasoning.requests_with_reasoning} requests, ${summary.reasoning.tokens.n ? `${formatNumber(summary.reasoning.tokens.mean)} tokens mean (server tokenizer)` : 'tokens not counted'}${summary.reasoning.tokens_uncounted ? `; ${summary.reasoning.tokens_uncounted} uncounted: ${summary.reasoning.tokens_uncounted_reason}` : ''}`,
+        ]
+      : []),
     '',
     `throughput: ${formatNumber(summary.throughput.requests_per_s, 2)} req/s, ${formatNumber(summary.throughput.output_tokens_per_s)} output tok/s, ${formatNumber(summary.throughput.total_tokens_per_s)} total tok/s over ${formatMs(summary.measurement.window_ms)}`,
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
@@ -30,18 +58,34 @@ export function printSummary(summary: RunSummary): void {
   const telemetry = summary.telemetry;
   if (telemetry) {
     const gpu = telemetry.gpu;
-    lines.push(gpu
-      ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
-      : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`);
-    if (telemetry.server_process) lines.push(`server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`);
-    if (telemetry.server_metrics) lines.push(`server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`);
+    lines.push(
+      gpu
+        ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
+        : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`,
+    );
+    if (telemetry.server_process)
+      lines.push(
+        `server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`,
+      );
+    if (telemetry.server_metrics)
+      lines.push(
+        `server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`,
+      );
     lines.push(`sampler: every ${telemetry.sampler.interval_ms} ms, ${telemetry.sampler.cpu_pct.toFixed(2)} % of one core`);
     const contention = telemetry.contention;
     if (contention?.contaminated) lines.push(`CONTAMINATED: ${contention.reason}`);
-    else if (contention && contention.other_cpu_cores_mean !== null) lines.push(`competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`);
+    else if (contention && contention.other_cpu_cores_mean !== null)
+      lines.push(
+        `competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`,
+      );
   }
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
-  if (Object.keys(u).length > 0) lines.push(`n too small: p90 needs n ≥ ${PERCENTILE_MIN_N.p90}, p95 n ≥ ${PERCENTILE_MIN_N.p95}, p99 n ≥ ${PERCENTILE_MIN_N.p99} (docs/METRICS.md)`);
-  lines.push('Latencies are over successful requests; queue_ms is an estimate (TTFT minus server prefill); client_overhead_ms includes any wait for a free server slot.');
-  process.stdout.write(`${lines.join("\n")}\n`);
+  if (Object.keys(u).length > 0)
+    lines.push(
+      `n too small: p90 needs n ≥ ${PERCENTILE_MIN_N.p90}, p95 n ≥ ${PERCENTILE_MIN_N.p95}, p99 n ≥ ${PERCENTILE_MIN_N.p99} (docs/METRICS.md)`,
+    );
+  lines.push(
+    'Latencies are over successful requests; queue_ms is an estimate (TTFT minus server prefill); client_overhead_ms includes any wait for a free server slot.',
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
 }

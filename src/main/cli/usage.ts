@@ -3,7 +3,8 @@
  * command table load without loading any command (a command's code is imported only to run it).
  */
 
-export const DEMO_USAGE = 'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
+export const DEMO_USAGE =
+  'inferlab demo [--quick [--model MODEL] [--max-tokens N]] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
@@ -17,7 +18,8 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
 
 export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
 
-export const DECIDE_USAGE = 'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
+export const DECIDE_USAGE =
+  'inferlab decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME] [--db PATH] [--json] | inferlab decisions [--json]';
 
 export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
 
@@ -30,13 +32,16 @@ export const RUN_USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --e
 
 export const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
 
-export const EXPORT_USAGE = 'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
+export const EXPORT_USAGE =
+  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
 
 export const SERVE_USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
 
-export const START_USAGE = 'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
+export const START_USAGE =
+  'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';
 
-export const PROFILE_USAGE = 'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
+export const PROFILE_USAGE =
+  'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
 export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';
 

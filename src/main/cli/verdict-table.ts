@@ -20,15 +20,22 @@ export function verdictTable(rows: readonly VerdictRow[]): string {
       amount(row.a_value),
       amount(row.b_value),
       row.relative_difference == null ? '—' : percent(row.relative_difference),
-      row.relative_ci && row.confidence != null ? `[${percent(row.relative_ci[0])}, ${percent(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—',
+      row.relative_ci && row.confidence != null
+        ? `[${percent(row.relative_ci[0])}, ${percent(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`
+        : '—',
       row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—',
       row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict,
     ]),
   ];
-  const notes = rows.filter((row) => row.note && row.verdict === 'insufficient data').map((row) => `  ${row.metric} ${row.a} → ${row.b}: ${row.note}`);
+  const notes = rows
+    .filter((row) => row.note && row.verdict === 'insufficient data')
+    .map((row) => `  ${row.metric} ${row.a} → ${row.b}: ${row.note}`);
   const rule = [
     `  ${family} verdict(s) decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used.`,
-    '  A and B pool every request; change and interval compare the windows (B/A of the geometric means of each window\'s statistic), so they can differ a little from B/A of the pooled values.',
+    "  A and B pool every request; change and interval compare the windows (B/A of the geometric means of each window's statistic), so they can differ a little from B/A of the pooled values.",
   ].join('\n');
-  return `${formatTable(table).split('\n').map((line) => `  ${line}`).join('\n')}\n${rule}${notes.length > 0 ? `\n${[...new Set(notes)].join('\n')}` : ''}`;
+  return `${formatTable(table)
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n')}\n${rule}${notes.length > 0 ? `\n${[...new Set(notes)].join('\n')}` : ''}`;
 }

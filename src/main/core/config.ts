@@ -68,18 +68,22 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
   }
   const keys = (parsed as UserConfig).endpointKeys;
   if (keys !== undefined) {
-    if (!Array.isArray(keys)) throw new AppError(ErrorCode.InvalidInput, `${file}: field "endpointKeys" must be a list of {"endpoint": URL, "env": VARIABLE}`);
+    if (!Array.isArray(keys))
+      throw new AppError(ErrorCode.InvalidInput, `${file}: field "endpointKeys" must be a list of {"endpoint": URL, "env": VARIABLE}`);
     keys.forEach((entry, index) => {
       const where = `${file}: endpointKeys[${index}]`;
-      if (typeof entry !== 'object' || entry === null) throw new AppError(ErrorCode.InvalidInput, `${where} must be {"endpoint": URL, "env": VARIABLE}`);
-      if (typeof entry.env !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entry.env)) throw new AppError(ErrorCode.InvalidInput, `${where}.env must name an environment variable, got ${JSON.stringify(entry.env)}`);
+      if (typeof entry !== 'object' || entry === null)
+        throw new AppError(ErrorCode.InvalidInput, `${where} must be {"endpoint": URL, "env": VARIABLE}`);
+      if (typeof entry.env !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entry.env))
+        throw new AppError(ErrorCode.InvalidInput, `${where}.env must name an environment variable, got ${JSON.stringify(entry.env)}`);
       let url: URL | null = null;
       try {
         url = typeof entry.endpoint === 'string' ? new URL(entry.endpoint) : null;
       } catch {
         url = null;
       }
-      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new AppError(ErrorCode.InvalidInput, `${where}.endpoint must be an http(s) URL, got ${JSON.stringify(entry.endpoint)}`);
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+        throw new AppError(ErrorCode.InvalidInput, `${where}.endpoint must be an http(s) URL, got ${JSON.stringify(entry.endpoint)}`);
     });
   }
   return parsed as UserConfig;

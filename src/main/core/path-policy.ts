@@ -55,11 +55,15 @@ const KIND_LABELS: Record<PathKind, { noun: string; setting: string }> = {
 
 export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPolicy {
   // Compared by real location both ways, so a symlink inside a root cannot point out of it.
-  const realRoots = Object.fromEntries(Object.entries(roots).map(([kind, list]) => [kind, list.map(realLocation)])) as Record<PathKind, string[]>;
+  const realRoots = Object.fromEntries(Object.entries(roots).map(([kind, list]) => [kind, list.map(realLocation)])) as Record<
+    PathKind,
+    string[]
+  >;
   return {
     unrestricted: false,
     check(file, kind) {
-      if (typeof file !== 'string' || file.length === 0 || file.includes('\0')) throw new AppError(ErrorCode.InvalidInput, `a ${KIND_LABELS[kind].noun} path must be a non-empty string`);
+      if (typeof file !== 'string' || file.length === 0 || file.includes('\0'))
+        throw new AppError(ErrorCode.InvalidInput, `a ${KIND_LABELS[kind].noun} path must be a non-empty string`);
       const real = realLocation(file);
       if (realRoots[kind].some((root) => isInside(real, root))) return path.resolve(file);
       throw new AppError(

@@ -15,13 +15,20 @@ function mib(bytes: number): string {
  * /dev/zero is refused at the cap instead of read until memory runs out.
  */
 export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Buffer {
-  const tooLarge = (size: string) => new AppError(ErrorCode.InvalidInput, `${file}: ${what} is ${size}, over the ${mib(maxBytes)} (${maxBytes}-byte) limit`, { file, limitBytes: maxBytes });
+  const tooLarge = (size: string) =>
+    new AppError(ErrorCode.InvalidInput, `${file}: ${what} is ${size}, over the ${mib(maxBytes)} (${maxBytes}-byte) limit`, {
+      file,
+      limitBytes: maxBytes,
+    });
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new AppError(code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput, `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`);
+    throw new AppError(
+      code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput,
+      `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`,
+    );
   }
   try {
     const stat = fs.fstatSync(fd);

@@ -7,7 +7,8 @@ export const REDACTED = 'REDACTED';
 
 /** llama-server's (and most servers') flags whose value is a credential. */
 const SECRET_FLAG = /^--?(?:[\w-]*[-_])?(?:api[-_]?key|token|hf[-_]?token|hft|secret|password|passwd)$/i;
-const SECRET_NAME = /^(?:[\w.-]*[-_.])?(?:key|apikey|api[-_]key|token|secret|password|passwd|pwd|auth|authorization|signature|sig|credentials?|access[-_]token)$/i;
+const SECRET_NAME =
+  /^(?:[\w.-]*[-_.])?(?:key|apikey|api[-_]key|token|secret|password|passwd|pwd|auth|authorization|signature|sig|credentials?|access[-_]token)$/i;
 
 export function isSecretFlag(flag: string): boolean {
   return SECRET_FLAG.test(flag);

@@ -68,14 +68,30 @@ export async function runFirstRequest(options: {
     const ready = await server.start();
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
     if (ready.state !== 'ready' || !ready.baseUrl) {
-      throw new AppError(ErrorCode.ServerStartFailed, `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`, { fault: ready.fault });
+      throw new AppError(
+        ErrorCode.ServerStartFailed,
+        `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`,
+        { fault: ready.fault },
+      );
     }
-    options.onStatus?.(`server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`);
+    options.onStatus?.(
+      `server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`,
+    );
     const agent = createKeepAliveAgent(1);
-    const completion = await streamCompletion({ baseUrl: ready.baseUrl, headers: { ...server.authHeaders }, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal: options.signal });
+    const completion = await streamCompletion({
+      baseUrl: ready.baseUrl,
+      headers: { ...server.authHeaders },
+      body,
+      agent,
+      firstTokenTimeoutMs: 60_000,
+      totalTimeoutMs: 300_000,
+      signal: options.signal,
+    });
     agent.destroy();
     const metrics = deriveRequestMetrics(completion);
-    options.store.addRequests(runId, [storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 })]);
+    options.store.addRequests(runId, [
+      storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 }),
+    ]);
     const result: FirstRequestResult = {
       runId,
       modelRef: options.model.ref,
@@ -90,7 +106,10 @@ export async function runFirstRequest(options: {
     };
     if (completion.error) {
       options.store.finishRun(runId, 'failed', `${completion.error.class}: ${completion.error.message}`, summaryOf(result));
-      throw new AppError(ErrorCode.RequestFailed, `The streamed request failed (${completion.error.class}): ${completion.error.message}\nServer log:\n${server.logTail(20).join('\n')}`);
+      throw new AppError(
+        ErrorCode.RequestFailed,
+        `The streamed request failed (${completion.error.class}): ${completion.error.message}\nServer log:\n${server.logTail(20).join('\n')}`,
+      );
     }
     options.store.finishRun(runId, 'completed', null, summaryOf(result));
     return result;
@@ -108,5 +127,12 @@ export async function runFirstRequest(options: {
 
 function summaryOf(result: FirstRequestResult): Record<string, unknown> {
   const { itl_ms: itl, ...scalars } = result.metrics;
-  return { ...scalars, itl_ms_count: itl.length, cold_start: result.coldStart, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason };
+  return {
+    ...scalars,
+    itl_ms_count: itl.length,
+    cold_start: result.coldStart,
+    timings: result.timings,
+    prompt_tokens: result.promptTokens,
+    finish_reason: result.finishReason,
+  };
 }

@@ -42,7 +42,16 @@ export async function fetchJson(url: string, init: RequestInit = {}): Promise<Re
 
 export function emptyEffectiveConfig(argv: string[]): EffectiveConfig {
   return {
-    version: null, build: null, model: null, modelFileType: null, contextSize: null, contextPerSlot: null, slots: null,
-    trainedContext: null, layersOffloaded: null, buffersMib: {}, argv,
+    version: null,
+    build: null,
+    model: null,
+    modelFileType: null,
+    contextSize: null,
+    contextPerSlot: null,
+    slots: null,
+    trainedContext: null,
+    layersOffloaded: null,
+    buffersMib: {},
+    argv,
   };
 }

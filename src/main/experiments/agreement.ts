@@ -16,7 +16,10 @@ export function firstDivergence(baseline: readonly number[], candidate: readonly
  * mean first-divergence index over the items that diverge. Items missing on either side are
  * left out, and counted in `items` only when both sides have them.
  */
-export function tokenAgreement(baseline: ReadonlyMap<string, readonly number[]>, candidate: ReadonlyMap<string, readonly number[]>): TokenAgreement {
+export function tokenAgreement(
+  baseline: ReadonlyMap<string, readonly number[]>,
+  candidate: ReadonlyMap<string, readonly number[]>,
+): TokenAgreement {
   const shares: number[] = [];
   const divergences: number[] = [];
   let exact = 0;

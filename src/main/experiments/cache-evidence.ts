@@ -46,7 +46,8 @@ export function classifyRequest(row: EvidenceRow, expectation: CacheExpectation)
 }
 
 export function ruleText(expectation: CacheExpectation): string {
-  if (expectation.kind === 'none') return 'a request confirms "no reuse" when the server reports 0 cached prompt tokens (usage.prompt_tokens_details.cached_tokens and timings.cache_n); any reused token contradicts it; no count at all is unknown';
+  if (expectation.kind === 'none')
+    return 'a request confirms "no reuse" when the server reports 0 cached prompt tokens (usage.prompt_tokens_details.cached_tokens and timings.cache_n); any reused token contradicts it; no count at all is unknown';
   const share = Math.round((expectation.share ?? PREFIX_HIT_SHARE) * 100);
   return `a request confirms "prefix reuse" when the server reports cached prompt tokens ≥ ${share} % of its item's shared prefix (the longest text it shares with another item of the workload, cut at a word boundary, counted by the server's tokenizer); fewer contradicts it; no count, or a shared prefix under ${MIN_PREFIX_TOKENS} tokens (indistinguishable from the chat template), is unknown`;
 }
@@ -63,11 +64,27 @@ export function cacheEvidence(rows: readonly EvidenceRow[], expectation: CacheEx
   }
   const n = measured.length;
   const share = Math.round((expectation.kind === 'prefix' ? (expectation.share ?? PREFIX_HIT_SHARE) : 0) * 100);
-  const parts = expectation.kind === 'none'
-    ? [`${counts.confirmed} of ${n} requests reused no cached prompt tokens`, counts.contradicted > 0 ? `${counts.contradicted} reused some (up to ${maxContradicting} tokens)` : null]
-    : [`${counts.confirmed} of ${n} requests reused ≥ ${share} % of their shared prefix`, counts.contradicted > 0 ? `${counts.contradicted} reused less` : null];
-  if (counts.unknown > 0) parts.push(`${counts.unknown} unknown (${expectation.kind === 'none' ? 'no cache count from the server' : 'no cache count, or no shared prefix to prove'})`);
-  return { expect: expectation.kind === 'none' ? 'no reuse' : 'prefix reuse', rule: ruleText(expectation), measured: n, ...counts, summary: parts.filter(Boolean).join('; ') };
+  const parts =
+    expectation.kind === 'none'
+      ? [
+          `${counts.confirmed} of ${n} requests reused no cached prompt tokens`,
+          counts.contradicted > 0 ? `${counts.contradicted} reused some (up to ${maxContradicting} tokens)` : null,
+        ]
+      : [
+          `${counts.confirmed} of ${n} requests reused ≥ ${share} % of their shared prefix`,
+          counts.contradicted > 0 ? `${counts.contradicted} reused less` : null,
+        ];
+  if (counts.unknown > 0)
+    parts.push(
+      `${counts.unknown} unknown (${expectation.kind === 'none' ? 'no cache count from the server' : 'no cache count, or no shared prefix to prove'})`,
+    );
+  return {
+    expect: expectation.kind === 'none' ? 'no reuse' : 'prefix reuse',
+    rule: ruleText(expectation),
+    measured: n,
+    ...counts,
+    summary: parts.filter(Boolean).join('; '),
+  };
 }
 
 /** The text whose leading part a prompt cache can reuse: the messages' contents in order, or the raw prompt. */
@@ -103,7 +120,10 @@ export function sharedPrefixes(items: readonly { id: string; text: string }[]): 
 }
 
 /** Tokens of each item's shared prefix by the serving engine's tokenizer; null below MIN_PREFIX_TOKENS. */
-export async function sharedPrefixTokens(items: readonly { id: string; text: string }[], counter: TokenCounter): Promise<Map<string, number | null>> {
+export async function sharedPrefixTokens(
+  items: readonly { id: string; text: string }[],
+  counter: TokenCounter,
+): Promise<Map<string, number | null>> {
   const byText = new Map<string, number>();
   const result = new Map<string, number | null>();
   for (const [id, prefix] of sharedPrefixes(items)) {

@@ -18,7 +18,8 @@ export function meanOverWindows(values: (number | null)[]): { mean: number | nul
 
 /** Why a run's measurement is not to be trusted, from what competed with it (null when nothing did). */
 function contentionOf(summary: RunSummary | null): string | null {
-  const contention = (summary?.telemetry as { contention?: { contaminated?: boolean; reason?: string | null } } | null | undefined)?.contention;
+  const contention = (summary?.telemetry as { contention?: { contaminated?: boolean; reason?: string | null } } | null | undefined)
+    ?.contention;
   return contention?.contaminated ? (contention.reason ?? 'other processes competed for the machine') : null;
 }
 
@@ -28,7 +29,11 @@ function contentionOf(summary: RunSummary | null): string | null {
  * throughput is each window's own (its requests over its own measured span), averaged over
  * windows — chaining windows end to end would count the gaps between them as idle time.
  */
-export function summarizeCondition(store: RunStore, name: string, runIds: string[]): { result: ConditionResult; rows: RequestRow[]; windows: RequestRow[][] } {
+export function summarizeCondition(
+  store: RunStore,
+  name: string,
+  runIds: string[],
+): { result: ConditionResult; rows: RequestRow[]; windows: RequestRow[][] } {
   const rows: RequestRow[] = [];
   const windows: RequestRow[][] = [];
   const perWindow: { requests: number | null; outputTokens: number | null }[] = [];
@@ -45,10 +50,26 @@ export function summarizeCondition(store: RunStore, name: string, runIds: string
     if (typeof cached === 'number') metricsCached = (metricsCached ?? 0) + cached;
     const contention = contentionOf(summary);
     if (contention) contended.push(`run ${runId.slice(0, 8)}: ${contention}`);
-    const own = summarizeRun({ runId, status: 'completed', statusReason: null, workload: { name: null, revision: null }, rows: runRows, load: { mode: 'closed' }, slo: null });
+    const own = summarizeRun({
+      runId,
+      status: 'completed',
+      statusReason: null,
+      workload: { name: null, revision: null },
+      rows: runRows,
+      load: { mode: 'closed' },
+      slo: null,
+    });
     perWindow.push({ requests: own.throughput.requests_per_s, outputTokens: own.throughput.output_tokens_per_s });
   }
-  const summary = summarizeRun({ runId: name, status: 'completed', statusReason: null, workload: { name: null, revision: null }, rows, load: { mode: 'closed' }, slo: null });
+  const summary = summarizeRun({
+    runId: name,
+    status: 'completed',
+    statusReason: null,
+    workload: { name: null, revision: null },
+    rows,
+    load: { mode: 'closed' },
+    slo: null,
+  });
   const measured = rows.filter((row) => row.warmup === 0 && row.error_class === null);
   let cacheN: number | null = null;
   for (const row of measured) {
@@ -73,9 +94,17 @@ export function summarizeCondition(store: RunStore, name: string, runIds: string
       },
       accepted_rate: summary.accepted_rate,
       requests: { attempted: summary.requests.attempted, completed: summary.requests.completed, failed: summary.requests.failed },
-      evidence: { cached_prompt_tokens: summary.cache.cached_prompt_tokens, prompt_tokens: summary.cache.prompt_tokens, timings_cache_n_max: cacheN, metrics_cached_prompt_tokens: metricsCached },
+      evidence: {
+        cached_prompt_tokens: summary.cache.cached_prompt_tokens,
+        prompt_tokens: summary.cache.prompt_tokens,
+        timings_cache_n_max: cacheN,
+        metrics_cached_prompt_tokens: metricsCached,
+      },
       contaminated: contended.length > 0,
-      contamination_reason: contended.length > 0 ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}` : null,
+      contamination_reason:
+        contended.length > 0
+          ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}`
+          : null,
     },
   };
 }
@@ -94,22 +123,40 @@ export const VERDICT_METRICS = [
  * A condition marked contaminated gets no verdict: its windows did not measure what its
  * name claims.
  */
-export function conditionVerdicts(conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[], settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS): VerdictRow[] {
+export function conditionVerdicts(
+  conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[],
+  settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
+): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
   const values = (runs: RequestRow[][], key: 'ttft_ms' | 'tpot_ms') =>
-    runs.map((rows) => rows.filter((row) => row.warmup === 0 && row.error_class === null && row[key] !== null).map((row) => row[key]!)).filter((window) => window.length > 0);
+    runs
+      .map((rows) => rows.filter((row) => row.warmup === 0 && row.error_class === null && row[key] !== null).map((row) => row[key]!))
+      .filter((window) => window.length > 0);
   const questions: VerdictQuestion[] = [];
   const withheld = new Map<number, string>();
   for (const other of others) {
     for (const { key, statistic } of VERDICT_METRICS) {
-      const reason = [baseline, other].filter((side) => side.contaminated).map((side) => `${side.name} is contaminated (${side.contaminated})`).join('; ');
+      const reason = [baseline, other]
+        .filter((side) => side.contaminated)
+        .map((side) => `${side.name} is contaminated (${side.contaminated})`)
+        .join('; ');
       if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
-      questions.push({ metric: `${key} ${statistic}`, a: baseline.name, b: other.name, aWindows: values(baseline.windows, key), bWindows: values(other.windows, key), statistic });
+      questions.push({
+        metric: `${key} ${statistic}`,
+        a: baseline.name,
+        b: other.name,
+        aWindows: values(baseline.windows, key),
+        bWindows: values(other.windows, key),
+        statistic,
+      });
     }
   }
   // Contaminated comparisons stay out of the family: a withheld verdict spends no error budget.
-  const decided = decideVerdicts(questions.filter((_, index) => !withheld.has(index)), settings);
+  const decided = decideVerdicts(
+    questions.filter((_, index) => !withheld.has(index)),
+    settings,
+  );
   let next = 0;
   return questions.map((question, index) => {
     const reason = withheld.get(index);

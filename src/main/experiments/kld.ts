@@ -19,7 +19,11 @@ export function parseKldOutput(output: string): KldResult {
   const kld = /Mean\s+KLD:\s+([\d.eE+-]+)/.exec(output);
   const same = /Same top p:\s+([\d.]+)/.exec(output);
   const chunks = /computing over (\d+) chunks/.exec(output);
-  return { kldMean: kld ? Number(kld[1]) : null, sameTopP: same ? Number(same[1]) / 100 : null, ...(chunks ? { chunks: Number(chunks[1]) } : {}) };
+  return {
+    kldMean: kld ? Number(kld[1]) : null,
+    sameTopP: same ? Number(same[1]) / 100 : null,
+    ...(chunks ? { chunks: Number(chunks[1]) } : {}),
+  };
 }
 
 /**
@@ -29,7 +33,16 @@ export function parseKldOutput(output: string): KldResult {
  * least; text that tokenizes shorter gives no figure and says so, rather than repeating the
  * text (a repeated text is predictable from its first copy and understates the divergence).
  */
-export async function measureKld(options: { perplexityBinary: string; baseline: string; candidates: { name: string; file: string }[]; text: string; tokens: number | null; context: number; threads: number; signal?: AbortSignal }): Promise<Map<string, KldResult>> {
+export async function measureKld(options: {
+  perplexityBinary: string;
+  baseline: string;
+  candidates: { name: string; file: string }[];
+  text: string;
+  tokens: number | null;
+  context: number;
+  threads: number;
+  signal?: AbortSignal;
+}): Promise<Map<string, KldResult>> {
   const results = new Map<string, KldResult>();
   const minimum = 2 * options.context;
   if (options.tokens !== null && options.tokens < minimum) {
@@ -42,7 +55,18 @@ export async function measureKld(options: { perplexityBinary: string; baseline: 
     const textFile = path.join(dir, 'text.txt');
     fs.writeFileSync(textFile, options.text);
     const logits = path.join(dir, 'baseline.kld');
-    const common = ['-f', textFile, '-c', String(options.context), '-b', String(options.context), '-t', String(options.threads), '--kl-divergence-base', logits];
+    const common = [
+      '-f',
+      textFile,
+      '-c',
+      String(options.context),
+      '-b',
+      String(options.context),
+      '-t',
+      String(options.threads),
+      '--kl-divergence-base',
+      logits,
+    ];
     const base = await runToCompletion(options.perplexityBinary, ['-m', options.baseline, ...common], { signal: options.signal });
     const short = /you need at least (\d+) tokens[^\n]*\n[^\n]*tokenizes to only (\d+) tokens/.exec(base.output);
     if (short) {
@@ -50,13 +74,26 @@ export async function measureKld(options: { perplexityBinary: string; baseline: 
       for (const candidate of options.candidates) results.set(candidate.name, { kldMean: null, sameTopP: null, error });
       return results;
     }
-    if (base.code !== 0) throw new AppError(ErrorCode.Internal, `llama-perplexity on the baseline failed (exit ${base.code}):\n${base.output.split('\n').slice(-10).join('\n')}`);
+    if (base.code !== 0)
+      throw new AppError(
+        ErrorCode.Internal,
+        `llama-perplexity on the baseline failed (exit ${base.code}):\n${base.output.split('\n').slice(-10).join('\n')}`,
+      );
     for (const candidate of options.candidates) {
       let result: KldResult = { kldMean: null, sameTopP: null };
       // One retry: a failure here should be rare and must not silently drop a figure.
       for (let attempt = 0; attempt < 2 && result.kldMean === null && !options.signal?.aborted; attempt++) {
-        const run = await runToCompletion(options.perplexityBinary, ['-m', candidate.file, ...common, '--kl-divergence'], { signal: options.signal });
-        result = run.code === 0 ? parseKldOutput(run.output) : { kldMean: null, sameTopP: null, error: `llama-perplexity exit ${run.code ?? run.signal}: ${run.output.split('\n').slice(-3).join(' ')}` };
+        const run = await runToCompletion(options.perplexityBinary, ['-m', candidate.file, ...common, '--kl-divergence'], {
+          signal: options.signal,
+        });
+        result =
+          run.code === 0
+            ? parseKldOutput(run.output)
+            : {
+                kldMean: null,
+                sameTopP: null,
+                error: `llama-perplexity exit ${run.code ?? run.signal}: ${run.output.split('\n').slice(-3).join(' ')}`,
+              };
         if (run.code === 0 && result.kldMean === null) result.error = 'llama-perplexity printed no KLD figure';
       }
       results.set(candidate.name, result);

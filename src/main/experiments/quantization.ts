@@ -21,7 +21,18 @@ import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { ExperimentStore } from '../store/experiment-store';
 import { measureKld, type KldResult } from './kld';
 import { recommend, type QuantConstraints } from './recommend';
-import { collectTokens, countTokens, EVAL_TEXT_PROMPT, EVAL_TEXT_SAMPLING, evalTextCache, generateEvalText, passItems, startPassServer, TOKEN_PASS_SEED, vocabularyProbe } from './token-pass';
+import {
+  collectTokens,
+  countTokens,
+  EVAL_TEXT_PROMPT,
+  EVAL_TEXT_SAMPLING,
+  evalTextCache,
+  generateEvalText,
+  passItems,
+  startPassServer,
+  TOKEN_PASS_SEED,
+  vocabularyProbe,
+} from './token-pass';
 import { windowSchedule } from './windows';
 
 export type { QuantConstraints } from './recommend';
@@ -36,23 +47,37 @@ export interface QuantFile {
  * Any two GGUF files will do (two quantizers' Q4_K_M, a file and a copy of itself).
  */
 export function parseQuantFiles(raw: string, flag = '--files'): QuantFile[] {
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
-  return checkQuantFiles(entries.map((entry) => {
-    const match = /^([^=]+)=(.+)$/.exec(entry);
-    if (!match) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}" is not NAME=PATH`);
-    return { name: match[1]!.trim(), file: match[2]!.trim(), entry };
-  }), flag, raw);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return checkQuantFiles(
+    entries.map((entry) => {
+      const match = /^([^=]+)=(.+)$/.exec(entry);
+      if (!match) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}" is not NAME=PATH`);
+      return { name: match[1]!.trim(), file: match[2]!.trim(), entry };
+    }),
+    flag,
+    raw,
+  );
 }
 
 /** Two or more entries, unique names, each path an existing GGUF file; errors name the flag and the entry. */
 export function checkQuantFiles(entries: { name: string; file: string; entry?: string }[], flag = 'files', raw = ''): QuantFile[] {
-  if (entries.length < 2) throw new AppError(ErrorCode.InvalidInput, `${flag} needs two or more NAME=PATH entries, the first the baseline${raw ? `; got "${raw}"` : ''}`);
+  if (entries.length < 2)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${flag} needs two or more NAME=PATH entries, the first the baseline${raw ? `; got "${raw}"` : ''}`,
+    );
   const files: QuantFile[] = [];
   for (const { name, file: given, entry = `${name}=${given}` } of entries) {
-    if (!/^[\w.+-]+$/.test(name)) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name may hold letters, digits and . _ + - only`);
-    if (files.some((file) => file.name === name)) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name ${name} is used twice`);
+    if (!/^[\w.+-]+$/.test(name))
+      throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name may hold letters, digits and . _ + - only`);
+    if (files.some((file) => file.name === name))
+      throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": the name ${name} is used twice`);
     const file = path.resolve(given);
-    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": no file at ${file}`);
+    if (!fs.existsSync(file) || !fs.statSync(file).isFile())
+      throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": no file at ${file}`);
     const magic = Buffer.alloc(4);
     const fd = fs.openSync(file, 'r');
     try {
@@ -60,7 +85,8 @@ export function checkQuantFiles(entries: { name: string; file: string; entry?: s
     } finally {
       fs.closeSync(fd);
     }
-    if (magic.toString('latin1') !== 'GGUF') throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": ${file} is not a GGUF file`);
+    if (magic.toString('latin1') !== 'GGUF')
+      throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": ${file} is not a GGUF file`);
     files.push({ name, file });
   }
   return files;
@@ -71,13 +97,24 @@ export function checkQuantFiles(entries: { name: string; file: string; entry?: s
  * the file itself when it already is that type, a sibling `<stem>-<type>.gguf`, or one made
  * now with llama-quantize.
  */
-export async function resolveQuantFiles(baseRef: string, quants: string[], engine: EngineInfo, onStatus?: (line: string) => void): Promise<{ name: string; file: string }[]> {
+export async function resolveQuantFiles(
+  baseRef: string,
+  quants: string[],
+  engine: EngineInfo,
+  onStatus?: (line: string) => void,
+): Promise<{ name: string; file: string }[]> {
   if (baseRef.startsWith('demo:')) {
-    return Promise.all(quants.map(async (quant) => {
-      const variant = DEMO_VARIANTS.find((candidate) => candidate.ref === `demo:${quant}`);
-      if (!variant) throw new AppError(ErrorCode.InvalidInput, `No demo model in ${quant}; the demo models are ${DEMO_VARIANTS.map((v) => v.ref.slice(5)).join(', ')}`);
-      return { name: quant, file: await resolveModelRef(variant.ref) };
-    }));
+    return Promise.all(
+      quants.map(async (quant) => {
+        const variant = DEMO_VARIANTS.find((candidate) => candidate.ref === `demo:${quant}`);
+        if (!variant)
+          throw new AppError(
+            ErrorCode.InvalidInput,
+            `No demo model in ${quant}; the demo models are ${DEMO_VARIANTS.map((v) => v.ref.slice(5)).join(', ')}`,
+          );
+        return { name: quant, file: await resolveModelRef(variant.ref) };
+      }),
+    );
   }
   const base = await resolveModelRef(baseRef);
   const baseType = describeModel(base).quantization?.toLowerCase() ?? null;
@@ -106,7 +143,13 @@ interface TokenPassResult {
   evalText: { text: string; source: string; tokens: number | null; generation: Record<string, unknown> | null; error: string | null };
 }
 
-const failedAgreement = (error: string): TokenAgreement => ({ mean: null, exact_match_rate: null, first_divergence_index_mean: null, items: 0, error });
+const failedAgreement = (error: string): TokenAgreement => ({
+  mean: null,
+  exact_match_rate: null,
+  first_divergence_index_mean: null,
+  items: 0,
+  error,
+});
 
 /**
  * The untimed pass after the timed windows: each file on a server of its own, greedy token
@@ -114,13 +157,23 @@ const failedAgreement = (error: string): TokenAgreement => ({ mean: null, exact_
  * baseline the KLD evaluation text and its token count. A failure costs the figures of the
  * file it hit, not the experiment.
  */
-async function tokenPass(options: { servers: ServerManager; hashes: { hash(file: string): Promise<string> }; files: QuantFile[]; profile: ServerProfile; workload: { def: WorkloadDef; file: string }; kldText: { text: string; source: string } | null; kldContext: number; signal?: AbortSignal; onStatus?: (line: string) => void }): Promise<TokenPassResult> {
+async function tokenPass(options: {
+  servers: ServerManager;
+  hashes: { hash(file: string): Promise<string> };
+  files: QuantFile[];
+  profile: ServerProfile;
+  workload: { def: WorkloadDef; file: string };
+  kldText: { text: string; source: string } | null;
+  kldContext: number;
+  signal?: AbortSignal;
+  onStatus?: (line: string) => void;
+}): Promise<TokenPassResult> {
   const [baselineFile, ...others] = options.files;
   const agreement = new Map<string, TokenAgreement>();
   let noiseFloor: TokenAgreement | null = null;
   let evalText: TokenPassResult['evalText'] = options.kldText
     ? { text: options.kldText.text, source: options.kldText.source, tokens: null, generation: null, error: null }
-    : { text: '', source: 'generated by the baseline', tokens: null, generation: null, error: 'the baseline\'s token pass did not run' };
+    : { text: '', source: 'generated by the baseline', tokens: null, generation: null, error: "the baseline's token pass did not run" };
   let baseTokens: Map<string, number[]> | null = null;
   let items: Awaited<ReturnType<typeof passItems>> = [];
   let baseProbe: number[] | null = null;
@@ -143,9 +196,22 @@ async function tokenPass(options: { servers: ServerManager; hashes: { hash(file:
           const minTokens = Math.ceil(options.kldContext * 2.25);
           const cache = evalTextCache(path.join(userCacheDir(), 'kld-texts'), await options.hashes.hash(baselineFile!.file), minTokens);
           const cached = cache.read();
-          const generated = cached === null ? await generateEvalText(server.address, minTokens, server.contextPerSlot, options.signal) : null;
+          const generated =
+            cached === null ? await generateEvalText(server.address, minTokens, server.contextPerSlot, options.signal) : null;
           if (generated) cache.write(generated.text);
-          evalText = { text: cached ?? generated!.text, source: 'generated by the baseline', tokens: null, generation: { prompt: EVAL_TEXT_PROMPT, min_tokens: minTokens, ...EVAL_TEXT_SAMPLING, ignore_eos: true, reused: cached !== null }, error: null };
+          evalText = {
+            text: cached ?? generated!.text,
+            source: 'generated by the baseline',
+            tokens: null,
+            generation: {
+              prompt: EVAL_TEXT_PROMPT,
+              min_tokens: minTokens,
+              ...EVAL_TEXT_SAMPLING,
+              ignore_eos: true,
+              reused: cached !== null,
+            },
+            error: null,
+          };
         }
         evalText.tokens = await countTokens(server.address, evalText.text, options.signal);
       } catch (error) {
@@ -171,7 +237,10 @@ async function tokenPass(options: { servers: ServerManager; hashes: { hash(file:
       try {
         const own = await probe(server.address);
         if (JSON.stringify(own) !== JSON.stringify(baseProbe)) {
-          agreement.set(file.name, failedAgreement(`${file.name} tokenizes differently from ${baselineFile!.name}: token ids are not comparable`));
+          agreement.set(
+            file.name,
+            failedAgreement(`${file.name} tokenizes differently from ${baselineFile!.name}: token ids are not comparable`),
+          );
           continue;
         }
         agreement.set(file.name, tokenAgreement(baseTokens, await collectTokens(server.address, items, options.signal)));
@@ -222,11 +291,22 @@ export async function runQuantExperiment(options: {
   onStatus?: (line: string) => void;
 }): Promise<ExperimentResult> {
   const engine = await options.engine();
-  const files = options.files && options.files.length > 0 ? options.files : await resolveQuantFiles(options.baseRef, options.quants, engine, options.onStatus);
+  const files =
+    options.files && options.files.length > 0
+      ? options.files
+      : await resolveQuantFiles(options.baseRef, options.quants, engine, options.onStatus);
   const kldContext = options.kldContext ?? EXPERIMENT_DEFAULTS.kldContext;
   const protocol: Record<string, unknown> = {
-    kind: 'quant', base: options.files?.length ? files[0]!.file : options.baseRef, quants: options.files?.length ? null : options.quants, files, workload: options.workload.def.name,
-    repeats: options.repeats, concurrency: options.concurrency, requests_per_window: options.requestsPerWindow, profile: options.profile, constraints: options.constraints,
+    kind: 'quant',
+    base: options.files?.length ? files[0]!.file : options.baseRef,
+    quants: options.files?.length ? null : options.quants,
+    files,
+    workload: options.workload.def.name,
+    repeats: options.repeats,
+    concurrency: options.concurrency,
+    requests_per_window: options.requestsPerWindow,
+    profile: options.profile,
+    constraints: options.constraints,
     token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
   };
   const experimentId = options.experiments.create('quant', protocol);
@@ -239,11 +319,21 @@ export async function runQuantExperiment(options: {
       options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition.name}`);
       const { summary } = await runWorkload({
         request: {
-          workload: options.workload, target: { kind: 'model', modelRef: condition.file, modelPath: condition.file, profile: options.profile },
-          load: { mode: 'closed', concurrency: options.concurrency }, stop: { requests: options.requestsPerWindow, durationMs: null }, warmup: 0,
-          slo: options.constraints.slo, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: false, referenceRunId: null, baselineMs: 300,
+          workload: options.workload,
+          target: { kind: 'model', modelRef: condition.file, modelPath: condition.file, profile: options.profile },
+          load: { mode: 'closed', concurrency: options.concurrency },
+          stop: { requests: options.requestsPerWindow, durationMs: null },
+          warmup: 0,
+          slo: options.constraints.slo,
+          timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
+          private: false,
+          referenceRunId: null,
+          baselineMs: 300,
         },
-        store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+        store: options.runs,
+        servers: options.servers,
+        engine: options.engine,
+        signal: options.signal,
       });
       runIds.get(condition.name)!.push(summary.run_id);
       options.experiments.addRun(experimentId, summary.run_id, condition.name, window);
@@ -259,17 +349,43 @@ export async function runQuantExperiment(options: {
     const summaries = files.map((entry) => ({ entry, ...summarizeCondition(options.runs, entry.name, runIds.get(entry.name)!) }));
     const baseline = summaries[0]!;
     const pass = await tokenPass({
-      servers: options.servers, hashes: options.runs.hashes, files, profile: options.profile, workload: options.workload, kldContext, signal: options.signal, onStatus: options.onStatus,
+      servers: options.servers,
+      hashes: options.runs.hashes,
+      files,
+      profile: options.profile,
+      workload: options.workload,
+      kldContext,
+      signal: options.signal,
+      onStatus: options.onStatus,
       kldText: options.kldText === null ? null : { text: options.kldText, source: options.kldTextSource ?? 'named by the user' },
     });
     const perplexity = toolPath(engine, 'llama-perplexity');
     let kld = new Map<string, KldResult>();
     if (perplexity && pass.evalText.error === null) {
       options.onStatus?.(`measuring KL divergence against ${baseline.entry.name} with llama-perplexity at context ${kldContext}`);
-      kld = await measureKld({ perplexityBinary: perplexity, baseline: baseline.entry.file, candidates: files, text: pass.evalText.text, tokens: pass.evalText.tokens, context: kldContext, threads: options.profile.threads, signal: options.signal });
+      kld = await measureKld({
+        perplexityBinary: perplexity,
+        baseline: baseline.entry.file,
+        candidates: files,
+        text: pass.evalText.text,
+        tokens: pass.evalText.tokens,
+        context: kldContext,
+        threads: options.profile.threads,
+        signal: options.signal,
+      });
     }
-    const kldMissing = !perplexity ? 'llama-perplexity not found beside the server' : pass.evalText.error !== null ? `no evaluation text: ${pass.evalText.error}` : 'not measured';
-    protocol.kld = { context: kldContext, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, generation: pass.evalText.generation, text: pass.evalText.text };
+    const kldMissing = !perplexity
+      ? 'llama-perplexity not found beside the server'
+      : pass.evalText.error !== null
+        ? `no evaluation text: ${pass.evalText.error}`
+        : 'not measured';
+    protocol.kld = {
+      context: kldContext,
+      text_source: pass.evalText.source,
+      text_tokens: pass.evalText.tokens,
+      generation: pass.evalText.generation,
+      text: pass.evalText.text,
+    };
     const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length);
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
     const conditions: ConditionResult[] = summaries.map(({ entry, result, rows }) => {
@@ -284,7 +400,9 @@ export async function runQuantExperiment(options: {
         agreement_with_baseline: agreement.mean,
         first_divergence_chars_mean: null,
         token_agreement: agreement,
-        ...(entry === baseline.entry ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement('the baseline\'s token pass did not run') } : {}),
+        ...(entry === baseline.entry
+          ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement("the baseline's token pass did not run") }
+          : {}),
         acceptance: acceptanceCounts(rows),
         kld_mean: measuredKld?.kldMean ?? null,
         same_top_p: measuredKld?.sameTopP ?? null,
@@ -293,9 +411,23 @@ export async function runQuantExperiment(options: {
         kld_context: kldContext,
       };
     });
-    const verdicts = conditionVerdicts(summaries.map((entry) => ({ name: entry.entry.name, windows: entry.windows, contaminated: entry.result.contaminated ? entry.result.contamination_reason : null })));
+    const verdicts = conditionVerdicts(
+      summaries.map((entry) => ({
+        name: entry.entry.name,
+        windows: entry.windows,
+        contaminated: entry.result.contaminated ? entry.result.contamination_reason : null,
+      })),
+    );
     const recommendation = recommend(conditions, verdicts, options.constraints);
-    const result: ExperimentResult = { experiment_id: experimentId, kind: 'quant', status: 'completed', protocol, conditions, verdicts, recommendation };
+    const result: ExperimentResult = {
+      experiment_id: experimentId,
+      kind: 'quant',
+      status: 'completed',
+      protocol,
+      conditions,
+      verdicts,
+      recommendation,
+    };
     options.experiments.finish(experimentId, 'completed', result);
     return result;
   } catch (error) {

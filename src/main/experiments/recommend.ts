@@ -1,4 +1,11 @@
-import type { ConditionResult, ExperimentResult, QualityGate, QuantConstraints, RecommendationGate, VerdictRow } from '../../shared/contract/experiments';
+import type {
+  ConditionResult,
+  ExperimentResult,
+  QualityGate,
+  QuantConstraints,
+  RecommendationGate,
+  VerdictRow,
+} from '../../shared/contract/experiments';
 
 export type { QualityGate, QuantConstraints, QuantObjective } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
@@ -22,12 +29,18 @@ function normalQuantile(p: number): number {
   const low = 0.02425;
   if (p < low) {
     const q = Math.sqrt(-2 * Math.log(p));
-    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    return (
+      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1)
+    );
   }
   if (p > 1 - low) return -normalQuantile(1 - p);
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }
 
 /** Wilson score interval for x successes of n at the given z. */
@@ -45,7 +58,11 @@ function wilson(x: number, n: number, z: number): [number, number] {
  * Newcombe rather than a Wald interval because acceptance counts are small and often 0 or n,
  * where Wald collapses to a zero-width interval.
  */
-export function acceptanceUpperBound(candidate: { accepted: number; judged: number }, baseline: { accepted: number; judged: number }, alpha: number): { difference: number; upper: number } {
+export function acceptanceUpperBound(
+  candidate: { accepted: number; judged: number },
+  baseline: { accepted: number; judged: number },
+  alpha: number,
+): { difference: number; upper: number } {
   const z = normalQuantile(1 - alpha);
   const p1 = candidate.accepted / candidate.judged;
   const p2 = baseline.accepted / baseline.judged;
@@ -64,14 +81,19 @@ function acceptanceGate(conditions: ConditionResult[], alpha: number): Recommend
     const value = own && own.judged > 0 ? own.accepted / own.judged : null;
     if (!anyChecks) return { name: condition.name, value: null, status: 'not applicable', detail: 'no acceptance checks on either side' };
     if (condition === baseline) return { name: condition.name, value, status: 'not applicable', detail: 'the baseline itself' };
-    if (!own || own.judged === 0 || !base || base.judged === 0) return { name: condition.name, value, status: 'unknown', detail: 'no judged requests on one side' };
+    if (!own || own.judged === 0 || !base || base.judged === 0)
+      return { name: condition.name, value, status: 'unknown', detail: 'no judged requests on one side' };
     const { difference, upper } = acceptanceUpperBound(own, base, alpha);
     const summary = `${own.accepted}/${own.judged} (${pct(own.accepted / own.judged)}) vs ${baseline.name} ${base.accepted}/${base.judged} (${pct(base.accepted / base.judged)}): ${points(difference)}, one-sided ${pct(1 - alpha)} upper bound ${points(upper)}`;
     return upper < 0
       ? { name: condition.name, value, status: 'fail', detail: `${summary} < 0, significantly below the baseline` }
       : { name: condition.name, value, status: 'pass', detail: `${summary} ≥ 0, not significantly below` };
   });
-  return { name: 'acceptance', threshold: `not significantly below the baseline's (one-sided α = ${alpha}, failures count as not accepted)`, conditions: cells };
+  return {
+    name: 'acceptance',
+    threshold: `not significantly below the baseline's (one-sided α = ${alpha}, failures count as not accepted)`,
+    conditions: cells,
+  };
 }
 
 function acceptanceFloorGate(conditions: ConditionResult[], floor: number): RecommendationGate {
@@ -80,11 +102,22 @@ function acceptanceFloorGate(conditions: ConditionResult[], floor: number): Reco
     threshold: `≥ ${pct(floor)}`,
     conditions: conditions.map((condition): GateCell => {
       const own = condition.acceptance ?? null;
-      if (!own || own.judged === 0) return { name: condition.name, value: null, status: 'unknown', detail: 'no judged requests: add acceptance checks to the workload' };
+      if (!own || own.judged === 0)
+        return {
+          name: condition.name,
+          value: null,
+          status: 'unknown',
+          detail: 'no judged requests: add acceptance checks to the workload',
+        };
       const value = own.accepted / own.judged;
       return value >= floor
         ? { name: condition.name, value, status: 'pass', detail: `${pct(value)} ≥ ${pct(floor)}` }
-        : { name: condition.name, value, status: 'fail', detail: `${pct(value)} is ${((floor - value) * 100).toFixed(1)} points below ${pct(floor)}` };
+        : {
+            name: condition.name,
+            value,
+            status: 'fail',
+            detail: `${pct(value)} is ${((floor - value) * 100).toFixed(1)} points below ${pct(floor)}`,
+          };
     }),
   };
 }
@@ -96,12 +129,34 @@ function agreementGate(conditions: ConditionResult[], minimum: number): Recommen
     name: 'token agreement',
     threshold: `≥ ${pct(minimum)} of the baseline's greedy tokens reproduced before the first divergence (mean over items)`,
     conditions: conditions.map((condition): GateCell => {
-      if (condition === baseline) return { name: condition.name, value: condition.token_agreement?.mean ?? null, status: 'not applicable', detail: `the baseline itself${floor != null ? `; against a second pass of itself ${pct(floor)}` : ''}` };
+      if (condition === baseline)
+        return {
+          name: condition.name,
+          value: condition.token_agreement?.mean ?? null,
+          status: 'not applicable',
+          detail: `the baseline itself${floor != null ? `; against a second pass of itself ${pct(floor)}` : ''}`,
+        };
       const agreement = condition.token_agreement;
-      if (agreement?.mean == null) return { name: condition.name, value: null, status: 'unknown', detail: `no token agreement: ${agreement?.error ?? 'the token pass did not run'}` };
+      if (agreement?.mean == null)
+        return {
+          name: condition.name,
+          value: null,
+          status: 'unknown',
+          detail: `no token agreement: ${agreement?.error ?? 'the token pass did not run'}`,
+        };
       return agreement.mean >= minimum
-        ? { name: condition.name, value: agreement.mean, status: 'pass', detail: `${pct(agreement.mean)} ≥ ${pct(minimum)} over ${agreement.items} items` }
-        : { name: condition.name, value: agreement.mean, status: 'fail', detail: `${pct(agreement.mean)} is ${((minimum - agreement.mean) * 100).toFixed(1)} points below ${pct(minimum)} over ${agreement.items} items` };
+        ? {
+            name: condition.name,
+            value: agreement.mean,
+            status: 'pass',
+            detail: `${pct(agreement.mean)} ≥ ${pct(minimum)} over ${agreement.items} items`,
+          }
+        : {
+            name: condition.name,
+            value: agreement.mean,
+            status: 'fail',
+            detail: `${pct(agreement.mean)} is ${((minimum - agreement.mean) * 100).toFixed(1)} points below ${pct(minimum)} over ${agreement.items} items`,
+          };
     }),
   };
 }
@@ -112,13 +167,25 @@ function kldGate(conditions: ConditionResult[], maximum: number): Recommendation
     name: 'kld',
     threshold: `mean KL divergence ≤ ${maximum} nats per token`,
     conditions: conditions.map((condition): GateCell => {
-      if (condition === baseline) return { name: condition.name, value: condition.kld_mean ?? null, status: 'not applicable', detail: 'the baseline itself' };
+      if (condition === baseline)
+        return { name: condition.name, value: condition.kld_mean ?? null, status: 'not applicable', detail: 'the baseline itself' };
       const kld = condition.kld_mean ?? null;
-      if (kld === null) return { name: condition.name, value: null, status: 'unknown', detail: `no KLD, so the gate cannot pass: ${condition.kld_error ?? 'not measured'}` };
+      if (kld === null)
+        return {
+          name: condition.name,
+          value: null,
+          status: 'unknown',
+          detail: `no KLD, so the gate cannot pass: ${condition.kld_error ?? 'not measured'}`,
+        };
       const where = condition.kld_tokens != null ? ` on ${condition.kld_tokens} tokens at context ${condition.kld_context ?? '?'}` : '';
       return kld <= maximum
         ? { name: condition.name, value: kld, status: 'pass', detail: `${kld.toFixed(6)} ≤ ${maximum}${where}` }
-        : { name: condition.name, value: kld, status: 'fail', detail: `${kld.toFixed(6)} exceeds ${maximum} by ${(kld - maximum).toFixed(6)}${where}` };
+        : {
+            name: condition.name,
+            value: kld,
+            status: 'fail',
+            detail: `${kld.toFixed(6)} exceeds ${maximum} by ${(kld - maximum).toFixed(6)}${where}`,
+          };
     }),
   };
 }
@@ -140,11 +207,26 @@ function sloGates(conditions: ConditionResult[], slo: SloSpec): RecommendationGa
       conditions: conditions.map((condition): GateCell => {
         const distribution = condition.metrics[metric];
         if (distribution.n < PERCENTILE_MIN_N.p95 || distribution.p95 === null) {
-          return { name: condition.name, value: null, status: 'unknown', detail: `n too small: ${distribution.n} requests, p95 needs ${PERCENTILE_MIN_N.p95}; run more requests per window` };
+          return {
+            name: condition.name,
+            value: null,
+            status: 'unknown',
+            detail: `n too small: ${distribution.n} requests, p95 needs ${PERCENTILE_MIN_N.p95}; run more requests per window`,
+          };
         }
         return distribution.p95 <= limit
-          ? { name: condition.name, value: distribution.p95, status: 'pass', detail: `${distribution.p95.toFixed(1)} ms ≤ ${limit} ms (n ${distribution.n})` }
-          : { name: condition.name, value: distribution.p95, status: 'fail', detail: `${distribution.p95.toFixed(1)} ms misses ${limit} ms by ${(distribution.p95 - limit).toFixed(1)} ms (n ${distribution.n})` };
+          ? {
+              name: condition.name,
+              value: distribution.p95,
+              status: 'pass',
+              detail: `${distribution.p95.toFixed(1)} ms ≤ ${limit} ms (n ${distribution.n})`,
+            }
+          : {
+              name: condition.name,
+              value: distribution.p95,
+              status: 'fail',
+              detail: `${distribution.p95.toFixed(1)} ms misses ${limit} ms by ${(distribution.p95 - limit).toFixed(1)} ms (n ${distribution.n})`,
+            };
       }),
     });
   }
@@ -157,7 +239,13 @@ function vramGate(conditions: ConditionResult[], budget: number): Recommendation
     threshold: `server-attributable VRAM ≤ ${budget} MiB`,
     conditions: conditions.map((condition): GateCell => {
       const server = condition.vram?.server_mib ?? null;
-      if (server === null) return { name: condition.name, value: null, status: 'unknown', detail: 'no GPU telemetry of the server\'s own memory, so the budget cannot be checked' };
+      if (server === null)
+        return {
+          name: condition.name,
+          value: null,
+          status: 'unknown',
+          detail: "no GPU telemetry of the server's own memory, so the budget cannot be checked",
+        };
       return server <= budget
         ? { name: condition.name, value: server, status: 'pass', detail: `${server} MiB ≤ ${budget} MiB` }
         : { name: condition.name, value: server, status: 'fail', detail: `${server} MiB exceeds ${budget} MiB by ${server - budget} MiB` };
@@ -176,9 +264,19 @@ function cleanGate(conditions: ConditionResult[]): RecommendationGate {
     name: 'uncontaminated',
     threshold: 'no contaminated window, on the candidate or the baseline',
     conditions: conditions.map((condition): GateCell => {
-      if (condition === baseline) return { name: condition.name, value: null, status: 'not applicable', detail: condition.contaminated ? `the baseline is contaminated (${condition.contamination_reason ?? 'no reason given'}), so no candidate can be compared with it` : 'the baseline itself' };
-      if (condition.contaminated) return { name: condition.name, value: null, status: 'fail', detail: condition.contamination_reason ?? 'contaminated' };
-      if (baseline.contaminated) return { name: condition.name, value: null, status: 'fail', detail: `the baseline ${baseline.name} is contaminated` };
+      if (condition === baseline)
+        return {
+          name: condition.name,
+          value: null,
+          status: 'not applicable',
+          detail: condition.contaminated
+            ? `the baseline is contaminated (${condition.contamination_reason ?? 'no reason given'}), so no candidate can be compared with it`
+            : 'the baseline itself',
+        };
+      if (condition.contaminated)
+        return { name: condition.name, value: null, status: 'fail', detail: condition.contamination_reason ?? 'contaminated' };
+      if (baseline.contaminated)
+        return { name: condition.name, value: null, status: 'fail', detail: `the baseline ${baseline.name} is contaminated` };
       return { name: condition.name, value: null, status: 'pass', detail: 'clean' };
     }),
   };
@@ -188,10 +286,23 @@ function cleanGate(conditions: ConditionResult[]): RecommendationGate {
 export function evaluateGates(conditions: ConditionResult[], constraints: QuantConstraints): RecommendationGate[] {
   const defaults = EXPERIMENT_DEFAULTS.gates;
   const disabled = new Set(constraints.disabledGates ?? []);
-  const off = (name: QualityGate, threshold: string): RecommendationGate => ({ name, threshold: `off (${threshold} by default)`, conditions: conditions.map((condition) => ({ name: condition.name, value: null, status: 'not applicable', detail: 'gate switched off' })) });
+  const off = (name: QualityGate, threshold: string): RecommendationGate => ({
+    name,
+    threshold: `off (${threshold} by default)`,
+    conditions: conditions.map((condition) => ({
+      name: condition.name,
+      value: null,
+      status: 'not applicable',
+      detail: 'gate switched off',
+    })),
+  });
   const gates: RecommendationGate[] = [
-    disabled.has('acceptance') ? off('acceptance', `α = ${defaults.acceptanceAlpha}`) : acceptanceGate(conditions, constraints.acceptanceAlpha ?? defaults.acceptanceAlpha),
-    disabled.has('token agreement') ? off('token agreement', `≥ ${pct(defaults.minTokenAgreement)}`) : agreementGate(conditions, constraints.minAgreement ?? defaults.minTokenAgreement),
+    disabled.has('acceptance')
+      ? off('acceptance', `α = ${defaults.acceptanceAlpha}`)
+      : acceptanceGate(conditions, constraints.acceptanceAlpha ?? defaults.acceptanceAlpha),
+    disabled.has('token agreement')
+      ? off('token agreement', `≥ ${pct(defaults.minTokenAgreement)}`)
+      : agreementGate(conditions, constraints.minAgreement ?? defaults.minTokenAgreement),
     disabled.has('kld') ? off('kld', `≤ ${defaults.maxKld}`) : kldGate(conditions, constraints.maxKld ?? defaults.maxKld),
   ];
   if (constraints.minAcceptance !== null) gates.push(acceptanceFloorGate(conditions, constraints.minAcceptance));
@@ -202,10 +313,14 @@ export function evaluateGates(conditions: ConditionResult[], constraints: QuantC
 }
 
 const SPEED_METRICS = ['ttft_ms', 'tpot_ms'];
-const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) => verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.includes(row.metric.split(' ')[0]!));
+const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) =>
+  verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.includes(row.metric.split(' ')[0]!));
 
 function describeVerdict(row: VerdictRow): string {
-  const difference = row.difference === null ? '' : ` (${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(2)} ms${row.ci ? ` [${row.ci[0].toFixed(2)}, ${row.ci[1].toFixed(2)}]` : ''})`;
+  const difference =
+    row.difference === null
+      ? ''
+      : ` (${row.difference >= 0 ? '+' : ''}${row.difference.toFixed(2)} ms${row.ci ? ` [${row.ci[0].toFixed(2)}, ${row.ci[1].toFixed(2)}]` : ''})`;
   return `${row.metric} ${row.verdict}${row.verdict === 'faster' || row.verdict === 'slower' ? difference : ''}`;
 }
 
@@ -215,19 +330,26 @@ function describeVerdict(row: VerdictRow): string {
  * allocator rounding and telemetry sampling move, and for a file (two quantizers' takes on
  * one type) it buys nothing worth a change.
  */
-function memoryKey(conditions: ConditionResult[]): { label: string; value: (condition: ConditionResult) => number; smaller: (candidate: ConditionResult, baseline: ConditionResult) => boolean; show: (condition: ConditionResult) => string } {
+function memoryKey(conditions: ConditionResult[]): {
+  label: string;
+  value: (condition: ConditionResult) => number;
+  smaller: (candidate: ConditionResult, baseline: ConditionResult) => boolean;
+  show: (condition: ConditionResult) => string;
+} {
   if (conditions.every((condition) => condition.vram?.server_mib != null)) {
     return {
       label: 'server VRAM',
       value: (condition) => condition.vram!.server_mib!,
-      smaller: (candidate, baseline) => candidate.vram!.server_mib! < baseline.vram!.server_mib! * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
+      smaller: (candidate, baseline) =>
+        candidate.vram!.server_mib! < baseline.vram!.server_mib! * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
       show: (condition) => `${condition.vram!.server_mib} MiB`,
     };
   }
   return {
     label: 'file size',
     value: (condition) => condition.file_bytes ?? Number.POSITIVE_INFINITY,
-    smaller: (candidate, baseline) => (candidate.file_bytes ?? Number.POSITIVE_INFINITY) < (baseline.file_bytes ?? 0) * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
+    smaller: (candidate, baseline) =>
+      (candidate.file_bytes ?? Number.POSITIVE_INFINITY) < (baseline.file_bytes ?? 0) * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
     show: (condition) => (condition.file_bytes == null ? 'size unknown' : mib(condition.file_bytes)),
   };
 }
@@ -244,7 +366,12 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
   const gates = evaluateGates(conditions, constraints);
   const baseline = conditions[0];
   if (!baseline) return { choice: null, reason: 'No conditions.', excluded: [], gates, objective };
-  const blocking = (name: string) => gates.flatMap((gate) => gate.conditions.filter((cell) => cell.name === name && (cell.status === 'fail' || cell.status === 'unknown')).map((cell) => `${gate.name} ${cell.status === 'fail' ? 'failed' : 'cannot pass'}: ${cell.detail}`));
+  const blocking = (name: string) =>
+    gates.flatMap((gate) =>
+      gate.conditions
+        .filter((cell) => cell.name === name && (cell.status === 'fail' || cell.status === 'unknown'))
+        .map((cell) => `${gate.name} ${cell.status === 'fail' ? 'failed' : 'cannot pass'}: ${cell.detail}`),
+    );
   const excluded: Recommendation['excluded'] = [];
   const eligible = conditions.filter((condition) => {
     const reasons = blocking(condition.name);
@@ -253,10 +380,14 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
   });
   const memory = memoryKey(conditions);
   const speedMetric = objective === 'memory' ? null : `${objective}_ms p50`;
-  const rank = (condition: ConditionResult) => (speedMetric === null ? memory.value(condition) : (condition.metrics[objective === 'tpot' ? 'tpot_ms' : 'ttft_ms'].p50 ?? Number.POSITIVE_INFINITY));
+  const rank = (condition: ConditionResult) =>
+    speedMetric === null
+      ? memory.value(condition)
+      : (condition.metrics[objective === 'tpot' ? 'tpot_ms' : 'ttft_ms'].p50 ?? Number.POSITIVE_INFINITY);
   const tieBreak = (condition: ConditionResult) => condition.metrics.tpot_ms.p50 ?? Number.POSITIVE_INFINITY;
   const ranked = [...eligible].sort((a, b) => rank(a) - rank(b) || tieBreak(a) - tieBreak(b));
-  const objectiveText = objective === 'memory' ? `smallest ${memory.label}, then TPOT p50` : `lowest ${objective.toUpperCase()} p50, then TPOT p50`;
+  const objectiveText =
+    objective === 'memory' ? `smallest ${memory.label}, then TPOT p50` : `lowest ${objective.toUpperCase()} p50, then TPOT p50`;
 
   const notBetter: string[] = [];
   let choice: ConditionResult | null = null;
@@ -273,7 +404,9 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
       continue;
     }
     if (!smaller && faster.length === 0) {
-      notBetter.push(`${candidate.name} is not better beyond noise (${objective === 'memory' ? `${memory.label} ${memory.show(candidate)} vs ${memory.show(baseline)}; ` : ''}${rows.map(describeVerdict).join(', ') || 'no speed verdicts'})`);
+      notBetter.push(
+        `${candidate.name} is not better beyond noise (${objective === 'memory' ? `${memory.label} ${memory.show(candidate)} vs ${memory.show(baseline)}; ` : ''}${rows.map(describeVerdict).join(', ') || 'no speed verdicts'})`,
+      );
       continue;
     }
     choice = candidate;
@@ -289,15 +422,36 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
   if (choice) return { choice: choice.name, reason: why, excluded, gates, objective: objectiveText };
   const fallback = ranked.find((condition) => condition !== baseline && !excluded.some((item) => item.name === condition.name));
   if (!eligible.includes(baseline) && fallback) {
-    return { choice: fallback.name, reason: `The baseline ${baseline.name} fails a gate (${blocking(baseline.name).join('; ')}) and ${fallback.name} passes every gate, first by ${objectiveText}. Quality: ${qualityLine(fallback)}.`, excluded, gates, objective: objectiveText };
+    return {
+      choice: fallback.name,
+      reason: `The baseline ${baseline.name} fails a gate (${blocking(baseline.name).join('; ')}) and ${fallback.name} passes every gate, first by ${objectiveText}. Quality: ${qualityLine(fallback)}.`,
+      excluded,
+      gates,
+      objective: objectiveText,
+    };
   }
   if (eligible.includes(baseline)) {
     const failing = excluded.filter((item) => !notBetter.some((line) => line.startsWith(`${item.name} `))).map((item) => item.name);
-    const parts = [...notBetter, ...(failing.length > 0 ? [`${failing.join(', ')} ${failing.length === 1 ? 'fails' : 'fail'} a gate`] : [])];
+    const parts = [
+      ...notBetter,
+      ...(failing.length > 0 ? [`${failing.join(', ')} ${failing.length === 1 ? 'fails' : 'fail'} a gate`] : []),
+    ];
     const detail = parts.length > 0 ? parts.join('; ') : 'there is no other condition';
-    return { choice: baseline.name, reason: `Keep the baseline ${baseline.name}: no eligible candidate is better beyond noise — ${detail}.`, excluded, gates, objective: objectiveText };
+    return {
+      choice: baseline.name,
+      reason: `Keep the baseline ${baseline.name}: no eligible candidate is better beyond noise — ${detail}.`,
+      excluded,
+      gates,
+      objective: objectiveText,
+    };
   }
-  return { choice: null, reason: `No condition meets the gates, the baseline ${baseline.name} included (${blocking(baseline.name).join('; ')}).`, excluded, gates, objective: objectiveText };
+  return {
+    choice: null,
+    reason: `No condition meets the gates, the baseline ${baseline.name} included (${blocking(baseline.name).join('; ')}).`,
+    excluded,
+    gates,
+    objective: objectiveText,
+  };
 }
 
 function qualityLine(condition: ConditionResult): string {
@@ -305,7 +459,9 @@ function qualityLine(condition: ConditionResult): string {
   return [
     `token agreement ${agreement == null ? 'unknown' : pct(agreement)}`,
     `KLD ${condition.kld_mean == null ? 'unknown' : condition.kld_mean.toFixed(6)}`,
-    ...(condition.acceptance && condition.acceptance.judged > 0 ? [`acceptance ${condition.acceptance.accepted}/${condition.acceptance.judged}`] : []),
+    ...(condition.acceptance && condition.acceptance.judged > 0
+      ? [`acceptance ${condition.acceptance.accepted}/${condition.acceptance.judged}`]
+      : []),
   ].join(', ');
 }
 
@@ -314,27 +470,57 @@ function qualityLine(condition: ConditionResult): string {
  * (each `off` to switch the gate off), --min-acceptance F, --vram-budget MIB, --objective.
  * Unset flags keep the defaults, which are printed with the result.
  */
-export function constraintsFromFlags(flags: { 'min-agreement'?: string; 'max-kld'?: string; 'acceptance-alpha'?: string; 'min-acceptance'?: string; 'vram-budget'?: string; objective?: string }, slo: SloSpec | null): QuantConstraints {
+export function constraintsFromFlags(
+  flags: {
+    'min-agreement'?: string;
+    'max-kld'?: string;
+    'acceptance-alpha'?: string;
+    'min-acceptance'?: string;
+    'vram-budget'?: string;
+    objective?: string;
+  },
+  slo: SloSpec | null,
+): QuantConstraints {
   const disabledGates: QualityGate[] = [];
-  const number = (flag: string, raw: string | undefined, gate: QualityGate | null, valid: (value: number) => boolean, expect: string): number | null => {
+  const number = (
+    flag: string,
+    raw: string | undefined,
+    gate: QualityGate | null,
+    valid: (value: number) => boolean,
+    expect: string,
+  ): number | null => {
     if (raw === undefined) return null;
     if (gate && raw.trim().toLowerCase() === 'off') {
       disabledGates.push(gate);
       return null;
     }
     const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value) || !valid(value)) throw new AppError(ErrorCode.Usage, `--${flag} must be ${expect}${gate ? ' or off' : ''}, got "${raw}"`);
+    if (raw.trim() === '' || !Number.isFinite(value) || !valid(value))
+      throw new AppError(ErrorCode.Usage, `--${flag} must be ${expect}${gate ? ' or off' : ''}, got "${raw}"`);
     return value;
   };
   const fraction = (value: number) => value >= 0 && value <= 1;
   const objective = flags.objective ?? 'memory';
-  if (objective !== 'memory' && objective !== 'tpot' && objective !== 'ttft') throw new AppError(ErrorCode.Usage, `--objective must be memory, tpot or ttft, got "${objective}"`);
+  if (objective !== 'memory' && objective !== 'tpot' && objective !== 'ttft')
+    throw new AppError(ErrorCode.Usage, `--objective must be memory, tpot or ttft, got "${objective}"`);
   return {
     minAgreement: number('min-agreement', flags['min-agreement'], 'token agreement', fraction, 'a fraction from 0 to 1'),
     maxKld: number('max-kld', flags['max-kld'], 'kld', (value) => value >= 0, 'a KL divergence in nats, 0 or more'),
-    acceptanceAlpha: number('acceptance-alpha', flags['acceptance-alpha'], 'acceptance', (value) => value > 0 && value < 0.5, 'a significance level above 0 and below 0.5'),
+    acceptanceAlpha: number(
+      'acceptance-alpha',
+      flags['acceptance-alpha'],
+      'acceptance',
+      (value) => value > 0 && value < 0.5,
+      'a significance level above 0 and below 0.5',
+    ),
     minAcceptance: number('min-acceptance', flags['min-acceptance'], null, fraction, 'a fraction from 0 to 1'),
-    vramBudgetMib: number('vram-budget', flags['vram-budget'], null, (value) => Number.isInteger(value) && value > 0, 'a whole number of MiB'),
+    vramBudgetMib: number(
+      'vram-budget',
+      flags['vram-budget'],
+      null,
+      (value) => Number.isInteger(value) && value > 0,
+      'a whole number of MiB',
+    ),
     slo,
     objective,
     disabledGates,
@@ -355,15 +541,23 @@ export function qualityLines(result: ExperimentResult): string[] {
   const lines: string[] = [];
   const floor = baseline.token_agreement_noise_floor;
   const items = baseline.token_agreement?.items ?? floor?.items ?? 0;
-  lines.push(`token agreement: share of ${baseline.name}'s greedy tokens reproduced before the first divergence, mean over ${items} items (untimed /completion pass); noise floor (${baseline.name} against a second pass of itself): ${floor?.mean == null ? `— (${floor?.error ?? 'not measured'})` : `${pct(floor.mean)}, exact ${floor.exact_match_rate == null ? '—' : pct(floor.exact_match_rate)}`}`);
+  lines.push(
+    `token agreement: share of ${baseline.name}'s greedy tokens reproduced before the first divergence, mean over ${items} items (untimed /completion pass); noise floor (${baseline.name} against a second pass of itself): ${floor?.mean == null ? `— (${floor?.error ?? 'not measured'})` : `${pct(floor.mean)}, exact ${floor.exact_match_rate == null ? '—' : pct(floor.exact_match_rate)}`}`,
+  );
   for (const condition of result.conditions) {
     const agreement = condition.token_agreement;
     if (agreement?.error) lines.push(`  ${condition.name}: no token agreement: ${agreement.error}`);
-    else if (agreement?.first_divergence_index_mean != null) lines.push(`  ${condition.name}: first divergence at token ${agreement.first_divergence_index_mean.toFixed(1)} on average, over the items that diverge`);
+    else if (agreement?.first_divergence_index_mean != null)
+      lines.push(
+        `  ${condition.name}: first divergence at token ${agreement.first_divergence_index_mean.toFixed(1)} on average, over the items that diverge`,
+      );
   }
   const kld = (result.protocol as { kld?: { context?: number; text_tokens?: number | null; text_source?: string } }).kld;
-  lines.push(`KLD: llama-perplexity at context ${kld?.context ?? baseline.kld_context ?? '—'} on ${kld?.text_tokens ?? baseline.kld_tokens ?? '—'} tokens of text ${kld?.text_source ?? ''}`.trimEnd());
-  for (const condition of result.conditions) if (condition.kld_mean == null && condition.kld_error) lines.push(`  ${condition.name}: no KLD: ${condition.kld_error}`);
+  lines.push(
+    `KLD: llama-perplexity at context ${kld?.context ?? baseline.kld_context ?? '—'} on ${kld?.text_tokens ?? baseline.kld_tokens ?? '—'} tokens of text ${kld?.text_source ?? ''}`.trimEnd(),
+  );
+  for (const condition of result.conditions)
+    if (condition.kld_mean == null && condition.kld_error) lines.push(`  ${condition.name}: no KLD: ${condition.kld_error}`);
   const gates = result.recommendation.gates ?? [];
   if (gates.length > 0) {
     lines.push(`gates${result.recommendation.objective ? ` (eligible ranked by ${result.recommendation.objective})` : ''}:`);

@@ -1,6 +1,7 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 
-const escape = (text: unknown) => String(text ?? '—').replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+const escape = (text: unknown) =>
+  String(text ?? '—').replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '—' : value.toFixed(digits));
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
@@ -18,16 +19,24 @@ function barChart(title: string, unit: string, bars: { label: string; value: num
 
 /** Throughput against p95 TTFT, one dot per condition, the Pareto set filled. */
 function paretoChart(conditions: ExperimentResult['conditions']): string {
-  const points = conditions.filter((condition) => condition.throughput.output_tokens_per_s !== null && condition.metrics.ttft_ms.p95 !== null);
+  const points = conditions.filter(
+    (condition) => condition.throughput.output_tokens_per_s !== null && condition.metrics.ttft_ms.p95 !== null,
+  );
   if (points.length === 0) return '';
   const maxX = Math.max(...points.map((point) => point.metrics.ttft_ms.p95!)) * 1.1;
   const maxY = Math.max(...points.map((point) => point.throughput.output_tokens_per_s!)) * 1.1;
   const x = (value: number) => 60 + (value / maxX) * 520;
   const y = (value: number) => 330 - (value / maxY) * 300;
-  const dots = points.map((point) => `<circle cx="${x(point.metrics.ttft_ms.p95!).toFixed(1)}" cy="${y(point.throughput.output_tokens_per_s!).toFixed(1)}" r="5" fill="${point.pareto ? '#0969da' : 'none'}" stroke="#0969da"/><text x="${(x(point.metrics.ttft_ms.p95!) + 8).toFixed(1)}" y="${(y(point.throughput.output_tokens_per_s!) + 4).toFixed(1)}" font-size="11">${escape(point.name)}</text>`);
+  const dots = points.map(
+    (point) =>
+      `<circle cx="${x(point.metrics.ttft_ms.p95!).toFixed(1)}" cy="${y(point.throughput.output_tokens_per_s!).toFixed(1)}" r="5" fill="${point.pareto ? '#0969da' : 'none'}" stroke="#0969da"/><text x="${(x(point.metrics.ttft_ms.p95!) + 8).toFixed(1)}" y="${(y(point.throughput.output_tokens_per_s!) + 4).toFixed(1)}" font-size="11">${escape(point.name)}</text>`,
+  );
   const omitted = conditions.filter((condition) => condition.metrics.ttft_ms.p95 === null).map((condition) => condition.name);
   const note = omitted.length ? `<p>Not plotted (TTFT p95: n too small, or no throughput): ${omitted.map(escape).join(', ')}.</p>` : '';
-  return note + `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="370" role="img" aria-label="throughput against p95 TTFT"><text x="0" y="14" font-size="13" font-weight="bold">Output tokens/s against TTFT p95 (filled: Pareto set)</text><line x1="60" y1="330" x2="590" y2="330" stroke="#888"/><line x1="60" y1="30" x2="60" y2="330" stroke="#888"/><text x="300" y="360" font-size="11">TTFT p95 (ms, up to ${fmt(maxX, 0)})</text><text x="0" y="30" font-size="11">${fmt(maxY, 0)} tok/s</text>${dots.join('')}</svg>`;
+  return (
+    note +
+    `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="370" role="img" aria-label="throughput against p95 TTFT"><text x="0" y="14" font-size="13" font-weight="bold">Output tokens/s against TTFT p95 (filled: Pareto set)</text><line x1="60" y1="330" x2="590" y2="330" stroke="#888"/><line x1="60" y1="30" x2="60" y2="330" stroke="#888"/><text x="300" y="360" font-size="11">TTFT p95 (ms, up to ${fmt(maxX, 0)})</text><text x="0" y="30" font-size="11">${fmt(maxY, 0)} tok/s</text>${dots.join('')}</svg>`
+  );
 }
 
 /** Warm/cold: per-request cache evidence and fresh starts; sweep: how windows and verdicts were arranged. */
@@ -36,13 +45,26 @@ function evidenceSection(result: ExperimentResult): string {
   const cold = result.conditions.find((condition) => condition.cold_starts)?.cold_starts;
   const parts: string[] = [];
   if (proven.length > 0) {
-    parts.push(`<h2>Cache evidence</h2><p>Per measured request, from the server's own cached-token counts; a request without a count is unknown, never 0; one contradicting request contaminates its condition.</p><table><tr><th>Condition</th><th>Claim</th><th>Confirmed</th><th>Contradicted</th><th>Unknown</th><th>Evidence</th></tr>${proven.map((condition) => { const evidence = condition.cache_evidence!; return `<tr><th>${escape(condition.name)}</th><td>${escape(evidence.expect)}</td><td>${evidence.confirmed} of ${evidence.measured}</td><td class="${evidence.contradicted > 0 ? 'bad' : ''}">${evidence.contradicted}</td><td>${evidence.unknown}</td><td>${escape(evidence.summary)}</td></tr>`; }).join('')}</table><p><small>${proven.map((condition) => `${escape(condition.name)}: ${escape(condition.cache_evidence!.rule)}`).join('<br>')}</small></p>`);
+    parts.push(
+      `<h2>Cache evidence</h2><p>Per measured request, from the server's own cached-token counts; a request without a count is unknown, never 0; one contradicting request contaminates its condition.</p><table><tr><th>Condition</th><th>Claim</th><th>Confirmed</th><th>Contradicted</th><th>Unknown</th><th>Evidence</th></tr>${proven
+        .map((condition) => {
+          const evidence = condition.cache_evidence!;
+          return `<tr><th>${escape(condition.name)}</th><td>${escape(evidence.expect)}</td><td>${evidence.confirmed} of ${evidence.measured}</td><td class="${evidence.contradicted > 0 ? 'bad' : ''}">${evidence.contradicted}</td><td>${evidence.unknown}</td><td>${escape(evidence.summary)}</td></tr>`;
+        })
+        .join(
+          '',
+        )}</table><p><small>${proven.map((condition) => `${escape(condition.name)}: ${escape(condition.cache_evidence!.rule)}`).join('<br>')}</small></p>`,
+    );
   }
   if (cold) {
-    parts.push(`<h2>Fresh starts (cold-process)</h2><p>${cold.starts.length} fresh servers, each measured on the first request it answered: spawn → ready p50 ${fmt(cold.spawn_to_ready_ms.p50, 1)} ms (min ${fmt(cold.spawn_to_ready_ms.min, 1)}, max ${fmt(cold.spawn_to_ready_ms.max, 1)}); first-request TTFT p50 ${fmt(cold.ttft_ms.p50, 1)} ms (min ${fmt(cold.ttft_ms.min, 1)}, max ${fmt(cold.ttft_ms.max, 1)}).</p>`);
+    parts.push(
+      `<h2>Fresh starts (cold-process)</h2><p>${cold.starts.length} fresh servers, each measured on the first request it answered: spawn → ready p50 ${fmt(cold.spawn_to_ready_ms.p50, 1)} ms (min ${fmt(cold.spawn_to_ready_ms.min, 1)}, max ${fmt(cold.spawn_to_ready_ms.max, 1)}); first-request TTFT p50 ${fmt(cold.ttft_ms.p50, 1)} ms (min ${fmt(cold.ttft_ms.min, 1)}, max ${fmt(cold.ttft_ms.max, 1)}).</p>`,
+    );
   }
   if (result.kind === 'sweep') {
-    parts.push(`<h2>Windows and verdicts</h2><p>${escape((result.protocol as { windows?: string }).windows ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`);
+    parts.push(
+      `<h2>Windows and verdicts</h2><p>${escape((result.protocol as { windows?: string }).windows ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`,
+    );
   }
   return parts.join('\n');
 }
@@ -50,17 +72,48 @@ function evidenceSection(result: ExperimentResult): string {
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
 export function renderExperimentReport(result: ExperimentResult): string {
   const conditions = result.conditions;
-  const metricRows = conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`).join('');
-  const quantRows = result.kind === 'quant'
-    ? `<h2>Quantization</h2><table><tr><th>Condition</th><th>File</th><th>Load (spawn → ready)</th><th>VRAM peak</th><th>Agreement with ${escape(conditions[0]?.name)}</th><th>First divergence (chars)</th><th>KLD mean</th><th>Same top token</th></tr>${conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${fmt((condition.file_bytes ?? 0) / 2 ** 20, 1)} MiB</td><td>${fmt(condition.load_ms, 1)} ms</td><td>${condition.vram?.peak_mib === null || condition.vram?.peak_mib === undefined ? '— (no GPU telemetry)' : `${fmt(condition.vram.peak_mib, 0)} MiB`}</td><td>${condition.agreement_with_baseline === null || condition.agreement_with_baseline === undefined ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(1)} %`}</td><td>${fmt(condition.first_divergence_chars_mean, 1)}</td><td>${fmt(condition.kld_mean, 6)}</td><td>${condition.same_top_p === null || condition.same_top_p === undefined ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`}</td></tr>`).join('')}</table>`
-    : '';
+  const metricRows = conditions
+    .map(
+      (condition) =>
+        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
+    )
+    .join('');
+  const quantRows =
+    result.kind === 'quant'
+      ? `<h2>Quantization</h2><table><tr><th>Condition</th><th>File</th><th>Load (spawn → ready)</th><th>VRAM peak</th><th>Agreement with ${escape(conditions[0]?.name)}</th><th>First divergence (chars)</th><th>KLD mean</th><th>Same top token</th></tr>${conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${fmt((condition.file_bytes ?? 0) / 2 ** 20, 1)} MiB</td><td>${fmt(condition.load_ms, 1)} ms</td><td>${condition.vram?.peak_mib === null || condition.vram?.peak_mib === undefined ? '— (no GPU telemetry)' : `${fmt(condition.vram.peak_mib, 0)} MiB`}</td><td>${condition.agreement_with_baseline === null || condition.agreement_with_baseline === undefined ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(1)} %`}</td><td>${fmt(condition.first_divergence_chars_mean, 1)}</td><td>${fmt(condition.kld_mean, 6)}</td><td>${condition.same_top_p === null || condition.same_top_p === undefined ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`}</td></tr>`).join('')}</table>`
+      : '';
   const relative = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(1)} %`;
-  const verdictRows = result.verdicts.map((row) => `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`).join('');
+  const verdictRows = result.verdicts
+    .map(
+      (row) =>
+        `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`,
+    )
+    .join('');
   const charts = [
-    barChart('TTFT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.ttft_ms.p50 }))),
-    barChart('TPOT p50', 'ms', conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 }))),
-    barChart('Output throughput', 'tok/s', conditions.map((condition) => ({ label: condition.name, value: condition.throughput.output_tokens_per_s }))),
-    ...(result.kind === 'quant' ? [barChart('File size', 'MiB', conditions.map((condition) => ({ label: condition.name, value: (condition.file_bytes ?? 0) / 2 ** 20 })))] : []),
+    barChart(
+      'TTFT p50',
+      'ms',
+      conditions.map((condition) => ({ label: condition.name, value: condition.metrics.ttft_ms.p50 })),
+    ),
+    barChart(
+      'TPOT p50',
+      'ms',
+      conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 })),
+    ),
+    barChart(
+      'Output throughput',
+      'tok/s',
+      conditions.map((condition) => ({ label: condition.name, value: condition.throughput.output_tokens_per_s })),
+    ),
+    ...(result.kind === 'quant'
+      ? [
+          barChart(
+            'File size',
+            'MiB',
+            conditions.map((condition) => ({ label: condition.name, value: (condition.file_bytes ?? 0) / 2 ** 20 })),
+          ),
+        ]
+      : []),
     ...(result.kind === 'sweep' ? [paretoChart(conditions)] : []),
   ];
   return `<!doctype html>

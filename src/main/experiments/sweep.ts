@@ -26,18 +26,20 @@ interface WindowGoodput {
  * reusing one server across windows would understate the spread between windows. Settings run in
  * rotated order per window, so drift does not always land on the same one.
  */
-export async function runSweep(options: SingleModelExperimentInputs & {
-  vary: { field: string; values: string[] };
-  concurrencies: number[];
-  requestsPerCondition: number | null;
-  /** Windows per condition; each window is a fresh server per setting. */
-  repeats?: number;
-  slo: SloSpec | null;
-  /** With SLOs, the share of a condition's requests that must meet them. */
-  sloAttainment?: number;
-  signal?: AbortSignal;
-  onStatus?: (line: string) => void;
-}): Promise<ExperimentResult> {
+export async function runSweep(
+  options: SingleModelExperimentInputs & {
+    vary: { field: string; values: string[] };
+    concurrencies: number[];
+    requestsPerCondition: number | null;
+    /** Windows per condition; each window is a fresh server per setting. */
+    repeats?: number;
+    slo: SloSpec | null;
+    /** With SLOs, the share of a condition's requests that must meet them. */
+    sloAttainment?: number;
+    signal?: AbortSignal;
+    onStatus?: (line: string) => void;
+  },
+): Promise<ExperimentResult> {
   const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
   const attainment = options.sloAttainment ?? EXPERIMENT_DEFAULTS.sweep.sloAttainment;
   const settings = options.vary.values.map((value) => {
@@ -47,19 +49,37 @@ export async function runSweep(options: SingleModelExperimentInputs & {
   });
   const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
   const protocol = {
-    kind: 'sweep', model: options.model.ref, workload: options.workload.def.name, vary: options.vary, concurrency: options.concurrencies, repeats,
-    requests_per_condition: options.requestsPerCondition, slo: options.slo, slo_attainment: options.slo ? attainment : null, profile: options.profile,
-    windows: 'each window starts every setting on a fresh server, settings and load levels in rotated order; verdicts compare settings only within a load level, against the first setting',
+    kind: 'sweep',
+    model: options.model.ref,
+    workload: options.workload.def.name,
+    vary: options.vary,
+    concurrency: options.concurrencies,
+    repeats,
+    requests_per_condition: options.requestsPerCondition,
+    slo: options.slo,
+    slo_attainment: options.slo ? attainment : null,
+    profile: options.profile,
+    windows:
+      'each window starts every setting on a fresh server, settings and load levels in rotated order; verdicts compare settings only within a load level, against the first setting',
   };
   const experimentId = options.experiments.create('sweep', protocol);
-  const conditions = settings.flatMap(({ value }) => options.concurrencies.map((concurrency) => ({ name: nameOf(value, concurrency), value, concurrency, runIds: [] as string[], goodput: [] as WindowGoodput[] })));
+  const conditions = settings.flatMap(({ value }) =>
+    options.concurrencies.map((concurrency) => ({
+      name: nameOf(value, concurrency),
+      value,
+      concurrency,
+      runIds: [] as string[],
+      goodput: [] as WindowGoodput[],
+    })),
+  );
   const byName = new Map(conditions.map((condition) => [condition.name, condition]));
   try {
     for (const { window, condition: setting } of windowSchedule(settings, repeats)) {
       const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
       try {
         const ready = await server.start();
-        if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `${options.vary.field}=${setting.value}: ${ready.fault?.message}`);
+        if (ready.state !== 'ready')
+          throw new AppError(ErrorCode.ServerStartFailed, `${options.vary.field}=${setting.value}: ${ready.fault?.message}`);
         const levels = options.concurrencies.map((_, i) => options.concurrencies[(i + window) % options.concurrencies.length]!);
         for (const concurrency of levels) {
           if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
@@ -67,15 +87,29 @@ export async function runSweep(options: SingleModelExperimentInputs & {
           options.onStatus?.(`window ${window + 1}/${repeats}: ${entry.name}`);
           const { summary } = await runWorkload({
             request: {
-              workload: options.workload, target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
-              load: { mode: 'closed', concurrency }, stop: { requests: options.requestsPerCondition, durationMs: null }, warmup: Math.min(concurrency, 4),
-              slo: options.slo, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: false, referenceRunId: null, baselineMs: 300,
+              workload: options.workload,
+              target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
+              load: { mode: 'closed', concurrency },
+              stop: { requests: options.requestsPerCondition, durationMs: null },
+              warmup: Math.min(concurrency, 4),
+              slo: options.slo,
+              timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
+              private: false,
+              referenceRunId: null,
+              baselineMs: 300,
             },
-            store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+            store: options.runs,
+            servers: options.servers,
+            engine: options.engine,
+            signal: options.signal,
           });
           options.experiments.addRun(experimentId, summary.run_id, entry.name, window);
           entry.runIds.push(summary.run_id);
-          entry.goodput.push({ requestsPerS: summary.goodput.requests_per_s, fraction: summary.goodput.fraction, measured: summary.requests.attempted });
+          entry.goodput.push({
+            requestsPerS: summary.goodput.requests_per_s,
+            fraction: summary.goodput.fraction,
+            measured: summary.requests.attempted,
+          });
         }
       } finally {
         await server.stop();
@@ -88,7 +122,10 @@ export async function runSweep(options: SingleModelExperimentInputs & {
       const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
       const measured = counted.reduce((sum, window) => sum + window.measured, 0);
       return {
-        name: condition.name, concurrency: condition.concurrency, throughput: result.throughput.output_tokens_per_s, ttftP95: result.metrics.ttft_ms.p95,
+        name: condition.name,
+        concurrency: condition.concurrency,
+        throughput: result.throughput.output_tokens_per_s,
+        ttftP95: result.metrics.ttft_ms.p95,
         goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
         goodputFraction: measured === 0 ? null : counted.reduce((sum, window) => sum + window.fraction! * window.measured, 0) / measured,
       };
@@ -109,11 +146,26 @@ export async function runSweep(options: SingleModelExperimentInputs & {
     // Baseline per load level: the first setting at that level. Each level's family is Holm-corrected
     // inside conditionVerdicts; splitting the error budget evenly over the levels (Bonferroni) keeps the
     // whole experiment's family-wise confidence at the nominal level.
-    const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter((group) => group.length > 1);
-    const settingsPerLevel = { ...DEFAULT_VERDICT_SETTINGS, confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length) };
-    const verdicts: VerdictRow[] = levels.flatMap((group) => conditionVerdicts(group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })), settingsPerLevel));
+    const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter(
+      (group) => group.length > 1,
+    );
+    const settingsPerLevel = {
+      ...DEFAULT_VERDICT_SETTINGS,
+      confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length),
+    };
+    const verdicts: VerdictRow[] = levels.flatMap((group) =>
+      conditionVerdicts(
+        group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })),
+        settingsPerLevel,
+      ),
+    );
     const result: ExperimentResult = {
-      experiment_id: experimentId, kind: 'sweep', status: 'completed', protocol, conditions: results, verdicts,
+      experiment_id: experimentId,
+      kind: 'sweep',
+      status: 'completed',
+      protocol,
+      conditions: results,
+      verdicts,
       recommendation: { choice: recommendation.choice, reason: recommendation.reason, excluded: recommendation.excluded },
     };
     options.experiments.finish(experimentId, 'completed', result);

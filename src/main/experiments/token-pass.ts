@@ -15,7 +15,8 @@ export const TOKEN_PASS_SEED = 42;
 
 /** The evaluation text: seeded sampling from the baseline, so the text is varied yet reproducible. */
 export const EVAL_TEXT_SAMPLING = { temperature: 0.8, seed: 1 } as const;
-export const EVAL_TEXT_PROMPT = 'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
+export const EVAL_TEXT_PROMPT =
+  'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
 
 async function post<T>(server: ServerAddress, route: string, body: unknown, signal?: AbortSignal): Promise<T> {
   const timeout = AbortSignal.timeout(600_000);
@@ -25,18 +26,26 @@ async function post<T>(server: ServerAddress, route: string, body: unknown, sign
     body: JSON.stringify(body),
     signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
-  if (!response.ok) throw new AppError(ErrorCode.RequestFailed, `${route} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  if (!response.ok)
+    throw new AppError(ErrorCode.RequestFailed, `${route} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
   return (await response.json()) as T;
 }
 
 /** A llama-server of its own for an untimed pass over one file; `stop` must be called. */
-export async function startPassServer(servers: ServerManager, file: string, profile: ServerProfile): Promise<{ address: ServerAddress; contextPerSlot: number | null; stop: () => Promise<void> }> {
+export async function startPassServer(
+  servers: ServerManager,
+  file: string,
+  profile: ServerProfile,
+): Promise<{ address: ServerAddress; contextPerSlot: number | null; stop: () => Promise<void> }> {
   const server = await servers.prepare({ modelRef: file, profile, coldStartProbe: false });
   const snapshot = await server.start();
   const stop = async () => void (await server.stop());
   if (snapshot.state !== 'ready' || !snapshot.baseUrl) {
     await stop();
-    throw new AppError(ErrorCode.ServerStartFailed, `the server for the token pass on ${file} did not start: ${snapshot.fault?.message ?? snapshot.state}`);
+    throw new AppError(
+      ErrorCode.ServerStartFailed,
+      `the server for the token pass on ${file} did not start: ${snapshot.fault?.message ?? snapshot.state}`,
+    );
   }
   return { address: server.address!, contextPerSlot: snapshot.effectiveConfig?.contextPerSlot ?? null, stop };
 }
@@ -51,7 +60,8 @@ async function promptFor(server: ServerAddress, item: ResolvedItem, signal?: Abo
 
 /** The grammar the timed request would have used, in /completion's terms, so both passes decode under the same constraint. */
 function schemaFor(item: ResolvedItem): Record<string, unknown> {
-  if (item.response_format?.type === 'json_schema' && item.response_format.json_schema) return { json_schema: item.response_format.json_schema.schema };
+  if (item.response_format?.type === 'json_schema' && item.response_format.json_schema)
+    return { json_schema: item.response_format.json_schema.schema };
   if (item.response_format?.type === 'json_object') return { json_schema: {} };
   return {};
 }
@@ -60,7 +70,10 @@ function schemaFor(item: ResolvedItem): Record<string, unknown> {
  * The workload's items, each once, resolved with this server's tokenizer. Keys join group
  * and id, because ids need only be unique within a group.
  */
-export async function passItems(server: ServerAddress, workload: { def: WorkloadDef; file: string }): Promise<{ key: string; item: ResolvedItem }[]> {
+export async function passItems(
+  server: ServerAddress,
+  workload: { def: WorkloadDef; file: string },
+): Promise<{ key: string; item: ResolvedItem }[]> {
   const resolved = await resolveWorkload(workload.def, workload.file, llamaServerTokenCounter(server));
   return resolved.groups.flatMap((group) => group.items.map((item) => ({ key: `${group.name}/${item.id}`, item })));
 }
@@ -71,19 +84,30 @@ export async function passItems(server: ServerAddress, workload: { def: Workload
  * so ids come from this separate, untimed pass. No prompt cache, so an earlier item cannot
  * change a later one's numerics.
  */
-export async function collectTokens(server: ServerAddress, items: { key: string; item: ResolvedItem }[], signal?: AbortSignal): Promise<Map<string, number[]>> {
+export async function collectTokens(
+  server: ServerAddress,
+  items: { key: string; item: ResolvedItem }[],
+  signal?: AbortSignal,
+): Promise<Map<string, number[]>> {
   const tokens = new Map<string, number[]>();
   for (const { key, item } of items) {
     if (signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
     const prompt = await promptFor(server, item, signal);
     const body = {
-      prompt, n_predict: item.sampling.max_tokens ?? 64, temperature: 0, seed: TOKEN_PASS_SEED, return_tokens: true, cache_prompt: false, stream: false,
+      prompt,
+      n_predict: item.sampling.max_tokens ?? 64,
+      temperature: 0,
+      seed: TOKEN_PASS_SEED,
+      return_tokens: true,
+      cache_prompt: false,
+      stream: false,
       ...(item.sampling.ignore_eos !== undefined ? { ignore_eos: item.sampling.ignore_eos } : {}),
       ...(item.sampling.stop ? { stop: item.sampling.stop } : {}),
       ...schemaFor(item),
     };
     const response = await post<{ tokens?: unknown }>(server, '/completion', body, signal);
-    if (!Array.isArray(response.tokens) || !response.tokens.every((token) => typeof token === 'number')) throw new AppError(ErrorCode.RequestFailed, '/completion returned no token ids (does this llama-server support return_tokens?)');
+    if (!Array.isArray(response.tokens) || !response.tokens.every((token) => typeof token === 'number'))
+      throw new AppError(ErrorCode.RequestFailed, '/completion returned no token ids (does this llama-server support return_tokens?)');
     tokens.set(key, response.tokens as number[]);
   }
   return tokens;
@@ -94,14 +118,24 @@ export async function collectTokens(server: ServerAddress, items: { key: string;
  * vocabularies, and comparing their token ids would be meaningless.
  */
 export async function vocabularyProbe(server: ServerAddress, signal?: AbortSignal): Promise<number[]> {
-  const { tokens } = await post<{ tokens?: unknown[] }>(server, '/tokenize', { content: 'The quick brown fox: 0123456789, naïve café. <|im_start|> 東京', add_special: true, parse_special: true }, signal);
+  const { tokens } = await post<{ tokens?: unknown[] }>(
+    server,
+    '/tokenize',
+    { content: 'The quick brown fox: 0123456789, naïve café. <|im_start|> 東京', add_special: true, parse_special: true },
+    signal,
+  );
   if (!Array.isArray(tokens)) throw new AppError(ErrorCode.RequestFailed, '/tokenize returned no tokens');
   return tokens as number[];
 }
 
 /** Tokens as llama-perplexity will see the text: with the model's special prefix (BOS), special strings as plain text. */
 export async function countTokens(server: ServerAddress, text: string, signal?: AbortSignal): Promise<number> {
-  const { tokens } = await post<{ tokens?: unknown[] }>(server, '/tokenize', { content: text, add_special: true, parse_special: false }, signal);
+  const { tokens } = await post<{ tokens?: unknown[] }>(
+    server,
+    '/tokenize',
+    { content: text, add_special: true, parse_special: false },
+    signal,
+  );
   if (!Array.isArray(tokens)) throw new AppError(ErrorCode.RequestFailed, '/tokenize returned no tokens');
   return tokens.length;
 }
@@ -112,7 +146,12 @@ export async function countTokens(server: ServerAddress, text: string, signal?: 
  * that re-tokenizes shorter than it was sampled is continued from where it ended (the
  * continuation sees the prompt and the text so far, as one longer sample would).
  */
-export async function generateEvalText(server: ServerAddress, minTokens: number, contextPerSlot: number | null, signal?: AbortSignal): Promise<{ text: string; prompt: string; requested: number; sampling: typeof EVAL_TEXT_SAMPLING }> {
+export async function generateEvalText(
+  server: ServerAddress,
+  minTokens: number,
+  contextPerSlot: number | null,
+  signal?: AbortSignal,
+): Promise<{ text: string; prompt: string; requested: number; sampling: typeof EVAL_TEXT_SAMPLING }> {
   let prompt = EVAL_TEXT_PROMPT;
   try {
     prompt = await promptFor(server, { messages: [{ role: 'user', content: EVAL_TEXT_PROMPT }] } as ResolvedItem, signal);
@@ -128,8 +167,22 @@ export async function generateEvalText(server: ServerAddress, minTokens: number,
     const room = contextPerSlot === null ? want : contextPerSlot - promptTokens - requested - 8;
     const n = Math.min(want, room);
     if (n <= 0) break;
-    const response = await post<{ content?: unknown }>(server, '/completion', { prompt: prompt + text, n_predict: n, ...EVAL_TEXT_SAMPLING, seed: EVAL_TEXT_SAMPLING.seed + round, ignore_eos: true, cache_prompt: false, stream: false }, signal);
-    if (typeof response.content !== 'string') throw new AppError(ErrorCode.RequestFailed, '/completion returned no content for the evaluation text');
+    const response = await post<{ content?: unknown }>(
+      server,
+      '/completion',
+      {
+        prompt: prompt + text,
+        n_predict: n,
+        ...EVAL_TEXT_SAMPLING,
+        seed: EVAL_TEXT_SAMPLING.seed + round,
+        ignore_eos: true,
+        cache_prompt: false,
+        stream: false,
+      },
+      signal,
+    );
+    if (typeof response.content !== 'string')
+      throw new AppError(ErrorCode.RequestFailed, '/completion returned no content for the evaluation text');
     text += response.content;
     requested += n;
     want = minTokens - (await countTokens(server, text, signal));
@@ -144,7 +197,11 @@ export async function generateEvalText(server: ServerAddress, minTokens: number,
  * slowest part of a small experiment. Keyed by the file's sha256, never by its path.
  */
 export function evalTextCache(dir: string, modelSha256: string, minTokens: number): { read(): string | null; write(text: string): void } {
-  const key = crypto.createHash('sha256').update(JSON.stringify({ modelSha256, minTokens, prompt: EVAL_TEXT_PROMPT, ...EVAL_TEXT_SAMPLING, version: 1 })).digest('hex').slice(0, 32);
+  const key = crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ modelSha256, minTokens, prompt: EVAL_TEXT_PROMPT, ...EVAL_TEXT_SAMPLING, version: 1 }))
+    .digest('hex')
+    .slice(0, 32);
   const file = path.join(dir, `${key}.txt`);
   return {
     read: () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null),

@@ -35,7 +35,8 @@ export function definitionItemCount(def: WorkloadDef): number {
     const generator = group.generate;
     let generated = 0;
     if (generator && 'synthetic' in generator) generated = generator.synthetic.count;
-    else if (generator && 'prefix_families' in generator) generated = generator.prefix_families.prefixes * generator.prefix_families.suffixes;
+    else if (generator && 'prefix_families' in generator)
+      generated = generator.prefix_families.prefixes * generator.prefix_families.suffixes;
     else if (generator && 'long_document' in generator) generated = generator.long_document.count;
     else if (generator && 'sharegpt' in generator) generated = generator.sharegpt.limit ?? 16;
     return sum + written + generated;
@@ -51,9 +52,14 @@ export function defaultColdStarts(repeats: number): number {
 export function contradiction(condition: WarmColdCondition, evidence: CacheEvidence, starts?: ColdStarts): string | null {
   const problems: string[] = [];
   if (evidence.contradicted > 0) {
-    if (condition === 'cold-process') problems.push(`${evidence.contradicted} of ${evidence.measured} first requests after a fresh start reported cached prompt tokens`);
-    if (condition === 'cold-cache') problems.push(`${evidence.contradicted} of ${evidence.measured} requests reused cached prompt tokens: the cache was not cold`);
-    if (condition === 'warm-cache') problems.push(`${evidence.contradicted} of ${evidence.measured} requests reused less than ${Math.round(PREFIX_HIT_SHARE * 100)} % of their shared prefix: the cache was not warm`);
+    if (condition === 'cold-process')
+      problems.push(`${evidence.contradicted} of ${evidence.measured} first requests after a fresh start reported cached prompt tokens`);
+    if (condition === 'cold-cache')
+      problems.push(`${evidence.contradicted} of ${evidence.measured} requests reused cached prompt tokens: the cache was not cold`);
+    if (condition === 'warm-cache')
+      problems.push(
+        `${evidence.contradicted} of ${evidence.measured} requests reused less than ${Math.round(PREFIX_HIT_SHARE * 100)} % of their shared prefix: the cache was not warm`,
+      );
   }
   const late = starts?.starts.filter((start) => start.requests_before > 0).length ?? 0;
   if (late > 0) problems.push(`${late} measured requests were not the first their fresh server answered`);
@@ -79,19 +85,35 @@ function verdictSentence(row: VerdictRow | undefined): string {
  */
 export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentResult> {
   const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
-  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats) throw new AppError(ErrorCode.InvalidInput, `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`);
+  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`,
+    );
   const startsPerWindow = spreadOverWindows(coldStarts, options.repeats);
   const warmProfile = { ...options.profile, cacheRamMib: options.profile.cacheRamMib === 0 ? 8192 : options.profile.cacheRamMib };
   const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
   const protocol = {
-    kind: 'warmcold', model: options.model.ref, workload: options.workload.def.name, repeats: options.repeats, concurrency: options.concurrency,
-    requests_per_window: options.requestsPerWindow, cold_starts: coldStarts, cold_starts_per_window: startsPerWindow, profile: options.profile, skip_cache_reset: options.skipCacheReset ?? false,
+    kind: 'warmcold',
+    model: options.model.ref,
+    workload: options.workload.def.name,
+    repeats: options.repeats,
+    concurrency: options.concurrency,
+    requests_per_window: options.requestsPerWindow,
+    cold_starts: coldStarts,
+    cold_starts_per_window: startsPerWindow,
+    profile: options.profile,
+    skip_cache_reset: options.skipCacheReset ?? false,
     conditions: {
-      'cold-process': 'a fresh llama-server per start (no probe, no warmup); only its first request, the workload\'s first item, is measured; spawn → ready recorded per start',
-      'cold-cache': options.skipCacheReset ? 'running server; cache reset SKIPPED on purpose' : 'running server, --cache-ram 0, cache_prompt: false on every request',
+      'cold-process':
+        "a fresh llama-server per start (no probe, no warmup); only its first request, the workload's first item, is measured; spawn → ready recorded per start",
+      'cold-cache': options.skipCacheReset
+        ? 'running server; cache reset SKIPPED on purpose'
+        : 'running server, --cache-ram 0, cache_prompt: false on every request',
       'warm-cache': `running server, prompt cache on (--cache-ram ${warmProfile.cacheRamMib}), primed once by a pass over the workload; a request may reuse more than its shared prefix (the primed cache holds the whole prompt)`,
     },
-    evidence: 'per measured request from usage.prompt_tokens_details.cached_tokens and timings.cache_n; missing counts are unknown, never 0; a condition is contaminated when any measured request contradicts it',
+    evidence:
+      'per measured request from usage.prompt_tokens_details.cached_tokens and timings.cache_n; missing counts are unknown, never 0; a condition is contaminated when any measured request contradicts it',
   };
   const experimentId = options.experiments.create('warmcold', protocol);
   const runIds = new Map<WarmColdCondition, string[]>(WARM_COLD_CONDITIONS.map((condition) => [condition, []]));
@@ -104,7 +126,10 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
   const serverFor = async (condition: 'cold-cache' | 'warm-cache') => {
     let server = longLived.get(condition);
     if (!server) {
-      server = await options.servers.prepare({ modelRef: options.model.ref, profile: condition === 'cold-cache' ? coldProfile : warmProfile });
+      server = await options.servers.prepare({
+        modelRef: options.model.ref,
+        profile: condition === 'cold-cache' ? coldProfile : warmProfile,
+      });
       // Registered before it starts, so a failed start is still stopped on the way out.
       longLived.set(condition, server);
       const ready = await server.start();
@@ -113,7 +138,12 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     return server;
   };
   const common = {
-    workload: options.workload, slo: null, timeouts: { firstTokenMs: 120_000, totalMs: 600_000 }, private: false, referenceRunId: null, baselineMs: 300,
+    workload: options.workload,
+    slo: null,
+    timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
+    private: false,
+    referenceRunId: null,
+    baselineMs: 300,
   };
 
   try {
@@ -124,18 +154,38 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
           options.onStatus?.(`window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`);
           // No probe and no warmup: the one measured request is the first the fresh process sees.
           const result = await runWorkload({
-            request: { ...common, target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: options.profile, coldStartProbe: false }, load: { mode: 'closed', concurrency: 1 }, stop: { requests: 1, durationMs: null }, warmup: 0 },
-            store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+            request: {
+              ...common,
+              target: {
+                kind: 'model',
+                modelRef: options.model.ref,
+                modelPath: options.model.path,
+                profile: options.profile,
+                coldStartProbe: false,
+              },
+              load: { mode: 'closed', concurrency: 1 },
+              stop: { requests: 1, durationMs: null },
+              warmup: 0,
+            },
+            store: options.runs,
+            servers: options.servers,
+            engine: options.engine,
+            signal: options.signal,
           });
           resolved ??= result.workload;
           const runId = result.summary.run_id;
           const serverJson = options.runs.getRun(runId)?.server_json;
-          const ready = serverJson ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs : undefined;
+          const ready = serverJson
+            ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs
+            : undefined;
           const rows = options.runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
           const measured = rows.find((row) => row.warmup === 0);
           starts.push({
-            run_id: runId, spawn_to_ready_ms: typeof ready === 'number' ? ready : null, ttft_ms: measured?.ttft_ms ?? null,
-            cached_tokens: measured ? reusedTokens(measured) : null, requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
+            run_id: runId,
+            spawn_to_ready_ms: typeof ready === 'number' ? ready : null,
+            ttft_ms: measured?.ttft_ms ?? null,
+            cached_tokens: measured ? reusedTokens(measured) : null,
+            requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
           });
           runIds.get(condition)!.push(runId);
           coldWindowOf.set(runId, window);
@@ -149,10 +199,17 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
       const warmup = condition === 'warm-cache' && !primed ? definitionItemCount(options.workload.def) : 0;
       const result = await runWorkload({
         request: {
-          ...common, target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path }, load: { mode: 'closed', concurrency: options.concurrency },
-          stop: { requests: options.requestsPerWindow, durationMs: null }, warmup, extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
+          ...common,
+          target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
+          load: { mode: 'closed', concurrency: options.concurrency },
+          stop: { requests: options.requestsPerWindow, durationMs: null },
+          warmup,
+          extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
         },
-        store: options.runs, servers: options.servers, engine: options.engine, signal: options.signal,
+        store: options.runs,
+        servers: options.servers,
+        engine: options.engine,
+        signal: options.signal,
       });
       if (condition === 'warm-cache') primed = true;
       resolved ??= result.workload;
@@ -163,10 +220,19 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     // The warm server's tokenizer is the one whose cache counts are being judged.
     const warmServer = longLived.get('warm-cache');
     const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
-    const prefixTokens = warmServer?.address ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address)) : new Map<string, number | null>();
-    const expectations: Record<WarmColdCondition, CacheExpectation> = { 'cold-process': { kind: 'none' }, 'cold-cache': { kind: 'none' }, 'warm-cache': { kind: 'prefix', prefixTokens } };
+    const prefixTokens = warmServer?.address
+      ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address))
+      : new Map<string, number | null>();
+    const expectations: Record<WarmColdCondition, CacheExpectation> = {
+      'cold-process': { kind: 'none' },
+      'cold-cache': { kind: 'none' },
+      'warm-cache': { kind: 'prefix', prefixTokens },
+    };
 
-    const summaries = WARM_COLD_CONDITIONS.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition, runIds.get(condition)!) }));
+    const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
+      condition,
+      ...summarizeCondition(options.runs, condition, runIds.get(condition)!),
+    }));
     const coldStartsResult: ColdStarts = {
       starts,
       spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
@@ -175,13 +241,23 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
       const evidence = cacheEvidence(rows, expectations[condition]);
       // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
-      const reasons = [result.contaminated ? result.contamination_reason : null, contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined)].filter((text): text is string => Boolean(text));
+      const reasons = [
+        result.contaminated ? result.contamination_reason : null,
+        contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined),
+      ].filter((text): text is string => Boolean(text));
       return {
-        ...result, contaminated: result.contaminated || reasons.length > 0, contamination_reason: reasons.length > 0 ? reasons.join('; ') : null, cache_evidence: evidence,
-        ...(condition === 'cold-process' ? {
-          cold_starts: coldStartsResult,
-          cold_start_ms: starts.flatMap((start) => (start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [])),
-        } : {}),
+        ...result,
+        contaminated: result.contaminated || reasons.length > 0,
+        contamination_reason: reasons.length > 0 ? reasons.join('; ') : null,
+        cache_evidence: evidence,
+        ...(condition === 'cold-process'
+          ? {
+              cold_starts: coldStartsResult,
+              cold_start_ms: starts.flatMap((start) =>
+                start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [],
+              ),
+            }
+          : {}),
       };
     });
 
@@ -196,22 +272,45 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
     const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
     // A cold-process window holds fresh starts, not requests: more of them come from --cold-starts.
-    const verdicts = conditionVerdicts(order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })))
-      .map((row) => (row.b === 'cold-process' && row.note ? { ...row, note: row.note.replace(/cold-process has a window of (\d+) \(raise --requests\)/, 'cold-process has a window of $1 fresh start(s) (raise --cold-starts)') } : row));
+    const verdicts = conditionVerdicts(
+      order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
+    ).map((row) =>
+      row.b === 'cold-process' && row.note
+        ? {
+            ...row,
+            note: row.note.replace(
+              /cold-process has a window of (\d+) \(raise --requests\)/,
+              'cold-process has a window of $1 fresh start(s) (raise --cold-starts)',
+            ),
+          }
+        : row,
+    );
 
     const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
     const contaminated = conditions.filter((condition) => condition.contaminated);
     const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
-    const baseline = ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
+    const baseline =
+      ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
     const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStartsResult.spawn_to_ready_ms.p50)} (${starts.length} starts).`;
     const caveats = [
       ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
       ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
     ];
-    const reason = contaminated.length > 0
-      ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
-      : caveats.length > 0 ? `${findings} Caveat: ${caveats.join('; ')}.` : findings;
-    const result: ExperimentResult = { experiment_id: experimentId, kind: 'warmcold', status: 'completed', protocol, conditions, verdicts, recommendation: { choice: null, reason, excluded: [] } };
+    const reason =
+      contaminated.length > 0
+        ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
+        : caveats.length > 0
+          ? `${findings} Caveat: ${caveats.join('; ')}.`
+          : findings;
+    const result: ExperimentResult = {
+      experiment_id: experimentId,
+      kind: 'warmcold',
+      status: 'completed',
+      protocol,
+      conditions,
+      verdicts,
+      recommendation: { choice: null, reason, excluded: [] },
+    };
     options.experiments.finish(experimentId, 'completed', result);
     return result;
   } catch (error) {

@@ -7,7 +7,8 @@ export type { Statistic };
 /** Above this many samples per side, intervals come from order statistics instead of resampling. */
 export const BOOTSTRAP_MAX_SAMPLES = 2000;
 
-export const REQUEST_NOISE_ONLY = 'request noise only: one window per run, so run-to-run drift is not in this interval and no faster/slower verdict is given; compare repeated windows in an experiment for one';
+export const REQUEST_NOISE_ONLY =
+  'request noise only: one window per run, so run-to-run drift is not in this interval and no faster/slower verdict is given; compare repeated windows in an experiment for one';
 const Z95 = 1.959964;
 
 /** Standard error of a quantile (or mean) from the distribution-free order-statistic interval. */
@@ -38,13 +39,27 @@ export function bootstrapDifference(
   b: ArrayLike<number>,
   statistic: Statistic,
   options: { iterations?: number; seed?: number } = {},
-): { a: number | null; b: number | null; difference: number | null; ci: [number, number] | null; verdict: 'insufficient data'; note: string } {
+): {
+  a: number | null;
+  b: number | null;
+  difference: number | null;
+  ci: [number, number] | null;
+  verdict: 'insufficient data';
+  note: string;
+} {
   const sortedA = sortedFinite(a);
   const sortedB = sortedFinite(b);
   const valueA = statisticOf(sortedA, statistic);
   const valueB = statisticOf(sortedB, statistic);
   if (valueA === null || valueB === null || sortedA.length < 2 || sortedB.length < 2) {
-    return { a: valueA, b: valueB, difference: valueA === null || valueB === null ? null : valueB - valueA, ci: null, verdict: 'insufficient data', note: 'fewer than two requests on a side' };
+    return {
+      a: valueA,
+      b: valueB,
+      difference: valueA === null || valueB === null ? null : valueB - valueA,
+      ci: null,
+      verdict: 'insufficient data',
+      note: 'fewer than two requests on a side',
+    };
   }
   const note = REQUEST_NOISE_ONLY;
   if (sortedA.length > BOOTSTRAP_MAX_SAMPLES && sortedB.length > BOOTSTRAP_MAX_SAMPLES) {

@@ -40,7 +40,8 @@ export function deriveRequestMetrics(completion: StreamedCompletion, context: { 
   const overhead = e2e !== null && timings ? e2e - (timings.prompt_ms + timings.predicted_ms) : null;
   // predicted_ms runs from the first sampled token to the last one: predicted_n − 1 decode
   // steps (the first token comes from the prompt's logits and is timed in prompt_ms).
-  const decodeRate = timings && timings.predicted_n > 1 && timings.predicted_ms > 0 ? ((timings.predicted_n - 1) / timings.predicted_ms) * 1000 : null;
+  const decodeRate =
+    timings && timings.predicted_n > 1 && timings.predicted_ms > 0 ? ((timings.predicted_n - 1) / timings.predicted_ms) * 1000 : null;
 
   const scheduledAt = context.scheduledAt ?? null;
   return {

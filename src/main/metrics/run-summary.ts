@@ -1,4 +1,13 @@
-import { METRIC_NAMES, type GroupSummary, type LoadDescription, type MetricName, type ReasoningSummary, type RequestCounts, type RunSummary, type SloSpec } from '../../shared/contract/runs';
+import {
+  METRIC_NAMES,
+  type GroupSummary,
+  type LoadDescription,
+  type MetricName,
+  type ReasoningSummary,
+  type RequestCounts,
+  type RunSummary,
+  type SloSpec,
+} from '../../shared/contract/runs';
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { chunkOffsetView, type RequestRow } from '../store/run-store';
@@ -111,7 +120,8 @@ function reasoningSummary(ok: readonly RequestRow[]): ReasoningSummary | null {
     ttfa_ms: summarize(values(withReasoning, (row) => row.ttfa_ms)),
     tokens: summarize(values(withReasoning, (row) => row.reasoning_tokens)),
     tokens_uncounted: uncounted.length,
-    tokens_uncounted_reason: uncounted.length === 0 ? null : (uncounted.find((row) => row.reasoning_tokens_note)?.reasoning_tokens_note ?? 'not counted'),
+    tokens_uncounted_reason:
+      uncounted.length === 0 ? null : (uncounted.find((row) => row.reasoning_tokens_note)?.reasoning_tokens_note ?? 'not counted'),
   };
 }
 
@@ -169,7 +179,10 @@ export function summarizeRun(input: {
       metrics: distributions(rows, groupItl.get(name)!),
       throughput: {
         requests_per_s: perSecond(groupCounts.completed, groupWindow),
-        output_tokens_per_s: perSecond(rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0), groupWindow),
+        output_tokens_per_s: perSecond(
+          rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0),
+          groupWindow,
+        ),
       },
       accepted_rate: rows.length === 0 ? null : groupCounts.accepted / rows.length,
       goodput: { requests_per_s: perSecond(groupGood, groupWindow), fraction: rows.length === 0 ? null : groupGood / rows.length },
@@ -186,14 +199,26 @@ export function summarizeRun(input: {
   const slipLabel = slip.p99 !== null ? 'p99' : 'max';
   const clientBound = slipTail !== null && meanGapMs !== null && slipTail > Math.max(5, meanGapMs);
   let note: string | null = null;
-  if (clientBound) note = `the generator fell behind its schedule (${slipLabel} slip ${slipTail!.toFixed(1)} ms against a mean gap of ${meanGapMs!.toFixed(1)} ms): the offered load was not delivered; lower --rate or raise --max-outstanding`;
+  if (clientBound)
+    note = `the generator fell behind its schedule (${slipLabel} slip ${slipTail!.toFixed(1)} ms against a mean gap of ${meanGapMs!.toFixed(1)} ms): the offered load was not delivered; lower --rate or raise --max-outstanding`;
   const scheduledOk = scheduled.filter(isSuccess);
-  const scheduleLatency = input.load.mode === 'open' && scheduled.length > 0
-    ? {
-      ttft_from_schedule_ms: summarize(values(scheduledOk, (row) => row.ttft_from_schedule_ms ?? (row.ttft_ms === null ? null : row.t0_ms - row.scheduled_ms! + row.ttft_ms))),
-      e2e_from_schedule_ms: summarize(values(scheduledOk, (row) => row.e2e_from_schedule_ms ?? (row.e2e_ms === null ? null : row.t0_ms - row.scheduled_ms! + row.e2e_ms))),
-    }
-    : null;
+  const scheduleLatency =
+    input.load.mode === 'open' && scheduled.length > 0
+      ? {
+          ttft_from_schedule_ms: summarize(
+            values(
+              scheduledOk,
+              (row) => row.ttft_from_schedule_ms ?? (row.ttft_ms === null ? null : row.t0_ms - row.scheduled_ms! + row.ttft_ms),
+            ),
+          ),
+          e2e_from_schedule_ms: summarize(
+            values(
+              scheduledOk,
+              (row) => row.e2e_from_schedule_ms ?? (row.e2e_ms === null ? null : row.t0_ms - row.scheduled_ms! + row.e2e_ms),
+            ),
+          ),
+        }
+      : null;
   const serverSlots = input.serverSlots ?? null;
 
   return {

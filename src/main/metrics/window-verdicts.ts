@@ -64,19 +64,44 @@ interface WindowTest {
  * (log scale): drift and speed-ups are multiplicative.
  */
 function testWindows(question: VerdictQuestion, settings: VerdictSettings): WindowTest {
-  const sides = [question.aWindows, question.bWindows].map((windows) => windows.map((window) => sortedFinite(window)).filter((window) => window.length > 0));
+  const sides = [question.aWindows, question.bWindows].map((windows) =>
+    windows.map((window) => sortedFinite(window)).filter((window) => window.length > 0),
+  );
   const [aSide, bSide] = sides as [Float64Array[], Float64Array[]];
   const pooled = (side: Float64Array[]) => statisticOf(sortedFinite(side.flatMap((window) => Array.from(window))), question.statistic);
   const requests: [number, number] = [aSide.reduce((n, w) => n + w.length, 0), bSide.reduce((n, w) => n + w.length, 0)];
-  const base = { question, aValue: pooled(aSide), bValue: pooled(bSide), windows: [aSide.length, bSide.length] as [number, number], requests, logScale: false, meanDifference: 0, standardError: 0, df: 0, pValue: 1 };
+  const base = {
+    question,
+    aValue: pooled(aSide),
+    bValue: pooled(bSide),
+    windows: [aSide.length, bSide.length] as [number, number],
+    requests,
+    logScale: false,
+    meanDifference: 0,
+    standardError: 0,
+    df: 0,
+    pValue: 1,
+  };
   const names = [question.a, question.b];
   const shortWindows = sides.findIndex((side) => side.length < settings.minWindowsPerSide);
-  if (shortWindows >= 0) return { ...base, insufficient: `${names[shortWindows]} has ${sides[shortWindows]!.length} window(s); a verdict needs ${settings.minWindowsPerSide} per side (raise --repeats)` };
+  if (shortWindows >= 0)
+    return {
+      ...base,
+      insufficient: `${names[shortWindows]} has ${sides[shortWindows]!.length} window(s); a verdict needs ${settings.minWindowsPerSide} per side (raise --repeats)`,
+    };
   const fewRequests = requests.findIndex((n) => n < settings.minRequestsPerSide);
-  if (fewRequests >= 0) return { ...base, insufficient: `${names[fewRequests]} has ${requests[fewRequests]} measured request(s); a verdict needs ${settings.minRequestsPerSide} per side (raise --requests)` };
+  if (fewRequests >= 0)
+    return {
+      ...base,
+      insufficient: `${names[fewRequests]} has ${requests[fewRequests]} measured request(s); a verdict needs ${settings.minRequestsPerSide} per side (raise --requests)`,
+    };
   const needed = minimumPerWindow(question.statistic);
   const thin = sides.findIndex((side) => side.some((window) => window.length < needed));
-  if (thin >= 0) return { ...base, insufficient: `n too small: ${question.statistic} needs ${needed} requests in every window; ${names[thin]} has a window of ${Math.min(...sides[thin]!.map((w) => w.length))} (raise --requests)` };
+  if (thin >= 0)
+    return {
+      ...base,
+      insufficient: `n too small: ${question.statistic} needs ${needed} requests in every window; ${names[thin]} has a window of ${Math.min(...sides[thin]!.map((w) => w.length))} (raise --requests)`,
+    };
 
   const perWindow = sides.map((side) => side.map((window) => statisticOf(window, question.statistic)!));
   const logScale = perWindow.every((values) => values.every((value) => value > 0));
@@ -122,24 +147,42 @@ export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSe
   const family = tested.length;
   const levelByIndex = new Map<number, { alpha: number; rejected: boolean }>();
   let stillRejecting = true;
-  [...tested].sort((x, y) => x.test.pValue - y.test.pValue).forEach(({ test, index }, rank) => {
-    const stepAlpha = alpha / (family - rank);
-    if (stillRejecting && test.pValue <= stepAlpha) levelByIndex.set(index, { alpha: stepAlpha, rejected: true });
-    else {
-      stillRejecting = false;
-      levelByIndex.set(index, { alpha: alpha / family, rejected: false });
-    }
-  });
+  [...tested]
+    .sort((x, y) => x.test.pValue - y.test.pValue)
+    .forEach(({ test, index }, rank) => {
+      const stepAlpha = alpha / (family - rank);
+      if (stillRejecting && test.pValue <= stepAlpha) levelByIndex.set(index, { alpha: stepAlpha, rejected: true });
+      else {
+        stillRejecting = false;
+        levelByIndex.set(index, { alpha: alpha / family, rejected: false });
+      }
+    });
 
   return tests.map((test, index): VerdictRow => {
     const { question } = test;
     const difference = test.aValue === null || test.bValue === null ? null : test.bValue - test.aValue;
     const common = {
-      metric: question.metric, a: question.a, b: question.b, a_value: test.aValue, b_value: test.bValue, difference,
-      equivalence_margin: settings.equivalenceMargin, windows: test.windows, requests: test.requests,
+      metric: question.metric,
+      a: question.a,
+      b: question.b,
+      a_value: test.aValue,
+      b_value: test.bValue,
+      difference,
+      equivalence_margin: settings.equivalenceMargin,
+      windows: test.windows,
+      requests: test.requests,
     };
     const level = levelByIndex.get(index);
-    if (test.insufficient !== null || !level) return { ...common, ci: null, relative_difference: null, relative_ci: null, confidence: null, verdict: 'insufficient data', note: test.insufficient };
+    if (test.insufficient !== null || !level)
+      return {
+        ...common,
+        ci: null,
+        relative_difference: null,
+        relative_ci: null,
+        confidence: null,
+        verdict: 'insufficient data',
+        note: test.insufficient,
+      };
     const halfWidth = studentTQuantile(1 - level.alpha / 2, test.df) * test.standardError;
     const interval: [number, number] = [test.meanDifference - halfWidth, test.meanDifference + halfWidth];
     const tostHalfWidth = studentTQuantile(1 - level.alpha, test.df) * test.standardError;
@@ -152,7 +195,8 @@ export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSe
     if (level.rejected) {
       const bIsLarger = test.meanDifference > 0;
       verdict = bIsLarger === (question.higherIsBetter ?? false) ? 'faster' : 'slower';
-    } else if (relativeTost.every((value) => Number.isFinite(value) && Math.abs(value) <= settings.equivalenceMargin)) verdict = 'equivalent';
+    } else if (relativeTost.every((value) => Number.isFinite(value) && Math.abs(value) <= settings.equivalenceMargin))
+      verdict = 'equivalent';
     else verdict = 'no significant difference';
     return {
       ...common,
@@ -161,7 +205,10 @@ export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSe
       relative_ci: relativeCi,
       confidence: 1 - level.alpha,
       verdict,
-      note: verdict === 'no significant difference' ? `not shown to differ, nor to be within ±${(settings.equivalenceMargin * 100).toFixed(0)} %: more windows would narrow the interval` : null,
+      note:
+        verdict === 'no significant difference'
+          ? `not shown to differ, nor to be within ±${(settings.equivalenceMargin * 100).toFixed(0)} %: more windows would narrow the interval`
+          : null,
     };
   });
 }

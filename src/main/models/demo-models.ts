@@ -35,7 +35,8 @@ interface DemoManifest {
   files: Record<string, { sha256: string; size: number }>;
 }
 
-export type DemoFileState = { ref: string; path: string; status: 'ok' } | { ref: string; path: string; status: 'missing' | 'corrupt'; reason: string };
+export type DemoFileState =
+  { ref: string; path: string; status: 'ok' } | { ref: string; path: string; status: 'missing' | 'corrupt'; reason: string };
 
 function readManifest(dir: string): DemoManifest | null {
   try {
@@ -57,10 +58,13 @@ export async function checkDemoFile(variant: DemoVariant, dir = demoModelsDir())
   const file = path.join(dir, variant.fileName);
   const expected = readManifest(dir)?.files[variant.fileName];
   if (!fs.existsSync(file)) return { ref: variant.ref, path: file, status: 'missing', reason: 'file not found' };
-  if (!expected) return { ref: variant.ref, path: file, status: 'corrupt', reason: 'not recorded in demo-models.json (made by another version)' };
+  if (!expected)
+    return { ref: variant.ref, path: file, status: 'corrupt', reason: 'not recorded in demo-models.json (made by another version)' };
   const size = fs.statSync(file).size;
-  if (size !== expected.size) return { ref: variant.ref, path: file, status: 'corrupt', reason: `size ${size} bytes, expected ${expected.size}` };
-  if ((await sha256File(file)) !== expected.sha256) return { ref: variant.ref, path: file, status: 'corrupt', reason: 'sha256 differs from the one recorded when it was made' };
+  if (size !== expected.size)
+    return { ref: variant.ref, path: file, status: 'corrupt', reason: `size ${size} bytes, expected ${expected.size}` };
+  if ((await sha256File(file)) !== expected.sha256)
+    return { ref: variant.ref, path: file, status: 'corrupt', reason: 'sha256 differs from the one recorded when it was made' };
   return { ref: variant.ref, path: file, status: 'ok' };
 }
 
@@ -75,15 +79,26 @@ export function isDemoRef(ref: string): boolean {
 export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promise<string> {
   if (isDemoRef(ref)) {
     const variant = DEMO_VARIANTS.find((candidate) => candidate.ref === ref);
-    if (!variant) throw new AppError(ErrorCode.InvalidInput, `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`);
+    if (!variant)
+      throw new AppError(
+        ErrorCode.InvalidInput,
+        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`,
+      );
     const state = await checkDemoFile(variant, dir);
     if (state.status !== 'ok') {
-      throw new AppError(ErrorCode.DemoModelInvalid, `Demo model ${ref} (${state.path}) is ${state.status}: ${state.reason}. Run ./bin/inferlab setup to regenerate it.`);
+      throw new AppError(
+        ErrorCode.DemoModelInvalid,
+        `Demo model ${ref} (${state.path}) is ${state.status}: ${state.reason}. Run ./bin/inferlab setup to regenerate it.`,
+      );
     }
     return state.path;
   }
   const file = path.resolve(ref);
-  if (!fs.existsSync(file)) throw new AppError(ErrorCode.NotFound, `Model file not found: ${file}. Pass a GGUF path or one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`);
+  if (!fs.existsSync(file))
+    throw new AppError(
+      ErrorCode.NotFound,
+      `Model file not found: ${file}. Pass a GGUF path or one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`,
+    );
   if (!fs.statSync(file).isFile()) throw new AppError(ErrorCode.InvalidInput, `Model path is not a file: ${file}`);
   return file;
 }

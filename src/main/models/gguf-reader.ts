@@ -17,7 +17,8 @@ export class GgufFormatError extends Error {
   }
 }
 
-export type GgufMetaValue = string | number | bigint | boolean | { arrayOf: string; length: number; head: (string | number | bigint | boolean)[] };
+export type GgufMetaValue =
+  string | number | bigint | boolean | { arrayOf: string; length: number; head: (string | number | bigint | boolean)[] };
 
 export interface GgufTensorHeader {
   name: string;
@@ -77,7 +78,8 @@ class BoundedCursor {
   /** Fails once the header has taken longer than its budget, naming what was being read. */
   tick(what: string): void {
     if (++this.steps % CLOCK_STRIDE !== 0) return;
-    if (performance.now() > this.deadline) this.fail(`${what}: reading the header took longer than ${this.budgetMs} ms, stopped at offset ${this.position}`);
+    if (performance.now() > this.deadline)
+      this.fail(`${what}: reading the header took longer than ${this.budgetMs} ms, stopped at offset ${this.position}`);
   }
 
   fail(message: string): never {
@@ -104,15 +106,20 @@ class BoundedCursor {
     return this.buffer.subarray(start, start + bytes);
   }
 
-  u32(what: string): number { return this.view(4, what).readUInt32LE(0); }
-  u64(what: string): bigint { return this.view(8, what).readBigUInt64LE(0); }
+  u32(what: string): number {
+    return this.view(4, what).readUInt32LE(0);
+  }
+  u64(what: string): bigint {
+    return this.view(8, what).readBigUInt64LE(0);
+  }
 
   /** A u64 count that must not exceed `max` nor what the remaining bytes could hold. */
   count(what: string, max: number, minBytesEach: number): number {
     const raw = this.u64(what);
     const remaining = BigInt(this.fileSize - this.position);
     if (raw > BigInt(max)) this.fail(`${what} is ${raw}, more than the ${max} this reader accepts`);
-    if (minBytesEach > 0 && raw * BigInt(minBytesEach) > remaining) this.fail(`${what} is ${raw}, but only ${remaining} bytes remain in the file`);
+    if (minBytesEach > 0 && raw * BigInt(minBytesEach) > remaining)
+      this.fail(`${what} is ${raw}, but only ${remaining} bytes remain in the file`);
     return Number(raw);
   }
 
@@ -120,7 +127,8 @@ class BoundedCursor {
     const length = this.u64(`${what} length`);
     if (length > BigInt(maxBytes)) this.fail(`${what} claims ${length} bytes, more than the ${maxBytes} allowed`);
     const bytes = Number(length);
-    if (this.position + bytes > this.fileSize) this.fail(`truncated: ${what} claims ${bytes} bytes at offset ${this.position}, past the end of the ${this.fileSize}-byte file`);
+    if (this.position + bytes > this.fileSize)
+      this.fail(`truncated: ${what} claims ${bytes} bytes at offset ${this.position}, past the end of the ${this.fileSize}-byte file`);
     return this.view(bytes, what).toString('utf8');
   }
 
@@ -131,19 +139,32 @@ class BoundedCursor {
 
   scalar(type: number, what: string): string | number | bigint | boolean {
     switch (type) {
-      case 0: return this.view(1, what).readUInt8(0);
-      case 1: return this.view(1, what).readInt8(0);
-      case 2: return this.view(2, what).readUInt16LE(0);
-      case 3: return this.view(2, what).readInt16LE(0);
-      case 4: return this.view(4, what).readUInt32LE(0);
-      case 5: return this.view(4, what).readInt32LE(0);
-      case 6: return this.view(4, what).readFloatLE(0);
-      case 7: return this.view(1, what).readUInt8(0) !== 0;
-      case 8: return this.string(what, LIMITS.maxStringBytes);
-      case 10: return this.view(8, what).readBigUInt64LE(0);
-      case 11: return this.view(8, what).readBigInt64LE(0);
-      case 12: return this.view(8, what).readDoubleLE(0);
-      default: return this.fail(`${what} has unknown value type ${type}`);
+      case 0:
+        return this.view(1, what).readUInt8(0);
+      case 1:
+        return this.view(1, what).readInt8(0);
+      case 2:
+        return this.view(2, what).readUInt16LE(0);
+      case 3:
+        return this.view(2, what).readInt16LE(0);
+      case 4:
+        return this.view(4, what).readUInt32LE(0);
+      case 5:
+        return this.view(4, what).readInt32LE(0);
+      case 6:
+        return this.view(4, what).readFloatLE(0);
+      case 7:
+        return this.view(1, what).readUInt8(0) !== 0;
+      case 8:
+        return this.string(what, LIMITS.maxStringBytes);
+      case 10:
+        return this.view(8, what).readBigUInt64LE(0);
+      case 11:
+        return this.view(8, what).readBigInt64LE(0);
+      case 12:
+        return this.view(8, what).readDoubleLE(0);
+      default:
+        return this.fail(`${what} has unknown value type ${type}`);
     }
   }
 }
@@ -155,7 +176,11 @@ function readValue(cursor: BoundedCursor, type: number, key: string): GgufMetaVa
   if (TYPE_NAMES[itemType] === undefined) cursor.fail(`${key}: unknown array item type ${itemType}`);
   const fixed = FIXED_SIZES[itemType];
   // A string item takes at least its 8-byte length.
-  const length = cursor.count(`array length of ${key}`, fixed === undefined ? LIMITS.maxStringArrayLength : Number.MAX_SAFE_INTEGER, fixed ?? 8);
+  const length = cursor.count(
+    `array length of ${key}`,
+    fixed === undefined ? LIMITS.maxStringArrayLength : Number.MAX_SAFE_INTEGER,
+    fixed ?? 8,
+  );
   const head: (string | number | bigint | boolean)[] = [];
   for (let index = 0; index < length; index++) {
     cursor.tick(`array ${key}`);
@@ -222,7 +247,8 @@ export function readGgufHeader(file: string, options: { timeBudgetMs?: number } 
     const alignment = typeof alignmentValue === 'number' && alignmentValue > 0 ? alignmentValue : 32;
     const dataOffset = Math.ceil(cursor.position / alignment) * alignment;
     for (const tensor of tensors) {
-      if (BigInt(dataOffset) + tensor.offset >= BigInt(stat.size)) cursor.fail(`truncated: tensor ${tensor.name} data starts past the end of the file`);
+      if (BigInt(dataOffset) + tensor.offset >= BigInt(stat.size))
+        cursor.fail(`truncated: tensor ${tensor.name} data starts past the end of the file`);
     }
     return { version, metadata, tensors, dataOffset, fileSize: stat.size };
   } finally {
@@ -232,11 +258,38 @@ export function readGgufHeader(file: string, options: { timeBudgetMs?: number } 
 
 /** [elements per block, bytes per block] for ggml tensor types, to bound each tensor's data. */
 const GGML_BLOCKS: Record<number, [number, number]> = {
-  0: [1, 4], 1: [1, 2], 2: [32, 18], 3: [32, 20], 6: [32, 22], 7: [32, 24], 8: [32, 34], 9: [32, 36],
-  10: [256, 84], 11: [256, 110], 12: [256, 144], 13: [256, 176], 14: [256, 210], 15: [256, 292],
-  16: [256, 66], 17: [256, 74], 18: [256, 98], 19: [256, 50], 20: [32, 18], 21: [256, 110], 22: [256, 82],
-  23: [256, 136], 24: [1, 1], 25: [1, 2], 26: [1, 4], 27: [1, 8], 28: [1, 8], 29: [256, 56], 30: [1, 2],
-  34: [256, 54], 35: [256, 66], 39: [32, 17],
+  0: [1, 4],
+  1: [1, 2],
+  2: [32, 18],
+  3: [32, 20],
+  6: [32, 22],
+  7: [32, 24],
+  8: [32, 34],
+  9: [32, 36],
+  10: [256, 84],
+  11: [256, 110],
+  12: [256, 144],
+  13: [256, 176],
+  14: [256, 210],
+  15: [256, 292],
+  16: [256, 66],
+  17: [256, 74],
+  18: [256, 98],
+  19: [256, 50],
+  20: [32, 18],
+  21: [256, 110],
+  22: [256, 82],
+  23: [256, 136],
+  24: [1, 1],
+  25: [1, 2],
+  26: [1, 4],
+  27: [1, 8],
+  28: [1, 8],
+  29: [256, 56],
+  30: [1, 2],
+  34: [256, 54],
+  35: [256, 66],
+  39: [32, 17],
 };
 
 /** Bytes a tensor's data occupies, or null for a type this table does not know. */
@@ -253,6 +306,10 @@ export function assertTensorDataInFile(file: string, header: GgufHeader): void {
     const bytes = tensorDataBytes(tensor);
     if (bytes === null) continue;
     const end = header.dataOffset + Number(tensor.offset) + bytes;
-    if (end > header.fileSize) throw new GgufFormatError(file, `truncated: tensor ${tensor.name} needs bytes up to ${end}, but the file is ${header.fileSize} bytes`);
+    if (end > header.fileSize)
+      throw new GgufFormatError(
+        file,
+        `truncated: tensor ${tensor.name} needs bytes up to ${end}, but the file is ${header.fileSize} bytes`,
+      );
   }
 }

@@ -45,16 +45,56 @@ class ByteSink {
     this.buffer = next;
   }
 
-  u8(value: number): void { this.reserve(1); this.buffer.writeUInt8(value, this.length); this.length += 1; }
-  i8(value: number): void { this.reserve(1); this.buffer.writeInt8(value, this.length); this.length += 1; }
-  u16(value: number): void { this.reserve(2); this.buffer.writeUInt16LE(value, this.length); this.length += 2; }
-  i16(value: number): void { this.reserve(2); this.buffer.writeInt16LE(value, this.length); this.length += 2; }
-  u32(value: number): void { this.reserve(4); this.buffer.writeUInt32LE(value, this.length); this.length += 4; }
-  i32(value: number): void { this.reserve(4); this.buffer.writeInt32LE(value, this.length); this.length += 4; }
-  f32(value: number): void { this.reserve(4); this.buffer.writeFloatLE(value, this.length); this.length += 4; }
-  f64(value: number): void { this.reserve(8); this.buffer.writeDoubleLE(value, this.length); this.length += 8; }
-  u64(value: bigint | number): void { this.reserve(8); this.buffer.writeBigUInt64LE(BigInt(value), this.length); this.length += 8; }
-  i64(value: bigint | number): void { this.reserve(8); this.buffer.writeBigInt64LE(BigInt(value), this.length); this.length += 8; }
+  u8(value: number): void {
+    this.reserve(1);
+    this.buffer.writeUInt8(value, this.length);
+    this.length += 1;
+  }
+  i8(value: number): void {
+    this.reserve(1);
+    this.buffer.writeInt8(value, this.length);
+    this.length += 1;
+  }
+  u16(value: number): void {
+    this.reserve(2);
+    this.buffer.writeUInt16LE(value, this.length);
+    this.length += 2;
+  }
+  i16(value: number): void {
+    this.reserve(2);
+    this.buffer.writeInt16LE(value, this.length);
+    this.length += 2;
+  }
+  u32(value: number): void {
+    this.reserve(4);
+    this.buffer.writeUInt32LE(value, this.length);
+    this.length += 4;
+  }
+  i32(value: number): void {
+    this.reserve(4);
+    this.buffer.writeInt32LE(value, this.length);
+    this.length += 4;
+  }
+  f32(value: number): void {
+    this.reserve(4);
+    this.buffer.writeFloatLE(value, this.length);
+    this.length += 4;
+  }
+  f64(value: number): void {
+    this.reserve(8);
+    this.buffer.writeDoubleLE(value, this.length);
+    this.length += 8;
+  }
+  u64(value: bigint | number): void {
+    this.reserve(8);
+    this.buffer.writeBigUInt64LE(BigInt(value), this.length);
+    this.length += 8;
+  }
+  i64(value: bigint | number): void {
+    this.reserve(8);
+    this.buffer.writeBigInt64LE(BigInt(value), this.length);
+    this.length += 8;
+  }
   string(value: string): void {
     const bytes = Buffer.from(value, 'utf8');
     this.u64(bytes.length);
@@ -75,21 +115,33 @@ class ByteSink {
 
 function writeScalar(sink: ByteSink, type: GgufScalarType, value: GgufScalar, key: string): void {
   const number = (): number => {
-    if (typeof value !== 'number' && typeof value !== 'bigint') throw new TypeError(`GGUF key ${key}: expected a number, got ${typeof value}`);
+    if (typeof value !== 'number' && typeof value !== 'bigint')
+      throw new TypeError(`GGUF key ${key}: expected a number, got ${typeof value}`);
     return Number(value);
   };
   switch (type) {
-    case GGUFValueType.UINT8: return sink.u8(number());
-    case GGUFValueType.INT8: return sink.i8(number());
-    case GGUFValueType.UINT16: return sink.u16(number());
-    case GGUFValueType.INT16: return sink.i16(number());
-    case GGUFValueType.UINT32: return sink.u32(number());
-    case GGUFValueType.INT32: return sink.i32(number());
-    case GGUFValueType.FLOAT32: return sink.f32(number());
-    case GGUFValueType.FLOAT64: return sink.f64(number());
-    case GGUFValueType.UINT64: return sink.u64(typeof value === 'bigint' ? value : BigInt(number()));
-    case GGUFValueType.INT64: return sink.i64(typeof value === 'bigint' ? value : BigInt(number()));
-    case GGUFValueType.BOOL: return sink.u8(value ? 1 : 0);
+    case GGUFValueType.UINT8:
+      return sink.u8(number());
+    case GGUFValueType.INT8:
+      return sink.i8(number());
+    case GGUFValueType.UINT16:
+      return sink.u16(number());
+    case GGUFValueType.INT16:
+      return sink.i16(number());
+    case GGUFValueType.UINT32:
+      return sink.u32(number());
+    case GGUFValueType.INT32:
+      return sink.i32(number());
+    case GGUFValueType.FLOAT32:
+      return sink.f32(number());
+    case GGUFValueType.FLOAT64:
+      return sink.f64(number());
+    case GGUFValueType.UINT64:
+      return sink.u64(typeof value === 'bigint' ? value : BigInt(number()));
+    case GGUFValueType.INT64:
+      return sink.i64(typeof value === 'bigint' ? value : BigInt(number()));
+    case GGUFValueType.BOOL:
+      return sink.u8(value ? 1 : 0);
     case GGUFValueType.STRING:
       if (typeof value !== 'string') throw new TypeError(`GGUF key ${key}: expected a string`);
       return sink.string(value);
@@ -101,7 +153,11 @@ export function tensorByteLength(tensor: Pick<GgufTensor, 'shape' | 'type'>): nu
 }
 
 /** Encodes everything before the tensor data, and where each tensor's data goes. */
-export function encodeGgufHeader(entries: readonly GgufEntry[], tensors: readonly GgufTensor[], alignment = DEFAULT_ALIGNMENT): { header: Buffer; offsets: number[] } {
+export function encodeGgufHeader(
+  entries: readonly GgufEntry[],
+  tensors: readonly GgufTensor[],
+  alignment = DEFAULT_ALIGNMENT,
+): { header: Buffer; offsets: number[] } {
   const names = new Set<string>();
   for (const tensor of tensors) {
     if (names.has(tensor.name)) throw new Error(`GGUF: duplicate tensor name ${tensor.name}`);
@@ -152,7 +208,8 @@ export function writeGgufFile(file: string, entries: readonly GgufEntry[], tenso
     tensors.forEach((tensor, index) => {
       const data = tensor.data();
       const expected = tensorByteLength(tensor);
-      if (data.byteLength !== expected) throw new Error(`GGUF: tensor ${tensor.name} has ${data.byteLength} bytes, its shape needs ${expected}`);
+      if (data.byteLength !== expected)
+        throw new Error(`GGUF: tensor ${tensor.name} has ${data.byteLength} bytes, its shape needs ${expected}`);
       const padding = (offsets[index] ?? 0) - written;
       if (padding > 0) fs.writeSync(fd, Buffer.alloc(padding));
       fs.writeSync(fd, data);

@@ -7,10 +7,39 @@ import { assertTensorDataInFile, readGgufHeader, type GgufHeader } from './gguf-
 
 /** llama.cpp's `general.file_type` values (LLAMA_FTYPE_MOSTLY_*), as quantization labels. */
 const FILE_TYPES: Record<number, string> = {
-  0: 'F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K', 11: 'Q3_K_S', 12: 'Q3_K_M',
-  13: 'Q3_K_L', 14: 'Q4_K_S', 15: 'Q4_K_M', 16: 'Q5_K_S', 17: 'Q5_K_M', 18: 'Q6_K', 19: 'IQ2_XXS', 20: 'IQ2_XS',
-  21: 'Q2_K_S', 22: 'IQ3_XS', 23: 'IQ3_XXS', 24: 'IQ1_S', 25: 'IQ4_NL', 26: 'IQ3_S', 27: 'IQ3_M', 28: 'IQ2_S',
-  29: 'IQ2_M', 30: 'IQ4_XS', 31: 'IQ1_M', 32: 'BF16', 36: 'TQ1_0', 37: 'TQ2_0', 38: 'MXFP4_MOE',
+  0: 'F32',
+  1: 'F16',
+  2: 'Q4_0',
+  3: 'Q4_1',
+  7: 'Q8_0',
+  8: 'Q5_0',
+  9: 'Q5_1',
+  10: 'Q2_K',
+  11: 'Q3_K_S',
+  12: 'Q3_K_M',
+  13: 'Q3_K_L',
+  14: 'Q4_K_S',
+  15: 'Q4_K_M',
+  16: 'Q5_K_S',
+  17: 'Q5_K_M',
+  18: 'Q6_K',
+  19: 'IQ2_XXS',
+  20: 'IQ2_XS',
+  21: 'Q2_K_S',
+  22: 'IQ3_XS',
+  23: 'IQ3_XXS',
+  24: 'IQ1_S',
+  25: 'IQ4_NL',
+  26: 'IQ3_S',
+  27: 'IQ3_M',
+  28: 'IQ2_S',
+  29: 'IQ2_M',
+  30: 'IQ4_XS',
+  31: 'IQ1_M',
+  32: 'BF16',
+  36: 'TQ1_0',
+  37: 'TQ2_0',
+  38: 'MXFP4_MOE',
 };
 
 const SPLIT_PATTERN = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/;
@@ -42,8 +71,20 @@ function stringOf(header: GgufHeader, key: string): string | null {
 function invalid(file: string, parts: string[], reason: string, source: ModelEntry['source']): ModelEntry {
   const sizeBytes = parts.reduce((sum, part) => sum + (fs.existsSync(part) ? fs.statSync(part).size : 0), 0);
   return {
-    path: file, name: path.basename(file), parts, sizeBytes, valid: false, invalidReason: reason, architecture: null,
-    parameterCount: null, quantization: null, contextLength: null, layers: null, tokenizer: null, synthetic: false, source,
+    path: file,
+    name: path.basename(file),
+    parts,
+    sizeBytes,
+    valid: false,
+    invalidReason: reason,
+    architecture: null,
+    parameterCount: null,
+    quantization: null,
+    contextLength: null,
+    layers: null,
+    tokenizer: null,
+    synthetic: false,
+    source,
   };
 }
 
@@ -52,14 +93,22 @@ export function splitParts(file: string): string[] {
   const match = SPLIT_PATTERN.exec(path.basename(file));
   if (!match) return [file];
   const total = Number(match[3]);
-  return Array.from({ length: total }, (_, index) => path.join(path.dirname(file), `${match[1]}-${String(index + 1).padStart(5, '0')}-of-${match[3]}.gguf`));
+  return Array.from({ length: total }, (_, index) =>
+    path.join(path.dirname(file), `${match[1]}-${String(index + 1).padStart(5, '0')}-of-${match[3]}.gguf`),
+  );
 }
 
 /** Reads a model's headers (every part of a split model) into a library entry. Never throws for bad files. */
 export function describeModel(file: string, source: ModelEntry['source'] = 'file'): ModelEntry {
   const parts = splitParts(file);
   const missing = parts.filter((part) => !fs.existsSync(part));
-  if (missing.length > 0) return invalid(file, parts, `missing ${missing.length === parts.length && parts.length === 1 ? 'file' : `split part(s): ${missing.map((part) => path.basename(part)).join(', ')}`}`, source);
+  if (missing.length > 0)
+    return invalid(
+      file,
+      parts,
+      `missing ${missing.length === parts.length && parts.length === 1 ? 'file' : `split part(s): ${missing.map((part) => path.basename(part)).join(', ')}`}`,
+      source,
+    );
   let first: GgufHeader | null = null;
   let parameterCount = 0;
   try {

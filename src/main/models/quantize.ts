@@ -16,7 +16,8 @@ export async function quantizeModel(options: {
   signal?: AbortSignal;
   onProgress?: (tensorsDone: number, tensorsTotal: number | null) => void;
 }): Promise<void> {
-  if (fs.existsSync(options.target)) throw new AppError(ErrorCode.InvalidInput, `${options.target} already exists; refusing to overwrite it`);
+  if (fs.existsSync(options.target))
+    throw new AppError(ErrorCode.InvalidInput, `${options.target} already exists; refusing to overwrite it`);
   const temporary = `${options.target}.partial`;
   fs.rmSync(temporary, { force: true });
   let done = 0;
@@ -41,7 +42,10 @@ export async function quantizeModel(options: {
   }
   if (result.code !== 0 || !fs.existsSync(temporary)) {
     fs.rmSync(temporary, { force: true });
-    throw new AppError(ErrorCode.Internal, `llama-quantize ${options.type} failed (exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-15).join('\n')}`);
+    throw new AppError(
+      ErrorCode.Internal,
+      `llama-quantize ${options.type} failed (exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-15).join('\n')}`,
+    );
   }
   fs.renameSync(temporary, options.target);
 }

@@ -28,11 +28,11 @@ export function toHalf(value: number): number {
     const half = mantissa >>> shift;
     const remainder = mantissa & ((1 << shift) - 1);
     const midpoint = 1 << (shift - 1);
-    return sign | (remainder > midpoint || (remainder === midpoint && (half & 1)) ? half + 1 : half);
+    return sign | (remainder > midpoint || (remainder === midpoint && half & 1) ? half + 1 : half);
   }
   const half = sign | (exponent << 10) | (mantissa >>> 13);
   const remainder = mantissa & 0x1fff;
-  return remainder > 0x1000 || (remainder === 0x1000 && (half & 1)) ? half + 1 : half;
+  return remainder > 0x1000 || (remainder === 0x1000 && half & 1) ? half + 1 : half;
 }
 
 export function halfToFloat(bits: number): number {

@@ -44,7 +44,8 @@ export async function readTokenizerEntries(vocabFile: string): Promise<{ entries
     if (!key.startsWith('tokenizer.') || key === 'tokenizer.chat_template') continue;
     const { value, type, subType } = typed as { value: unknown; type: GGUFValueType; subType?: GGUFValueType };
     if (type === GGUFValueType.ARRAY) {
-      if (subType === undefined || subType === GGUFValueType.ARRAY || !Array.isArray(value)) throw new Error(`${vocabFile}: unsupported nested array in ${key}`);
+      if (subType === undefined || subType === GGUFValueType.ARRAY || !Array.isArray(value))
+        throw new Error(`${vocabFile}: unsupported nested array in ${key}`);
       entries.push({ key, type, itemType: subType as GgufScalarType, value: value as GgufEntry['value'] as never });
       if (key === 'tokenizer.ggml.tokens') vocabSize = value.length;
     } else {
@@ -341,7 +342,8 @@ export async function writeSyntheticModel(
   const directions = unitRows(vocabSize, e, normal);
   const textIndex = new Set(textTokens);
   const anchorOf = new Int32Array(vocabSize);
-  for (let token = 0; token < vocabSize; token++) anchorOf[token] = textIndex.has(token) ? token : textTokens[Math.floor(random() * textTokens.length)]!;
+  for (let token = 0; token < vocabSize; token++)
+    anchorOf[token] = textIndex.has(token) ? token : textTokens[Math.floor(random() * textTokens.length)]!;
   const predecessorOf = new Map<number, number>();
   for (const [from, to] of map.successor) predecessorOf.set(to, from);
 
@@ -352,7 +354,10 @@ export async function writeSyntheticModel(
     for (let token = 0; token < vocabSize; token++) {
       const anchor = anchorOf[token]!;
       for (let i = 0; i < e; i++) {
-        const value = anchor === token ? directions[token * e + i]! : design.anchorShare * directions[anchor * e + i]! + own * directions[token * e + i]!;
+        const value =
+          anchor === token
+            ? directions[token * e + i]!
+            : design.anchorShare * directions[anchor * e + i]! + own * directions[token * e + i]!;
         values[token * e + i] = design.embeddingNorm * value;
       }
     }
@@ -393,7 +398,12 @@ export async function writeSyntheticModel(
       onesTensor(`${prefix}.ffn_norm.weight`, e),
       uniformTensor(`${prefix}.ffn_gate.weight`, [e, shape.feedForwardLength], seed, scale),
       uniformTensor(`${prefix}.ffn_up.weight`, [e, shape.feedForwardLength], seed, scale),
-      uniformTensor(`${prefix}.ffn_down.weight`, [shape.feedForwardLength, e], seed, design.feedForwardOutputScale / Math.sqrt(shape.feedForwardLength)),
+      uniformTensor(
+        `${prefix}.ffn_down.weight`,
+        [shape.feedForwardLength, e],
+        seed,
+        design.feedForwardOutputScale / Math.sqrt(shape.feedForwardLength),
+      ),
     );
   }
   writeGgufFile(file, entries, tensors);

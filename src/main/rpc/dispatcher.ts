@@ -20,7 +20,8 @@ export class RpcDispatcher {
       const request = parseRequest(raw);
       if (!isServiceName(request.service)) throw new AppError(ErrorCode.InvalidInput, `Unknown service "${request.service}"`);
       const allowed: readonly string[] = SERVICE_METHODS[request.service];
-      if (!allowed.includes(request.method)) throw new AppError(ErrorCode.InvalidInput, `Unknown method "${request.service}.${request.method}"`);
+      if (!allowed.includes(request.method))
+        throw new AppError(ErrorCode.InvalidInput, `Unknown method "${request.service}.${request.method}"`);
       checkArguments(request.service, request.method, request.args);
       const service = this.services[request.service] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
       const result = await service[request.method]!(...request.args);
@@ -34,7 +35,8 @@ export class RpcDispatcher {
 function parseRequest(raw: unknown): RpcRequest {
   if (typeof raw !== 'object' || raw === null) throw new AppError(ErrorCode.InvalidInput, 'RPC request must be an object');
   const { service, method, args } = raw as Record<string, unknown>;
-  if (typeof service !== 'string' || typeof method !== 'string') throw new AppError(ErrorCode.InvalidInput, 'RPC request needs string "service" and "method"');
+  if (typeof service !== 'string' || typeof method !== 'string')
+    throw new AppError(ErrorCode.InvalidInput, 'RPC request needs string "service" and "method"');
   if (args !== undefined && !Array.isArray(args)) throw new AppError(ErrorCode.InvalidInput, 'RPC "args" must be an array');
   return { service, method, args: (args as unknown[] | undefined) ?? [] };
 }

@@ -17,12 +17,27 @@ export async function captureEnvironment(): Promise<EnvironmentFingerprint> {
     si.graphics().catch(() => null),
   ]);
   return {
-    os: { platform: process.platform, distro: osInfo ? `${osInfo.distro} ${osInfo.release}`.trim() : null, release: os.release(), kernel: osInfo?.kernel ?? os.release(), arch: process.arch },
-    cpu: { model: cpu ? `${cpu.manufacturer} ${cpu.brand}`.trim() : (os.cpus()[0]?.model ?? 'unknown'), cores: os.availableParallelism(), physicalCores: cpu?.physicalCores ?? null },
+    os: {
+      platform: process.platform,
+      distro: osInfo ? `${osInfo.distro} ${osInfo.release}`.trim() : null,
+      release: os.release(),
+      kernel: osInfo?.kernel ?? os.release(),
+      arch: process.arch,
+    },
+    cpu: {
+      model: cpu ? `${cpu.manufacturer} ${cpu.brand}`.trim() : (os.cpus()[0]?.model ?? 'unknown'),
+      cores: os.availableParallelism(),
+      physicalCores: cpu?.physicalCores ?? null,
+    },
     memoryBytes: os.totalmem(),
     gpus: (graphics?.controllers ?? [])
       .filter((controller) => /nvidia|amd|advanced micro|intel|apple/i.test(controller.vendor ?? ''))
-      .map((controller) => ({ vendor: controller.vendor, model: controller.model, vramMib: controller.vram ?? null, driver: controller.driverVersion || null })),
+      .map((controller) => ({
+        vendor: controller.vendor,
+        model: controller.model,
+        vramMib: controller.vram ?? null,
+        driver: controller.driverVersion || null,
+      })),
     node: process.version,
   };
 }

@@ -1,9 +1,7 @@
 import { seededRandom } from '../models/random';
 import { arrivalGaps } from './arrivals';
 
-export type LoadSpec =
-  | { mode: 'closed'; concurrency: number }
-  | { mode: 'open'; rate: number; burstiness: number; maxOutstanding: number };
+export type LoadSpec = { mode: 'closed'; concurrency: number } | { mode: 'open'; rate: number; burstiness: number; maxOutstanding: number };
 
 export interface StopRule {
   requests: number | null;
@@ -38,12 +36,14 @@ export async function generateLoad(options: {
   let index = 0;
   const warmupWorkers = load.mode === 'closed' ? load.concurrency : 1;
   let warmupLeft = options.warmup;
-  await Promise.all(Array.from({ length: Math.min(warmupWorkers, Math.max(warmupLeft, 0)) }, async () => {
-    while (warmupLeft > 0 && !halt.aborted) {
-      warmupLeft -= 1;
-      await send(index++, true, null);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(warmupWorkers, Math.max(warmupLeft, 0)) }, async () => {
+      while (warmupLeft > 0 && !halt.aborted) {
+        warmupLeft -= 1;
+        await send(index++, true, null);
+      }
+    }),
+  );
 
   const outcome: LoadOutcome = { measuredStart: null, measuredEnd: null, sent: 0, stoppedBy: 'requests' };
   if (halt.aborted) return { ...outcome, stoppedBy: 'halted' };
@@ -51,9 +51,9 @@ export async function generateLoad(options: {
   outcome.measuredStart = start;
   const deadline = stop.durationMs === null ? Number.POSITIVE_INFINITY : start + stop.durationMs;
   const more = () => {
-    if (halt.aborted) return (outcome.stoppedBy = 'halted'), false;
-    if (stop.requests !== null && outcome.sent >= stop.requests) return (outcome.stoppedBy = 'requests'), false;
-    if (performance.now() >= deadline) return (outcome.stoppedBy = 'duration'), false;
+    if (halt.aborted) return ((outcome.stoppedBy = 'halted'), false);
+    if (stop.requests !== null && outcome.sent >= stop.requests) return ((outcome.stoppedBy = 'requests'), false);
+    if (performance.now() >= deadline) return ((outcome.stoppedBy = 'duration'), false);
     return true;
   };
   const measured = async (scheduledAt: number | null) => {
@@ -63,9 +63,11 @@ export async function generateLoad(options: {
   };
 
   if (load.mode === 'closed') {
-    await Promise.all(Array.from({ length: load.concurrency }, async () => {
-      while (more()) await measured(null);
-    }));
+    await Promise.all(
+      Array.from({ length: load.concurrency }, async () => {
+        while (more()) await measured(null);
+      }),
+    );
     return outcome;
   }
 

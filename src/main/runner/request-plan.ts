@@ -8,7 +8,9 @@ export class RequestPlan {
   private readonly cycle: ResolvedItem[];
 
   constructor(workload: ResolvedWorkload) {
-    this.cycle = workload.groups.flatMap((group) => group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)));
+    this.cycle = workload.groups.flatMap((group) =>
+      group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)),
+    );
     if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
   }
 

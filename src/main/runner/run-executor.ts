@@ -86,8 +86,14 @@ export async function executeRun(options: {
   const agent = createKeepAliveAgent(slots + 4);
   const writer = new RunWriter(options.store, options.runId, { private: options.private });
   const progress: RunProgress = {
-    sent: 0, finished: 0, failed: 0, warmup: options.warmup > 0, lastTtftMs: null, lastSentAtMs: null,
-    total: options.stop.requests === null ? null : options.stop.requests + options.warmup, durationMs: options.stop.durationMs,
+    sent: 0,
+    finished: 0,
+    failed: 0,
+    warmup: options.warmup > 0,
+    lastTtftMs: null,
+    lastSentAtMs: null,
+    total: options.stop.requests === null ? null : options.stop.requests + options.warmup,
+    durationMs: options.stop.durationMs,
   };
   // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
   // instead of letting it time out request by request until the count is reached.
@@ -119,13 +125,24 @@ export async function executeRun(options: {
     });
     const metrics = deriveRequestMetrics(completion, { scheduledAt });
     // The answer alone is judged: reasoning is the model's working, not its reply.
-    const acceptance = completion.error ? null : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(item.id) ?? null);
+    const acceptance = completion.error
+      ? null
+      : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(item.id) ?? null);
     if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
     const promptText = item.messages ? JSON.stringify(item.messages) : item.prompt;
-    writer.add(storedRequestFrom(completion, metrics, {
-      seq, warmup, group: item.group, itemId: item.id, promptText, runStart, scheduledAt,
-      accepted: acceptance?.accepted ?? null, acceptance: acceptance ?? undefined,
-    }));
+    writer.add(
+      storedRequestFrom(completion, metrics, {
+        seq,
+        warmup,
+        group: item.group,
+        itemId: item.id,
+        promptText,
+        runStart,
+        scheduledAt,
+        accepted: acceptance?.accepted ?? null,
+        acceptance: acceptance ?? undefined,
+      }),
+    );
     progress.finished += 1;
     if (completion.error) progress.failed += 1;
     const errorClass = completion.error?.class ?? null;
@@ -148,14 +165,27 @@ export async function executeRun(options: {
 
   let outcome: LoadOutcome;
   try {
-    outcome = await generateLoad({ load: options.load, stop: options.stop, warmup: options.warmup, send, halt: halt.signal, seed: options.seed });
+    outcome = await generateLoad({
+      load: options.load,
+      stop: options.stop,
+      warmup: options.warmup,
+      send,
+      halt: halt.signal,
+      seed: options.seed,
+    });
   } finally {
     options.signal?.removeEventListener('abort', onCancel);
     agent.destroy();
     writer.flush();
   }
   if (!writer.failure && reasoningTexts.size > 0) {
-    await countReasoningTokens(options.store, options.runId, reasoningTexts, options.reasoningTokenCounter ?? null, options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null);
+    await countReasoningTokens(
+      options.store,
+      options.runId,
+      reasoningTexts,
+      options.reasoningTokenCounter ?? null,
+      options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null,
+    );
   }
   if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
   if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };
@@ -171,7 +201,13 @@ export async function executeRun(options: {
  * do not compete with measured requests. The first failure (a lost server) leaves the rest
  * uncounted with the same reason instead of waiting out a timeout per request.
  */
-async function countReasoningTokens(store: RunStore, runId: string, texts: Map<number, string>, counter: TokenCounter | null, skipReason: string | null): Promise<void> {
+async function countReasoningTokens(
+  store: RunStore,
+  runId: string,
+  texts: Map<number, string>,
+  counter: TokenCounter | null,
+  skipReason: string | null,
+): Promise<void> {
   let failure = skipReason ?? (counter === null || !counter.exact ? 'no server tokenizer (/tokenize) for this target' : null);
   const counts: { seq: number; tokens: number | null; note: string | null }[] = [];
   for (const [seq, text] of texts) {

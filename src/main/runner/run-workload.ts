@@ -17,7 +17,14 @@ import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
 
 export type RunTargetSpec =
-  | { kind: 'model'; modelRef: string; modelPath: string; profile: ServerProfile; coldStartProbe?: boolean; /** Start even beside another llama-server that claims the cores. */ force?: boolean }
+  | {
+      kind: 'model';
+      modelRef: string;
+      modelPath: string;
+      profile: ServerProfile;
+      coldStartProbe?: boolean;
+      /** Start even beside another llama-server that claims the cores. */ force?: boolean;
+    }
   | { kind: 'endpoint'; url: string; headers: Record<string, string> }
   /** A server this process already manages (experiments reuse one across windows). */
   | { kind: 'server'; server: ManagedServer; modelRef: string; modelPath: string };
@@ -46,7 +53,9 @@ export interface RunResult {
 }
 
 function describeLoad(load: LoadSpec): LoadDescription {
-  return load.mode === 'closed' ? { mode: 'closed', concurrency: load.concurrency } : { mode: 'open', rate: load.rate, burstiness: load.burstiness, max_outstanding: load.maxOutstanding };
+  return load.mode === 'closed'
+    ? { mode: 'closed', concurrency: load.concurrency }
+    : { mode: 'open', rate: load.rate, burstiness: load.burstiness, max_outstanding: load.maxOutstanding };
 }
 
 async function endpointModel(url: string, headers: Record<string, string>): Promise<string | null> {
@@ -74,10 +83,21 @@ async function endpointSlots(url: string, headers: Record<string, string>): Prom
 /** Items whose output could not fit the server's per-request context: refused before anything is stored. */
 function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerSlot: number | null): void {
   if (contextPerSlot === null) return;
-  const tooLong = workload.groups.flatMap((group) => group.items).filter((item) => item.sampling.max_tokens + (item.target_input_tokens ?? 0) > contextPerSlot);
+  const tooLong = workload.groups
+    .flatMap((group) => group.items)
+    .filter((item) => item.sampling.max_tokens + (item.target_input_tokens ?? 0) > contextPerSlot);
   if (tooLong.length > 0) {
-    const names = tooLong.slice(0, 5).map((item) => `${item.id} (max_tokens ${item.sampling.max_tokens}${item.target_input_tokens ? ` + ${item.target_input_tokens} input` : ''})`).join(', ');
-    throw new AppError(ErrorCode.InvalidInput, `${file}: max_tokens beyond the server's context of ${contextPerSlot} tokens per request for ${names}${tooLong.length > 5 ? ` and ${tooLong.length - 5} more` : ''}; lower max_tokens or raise the profile's contextSize`);
+    const names = tooLong
+      .slice(0, 5)
+      .map(
+        (item) =>
+          `${item.id} (max_tokens ${item.sampling.max_tokens}${item.target_input_tokens ? ` + ${item.target_input_tokens} input` : ''})`,
+      )
+      .join(', ');
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${file}: max_tokens beyond the server's context of ${contextPerSlot} tokens per request for ${names}${tooLong.length > 5 ? ` and ${tooLong.length - 5} more` : ''}; lower max_tokens or raise the profile's contextSize`,
+    );
   }
 }
 
@@ -107,38 +127,67 @@ export async function runWorkload(options: {
   let server: ServerSnapshot | null = null;
   let serverLost: Promise<string> | undefined;
   let engineInfo: unknown = null;
-  let modelInfo: { ref: string | null; path: string | null; size: number | null; sha256: string | null } = { ref: null, path: null, size: null, sha256: null };
+  let modelInfo: { ref: string | null; path: string | null; size: number | null; sha256: string | null } = {
+    ref: null,
+    path: null,
+    size: null,
+    sha256: null,
+  };
   let stopServer = async () => {};
   let serverSlots: number | null = null;
 
   if (request.target.kind === 'model') {
     const target = request.target;
-    const managed = await options.servers.prepare({ modelRef: target.modelRef, profile: target.profile, coldStartProbe: target.coldStartProbe, force: target.force });
+    const managed = await options.servers.prepare({
+      modelRef: target.modelRef,
+      profile: target.profile,
+      coldStartProbe: target.coldStartProbe,
+      force: target.force,
+    });
     stopServer = async () => void (await managed.stop());
-    serverLost = new Promise((resolve) => managed.changes.on((snapshot) => {
-      if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
-    }));
+    serverLost = new Promise((resolve) =>
+      managed.changes.on((snapshot) => {
+        if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
+      }),
+    );
     options.onStatus?.(`starting llama-server on ${target.modelRef}`);
     server = await managed.start();
     if (server.state !== 'ready' || !server.baseUrl) {
       await stopServer();
-      throw new AppError(ErrorCode.ServerStartFailed, `${server.fault?.message ?? 'the server did not start'}\n  hint: ${server.fault?.hint ?? ''}\n${(server.fault?.logTail ?? []).slice(-12).join('\n')}`, { fault: server.fault });
+      throw new AppError(
+        ErrorCode.ServerStartFailed,
+        `${server.fault?.message ?? 'the server did not start'}\n  hint: ${server.fault?.hint ?? ''}\n${(server.fault?.logTail ?? []).slice(-12).join('\n')}`,
+        { fault: server.fault },
+      );
     }
     baseUrl = server.baseUrl;
     headers = { ...managed.authHeaders };
     engineInfo = await options.engine();
-    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await store.hashes.hash(target.modelPath) };
+    modelInfo = {
+      ref: target.modelRef,
+      path: target.modelPath,
+      size: fs.statSync(target.modelPath).size,
+      sha256: await store.hashes.hash(target.modelPath),
+    };
   } else if (request.target.kind === 'server') {
     const target = request.target;
     server = target.server.snapshot;
-    if (server.state !== 'ready' || !server.baseUrl) throw new AppError(ErrorCode.ServerStartFailed, `the server ${server.id} is ${server.state}, not ready`);
+    if (server.state !== 'ready' || !server.baseUrl)
+      throw new AppError(ErrorCode.ServerStartFailed, `the server ${server.id} is ${server.state}, not ready`);
     baseUrl = server.baseUrl;
     headers = { ...target.server.authHeaders };
-    serverLost = new Promise((resolve) => target.server.changes.on((snapshot) => {
-      if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
-    }));
+    serverLost = new Promise((resolve) =>
+      target.server.changes.on((snapshot) => {
+        if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
+      }),
+    );
     engineInfo = await options.engine();
-    modelInfo = { ref: target.modelRef, path: target.modelPath, size: fs.statSync(target.modelPath).size, sha256: await store.hashes.hash(target.modelPath) };
+    modelInfo = {
+      ref: target.modelRef,
+      path: target.modelPath,
+      size: fs.statSync(target.modelPath).size,
+      sha256: await store.hashes.hash(target.modelPath),
+    };
   } else {
     baseUrl = request.target.url;
     headers = request.target.headers;
@@ -157,11 +206,32 @@ export async function runWorkload(options: {
     const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
     const environment = await captureEnvironment();
     const load = describeLoad(request.load);
-    const stopRule: StopRule = { requests: request.stop.requests ?? (request.stop.durationMs === null ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0) : null), durationMs: request.stop.durationMs };
+    const stopRule: StopRule = {
+      requests:
+        request.stop.requests ??
+        (request.stop.durationMs === null
+          ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0)
+          : null),
+      durationMs: request.stop.durationMs,
+    };
     const manifest = {
       workload: { name: workload.name, revision: workload.revision, source: workload.source },
-      target: request.target.kind === 'endpoint' ? { kind: 'endpoint', url: baseUrl } : { kind: 'model', model: request.target.modelRef, profile: request.target.kind === 'model' ? request.target.profile : undefined, server_session: server?.id },
-      load, stop: stopRule, warmup: request.warmup, slo: request.slo, timeouts: request.timeouts, private: request.private, extra_body: request.extraBody ?? null,
+      target:
+        request.target.kind === 'endpoint'
+          ? { kind: 'endpoint', url: baseUrl }
+          : {
+              kind: 'model',
+              model: request.target.modelRef,
+              profile: request.target.kind === 'model' ? request.target.profile : undefined,
+              server_session: server?.id,
+            },
+      load,
+      stop: stopRule,
+      warmup: request.warmup,
+      slo: request.slo,
+      timeouts: request.timeouts,
+      private: request.private,
+      extra_body: request.extraBody ?? null,
       reference_run_id: request.referenceRunId,
       sampling_note: 'per-item sampling settings are part of the workload revision',
     };
@@ -179,7 +249,9 @@ export async function runWorkload(options: {
       private: request.private,
     });
     options.onRunCreated?.(runId);
-    options.onStatus?.(`run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`);
+    options.onStatus?.(
+      `run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`,
+    );
     const clockOrigin = performance.now();
     const telemetry = new TelemetrySession({
       clock: () => performance.now() - clockOrigin,
@@ -202,8 +274,22 @@ export async function runWorkload(options: {
         options.onProgress?.(progress);
       };
       execution = await executeRun({
-        store, runId, workload, target: { baseUrl, headers }, load: request.load, stop: stopRule, warmup: request.warmup,
-        timeouts: request.timeouts, private: request.private, references, signal: options.signal, serverLost, onProgress, onText: options.onText, clockOrigin, extraBody: request.extraBody,
+        store,
+        runId,
+        workload,
+        target: { baseUrl, headers },
+        load: request.load,
+        stop: stopRule,
+        warmup: request.warmup,
+        timeouts: request.timeouts,
+        private: request.private,
+        references,
+        signal: options.signal,
+        serverLost,
+        onProgress,
+        onText: options.onText,
+        clockOrigin,
+        extraBody: request.extraBody,
         reasoningTokenCounter: counter,
       });
       telemetry.markWindowEnd();
@@ -213,17 +299,35 @@ export async function runWorkload(options: {
       throw error;
     }
     await telemetry.stop();
-    const run = { runId, status: execution.status, statusReason: execution.reason, workload: { name: workload.name, revision: workload.revision } };
-    const summary = summarizeRun({ ...run, rows: store.requestsForSummary(runId), load, slo: request.slo, telemetry: telemetry.summary(), serverSlots: server?.effectiveConfig?.slots ?? serverSlots });
+    const run = {
+      runId,
+      status: execution.status,
+      statusReason: execution.reason,
+      workload: { name: workload.name, revision: workload.revision },
+    };
+    const summary = summarizeRun({
+      ...run,
+      rows: store.requestsForSummary(runId),
+      load,
+      slo: request.slo,
+      telemetry: telemetry.summary(),
+      serverSlots: server?.effectiveConfig?.slots ?? serverSlots,
+    });
     try {
       store.saveTelemetry(runId, telemetry.series());
       store.finishRun(runId, execution.status, execution.reason, summary);
     } catch (error) {
       // The requests already stored stay; the run is marked interrupted at the next start.
-      throw new AppError(ErrorCode.StorageFailed, `The run's ${execution.stored} stored requests are kept, but the run could not be finished in the database: ${(error as Error).message}. Free space (or pick another --db); the next start marks it interrupted.`);
+      throw new AppError(
+        ErrorCode.StorageFailed,
+        `The run's ${execution.stored} stored requests are kept, but the run could not be finished in the database: ${(error as Error).message}. Free space (or pick another --db); the next start marks it interrupted.`,
+      );
     }
     if (execution.status === 'failed' && execution.reason?.startsWith('storing requests failed')) {
-      throw new AppError(ErrorCode.StorageFailed, `Run ${runId} stopped: ${execution.reason}. ${execution.stored} requests were stored before that and are intact.`);
+      throw new AppError(
+        ErrorCode.StorageFailed,
+        `Run ${runId} stopped: ${execution.reason}. ${execution.stored} requests were stored before that and are intact.`,
+      );
     }
     return { summary, workload };
   } finally {

@@ -9,7 +9,8 @@ import type { StreamedCompletion } from './stream-client';
 export function storedRequestFrom(
   completion: StreamedCompletion,
   metrics: RequestMetrics,
-  context: Pick<StoredRequest, 'seq' | 'warmup' | 'promptText'> & Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance'>> & { runStart: number; scheduledAt?: number | null },
+  context: Pick<StoredRequest, 'seq' | 'warmup' | 'promptText'> &
+    Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance'>> & { runStart: number; scheduledAt?: number | null },
 ): StoredRequest {
   const { runStart, scheduledAt, ...identity } = context;
   return {

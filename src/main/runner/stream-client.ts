@@ -59,7 +59,11 @@ interface ChatChunk {
 function parseUsage(raw: ChatChunk['usage']): Usage | null {
   if (!raw || typeof raw.completion_tokens !== 'number' || typeof raw.prompt_tokens !== 'number') return null;
   const cached = raw.prompt_tokens_details?.cached_tokens;
-  return { prompt_tokens: raw.prompt_tokens, completion_tokens: raw.completion_tokens, cached_tokens: typeof cached === 'number' ? cached : null };
+  return {
+    prompt_tokens: raw.prompt_tokens,
+    completion_tokens: raw.completion_tokens,
+    cached_tokens: typeof cached === 'number' ? cached : null,
+  };
 }
 
 function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
@@ -91,12 +95,30 @@ export async function streamCompletion(options: StreamRequestOptions): Promise<S
 
 const closesAfterStreaming = new WeakSet<http.Agent>();
 
-function attempt(options: StreamRequestOptions, agent: http.Agent | false | undefined): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
-  const url = new URL((options.path ?? '/v1/chat/completions').replace(/^\//, ''), options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+function attempt(
+  options: StreamRequestOptions,
+  agent: http.Agent | false | undefined,
+): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
+  const url = new URL(
+    (options.path ?? '/v1/chat/completions').replace(/^\//, ''),
+    options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`,
+  );
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
   const result: StreamedCompletion = {
-    t0: 0, headersAt: null, contentChunkTimes: [], answerChunkTimes: [], reasoningChunkTimes: [], finishAt: null, endAt: null, httpStatus: null,
-    finishReason: null, text: '', reasoningText: '', usage: null, timings: null, error: null,
+    t0: 0,
+    headersAt: null,
+    contentChunkTimes: [],
+    answerChunkTimes: [],
+    reasoningChunkTimes: [],
+    finishAt: null,
+    endAt: null,
+    httpStatus: null,
+    finishReason: null,
+    text: '',
+    reasoningText: '',
+    usage: null,
+    timings: null,
+    error: null,
   };
 
   return new Promise((resolve) => {
@@ -125,7 +147,11 @@ function attempt(options: StreamRequestOptions, agent: http.Agent | false | unde
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
     request.on('error', (error: NodeJS.ErrnoException) => {
-      staleSocket = request.reusedSocket && result.httpStatus === null && (error.code === 'ECONNRESET' || error.message === 'socket hang up') && !options.signal?.aborted;
+      staleSocket =
+        request.reusedSocket &&
+        result.httpStatus === null &&
+        (error.code === 'ECONNRESET' || error.message === 'socket hang up') &&
+        !options.signal?.aborted;
       finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message });
     });
     request.on('response', (response) => {
@@ -192,9 +218,12 @@ function attempt(options: StreamRequestOptions, agent: http.Agent | false | unde
     });
 
     if (options.firstTokenTimeoutMs) {
-      timers.push(setTimeout(() => {
-        if (result.contentChunkTimes.length === 0 && result.finishReason === null) fail('first_token_timeout', `no token within ${options.firstTokenTimeoutMs} ms`);
-      }, options.firstTokenTimeoutMs));
+      timers.push(
+        setTimeout(() => {
+          if (result.contentChunkTimes.length === 0 && result.finishReason === null)
+            fail('first_token_timeout', `no token within ${options.firstTokenTimeoutMs} ms`);
+        }, options.firstTokenTimeoutMs),
+      );
     }
     if (options.totalTimeoutMs) {
       timers.push(setTimeout(() => fail('total_timeout', `not finished within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs));

@@ -74,8 +74,20 @@ export class ManagedServer {
     private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
   ) {
     this.snapshotState = {
-      id: this.id, engine: engine.id, state: 'stopped', modelRef: model.ref, modelPath: model.path, profileName: profile.name,
-      baseUrl: null, port: null, pid: null, startedAt: null, readyAt: null, coldStart: null, effectiveConfig: null, fault: null,
+      id: this.id,
+      engine: engine.id,
+      state: 'stopped',
+      modelRef: model.ref,
+      modelPath: model.path,
+      profileName: profile.name,
+      baseUrl: null,
+      port: null,
+      pid: null,
+      startedAt: null,
+      readyAt: null,
+      coldStart: null,
+      effectiveConfig: null,
+      fault: null,
     };
   }
 
@@ -117,7 +129,8 @@ export class ManagedServer {
   }
 
   async start(): Promise<ServerSnapshot> {
-    if (this.snapshotState.state !== 'stopped') throw new AppError(ErrorCode.InvalidInput, `server ${this.id} is ${this.snapshotState.state}; only a stopped server can start`);
+    if (this.snapshotState.state !== 'stopped')
+      throw new AppError(ErrorCode.InvalidInput, `server ${this.id} is ${this.snapshotState.state}; only a stopped server can start`);
     for (let attempt = 1; ; attempt++) {
       const snapshot = await this.startOnce(await this.options.choosePort());
       // The OS can hand the probed port to someone else before the server binds it.
@@ -158,8 +171,31 @@ export class ManagedServer {
     });
     this.process = child;
     this.stopRequested = false;
-    this.update({ state: 'starting', port, baseUrl, pid: child.pid ?? null, startedAt: new Date().toISOString(), readyAt: null, coldStart: null, effectiveConfig: null, fault: null, gpuUsedBeforeSpawnMib });
-    this.record(() => this.sessions.recordStart({ id: this.id, engine: this.engine.id, binary: program, argv: args, modelRef: this.model.ref, modelPath: this.model.path, profile: this.profile, pid: child.pid ?? null, port }));
+    this.update({
+      state: 'starting',
+      port,
+      baseUrl,
+      pid: child.pid ?? null,
+      startedAt: new Date().toISOString(),
+      readyAt: null,
+      coldStart: null,
+      effectiveConfig: null,
+      fault: null,
+      gpuUsedBeforeSpawnMib,
+    });
+    this.record(() =>
+      this.sessions.recordStart({
+        id: this.id,
+        engine: this.engine.id,
+        binary: program,
+        argv: args,
+        modelRef: this.model.ref,
+        modelPath: this.model.path,
+        profile: this.profile,
+        pid: child.pid ?? null,
+        port,
+      }),
+    );
 
     let exit: ProcessExit | null = null;
     void child.exited.then((result) => {
@@ -174,7 +210,14 @@ export class ManagedServer {
       const now = Date.now();
       if (now - lastProgress > this.options.timeouts.stallMs || now > hardDeadline) {
         const stalled = now - lastProgress > this.options.timeouts.stallMs;
-        const fault = this.fault(stalled ? 'stalled' : 'timeout', stalled ? `no loading progress in the log for ${Math.round(this.options.timeouts.stallMs / 1000)} s` : `not ready after ${Math.round(this.options.timeouts.hardMs / 1000)} s`, null, 'The load is hung; check the log, free memory, or lower contextSize / gpuLayers.');
+        const fault = this.fault(
+          stalled ? 'stalled' : 'timeout',
+          stalled
+            ? `no loading progress in the log for ${Math.round(this.options.timeouts.stallMs / 1000)} s`
+            : `not ready after ${Math.round(this.options.timeouts.hardMs / 1000)} s`,
+          null,
+          'The load is hung; check the log, free memory, or lower contextSize / gpuLayers.',
+        );
         this.update({ state: 'failed', fault });
         await child.stop(this.options.timeouts.stopGraceMs);
         this.finishSession('failed', fault);
@@ -185,7 +228,12 @@ export class ManagedServer {
     const readyAtMs = performance.now();
     const crowded = this.crowdedBy(child.pid);
     if (crowded) {
-      const fault = this.fault('oversubscribed', crowded, null, 'Stop the other llama-server, lower threads, or pass --force (force: true) to run both.');
+      const fault = this.fault(
+        'oversubscribed',
+        crowded,
+        null,
+        'Stop the other llama-server, lower threads, or pass --force (force: true) to run both.',
+      );
       this.update({ state: 'failed', fault });
       await child.stop(this.options.timeouts.stopGraceMs);
       this.finishSession('failed', fault);
@@ -195,7 +243,14 @@ export class ManagedServer {
     let firstToken: number | null = null;
     if (this.options.coldStartProbe !== false) {
       const agent = createKeepAliveAgent(1);
-      const probe = await streamCompletion({ baseUrl, headers: { ...address.headers }, body: PROBE_BODY, agent, firstTokenTimeoutMs: 120_000, totalTimeoutMs: 180_000 });
+      const probe = await streamCompletion({
+        baseUrl,
+        headers: { ...address.headers },
+        body: PROBE_BODY,
+        agent,
+        firstTokenTimeoutMs: 120_000,
+        totalTimeoutMs: 180_000,
+      });
       agent.destroy();
       firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
     }
@@ -209,7 +264,8 @@ export class ManagedServer {
     // Shown in the UI and copied into run records: secret flag values stay with the process.
     const effectiveConfig = await this.engine.readEffectiveConfig(address, this.logLines, redactArgv([program, ...args]));
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
-    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false) await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
+    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
+      await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
     this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
     if (exit || this.stopRequested) return this.failStart(exit);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
@@ -228,7 +284,11 @@ export class ManagedServer {
 
   private failStart(exit: ProcessExit | null): ServerSnapshot {
     if (this.stopRequested) return this.snapshotState;
-    const fault = this.fault('exited_early', `llama-server exited before it was ready (exit code ${exit?.code ?? 'none'}, signal ${exit?.signal ?? 'none'})`, exit);
+    const fault = this.fault(
+      'exited_early',
+      `llama-server exited before it was ready (exit code ${exit?.code ?? 'none'}, signal ${exit?.signal ?? 'none'})`,
+      exit,
+    );
     this.update({ state: 'failed', fault });
     this.finishSession('failed', fault);
     return this.snapshotState;
@@ -237,7 +297,11 @@ export class ManagedServer {
   private onExit(exit: ProcessExit): void {
     const state = this.snapshotState.state;
     if (state === 'ready') {
-      const fault = this.fault('crashed', `llama-server exited while ready (exit code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`, exit);
+      const fault = this.fault(
+        'crashed',
+        `llama-server exited while ready (exit code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`,
+        exit,
+      );
       this.update({ state: 'crashed', fault, pid: null });
       this.finishSession('crashed', fault);
     }
@@ -288,7 +352,11 @@ function delay(ms: number): Promise<void> {
 async function eraseSlots(server: ServerAddress, slots: number): Promise<void> {
   for (let id = 0; id < slots; id++) {
     try {
-      const response = await fetch(`${server.baseUrl}/slots/${id}?action=erase`, { method: 'POST', headers: { ...server.headers }, signal: AbortSignal.timeout(5000) });
+      const response = await fetch(`${server.baseUrl}/slots/${id}?action=erase`, {
+        method: 'POST',
+        headers: { ...server.headers },
+        signal: AbortSignal.timeout(5000),
+      });
       await response.arrayBuffer();
     } catch {
       // A build without slot control keeps the probe's few tokens; the cache evidence will show it.

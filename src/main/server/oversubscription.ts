@@ -30,5 +30,7 @@ export function oversubscription(options: { threads: number; cores: number; othe
  * both pass the check made before launching; this way exactly one of them is refused.
  */
 export function olderThan(own: { pid: number; startTicks: number }, others: readonly RunningLlamaServer[]): RunningLlamaServer[] {
-  return others.filter((other) => other.pid !== own.pid && (other.startTicks < own.startTicks || (other.startTicks === own.startTicks && other.pid < own.pid)));
+  return others.filter(
+    (other) => other.pid !== own.pid && (other.startTicks < own.startTicks || (other.startTicks === own.startTicks && other.pid < own.pid)),
+  );
 }

@@ -22,7 +22,8 @@ const RELINK_CHECK_MS = 1000;
 export function pruneLogs(dir: string, maxTotalBytes: number, keep: ReadonlySet<string> = new Set()): void {
   let entries: { file: string; size: number; mtimeMs: number }[];
   try {
-    entries = fs.readdirSync(dir, { withFileTypes: true })
+    entries = fs
+      .readdirSync(dir, { withFileTypes: true })
       .filter((entry) => entry.isFile())
       .map((entry) => {
         const file = path.join(dir, entry.name);

@@ -57,7 +57,12 @@ export class ServerManager implements Disposable {
       assertValidProfile(request.profile, undefined, engineId);
     }
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
-    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, { ...this.options, coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe, force: forced(request) || this.options.force, siblingPids: () => this.ownPids() });
+    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, {
+      ...this.options,
+      coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
+      force: forced(request) || this.options.force,
+      siblingPids: () => this.ownPids(),
+    });
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     return server;
@@ -68,12 +73,21 @@ export class ServerManager implements Disposable {
     const cores = os.availableParallelism();
     const others = findLlamaServers({ cores, exclude: this.ownPids() });
     const problem = oversubscription({ threads, cores, others });
-    if (problem) throw new AppError(ErrorCode.InvalidInput, problem, { cores, threads, others: others.map((other) => ({ pid: other.pid, threads: other.threads, command: other.command })) });
+    if (problem)
+      throw new AppError(ErrorCode.InvalidInput, problem, {
+        cores,
+        threads,
+        others: others.map((other) => ({ pid: other.pid, threads: other.threads, command: other.command })),
+      });
   }
 
   /** The processes of this manager's servers: scheduled by the app itself, not competition. */
   private ownPids(): Set<number> {
-    return new Set(this.list().map((snapshot) => snapshot.pid).filter((pid): pid is number => pid !== null));
+    return new Set(
+      this.list()
+        .map((snapshot) => snapshot.pid)
+        .filter((pid): pid is number => pid !== null),
+    );
   }
 
   async start(request: StartServerRequest): Promise<ServerSnapshot> {
@@ -119,7 +133,10 @@ function pythonServerAdapter(engine: 'vllm' | 'sglang') {
   const command = engine === 'vllm' ? config.vllmCommand : config.sglangCommand;
   if (!command) {
     const key = engine === 'vllm' ? 'vllmCommand' : 'sglangCommand';
-    throw new AppError(ErrorCode.InvalidInput, `No ${engine} command configured: set engine.${key} in config.json (for example "${engine === 'vllm' ? 'vllm' : 'python -m sglang.launch_server'}")`);
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `No ${engine} command configured: set engine.${key} in config.json (for example "${engine === 'vllm' ? 'vllm' : 'python -m sglang.launch_server'}")`,
+    );
   }
   return engine === 'vllm' ? vllmAdapter(command) : sglangAdapter(command);
 }

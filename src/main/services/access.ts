@@ -37,7 +37,11 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
     paths: rootedPaths(roots),
     endpointHeaders(url, keyVariable) {
       // Naming a variable would let a request send any of the user's secrets to a host of its choosing.
-      if (keyVariable) throw new AppError(ErrorCode.Forbidden, 'a request over RPC cannot name an API-key variable; list the endpoint under "endpointKeys" in the config file');
+      if (keyVariable)
+        throw new AppError(
+          ErrorCode.Forbidden,
+          'a request over RPC cannot name an API-key variable; list the endpoint under "endpointKeys" in the config file',
+        );
       return configuredEndpointHeaders(url, keys, env);
     },
   };
@@ -45,7 +49,11 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
 
 /** The person at the shell: any path, and the key in the variable they name (INFERLAB_API_KEY by default) to the endpoint they named. */
 export function shellAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
-  return { face: 'shell', paths: unrestrictedPaths, endpointHeaders: (_url, keyVariable) => endpointHeaders(env, keyVariable || 'INFERLAB_API_KEY') };
+  return {
+    face: 'shell',
+    paths: unrestrictedPaths,
+    endpointHeaders: (_url, keyVariable) => endpointHeaders(env, keyVariable || 'INFERLAB_API_KEY'),
+  };
 }
 
 /** A model reference checked against the face's roots before anything is read from it. */

@@ -32,7 +32,8 @@ function invalid(message: string): never {
 
 function wholeNumber(name: string, value: number | null | undefined, fallback: number, max = 1_000_000): number {
   if (value === null || value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > max) invalid(`${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    invalid(`${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -40,38 +41,56 @@ function checkConstraints(raw: QuantConstraints | null | undefined): QuantConstr
   if (raw === null || raw === undefined) return NO_CONSTRAINTS;
   if (typeof raw !== 'object') invalid('constraints must be an object');
   const fraction = (name: string, value: number | null | undefined) => {
-    if (value !== null && value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= 1))) invalid(`constraints.${name} must be a fraction from 0 to 1, got ${JSON.stringify(value)}`);
+    if (value !== null && value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= 1)))
+      invalid(`constraints.${name} must be a fraction from 0 to 1, got ${JSON.stringify(value)}`);
   };
   fraction('minAgreement', raw.minAgreement);
   fraction('minAcceptance', raw.minAcceptance);
-  if (raw.maxKld != null && !(typeof raw.maxKld === 'number' && raw.maxKld >= 0)) invalid(`constraints.maxKld must be 0 or more nats, got ${JSON.stringify(raw.maxKld)}`);
-  if (raw.acceptanceAlpha != null && !(typeof raw.acceptanceAlpha === 'number' && raw.acceptanceAlpha > 0 && raw.acceptanceAlpha < 0.5)) invalid(`constraints.acceptanceAlpha must be above 0 and below 0.5, got ${JSON.stringify(raw.acceptanceAlpha)}`);
-  if (raw.vramBudgetMib != null && !(Number.isInteger(raw.vramBudgetMib) && raw.vramBudgetMib > 0)) invalid(`constraints.vramBudgetMib must be a whole number of MiB, got ${JSON.stringify(raw.vramBudgetMib)}`);
-  if (raw.objective !== undefined && !['memory', 'tpot', 'ttft'].includes(raw.objective)) invalid(`constraints.objective must be memory, tpot or ttft, got ${JSON.stringify(raw.objective)}`);
-  if (raw.disabledGates !== undefined && (!Array.isArray(raw.disabledGates) || raw.disabledGates.some((gate) => !['acceptance', 'token agreement', 'kld'].includes(gate)))) invalid('constraints.disabledGates may name acceptance, token agreement and kld');
+  if (raw.maxKld != null && !(typeof raw.maxKld === 'number' && raw.maxKld >= 0))
+    invalid(`constraints.maxKld must be 0 or more nats, got ${JSON.stringify(raw.maxKld)}`);
+  if (raw.acceptanceAlpha != null && !(typeof raw.acceptanceAlpha === 'number' && raw.acceptanceAlpha > 0 && raw.acceptanceAlpha < 0.5))
+    invalid(`constraints.acceptanceAlpha must be above 0 and below 0.5, got ${JSON.stringify(raw.acceptanceAlpha)}`);
+  if (raw.vramBudgetMib != null && !(Number.isInteger(raw.vramBudgetMib) && raw.vramBudgetMib > 0))
+    invalid(`constraints.vramBudgetMib must be a whole number of MiB, got ${JSON.stringify(raw.vramBudgetMib)}`);
+  if (raw.objective !== undefined && !['memory', 'tpot', 'ttft'].includes(raw.objective))
+    invalid(`constraints.objective must be memory, tpot or ttft, got ${JSON.stringify(raw.objective)}`);
+  if (
+    raw.disabledGates !== undefined &&
+    (!Array.isArray(raw.disabledGates) || raw.disabledGates.some((gate) => !['acceptance', 'token agreement', 'kld'].includes(gate)))
+  )
+    invalid('constraints.disabledGates may name acceptance, token agreement and kld');
   return { ...NO_CONSTRAINTS, ...raw };
 }
 
 /** The checks that need no file, database or server: kinds, numbers and combinations. */
 export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('an experiment spec must be an object');
-  if (!['quant', 'warmcold', 'sweep'].includes(spec.kind)) invalid(`kind must be quant, warmcold or sweep, got ${JSON.stringify(spec.kind)}`);
+  if (!['quant', 'warmcold', 'sweep'].includes(spec.kind))
+    invalid(`kind must be quant, warmcold or sweep, got ${JSON.stringify(spec.kind)}`);
   wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000);
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
   const hasFiles = Array.isArray(spec.files) && spec.files.length > 0;
   if (hasFiles && spec.kind !== 'quant') invalid('files are for quant experiments only');
   if (!hasFiles && (typeof spec.model !== 'string' || spec.model === '')) invalid('model is required');
-  if (spec.kind === 'quant' && !hasFiles && (!Array.isArray(spec.quants) || spec.quants.length < 2 || spec.quants.some((quant) => typeof quant !== 'string' || !/^[a-z0-9_]+$/i.test(quant)))) {
+  if (
+    spec.kind === 'quant' &&
+    !hasFiles &&
+    (!Array.isArray(spec.quants) ||
+      spec.quants.length < 2 ||
+      spec.quants.some((quant) => typeof quant !== 'string' || !/^[a-z0-9_]+$/i.test(quant)))
+  ) {
     invalid(`quants needs two or more types like f16,q8_0,q4_k_m, got ${JSON.stringify(spec.quants)}`);
   }
   if (spec.kind === 'sweep') {
     const vary = spec.vary;
-    if (!vary || typeof vary.field !== 'string' || !Array.isArray(vary.values) || vary.values.length < 2) invalid('a sweep needs vary: a profile field and at least two values');
+    if (!vary || typeof vary.field !== 'string' || !Array.isArray(vary.values) || vary.values.length < 2)
+      invalid('a sweep needs vary: a profile field and at least two values');
     for (const level of spec.loadConcurrencies ?? []) wholeNumber('load concurrency', level, 1, 4096);
   }
   if (spec.kind === 'warmcold') wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
-  if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string'))) invalid('settings must be a list of FIELD=VALUE strings');
+  if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
+    invalid('settings must be a list of FIELD=VALUE strings');
   checkConstraints(spec.constraints);
 }
 
@@ -83,9 +102,13 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   checkExperimentShape(spec);
   const file = workloadPathWithin(access, spec.workload || DEFAULT_WORKLOAD[spec.kind]);
   const workload = { def: readWorkloadFile(file), file };
-  const files = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0
-    ? checkQuantFiles(spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: access.paths.check(String(entry?.path ?? ''), 'model') })), 'files')
-    : null;
+  const files =
+    spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0
+      ? checkQuantFiles(
+          spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: access.paths.check(String(entry?.path ?? ''), 'model') })),
+          'files',
+        )
+      : null;
   const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
   let kldText: CheckedExperiment['kldText'] = null;
   if (spec.kldTextFile) {
@@ -93,7 +116,10 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
     kldText = { text: readTextFileCapped(source, 'evaluation text'), source };
   }
   return {
-    workload, files, model, kldText,
+    workload,
+    files,
+    model,
+    kldText,
     repeats: wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000),
     requestsPerWindow: wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: wholeNumber('concurrency', spec.concurrency, 1, 4096),

@@ -28,7 +28,13 @@ export interface LocalExperimentsService extends ExperimentsService {
   dispose(): Promise<void>;
 }
 
-export function createExperimentsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink }): LocalExperimentsService {
+export function createExperimentsService(deps: {
+  store: AppStore;
+  access: ServiceAccess;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  events: EventSink;
+}): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
@@ -44,13 +50,44 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
       hooks.onStatus?.(line);
       emit();
     };
-    const common = { runs: deps.store.runs, experiments, servers: deps.servers, engine: deps.engine, workload: checked.workload, profile, repeats: checked.repeats, requestsPerWindow: checked.requestsPerWindow, concurrency: checked.concurrency, signal: controller.signal, onStatus };
+    const common = {
+      runs: deps.store.runs,
+      experiments,
+      servers: deps.servers,
+      engine: deps.engine,
+      workload: checked.workload,
+      profile,
+      repeats: checked.repeats,
+      requestsPerWindow: checked.requestsPerWindow,
+      concurrency: checked.concurrency,
+      signal: controller.signal,
+      onStatus,
+    };
     const run = (): Promise<ExperimentResult> => {
-      if (spec.kind === 'warmcold') return runWarmCold({ ...common, model: checked.model!, coldStarts: spec.coldStarts ?? undefined, skipCacheReset: spec.skipCacheReset });
-      if (spec.kind === 'sweep') return runSweep({ ...common, model: checked.model!, vary: spec.vary!, concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency], requestsPerCondition: checked.requestsPerWindow, slo: checked.constraints.slo });
+      if (spec.kind === 'warmcold')
+        return runWarmCold({
+          ...common,
+          model: checked.model!,
+          coldStarts: spec.coldStarts ?? undefined,
+          skipCacheReset: spec.skipCacheReset,
+        });
+      if (spec.kind === 'sweep')
+        return runSweep({
+          ...common,
+          model: checked.model!,
+          vary: spec.vary!,
+          concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency],
+          requestsPerCondition: checked.requestsPerWindow,
+          slo: checked.constraints.slo,
+        });
       return runQuantExperiment({
-        ...common, baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path, quants: checked.quants, files: checked.files,
-        constraints: checked.constraints, kldText: checked.kldText?.text ?? null, kldTextSource: checked.kldText?.source ?? null,
+        ...common,
+        baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
+        quants: checked.quants,
+        files: checked.files,
+        constraints: checked.constraints,
+        kldText: checked.kldText?.text ?? null,
+        kldTextSource: checked.kldText?.source ?? null,
       });
     };
     // Registered before the work starts, so a cancel that arrives at once is not lost.
@@ -77,7 +114,10 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
         jobs.delete(jobId);
       }
     })();
-    job.done = result.then(() => undefined, () => undefined);
+    job.done = result.then(
+      () => undefined,
+      () => undefined,
+    );
     emit();
     return { jobId, done: result };
   }
@@ -90,8 +130,11 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
     },
     async list() {
       return experiments.list().map((row) => ({
-        experimentId: row.id, kind: row.kind, status: row.status, createdAt: row.created_at,
-        recommendation: row.result_json ? ((JSON.parse(row.result_json) as ExperimentResult).recommendation.reason) : null,
+        experimentId: row.id,
+        kind: row.kind,
+        status: row.status,
+        createdAt: row.created_at,
+        recommendation: row.result_json ? (JSON.parse(row.result_json) as ExperimentResult).recommendation.reason : null,
       }));
     },
     async get(experimentId) {
@@ -103,12 +146,22 @@ export function createExperimentsService(deps: { store: AppStore; access: Servic
       const experiment = experiments.get(experimentId);
       if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${experimentId}`);
       const condition = experiment.result.conditions.find((candidate) => candidate.name === chosen);
-      if (!condition) throw new AppError(ErrorCode.InvalidInput, `Choose one of ${experiment.result.conditions.map((candidate) => candidate.name).join(', ')}`);
+      if (!condition)
+        throw new AppError(
+          ErrorCode.InvalidInput,
+          `Choose one of ${experiment.result.conditions.map((candidate) => candidate.name).join(', ')}`,
+        );
       if (!reason.trim()) throw new AppError(ErrorCode.InvalidInput, 'A decision needs a reason');
       const record = {
-        experiment_id: experiment.id, kind: experiment.kind, chosen, chosen_run_ids: condition.run_ids,
-        criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null, recommendation: experiment.result.recommendation,
-        reason, decided_by: decidedBy || 'unknown', decided_at: new Date().toISOString(),
+        experiment_id: experiment.id,
+        kind: experiment.kind,
+        chosen,
+        chosen_run_ids: condition.run_ids,
+        criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null,
+        recommendation: experiment.result.recommendation,
+        reason,
+        decided_by: decidedBy || 'unknown',
+        decided_at: new Date().toISOString(),
       };
       const id = experiments.recordDecision(experiment.id, record.decided_by, record);
       return { decision_id: id, ...record };

@@ -11,15 +11,25 @@ import { newJobId } from './jobs';
 
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
-export function createModelsService(engine: () => Promise<EngineInfo>, events: EventSink, access: ServiceAccess): ModelsService & { dispose(): void } {
+export function createModelsService(
+  engine: () => Promise<EngineInfo>,
+  events: EventSink,
+  access: ServiceAccess,
+): ModelsService & { dispose(): void } {
   const running = new Map<string, AbortController>();
   return {
     async scan(folders?: string[] | null) {
-      const chosen = folders && folders.length > 0 ? folders.map((folder) => access.paths.check(folder, 'model')) : access.paths.unrestricted ? defaultModelFolders() : access.paths.roots('model');
+      const chosen =
+        folders && folders.length > 0
+          ? folders.map((folder) => access.paths.check(folder, 'model'))
+          : access.paths.unrestricted
+            ? defaultModelFolders()
+            : access.paths.roots('model');
       return scanModels(chosen, { reportMissing: Boolean(folders && folders.length > 0) });
     },
     async quantize(source, types) {
-      if (types.length === 0 || types.some((type) => !QUANT_TYPE.test(type))) throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
+      if (types.length === 0 || types.some((type) => !QUANT_TYPE.test(type)))
+        throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
       const file = await resolveModelWithin(access, source);
       const model = describeModel(file);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${file}: ${model.invalidReason}`);
@@ -34,14 +44,35 @@ export function createModelsService(engine: () => Promise<EngineInfo>, events: E
           for (const type of types) {
             const target = path.join(path.dirname(file), `${stem}-${type.toLowerCase()}.gguf`);
             await quantizeModel({
-              quantizeBinary: binary, source: file, target, type, signal: controller.signal,
-              onProgress: (done, total) => events.emit('job.progress', { jobId, kind: 'quantize', label: `${path.basename(target)}`, done, total, finished: false, error: null }),
+              quantizeBinary: binary,
+              source: file,
+              target,
+              type,
+              signal: controller.signal,
+              onProgress: (done, total) =>
+                events.emit('job.progress', {
+                  jobId,
+                  kind: 'quantize',
+                  label: `${path.basename(target)}`,
+                  done,
+                  total,
+                  finished: false,
+                  error: null,
+                }),
             });
           }
           events.emit('job.progress', { jobId, kind: 'quantize', label: 'done', done: 1, total: 1, finished: true, error: null });
         } catch (error) {
           const cancelled = controller.signal.aborted;
-          events.emit('job.progress', { jobId, kind: 'quantize', label: cancelled ? 'cancelled' : 'failed', done: 0, total: null, finished: true, error: cancelled ? null : toErrorShape(error) });
+          events.emit('job.progress', {
+            jobId,
+            kind: 'quantize',
+            label: cancelled ? 'cancelled' : 'failed',
+            done: 0,
+            total: null,
+            finished: true,
+            error: cancelled ? null : toErrorShape(error),
+          });
         } finally {
           running.delete(jobId);
         }

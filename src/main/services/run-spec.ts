@@ -22,7 +22,8 @@ function invalid(message: string): never {
 
 function positiveOrNull(name: string, value: number | null | undefined, integer: boolean): number | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) invalid(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)))
+    invalid(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -43,7 +44,8 @@ function endpointUrl(raw: string): string {
   } catch {
     invalid(`endpoint must be an http(s) URL of the server root, got ${JSON.stringify(raw)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(`endpoint must be an http(s) URL of the server root, got ${JSON.stringify(raw)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    invalid(`endpoint must be an http(s) URL of the server root, got ${JSON.stringify(raw)}`);
   return url.toString().replace(/\/$/, '').replace(/\/v1$/, '');
 }
 
@@ -63,24 +65,39 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
     target = { kind: 'endpoint', url: shape.endpoint!, headers: access.endpointHeaders(shape.endpoint!, spec.apiKeyEnv ?? null) };
   }
   // Over RPC the app fetches only from the endpoint's own host: a request cannot make it probe others.
-  if (shape.metricsUrl && access.face === 'rpc' && (target.kind !== 'endpoint' || new URL(shape.metricsUrl).origin !== new URL(target.url).origin)) {
-    throw new AppError(ErrorCode.Forbidden, 'over RPC, metricsUrl must be on the endpoint\'s own host');
+  if (
+    shape.metricsUrl &&
+    access.face === 'rpc' &&
+    (target.kind !== 'endpoint' || new URL(shape.metricsUrl).origin !== new URL(target.url).origin)
+  ) {
+    throw new AppError(ErrorCode.Forbidden, "over RPC, metricsUrl must be on the endpoint's own host");
   }
   return { target, request: { ...shape.request, workload: { def, file } } };
 }
 
 /** The checks that need no file, database or server: field types, ranges and combinations. */
-export function checkRunShape(spec: StartRunSpec): { request: Omit<CheckedRun['request'], 'workload'>; endpoint: string | null; metricsUrl: string | null } {
+export function checkRunShape(spec: StartRunSpec): {
+  request: Omit<CheckedRun['request'], 'workload'>;
+  endpoint: string | null;
+  metricsUrl: string | null;
+} {
   if (typeof spec !== 'object' || spec === null) invalid('a run spec must be an object');
   if (typeof spec.workload !== 'string' || spec.workload === '') invalid('workload is required');
   if (!spec.model === !spec.endpoint) invalid('give a model or an endpoint, not both');
   if (spec.concurrency != null && spec.rate != null) invalid('concurrency (closed loop) and rate (open loop) exclude each other');
-  if (spec.rate == null && (spec.burstiness != null || spec.maxOutstanding != null)) invalid('burstiness and maxOutstanding need a rate (open loop)');
+  if (spec.rate == null && (spec.burstiness != null || spec.maxOutstanding != null))
+    invalid('burstiness and maxOutstanding need a rate (open loop)');
   if (spec.requests != null && spec.durationS != null) invalid('requests and duration exclude each other');
   const rate = positiveOrNull('rate', spec.rate, false);
-  const load: LoadSpec = rate !== null
-    ? { mode: 'open', rate, burstiness: positiveOrNull('burstiness', spec.burstiness, false) ?? RUN_DEFAULTS.burstiness, maxOutstanding: positiveOrNull('maxOutstanding', spec.maxOutstanding, true) ?? RUN_DEFAULTS.maxOutstanding }
-    : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency };
+  const load: LoadSpec =
+    rate !== null
+      ? {
+          mode: 'open',
+          rate,
+          burstiness: positiveOrNull('burstiness', spec.burstiness, false) ?? RUN_DEFAULTS.burstiness,
+          maxOutstanding: positiveOrNull('maxOutstanding', spec.maxOutstanding, true) ?? RUN_DEFAULTS.maxOutstanding,
+        }
+      : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency };
   const requests = positiveOrNull('requests', spec.requests, true);
   const durationS = positiveOrNull('duration', spec.durationS, false);
   if (!Number.isInteger(spec.warmup) || spec.warmup < 0) invalid(`warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);
@@ -89,7 +106,8 @@ export function checkRunShape(spec: StartRunSpec): { request: Omit<CheckedRun['r
     totalMs: (positiveOrNull('timeoutS', spec.timeoutS, false) ?? RUN_DEFAULTS.timeoutS) * 1000,
   };
   const slo = checkSlo(spec.slo);
-  if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string'))) invalid('settings must be a list of FIELD=VALUE strings');
+  if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
+    invalid('settings must be a list of FIELD=VALUE strings');
 
   const endpoint = spec.endpoint ? endpointUrl(spec.endpoint) : null;
   let metricsUrl: string | null = null;
@@ -103,6 +121,14 @@ export function checkRunShape(spec: StartRunSpec): { request: Omit<CheckedRun['r
   return {
     endpoint,
     metricsUrl,
-    request: { metricsUrl, load, stop: { requests, durationMs: durationS === null ? null : durationS * 1000 }, warmup: spec.warmup, slo, timeouts, private: Boolean(spec.private) },
+    request: {
+      metricsUrl,
+      load,
+      stop: { requests, durationMs: durationS === null ? null : durationS * 1000 },
+      warmup: spec.warmup,
+      slo,
+      timeouts,
+      private: Boolean(spec.private),
+    },
   };
 }

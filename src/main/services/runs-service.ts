@@ -67,7 +67,14 @@ export interface LocalRunsService extends RunsService {
   dispose(): Promise<void>;
 }
 
-export function createRunsService(deps: { store: AppStore; access: ServiceAccess; servers: ServerManager; engine: () => Promise<EngineInfo>; events: EventSink; onActiveChange?: (active: boolean) => void }): LocalRunsService {
+export function createRunsService(deps: {
+  store: AppStore;
+  access: ServiceAccess;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  events: EventSink;
+  onActiveChange?: (active: boolean) => void;
+}): LocalRunsService {
   const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const runs = deps.store.runs;
 
@@ -77,50 +84,114 @@ export function createRunsService(deps: { store: AppStore; access: ServiceAccess
       const run = runs.findRun(id);
       if (!run) throw new AppError(ErrorCode.NotFound, `No run ${id}`);
       const rows = runs.latencies(run.id);
-      const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') => rows.map((row) => row[key]).filter((value): value is number => value !== null);
+      const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') =>
+        rows.map((row) => row[key]).filter((value): value is number => value !== null);
       const summary = run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null;
       return {
-        runId: run.id, label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(), status: run.status, model: run.model_ref,
-        workload: run.workload_name, workloadRevision: run.workload_revision, requests: rows.length,
-        ttftMs: pick('ttft_ms'), tpotMs: pick('tpot_ms'), e2eMs: pick('e2e_ms'), vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null, summary,
+        runId: run.id,
+        label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(),
+        status: run.status,
+        model: run.model_ref,
+        workload: run.workload_name,
+        workloadRevision: run.workload_revision,
+        requests: rows.length,
+        ttftMs: pick('ttft_ms'),
+        tpotMs: pick('tpot_ms'),
+        e2eMs: pick('e2e_ms'),
+        vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null,
+        summary,
         outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
         ttftP95Ms: summary?.metrics?.ttft_ms.p95 ?? null,
-        groups: Object.fromEntries(Object.entries(summary?.groups ?? {}).map(([name, group]) => [name, { ttftP50Ms: group.metrics.ttft_ms.p50, requests: group.requests.attempted }])),
-        vramTimeline: (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter((_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0),
+        groups: Object.fromEntries(
+          Object.entries(summary?.groups ?? {}).map(([name, group]) => [
+            name,
+            { ttftP50Ms: group.metrics.ttft_ms.p50, requests: group.requests.attempted },
+          ]),
+        ),
+        vramTimeline: (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter(
+          (_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0,
+        ),
       };
     });
     const rows: ComparisonRow[] = [];
-    for (const [metric, key] of [['TTFT', 'ttftMs'], ['TPOT', 'tpotMs'], ['E2E', 'e2eMs']] as const) {
+    for (const [metric, key] of [
+      ['TTFT', 'ttftMs'],
+      ['TPOT', 'tpotMs'],
+      ['E2E', 'e2eMs'],
+    ] as const) {
       for (const statistic of ['p50', 'p95'] as const) {
         const results = compared.map((run, index) => (index === 0 ? null : bootstrapDifference(compared[0]![key], run[key], statistic)));
         rows.push({
           metric: `${metric} ${statistic}`,
           unit: 'ms',
           values: compared.map((_run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
-          differences: results.map((result) => (result ? { difference: result.difference, ci: result.ci, verdict: result.verdict, note: result.note } : null)),
+          differences: results.map((result) =>
+            result ? { difference: result.difference, ci: result.ci, verdict: result.verdict, note: result.note } : null,
+          ),
         });
       }
     }
-    rows.push({ metric: 'output tokens/s', unit: 'tok/s', values: compared.map((run) => run.summary?.throughput.output_tokens_per_s ?? null), differences: compared.map(() => null) });
-    rows.push({ metric: 'accepted-task rate', unit: '%', values: compared.map((run) => (run.summary?.accepted_rate === null || run.summary?.accepted_rate === undefined ? null : run.summary.accepted_rate * 100)), differences: compared.map(() => null) });
+    rows.push({
+      metric: 'output tokens/s',
+      unit: 'tok/s',
+      values: compared.map((run) => run.summary?.throughput.output_tokens_per_s ?? null),
+      differences: compared.map(() => null),
+    });
+    rows.push({
+      metric: 'accepted-task rate',
+      unit: '%',
+      values: compared.map((run) =>
+        run.summary?.accepted_rate === null || run.summary?.accepted_rate === undefined ? null : run.summary.accepted_rate * 100,
+      ),
+      differences: compared.map(() => null),
+    });
     rows.push({ metric: 'VRAM peak', unit: 'MiB', values: compared.map((run) => run.vramPeakMib), differences: compared.map(() => null) });
     const notes: string[] = [];
-    if (new Set(compared.map((run) => run.workloadRevision)).size > 1) notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');
-    if (compared.some((run) => run.status !== 'completed')) notes.push('Some runs did not complete; their figures cover the requests that were stored.');
-    return { runs: compared.map(({ summary: _summary, ...run }) => ({ ...run, ttftMs: sample(run.ttftMs), tpotMs: sample(run.tpotMs), e2eMs: sample(run.e2eMs) })), rows, notes };
+    if (new Set(compared.map((run) => run.workloadRevision)).size > 1)
+      notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');
+    if (compared.some((run) => run.status !== 'completed'))
+      notes.push('Some runs did not complete; their figures cover the requests that were stored.');
+    return {
+      runs: compared.map(({ summary: _summary, ...run }) => ({
+        ...run,
+        ttftMs: sample(run.ttftMs),
+        tpotMs: sample(run.tpotMs),
+        e2eMs: sample(run.e2eMs),
+      })),
+      rows,
+      notes,
+    };
   }
 
-async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedJob<RunSummary>> {
+  async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedJob<RunSummary>> {
     const checked = await checkRunSpec(spec, deps.access);
     const reference = spec.referenceRunId ? runs.findRun(spec.referenceRunId) : null;
     if (spec.referenceRunId && !reference) throw new AppError(ErrorCode.NotFound, `reference: no run ${spec.referenceRunId}`);
-    const target: RunTargetSpec = checked.target.kind === 'model'
-      ? { ...checked.target, profile: applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []), force: Boolean(spec.force) }
-      : checked.target;
+    const target: RunTargetSpec =
+      checked.target.kind === 'model'
+        ? {
+            ...checked.target,
+            profile: applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+            force: Boolean(spec.force),
+          }
+        : checked.target;
 
     const jobId = newJobId();
     const controller = new AbortController();
-    const state: RunJobState = { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null };
+    const state: RunJobState = {
+      jobId,
+      phase: 'starting',
+      runId: null,
+      message: 'starting',
+      sent: 0,
+      finished: 0,
+      failed: 0,
+      ttftPoints: [],
+      outputTokensPerS: null,
+      sampleText: '',
+      summary: null,
+      error: null,
+    };
     let lastEmit = 0;
     let sampleSeq: number | null = null;
     let finishedAtSample = 0;
@@ -138,7 +209,10 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
       try {
         const { summary } = await runWorkload({
           request: { ...checked.request, target, referenceRunId: reference?.id ?? null },
-          store: runs, servers: deps.servers, engine: deps.engine, signal: controller.signal,
+          store: runs,
+          servers: deps.servers,
+          engine: deps.engine,
+          signal: controller.signal,
           onStatus: (message) => {
             state.message = message;
             hooks.onStatus?.(message);
@@ -152,7 +226,8 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
           },
           onProgress: (progress) => {
             state.sent = progress.sent;
-            if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup) state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
+            if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup)
+              state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
             state.finished = progress.finished;
             state.failed = progress.failed;
             if (progress.finished > finishedAtSample) {
@@ -187,10 +262,13 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
         if (jobs.size === 0) deps.onActiveChange?.(false);
       }
     })();
-    job.done = result.then(() => undefined, () => undefined);
+    job.done = result.then(
+      () => undefined,
+      () => undefined,
+    );
     deps.onActiveChange?.(true);
     return { jobId, done: result };
-}
+  }
 
   return {
     start: async (spec) => detach(await launch(spec)),
@@ -204,7 +282,10 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
     async get(runId): Promise<RunDetail> {
       const run = runs.findRun(runId);
       if (!run) throw new AppError(ErrorCode.NotFound, `No run ${runId}`);
-      const marks = runs.requestsForSummary(run.id).filter((row) => row.warmup === 0).map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
+      const marks = runs
+        .requestsForSummary(run.id)
+        .filter((row) => row.warmup === 0)
+        .map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
       return {
         item: listItem(run, runs.countRequests(run.id)),
         summary: run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null,
@@ -222,7 +303,14 @@ async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<Launche
     },
     async exportRun(runId) {
       const rendered = renderRunExport(runs, runId);
-      return { fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`, manifest: rendered.manifest, summary: rendered.summary, requestsJsonl: rendered.requestsJsonl, requestsCsv: rendered.requestsCsv, telemetry: rendered.telemetry };
+      return {
+        fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`,
+        manifest: rendered.manifest,
+        summary: rendered.summary,
+        requestsJsonl: rendered.requestsJsonl,
+        requestsCsv: rendered.requestsCsv,
+        telemetry: rendered.telemetry,
+      };
     },
     compare: async (runIds) => compare(runIds),
     async dispose() {

@@ -7,7 +7,12 @@ import { validateProfile } from '../engines/llamacpp/profile-rules';
 import type { ProfileStore } from '../store/profile-store';
 import { resolveModelWithin, type ServiceAccess } from './access';
 
-export function createServersService(servers: ServerManager, profiles: ProfileStore, events: EventSink, access: ServiceAccess): ServersService & { dispose(): void } {
+export function createServersService(
+  servers: ServerManager,
+  profiles: ProfileStore,
+  events: EventSink,
+  access: ServiceAccess,
+): ServersService & { dispose(): void } {
   const unsubscribe = servers.changes.on((snapshot) => events.emit('server.state', snapshot));
   return {
     list: async () => servers.list(),
@@ -27,7 +32,11 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
     saveProfile: async (profile) => profiles.save(profile),
     deleteProfile: async (name) => profiles.delete(name),
     async start(modelRef, profile, force) {
-      const server = await servers.prepare({ modelRef: isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef), profile, force: force ?? false });
+      const server = await servers.prepare({
+        modelRef: isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef),
+        profile,
+        force: force ?? false,
+      });
       // Resolve once starting is under way: readiness arrives as server.state events.
       // A failure to launch shows as the server's state; a throw here must not end the process.
       server.start().catch((error: Error) => process.stderr.write(`server ${server.id} did not start: ${error.message}\n`));

@@ -23,7 +23,12 @@ export interface SetupResult {
  * `inferlab setup`: locate or build the engine, then make sure the demo models exist and
  * are intact. Safe to run any number of times; cached work is never redone.
  */
-export async function runSetup(options: { backend?: EngineBackend; force?: boolean; progress: BuildProgress; log: (line: string) => void }): Promise<SetupResult> {
+export async function runSetup(options: {
+  backend?: EngineBackend;
+  force?: boolean;
+  progress: BuildProgress;
+  log: (line: string) => void;
+}): Promise<SetupResult> {
   const started = performance.now();
   const choice = chooseBackend(options.backend);
   let engine: EngineInfo | null = null;
@@ -34,9 +39,18 @@ export async function runSetup(options: { backend?: EngineBackend; force?: boole
     engine = existing;
   } else {
     options.log(`engine backend: ${choice.backend} (${choice.reason})`);
-    const build = await ensureManagedBuild({ engineDir: engineCacheDir(), backend: choice.backend, force: options.force, progress: options.progress });
+    const build = await ensureManagedBuild({
+      engineDir: engineCacheDir(),
+      backend: choice.backend,
+      force: options.force,
+      progress: options.progress,
+    });
     engineReused = build.reused;
-    options.log(build.reused ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) from ${build.binDir}` : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) in ${build.buildSeconds} s`);
+    options.log(
+      build.reused
+        ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) from ${build.binDir}`
+        : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) in ${build.buildSeconds} s`,
+    );
     engine = (await locateEngine({ ...process.env, INFERLAB_LLAMA_SERVER: path.join(build.binDir, 'llama-server') })).engine;
     if (engine) engine = { ...engine, origin: 'managed', backend: build.backend };
   }
@@ -44,8 +58,17 @@ export async function runSetup(options: { backend?: EngineBackend; force?: boole
   const engineSeconds = (performance.now() - started) / 1000;
 
   const quantize = toolPath(engine, 'llama-quantize');
-  if (!quantize) throw new AppError(ErrorCode.EngineMissing, `llama-quantize was not found beside ${engine.serverPath} or on PATH; it is needed to make the demo quantizations`);
+  if (!quantize)
+    throw new AppError(
+      ErrorCode.EngineMissing,
+      `llama-quantize was not found beside ${engine.serverPath} or on PATH; it is needed to make the demo quantizations`,
+    );
   const { sourceDir } = await ensurePinnedSource(engineCacheDir(), options.log);
-  const demoModels = await ensureDemoModels({ vocabFile: path.join(sourceDir, DEMO_VOCAB), quantizeBinary: quantize, force: options.force, log: options.log });
+  const demoModels = await ensureDemoModels({
+    vocabFile: path.join(sourceDir, DEMO_VOCAB),
+    quantizeBinary: quantize,
+    force: options.force,
+    log: options.log,
+  });
   return { engine, engineReused, engineSeconds, demoModels };
 }

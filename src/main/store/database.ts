@@ -32,13 +32,18 @@ export function openDatabase(file: string): Db {
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
   } catch (error) {
-    throw new AppError(ErrorCode.StorageFailed, `Cannot open the database ${file}: ${(error as Error).message}. Check the path, or pass another with --db.`);
+    throw new AppError(
+      ErrorCode.StorageFailed,
+      `Cannot open the database ${file}: ${(error as Error).message}. Check the path, or pass another with --db.`,
+    );
   }
   try {
     migrate(db);
   } catch (error) {
     db.close();
-    throw error instanceof AppError ? error : new AppError(ErrorCode.StorageFailed, `Cannot migrate the database ${file}: ${(error as Error).message}`);
+    throw error instanceof AppError
+      ? error
+      : new AppError(ErrorCode.StorageFailed, `Cannot migrate the database ${file}: ${(error as Error).message}`);
   }
   return db;
 }
@@ -81,7 +86,10 @@ function migrate(db: Db): void {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const current = schemaVersion(db);
     if (current > newest) {
-      throw new AppError(ErrorCode.StorageFailed, `The database has schema version ${current}, newer than this Infer Lab understands (${newest}). Update Infer Lab, or use another --db.`);
+      throw new AppError(
+        ErrorCode.StorageFailed,
+        `The database has schema version ${current}, newer than this Infer Lab understands (${newest}). Update Infer Lab, or use another --db.`,
+      );
     }
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const migration of MIGRATIONS) {

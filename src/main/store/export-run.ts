@@ -2,8 +2,32 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
 
-const CSV_COLUMNS = ['seq', 'warmup', 'group', 'item_id', 'scheduled_ms', 't0_ms', 'ttft_ms', 'tpot_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms', 'prompt_tokens', 'cached_tokens', 'output_tokens', 'finish_reason', 'http_status', 'error_class', 'accepted',
-  'ttfr_ms', 'ttfa_ms', 'ttft_from_schedule_ms', 'e2e_from_schedule_ms', 'decode_tokens_per_s', 'reasoning_tokens'] as const;
+const CSV_COLUMNS = [
+  'seq',
+  'warmup',
+  'group',
+  'item_id',
+  'scheduled_ms',
+  't0_ms',
+  'ttft_ms',
+  'tpot_ms',
+  'e2e_ms',
+  'queue_ms',
+  'client_overhead_ms',
+  'prompt_tokens',
+  'cached_tokens',
+  'output_tokens',
+  'finish_reason',
+  'http_status',
+  'error_class',
+  'accepted',
+  'ttfr_ms',
+  'ttfa_ms',
+  'ttft_from_schedule_ms',
+  'e2e_from_schedule_ms',
+  'decode_tokens_per_s',
+  'reasoning_tokens',
+] as const;
 
 // A spreadsheet runs a cell starting with one of these as a formula (tab and CR too, after trimming).
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -89,7 +113,10 @@ export function runManifest(run: RunRow): Record<string, unknown> {
 }
 
 /** The four export documents of a run, as text. */
-export function renderRunExport(store: RunStore, idOrPrefix: string): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string; telemetry: string } {
+export function renderRunExport(
+  store: RunStore,
+  idOrPrefix: string,
+): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string; telemetry: string } {
   const run = store.findRun(idOrPrefix);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
   const records = store.requests(run.id).map(requestRecord);

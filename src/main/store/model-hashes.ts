@@ -11,7 +11,9 @@ export class ModelHashCache {
 
   cached(file: string): string | null {
     const stat = fs.statSync(file);
-    const row = this.db.prepare('SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ms = ?').get(file, stat.size, stat.mtimeMs) as { sha256: string } | undefined;
+    const row = this.db
+      .prepare('SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ms = ?')
+      .get(file, stat.size, stat.mtimeMs) as { sha256: string } | undefined;
     return row?.sha256 ?? null;
   }
 
@@ -31,7 +33,9 @@ export class ModelHashCache {
         .on('error', reject)
         .on('end', () => resolve(hash.digest('hex')));
     });
-    this.db.prepare('INSERT OR REPLACE INTO model_hashes (path, size, mtime_ms, sha256, hashed_at) VALUES (?, ?, ?, ?, ?)').run(file, stat.size, stat.mtimeMs, digest, new Date().toISOString());
+    this.db
+      .prepare('INSERT OR REPLACE INTO model_hashes (path, size, mtime_ms, sha256, hashed_at) VALUES (?, ?, ?, ?, ?)')
+      .run(file, stat.size, stat.mtimeMs, digest, new Date().toISOString());
     return digest;
   }
 }

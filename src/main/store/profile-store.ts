@@ -16,15 +16,24 @@ export class ProfileStore {
   }
 
   get(name: string): ServerProfile {
-    const row = this.db.prepare('SELECT profile_json FROM server_profiles WHERE name = ?').get(name) as { profile_json: string } | undefined;
+    const row = this.db.prepare('SELECT profile_json FROM server_profiles WHERE name = ?').get(name) as
+      { profile_json: string } | undefined;
     if (row) return { ...defaultProfile(name), ...(JSON.parse(row.profile_json) as ServerProfile) };
     if (name === 'default') return defaultProfile();
-    throw new AppError(ErrorCode.NotFound, `No server profile named "${name}". Saved profiles: ${this.list().map((profile) => profile.name).join(', ')}`);
+    throw new AppError(
+      ErrorCode.NotFound,
+      `No server profile named "${name}". Saved profiles: ${this.list()
+        .map((profile) => profile.name)
+        .join(', ')}`,
+    );
   }
 
   save(profile: ServerProfile): void {
     assertValidProfile(profile);
-    this.db.prepare('INSERT INTO server_profiles (name, profile_json, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET profile_json = excluded.profile_json, updated_at = excluded.updated_at')
+    this.db
+      .prepare(
+        'INSERT INTO server_profiles (name, profile_json, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET profile_json = excluded.profile_json, updated_at = excluded.updated_at',
+      )
       .run(profile.name, JSON.stringify(profile), new Date().toISOString());
   }
 

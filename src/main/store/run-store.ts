@@ -9,12 +9,46 @@ import type { Db } from './database';
 const thisProcess = identify(process.pid);
 
 const SUMMARY_COLUMNS = [
-  'seq', 'warmup', 'group_name', 'item_id', 'scheduled_ms', 't0_ms', 'headers_ms', 'end_ms', 'ttft_ms', 'e2e_ms', 'tpot_ms', 'queue_ms',
-  'client_overhead_ms', 'output_tokens', 'output_tokens_source', 'prompt_tokens', 'cached_tokens', 'finish_reason', 'http_status',
-  'error_class', 'error_message', 'timings_json', 'chunk_offsets', 'accepted', 'acceptance_json',
-  'NULL AS prompt_text', 'NULL AS output_text', 'prompt_sha256', 'output_sha256', 'prompt_chars', 'output_chars',
-  'ttfr_ms', 'ttfa_ms', 'ttft_from_schedule_ms', 'e2e_from_schedule_ms', 'decode_tokens_per_s', 'NULL AS reasoning_text', 'reasoning_chars',
-  'reasoning_tokens', 'reasoning_tokens_note',
+  'seq',
+  'warmup',
+  'group_name',
+  'item_id',
+  'scheduled_ms',
+  't0_ms',
+  'headers_ms',
+  'end_ms',
+  'ttft_ms',
+  'e2e_ms',
+  'tpot_ms',
+  'queue_ms',
+  'client_overhead_ms',
+  'output_tokens',
+  'output_tokens_source',
+  'prompt_tokens',
+  'cached_tokens',
+  'finish_reason',
+  'http_status',
+  'error_class',
+  'error_message',
+  'timings_json',
+  'chunk_offsets',
+  'accepted',
+  'acceptance_json',
+  'NULL AS prompt_text',
+  'NULL AS output_text',
+  'prompt_sha256',
+  'output_sha256',
+  'prompt_chars',
+  'output_chars',
+  'ttfr_ms',
+  'ttfa_ms',
+  'ttft_from_schedule_ms',
+  'e2e_from_schedule_ms',
+  'decode_tokens_per_s',
+  'NULL AS reasoning_text',
+  'reasoning_chars',
+  'reasoning_tokens',
+  'reasoning_tokens_note',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -177,8 +211,12 @@ export class RunStore {
         @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
         @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars,
         @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars)`);
-    this.updateReasoningTokens = db.prepare('UPDATE requests SET reasoning_tokens = @tokens, reasoning_tokens_note = @note WHERE run_id = @runId AND seq = @seq');
-    this.updateStatus = db.prepare(`UPDATE runs SET status = @status, status_reason = @reason, ended_at = @endedAt, summary_json = COALESCE(@summary, summary_json) WHERE id = @id`);
+    this.updateReasoningTokens = db.prepare(
+      'UPDATE requests SET reasoning_tokens = @tokens, reasoning_tokens_note = @note WHERE run_id = @runId AND seq = @seq',
+    );
+    this.updateStatus = db.prepare(
+      `UPDATE runs SET status = @status, status_reason = @reason, ended_at = @endedAt, summary_json = COALESCE(@summary, summary_json) WHERE id = @id`,
+    );
   }
 
   /**
@@ -186,9 +224,14 @@ export class RunStore {
    * the prompts are the private text.
    */
   saveWorkload(workload: ResolvedWorkload, options: { private?: boolean } = {}): void {
-    const content = options.private ? JSON.stringify({ private: true, name: workload.name, revision: workload.revision }) : JSON.stringify(workload);
-    this.db.prepare(`INSERT INTO workloads (revision, name, source, content_json, created_at) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (revision) DO UPDATE SET content_json = excluded.content_json WHERE json_extract(workloads.content_json, '$.private') = 1 AND json_extract(excluded.content_json, '$.private') IS NULL`)
+    const content = options.private
+      ? JSON.stringify({ private: true, name: workload.name, revision: workload.revision })
+      : JSON.stringify(workload);
+    this.db
+      .prepare(
+        `INSERT INTO workloads (revision, name, source, content_json, created_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (revision) DO UPDATE SET content_json = excluded.content_json WHERE json_extract(workloads.content_json, '$.private') = 1 AND json_extract(excluded.content_json, '$.private') IS NULL`,
+      )
       .run(workload.revision, workload.name, workload.source, content, new Date().toISOString());
   }
 
@@ -250,7 +293,11 @@ export class RunStore {
           httpStatus: request.httpStatus,
           errorClass: request.errorClass,
           // Server error bodies can echo the prompt back.
-          errorMessage: keepText ? request.errorMessage : request.errorMessage === null ? null : `[private] ${request.errorClass ?? 'error'}`,
+          errorMessage: keepText
+            ? request.errorMessage
+            : request.errorMessage === null
+              ? null
+              : `[private] ${request.errorClass ?? 'error'}`,
           timings: request.timings ? JSON.stringify(request.timings) : null,
           chunkOffsets: Buffer.from(Float64Array.from(request.chunkOffsetsMs).buffer),
           accepted: request.accepted === undefined || request.accepted === null ? null : request.accepted ? 1 : 0,
@@ -266,7 +313,9 @@ export class RunStore {
           ttftFromSchedule: request.metrics.ttft_from_schedule_ms,
           e2eFromSchedule: request.metrics.e2e_from_schedule_ms,
           decodeRate: request.metrics.decode_tokens_per_s,
-          reasoningOffsets: request.reasoningChunkOffsetsMs?.length ? Buffer.from(Float64Array.from(request.reasoningChunkOffsetsMs).buffer) : null,
+          reasoningOffsets: request.reasoningChunkOffsetsMs?.length
+            ? Buffer.from(Float64Array.from(request.reasoningChunkOffsetsMs).buffer)
+            : null,
           reasoningText: keepText && reasoning ? reasoning : null,
           reasoningSha: reasoning ? hash(reasoning) : null,
           reasoningChars: reasoning ? reasoning.length : null,
@@ -283,7 +332,13 @@ export class RunStore {
   }
 
   finishRun(id: string, status: Exclude<RunStatus, 'running'>, reason: string | null, summary: unknown): void {
-    this.updateStatus.run({ id, status, reason: reason === null ? null : redactUrls(reason), endedAt: new Date().toISOString(), summary: summary === undefined ? null : JSON.stringify(summary) });
+    this.updateStatus.run({
+      id,
+      status,
+      reason: reason === null ? null : redactUrls(reason),
+      endedAt: new Date().toISOString(),
+      summary: summary === undefined ? null : JSON.stringify(summary),
+    });
   }
 
   /**
@@ -291,12 +346,22 @@ export class RunStore {
    * request kept. Runs whose writer is still alive (another CLI, the app) are left alone.
    */
   markAbandonedRunsInterrupted(): number {
-    const running = this.db.prepare(`SELECT id, owner_pid, owner_start_ticks FROM runs WHERE status = 'running'`).all() as { id: string; owner_pid: number | null; owner_start_ticks: number | null }[];
-    const mark = this.db.prepare(`UPDATE runs SET status = 'interrupted', status_reason = ?, ended_at = ? WHERE id = ? AND status = 'running'`);
+    const running = this.db.prepare(`SELECT id, owner_pid, owner_start_ticks FROM runs WHERE status = 'running'`).all() as {
+      id: string;
+      owner_pid: number | null;
+      owner_start_ticks: number | null;
+    }[];
+    const mark = this.db.prepare(
+      `UPDATE runs SET status = 'interrupted', status_reason = ?, ended_at = ? WHERE id = ? AND status = 'running'`,
+    );
     let marked = 0;
     for (const run of running) {
       if (run.owner_pid !== null && isAlive({ pid: run.owner_pid, startTicks: run.owner_start_ticks })) continue;
-      marked += mark.run(`the process writing this run (pid ${run.owner_pid ?? 'unknown'}) ended before the run finished`, new Date().toISOString(), run.id).changes;
+      marked += mark.run(
+        `the process writing this run (pid ${run.owner_pid ?? 'unknown'}) ended before the run finished`,
+        new Date().toISOString(),
+        run.id,
+      ).changes;
     }
     return marked;
   }
@@ -327,7 +392,9 @@ export class RunStore {
 
   /** Latencies of the successful measured requests: what comparisons need and nothing more. */
   latencies(runId: string): { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[] {
-    return this.db.prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL ORDER BY seq').all(runId) as { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[];
+    return this.db
+      .prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL ORDER BY seq')
+      .all(runId) as { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[];
   }
 
   /** Requests without their text: what summaries need, read in a fraction of the time. */
@@ -337,7 +404,11 @@ export class RunStore {
 
   /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */
   referenceOutputs(runId: string): Map<string, string> {
-    const rows = this.db.prepare('SELECT item_id, output_text FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL AND output_text IS NOT NULL ORDER BY seq').all(runId) as { item_id: string; output_text: string }[];
+    const rows = this.db
+      .prepare(
+        'SELECT item_id, output_text FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL AND output_text IS NOT NULL ORDER BY seq',
+      )
+      .all(runId) as { item_id: string; output_text: string }[];
     const outputs = new Map<string, string>();
     for (const row of rows) if (!outputs.has(row.item_id)) outputs.set(row.item_id, row.output_text);
     return outputs;
@@ -346,12 +417,17 @@ export class RunStore {
   saveTelemetry(runId: string, series: readonly { series: string; unit: string; points: Float64Array }[]): void {
     const insert = this.db.prepare('INSERT OR REPLACE INTO telemetry_series (run_id, series, unit, points) VALUES (?, ?, ?, ?)');
     this.db.transaction(() => {
-      for (const entry of series) insert.run(runId, entry.series, entry.unit, Buffer.from(entry.points.buffer, entry.points.byteOffset, entry.points.byteLength));
+      for (const entry of series)
+        insert.run(runId, entry.series, entry.unit, Buffer.from(entry.points.buffer, entry.points.byteOffset, entry.points.byteLength));
     })();
   }
 
   telemetry(runId: string): { series: string; unit: string; points: [number, number][] }[] {
-    const rows = this.db.prepare('SELECT series, unit, points FROM telemetry_series WHERE run_id = ? ORDER BY series').all(runId) as { series: string; unit: string; points: Buffer }[];
+    const rows = this.db.prepare('SELECT series, unit, points FROM telemetry_series WHERE run_id = ? ORDER BY series').all(runId) as {
+      series: string;
+      unit: string;
+      points: Buffer;
+    }[];
     return rows.map((row) => {
       const values = chunkOffsetView(row.points);
       const points: [number, number][] = [];
@@ -365,7 +441,8 @@ export class RunStore {
   }
 
   chunkOffsets(runId: string, seq: number): number[] {
-    const row = this.db.prepare('SELECT chunk_offsets FROM requests WHERE run_id = ? AND seq = ?').get(runId, seq) as { chunk_offsets: Buffer | null } | undefined;
+    const row = this.db.prepare('SELECT chunk_offsets FROM requests WHERE run_id = ? AND seq = ?').get(runId, seq) as
+      { chunk_offsets: Buffer | null } | undefined;
     return decodeChunkOffsets(row?.chunk_offsets ?? null);
   }
 }

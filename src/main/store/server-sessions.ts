@@ -33,35 +33,60 @@ export class ServerSessionStore {
   /** Records a launch; a retry of the same server (a new port after a bind failure) replaces the attempt. */
   recordStart(session: SessionStart): void {
     const pidIdentity = session.pid === null ? null : identify(session.pid);
-    this.db.prepare(`
+    this.db
+      .prepare(
+        `
       INSERT INTO server_sessions (id, engine, binary, argv_json, model_ref, model_path, profile_json, pid, pid_start_ticks, port, owner_pid, owner_start_ticks, started_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET argv_json = excluded.argv_json, pid = excluded.pid, pid_start_ticks = excluded.pid_start_ticks,
-        port = excluded.port, started_at = excluded.started_at, ended_at = NULL, final_state = NULL, fault_json = NULL`).run(
-      // The launch itself had the secrets; the record keeps only that they were given.
-      session.id, session.engine, session.binary, JSON.stringify(redactArgv(session.argv)), session.modelRef, session.modelPath, JSON.stringify(redactSecrets(session.profile)),
-      session.pid, pidIdentity?.startTicks ?? null, session.port, owner.pid, owner.startTicks, new Date().toISOString(),
-    );
+        port = excluded.port, started_at = excluded.started_at, ended_at = NULL, final_state = NULL, fault_json = NULL`,
+      )
+      .run(
+        // The launch itself had the secrets; the record keeps only that they were given.
+        session.id,
+        session.engine,
+        session.binary,
+        JSON.stringify(redactArgv(session.argv)),
+        session.modelRef,
+        session.modelPath,
+        JSON.stringify(redactSecrets(session.profile)),
+        session.pid,
+        pidIdentity?.startTicks ?? null,
+        session.port,
+        owner.pid,
+        owner.startTicks,
+        new Date().toISOString(),
+      );
   }
 
   recordReady(id: string, coldStart: ColdStart, effective: EffectiveConfig): void {
-    this.db.prepare('UPDATE server_sessions SET ready_at = ?, cold_start_json = ?, effective_config_json = ? WHERE id = ?')
+    this.db
+      .prepare('UPDATE server_sessions SET ready_at = ?, cold_start_json = ?, effective_config_json = ? WHERE id = ?')
       .run(new Date().toISOString(), JSON.stringify(coldStart), JSON.stringify(redactSecrets(effective)), id);
   }
 
   recordEnd(id: string, state: ServerState, fault: ServerFault | null): void {
-    this.db.prepare('UPDATE server_sessions SET ended_at = ?, final_state = ?, fault_json = ? WHERE id = ? AND ended_at IS NULL')
+    this.db
+      .prepare('UPDATE server_sessions SET ended_at = ?, final_state = ?, fault_json = ? WHERE id = ? AND ended_at IS NULL')
       .run(new Date().toISOString(), state, fault ? JSON.stringify(fault) : null, id);
   }
 
   coldStart(id: string): ColdStart | null {
-    const row = this.db.prepare('SELECT cold_start_json FROM server_sessions WHERE id = ?').get(id) as { cold_start_json: string | null } | undefined;
+    const row = this.db.prepare('SELECT cold_start_json FROM server_sessions WHERE id = ?').get(id) as
+      { cold_start_json: string | null } | undefined;
     return row?.cold_start_json ? (JSON.parse(row.cold_start_json) as ColdStart) : null;
   }
 
   async sweepOrphans(graceMs = 3000): Promise<OrphanSweep> {
-    const open = this.db.prepare('SELECT id, pid, pid_start_ticks, port, owner_pid, owner_start_ticks FROM server_sessions WHERE ended_at IS NULL').all() as {
-      id: string; pid: number | null; pid_start_ticks: number | null; port: number | null; owner_pid: number; owner_start_ticks: number | null;
+    const open = this.db
+      .prepare('SELECT id, pid, pid_start_ticks, port, owner_pid, owner_start_ticks FROM server_sessions WHERE ended_at IS NULL')
+      .all() as {
+      id: string;
+      pid: number | null;
+      pid_start_ticks: number | null;
+      port: number | null;
+      owner_pid: number;
+      owner_start_ticks: number | null;
     }[];
     const result: OrphanSweep = { killed: [], closed: 0 };
     for (const row of open) {
@@ -75,8 +100,12 @@ export class ServerSessionStore {
         }
       }
       this.recordEnd(row.id, 'stopped', {
-        code: 'crashed', message: `the process that started this server (pid ${row.owner_pid}) ended without stopping it`, hint: 'Swept as an orphan.',
-        exitCode: null, signal: null, logTail: [],
+        code: 'crashed',
+        message: `the process that started this server (pid ${row.owner_pid}) ended without stopping it`,
+        hint: 'Swept as an orphan.',
+        exitCode: null,
+        signal: null,
+        logTail: [],
       });
       result.closed += 1;
     }

@@ -104,7 +104,8 @@ export class ContentionSampler {
           continue;
         }
         const argv = process.comm === 'llama-server' || ticks > 0 ? this.command(process) : '';
-        if (isLlamaServer(process, argv.split(' '))) llamaServers.push({ pid: process.pid, command: argv, cores: ticks / TICKS_PER_SECOND / seconds });
+        if (isLlamaServer(process, argv.split(' ')))
+          llamaServers.push({ pid: process.pid, command: argv, cores: ticks / TICKS_PER_SECOND / seconds });
         if (ticks > 0) others.push({ pid: process.pid, command: argv, cores: ticks / TICKS_PER_SECOND / seconds });
       }
       // The machine-wide total also holds processes that came and went between two ticks.
@@ -116,7 +117,11 @@ export class ContentionSampler {
         other_cpu_cores: Math.min(totals.cpus, otherTicks / TICKS_PER_SECOND / seconds),
         processes: others,
         llama_servers: llamaServers,
-        gpu_processes: gpu.map((entry) => ({ pid: entry.pid, command: entry.name ?? this.commandOf(entry.pid, perPid), used_mib: entry.usedMib })),
+        gpu_processes: gpu.map((entry) => ({
+          pid: entry.pid,
+          command: entry.name ?? this.commandOf(entry.pid, perPid),
+          used_mib: entry.usedMib,
+        })),
       };
       this.samples.push(sample);
       return sample;
@@ -160,19 +165,40 @@ const round = (value: number) => Math.round(value * 1000) / 1000;
  * when others used more than `thresholdCores` on average, or another llama-server was
  * busy: either one distorts latency far beyond run-to-run noise on a small machine.
  */
-export function summarizeContention(samples: readonly ContentionSample[], options: { windowStart: number | null; windowEnd: number | null; thresholdCores: number; intervalMs: number; cpus: number; unavailableReason?: string | null }): ContentionSummary {
+export function summarizeContention(
+  samples: readonly ContentionSample[],
+  options: {
+    windowStart: number | null;
+    windowEnd: number | null;
+    thresholdCores: number;
+    intervalMs: number;
+    cpus: number;
+    unavailableReason?: string | null;
+  },
+): ContentionSummary {
   const inWindow = samples.filter((sample) => {
     const middle = sample.t - sample.interval_ms / 2;
     return options.windowStart !== null && middle >= options.windowStart && (options.windowEnd === null || middle <= options.windowEnd);
   });
   const base = {
-    interval_ms: options.intervalMs, samples: inWindow.length, cpus: options.cpus, threshold_cpu_cores: options.thresholdCores,
+    interval_ms: options.intervalMs,
+    samples: inWindow.length,
+    cpus: options.cpus,
+    threshold_cpu_cores: options.thresholdCores,
     llama_server_busy_cores: LLAMA_SERVER_BUSY_CORES,
   };
   if (inWindow.length === 0) {
     return {
-      ...base, other_cpu_cores_mean: null, other_cpu_cores_p95: null, other_cpu_cores_max: null, top_processes: [], other_llama_servers: [], other_gpu_processes: [],
-      contaminated: false, reason: null, unavailable_reason: options.unavailableReason ?? 'no contention samples in the measured window',
+      ...base,
+      other_cpu_cores_mean: null,
+      other_cpu_cores_p95: null,
+      other_cpu_cores_max: null,
+      top_processes: [],
+      other_llama_servers: [],
+      other_gpu_processes: [],
+      contaminated: false,
+      reason: null,
+      unavailable_reason: options.unavailableReason ?? 'no contention samples in the measured window',
     };
   }
   const seconds = inWindow.reduce((sum, sample) => sum + sample.interval_ms, 0) / 1000;
@@ -210,12 +236,21 @@ export function summarizeContention(samples: readonly ContentionSample[], option
     const cores = entry.coreSeconds / seconds;
     return { pid, command: entry.command, cpu_cores_mean: round(cores), busy: cores > LLAMA_SERVER_BUSY_CORES };
   });
-  const gpuProcesses = [...gpu.entries()].map(([pid, entry]) => ({ pid, command: entry.command, used_mib_max: entry.used.length ? Math.max(...entry.used) : null }));
+  const gpuProcesses = [...gpu.entries()].map(([pid, entry]) => ({
+    pid,
+    command: entry.command,
+    used_mib_max: entry.used.length ? Math.max(...entry.used) : null,
+  }));
 
   const reasons: string[] = [];
   if (otherMean > options.thresholdCores) {
-    const named = top.slice(0, 3).map((entry) => `pid ${entry.pid} ${shortCommand(entry.command)} ${entry.cpu_cores_mean.toFixed(2)}`).join(', ');
-    reasons.push(`other processes used ${otherMean.toFixed(2)} CPU cores on average (threshold ${options.thresholdCores}; ${options.cpus} cores in all)${named ? `: ${named}` : ''}`);
+    const named = top
+      .slice(0, 3)
+      .map((entry) => `pid ${entry.pid} ${shortCommand(entry.command)} ${entry.cpu_cores_mean.toFixed(2)}`)
+      .join(', ');
+    reasons.push(
+      `other processes used ${otherMean.toFixed(2)} CPU cores on average (threshold ${options.thresholdCores}; ${options.cpus} cores in all)${named ? `: ${named}` : ''}`,
+    );
   }
   for (const entry of llamaServers.filter((server) => server.busy)) {
     reasons.push(`another llama-server (pid ${entry.pid}) was busy, ${entry.cpu_cores_mean.toFixed(2)} cores on average`);

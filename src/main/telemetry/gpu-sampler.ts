@@ -4,7 +4,16 @@ import { Emitter } from '../core/emitter';
 import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { JsonDocumentSplitter } from './json-stream';
-import { computeAppsQueryArgs, gpuQueryArgs, lineTimestamp, NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine, usedMemoryOnceArgs } from './nvidia-smi-parse';
+import {
+  computeAppsQueryArgs,
+  gpuQueryArgs,
+  lineTimestamp,
+  NVML_FAILURE,
+  parseAmdSmiMetrics,
+  parseComputeAppLine,
+  parseGpuLine,
+  usedMemoryOnceArgs,
+} from './nvidia-smi-parse';
 
 const MAX_RESTARTS = 5;
 const RESTART_DELAY_MS = 1000;
@@ -175,7 +184,10 @@ export class SmiClock {
   private readonly epochOffset: number;
   private readonly startedAt: number;
 
-  constructor(private readonly clock: () => number, now = Date.now()) {
+  constructor(
+    private readonly clock: () => number,
+    now = Date.now(),
+  ) {
     this.startedAt = clock();
     this.epochOffset = now - this.startedAt;
   }
@@ -284,7 +296,6 @@ export class GpuSampler {
     await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop()]);
   }
 }
-
 
 /**
  * Used memory summed over every GPU, read once (the moment before a server is spawned);

@@ -9,7 +9,10 @@ export class JsonDocumentSplitter {
   private escaped = false;
   private start = -1;
 
-  constructor(private readonly onDocument: (value: unknown) => void, private readonly maxBytes = 4 * 1024 * 1024) {}
+  constructor(
+    private readonly onDocument: (value: unknown) => void,
+    private readonly maxBytes = 4 * 1024 * 1024,
+  ) {}
 
   write(text: string): void {
     for (const char of text) {

@@ -1,7 +1,20 @@
 import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
 
 /** The one query Infer Lab runs, so the parser knows the column order. */
-export const GPU_QUERY_FIELDS = ['timestamp', 'index', 'uuid', 'name', 'memory.used', 'memory.total', 'utilization.gpu', 'utilization.memory', 'temperature.gpu', 'power.draw', 'clocks.sm', 'pstate'] as const;
+export const GPU_QUERY_FIELDS = [
+  'timestamp',
+  'index',
+  'uuid',
+  'name',
+  'memory.used',
+  'memory.total',
+  'utilization.gpu',
+  'utilization.memory',
+  'temperature.gpu',
+  'power.draw',
+  'clocks.sm',
+  'pstate',
+] as const;
 
 export function gpuQueryArgs(intervalMs: number): string[] {
   return [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(intervalMs)];
@@ -27,12 +40,21 @@ export function parseSmiTimestamp(raw: string | undefined): number | null {
   const match = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(raw?.trim() ?? '');
   if (!match) return null;
   const [, year, month, day, hour, minute, second, fraction = '0'] = match;
-  const epoch = new Date(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), Number(fraction.padEnd(3, '0'))).getTime();
+  const epoch = new Date(
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second),
+    Number(fraction.padEnd(3, '0')),
+  ).getTime();
   return Number.isFinite(epoch) ? epoch : null;
 }
 
 /** Driver-level failures that restarting nvidia-smi will not fix. */
-export const NVML_FAILURE = /Failed to initialize NVML|NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found/i;
+export const NVML_FAILURE =
+  /Failed to initialize NVML|NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found/i;
 
 function numberOrNull(raw: string | undefined): number | null {
   if (raw === undefined) return null;
@@ -84,7 +106,13 @@ export function parseComputeAppLine(line: string, t: number): ProcessVramSample 
   if (fields.length < COMPUTE_APP_FIELDS.length) return null;
   const pid = numberOrNull(fields[2]);
   if (pid === null) return null;
-  return { t, pid, usedMib: numberOrNull(fields[fields.length - 1]), gpuUuid: textOrNull(fields[1]), name: textOrNull(fields.slice(3, -1).join(',')) };
+  return {
+    t,
+    pid,
+    usedMib: numberOrNull(fields[fields.length - 1]),
+    gpuUuid: textOrNull(fields[1]),
+    name: textOrNull(fields.slice(3, -1).join(',')),
+  };
 }
 
 /** The timestamp field of a query line (the first column of both queries). */
@@ -97,7 +125,11 @@ export function lineTimestamp(line: string): number | null {
  * Values come as {value, unit} objects or bare numbers, "N/A" where unsupported.
  */
 export function parseAmdSmiMetrics(json: unknown, t: number): GpuSample[] {
-  const entries = Array.isArray(json) ? json : json && typeof json === 'object' && Array.isArray((json as { gpu_data?: unknown }).gpu_data) ? (json as { gpu_data: unknown[] }).gpu_data : [];
+  const entries = Array.isArray(json)
+    ? json
+    : json && typeof json === 'object' && Array.isArray((json as { gpu_data?: unknown }).gpu_data)
+      ? (json as { gpu_data: unknown[] }).gpu_data
+      : [];
   const value = (raw: unknown): number | null => {
     const inner = raw && typeof raw === 'object' && 'value' in raw ? (raw as { value: unknown }).value : raw;
     return typeof inner === 'number' ? inner : typeof inner === 'string' ? numberOrNull(inner) : null;
@@ -117,11 +149,21 @@ export function parseAmdSmiMetrics(json: unknown, t: number): GpuSample[] {
     const temperature = (gpu.temperature ?? {}) as Record<string, unknown>;
     const index = typeof gpu.gpu === 'number' ? gpu.gpu : null;
     if (index === null) return [];
-    return [{
-      t, index, uuid: null, name: null,
-      memoryUsedMib: mib(memory.used_vram), memoryTotalMib: mib(memory.total_vram),
-      utilizationPct: value(usage.gfx_activity), memoryUtilizationPct: value(usage.umc_activity),
-      temperatureC: value(temperature.edge ?? temperature.hotspot), powerW: value(power.socket_power), smClockMhz: null, pstate: null,
-    }];
+    return [
+      {
+        t,
+        index,
+        uuid: null,
+        name: null,
+        memoryUsedMib: mib(memory.used_vram),
+        memoryTotalMib: mib(memory.total_vram),
+        utilizationPct: value(usage.gfx_activity),
+        memoryUtilizationPct: value(usage.umc_activity),
+        temperatureC: value(temperature.edge ?? temperature.hotspot),
+        powerW: value(power.socket_power),
+        smClockMhz: null,
+        pstate: null,
+      },
+    ];
   });
 }

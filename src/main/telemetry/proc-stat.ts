@@ -26,14 +26,24 @@ export function parseProcStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return null;
   const pid = Number(text.slice(0, open).trim());
-  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state); utime/stime are fields 14/15, starttime field 22.
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   const ppid = Number(fields[1]);
   const startTicks = Number(fields[19]);
   if (!Number.isFinite(pid) || !Number.isFinite(utime) || !Number.isFinite(stime)) return null;
-  return { pid, ppid: Number.isFinite(ppid) ? ppid : 0, comm: text.slice(open + 1, close), state: fields[0] ?? '?', cpuTicks: utime + stime, startTicks: Number.isFinite(startTicks) ? startTicks : 0 };
+  return {
+    pid,
+    ppid: Number.isFinite(ppid) ? ppid : 0,
+    comm: text.slice(open + 1, close),
+    state: fields[0] ?? '?',
+    cpuTicks: utime + stime,
+    startTicks: Number.isFinite(startTicks) ? startTicks : 0,
+  };
 }
 
 export function readProcStat(pid: number, root = '/proc'): ProcStat | null {
@@ -64,7 +74,10 @@ export function listProcesses(root = '/proc'): ProcStat[] {
 /** argv of a process ([] when it ended or hides it). */
 export function readCmdline(pid: number, root = '/proc'): string[] {
   try {
-    return fs.readFileSync(path.join(root, String(pid), 'cmdline'), 'utf8').split('\0').filter((part) => part !== '');
+    return fs
+      .readFileSync(path.join(root, String(pid), 'cmdline'), 'utf8')
+      .split('\0')
+      .filter((part) => part !== '');
   } catch {
     return [];
   }
@@ -155,7 +168,14 @@ export function findLlamaServers(options: { root?: string; cores: number; exclud
     const argv = readCmdline(process.pid, root);
     if (!isLlamaServer(process, argv)) continue;
     const threads = threadsFromArgv(argv);
-    found.push({ pid: process.pid, command: argv.join(' ') || process.comm, parentCommand: readCmdline(process.ppid, root).join(' '), threads: threads ?? options.cores, threadsGiven: threads !== null, startTicks: process.startTicks });
+    found.push({
+      pid: process.pid,
+      command: argv.join(' ') || process.comm,
+      parentCommand: readCmdline(process.ppid, root).join(' '),
+      threads: threads ?? options.cores,
+      threadsGiven: threads !== null,
+      startTicks: process.startTicks,
+    });
   }
   return found.sort((a, b) => a.startTicks - b.startTicks || a.pid - b.pid);
 }

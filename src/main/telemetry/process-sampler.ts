@@ -16,7 +16,8 @@ export function processTree(pid: number): number[] {
     }
     for (const task of tasks) {
       try {
-        for (const child of fs.readFileSync(`/proc/${found[i]}/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (child) found.push(Number(child));
+        for (const child of fs.readFileSync(`/proc/${found[i]}/task/${task}/children`, 'utf8').trim().split(/\s+/))
+          if (child) found.push(Number(child));
       } catch {
         // Task ended between the listing and the read.
       }
@@ -58,7 +59,11 @@ export class ProcessSampler {
     const cpu = tree.reduce((sum, pid) => sum + readCpuSeconds(pid), 0);
     const wall = performance.now() / 1000;
     if (this.last && wall > this.last.wall) {
-      this.samples.push({ t: this.clock(), cpuPct: (Math.max(0, cpu - this.last.cpu) / (wall - this.last.wall)) * 100, rssBytes: tree.reduce((sum, pid) => sum + rssBytes(pid), 0) });
+      this.samples.push({
+        t: this.clock(),
+        cpuPct: (Math.max(0, cpu - this.last.cpu) / (wall - this.last.wall)) * 100,
+        rssBytes: tree.reduce((sum, pid) => sum + rssBytes(pid), 0),
+      });
     }
     this.last = { cpu, wall };
     this.busyMs += performance.now() - started;

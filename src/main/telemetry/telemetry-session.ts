@@ -89,7 +89,12 @@ export class TelemetrySession {
     },
   ) {
     const interval = options.intervalMs ?? 250;
-    this.gpu = new GpuSampler(options.clock, interval, options.gpuBinary === undefined ? undefined : options.gpuBinary, options.retainSamples);
+    this.gpu = new GpuSampler(
+      options.clock,
+      interval,
+      options.gpuBinary === undefined ? undefined : options.gpuBinary,
+      options.retainSamples,
+    );
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
     this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock, undefined, options.metricsHeaders) : null;
     this.contention = new ContentionSampler({
@@ -123,7 +128,8 @@ export class TelemetrySession {
 
   private trimContention(): void {
     const retain = this.options.retainSamples;
-    if (retain !== undefined && this.contention.samples.length > retain) this.contention.samples.splice(0, this.contention.samples.length - retain);
+    if (retain !== undefined && this.contention.samples.length > retain)
+      this.contention.samples.splice(0, this.contention.samples.length - retain);
   }
 
   /**
@@ -231,13 +237,17 @@ export class TelemetrySession {
       const appSweeps = bySweep(this.gpu.processVram);
       const windowApps = appSweeps.filter((sweep) => this.inWindow(sweep.t));
       const serverVram = defined(windowApps.map((sweep) => this.serverVramOf(sweep.samples, pids)));
-      const others = defined(windowApps.map((sweep) => {
-        const theirs = sweep.samples.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
-        return theirs.length === 0 ? null : theirs.reduce((sum, sample) => sum + sample.usedMib!, 0);
-      }));
+      const others = defined(
+        windowApps.map((sweep) => {
+          const theirs = sweep.samples.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
+          return theirs.length === 0 ? null : theirs.reduce((sum, sample) => sum + sample.usedMib!, 0);
+        }),
+      );
 
       // Utilization and power describe the GPUs the server is on; all of them when that is unknown.
-      const serverGpus = new Set(this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!));
+      const serverGpus = new Set(
+        this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!),
+      );
       const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))].sort((a, b) => a - b);
       const first = (index: number) => this.gpu.samples.find((sample) => sample.index === index)!;
       const runGpus = new Set(indexes.filter((index) => serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? '')));
@@ -257,7 +267,10 @@ export class TelemetrySession {
         };
       });
       gpu = {
-        name: distinctNames.length === 1 && names.length > 1 ? `${names.length}× ${distinctNames[0]}` : distinctNames.join(' + ') || 'unknown GPU',
+        name:
+          distinctNames.length === 1 && names.length > 1
+            ? `${names.length}× ${distinctNames[0]}`
+            : distinctNames.join(' + ') || 'unknown GPU',
         gpu_count: indexes.length,
         memory_total_mib: sumOf(sweeps[0]!.samples, (sample) => sample.memoryTotalMib),
         before_load_used_mib: this.options.beforeLoadUsedMib ?? null,
@@ -279,7 +292,10 @@ export class TelemetrySession {
     let serverProcess: TelemetrySummary['server_process'] = null;
     if (this.process) {
       const window = this.process.samples.filter((sample) => this.inWindow(sample.t));
-      serverProcess = { cpu_pct_mean: mean(window.map((sample) => sample.cpuPct)), rss_peak_bytes: max(window.map((sample) => sample.rssBytes)) };
+      serverProcess = {
+        cpu_pct_mean: mean(window.map((sample) => sample.cpuPct)),
+        rss_peak_bytes: max(window.map((sample) => sample.rssBytes)),
+      };
     }
 
     let serverMetrics: TelemetrySummary['server_metrics'] = null;
@@ -287,7 +303,8 @@ export class TelemetrySession {
       const samples = this.scraper.samples;
       const before = [...samples].reverse().find((sample) => this.windowStart !== null && sample.t <= this.windowStart) ?? samples[0]!;
       const after = samples[samples.length - 1]!;
-      const delta = (key: 'promptTokensTotal' | 'cachedPromptTokensTotal' | 'predictedTokensTotal') => (after[key] === null || before[key] === null ? null : after[key]! - before[key]!);
+      const delta = (key: 'promptTokensTotal' | 'cachedPromptTokensTotal' | 'predictedTokensTotal') =>
+        after[key] === null || before[key] === null ? null : after[key]! - before[key]!;
       const window = samples.filter((sample) => this.inWindow(sample.t));
       serverMetrics = {
         prompt_tokens: delta('promptTokensTotal'),
@@ -298,12 +315,20 @@ export class TelemetrySession {
       };
     }
     const contention = summarizeContention(this.contention.samples, {
-      windowStart: this.windowStart, windowEnd: this.windowEnd, thresholdCores: this.options.contentionThresholdCores ?? EXPERIMENT_DEFAULTS.contentionCpuCores,
-      intervalMs: this.contention.intervalMs, cpus: this.contention.cpuCount, unavailableReason: this.contention.unavailableReason,
+      windowStart: this.windowStart,
+      windowEnd: this.windowEnd,
+      thresholdCores: this.options.contentionThresholdCores ?? EXPERIMENT_DEFAULTS.contentionCpuCores,
+      intervalMs: this.contention.intervalMs,
+      cpus: this.contention.cpuCount,
+      unavailableReason: this.contention.unavailableReason,
     });
     const baselineMs = this.baselineEnd !== null && this.baselineStart !== null ? this.baselineEnd - this.baselineStart : null;
     return {
-      gpu, gpu_unavailable_reason: gpu ? null : reason, server_process: serverProcess, server_metrics: serverMetrics, sampler,
+      gpu,
+      gpu_unavailable_reason: gpu ? null : reason,
+      server_process: serverProcess,
+      server_metrics: serverMetrics,
+      sampler,
       window: { start_ms: this.windowStart, end_ms: this.windowEnd, baseline_ms: baselineMs },
       contention,
     };
@@ -332,11 +357,23 @@ export class TelemetrySession {
     }
     if (this.scraper) {
       result.push(
-        { series: 'metrics.predicted_tokens_total', unit: 'tokens', points: pack(this.scraper.samples.map((s) => [s.t, s.predictedTokensTotal])) },
-        { series: 'metrics.requests_processing', unit: 'requests', points: pack(this.scraper.samples.map((s) => [s.t, s.requestsProcessing])) },
+        {
+          series: 'metrics.predicted_tokens_total',
+          unit: 'tokens',
+          points: pack(this.scraper.samples.map((s) => [s.t, s.predictedTokensTotal])),
+        },
+        {
+          series: 'metrics.requests_processing',
+          unit: 'requests',
+          points: pack(this.scraper.samples.map((s) => [s.t, s.requestsProcessing])),
+        },
       );
     }
-    result.push({ series: 'contention.other_cpu', unit: 'cores', points: pack(this.contention.samples.map((s) => [s.t, s.other_cpu_cores])) });
+    result.push({
+      series: 'contention.other_cpu',
+      unit: 'cores',
+      points: pack(this.contention.samples.map((s) => [s.t, s.other_cpu_cores])),
+    });
     return result.filter((entry) => entry.points.length > 0);
   }
 }

@@ -10,7 +10,11 @@ const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  * The browser transport: requests `{id, service, method, args}` answered by `{id, ...response}`,
  * events pushed as `{event, payload}`. Who may connect is decided before the upgrade.
  */
-export function createWebSocketTransport(dispatcher: RpcDispatcher, events: Emitter<AppEvent>, log: (line: string) => void = () => {}): { server: WebSocketServer; close(): void } {
+export function createWebSocketTransport(
+  dispatcher: RpcDispatcher,
+  events: Emitter<AppEvent>,
+  log: (line: string) => void = () => {},
+): { server: WebSocketServer; close(): void } {
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const reply = (socket: WebSocket, message: string) => {
     if (socket.readyState === socket.OPEN) socket.send(message, (error) => error && log(`serve: reply not sent: ${error.message}`));
@@ -37,7 +41,14 @@ export function createWebSocketTransport(dispatcher: RpcDispatcher, events: Emit
         const response = await dispatcher.dispatch(message);
         reply(socket, JSON.stringify({ id, ...response }));
       } catch {
-        reply(socket, JSON.stringify({ id, ok: false, error: { code: 'invalid_input', message: 'messages must be JSON objects {id, service, method, args}' } }));
+        reply(
+          socket,
+          JSON.stringify({
+            id,
+            ok: false,
+            error: { code: 'invalid_input', message: 'messages must be JSON objects {id, service, method, args}' },
+          }),
+        );
       }
     });
   });

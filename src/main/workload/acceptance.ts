@@ -60,7 +60,12 @@ function notJsonDetail(error: Error): string {
  * code; user regexes (checks and schema patterns) run on a worker under a time budget, and
  * one over it fails its check with "regex exceeded N ms" while the run goes on.
  */
-export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: string, reference: string | null, test: RegexTest = (source) => regexBudget.testSync(source, 'u', output)): AcceptanceResult {
+export function evaluateAcceptance(
+  checks: readonly AcceptanceCheck[],
+  output: string,
+  reference: string | null,
+  test: RegexTest = (source) => regexBudget.testSync(source, 'u', output),
+): AcceptanceResult {
   const results: CheckResult[] = checks.map((check) => {
     if ('contains' in check) return { check: 'contains', passed: output.includes(check.contains) };
     if ('regex' in check) return regexResult(check.regex, test);
@@ -93,7 +98,11 @@ export function evaluateAcceptance(checks: readonly AcceptanceCheck[], output: s
  * in-flight requests keep their timings while a slow pattern runs out its budget. (Schema
  * patterns still block, for at most the budget each.)
  */
-export async function evaluateAcceptanceAsync(checks: readonly AcceptanceCheck[], output: string, reference: string | null): Promise<AcceptanceResult> {
+export async function evaluateAcceptanceAsync(
+  checks: readonly AcceptanceCheck[],
+  output: string,
+  reference: string | null,
+): Promise<AcceptanceResult> {
   const outcomes = new Map<string, boolean | Error>();
   for (const check of checks) {
     if (!('regex' in check) || outcomes.has(check.regex)) continue;

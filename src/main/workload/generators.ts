@@ -15,13 +15,18 @@ export const GENERATOR_CAPS = { requests: 100_000, promptTokens: 100_000_000 };
 
 /** Requests and prompt tokens a generator will produce, computed from its numbers alone; a ShareGPT import is bounded by its file's size instead. */
 export function generatorProduct(generator: GeneratorDef): { requests: number; promptTokens: number } {
-  if ('synthetic' in generator) return { requests: generator.synthetic.count, promptTokens: generator.synthetic.count * generator.synthetic.input_tokens };
+  if ('synthetic' in generator)
+    return { requests: generator.synthetic.count, promptTokens: generator.synthetic.count * generator.synthetic.input_tokens };
   if ('prefix_families' in generator) {
     const spec = generator.prefix_families;
     const requests = spec.prefixes * spec.suffixes;
     return { requests, promptTokens: requests * (spec.prefix_tokens + spec.suffix_tokens) };
   }
-  if ('long_document' in generator) return { requests: generator.long_document.count, promptTokens: generator.long_document.count * generator.long_document.document_tokens };
+  if ('long_document' in generator)
+    return {
+      requests: generator.long_document.count,
+      promptTokens: generator.long_document.count * generator.long_document.document_tokens,
+    };
   return { requests: 0, promptTokens: 0 };
 }
 
@@ -37,7 +42,8 @@ export function generatorBudgetProblem(def: Pick<WorkloadDef, 'groups'>): { grou
     requests += product.requests;
     promptTokens += product.promptTokens;
     if (requests > GENERATOR_CAPS.requests || promptTokens > GENERATOR_CAPS.promptTokens) {
-      const sofar = groupIndex > 0 && (requests !== product.requests || promptTokens !== product.promptTokens) ? ' (with the groups before it)' : '';
+      const sofar =
+        groupIndex > 0 && (requests !== product.requests || promptTokens !== product.promptTokens) ? ' (with the groups before it)' : '';
       return {
         groupIndex,
         message: `generator of group "${group.name}" would produce${sofar} ${number(requests)} requests and ${number(promptTokens)} prompt tokens; generators may produce at most ${number(GENERATOR_CAPS.requests)} requests and ${number(GENERATOR_CAPS.promptTokens)} prompt tokens per workload`,
@@ -73,7 +79,12 @@ function words(random: () => number, count: number): string[] {
  * number of words, then single-token padding for the last few. Reports when the tokenizer
  * cannot land exactly (it then stays just under).
  */
-export async function textOfTokens(target: number, random: () => number, counter: TokenCounter, prefix = ''): Promise<{ text: string; tokens: number; exact: boolean }> {
+export async function textOfTokens(
+  target: number,
+  random: () => number,
+  counter: TokenCounter,
+  prefix = '',
+): Promise<{ text: string; tokens: number; exact: boolean }> {
   const pool = words(random, Math.ceil(target * 1.5) + 8);
   const textFor = (n: number) => prefix + pool.slice(0, n).join(' ');
   let low = 0;
@@ -107,7 +118,10 @@ export function importShareGpt(workloadFile: string, spec: { file: string; limit
     parsed = JSON.parse(readFileCapped(file, `ShareGPT file (sharegpt import in ${workloadFile})`, MAX_INPUT_FILE_BYTES).toString('utf8'));
   } catch (error) {
     if (error instanceof AppError && error.code !== ErrorCode.NotFound) throw error;
-    throw new AppError(ErrorCode.InvalidInput, `${file} (sharegpt import in ${workloadFile}): ${error instanceof AppError ? 'file not found' : `not valid JSON: ${(error as Error).message}`}`);
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${file} (sharegpt import in ${workloadFile}): ${error instanceof AppError ? 'file not found' : `not valid JSON: ${(error as Error).message}`}`,
+    );
   }
   if (!Array.isArray(parsed)) throw new AppError(ErrorCode.InvalidInput, `${file}: expected a JSON list of conversations`);
   const prompts: GeneratedPrompt[] = [];
@@ -117,28 +131,53 @@ export function importShareGpt(workloadFile: string, spec: { file: string; limit
     if (!Array.isArray(turns)) throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} has no "conversations" list`);
     const messages: ChatMessage[] = [];
     for (const [turnIndex, turn] of turns.entries()) {
-      if (typeof turn?.value !== 'string') throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} turn ${turnIndex} has no string "value"`);
-      const role = turn.from === 'human' || turn.from === 'user' ? 'user' : turn.from === 'gpt' || turn.from === 'assistant' ? 'assistant' : turn.from === 'system' ? 'system' : null;
+      if (typeof turn?.value !== 'string')
+        throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} turn ${turnIndex} has no string "value"`);
+      const role =
+        turn.from === 'human' || turn.from === 'user'
+          ? 'user'
+          : turn.from === 'gpt' || turn.from === 'assistant'
+            ? 'assistant'
+            : turn.from === 'system'
+              ? 'system'
+              : null;
       if (!role) throw new AppError(ErrorCode.InvalidInput, `${file}: entry ${index} turn ${turnIndex} has unknown speaker "${turn.from}"`);
       messages.push({ role, content: turn.value });
     }
     while (messages.length > 0 && messages[messages.length - 1]!.role !== 'user') messages.pop();
     if (messages.length === 0) continue;
-    prompts.push({ id: `sharegpt-${index}`, messages, max_tokens: spec.max_tokens ?? 256, target_input_tokens: null, input_tokens_exact: null });
+    prompts.push({
+      id: `sharegpt-${index}`,
+      messages,
+      max_tokens: spec.max_tokens ?? 256,
+      target_input_tokens: null,
+      input_tokens_exact: null,
+    });
   }
   if (prompts.length === 0) throw new AppError(ErrorCode.InvalidInput, `${file}: no conversation with a human turn to import`);
   return prompts;
 }
 
 /** Expands one generator into concrete prompts, deterministically from its seed. */
-export async function runGenerator(group: string, generator: GeneratorDef, counter: TokenCounter, workloadFile: string): Promise<GeneratedPrompt[]> {
+export async function runGenerator(
+  group: string,
+  generator: GeneratorDef,
+  counter: TokenCounter,
+  workloadFile: string,
+): Promise<GeneratedPrompt[]> {
   if ('synthetic' in generator) {
     const spec = generator.synthetic;
     const random = seededRandom(spec.seed ?? 1);
     const prompts: GeneratedPrompt[] = [];
     for (let index = 0; index < spec.count; index++) {
       const { text, exact } = await textOfTokens(spec.input_tokens, random, counter);
-      prompts.push({ id: `${group}-${index}`, messages: [{ role: 'user', content: text }], max_tokens: spec.output_tokens, target_input_tokens: spec.input_tokens, input_tokens_exact: exact });
+      prompts.push({
+        id: `${group}-${index}`,
+        messages: [{ role: 'user', content: text }],
+        max_tokens: spec.output_tokens,
+        target_input_tokens: spec.input_tokens,
+        input_tokens_exact: exact,
+      });
     }
     return prompts;
   }

@@ -30,17 +30,25 @@ export interface WorkloadProblem {
 }
 
 function fail(file: string, problems: WorkloadProblem[]): never {
-  const lines = problems.slice(0, 20).map((problem) => `${problem.file}${problem.line !== null ? `:${problem.line}:${problem.column}` : ''}: ${problem.field ? `${problem.field}: ` : ''}${problem.message}`);
+  const lines = problems
+    .slice(0, 20)
+    .map(
+      (problem) =>
+        `${problem.file}${problem.line !== null ? `:${problem.line}:${problem.column}` : ''}: ${problem.field ? `${problem.field}: ` : ''}${problem.message}`,
+    );
   if (problems.length > 20) lines.push(`… and ${problems.length - 20} more`);
   throw new AppError(ErrorCode.InvalidInput, `Invalid workload ${file}:\n${lines.join('\n')}`, { problems });
 }
 
 function pointerToPath(pointer: string): (string | number)[] {
   if (!pointer) return [];
-  return pointer.slice(1).split('/').map((part) => {
-    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
-    return /^\d+$/.test(key) ? Number(key) : key;
-  });
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => {
+      const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^\d+$/.test(key) ? Number(key) : key;
+    });
 }
 
 function fieldName(pathParts: (string | number)[]): string {
@@ -79,7 +87,10 @@ function describeSchemaError(error: ErrorObject): { path: (string | number)[]; m
     case 'required':
       return { path: base, message: `missing required field "${(error.params as { missingProperty: string }).missingProperty}"` };
     case 'enum':
-      return { path: base, message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((value) => JSON.stringify(value)).join(', ')}` };
+      return {
+        path: base,
+        message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((value) => JSON.stringify(value)).join(', ')}`,
+      };
     case 'oneOf':
       return { path: base, message: 'must have exactly one of "messages" or "prompt"' };
     case 'anyOf':
@@ -99,14 +110,20 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
         try {
           new RegExp(check.regex, 'u');
         } catch (error) {
-          problems.push({ path: [...base, 'accept', index, 'regex'], message: `not a valid regular expression: ${(error as Error).message}` });
+          problems.push({
+            path: [...base, 'accept', index, 'regex'],
+            message: `not a valid regular expression: ${(error as Error).message}`,
+          });
         }
       }
       if ('json_schema' in check) {
         try {
           ajv.compile(check.json_schema);
         } catch (error) {
-          problems.push({ path: [...base, 'accept', index, 'json_schema'], message: `not a valid JSON Schema: ${(error as Error).message}` });
+          problems.push({
+            path: [...base, 'accept', index, 'json_schema'],
+            message: `not a valid JSON Schema: ${(error as Error).message}`,
+          });
         }
       }
     });
@@ -114,7 +131,8 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
   const groupNames = new Set<string>();
   const itemIds = new Set<string>();
   def.groups.forEach((group, groupIndex) => {
-    if (groupNames.has(group.name)) problems.push({ path: ['groups', groupIndex, 'name'], message: `duplicate group name "${group.name}"` });
+    if (groupNames.has(group.name))
+      problems.push({ path: ['groups', groupIndex, 'name'], message: `duplicate group name "${group.name}"` });
     groupNames.add(group.name);
     checkList(group.accept, ['groups', groupIndex]);
     group.items?.forEach((item, itemIndex) => {
@@ -127,7 +145,10 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
         try {
           ajv.compile(schema);
         } catch (error) {
-          problems.push({ path: [...base, 'response_format', 'json_schema', 'schema'], message: `not a valid JSON Schema: ${(error as Error).message}` });
+          problems.push({
+            path: [...base, 'response_format', 'json_schema', 'schema'],
+            message: `not a valid JSON Schema: ${(error as Error).message}`,
+          });
         }
       }
     });
@@ -140,18 +161,39 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
  * file, line and column and the field; nothing here runs user-supplied code.
  */
 export function parseWorkloadText(text: string, file: string): WorkloadDef {
-  if (text.trim() === '') fail(file, [{ file, line: null, column: null, field: '', message: 'the file is empty; a workload needs at least "name" and "groups"' }]);
+  if (text.trim() === '')
+    fail(file, [
+      { file, line: null, column: null, field: '', message: 'the file is empty; a workload needs at least "name" and "groups"' },
+    ]);
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true, strict: true });
   if (doc.errors.length > 0) {
-    fail(file, doc.errors.map((error) => ({ file, line: error.linePos?.[0].line ?? null, column: error.linePos?.[0].col ?? null, field: '', message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '') })));
+    fail(
+      file,
+      doc.errors.map((error) => ({
+        file,
+        line: error.linePos?.[0].line ?? null,
+        column: error.linePos?.[0].col ?? null,
+        field: '',
+        message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
+      })),
+    );
   }
-  if (!isMap(doc.contents)) fail(file, [{ file, line: 1, column: 1, field: '', message: 'expected a mapping (name, description, groups) at the top level' }]);
+  if (!isMap(doc.contents))
+    fail(file, [{ file, line: 1, column: 1, field: '', message: 'expected a mapping (name, description, groups) at the top level' }]);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (error) {
-    fail(file, [{ file, line: null, column: null, field: '', message: `${(error as Error).message} (aliases are limited to ${MAX_ALIASES} expansions)` }]);
+    fail(file, [
+      {
+        file,
+        line: null,
+        column: null,
+        field: '',
+        message: `${(error as Error).message} (aliases are limited to ${MAX_ALIASES} expansions)`,
+      },
+    ]);
   }
   const validate = schemaValidator();
   if (!validate(value)) {
@@ -159,7 +201,12 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
     const problems: WorkloadProblem[] = [];
     for (const error of validate.errors ?? []) {
       // oneOf/anyOf also report each failed branch; the summary line says it better.
-      if (error.keyword === 'not' || (error.schemaPath.includes('/oneOf/') && error.keyword === 'required') || (error.schemaPath.includes('/anyOf/') && error.keyword === 'required')) continue;
+      if (
+        error.keyword === 'not' ||
+        (error.schemaPath.includes('/oneOf/') && error.keyword === 'required') ||
+        (error.schemaPath.includes('/anyOf/') && error.keyword === 'required')
+      )
+        continue;
       const described = describeSchemaError(error);
       const key = `${fieldName(described.path)}|${described.message}`;
       if (seen.has(key)) continue;
@@ -172,7 +219,16 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
   const semantic = semanticProblems(def);
   const overBudget = generatorBudgetProblem(def);
   if (overBudget) semantic.push({ path: ['groups', overBudget.groupIndex, 'generate'], message: overBudget.message });
-  if (semantic.length > 0) fail(file, semantic.map((problem) => ({ file, ...locate(doc, counter, problem.path), field: fieldName(problem.path), message: problem.message })));
+  if (semantic.length > 0)
+    fail(
+      file,
+      semantic.map((problem) => ({
+        file,
+        ...locate(doc, counter, problem.path),
+        field: fieldName(problem.path),
+        message: problem.message,
+      })),
+    );
   return def;
 }
 
@@ -184,9 +240,14 @@ export function readWorkloadFile(file: string): WorkloadDef {
     throw new AppError(ErrorCode.NotFound, `Workload file not found: ${file}`);
   }
   if (!stat.isFile()) throw new AppError(ErrorCode.InvalidInput, `Workload path is not a file: ${file}`);
-  if (stat.size > MAX_WORKLOAD_FILE_BYTES) throw new AppError(ErrorCode.InvalidInput, `${file}: ${stat.size} bytes is larger than the ${MAX_WORKLOAD_FILE_BYTES}-byte limit for workload files`);
+  if (stat.size > MAX_WORKLOAD_FILE_BYTES)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${file}: ${stat.size} bytes is larger than the ${MAX_WORKLOAD_FILE_BYTES}-byte limit for workload files`,
+    );
   const bytes = readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
-  if (bytes.includes(0)) fail(file, [{ file, line: null, column: null, field: '', message: 'contains NUL bytes: this is a binary file, not YAML or JSON' }]);
+  if (bytes.includes(0))
+    fail(file, [{ file, line: null, column: null, field: '', message: 'contains NUL bytes: this is a binary file, not YAML or JSON' }]);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -202,13 +263,21 @@ export function builtinWorkloadDir(): string {
 }
 
 export function listBuiltinWorkloads(): string[] {
-  return fs.readdirSync(builtinWorkloadDir()).filter((name) => name.endsWith('.yaml')).map((name) => name.slice(0, -5)).sort();
+  return fs
+    .readdirSync(builtinWorkloadDir())
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => name.slice(0, -5))
+    .sort();
 }
 
 export function workloadPath(fileOrName: string): string {
   if (/^[\w.-]+$/.test(fileOrName) && !fileOrName.endsWith('.yaml') && !fileOrName.endsWith('.json') && !fs.existsSync(fileOrName)) {
     const builtin = path.join(builtinWorkloadDir(), `${fileOrName}.yaml`);
-    if (!fs.existsSync(builtin)) throw new AppError(ErrorCode.NotFound, `No workload file or built-in workload named "${fileOrName}". Built-in: ${listBuiltinWorkloads().join(', ')}`);
+    if (!fs.existsSync(builtin))
+      throw new AppError(
+        ErrorCode.NotFound,
+        `No workload file or built-in workload named "${fileOrName}". Built-in: ${listBuiltinWorkloads().join(', ')}`,
+      );
     return builtin;
   }
   return path.resolve(fileOrName);

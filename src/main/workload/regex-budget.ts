@@ -52,7 +52,12 @@ Atomics.notify(state, ${READY});
 `;
 
 // Node has had it since 16; the TypeScript lib in use predates it.
-type WaitAsync = (array: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
+type WaitAsync = (
+  array: Int32Array,
+  index: number,
+  value: number,
+  timeoutMs: number,
+) => { async: false; value: string } | { async: true; value: Promise<string> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 /** One worker answering one pattern at a time; a shared Int32Array carries the answer so a caller may block on it. */
@@ -92,7 +97,12 @@ class PatternWorker {
    * One exchange with the worker, written once for both callers: it yields each wait it needs
    * (slot, value it still holds, timeout) and the caller waits its own way.
    */
-  private *exchange(source: string, flags: string, text: string, budgetMs: number): Generator<[slot: number, value: number, timeoutMs: number], boolean> {
+  private *exchange(
+    source: string,
+    flags: string,
+    text: string,
+    budgetMs: number,
+  ): Generator<[slot: number, value: number, timeoutMs: number], boolean> {
     if (Atomics.load(this.state, READY) === 0) yield [READY, 0, STARTUP_LIMIT_MS];
     const previous = Atomics.load(this.state, DONE);
     const seq = this.send(source, flags, text);

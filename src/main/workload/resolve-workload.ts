@@ -11,7 +11,11 @@ const DEFAULT_MAX_TOKENS = 128;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().filter((key) => (value as Record<string, unknown>)[key] !== undefined).map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -23,7 +27,11 @@ function canonical(value: unknown): string {
 export async function resolveWorkload(def: WorkloadDef, source: string, counter: TokenCounter): Promise<ResolvedWorkload> {
   // Definitions also arrive without passing the parser (over RPC, from stored runs).
   const overBudget = generatorBudgetProblem(def);
-  if (overBudget) throw new AppError(ErrorCode.InvalidInput, `Invalid workload ${source}: groups[${overBudget.groupIndex}].generate: ${overBudget.message}`);
+  if (overBudget)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `Invalid workload ${source}: groups[${overBudget.groupIndex}].generate: ${overBudget.message}`,
+    );
   const defaults = def.defaults ?? {};
   const groups: ResolvedWorkload['groups'] = [];
   for (const group of def.groups) {
@@ -57,7 +65,14 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
           group: group.name,
           messages: generated.messages,
           prompt: null,
-          sampling: { max_tokens: generated.max_tokens, temperature: defaults.temperature, top_p: defaults.top_p, seed: defaults.seed, stop: defaults.stop, ignore_eos: defaults.ignore_eos },
+          sampling: {
+            max_tokens: generated.max_tokens,
+            temperature: defaults.temperature,
+            top_p: defaults.top_p,
+            seed: defaults.seed,
+            stop: defaults.stop,
+            ignore_eos: defaults.ignore_eos,
+          },
           response_format: null,
           repeat: 1,
           weight: 1,

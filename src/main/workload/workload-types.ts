@@ -38,7 +38,16 @@ export interface WorkloadItemDef extends Sampling {
 
 export type GeneratorDef =
   | { synthetic: { count: number; input_tokens: number; output_tokens: number; seed?: number } }
-  | { prefix_families: { prefixes: number; suffixes: number; prefix_tokens: number; suffix_tokens: number; output_tokens: number; seed?: number } }
+  | {
+      prefix_families: {
+        prefixes: number;
+        suffixes: number;
+        prefix_tokens: number;
+        suffix_tokens: number;
+        output_tokens: number;
+        seed?: number;
+      };
+    }
   | { long_document: { count: number; document_tokens: number; fact_position?: number; output_tokens: number; seed?: number } }
   | { sharegpt: { file: string; limit?: number; max_tokens?: number } };
 

@@ -61,13 +61,23 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     return () => window.removeEventListener('keydown', onKey);
   }, [setView, toggleTheme]);
 
-  const onExperiment = useCallback((listener: (state: ExperimentJobState) => void) => (bridge ? bridge.on((name, payload) => name === 'experiment.progress' && listener(payload as ExperimentJobState)) : () => {}), [bridge]);
-  const onJob = useCallback((listener: (progress: JobProgress) => void) => (bridge ? bridge.on((name, payload) => name === 'job.progress' && listener(payload as JobProgress)) : () => {}), [bridge]);
+  const onExperiment = useCallback(
+    (listener: (state: ExperimentJobState) => void) =>
+      bridge ? bridge.on((name, payload) => name === 'experiment.progress' && listener(payload as ExperimentJobState)) : () => {},
+    [bridge],
+  );
+  const onJob = useCallback(
+    (listener: (progress: JobProgress) => void) =>
+      bridge ? bridge.on((name, payload) => name === 'job.progress' && listener(payload as JobProgress)) : () => {},
+    [bridge],
+  );
 
   if (!client) {
     return (
       <main>
-        <p role="alert" className="error">No connection to Infer Lab's main process. Start the app with npm start or ./bin/inferlab serve.</p>
+        <p role="alert" className="error">
+          No connection to Infer Lab's main process. Start the app with npm start or ./bin/inferlab serve.
+        </p>
       </main>
     );
   }
@@ -76,11 +86,19 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
       <nav aria-label="Main">
         <span className="brand">Infer Lab</span>
         {NAVIGATION.map((item, index) => (
-          <button key={item.view} type="button" aria-current={view === item.view ? 'page' : undefined} title={`Alt+${index + 1}`} onClick={() => setView(item.view)}>
+          <button
+            key={item.view}
+            type="button"
+            aria-current={view === item.view ? 'page' : undefined}
+            title={`Alt+${index + 1}`}
+            onClick={() => setView(item.view)}
+          >
             {item.label}
           </button>
         ))}
-        <button type="button" className="theme" onClick={toggleTheme} title="Alt+T">{theme === 'dark' ? 'Light theme' : 'Dark theme'}</button>
+        <button type="button" className="theme" onClick={toggleTheme} title="Alt+T">
+          {theme === 'dark' ? 'Light theme' : 'Dark theme'}
+        </button>
       </nav>
       <main>
         {view === 'home' && <HomeView client={client} />}

@@ -17,7 +17,12 @@ export interface ConditionResult {
   };
   accepted_rate: number | null;
   requests: { attempted: number; completed: number; failed: number };
-  evidence: { cached_prompt_tokens: number; prompt_tokens: number; timings_cache_n_max: number | null; metrics_cached_prompt_tokens: number | null };
+  evidence: {
+    cached_prompt_tokens: number;
+    prompt_tokens: number;
+    timings_cache_n_max: number | null;
+    metrics_cached_prompt_tokens: number | null;
+  };
   contaminated: boolean;
   contamination_reason: string | null;
   /** Cold-process windows: spawn → first token of each fresh server. */
@@ -72,7 +77,13 @@ export interface CacheEvidence {
 }
 
 export interface ColdStarts {
-  starts: { run_id: string; spawn_to_ready_ms: number | null; ttft_ms: number | null; cached_tokens: number | null; requests_before: number }[];
+  starts: {
+    run_id: string;
+    spawn_to_ready_ms: number | null;
+    ttft_ms: number | null;
+    cached_tokens: number | null;
+    requests_before: number;
+  }[];
   spawn_to_ready_ms: Distribution;
   ttft_ms: Distribution;
 }

@@ -3,7 +3,8 @@
  * DESIGN.md "Measurement contract"; `null` always means "not measured", never zero.
  */
 
-export type RequestErrorClass = 'http_status' | 'connect' | 'first_token_timeout' | 'total_timeout' | 'partial_stream' | 'malformed_chunk' | 'cancelled';
+export type RequestErrorClass =
+  'http_status' | 'connect' | 'first_token_timeout' | 'total_timeout' | 'partial_stream' | 'malformed_chunk' | 'cancelled';
 
 /** llama.cpp's per-request `timings` from the final streamed chunk. */
 export interface ServerTimings {

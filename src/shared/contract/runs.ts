@@ -96,7 +96,12 @@ export interface RunSummary {
     /** Set when more requests could be outstanding than the server has slots. */
     slot_wait_note: string | null;
   };
-  throughput: { requests_per_s: number | null; output_tokens_per_s: number | null; total_tokens_per_s: number | null; output_tokens_total: number };
+  throughput: {
+    requests_per_s: number | null;
+    output_tokens_per_s: number | null;
+    total_tokens_per_s: number | null;
+    output_tokens_total: number;
+  };
   goodput: { slo: SloSpec | null; requests_per_s: number | null; fraction: number | null };
   accepted_rate: number | null;
   groups: Record<string, GroupSummary>;
@@ -105,7 +110,16 @@ export interface RunSummary {
    * drain after the last send; closed loop, attempted requests over the measured window.
    * `slip_ms_p99` is null below 100 measured sends (then client_bound judges the max slip).
    */
-  load: { mode: string; offered: number | null; achieved: number | null; concurrency: number | null; slip_ms_p99: number | null; slip_ms_max: number | null; client_bound: boolean; note: string | null };
+  load: {
+    mode: string;
+    offered: number | null;
+    achieved: number | null;
+    concurrency: number | null;
+    slip_ms_p99: number | null;
+    slip_ms_max: number | null;
+    client_bound: boolean;
+    note: string | null;
+  };
   /** Open loop only: latency from each request's scheduled time, which a stalled generator cannot hide. */
   schedule_latency: Record<ScheduleMetricName, Distribution> | null;
   /** Null when no measured request streamed reasoning text. */
@@ -113,4 +127,3 @@ export interface RunSummary {
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
 }
-

@@ -17,7 +17,19 @@ export interface EngineCapabilities {
   kvCacheTypes: boolean;
 }
 
-export type ServerFaultCode = 'binary_missing' | 'out_of_memory' | 'bind_failed' | 'bad_model_file' | 'unsupported_flag' | 'model_not_found' | 'exited_early' | 'stalled' | 'timeout' | 'crashed' | 'oversubscribed' | 'unknown';
+export type ServerFaultCode =
+  | 'binary_missing'
+  | 'out_of_memory'
+  | 'bind_failed'
+  | 'bad_model_file'
+  | 'unsupported_flag'
+  | 'model_not_found'
+  | 'exited_early'
+  | 'stalled'
+  | 'timeout'
+  | 'crashed'
+  | 'oversubscribed'
+  | 'unknown';
 
 export interface ServerFault {
   code: ServerFaultCode;

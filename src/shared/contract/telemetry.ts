@@ -102,11 +102,24 @@ export interface TelemetrySummary {
     timestamps?: { device: number; arrival: number };
     /** Set when sampling stopped part-way (nvidia-smi kept exiting): the figures cover what was sampled. */
     sampling_failure?: string | null;
-    per_gpu?: { index: number; name: string | null; memory_total_mib: number | null; baseline_used_mib: number | null; peak_used_mib: number | null; utilization_pct_mean: number | null }[];
+    per_gpu?: {
+      index: number;
+      name: string | null;
+      memory_total_mib: number | null;
+      baseline_used_mib: number | null;
+      peak_used_mib: number | null;
+      utilization_pct_mean: number | null;
+    }[];
   } | null;
   gpu_unavailable_reason: string | null;
   server_process: { cpu_pct_mean: number | null; rss_peak_bytes: number | null } | null;
-  server_metrics: { prompt_tokens: number | null; cached_prompt_tokens: number | null; predicted_tokens: number | null; requests_processing_max: number | null; requests_deferred_max: number | null } | null;
+  server_metrics: {
+    prompt_tokens: number | null;
+    cached_prompt_tokens: number | null;
+    predicted_tokens: number | null;
+    requests_processing_max: number | null;
+    requests_deferred_max: number | null;
+  } | null;
   sampler: { interval_ms: number; cpu_pct: number };
   /** The measured window on the run's clock: it opens after warmup; the idle baseline precedes it. */
   window?: { start_ms: number | null; end_ms: number | null; baseline_ms: number | null };

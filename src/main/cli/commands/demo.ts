@@ -33,9 +33,10 @@ function capAnswerTokens(def: WorkloadDef, cap: number): WorkloadDef {
     groups: def.groups.map((group) => ({
       ...group,
       items: group.items?.map((item) => (item.max_tokens === undefined ? item : { ...item, max_tokens: capped(item.max_tokens) })),
-      generate: group.generate && 'prefix_families' in group.generate
-        ? { prefix_families: { ...group.generate.prefix_families, output_tokens: capped(group.generate.prefix_families.output_tokens) } }
-        : group.generate,
+      generate:
+        group.generate && 'prefix_families' in group.generate
+          ? { prefix_families: { ...group.generate.prefix_families, output_tokens: capped(group.generate.prefix_families.output_tokens) } }
+          : group.generate,
     })),
   };
 }
@@ -44,7 +45,10 @@ function capAnswerTokens(def: WorkloadDef, cap: number): WorkloadDef {
  * The full demo on the embedded default: a quantization experiment over the three demo
  * models and a warm/cold experiment on prefix-share, tables printed, reports written.
  */
-async function fullDemo(values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean }, signal: AbortSignal): Promise<number> {
+async function fullDemo(
+  values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean },
+  signal: AbortSignal,
+): Promise<number> {
   const context = await openCliContext(values.db);
   try {
     const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
@@ -52,13 +56,41 @@ async function fullDemo(values: { db?: string; out?: string; profile?: string; s
     const outDir = path.resolve(values.out ?? path.join(userDataDir(), 'reports'));
     fs.mkdirSync(outDir, { recursive: true });
     const say = (line: string) => !values.json && process.stderr.write(`${line}\n`);
-    const common = { runs: context.store.runs, experiments, servers: context.servers, engine: context.engine, profile, concurrency: 1, signal, onStatus: say };
-    say(`1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order`);
+    const common = {
+      runs: context.store.runs,
+      experiments,
+      servers: context.servers,
+      engine: context.engine,
+      profile,
+      concurrency: 1,
+      signal,
+      onStatus: say,
+    };
+    say(
+      `1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order`,
+    );
     const quantWorkload = workloadPath('chat-short');
-    const quant = await runQuantExperiment({ ...common, baseRef: 'demo:f16', quants: ['f16', 'q8_0', 'q4_k_m'], workload: { def: capAnswerTokens(readWorkloadFile(quantWorkload), DEMO_ANSWER_TOKENS.quant), file: quantWorkload }, repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow, constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null }, kldText: null });
-    say(`2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows; cold-process: ${defaultColdStarts(EXPERIMENT_DEFAULTS.repeats)} fresh servers, one first request each`);
+    const quant = await runQuantExperiment({
+      ...common,
+      baseRef: 'demo:f16',
+      quants: ['f16', 'q8_0', 'q4_k_m'],
+      workload: { def: capAnswerTokens(readWorkloadFile(quantWorkload), DEMO_ANSWER_TOKENS.quant), file: quantWorkload },
+      repeats: EXPERIMENT_DEFAULTS.repeats,
+      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+      constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null },
+      kldText: null,
+    });
+    say(
+      `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows; cold-process: ${defaultColdStarts(EXPERIMENT_DEFAULTS.repeats)} fresh servers, one first request each`,
+    );
     const warmWorkload = workloadPath('prefix-share');
-    const warm = await runWarmCold({ ...common, model: { ref: 'demo:q8_0', path: await resolveModelRef('demo:q8_0') }, workload: { def: capAnswerTokens(readWorkloadFile(warmWorkload), DEMO_ANSWER_TOKENS.warmCold), file: warmWorkload }, repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow });
+    const warm = await runWarmCold({
+      ...common,
+      model: { ref: 'demo:q8_0', path: await resolveModelRef('demo:q8_0') },
+      workload: { def: capAnswerTokens(readWorkloadFile(warmWorkload), DEMO_ANSWER_TOKENS.warmCold), file: warmWorkload },
+      repeats: EXPERIMENT_DEFAULTS.repeats,
+      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+    });
     const reports = [quant, warm].map((result) => {
       const file = path.join(outDir, `inferlab-${result.kind}-${result.experiment_id.slice(0, 8)}.html`);
       fs.writeFileSync(file, renderExperimentReport(result));
@@ -67,7 +99,9 @@ async function fullDemo(values: { db?: string; out?: string; profile?: string; s
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ experiments: [quant, warm], reports }, null, 2)}\n`);
     } else {
-      process.stdout.write(`Quantization (synthetic demo model: untrained weights shaped to follow a short text; its compute is real)\n${experimentTable(quant)}\n\nWarm against cold\n${experimentTable(warm)}\n\nReports:\n${reports.join('\n')}\n`);
+      process.stdout.write(
+        `Quantization (synthetic demo model: untrained weights shaped to follow a short text; its compute is real)\n${experimentTable(quant)}\n\nWarm against cold\n${experimentTable(warm)}\n\nReports:\n${reports.join('\n')}\n`,
+      );
     }
     return 0;
   } finally {
@@ -76,10 +110,20 @@ async function fullDemo(values: { db?: string; out?: string; profile?: string; s
 }
 
 export const demoCommand: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(args, {
-    quick: { type: 'boolean' }, model: { type: 'string' }, profile: { type: 'string' }, set: { type: 'string', multiple: true },
-    'max-tokens': { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' },
-  }, USAGE);
+  const { values } = parseOptions(
+    args,
+    {
+      quick: { type: 'boolean' },
+      model: { type: 'string' },
+      profile: { type: 'string' },
+      set: { type: 'string', multiple: true },
+      'max-tokens': { type: 'string' },
+      out: { type: 'string' },
+      db: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    USAGE,
+  );
   if (!values.quick) return fullDemo(values, signal);
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
   const modelRef = values.model ?? 'demo:q8_0';
@@ -92,10 +136,21 @@ export const demoCommand: CommandHandler = async (args, signal) => {
     const status = (line: string) => {
       if (!values.json) process.stderr.write(`${line}\n`);
     };
-    const result = await runFirstRequest({ engine, servers: context.servers, model, profile, store: context.store.runs, maxTokens, signal, onStatus: status });
+    const result = await runFirstRequest({
+      engine,
+      servers: context.servers,
+      model,
+      profile,
+      store: context.store.runs,
+      maxTokens,
+      signal,
+      onStatus: status,
+    });
     const { itl_ms: itl, ...metrics } = result.metrics;
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ run_id: result.runId, model: result.modelRef, cold_start: result.coldStart, ...metrics, itl_ms_count: itl.length, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason, database: context.dbPath })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ run_id: result.runId, model: result.modelRef, cold_start: result.coldStart, ...metrics, itl_ms_count: itl.length, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason, database: context.dbPath })}\n`,
+      );
       return 0;
     }
     const t = result.timings;
@@ -116,7 +171,9 @@ export const demoCommand: CommandHandler = async (args, signal) => {
       ['finish reason', result.finishReason ?? '—'],
       ['stored', `run ${result.runId} in ${context.dbPath}`],
     ];
-    process.stdout.write(`${formatTable(rows)}\n\noutput (synthetic model: stitched phrases by design):\n${result.outputText.slice(0, 240)}\n`);
+    process.stdout.write(
+      `${formatTable(rows)}\n\noutput (synthetic model: stitched phrases by design):\n${result.outputText.slice(0, 240)}\n`,
+    );
     return 0;
   } finally {
     await context.dispose();

@@ -39,7 +39,12 @@ function modelRows(models: readonly ModelEntry[]): string[][] {
 }
 
 const scan: CommandHandler = async (args) => {
-  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, hash: { type: 'boolean' }, db: { type: 'string' } }, SCAN_USAGE, true);
+  const { values, positionals } = parseOptions(
+    args,
+    { json: { type: 'boolean' }, hash: { type: 'boolean' }, db: { type: 'string' } },
+    SCAN_USAGE,
+    true,
+  );
   const explicit = positionals.length > 0;
   const result = scanModels(explicit ? positionals : defaultModelFolders(), { reportMissing: explicit });
   if (values.hash) {
@@ -66,33 +71,60 @@ const scan: CommandHandler = async (args) => {
   }
   if (result.problems.length > 0) return 2;
   // Naming a single bad file is a usage error; finding bad files in a folder is a report.
-  if (explicit && positionals.length === 1 && result.models.length === 1 && !result.models[0]!.valid && !fs.statSync(positionals[0]!).isDirectory()) return 2;
+  if (
+    explicit &&
+    positionals.length === 1 &&
+    result.models.length === 1 &&
+    !result.models[0]!.valid &&
+    !fs.statSync(positionals[0]!).isDirectory()
+  )
+    return 2;
   return 0;
 };
 
 const quantize: CommandHandler = async (args, signal) => {
-  const { values, positionals } = parseOptions(args, { to: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } }, QUANTIZE_USAGE, true);
-  if (positionals.length !== 1 || !values.to) throw new AppError(ErrorCode.Usage, `models quantize needs one SRC and --to\n\nUsage: ${QUANTIZE_USAGE}`);
-  const types = values.to.split(',').map((type) => type.trim()).filter(Boolean);
+  const { values, positionals } = parseOptions(
+    args,
+    { to: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } },
+    QUANTIZE_USAGE,
+    true,
+  );
+  if (positionals.length !== 1 || !values.to)
+    throw new AppError(ErrorCode.Usage, `models quantize needs one SRC and --to\n\nUsage: ${QUANTIZE_USAGE}`);
+  const types = values.to
+    .split(',')
+    .map((type) => type.trim())
+    .filter(Boolean);
   const badType = types.find((type) => !QUANT_TYPE.test(type));
-  if (types.length === 0 || badType !== undefined) throw new AppError(ErrorCode.Usage, `--to expects quantization types like Q8_0,Q4_K_M, got "${values.to}"`);
+  if (types.length === 0 || badType !== undefined)
+    throw new AppError(ErrorCode.Usage, `--to expects quantization types like Q8_0,Q4_K_M, got "${values.to}"`);
   const source = await resolveModelRef(positionals[0]!);
   const described = describeModel(source);
   if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
   const outDir = path.resolve(values.out ?? path.dirname(source));
-  if (!fs.existsSync(outDir) || !fs.statSync(outDir).isDirectory()) throw new AppError(ErrorCode.NotFound, `--out ${outDir} is not a folder`);
+  if (!fs.existsSync(outDir) || !fs.statSync(outDir).isDirectory())
+    throw new AppError(ErrorCode.NotFound, `--out ${outDir} is not a folder`);
   const stem = path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
   const targets = types.map((type) => ({ type, target: path.join(outDir, `${stem}-${type.toLowerCase()}.gguf`) }));
   const existing = targets.filter((item) => fs.existsSync(item.target));
-  if (existing.length > 0) throw new AppError(ErrorCode.InvalidInput, `refusing to overwrite ${existing.map((item) => item.target).join(', ')}; delete it or choose --out`);
+  if (existing.length > 0)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `refusing to overwrite ${existing.map((item) => item.target).join(', ')}; delete it or choose --out`,
+    );
   const engine = await requireEngine();
   const binary = toolPath(engine, 'llama-quantize');
-  if (!binary) throw new AppError(ErrorCode.EngineMissing, `llama-quantize was not found beside ${engine.serverPath}; run ./bin/inferlab setup`);
+  if (!binary)
+    throw new AppError(ErrorCode.EngineMissing, `llama-quantize was not found beside ${engine.serverPath}; run ./bin/inferlab setup`);
   const made: ModelEntry[] = [];
   for (const { type, target } of targets) {
     let lastShown = -1;
     await quantizeModel({
-      quantizeBinary: binary, source, target, type, signal,
+      quantizeBinary: binary,
+      source,
+      target,
+      type,
+      signal,
       onProgress: (done, total) => {
         const percent = total ? Math.floor((done / total) * 100) : 0;
         if (!values.json && percent >= lastShown + 10) {

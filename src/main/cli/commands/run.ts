@@ -17,7 +17,8 @@ function usage(message: string): never {
 function positive(name: string, raw: string | undefined, integer: boolean): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) usage(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)))
+    usage(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
   return value;
 }
 
@@ -27,7 +28,8 @@ export function parseSlo(raw: string | undefined): SloSpec | null {
   for (const part of raw.split(',')) {
     const [key, value] = part.split('=');
     const name = `${key?.trim()}_ms` as keyof SloSpec;
-    if (!['ttft_ms', 'tpot_ms', 'e2e_ms'].includes(name) || value === undefined) usage(`--slo expects ttft=MS,tpot=MS,e2e=MS, got "${part}"`);
+    if (!['ttft_ms', 'tpot_ms', 'e2e_ms'].includes(name) || value === undefined)
+      usage(`--slo expects ttft=MS,tpot=MS,e2e=MS, got "${part}"`);
     const limit = Number(value);
     if (!Number.isFinite(limit) || limit <= 0) usage(`--slo ${key} must be a positive number of milliseconds, got "${value}"`);
     slo[name] = limit;
@@ -36,14 +38,34 @@ export function parseSlo(raw: string | undefined): SloSpec | null {
 }
 
 export const runCommand: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(args, {
-    workload: { type: 'string' }, model: { type: 'string' }, endpoint: { type: 'string' },
-    concurrency: { type: 'string' }, rate: { type: 'string' }, burstiness: { type: 'string' }, 'max-outstanding': { type: 'string' },
-    requests: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, slo: { type: 'string' },
-    'first-token-timeout': { type: 'string' }, timeout: { type: 'string' }, reference: { type: 'string' },
-    profile: { type: 'string' }, set: { type: 'string', multiple: true }, 'api-key-env': { type: 'string' }, 'metrics-url': { type: 'string' },
-    private: { type: 'boolean' }, force: { type: 'boolean' }, db: { type: 'string' }, json: { type: 'boolean' },
-  }, USAGE);
+  const { values } = parseOptions(
+    args,
+    {
+      workload: { type: 'string' },
+      model: { type: 'string' },
+      endpoint: { type: 'string' },
+      concurrency: { type: 'string' },
+      rate: { type: 'string' },
+      burstiness: { type: 'string' },
+      'max-outstanding': { type: 'string' },
+      requests: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      slo: { type: 'string' },
+      'first-token-timeout': { type: 'string' },
+      timeout: { type: 'string' },
+      reference: { type: 'string' },
+      profile: { type: 'string' },
+      set: { type: 'string', multiple: true },
+      'api-key-env': { type: 'string' },
+      'metrics-url': { type: 'string' },
+      private: { type: 'boolean' },
+      force: { type: 'boolean' },
+      db: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    USAGE,
+  );
   if (!values.workload) usage('--workload is required');
   if (!values.model === !values.endpoint) usage('give exactly one of --model or --endpoint');
   const warmupRaw = values.warmup ?? '0';
@@ -51,13 +73,26 @@ export const runCommand: CommandHandler = async (args, signal) => {
   if (!Number.isInteger(warmup) || warmup < 0) usage(`--warmup must be a whole number ≥ 0, got "${warmupRaw}"`);
   // The same spec the UI sends; every flag has its field.
   const spec: StartRunSpec = {
-    workload: values.workload, model: values.model ?? null, endpoint: values.endpoint ?? null, apiKeyEnv: values['api-key-env'] ?? null,
-    profileName: values.profile ?? 'default', settings: values.set ?? [], force: values.force ?? false,
-    concurrency: positive('concurrency', values.concurrency, true) ?? null, rate: positive('rate', values.rate, false) ?? null,
-    burstiness: positive('burstiness', values.burstiness, false) ?? null, maxOutstanding: positive('max-outstanding', values['max-outstanding'], true) ?? null,
-    requests: positive('requests', values.requests, true) ?? null, durationS: positive('duration', values.duration, false) ?? null, warmup,
-    slo: parseSlo(values.slo), firstTokenTimeoutS: positive('first-token-timeout', values['first-token-timeout'], false) ?? null, timeoutS: positive('timeout', values.timeout, false) ?? null,
-    referenceRunId: values.reference ?? null, metricsUrl: values['metrics-url'] ?? null, private: values.private ?? false,
+    workload: values.workload,
+    model: values.model ?? null,
+    endpoint: values.endpoint ?? null,
+    apiKeyEnv: values['api-key-env'] ?? null,
+    profileName: values.profile ?? 'default',
+    settings: values.set ?? [],
+    force: values.force ?? false,
+    concurrency: positive('concurrency', values.concurrency, true) ?? null,
+    rate: positive('rate', values.rate, false) ?? null,
+    burstiness: positive('burstiness', values.burstiness, false) ?? null,
+    maxOutstanding: positive('max-outstanding', values['max-outstanding'], true) ?? null,
+    requests: positive('requests', values.requests, true) ?? null,
+    durationS: positive('duration', values.duration, false) ?? null,
+    warmup,
+    slo: parseSlo(values.slo),
+    firstTokenTimeoutS: positive('first-token-timeout', values['first-token-timeout'], false) ?? null,
+    timeoutS: positive('timeout', values.timeout, false) ?? null,
+    referenceRunId: values.reference ?? null,
+    metricsUrl: values['metrics-url'] ?? null,
+    private: values.private ?? false,
   };
   // Bad input fails here, before the database is opened or a server started.
   try {

@@ -12,7 +12,8 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(args, { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' } }, USAGE);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError(ErrorCode.Usage, `--port must be 0-65535, got "${values.port}"\n\nUsage: ${USAGE}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new AppError(ErrorCode.Usage, `--port must be 0-65535, got "${values.port}"\n\nUsage: ${USAGE}`);
   const rendererDir = path.dirname(builtAppFile('renderer'));
   const container = await createServices({ dbPath: values.db });
   let server;
@@ -24,13 +25,16 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   }
   // A fault in one request must not take down the service and the servers it manages: log it
   // and keep serving. Shutting down stays with the signal handlers.
-  const onFault = (kind: string) => (error: unknown) => process.stderr.write(`serve: ${kind}: ${(error as Error)?.stack ?? String(error)}\n`);
+  const onFault = (kind: string) => (error: unknown) =>
+    process.stderr.write(`serve: ${kind}: ${(error as Error)?.stack ?? String(error)}\n`);
   const onRejection = onFault('unhandled rejection');
   const onException = onFault('uncaught exception');
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   process.stdout.write(`${server.url}\n`);
-  process.stderr.write('Open the URL above: it carries the access token (kept in the data folder, so it stays the same across restarts); requests without it are refused.\n');
+  process.stderr.write(
+    'Open the URL above: it carries the access token (kept in the data folder, so it stays the same across restarts); requests without it are refused.\n',
+  );
   try {
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
     await server.close();

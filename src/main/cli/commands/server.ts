@@ -10,17 +10,46 @@ import { formatMs, formatTable } from '../format';
 import { START_USAGE, PROFILE_USAGE } from '../usage';
 
 function stateLine(snapshot: ServerSnapshot, auth: Readonly<Record<string, string>>): Record<string, unknown> {
-  const line: Record<string, unknown> = { state: snapshot.state, id: snapshot.id, model: snapshot.modelRef, profile: snapshot.profileName, port: snapshot.port, pid: snapshot.pid };
-  if (snapshot.state === 'ready') Object.assign(line, { base_url: snapshot.baseUrl, authorization: auth.authorization ?? null, cold_start: snapshot.coldStart, effective_config: snapshot.effectiveConfig });
+  const line: Record<string, unknown> = {
+    state: snapshot.state,
+    id: snapshot.id,
+    model: snapshot.modelRef,
+    profile: snapshot.profileName,
+    port: snapshot.port,
+    pid: snapshot.pid,
+  };
+  if (snapshot.state === 'ready')
+    Object.assign(line, {
+      base_url: snapshot.baseUrl,
+      authorization: auth.authorization ?? null,
+      cold_start: snapshot.coldStart,
+      effective_config: snapshot.effectiveConfig,
+    });
   if (snapshot.fault) line.fault = snapshot.fault;
   return line;
 }
 
 const start: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(args, { model: { type: 'string' }, engine: { type: 'string' }, profile: { type: 'string' }, set: { type: 'string', multiple: true }, force: { type: 'boolean' }, db: { type: 'string' }, json: { type: 'boolean' } }, START_USAGE);
+  const { values } = parseOptions(
+    args,
+    {
+      model: { type: 'string' },
+      engine: { type: 'string' },
+      profile: { type: 'string' },
+      set: { type: 'string', multiple: true },
+      force: { type: 'boolean' },
+      db: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    START_USAGE,
+  );
   if (!values.model) throw new AppError(ErrorCode.Usage, `--model is required\n\nUsage: ${START_USAGE}`);
   const engine = values.engine ?? 'llama.cpp';
-  if (engine !== 'llama.cpp' && engine !== 'vllm' && engine !== 'sglang') throw new AppError(ErrorCode.Usage, `--engine must be llama.cpp, vllm or sglang, got "${engine}" (Ollama and other endpoints are not launched: point runs at them with --endpoint)`);
+  if (engine !== 'llama.cpp' && engine !== 'vllm' && engine !== 'sglang')
+    throw new AppError(
+      ErrorCode.Usage,
+      `--engine must be llama.cpp, vllm or sglang, got "${engine}" (Ollama and other endpoints are not launched: point runs at them with --endpoint)`,
+    );
   const context = await openCliContext(values.db);
   try {
     const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
@@ -30,10 +59,17 @@ const start: CommandHandler = async (args, signal) => {
       if (snapshot.state === lastState) return;
       lastState = snapshot.state;
       if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot, server.authHeaders))}\n`);
-      else process.stderr.write(`server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`);
+      else
+        process.stderr.write(
+          `server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`,
+        );
     });
-    const crashed = new Promise<ServerSnapshot>((resolve) => server.changes.on((snapshot) => (snapshot.state === 'crashed' ? resolve(snapshot) : undefined)));
-    const stopRequested = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    const crashed = new Promise<ServerSnapshot>((resolve) =>
+      server.changes.on((snapshot) => (snapshot.state === 'crashed' ? resolve(snapshot) : undefined)),
+    );
+    const stopRequested = new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     const ready = await Promise.race([server.start(), stopRequested.then(() => null)]);
     if (ready && ready.state !== 'ready') {
       if (!values.json) process.stderr.write(`${(ready.fault?.logTail ?? []).slice(-15).join('\n')}\n`);
@@ -41,17 +77,19 @@ const start: CommandHandler = async (args, signal) => {
     }
     if (ready && !values.json) {
       const cold = ready.coldStart;
-      process.stderr.write(`${formatTable([
-        ['url', ready.baseUrl ?? ''],
-        // Other local users cannot use the server without it; the person at this shell may.
-        ...(server.authHeaders.authorization ? [['authorization', server.authHeaders.authorization]] : []),
-        ['pid', String(ready.pid)],
-        ['spawn → listening', formatMs(cold?.spawnToListeningMs)],
-        ['spawn → ready', formatMs(cold?.spawnToReadyMs)],
-        ['ready → first token', formatMs(cold?.readyToFirstTokenMs)],
-        ['context (total / per slot)', `${ready.effectiveConfig?.contextSize ?? '?'} / ${ready.effectiveConfig?.contextPerSlot ?? '?'}`],
-        ['slots', String(ready.effectiveConfig?.slots ?? '?')],
-      ])}\nPress Ctrl-C to stop.\n`);
+      process.stderr.write(
+        `${formatTable([
+          ['url', ready.baseUrl ?? ''],
+          // Other local users cannot use the server without it; the person at this shell may.
+          ...(server.authHeaders.authorization ? [['authorization', server.authHeaders.authorization]] : []),
+          ['pid', String(ready.pid)],
+          ['spawn → listening', formatMs(cold?.spawnToListeningMs)],
+          ['spawn → ready', formatMs(cold?.spawnToReadyMs)],
+          ['ready → first token', formatMs(cold?.readyToFirstTokenMs)],
+          ['context (total / per slot)', `${ready.effectiveConfig?.contextSize ?? '?'} / ${ready.effectiveConfig?.contextPerSlot ?? '?'}`],
+          ['slots', String(ready.effectiveConfig?.slots ?? '?')],
+        ])}\nPress Ctrl-C to stop.\n`,
+      );
     }
     const outcome = await Promise.race([crashed.then(() => 'crashed' as const), stopRequested.then(() => 'stop' as const)]);
     await server.stop();
@@ -62,9 +100,15 @@ const start: CommandHandler = async (args, signal) => {
 };
 
 const profile: CommandHandler = async (args) => {
-  const { values, positionals } = parseOptions(args, { from: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } }, PROFILE_USAGE, true);
+  const { values, positionals } = parseOptions(
+    args,
+    { from: { type: 'string' }, set: { type: 'string', multiple: true }, db: { type: 'string' }, json: { type: 'boolean' } },
+    PROFILE_USAGE,
+    true,
+  );
   const [action, name] = positionals;
-  if (!['list', 'show', 'save', 'delete'].includes(action ?? '')) throw new AppError(ErrorCode.Usage, `Unknown profile action "${action ?? ''}"\n\nUsage: ${PROFILE_USAGE}`);
+  if (!['list', 'show', 'save', 'delete'].includes(action ?? ''))
+    throw new AppError(ErrorCode.Usage, `Unknown profile action "${action ?? ''}"\n\nUsage: ${PROFILE_USAGE}`);
   if (action !== 'list' && !name) throw new AppError(ErrorCode.Usage, `profile ${action} needs a NAME\n\nUsage: ${PROFILE_USAGE}`);
   const container = await openCliServices(values.db, shellAccess());
   try {
@@ -72,17 +116,27 @@ const profile: CommandHandler = async (args) => {
     const named = async (wanted: string) => {
       const all = await servers.profiles();
       const found = all.find((candidate) => candidate.name === wanted);
-      if (!found) throw new AppError(ErrorCode.NotFound, `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`);
+      if (!found)
+        throw new AppError(
+          ErrorCode.NotFound,
+          `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`,
+        );
       return found;
     };
     if (action === 'list') {
       const all = await servers.profiles();
       if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);
-      else process.stdout.write(`${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`);
+      else
+        process.stdout.write(
+          `${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`,
+        );
     } else if (action === 'show') {
       const shown = await named(name!);
       if (values.json) process.stdout.write(`${JSON.stringify(shown)}\n`);
-      else process.stdout.write(`${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`);
+      else
+        process.stdout.write(
+          `${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`,
+        );
     } else if (action === 'save') {
       const saved = applySettings({ ...(await named(values.from ?? 'default')), name: name! }, values.set ?? []);
       await servers.saveProfile(saved);

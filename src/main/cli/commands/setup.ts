@@ -7,9 +7,14 @@ import { stderrBuildProgress } from '../progress';
 import { SETUP_USAGE as USAGE } from '../usage';
 
 export const setupCommand: CommandHandler = async (args) => {
-  const { values } = parseOptions(args, { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } }, USAGE);
+  const { values } = parseOptions(
+    args,
+    { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } },
+    USAGE,
+  );
   const backend = values.backend as EngineBackend | undefined;
-  if (backend !== undefined && !ENGINE_BACKENDS.includes(backend)) throw new AppError(ErrorCode.Usage, `--backend must be one of ${ENGINE_BACKENDS.join(', ')}, got "${values.backend}"`);
+  if (backend !== undefined && !ENGINE_BACKENDS.includes(backend))
+    throw new AppError(ErrorCode.Usage, `--backend must be one of ${ENGINE_BACKENDS.join(', ')}, got "${values.backend}"`);
   const log = (line: string) => process.stderr.write(`inferlab setup: ${line}\n`);
   if (values['from-npm-install'] && process.env.INFERLAB_SKIP_SETUP === '1') {
     log('skipped (INFERLAB_SKIP_SETUP=1); run ./bin/inferlab setup later');
@@ -18,7 +23,9 @@ export const setupCommand: CommandHandler = async (args) => {
   try {
     const started = performance.now();
     const result = await runSetup({ backend, force: values.force, progress: stderrBuildProgress(), log });
-    log(`engine ready: ${result.engine.serverPath} (${result.engine.version ?? 'unknown version'}) in ${result.engineSeconds.toFixed(2)} s`);
+    log(
+      `engine ready: ${result.engine.serverPath} (${result.engine.version ?? 'unknown version'}) in ${result.engineSeconds.toFixed(2)} s`,
+    );
     log(`demo models: ${result.demoModels.map((state) => state.ref).join(', ')}`);
     log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return 0;

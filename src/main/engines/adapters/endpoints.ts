@@ -8,13 +8,27 @@ import { AppError } from '../../core/errors';
  * cannot do (cold process, slot erase, server timings) is declared, not faked.
  */
 export const OLLAMA_CAPABILITIES: EngineCapabilities = {
-  managedProcess: false, coldProcess: false, promptCacheControl: false, slotErase: false, serverMetrics: false,
-  serverTimings: false, tokenize: false, gpuLayers: true, kvCacheTypes: false,
+  managedProcess: false,
+  coldProcess: false,
+  promptCacheControl: false,
+  slotErase: false,
+  serverMetrics: false,
+  serverTimings: false,
+  tokenize: false,
+  gpuLayers: true,
+  kvCacheTypes: false,
 };
 
 export const OPENAI_ENDPOINT_CAPABILITIES: EngineCapabilities = {
-  managedProcess: false, coldProcess: false, promptCacheControl: false, slotErase: false, serverMetrics: false,
-  serverTimings: false, tokenize: false, gpuLayers: false, kvCacheTypes: false,
+  managedProcess: false,
+  coldProcess: false,
+  promptCacheControl: false,
+  slotErase: false,
+  serverMetrics: false,
+  serverTimings: false,
+  tokenize: false,
+  gpuLayers: false,
+  kvCacheTypes: false,
 };
 
 export interface OllamaModel {
@@ -32,7 +46,8 @@ export interface OllamaLoadedModel {
 }
 
 function record(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AppError(ErrorCode.InvalidInput, `${what}: expected a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new AppError(ErrorCode.InvalidInput, `${what}: expected a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -49,14 +64,22 @@ const stringOrNull = (value: unknown) => (typeof value === 'string' ? value : nu
 export function parseOllamaTags(body: unknown): OllamaModel[] {
   return list(body, 'models', 'Ollama /api/tags').map((model) => {
     const details = (model.details ?? {}) as Record<string, unknown>;
-    return { name: String(model.name ?? model.model), sizeBytes: numberOrNull(model.size), quantization: stringOrNull(details.quantization_level), parameterSize: stringOrNull(details.parameter_size) };
+    return {
+      name: String(model.name ?? model.model),
+      sizeBytes: numberOrNull(model.size),
+      quantization: stringOrNull(details.quantization_level),
+      parameterSize: stringOrNull(details.parameter_size),
+    };
   });
 }
 
 /** GET /api/ps: the models loaded now, with the VRAM each holds. */
 export function parseOllamaPs(body: unknown): OllamaLoadedModel[] {
   return list(body, 'models', 'Ollama /api/ps').map((model) => ({
-    name: String(model.name ?? model.model), sizeBytes: numberOrNull(model.size), vramBytes: numberOrNull(model.size_vram), expiresAt: stringOrNull(model.expires_at),
+    name: String(model.name ?? model.model),
+    sizeBytes: numberOrNull(model.size),
+    vramBytes: numberOrNull(model.size_vram),
+    expiresAt: stringOrNull(model.expires_at),
   }));
 }
 
@@ -71,11 +94,22 @@ export class OllamaClient {
   private async request(path: string, init?: RequestInit): Promise<unknown> {
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(300_000) });
+      response = await fetch(`${this.baseUrl}${path}`, {
+        ...init,
+        headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(300_000),
+      });
     } catch (error) {
-      throw new AppError(ErrorCode.RequestFailed, `Cannot reach Ollama at ${this.baseUrl} (${(error as Error).message}); is the daemon running?`);
+      throw new AppError(
+        ErrorCode.RequestFailed,
+        `Cannot reach Ollama at ${this.baseUrl} (${(error as Error).message}); is the daemon running?`,
+      );
     }
-    if (!response.ok) throw new AppError(ErrorCode.RequestFailed, `Ollama ${path} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    if (!response.ok)
+      throw new AppError(
+        ErrorCode.RequestFailed,
+        `Ollama ${path} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`,
+      );
     return response.json();
   }
 
@@ -89,7 +123,10 @@ export class OllamaClient {
 
   /** Loads a model and keeps it resident for `keepAlive` (an empty prompt only loads). */
   async load(model: string, keepAlive = '30m'): Promise<void> {
-    await this.request('/api/generate', { method: 'POST', body: JSON.stringify({ model, prompt: '', keep_alive: keepAlive, stream: false }) });
+    await this.request('/api/generate', {
+      method: 'POST',
+      body: JSON.stringify({ model, prompt: '', keep_alive: keepAlive, stream: false }),
+    });
   }
 
   async unload(model: string): Promise<void> {
@@ -133,7 +170,11 @@ export function endpointCovers(configured: string, target: string): boolean {
  * The API key for a run that a request over RPC names: only the key configured for that
  * endpoint in `endpointKeys`, so a request cannot send the user's key to a host of its choosing.
  */
-export function configuredEndpointHeaders(url: string, keys: readonly { endpoint: string; env: string }[], env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function configuredEndpointHeaders(
+  url: string,
+  keys: readonly { endpoint: string; env: string }[],
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const entry = keys.find((candidate) => endpointCovers(candidate.endpoint, url));
   return entry ? endpointHeaders(env, entry.env) : {};
 }

@@ -5,8 +5,15 @@ import { buildLlamaServerArgs } from '../llamacpp/launch-args';
 import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../llamacpp/log-facts';
 
 export const LLAMACPP_CAPABILITIES: EngineCapabilities = {
-  managedProcess: true, coldProcess: true, promptCacheControl: true, slotErase: true, serverMetrics: true,
-  serverTimings: true, tokenize: true, gpuLayers: true, kvCacheTypes: true,
+  managedProcess: true,
+  coldProcess: true,
+  promptCacheControl: true,
+  slotErase: true,
+  serverMetrics: true,
+  serverTimings: true,
+  tokenize: true,
+  gpuLayers: true,
+  kvCacheTypes: true,
 };
 
 export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {

@@ -9,16 +9,39 @@ import { emptyEffectiveConfig, fetchJson, type ManagedEngineAdapter } from '../e
  * tested against recorded fixtures.
  */
 export const PYTHON_SERVER_CAPABILITIES: EngineCapabilities = {
-  managedProcess: true, coldProcess: true, promptCacheControl: true, slotErase: false, serverMetrics: true,
-  serverTimings: false, tokenize: true, gpuLayers: false, kvCacheTypes: true,
+  managedProcess: true,
+  coldProcess: true,
+  promptCacheControl: true,
+  slotErase: false,
+  serverMetrics: true,
+  serverTimings: false,
+  tokenize: true,
+  gpuLayers: false,
+  kvCacheTypes: true,
 };
 
 const PYTHON_FAULTS: { code: ServerFaultCode; pattern: RegExp; hint: string }[] = [
-  { code: 'out_of_memory', pattern: /CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|Not enough memory/i, hint: 'Lower the context length or the number of concurrent sequences, or the GPU memory fraction.' },
+  {
+    code: 'out_of_memory',
+    pattern: /CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|Not enough memory/i,
+    hint: 'Lower the context length or the number of concurrent sequences, or the GPU memory fraction.',
+  },
   { code: 'bind_failed', pattern: /address already in use|Errno 98/i, hint: 'The port was taken; start again or stop the other server.' },
-  { code: 'unsupported_flag', pattern: /unrecognized arguments|error: argument/i, hint: 'This version does not accept one of the flags; remove it from extraFlags.' },
-  { code: 'binary_missing', pattern: /^spawn failed: .*(ENOENT|EACCES)|No module named/, hint: 'The configured command or Python module is missing; fix the engine command in config.json.' },
-  { code: 'bad_model_file', pattern: /OSError: .*(does not appear to have|not a valid)|ValueError: .*model/i, hint: 'The model path or repository is not a model this engine can load.' },
+  {
+    code: 'unsupported_flag',
+    pattern: /unrecognized arguments|error: argument/i,
+    hint: 'This version does not accept one of the flags; remove it from extraFlags.',
+  },
+  {
+    code: 'binary_missing',
+    pattern: /^spawn failed: .*(ENOENT|EACCES)|No module named/,
+    hint: 'The configured command or Python module is missing; fix the engine command in config.json.',
+  },
+  {
+    code: 'bad_model_file',
+    pattern: /OSError: .*(does not appear to have|not a valid)|ValueError: .*model/i,
+    hint: 'The model path or repository is not a model this engine can load.',
+  },
 ];
 
 function classify(lines: readonly string[]) {
@@ -29,7 +52,12 @@ function classify(lines: readonly string[]) {
 async function readOpenAiModelConfig(server: ServerAddress, argv: string[]) {
   const models = await fetchJson(`${server.baseUrl}/v1/models`, { headers: { ...server.headers } });
   const first = (Array.isArray(models?.data) ? models.data[0] : null) as { id?: string; max_model_len?: number } | null;
-  return { ...emptyEffectiveConfig(argv), model: first?.id ?? null, contextSize: first?.max_model_len ?? null, contextPerSlot: first?.max_model_len ?? null };
+  return {
+    ...emptyEffectiveConfig(argv),
+    model: first?.id ?? null,
+    contextSize: first?.max_model_len ?? null,
+    contextPerSlot: first?.max_model_len ?? null,
+  };
 }
 
 /** Splits a configured command line on whitespace, honouring double quotes; no shell is involved. */
@@ -48,12 +76,21 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
     launch: ({ modelPath, port, profile }) => ({
       program,
       args: [
-        ...prefix, ...(prefix.length === 0 ? ['serve'] : []), modelPath,
-        '--host', '127.0.0.1', '--port', String(port),
-        '--max-model-len', String(profile.contextSize),
-        '--max-num-seqs', String(profile.parallelSlots),
-        '--max-num-batched-tokens', String(profile.batchSize),
-        '--kv-cache-dtype', profile.cacheTypeK === 'f16' ? 'auto' : profile.cacheTypeK,
+        ...prefix,
+        ...(prefix.length === 0 ? ['serve'] : []),
+        modelPath,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--max-model-len',
+        String(profile.contextSize),
+        '--max-num-seqs',
+        String(profile.parallelSlots),
+        '--max-num-batched-tokens',
+        String(profile.batchSize),
+        '--kv-cache-dtype',
+        profile.cacheTypeK === 'f16' ? 'auto' : profile.cacheTypeK,
         ...(profile.cacheRamMib === 0 ? ['--no-enable-prefix-caching'] : ['--enable-prefix-caching']),
         ...profile.extraFlags,
       ],
@@ -79,12 +116,21 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
     launch: ({ modelPath, port, profile }) => ({
       program,
       args: [
-        ...prefix, '--model-path', modelPath,
-        '--host', '127.0.0.1', '--port', String(port),
-        '--context-length', String(profile.contextSize),
-        '--max-running-requests', String(profile.parallelSlots),
-        '--chunked-prefill-size', String(profile.batchSize),
-        '--kv-cache-dtype', profile.cacheTypeK === 'f16' ? 'auto' : profile.cacheTypeK,
+        ...prefix,
+        '--model-path',
+        modelPath,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--context-length',
+        String(profile.contextSize),
+        '--max-running-requests',
+        String(profile.parallelSlots),
+        '--chunked-prefill-size',
+        String(profile.batchSize),
+        '--kv-cache-dtype',
+        profile.cacheTypeK === 'f16' ? 'auto' : profile.cacheTypeK,
         '--enable-metrics',
         ...(profile.cacheRamMib === 0 ? ['--disable-radix-cache'] : []),
         ...profile.extraFlags,

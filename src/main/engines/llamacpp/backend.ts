@@ -27,7 +27,11 @@ export function chooseBackend(forced?: EngineBackend): BackendChoice {
   if (process.platform === 'darwin') return { backend: 'metal', reason: 'macOS' };
   const nvcc = findNvcc();
   if (nvcc && nvidiaGpuPresent()) return { backend: 'cuda', reason: `nvcc at ${nvcc} and an NVIDIA GPU` };
-  if (nvcc) return { backend: 'cpu', reason: `nvcc at ${nvcc} but no NVIDIA GPU answered nvidia-smi -L; building for CPU (force with --backend cuda)` };
+  if (nvcc)
+    return {
+      backend: 'cpu',
+      reason: `nvcc at ${nvcc} but no NVIDIA GPU answered nvidia-smi -L; building for CPU (force with --backend cuda)`,
+    };
   return { backend: 'cpu', reason: 'no CUDA toolkit (nvcc) found' };
 }
 

@@ -94,11 +94,15 @@ export function missingBuildPrerequisites(backend: EngineBackend, env: NodeJS.Pr
     process.platform === 'darwin' ? brew : debian ? `apt-get install -y ${pkgs}` : `install ${pkgs} with your package manager`;
   const missing: MissingPrerequisite[] = [];
   if (!findExecutable('cmake', env)) missing.push({ what: 'cmake (3.14 or newer)', fix: install('cmake', 'brew install cmake') });
-  const compiler = env.CXX ? findExecutable(env.CXX, env) : (findExecutable('c++', env) ?? findExecutable('g++', env) ?? findExecutable('clang++', env));
+  const compiler = env.CXX
+    ? findExecutable(env.CXX, env)
+    : (findExecutable('c++', env) ?? findExecutable('g++', env) ?? findExecutable('clang++', env));
   if (!compiler) missing.push({ what: 'a C++17 compiler (g++ or clang++)', fix: install('g++ make', 'xcode-select --install') });
-  if (!findExecutable('git', env)) missing.push({ what: 'git (to unpack the llama.cpp source bundle)', fix: install('git', 'xcode-select --install') });
+  if (!findExecutable('git', env))
+    missing.push({ what: 'git (to unpack the llama.cpp source bundle)', fix: install('git', 'xcode-select --install') });
   if (!findExecutable('tar', env)) missing.push({ what: 'tar', fix: install('tar', 'xcode-select --install') });
-  if (backend === 'cuda' && !findNvcc()) missing.push({ what: 'the CUDA toolkit (nvcc) for --backend cuda', fix: 'install the CUDA toolkit, or use --backend cpu' });
+  if (backend === 'cuda' && !findNvcc())
+    missing.push({ what: 'the CUDA toolkit (nvcc) for --backend cuda', fix: 'install the CUDA toolkit, or use --backend cpu' });
   return missing;
 }
 
@@ -175,7 +179,13 @@ export async function ensureManagedBuild(options: {
     }
     fs.rmSync(binDir, { recursive: true, force: true });
     fs.renameSync(staging, binDir);
-    const build: ManagedBuild = { commit, backend, binDir, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000) };
+    const build: ManagedBuild = {
+      commit,
+      backend,
+      binDir,
+      builtAt: new Date().toISOString(),
+      buildSeconds: Math.round((Date.now() - started) / 1000),
+    };
     fs.writeFileSync(markerPath(dir), JSON.stringify(build, null, 2));
     return { ...build, reused: false };
   } finally {

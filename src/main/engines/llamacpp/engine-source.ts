@@ -50,7 +50,10 @@ function npmCommand(): { binary: string; prefixArgs: string[] } {
 async function mustRun(step: string, binary: string, args: string[], cwd?: string): Promise<string> {
   const result = await runToCompletion(binary, args, { cwd });
   if (result.code !== 0) {
-    throw new AppError(ErrorCode.EngineBuildFailed, `${step} failed (${binary} ${args.join(' ')}, exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-20).join('\n')}`);
+    throw new AppError(
+      ErrorCode.EngineBuildFailed,
+      `${step} failed (${binary} ${args.join(' ')}, exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-20).join('\n')}`,
+    );
   }
   return result.output;
 }
@@ -59,7 +62,10 @@ async function mustRun(step: string, binary: string, args: string[], cwd?: strin
 export function assertPinnedIntegrity(tarballPath: string, expected: string = PINNED_SOURCE.integrity): void {
   const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tarballPath)).digest('base64')}`;
   if (integrity !== expected) {
-    throw new AppError(ErrorCode.EngineBuildFailed, `The downloaded ${path.basename(tarballPath)} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`);
+    throw new AppError(
+      ErrorCode.EngineBuildFailed,
+      `The downloaded ${path.basename(tarballPath)} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`,
+    );
   }
 }
 
@@ -77,7 +83,12 @@ export async function ensurePinnedSource(engineDir: string, log: (line: string) 
   try {
     log(`fetching ${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version} from the npm registry (llama.cpp source bundle)`);
     const npm = npmCommand();
-    await mustRun('npm pack', npm.binary, [...npm.prefixArgs, 'pack', `${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version}`, '--pack-destination', work, '--silent'], work);
+    await mustRun(
+      'npm pack',
+      npm.binary,
+      [...npm.prefixArgs, 'pack', `${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version}`, '--pack-destination', work, '--silent'],
+      work,
+    );
     const tarball = fs.readdirSync(work).find((name) => name.endsWith('.tgz'));
     if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, 'npm pack produced no tarball');
     const tarballPath = path.join(work, tarball);

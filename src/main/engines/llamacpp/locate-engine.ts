@@ -24,7 +24,12 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
   const configured = env.INFERLAB_LLAMA_SERVER || readUserConfig(env).engine?.llamaServerPath;
   if (configured) {
     if (isExecutable(configured)) return { engine: await describe('configured', path.resolve(configured), null), problems };
-    return { engine: null, problems: [`the configured llama-server (${configured}) is missing or not executable; fix the path or remove it to use the managed build`] };
+    return {
+      engine: null,
+      problems: [
+        `the configured llama-server (${configured}) is missing or not executable; fix the path or remove it to use the managed build`,
+      ],
+    };
   }
   const onPath = findExecutable('llama-server', env);
   if (onPath) return { engine: await describe('path', onPath, null), problems };

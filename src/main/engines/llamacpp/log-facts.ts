@@ -45,12 +45,38 @@ interface FaultRule {
 
 /** Known failure signatures in llama-server's log, each with the one-line fix. */
 const FAULT_RULES: readonly FaultRule[] = [
-  { code: 'binary_missing', pattern: /^spawn failed: .*(ENOENT|EACCES)/, hint: 'The llama-server binary is missing or not executable; run ./bin/inferlab setup or fix the configured path.' },
-  { code: 'out_of_memory', pattern: /out of memory|failed to allocate|cudaMalloc failed|unable to allocate|ggml_backend_\w+_buffer_type_alloc_buffer: allocating .* failed|std::bad_alloc/i, hint: 'Lower gpuLayers or contextSize, use a smaller KV cache type, or pick a smaller quantization.' },
-  { code: 'bind_failed', pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed/i, hint: 'The port was taken; start again (a new free port is chosen) or stop the other server.' },
-  { code: 'unsupported_flag', pattern: /error: (invalid|unknown) argument|error while handling argument|unrecognized (option|argument)|invalid value for/i, hint: 'This llama-server build does not accept one of the flags or its value; fix it in extraFlags or update the engine.' },
-  { code: 'model_not_found', pattern: /failed to open .*No such file|No such file or directory/i, hint: 'The model file is missing; check the path or rescan the model library.' },
-  { code: 'bad_model_file', pattern: /failed to load model|error loading model|gguf_init_from_file|invalid magic|tensor .* data is not within the file bounds|unknown model architecture|failed to read/i, hint: 'The model file is damaged, truncated or of an architecture this engine build does not support; re-download or re-quantize it.' },
+  {
+    code: 'binary_missing',
+    pattern: /^spawn failed: .*(ENOENT|EACCES)/,
+    hint: 'The llama-server binary is missing or not executable; run ./bin/inferlab setup or fix the configured path.',
+  },
+  {
+    code: 'out_of_memory',
+    pattern:
+      /out of memory|failed to allocate|cudaMalloc failed|unable to allocate|ggml_backend_\w+_buffer_type_alloc_buffer: allocating .* failed|std::bad_alloc/i,
+    hint: 'Lower gpuLayers or contextSize, use a smaller KV cache type, or pick a smaller quantization.',
+  },
+  {
+    code: 'bind_failed',
+    pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed/i,
+    hint: 'The port was taken; start again (a new free port is chosen) or stop the other server.',
+  },
+  {
+    code: 'unsupported_flag',
+    pattern: /error: (invalid|unknown) argument|error while handling argument|unrecognized (option|argument)|invalid value for/i,
+    hint: 'This llama-server build does not accept one of the flags or its value; fix it in extraFlags or update the engine.',
+  },
+  {
+    code: 'model_not_found',
+    pattern: /failed to open .*No such file|No such file or directory/i,
+    hint: 'The model file is missing; check the path or rescan the model library.',
+  },
+  {
+    code: 'bad_model_file',
+    pattern:
+      /failed to load model|error loading model|gguf_init_from_file|invalid magic|tensor .* data is not within the file bounds|unknown model architecture|failed to read/i,
+    hint: 'The model file is damaged, truncated or of an architecture this engine build does not support; re-download or re-quantize it.',
+  },
 ];
 
 export function classifyFault(lines: readonly string[]): { code: ServerFaultCode; hint: string } | null {

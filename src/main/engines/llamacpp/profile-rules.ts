@@ -20,7 +20,10 @@ export const PROFILE_FIELDS: Record<Exclude<keyof ServerProfile, 'name' | 'extra
   threads: { aliases: ['t'], help: 'CPU threads for generation (-t)' },
   cacheRamMib: { aliases: ['cram', 'cache-ram'], help: 'host-RAM prompt cache in MiB; 0 disables it, -1 no limit (--cache-ram)' },
   cacheReuse: { aliases: ['cache-reuse'], help: 'minimum chunk for KV-shift prompt reuse; 0 disables it (--cache-reuse)' },
-  allowContextOverTrained: { aliases: ['allow-context-over-trained'], help: 'permit contextSize above the model\'s trained context (true/false)' },
+  allowContextOverTrained: {
+    aliases: ['allow-context-over-trained'],
+    help: "permit contextSize above the model's trained context (true/false)",
+  },
 };
 
 function integerProblem(profile: ServerProfile, field: keyof ServerProfile, min: number, max: number): ProfileProblem | null {
@@ -35,9 +38,15 @@ function integerProblem(profile: ServerProfile, field: keyof ServerProfile, min:
  * Checks a profile before anything is launched. `trainedContext` comes from the model's
  * header when known. Returns every problem, each naming its field.
  */
-export function validateProfile(profile: ServerProfile, model: { trainedContext: number | null } = { trainedContext: null }, engine: EngineId = 'llama.cpp'): ProfileProblem[] {
+export function validateProfile(
+  profile: ServerProfile,
+  model: { trainedContext: number | null } = { trainedContext: null },
+  engine: EngineId = 'llama.cpp',
+): ProfileProblem[] {
   const problems: (ProfileProblem | null)[] = [
-    typeof profile.name === 'string' && /^[\w.-]{1,64}$/.test(profile.name) ? null : { field: 'name', message: 'name must be 1-64 letters, digits, dots, dashes or underscores' },
+    typeof profile.name === 'string' && /^[\w.-]{1,64}$/.test(profile.name)
+      ? null
+      : { field: 'name', message: 'name must be 1-64 letters, digits, dots, dashes or underscores' },
     integerProblem(profile, 'contextSize', 128, 16_777_216),
     integerProblem(profile, 'parallelSlots', 1, 512),
     integerProblem(profile, 'batchSize', 1, 1_048_576),
@@ -47,21 +56,43 @@ export function validateProfile(profile: ServerProfile, model: { trainedContext:
     integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
     integerProblem(profile, 'cacheReuse', 0, 1_048_576),
   ];
-  if (!['on', 'off', 'auto'].includes(profile.flashAttention)) problems.push({ field: 'flashAttention', message: `flashAttention must be on, off or auto, got ${JSON.stringify(profile.flashAttention)}` });
+  if (!['on', 'off', 'auto'].includes(profile.flashAttention))
+    problems.push({
+      field: 'flashAttention',
+      message: `flashAttention must be on, off or auto, got ${JSON.stringify(profile.flashAttention)}`,
+    });
   for (const field of ['cacheTypeK', 'cacheTypeV'] as const) {
-    if (!(KV_CACHE_TYPES as readonly string[]).includes(profile[field])) problems.push({ field, message: `${field} must be one of ${KV_CACHE_TYPES.join(', ')}, got ${JSON.stringify(profile[field])}` });
+    if (!(KV_CACHE_TYPES as readonly string[]).includes(profile[field]))
+      problems.push({ field, message: `${field} must be one of ${KV_CACHE_TYPES.join(', ')}, got ${JSON.stringify(profile[field])}` });
   }
   if (!UNQUANTIZED_KV.has(profile.cacheTypeV) && profile.flashAttention !== 'on') {
-    problems.push({ field: 'cacheTypeV', message: `a quantized V cache (${profile.cacheTypeV}) needs flashAttention on; set flashAttention=on or cacheTypeV=f16` });
+    problems.push({
+      field: 'cacheTypeV',
+      message: `a quantized V cache (${profile.cacheTypeV}) needs flashAttention on; set flashAttention=on or cacheTypeV=f16`,
+    });
   }
   if (Number.isInteger(profile.ubatchSize) && Number.isInteger(profile.batchSize) && profile.ubatchSize > profile.batchSize) {
     problems.push({ field: 'ubatchSize', message: `ubatchSize (${profile.ubatchSize}) cannot exceed batchSize (${profile.batchSize})` });
   }
-  if (Number.isInteger(profile.contextSize) && Number.isInteger(profile.parallelSlots) && profile.contextSize / profile.parallelSlots < 64) {
-    problems.push({ field: 'parallelSlots', message: `each of the ${profile.parallelSlots} slots would get ${Math.floor(profile.contextSize / profile.parallelSlots)} tokens of context; raise contextSize or lower parallelSlots` });
+  if (
+    Number.isInteger(profile.contextSize) &&
+    Number.isInteger(profile.parallelSlots) &&
+    profile.contextSize / profile.parallelSlots < 64
+  ) {
+    problems.push({
+      field: 'parallelSlots',
+      message: `each of the ${profile.parallelSlots} slots would get ${Math.floor(profile.contextSize / profile.parallelSlots)} tokens of context; raise contextSize or lower parallelSlots`,
+    });
   }
-  if (model.trainedContext !== null && profile.contextSize / Math.max(1, profile.parallelSlots) > model.trainedContext && !profile.allowContextOverTrained) {
-    problems.push({ field: 'contextSize', message: `the per-slot context (${Math.floor(profile.contextSize / profile.parallelSlots)}) exceeds the model's trained context (${model.trainedContext}); lower contextSize or set allowContextOverTrained=true` });
+  if (
+    model.trainedContext !== null &&
+    profile.contextSize / Math.max(1, profile.parallelSlots) > model.trainedContext &&
+    !profile.allowContextOverTrained
+  ) {
+    problems.push({
+      field: 'contextSize',
+      message: `the per-slot context (${Math.floor(profile.contextSize / profile.parallelSlots)}) exceeds the model's trained context (${model.trainedContext}); lower contextSize or set allowContextOverTrained=true`,
+    });
   }
   if (!Array.isArray(profile.extraFlags) || profile.extraFlags.some((flag) => typeof flag !== 'string')) {
     problems.push({ field: 'extraFlags', message: 'extraFlags must be a list of strings' });
@@ -69,16 +100,29 @@ export function validateProfile(profile: ServerProfile, model: { trainedContext:
     // vLLM and SGLang are launched only from the CLI, whose user may pass their flags as given.
     for (const problem of engine === 'llama.cpp' ? extraFlagProblems(profile.extraFlags) : []) {
       const managed = MANAGED_FLAGS[problem.flag];
-      problems.push({ field: 'extraFlags', message: managed ? `${problem.flag} is set by Infer Lab${managed in PROFILE_FIELDS ? `; use the profile field ${managed}` : ''}` : problem.message });
+      problems.push({
+        field: 'extraFlags',
+        message: managed
+          ? `${problem.flag} is set by Infer Lab${managed in PROFILE_FIELDS ? `; use the profile field ${managed}` : ''}`
+          : problem.message,
+      });
     }
   }
   return problems.filter((problem): problem is ProfileProblem => problem !== null);
 }
 
-export function assertValidProfile(profile: ServerProfile, model?: { trainedContext: number | null }, engine: EngineId = 'llama.cpp'): void {
+export function assertValidProfile(
+  profile: ServerProfile,
+  model?: { trainedContext: number | null },
+  engine: EngineId = 'llama.cpp',
+): void {
   const problems = validateProfile(profile, model, engine);
   if (problems.length > 0) {
-    throw new AppError(ErrorCode.InvalidInput, `Server profile "${profile.name}" is not valid:\n${problems.map((problem) => `  ${problem.field}: ${problem.message}`).join('\n')}`, { problems });
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `Server profile "${profile.name}" is not valid:\n${problems.map((problem) => `  ${problem.field}: ${problem.message}`).join('\n')}`,
+      { problems },
+    );
   }
 }
 
@@ -94,15 +138,20 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
       next.extraFlags = raw.split(/\s+/).filter(Boolean);
       continue;
     }
-    const field = (Object.keys(PROFILE_FIELDS) as (keyof typeof PROFILE_FIELDS)[]).find((key) => key === name || PROFILE_FIELDS[key].aliases.includes(name));
+    const field = (Object.keys(PROFILE_FIELDS) as (keyof typeof PROFILE_FIELDS)[]).find(
+      (key) => key === name || PROFILE_FIELDS[key].aliases.includes(name),
+    );
     if (!field) {
-      const known = Object.entries(PROFILE_FIELDS).map(([key, info]) => `${key} (${info.aliases.join(', ')})`).join('; ');
+      const known = Object.entries(PROFILE_FIELDS)
+        .map(([key, info]) => `${key} (${info.aliases.join(', ')})`)
+        .join('; ');
       throw new AppError(ErrorCode.Usage, `Unknown server setting "${name}". Known settings: ${known}; extraFlags`);
     }
     const current = next[field];
     if (typeof current === 'number') {
       const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value)) throw new AppError(ErrorCode.Usage, `--set ${field} expects a number, got "${raw}"`);
+      if (raw.trim() === '' || !Number.isFinite(value))
+        throw new AppError(ErrorCode.Usage, `--set ${field} expects a number, got "${raw}"`);
       (next[field] as number) = value;
     } else if (typeof current === 'boolean') {
       if (raw !== 'true' && raw !== 'false') throw new AppError(ErrorCode.Usage, `--set ${field} expects true or false, got "${raw}"`);

@@ -26,11 +26,13 @@ export function createClient(bridge: RpcBridge): AppServices {
       new Proxy(
         {},
         {
-          get: (_inner, method: string) => async (...args: unknown[]) => {
-            const response = await bridge.call(service as ServiceName, method, args);
-            if (response.ok) return response.result;
-            throw new RemoteError(response.error.code, response.error.message, response.error.details);
-          },
+          get:
+            (_inner, method: string) =>
+            async (...args: unknown[]) => {
+              const response = await bridge.call(service as ServiceName, method, args);
+              if (response.ok) return response.result;
+              throw new RemoteError(response.error.code, response.error.message, response.error.details);
+            },
         },
       ),
   });

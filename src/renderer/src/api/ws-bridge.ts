@@ -31,7 +31,8 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       }
     });
     socket.addEventListener('close', () => {
-      for (const resolve of pending.values()) resolve({ ok: false, error: { code: 'internal', message: 'The connection to the Infer Lab server was lost' } });
+      for (const resolve of pending.values())
+        resolve({ ok: false, error: { code: 'internal', message: 'The connection to the Infer Lab server was lost' } });
       pending.clear();
       setTimeout(connect, 1000);
     });

@@ -4,7 +4,18 @@ import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, T
 import { init, use, type EChartsCoreOption, type EChartsType } from 'echarts/core';
 import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 
-use([LineChart, ScatterChart, GridComponent, TooltipComponent, LegendComponent, DataZoomComponent, TitleComponent, MarkLineComponent, CanvasRenderer, SVGRenderer]);
+use([
+  LineChart,
+  ScatterChart,
+  GridComponent,
+  TooltipComponent,
+  LegendComponent,
+  DataZoomComponent,
+  TitleComponent,
+  MarkLineComponent,
+  CanvasRenderer,
+  SVGRenderer,
+]);
 
 /** Renders the same option once more with the SVG renderer and downloads it as a file. */
 function downloadSvg(option: EChartsCoreOption, width: number, height: number, name: string, dark: boolean): void {
@@ -51,8 +62,23 @@ export function Chart({ option, height = 260, label }: { option: EChartsCoreOpti
     <figure className="chart">
       <div ref={element} role="img" aria-label={label} style={{ width: '100%', height }} />
       <figcaption className="chart-export">
-        <button type="button" aria-label={`${label} as PNG`} onClick={() => chart.current && download(chart.current.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: dark ? '#0d1117' : '#ffffff' }), `${name}.png`)}>PNG</button>
-        <button type="button" aria-label={`${label} as SVG`} onClick={() => downloadSvg(option, element.current?.clientWidth ?? 800, height, name, dark)}>SVG</button>
+        <button
+          type="button"
+          aria-label={`${label} as PNG`}
+          onClick={() =>
+            chart.current &&
+            download(chart.current.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: dark ? '#0d1117' : '#ffffff' }), `${name}.png`)
+          }
+        >
+          PNG
+        </button>
+        <button
+          type="button"
+          aria-label={`${label} as SVG`}
+          onClick={() => downloadSvg(option, element.current?.clientWidth ?? 800, height, name, dark)}
+        >
+          SVG
+        </button>
       </figcaption>
     </figure>
   );

@@ -26,7 +26,10 @@ export function when(iso: string): string {
 }
 
 /** A percentile, or "n too small" where n cannot support it (summaries stored before `unsupported` existed are judged from n). */
-export function pctl(d: { n: number; unsupported?: readonly string[] } & Partial<Record<'p50' | 'p90' | 'p95' | 'p99', number | null>>, label: 'p50' | 'p90' | 'p95' | 'p99'): string {
+export function pctl(
+  d: { n: number; unsupported?: readonly string[] } & Partial<Record<'p50' | 'p90' | 'p95' | 'p99', number | null>>,
+  label: 'p50' | 'p90' | 'p95' | 'p99',
+): string {
   if (label !== 'p50' && d.n > 0 && (d.unsupported?.includes(label) ?? d.n < PERCENTILE_MIN_N[label])) return 'n too small';
   return ms(d[label]);
 }

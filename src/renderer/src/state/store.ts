@@ -36,7 +36,8 @@ interface LiveSlice {
 
 export type AppState = DoctorSlice & UiSlice & LiveSlice;
 
-const initialTheme = (): 'light' | 'dark' => (typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
+const initialTheme = (): 'light' | 'dark' =>
+  typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 
 /** One store made of slices; services push whole snapshots and a slice replaces its part. */
 export const useAppStore = create<AppState>()((set, get, api) => ({
@@ -49,7 +50,27 @@ export const useAppStore = create<AppState>()((set, get, api) => ({
   setCompareSelection: (ids) => set({ compareSelection: ids }),
   live: { job: null, ttft: [], telemetry: [] },
   servers: {},
-  startJob: (jobId) => set({ live: { job: { jobId, phase: 'starting', runId: null, message: 'starting', sent: 0, finished: 0, failed: 0, ttftPoints: [], outputTokensPerS: null, sampleText: '', summary: null, error: null }, ttft: [], telemetry: [] } }),
+  startJob: (jobId) =>
+    set({
+      live: {
+        job: {
+          jobId,
+          phase: 'starting',
+          runId: null,
+          message: 'starting',
+          sent: 0,
+          finished: 0,
+          failed: 0,
+          ttftPoints: [],
+          outputTokensPerS: null,
+          sampleText: '',
+          summary: null,
+          error: null,
+        },
+        ttft: [],
+        telemetry: [],
+      },
+    }),
   applyProgress: (state) =>
     set((current) => {
       if (current.live.job && current.live.job.jobId !== state.jobId) return current;
@@ -59,7 +80,8 @@ export const useAppStore = create<AppState>()((set, get, api) => ({
   applyTelemetry: (jobId, tick) =>
     set((current) => {
       if (current.live.job?.jobId !== jobId) return current;
-      const telemetry = current.live.telemetry.length >= TELEMETRY_CAPACITY ? current.live.telemetry.slice(1) : current.live.telemetry.slice();
+      const telemetry =
+        current.live.telemetry.length >= TELEMETRY_CAPACITY ? current.live.telemetry.slice(1) : current.live.telemetry.slice();
       telemetry.push(tick);
       return { live: { ...current.live, telemetry } };
     }),

@@ -24,39 +24,77 @@ export function CompareView({ client }: { client: AppServices }) {
     if (selection.length >= 2) client.runs.compare(selection).then(setComparison, setError);
   }, [client, selection]);
 
-  const option = useMemo(() => ({
-    animation: false,
-    title: { text: `CDF of ${metric.replace('Ms', '').toUpperCase()}`, textStyle: { fontSize: 13 } },
-    legend: { top: 20, type: 'scroll' },
-    tooltip: { trigger: 'axis' },
-    grid: { top: 60 },
-    xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
-    yAxis: { type: 'value', name: 'fraction', max: 1 },
-    series: (comparison?.runs ?? []).map((run) => ({ name: run.label, type: 'line', showSymbol: false, step: 'end', data: cdf(run[metric]) })),
-  }), [comparison, metric]);
+  const option = useMemo(
+    () => ({
+      animation: false,
+      title: { text: `CDF of ${metric.replace('Ms', '').toUpperCase()}`, textStyle: { fontSize: 13 } },
+      legend: { top: 20, type: 'scroll' },
+      tooltip: { trigger: 'axis' },
+      grid: { top: 60 },
+      xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'value', name: 'fraction', max: 1 },
+      series: (comparison?.runs ?? []).map((run) => ({
+        name: run.label,
+        type: 'line',
+        showSymbol: false,
+        step: 'end',
+        data: cdf(run[metric]),
+      })),
+    }),
+    [comparison, metric],
+  );
 
-  const tradeOff = useMemo(() => ({
-    animation: false,
-    title: { text: 'Output throughput against TTFT p95 (one point per run)', textStyle: { fontSize: 13 } },
-    tooltip: { trigger: 'item', formatter: (item: { data: [number, number, string] }) => `${item.data[2]}: ${item.data[1].toFixed(1)} tok/s at ${item.data[0].toFixed(1)} ms` },
-    xAxis: { type: 'value', name: 'TTFT p95 (ms)', nameLocation: 'middle', nameGap: 24 },
-    yAxis: { type: 'value', name: 'output tok/s' },
-    series: [{ type: 'scatter', symbolSize: 10, data: (comparison?.runs ?? []).filter((run) => run.ttftP95Ms !== null && run.outputTokensPerS !== null).map((run) => [run.ttftP95Ms, run.outputTokensPerS, run.label]) }],
-  }), [comparison]);
-  const vram = useMemo(() => ({
-    animation: false,
-    title: { text: 'GPU memory over each run', textStyle: { fontSize: 13 } },
-    legend: { bottom: 0, type: 'scroll' },
-    tooltip: { trigger: 'axis' },
-    grid: { bottom: 60 },
-    xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
-    yAxis: { type: 'value', name: 'MiB' },
-    series: (comparison?.runs ?? []).map((run) => ({ name: run.label, type: 'line', showSymbol: false, data: run.vramTimeline.map(([t, mib]) => [t / 1000, mib]) })),
-  }), [comparison]);
+  const tradeOff = useMemo(
+    () => ({
+      animation: false,
+      title: { text: 'Output throughput against TTFT p95 (one point per run)', textStyle: { fontSize: 13 } },
+      tooltip: {
+        trigger: 'item',
+        formatter: (item: { data: [number, number, string] }) =>
+          `${item.data[2]}: ${item.data[1].toFixed(1)} tok/s at ${item.data[0].toFixed(1)} ms`,
+      },
+      xAxis: { type: 'value', name: 'TTFT p95 (ms)', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'value', name: 'output tok/s' },
+      series: [
+        {
+          type: 'scatter',
+          symbolSize: 10,
+          data: (comparison?.runs ?? [])
+            .filter((run) => run.ttftP95Ms !== null && run.outputTokensPerS !== null)
+            .map((run) => [run.ttftP95Ms, run.outputTokensPerS, run.label]),
+        },
+      ],
+    }),
+    [comparison],
+  );
+  const vram = useMemo(
+    () => ({
+      animation: false,
+      title: { text: 'GPU memory over each run', textStyle: { fontSize: 13 } },
+      legend: { bottom: 0, type: 'scroll' },
+      tooltip: { trigger: 'axis' },
+      grid: { bottom: 60 },
+      xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'value', name: 'MiB' },
+      series: (comparison?.runs ?? []).map((run) => ({
+        name: run.label,
+        type: 'line',
+        showSymbol: false,
+        data: run.vramTimeline.map(([t, mib]) => [t / 1000, mib]),
+      })),
+    }),
+    [comparison],
+  );
   const groupNames = [...new Set((comparison?.runs ?? []).flatMap((run) => Object.keys(run.groups)))];
   const hasVram = (comparison?.runs ?? []).some((run) => run.vramTimeline.length > 0);
 
-  if (selection.length < 2) return <section><h1>Compare</h1><p className="empty">Select two or more runs in Runs, then press Compare.</p></section>;
+  if (selection.length < 2)
+    return (
+      <section>
+        <h1>Compare</h1>
+        <p className="empty">Select two or more runs in Runs, then press Compare.</p>
+      </section>
+    );
   return (
     <section aria-labelledby="compare-title">
       <h1 id="compare-title">Compare</h1>
@@ -64,10 +102,24 @@ export function CompareView({ client }: { client: AppServices }) {
       {!comparison && !error && <p>Comparing…</p>}
       {comparison && (
         <>
-          {comparison.notes.map((note) => <p key={note} className="error">{note}</p>)}
+          {comparison.notes.map((note) => (
+            <p key={note} className="error">
+              {note}
+            </p>
+          ))}
           <table data-testid="compare-table">
             <thead>
-              <tr><th>Metric</th>{comparison.runs.map((run, index) => <th key={run.runId}>{index === 0 ? 'Baseline ' : ''}{run.label}<br /><small>{run.requests} requests</small></th>)}</tr>
+              <tr>
+                <th>Metric</th>
+                {comparison.runs.map((run, index) => (
+                  <th key={run.runId}>
+                    {index === 0 ? 'Baseline ' : ''}
+                    {run.label}
+                    <br />
+                    <small>{run.requests} requests</small>
+                  </th>
+                ))}
+              </tr>
             </thead>
             <tbody>
               {comparison.rows.map((row) => (
@@ -80,7 +132,10 @@ export function CompareView({ client }: { client: AppServices }) {
                         {num(value, row.unit, row.unit === 'ms' ? 2 : 1)}
                         {diff && diff.difference !== null && (
                           <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
-                            {diff.difference >= 0 ? '+' : ''}{diff.difference.toFixed(2)} {row.unit}{diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} — {diff.note?.startsWith('request noise only') ? 'request noise only' : diff.verdict}
+                            {diff.difference >= 0 ? '+' : ''}
+                            {diff.difference.toFixed(2)} {row.unit}
+                            {diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} —{' '}
+                            {diff.note?.startsWith('request noise only') ? 'request noise only' : diff.verdict}
                           </div>
                         )}
                       </td>
@@ -90,20 +145,55 @@ export function CompareView({ client }: { client: AppServices }) {
               ))}
             </tbody>
           </table>
-          <p><small>Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to 2,000 requests per run, order-statistic intervals beyond). Each run is a single window, so run-to-run drift is not in these intervals and no faster/slower verdict is given here: an experiment repeats windows in rotated order and gives corrected verdicts.</small></p>
+          <p>
+            <small>
+              Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to 2,000
+              requests per run, order-statistic intervals beyond). Each run is a single window, so run-to-run drift is not in these
+              intervals and no faster/slower verdict is given here: an experiment repeats windows in rotated order and gives corrected
+              verdicts.
+            </small>
+          </p>
           <div className="toolbar">
-            {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>{key.replace('Ms', '').toUpperCase()}</button>)}
+            {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => (
+              <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>
+                {key.replace('Ms', '').toUpperCase()}
+              </button>
+            ))}
           </div>
           <Chart label="compare-cdf" option={option} height={320} />
-          <p><small>{CDF_NOTE}</small></p>
+          <p>
+            <small>{CDF_NOTE}</small>
+          </p>
           <h2>Per group</h2>
           <table data-testid="compare-groups">
-            <thead><tr><th>Group (TTFT p50)</th>{comparison.runs.map((run) => <th key={run.runId}>{run.label}</th>)}</tr></thead>
-            <tbody>{groupNames.map((group) => <tr key={group}><th>{group}</th>{comparison.runs.map((run) => <td key={run.runId}>{run.groups[group] ? `${num(run.groups[group]!.ttftP50Ms, 'ms', 2)} (n=${run.groups[group]!.requests})` : '—'}</td>)}</tr>)}</tbody>
+            <thead>
+              <tr>
+                <th>Group (TTFT p50)</th>
+                {comparison.runs.map((run) => (
+                  <th key={run.runId}>{run.label}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {groupNames.map((group) => (
+                <tr key={group}>
+                  <th>{group}</th>
+                  {comparison.runs.map((run) => (
+                    <td key={run.runId}>
+                      {run.groups[group] ? `${num(run.groups[group]!.ttftP50Ms, 'ms', 2)} (n=${run.groups[group]!.requests})` : '—'}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
           </table>
           <div className="columns">
             <Chart label="compare-throughput-latency" option={tradeOff} height={300} />
-            {hasVram ? <Chart label="compare-vram" option={vram} height={300} /> : <p className="empty">No GPU memory timelines: these runs had no GPU telemetry.</p>}
+            {hasVram ? (
+              <Chart label="compare-vram" option={vram} height={300} />
+            ) : (
+              <p className="empty">No GPU memory timelines: these runs had no GPU telemetry.</p>
+            )}
           </div>
         </>
       )}

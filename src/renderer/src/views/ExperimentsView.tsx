@@ -5,8 +5,22 @@ import { ErrorBox } from '../components/ErrorBox';
 import { bytes, ms, num, pct, pctl, when } from '../components/format';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 
-const QUANT_DEMO: StartExperimentSpec = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0', 'q4_k_m'], workload: 'chat-short', repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow };
-const WARMCOLD_DEMO: StartExperimentSpec = { kind: 'warmcold', model: 'demo:q8_0', quants: [], workload: 'prefix-share', repeats: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow };
+const QUANT_DEMO: StartExperimentSpec = {
+  kind: 'quant',
+  model: 'demo:f16',
+  quants: ['f16', 'q8_0', 'q4_k_m'],
+  workload: 'chat-short',
+  repeats: EXPERIMENT_DEFAULTS.repeats,
+  requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+};
+const WARMCOLD_DEMO: StartExperimentSpec = {
+  kind: 'warmcold',
+  model: 'demo:q8_0',
+  quants: [],
+  workload: 'prefix-share',
+  repeats: EXPERIMENT_DEFAULTS.repeats,
+  requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+};
 
 function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
@@ -15,19 +29,43 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const quant = result.kind === 'quant';
   return (
     <div className="card" data-testid="experiment-result">
-      <h2>{quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : 'Sweep'} <small>{result.experiment_id.slice(0, 8)}</small></h2>
-      <p><strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}</p>
-      {result.recommendation.excluded.map((item) => <p key={item.name} className="error">{item.name} excluded: {item.reason}</p>)}
+      <h2>
+        {quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : 'Sweep'}{' '}
+        <small>{result.experiment_id.slice(0, 8)}</small>
+      </h2>
+      <p>
+        <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
+      </p>
+      {result.recommendation.excluded.map((item) => (
+        <p key={item.name} className="error">
+          {item.name} excluded: {item.reason}
+        </p>
+      ))}
       {(result.recommendation.gates ?? []).length > 0 && (
         <table data-testid="experiment-gates">
-          <thead><tr><th>Gate</th><th>Threshold</th>{result.conditions.map((condition) => <th key={condition.name}>{condition.name}</th>)}</tr></thead>
+          <thead>
+            <tr>
+              <th>Gate</th>
+              <th>Threshold</th>
+              {result.conditions.map((condition) => (
+                <th key={condition.name}>{condition.name}</th>
+              ))}
+            </tr>
+          </thead>
           <tbody>
             {(result.recommendation.gates ?? []).map((gate) => (
               <tr key={gate.name}>
-                <td>{gate.name}</td><td><small>{gate.threshold}</small></td>
+                <td>{gate.name}</td>
+                <td>
+                  <small>{gate.threshold}</small>
+                </td>
                 {result.conditions.map((condition) => {
                   const cell = gate.conditions.find((entry) => entry.name === condition.name);
-                  return <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>{cell?.status ?? '—'}</td>;
+                  return (
+                    <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>
+                      {cell?.status ?? '—'}
+                    </td>
+                  );
                 })}
               </tr>
             ))}
@@ -36,43 +74,140 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
       )}
       <table>
         <thead>
-          <tr><th>Condition</th><th>TTFT p50</th><th>TTFT p95</th><th>TPOT p50</th><th>Output tok/s</th><th>Accepted</th><th>Cache evidence</th>{quant && <><th>File</th><th>Load</th><th>VRAM peak</th><th>Agreement</th><th>KLD</th><th>Same top token</th></>}<th>Contaminated</th></tr>
+          <tr>
+            <th>Condition</th>
+            <th>TTFT p50</th>
+            <th>TTFT p95</th>
+            <th>TPOT p50</th>
+            <th>Output tok/s</th>
+            <th>Accepted</th>
+            <th>Cache evidence</th>
+            {quant && (
+              <>
+                <th>File</th>
+                <th>Load</th>
+                <th>VRAM peak</th>
+                <th>Agreement</th>
+                <th>KLD</th>
+                <th>Same top token</th>
+              </>
+            )}
+            <th>Contaminated</th>
+          </tr>
         </thead>
         <tbody>
           {result.conditions.map((condition) => (
             <tr key={condition.name}>
               <th>{condition.name}</th>
-              <td>{ms(condition.metrics.ttft_ms.p50)}</td><td>{pctl(condition.metrics.ttft_ms, 'p95')}</td><td>{ms(condition.metrics.tpot_ms.p50)}</td>
-              <td>{num(condition.throughput.output_tokens_per_s, 'tok/s')}</td><td>{pct(condition.accepted_rate)}</td>
-              <td>{condition.cache_evidence ? <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>{condition.cache_evidence.summary}</span> : `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`}{condition.cold_starts && <><br /><small>{condition.cold_starts.starts.length} fresh starts: spawn → ready p50 {ms(condition.cold_starts.spawn_to_ready_ms.p50)}</small></>}</td>
-              {quant && <><td>{bytes(condition.file_bytes ?? null)}</td><td>{ms(condition.load_ms ?? null)}</td><td>{condition.vram?.peak_mib == null ? '— (no GPU telemetry)' : `${condition.vram.peak_mib} MiB`}</td><td>{pct(condition.agreement_with_baseline ?? null)}</td><td>{num(condition.kld_mean ?? null, '', 6)}</td><td>{pct(condition.same_top_p ?? null)}</td></>}
+              <td>{ms(condition.metrics.ttft_ms.p50)}</td>
+              <td>{pctl(condition.metrics.ttft_ms, 'p95')}</td>
+              <td>{ms(condition.metrics.tpot_ms.p50)}</td>
+              <td>{num(condition.throughput.output_tokens_per_s, 'tok/s')}</td>
+              <td>{pct(condition.accepted_rate)}</td>
+              <td>
+                {condition.cache_evidence ? (
+                  <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>
+                    {condition.cache_evidence.summary}
+                  </span>
+                ) : (
+                  `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`
+                )}
+                {condition.cold_starts && (
+                  <>
+                    <br />
+                    <small>
+                      {condition.cold_starts.starts.length} fresh starts: spawn → ready p50{' '}
+                      {ms(condition.cold_starts.spawn_to_ready_ms.p50)}
+                    </small>
+                  </>
+                )}
+              </td>
+              {quant && (
+                <>
+                  <td>{bytes(condition.file_bytes ?? null)}</td>
+                  <td>{ms(condition.load_ms ?? null)}</td>
+                  <td>{condition.vram?.peak_mib == null ? '— (no GPU telemetry)' : `${condition.vram.peak_mib} MiB`}</td>
+                  <td>{pct(condition.agreement_with_baseline ?? null)}</td>
+                  <td>{num(condition.kld_mean ?? null, '', 6)}</td>
+                  <td>{pct(condition.same_top_p ?? null)}</td>
+                </>
+              )}
               <td>{condition.contaminated ? <span className="error">yes: {condition.contamination_reason}</span> : 'no'}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <h3>Verdicts <small>(t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference” means neither shown)</small></h3>
+      <h3>
+        Verdicts{' '}
+        <small>
+          (t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference” means
+          neither shown)
+        </small>
+      </h3>
       <table>
         <tbody>
           {result.verdicts.map((row) => (
-            <tr key={`${row.metric}-${row.b}`}><td>{row.metric}</td><td>{row.a} → {row.b}</td><td>{num(row.difference, 'ms', 2)} {row.relative_ci && row.confidence != null && `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}</td><td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>{row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}{row.verdict === 'insufficient data' && row.note && <><br /><small>{row.note}</small></>}</td></tr>
+            <tr key={`${row.metric}-${row.b}`}>
+              <td>{row.metric}</td>
+              <td>
+                {row.a} → {row.b}
+              </td>
+              <td>
+                {num(row.difference, 'ms', 2)}{' '}
+                {row.relative_ci &&
+                  row.confidence != null &&
+                  `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}
+              </td>
+              <td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>
+                {row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}
+                {row.verdict === 'insufficient data' && row.note && (
+                  <>
+                    <br />
+                    <small>{row.note}</small>
+                  </>
+                )}
+              </td>
+            </tr>
           ))}
         </tbody>
       </table>
-      <form className="toolbar wrap" onSubmit={(event) => {
-        event.preventDefault();
-        client.experiments.decide(result.experiment_id, chosen, reason, 'you').then(() => { setReason(''); onDecided(); }, setError);
-      }}>
-        <label>Decide <select value={chosen} onChange={(event) => setChosen(event.target.value)}>{result.conditions.map((condition) => <option key={condition.name}>{condition.name}</option>)}</select></label>
-        <label>Reason <input value={reason} onChange={(event) => setReason(event.target.value)} size={40} placeholder="why this one" /></label>
-        <button type="submit" disabled={!reason.trim()}>Record decision</button>
+      <form
+        className="toolbar wrap"
+        onSubmit={(event) => {
+          event.preventDefault();
+          client.experiments.decide(result.experiment_id, chosen, reason, 'you').then(() => {
+            setReason('');
+            onDecided();
+          }, setError);
+        }}
+      >
+        <label>
+          Decide{' '}
+          <select value={chosen} onChange={(event) => setChosen(event.target.value)}>
+            {result.conditions.map((condition) => (
+              <option key={condition.name}>{condition.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Reason <input value={reason} onChange={(event) => setReason(event.target.value)} size={40} placeholder="why this one" />
+        </label>
+        <button type="submit" disabled={!reason.trim()}>
+          Record decision
+        </button>
       </form>
       <ErrorBox error={error} />
     </div>
   );
 }
 
-export function ExperimentsView({ client, onExperiment }: { client: AppServices; onExperiment: (listener: (state: ExperimentJobState) => void) => () => void }) {
+export function ExperimentsView({
+  client,
+  onExperiment,
+}: {
+  client: AppServices;
+  onExperiment: (listener: (state: ExperimentJobState) => void) => () => void;
+}) {
   const [list, setList] = useState<ExperimentListItem[]>([]);
   const [decisions, setDecisions] = useState<DecisionRecord[]>([]);
   const [selected, setSelected] = useState<ExperimentResult | null>(null);
@@ -84,51 +219,121 @@ export function ExperimentsView({ client, onExperiment }: { client: AppServices;
     client.experiments.decisions().then(setDecisions, setError);
   };
   useEffect(load, [client]);
-  useEffect(() => onExperiment((state) => {
-    setJob(state);
-    if (state.phase === 'finished' && state.result) {
-      setSelected(state.result);
-      load();
-    }
-  }), [onExperiment]);
+  useEffect(
+    () =>
+      onExperiment((state) => {
+        setJob(state);
+        if (state.phase === 'finished' && state.result) {
+          setSelected(state.result);
+          load();
+        }
+      }),
+    [onExperiment],
+  );
 
   const start = (spec: StartExperimentSpec) => {
     setError(null);
-    client.experiments.start(spec).then(({ jobId }) => setJob({ jobId, phase: 'running', message: 'starting', result: null, error: null }), setError);
+    client.experiments
+      .start(spec)
+      .then(({ jobId }) => setJob({ jobId, phase: 'running', message: 'starting', result: null, error: null }), setError);
   };
   const running = job?.phase === 'running';
   return (
     <section aria-labelledby="experiments-title">
       <h1 id="experiments-title">Experiments and decisions</h1>
       <div className="toolbar">
-        <button type="button" className="primary" disabled={running} onClick={() => start(QUANT_DEMO)}>Compare the demo quantizations</button>
-        <button type="button" disabled={running} onClick={() => start(WARMCOLD_DEMO)}>Warm against cold on prefix-share</button>
-        {running && job && <button type="button" onClick={() => client.experiments.cancel(job.jobId).catch(setError)}>Cancel</button>}
+        <button type="button" className="primary" disabled={running} onClick={() => start(QUANT_DEMO)}>
+          Compare the demo quantizations
+        </button>
+        <button type="button" disabled={running} onClick={() => start(WARMCOLD_DEMO)}>
+          Warm against cold on prefix-share
+        </button>
+        {running && job && (
+          <button type="button" onClick={() => client.experiments.cancel(job.jobId).catch(setError)}>
+            Cancel
+          </button>
+        )}
       </div>
-      <p><small>Each condition runs in {EXPERIMENT_DEFAULTS.repeats} windows of {EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order; quantizations each get a fresh server; cold and warm are proven request by request with the server's own cached-token counts. Custom experiments: <code>inferlab experiment quant|warmcold|sweep</code>.</small></p>
-      {job && <p data-testid="experiment-phase" aria-live="polite"><span className={`badge badge-${job.phase === 'finished' ? 'ok' : job.phase === 'failed' ? 'missing' : 'warning'}`}>{job.phase}</span> {job.message}</p>}
+      <p>
+        <small>
+          Each condition runs in {EXPERIMENT_DEFAULTS.repeats} windows of {EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order;
+          quantizations each get a fresh server; cold and warm are proven request by request with the server's own cached-token counts.
+          Custom experiments: <code>inferlab experiment quant|warmcold|sweep</code>.
+        </small>
+      </p>
+      {job && (
+        <p data-testid="experiment-phase" aria-live="polite">
+          <span className={`badge badge-${job.phase === 'finished' ? 'ok' : job.phase === 'failed' ? 'missing' : 'warning'}`}>
+            {job.phase}
+          </span>{' '}
+          {job.message}
+        </p>
+      )}
       {job?.error && <ErrorBox error={new Error(job.error.message)} />}
       <ErrorBox error={error} />
       {selected && <ResultView result={selected} client={client} onDecided={load} />}
       <h2>Experiments</h2>
-      {list.length === 0 ? <p className="empty">No experiments yet: start one above.</p> : (
+      {list.length === 0 ? (
+        <p className="empty">No experiments yet: start one above.</p>
+      ) : (
         <table>
-          <thead><tr><th>Started</th><th>Kind</th><th>Status</th><th>Outcome</th></tr></thead>
-          <tbody>{list.map((item) => (
-            <tr key={item.experimentId}>
-              <td><button type="button" className="link" onClick={() => client.experiments.get(item.experimentId).then(setSelected, setError)}>{when(item.createdAt)}</button></td>
-              <td>{item.kind}</td><td>{item.status}</td><td><small>{item.recommendation ?? '—'}</small></td>
+          <thead>
+            <tr>
+              <th>Started</th>
+              <th>Kind</th>
+              <th>Status</th>
+              <th>Outcome</th>
             </tr>
-          ))}</tbody>
+          </thead>
+          <tbody>
+            {list.map((item) => (
+              <tr key={item.experimentId}>
+                <td>
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() => client.experiments.get(item.experimentId).then(setSelected, setError)}
+                  >
+                    {when(item.createdAt)}
+                  </button>
+                </td>
+                <td>{item.kind}</td>
+                <td>{item.status}</td>
+                <td>
+                  <small>{item.recommendation ?? '—'}</small>
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       )}
       <h2>Decisions</h2>
-      {decisions.length === 0 ? <p className="empty">No decisions recorded. Open an experiment, pick a condition and give the reason.</p> : (
+      {decisions.length === 0 ? (
+        <p className="empty">No decisions recorded. Open an experiment, pick a condition and give the reason.</p>
+      ) : (
         <table data-testid="decisions-table">
-          <thead><tr><th>When</th><th>Who</th><th>Chosen</th><th>Reason</th><th>Runs</th></tr></thead>
-          <tbody>{decisions.map((decision) => (
-            <tr key={decision.decision_id}><td>{when(decision.decided_at)}</td><td>{decision.decided_by}</td><td>{decision.chosen}</td><td>{decision.reason}</td><td><small>{decision.chosen_run_ids.map((id) => id.slice(0, 8)).join(', ')}</small></td></tr>
-          ))}</tbody>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Who</th>
+              <th>Chosen</th>
+              <th>Reason</th>
+              <th>Runs</th>
+            </tr>
+          </thead>
+          <tbody>
+            {decisions.map((decision) => (
+              <tr key={decision.decision_id}>
+                <td>{when(decision.decided_at)}</td>
+                <td>{decision.decided_by}</td>
+                <td>{decision.chosen}</td>
+                <td>{decision.reason}</td>
+                <td>
+                  <small>{decision.chosen_run_ids.map((id) => id.slice(0, 8)).join(', ')}</small>
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       )}
     </section>

@@ -5,7 +5,18 @@ import { useAppStore } from '../state/store';
 
 const STATUS_TEXT = { ok: 'OK', missing: 'Missing', warning: 'Warning' } as const;
 
-export const DEMO_RUN = { workload: 'chat-short', model: 'demo:q8_0', endpoint: null, profileName: 'default', concurrency: 2, rate: null, requests: 24, durationS: null, warmup: 2, private: false };
+export const DEMO_RUN = {
+  workload: 'chat-short',
+  model: 'demo:q8_0',
+  endpoint: null,
+  profileName: 'default',
+  concurrency: 2,
+  rate: null,
+  requests: 24,
+  durationS: null,
+  warmup: 2,
+  private: false,
+};
 
 export function HomeView({ client }: { client: AppServices }) {
   const { report, loading, error } = useAppStore((state) => state.doctor);
@@ -38,9 +49,14 @@ export function HomeView({ client }: { client: AppServices }) {
       <div className="card">
         <h2>First run</h2>
         {report && (!engineOk || !demoOk) ? (
-          <p>Finish setup first: run <code>./bin/inferlab setup</code> in the project folder, then check again.</p>
+          <p>
+            Finish setup first: run <code>./bin/inferlab setup</code> in the project folder, then check again.
+          </p>
         ) : (
-          <p>The demo serves the synthetic demo model (synthetic weights shaped to follow the word order of a short text: its output reads as stitched phrases, its compute is real), sends the <code>chat-short</code> workload at concurrency 2 and stores the run.</p>
+          <p>
+            The demo serves the synthetic demo model (synthetic weights shaped to follow the word order of a short text: its output reads as
+            stitched phrases, its compute is real), sends the <code>chat-short</code> workload at concurrency 2 and stores the run.
+          </p>
         )}
         <button type="button" className="primary" onClick={runDemo} disabled={!report || !engineOk || !demoOk}>
           Run the demo
@@ -53,7 +69,11 @@ export function HomeView({ client }: { client: AppServices }) {
           {loading ? 'Checking…' : 'Check again'}
         </button>
       </div>
-      {error && <p role="alert" className="error">Could not run the check: {error}</p>}
+      {error && (
+        <p role="alert" className="error">
+          Could not run the check: {error}
+        </p>
+      )}
       {report && (
         <table className="checks">
           <thead>
@@ -67,7 +87,9 @@ export function HomeView({ client }: { client: AppServices }) {
           <tbody>
             {report.checks.map((check) => (
               <tr key={check.id} data-check={check.id} data-status={check.status}>
-                <td><span className={`badge badge-${check.status}`}>{STATUS_TEXT[check.status]}</span></td>
+                <td>
+                  <span className={`badge badge-${check.status}`}>{STATUS_TEXT[check.status]}</span>
+                </td>
                 <td>{check.label}</td>
                 <td className="detail">{check.detail}</td>
                 <td className="detail">{check.fix ?? ''}</td>

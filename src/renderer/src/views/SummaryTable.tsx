@@ -9,34 +9,67 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
   return (
     <div className="summary" data-testid="run-summary">
       <p>
-        <span className={`badge badge-${summary.status === 'completed' ? 'ok' : 'missing'}`}>{summary.status}</span> {summary.status_reason}
-        {' '}{summary.requests.attempted} attempted, {summary.requests.completed} completed, {summary.requests.failed} failed, {summary.requests.accepted} accepted; warmup {summary.warmup_requests} excluded
+        <span className={`badge badge-${summary.status === 'completed' ? 'ok' : 'missing'}`}>{summary.status}</span> {summary.status_reason}{' '}
+        {summary.requests.attempted} attempted, {summary.requests.completed} completed, {summary.requests.failed} failed,{' '}
+        {summary.requests.accepted} accepted; warmup {summary.warmup_requests} excluded
       </p>
       <table>
-        <thead><tr><th>Metric</th><th>n</th><th>mean</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Metric</th>
+            <th>n</th>
+            <th>mean</th>
+            <th>p50</th>
+            <th>p90</th>
+            <th>p95</th>
+            <th>p99</th>
+            <th>max</th>
+          </tr>
+        </thead>
         <tbody>
           {METRICS.map((metric) => {
             const d = summary.metrics[metric];
             return (
               <tr key={metric}>
-                <th>{metric}</th><td>{d.n}</td><td>{ms(d.mean)}</td><td>{ms(d.p50)}</td><td>{pctl(d, 'p90')}</td><td>{pctl(d, 'p95')}</td><td>{pctl(d, 'p99')}</td><td>{ms(d.max)}</td>
+                <th>{metric}</th>
+                <td>{d.n}</td>
+                <td>{ms(d.mean)}</td>
+                <td>{ms(d.p50)}</td>
+                <td>{pctl(d, 'p90')}</td>
+                <td>{pctl(d, 'p95')}</td>
+                <td>{pctl(d, 'p99')}</td>
+                <td>{ms(d.max)}</td>
               </tr>
             );
           })}
         </tbody>
       </table>
       <p>
-        Throughput {num(summary.throughput.requests_per_s, 'req/s', 2)}, {num(summary.throughput.output_tokens_per_s, 'output tok/s')} · goodput {num(summary.goodput.requests_per_s, 'req/s', 2)} · accepted-task rate {pct(summary.accepted_rate)} · load {summary.load.mode}{summary.load.mode === 'closed' ? ` × ${summary.load.concurrency}` : ` ${summary.load.offered} req/s offered, ${summary.load.slip_ms_p99 === null ? `max slip ${ms(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${ms(summary.load.slip_ms_p99)}`}`}
+        Throughput {num(summary.throughput.requests_per_s, 'req/s', 2)}, {num(summary.throughput.output_tokens_per_s, 'output tok/s')} ·
+        goodput {num(summary.goodput.requests_per_s, 'req/s', 2)} · accepted-task rate {pct(summary.accepted_rate)} · load{' '}
+        {summary.load.mode}
+        {summary.load.mode === 'closed'
+          ? ` × ${summary.load.concurrency}`
+          : ` ${summary.load.offered} req/s offered, ${summary.load.slip_ms_p99 === null ? `max slip ${ms(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${ms(summary.load.slip_ms_p99)}`}`}
       </p>
       {summary.load.note && <p className="error">{summary.load.note}</p>}
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
       {summary.telemetry && (
         <p>
-          {gpu ? `GPU ${gpu.name}: VRAM ${num(gpu.baseline_used_mib, 'MiB', 0)} baseline, ${num(gpu.peak_used_mib, 'MiB', 0)} peak (server ${num(gpu.server_used_mib_peak, 'MiB', 0)}), utilization ${num(gpu.utilization_pct_mean, '%')}` : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
-          {summary.telemetry.server_process && ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
+          {gpu
+            ? `GPU ${gpu.name}: VRAM ${num(gpu.baseline_used_mib, 'MiB', 0)} baseline, ${num(gpu.peak_used_mib, 'MiB', 0)} peak (server ${num(gpu.server_used_mib_peak, 'MiB', 0)}), utilization ${num(gpu.utilization_pct_mean, '%')}`
+            : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
+          {summary.telemetry.server_process &&
+            ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
         </p>
       )}
-      <p><small>Latencies over successful requests; percentiles by linear interpolation; “n too small”: p90 needs n ≥ {PERCENTILE_MIN_N.p90}, p95 n ≥ {PERCENTILE_MIN_N.p95}, p99 n ≥ {PERCENTILE_MIN_N.p99}; queue_ms is an estimate; client_overhead_ms includes any wait for a free server slot.</small></p>
+      <p>
+        <small>
+          Latencies over successful requests; percentiles by linear interpolation; “n too small”: p90 needs n ≥ {PERCENTILE_MIN_N.p90}, p95
+          n ≥ {PERCENTILE_MIN_N.p95}, p99 n ≥ {PERCENTILE_MIN_N.p99}; queue_ms is an estimate; client_overhead_ms includes any wait for a
+          free server slot.
+        </small>
+      </p>
     </div>
   );
 }

@@ -32,30 +32,68 @@ export function WorkloadsView({ client }: { client: AppServices }) {
         <ul className="list" aria-label="workload sets">
           {list.map((workload) => (
             <li key={workload.name}>
-              <button type="button" className={workload.name === selected ? 'selected' : ''} onClick={() => setSelected(workload.name)}>{workload.name}</button>
+              <button type="button" className={workload.name === selected ? 'selected' : ''} onClick={() => setSelected(workload.name)}>
+                {workload.name}
+              </button>
               <small>{workload.groups.join(', ')}</small>
             </li>
           ))}
         </ul>
         <div>
           <p>{list.find((workload) => workload.name === selected)?.description}</p>
-          <textarea aria-label="workload definition" value={text} onChange={(event) => setText(event.target.value)} rows={24} spellCheck={false} />
-          {validation && (validation.ok ? (
-            <>
-              <p className="ok" data-testid="workload-valid">Valid: {validation.items} written item(s) plus any generated ones.</p>
-              {validation.tokens.length > 0 && (
-                <table data-testid="token-preview">
-                  <thead><tr><th>Item</th><th>Input tokens ({validation.tokensExact ? 'exact, from the running server' : 'estimated; start a server for exact counts'})</th><th>max_tokens</th></tr></thead>
-                  <tbody>{validation.tokens.map((item) => <tr key={item.id}><td>{item.id}</td><td>{item.inputTokens}</td><td>{item.maxTokens ?? 'default (128)'}</td></tr>)}</tbody>
-                </table>
-              )}
-            </>
-          ) : (
-            <ul className="problems" data-testid="workload-problems">
-              {validation.problems.map((problem, index) => <li key={index}>{problem.line !== null ? `line ${problem.line}, column ${problem.column}: ` : ''}{problem.field && <code>{problem.field}</code>} {problem.message}</li>)}
-            </ul>
-          ))}
-          <p><small>Edits are checked against the schema as you type. Built-in sets are read-only on disk; save a copy as a .yaml file and run it with <code>inferlab run --workload FILE</code>.</small></p>
+          <textarea
+            aria-label="workload definition"
+            value={text}
+            onChange={(event) => setText(event.target.value)}
+            rows={24}
+            spellCheck={false}
+          />
+          {validation &&
+            (validation.ok ? (
+              <>
+                <p className="ok" data-testid="workload-valid">
+                  Valid: {validation.items} written item(s) plus any generated ones.
+                </p>
+                {validation.tokens.length > 0 && (
+                  <table data-testid="token-preview">
+                    <thead>
+                      <tr>
+                        <th>Item</th>
+                        <th>
+                          Input tokens (
+                          {validation.tokensExact ? 'exact, from the running server' : 'estimated; start a server for exact counts'})
+                        </th>
+                        <th>max_tokens</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {validation.tokens.map((item) => (
+                        <tr key={item.id}>
+                          <td>{item.id}</td>
+                          <td>{item.inputTokens}</td>
+                          <td>{item.maxTokens ?? 'default (128)'}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+              </>
+            ) : (
+              <ul className="problems" data-testid="workload-problems">
+                {validation.problems.map((problem, index) => (
+                  <li key={index}>
+                    {problem.line !== null ? `line ${problem.line}, column ${problem.column}: ` : ''}
+                    {problem.field && <code>{problem.field}</code>} {problem.message}
+                  </li>
+                ))}
+              </ul>
+            ))}
+          <p>
+            <small>
+              Edits are checked against the schema as you type. Built-in sets are read-only on disk; save a copy as a .yaml file and run it
+              with <code>inferlab run --workload FILE</code>.
+            </small>
+          </p>
         </div>
       </div>
     </section>
