@@ -82,9 +82,14 @@ describe('ServerManager against the real llama-server', () => {
     try {
       const server = await harness.servers.prepare({ modelRef: 'demo:q4_k_m', profile });
       const faults: string[] = [];
-      server.changes.on((snapshot) => snapshot.fault && faults.push(snapshot.fault.code));
+      const tails: string[][] = [];
+      server.changes.on((snapshot) => {
+        if (!snapshot.fault) return;
+        faults.push(snapshot.fault.code);
+        tails.push(snapshot.fault.logTail);
+      });
       const ready = await server.start();
-      expect(faults).toEqual(['bind_failed']);
+      expect(faults, JSON.stringify(tails)).toEqual(['bind_failed']);
       expect(ready.state).toBe('ready');
       expect(ready.port).not.toBe(taken);
     } finally {

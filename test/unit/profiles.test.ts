@@ -153,6 +153,7 @@ describe('llama-server log reading', () => {
   it.each([
     ['ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory', 'out_of_memory'],
     ["start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080", 'bind_failed'],
+    ['llama_server: exiting due to HTTP server error', 'bind_failed'],
     ['error: invalid argument: --bogus', 'unsupported_flag'],
     ["llama_model_load: error loading model: tensor 'x' data is not within the file bounds", 'bad_model_file'],
     ['spawn failed: spawn /x/llama-server ENOENT', 'binary_missing'],

@@ -3,6 +3,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Emitter } from '../core/emitter';
 import type { RpcDispatcher } from '../rpc/dispatcher';
 import type { AppEvent } from '../services';
+import { ErrorCode } from '../../shared/errors';
 
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -46,7 +47,7 @@ export function createWebSocketTransport(
           JSON.stringify({
             id,
             ok: false,
-            error: { code: 'invalid_input', message: 'messages must be JSON objects {id, service, method, args}' },
+            error: { code: ErrorCode.InvalidInput, message: 'messages must be JSON objects {id, service, method, args}' },
           }),
         );
       }

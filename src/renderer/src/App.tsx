@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo } from 'react';
-import type { AppEvents, ExperimentJobState, JobProgress } from '../../shared/contract';
-import { createClient, type RpcBridge } from './api/client';
+import type { ExperimentJobState, JobProgress } from '../../shared/contract';
+import { createClient, subscribe, type RpcBridge } from './api/client';
 import { useAppStore, type View } from './state/store';
 import { CompareView } from './views/CompareView';
 import { ExperimentsView } from './views/ExperimentsView';
@@ -34,14 +34,13 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
 
   useEffect(() => {
     if (!bridge) return;
-    return bridge.on((name, payload) => {
-      const store = useAppStore.getState();
-      if (name === 'run.progress') store.applyProgress(payload as AppEvents['run.progress']);
-      else if (name === 'telemetry.tick') {
-        const { jobId, tick } = payload as AppEvents['telemetry.tick'];
-        store.applyTelemetry(jobId, tick);
-      } else if (name === 'server.state') store.applyServer(payload as AppEvents['server.state']);
-    });
+    const store = () => useAppStore.getState();
+    const unsubscribe = [
+      subscribe(bridge, 'run.progress', (progress) => store().applyProgress(progress)),
+      subscribe(bridge, 'telemetry.tick', ({ jobId, tick }) => store().applyTelemetry(jobId, tick)),
+      subscribe(bridge, 'server.state', (snapshot) => store().applyServer(snapshot)),
+    ];
+    return () => unsubscribe.forEach((stop) => stop());
   }, [bridge]);
 
   // Alt+1…8 switch views; Alt+T toggles the theme.
@@ -62,13 +61,11 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
   }, [setView, toggleTheme]);
 
   const onExperiment = useCallback(
-    (listener: (state: ExperimentJobState) => void) =>
-      bridge ? bridge.on((name, payload) => name === 'experiment.progress' && listener(payload as ExperimentJobState)) : () => {},
+    (listener: (state: ExperimentJobState) => void) => (bridge ? subscribe(bridge, 'experiment.progress', listener) : () => {}),
     [bridge],
   );
   const onJob = useCallback(
-    (listener: (progress: JobProgress) => void) =>
-      bridge ? bridge.on((name, payload) => name === 'job.progress' && listener(payload as JobProgress)) : () => {},
+    (listener: (progress: JobProgress) => void) => (bridge ? subscribe(bridge, 'job.progress', listener) : () => {}),
     [bridge],
   );
 

@@ -58,7 +58,7 @@ const FAULT_RULES: readonly FaultRule[] = [
   },
   {
     code: 'bind_failed',
-    pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed/i,
+    pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed|exiting due to HTTP server error/i,
     hint: 'The port was taken; start again (a new free port is chosen) or stop the other server.',
   },
   {

@@ -1,10 +1,20 @@
-import type { AppServices, RpcResponse, ServiceName } from '../../../shared/contract';
+import type { AppEvents, AppServices, EventName, RpcResponse, ServiceName } from '../../../shared/contract';
 import type { ErrorCode } from '../../../shared/errors';
 
 /** What a transport must offer: the preload bridge under Electron, a WebSocket in a browser. */
 export interface RpcBridge {
   call(service: string, method: string, args: unknown[]): Promise<RpcResponse>;
   on(listener: (name: string, payload: unknown) => void): () => void;
+}
+
+/**
+ * Subscribes to one event, with its payload typed by the contract's event map: the one place
+ * the bridge's untyped payloads become typed ones.
+ */
+export function subscribe<E extends EventName>(bridge: RpcBridge, name: E, listener: (payload: AppEvents[E]) => void): () => void {
+  return bridge.on((event, payload) => {
+    if (event === name) listener(payload as AppEvents[E]);
+  });
 }
 
 /** An error raised in main, rebuilt on this side with its code and details. */

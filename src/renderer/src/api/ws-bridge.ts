@@ -1,5 +1,6 @@
 import type { RpcResponse } from '../../../shared/contract';
 import type { RpcBridge } from './client';
+import { ErrorCode } from '../../../shared/errors';
 
 /**
  * The browser's bridge: one WebSocket to `/rpc` on the page's own origin, requests matched
@@ -32,7 +33,7 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
     });
     socket.addEventListener('close', () => {
       for (const resolve of pending.values())
-        resolve({ ok: false, error: { code: 'internal', message: 'The connection to the Infer Lab server was lost' } });
+        resolve({ ok: false, error: { code: ErrorCode.Internal, message: 'The connection to the Infer Lab server was lost' } });
       pending.clear();
       setTimeout(connect, 1000);
     });
