@@ -37,13 +37,17 @@ const fmt = (value: number | null, unit = 'ms', digits = 3) => (value === null ?
  * The smallest streaming client that can report the same number: raw http, line splitting,
  * JSON.parse of the last chunk, a fresh connection per request (llama-server closes it after streaming).
  */
-function minimalRequest(baseUrl: string, body: object): Promise<number | null> {
+function minimalRequest(baseUrl: string, headers: Record<string, string>, body: object): Promise<number | null> {
   return new Promise((resolve) => {
     const payload = JSON.stringify({ ...body, stream: true });
     const t0 = performance.now();
     const request = http.request(
       `${baseUrl}/v1/chat/completions`,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      {
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
       (response) => {
         let buffer = '';
         let timings: { prompt_ms: number; predicted_ms: number } | null = null;
@@ -82,6 +86,8 @@ async function clientOverhead(): Promise<void> {
       modelRef: 'demo:q4_k_m',
       profile: { ...defaultProfile(), parallelSlots: 32, contextSize: 32 * 256 },
     });
+    // The managed server answers only requests carrying its key.
+    const headers = { ...servers.get(server.id).authHeaders };
     const body = { messages: [{ role: 'user', content: 'Count to ten.' }], max_tokens: 16, temperature: 0, ignore_eos: true };
     for (const concurrency of [1, 32]) {
       const agent = createKeepAliveAgent(concurrency + 4);
@@ -92,10 +98,10 @@ async function clientOverhead(): Promise<void> {
         await Promise.all(
           Array.from({ length: concurrency }, async () => {
             for (let i = 0; i < Math.ceil(perClient / concurrency); i++) {
-              const completion = await streamCompletion({ baseUrl: server.baseUrl!, body, agent });
+              const completion = await streamCompletion({ baseUrl: server.baseUrl!, headers, body, agent });
               const overhead = deriveRequestMetrics(completion).client_overhead_ms;
               if (overhead !== null) ours.push(overhead);
-              const raw = await minimalRequest(server.baseUrl!, { ...body, stream_options: { include_usage: true } });
+              const raw = await minimalRequest(server.baseUrl!, headers, { ...body, stream_options: { include_usage: true } });
               if (raw !== null) minimal.push(raw);
             }
           }),
@@ -116,6 +122,7 @@ async function clientOverhead(): Promise<void> {
     for (let i = 0; i < 10; i++) {
       const completion = await streamCompletion({
         baseUrl: server.baseUrl!,
+        headers,
         agent: decodeAgent,
         body: { messages: [{ role: 'user', content: 'Write.' }], max_tokens: 128, temperature: 0, ignore_eos: true },
       });
@@ -159,6 +166,7 @@ async function clientOverhead(): Promise<void> {
       clock: () => performance.now() - origin,
       serverPid: server.pid,
       metricsUrl: `${server.baseUrl}/metrics`,
+      metricsHeaders: headers,
       intervalMs: 250,
     });
     session.start();

@@ -4,9 +4,7 @@ import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import type { RunSummary } from '../../metrics/run-summary';
 import { runManifest } from '../../store/export-run';
-import { shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliServices } from '../service-context';
 import { openCliStore } from '../store-context';
 import { formatMs, formatTable } from '../format';
 import { printSummary } from '../summary-table';
@@ -83,6 +81,8 @@ export const exportCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, EXPORT_USAGE, true);
   if (positionals.length !== 1 || !values.out)
     throw new AppError(ErrorCode.Usage, `export needs one run ID and --out DIR\n\nUsage: ${EXPORT_USAGE}`);
+  // Loaded here, not at the top: `runs list` shares this module and must not load the services.
+  const [{ openCliServices }, { shellAccess }] = await Promise.all([import('../service-context'), import('../../services/access')]);
   const container = await openCliServices(values.db, shellAccess());
   try {
     const rendered = await container.services.runs.exportRun(positionals[0]!);
