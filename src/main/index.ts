@@ -15,6 +15,18 @@ const containerReady = createServices();
 
 const windowStateFile = () => path.join(userDataDir(), 'window-state.json');
 
+/** electron-vite's dev server, honoured only in an unpackaged app and only on loopback: a packaged window never loads a URL from the environment. */
+function developmentRendererUrl(): string | null {
+  const raw = process.env.ELECTRON_RENDERER_URL;
+  if (app.isPackaged || !raw) return null;
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) ? url.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
 function createWindow(): BrowserWindow {
   const state = loadWindowState(windowStateFile());
   const window = new BrowserWindow({
@@ -29,13 +41,16 @@ function createWindow(): BrowserWindow {
       sandbox: true,
       nodeIntegration: false,
       webSecurity: true,
+      // DevTools would let anyone at the window run code with the page's bridge; development builds only.
+      devTools: !app.isPackaged,
     },
   });
   if (state.maximized) window.maximize();
   window.on('close', () => saveWindowState(windowStateFile(), { ...window.getNormalBounds(), maximized: window.isMaximized() }));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event) => event.preventDefault());
-  if (process.env.ELECTRON_RENDERER_URL) void window.loadURL(process.env.ELECTRON_RENDERER_URL);
+  const devServer = developmentRendererUrl();
+  if (devServer) void window.loadURL(devServer);
   else void window.loadFile(path.join(import.meta.dirname, '../renderer/index.html'));
   return window;
 }

@@ -28,9 +28,15 @@ describe('security review, enforced', () => {
     expect(main).toMatch(/Content-Security-Policy/);
     expect(main).toMatch(/setPermissionRequestHandler\(.*callback\(false\)\)/);
     expect(main).not.toMatch(/webSecurity:\s*false|allowRunningInsecureContent/);
+    // DevTools and a renderer URL from the environment exist only in an unpackaged (development) app.
+    expect(main).toMatch(/devTools: !app\.isPackaged/);
+    expect(main).toMatch(/if \(app\.isPackaged \|\| !raw\) return null;/);
     const html = fs.readFileSync(path.join(root, 'src/renderer/index.html'), 'utf8');
     expect(html).toMatch(/Content-Security-Policy" content="default-src 'self'; script-src 'self'/);
     expect(html).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+    // Same-origin only: 'self' covers the page's own WebSocket; ws:/wss: would allow any host.
+    expect(html).toMatch(/connect-src 'self';/);
+    expect(html).not.toMatch(/connect-src[^;]*wss?:/);
   });
 
   it('exposes nothing from the preload but the call/on bridge', () => {
