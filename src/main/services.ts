@@ -5,7 +5,7 @@ import { runDoctor } from './doctor';
 import { requireEngine } from './engines/llamacpp/locate-engine';
 import { ServerManager, serverLogDir } from './server/server-manager';
 import { createExperimentsService, type LocalExperimentsService } from './services/experiments-service';
-import { createModelsService } from './services/models-service';
+import { createModelsService, type LocalModelsService } from './services/models-service';
 import { createRunsService, type LocalRunsService } from './services/runs-service';
 import { createServersService } from './services/servers-service';
 import { createWorkloadsService } from './services/workloads-service';
@@ -31,6 +31,7 @@ export interface ServiceContainer {
   /** The same runs and experiments services with their awaitable forms, for in-process callers (the CLI). */
   runs: LocalRunsService;
   experiments: LocalExperimentsService;
+  models: LocalModelsService;
   /** What opening the database cleaned up after dead processes. */
   recovered: AppStore['recovered'];
   /** Every event, for transports to forward. */
@@ -105,6 +106,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     services,
     runs,
     experiments,
+    models,
     recovered: store.recovered,
     events,
     dbPath,

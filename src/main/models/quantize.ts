@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { runToCompletion } from '../core/process';
+import { describeModel } from './model-library';
 
 /**
  * Runs llama-quantize from `source` to `target`. Writes to a temporary name and renames on
@@ -48,4 +50,42 @@ export async function quantizeModel(options: {
     );
   }
   fs.renameSync(temporary, options.target);
+}
+
+const QUANT_TYPE = /^[A-Z0-9_]+$/i;
+
+/** Types like Q8_0 or Q4_K_M, or an error naming what was given. */
+export function checkQuantTypes(types: readonly string[]): string[] {
+  if (types.length === 0 || types.some((type) => typeof type !== 'string' || !QUANT_TYPE.test(type))) {
+    throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
+  }
+  return [...types];
+}
+
+/**
+ * What a quantization will write, checked before anything runs: a valid source, an existing
+ * output folder (the source's by default), and no file that would be overwritten. The new
+ * files are named after the source without its float suffix: model-f16.gguf → model-q4_k_m.gguf.
+ */
+export function planQuantization(
+  source: string,
+  types: readonly string[],
+  outDir: string | null,
+): { source: string; targets: { type: string; target: string }[] } {
+  checkQuantTypes(types);
+  const described = describeModel(source);
+  if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
+  const folder = path.resolve(outDir ?? path.dirname(source));
+  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory())
+    throw new AppError(ErrorCode.NotFound, `the output folder ${folder} is not a folder`);
+  const stem = path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
+  const targets = types.map((type) => ({ type, target: path.join(folder, `${stem}-${type.toLowerCase()}.gguf`) }));
+  const existing = targets.filter((item) => fs.existsSync(item.target));
+  if (existing.length > 0) {
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `refusing to overwrite ${existing.map((item) => item.target).join(', ')}; delete it or choose another output folder`,
+    );
+  }
+  return { source, targets };
 }

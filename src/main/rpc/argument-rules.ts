@@ -7,7 +7,7 @@ type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'o
 /** The argument kinds of every callable method; checked before a service sees anything. */
 const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
   doctor: { report: [] },
-  models: { scan: ['string[]?'], quantize: ['string', 'string[]'], cancel: ['string'] },
+  models: { scan: ['string[]?'], quantize: ['string', 'string[]', 'string?'], cancel: ['string'] },
   servers: {
     list: [],
     profiles: [],

@@ -1,22 +1,83 @@
 import path from 'node:path';
-import type { EventSink, ModelsService } from '../../shared/contract';
+import type { EventSink, JobProgress, ModelsService } from '../../shared/contract';
+import type { ModelEntry } from '../../shared/contract/models';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import type { EngineInfo } from '../../shared/contract/engine';
 import { toolPath } from '../engines/llamacpp/locate-engine';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
-import { quantizeModel } from '../models/quantize';
+import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
-import { newJobId } from './jobs';
+import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
 
-const QUANT_TYPE = /^[A-Z0-9_]+$/i;
+/** What a caller awaiting a quantization (the CLI) hears while it goes. */
+export interface QuantizeHooks {
+  onProgress?: (type: string, tensorsDone: number, tensorsTotal: number | null) => void;
+  signal?: AbortSignal;
+}
 
-export function createModelsService(
-  engine: () => Promise<EngineInfo>,
-  events: EventSink,
-  access: ServiceAccess,
-): ModelsService & { dispose(): void } {
+/** The models service plus the awaitable quantization in-process callers get. */
+export interface LocalModelsService extends ModelsService {
+  /** Quantizes like `quantize` and resolves with the new files; aborting `signal` cancels it. */
+  quantizeAndWait(source: string, types: string[], outDir: string | null, hooks?: QuantizeHooks): Promise<ModelEntry[]>;
+  dispose(): void;
+}
+
+export function createModelsService(engine: () => Promise<EngineInfo>, events: EventSink, access: ServiceAccess): LocalModelsService {
   const running = new Map<string, AbortController>();
+  async function launch(
+    source: string,
+    types: string[],
+    outDir: string | null,
+    hooks: QuantizeHooks = {},
+  ): Promise<LaunchedJob<ModelEntry[]>> {
+    const plan = planQuantization(
+      await resolveModelWithin(access, source),
+      types,
+      outDir === null ? null : access.paths.check(outDir, 'model'),
+    );
+    const binary = toolPath(await engine(), 'llama-quantize');
+    if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
+    const jobId = newJobId();
+    const controller = new AbortController();
+    running.set(jobId, controller);
+    const emit = (progress: Omit<JobProgress, 'jobId' | 'kind'>) => events.emit('job.progress', { jobId, kind: 'quantize', ...progress });
+    const done = (async () => {
+      try {
+        const made: ModelEntry[] = [];
+        for (const { type, target } of plan.targets) {
+          await quantizeModel({
+            quantizeBinary: binary,
+            source: plan.source,
+            target,
+            type,
+            signal: controller.signal,
+            onProgress: (tensors, total) => {
+              hooks.onProgress?.(type, tensors, total);
+              emit({ label: path.basename(target), done: tensors, total, finished: false, error: null });
+            },
+          });
+          made.push(describeModel(target));
+        }
+        emit({ label: 'done', done: 1, total: 1, finished: true, error: null });
+        return made;
+      } catch (error) {
+        const cancelled = controller.signal.aborted;
+        emit({
+          label: cancelled ? 'cancelled' : 'failed',
+          done: 0,
+          total: null,
+          finished: true,
+          error: cancelled ? null : toErrorShape(error),
+        });
+        throw error;
+      } finally {
+        running.delete(jobId);
+      }
+    })();
+    return { jobId, done };
+  }
+
   return {
     async scan(folders?: string[] | null) {
       const chosen =
@@ -27,58 +88,9 @@ export function createModelsService(
             : access.paths.roots('model');
       return scanModels(chosen, { reportMissing: Boolean(folders && folders.length > 0) });
     },
-    async quantize(source, types) {
-      if (types.length === 0 || types.some((type) => !QUANT_TYPE.test(type)))
-        throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
-      const file = await resolveModelWithin(access, source);
-      const model = describeModel(file);
-      if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${file}: ${model.invalidReason}`);
-      const binary = toolPath(await engine(), 'llama-quantize');
-      if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-      const jobId = newJobId();
-      const controller = new AbortController();
-      running.set(jobId, controller);
-      const stem = path.basename(file, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
-      void (async () => {
-        try {
-          for (const type of types) {
-            const target = path.join(path.dirname(file), `${stem}-${type.toLowerCase()}.gguf`);
-            await quantizeModel({
-              quantizeBinary: binary,
-              source: file,
-              target,
-              type,
-              signal: controller.signal,
-              onProgress: (done, total) =>
-                events.emit('job.progress', {
-                  jobId,
-                  kind: 'quantize',
-                  label: `${path.basename(target)}`,
-                  done,
-                  total,
-                  finished: false,
-                  error: null,
-                }),
-            });
-          }
-          events.emit('job.progress', { jobId, kind: 'quantize', label: 'done', done: 1, total: 1, finished: true, error: null });
-        } catch (error) {
-          const cancelled = controller.signal.aborted;
-          events.emit('job.progress', {
-            jobId,
-            kind: 'quantize',
-            label: cancelled ? 'cancelled' : 'failed',
-            done: 0,
-            total: null,
-            finished: true,
-            error: cancelled ? null : toErrorShape(error),
-          });
-        } finally {
-          running.delete(jobId);
-        }
-      })();
-      return { jobId };
-    },
+    quantize: async (source, types, outDir) => detach(await launch(source, types, outDir ?? null)),
+    quantizeAndWait: async (source, types, outDir, hooks = {}) =>
+      awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.get(jobId)?.abort(), hooks.signal),
     async cancel(jobId) {
       running.get(jobId)?.abort();
     },

@@ -18,8 +18,8 @@ export interface DoctorService {
 
 export interface ModelsService {
   scan(folders?: string[]): Promise<ModelScan>;
-  /** Starts llama-quantize; progress arrives as `job.progress` events. */
-  quantize(source: string, types: string[]): Promise<{ jobId: string }>;
+  /** Starts llama-quantize; progress arrives as `job.progress` events. New files go beside the source unless `outDir` names a folder. */
+  quantize(source: string, types: string[], outDir?: string | null): Promise<{ jobId: string }>;
   /** Stops a quantization: llama-quantize is killed and its partial file removed. */
   cancel(jobId: string): Promise<void>;
 }

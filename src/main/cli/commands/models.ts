@@ -3,16 +3,14 @@ import path from 'node:path';
 import type { ModelEntry } from '../../../shared/contract/models';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { toolPath } from '../../engines/llamacpp/locate-engine';
-import { resolveModelRef } from '../../models/demo-models';
-import { defaultModelFolders, describeModel, scanModels } from '../../models/model-library';
-import { quantizeModel } from '../../models/quantize';
+import { defaultModelFolders, scanModels } from '../../models/model-library';
+import { checkQuantTypes, planQuantization } from '../../models/quantize';
+import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliContext, requireEngine } from '../context';
+import { openCliContext } from '../context';
+import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
 import { SCAN_USAGE, QUANTIZE_USAGE } from '../usage';
-
-const QUANT_TYPE = /^[A-Z0-9_]+$/i;
 
 function humanSize(bytes: number): string {
   return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
@@ -85,7 +83,7 @@ const scan: CommandHandler = async (args) => {
 const quantize: CommandHandler = async (args, signal) => {
   const { values, positionals } = parseOptions(
     args,
-    { to: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } },
+    { to: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, db: { type: 'string' } },
     QUANTIZE_USAGE,
     true,
   );
@@ -95,49 +93,34 @@ const quantize: CommandHandler = async (args, signal) => {
     .split(',')
     .map((type) => type.trim())
     .filter(Boolean);
-  const badType = types.find((type) => !QUANT_TYPE.test(type));
-  if (types.length === 0 || badType !== undefined)
+  try {
+    checkQuantTypes(types);
+  } catch {
     throw new AppError(ErrorCode.Usage, `--to expects quantization types like Q8_0,Q4_K_M, got "${values.to}"`);
-  const source = await resolveModelRef(positionals[0]!);
-  const described = describeModel(source);
-  if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
-  const outDir = path.resolve(values.out ?? path.dirname(source));
-  if (!fs.existsSync(outDir) || !fs.statSync(outDir).isDirectory())
-    throw new AppError(ErrorCode.NotFound, `--out ${outDir} is not a folder`);
-  const stem = path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
-  const targets = types.map((type) => ({ type, target: path.join(outDir, `${stem}-${type.toLowerCase()}.gguf`) }));
-  const existing = targets.filter((item) => fs.existsSync(item.target));
-  if (existing.length > 0)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `refusing to overwrite ${existing.map((item) => item.target).join(', ')}; delete it or choose --out`,
-    );
-  const engine = await requireEngine();
-  const binary = toolPath(engine, 'llama-quantize');
-  if (!binary)
-    throw new AppError(ErrorCode.EngineMissing, `llama-quantize was not found beside ${engine.serverPath}; run ./bin/inferlab setup`);
-  const made: ModelEntry[] = [];
-  for (const { type, target } of targets) {
-    let lastShown = -1;
-    await quantizeModel({
-      quantizeBinary: binary,
-      source,
-      target,
-      type,
+  }
+  // The plan is checked before the database is opened: a bad source or an existing target writes nothing.
+  const access = shellAccess();
+  const source = await resolveModelWithin(access, positionals[0]!);
+  planQuantization(source, types, values.out ? path.resolve(values.out) : null);
+  const container = await openCliServices(values.db, access);
+  try {
+    const shown = new Map<string, number>();
+    const made = await container.models.quantizeAndWait(source, types, values.out ? path.resolve(values.out) : null, {
       signal,
-      onProgress: (done, total) => {
+      onProgress: (type, done, total) => {
         const percent = total ? Math.floor((done / total) * 100) : 0;
-        if (!values.json && percent >= lastShown + 10) {
-          lastShown = percent;
+        if (!values.json && percent >= (shown.get(type) ?? -1) + 10) {
+          shown.set(type, percent);
           process.stderr.write(`quantizing ${type}: ${done}/${total} tensors (${percent}%)\n`);
         }
       },
     });
-    made.push(describeModel(target));
+    if (values.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
+    else process.stdout.write(`${formatTable(modelRows(made))}\n`);
+    return 0;
+  } finally {
+    await container.dispose();
   }
-  if (values.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
-  else process.stdout.write(`${formatTable(modelRows(made))}\n`);
-  return 0;
 };
 
 export const modelsCommand: CommandHandler = async (args, signal) => {
