@@ -59,7 +59,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
       throw error;
     }));
   const servers = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
-  const models = createModelsService(resolveEngine, sink, access);
+  const models = createModelsService(resolveEngine, sink, access, store.runs.hashes);
   const serversService = createServersService(servers, store.profiles, sink, access);
   // Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself.
   let idle: TelemetrySession | null = null;

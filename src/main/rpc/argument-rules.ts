@@ -2,12 +2,12 @@ import type { ServiceName } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 
-type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'object' | 'boolean?';
+type Kind = 'string' | 'string?' | 'string|null' | 'string[]' | 'string[]?' | 'object' | 'object?' | 'boolean?';
 
 /** The argument kinds of every callable method; checked before a service sees anything. */
 const RULES: { [S in ServiceName]: Record<string, Kind[]> } = {
   doctor: { report: [] },
-  models: { scan: ['string[]?'], quantize: ['string', 'string[]', 'string?'], cancel: ['string'] },
+  models: { scan: ['string[]?', 'object?'], quantize: ['string', 'string[]', 'string?'], cancel: ['string'] },
   servers: {
     list: [],
     profiles: [],
@@ -51,6 +51,8 @@ function matches(kind: Kind, value: unknown): boolean {
       return value === undefined || value === null || isString(value);
     case 'string|null':
       return value === null || isString(value);
+    case 'object?':
+      return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
     case 'boolean?':
       return value === undefined || value === null || typeof value === 'boolean';
     case 'string[]':

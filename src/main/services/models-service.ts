@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { EventSink, JobProgress, ModelsService } from '../../shared/contract';
-import type { ModelEntry } from '../../shared/contract/models';
+import type { ModelEntry, ModelScan } from '../../shared/contract/models';
+import type { ModelHashCache } from '../store/model-hashes';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import type { EngineInfo } from '../../shared/contract/engine';
@@ -20,11 +21,39 @@ export interface QuantizeHooks {
 export interface LocalModelsService extends ModelsService {
   /** Quantizes like `quantize` and resolves with the new files; aborting `signal` cancels it. */
   quantizeAndWait(source: string, types: string[], outDir: string | null, hooks?: QuantizeHooks): Promise<ModelEntry[]>;
+  /** Scans like `scan`, reporting the progress of each file it hashes. */
+  scanWithProgress(
+    folders: string[] | null,
+    options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void },
+  ): Promise<ModelScan>;
   dispose(): void;
 }
 
-export function createModelsService(engine: () => Promise<EngineInfo>, events: EventSink, access: ServiceAccess): LocalModelsService {
+export function createModelsService(
+  engine: () => Promise<EngineInfo>,
+  events: EventSink,
+  access: ServiceAccess,
+  hashes: ModelHashCache,
+): LocalModelsService {
   const running = new Map<string, AbortController>();
+  async function scanWithProgress(
+    folders: string[] | null | undefined,
+    options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void } = {},
+  ): Promise<ModelScan> {
+    const named = Boolean(folders && folders.length > 0);
+    const chosen = named
+      ? folders!.map((folder) => access.paths.check(folder, 'model'))
+      : access.paths.unrestricted
+        ? defaultModelFolders()
+        : access.paths.roots('model');
+    const result = scanModels(chosen, { reportMissing: named });
+    if (options.hash) {
+      for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
+        model.sha256 = await hashes.hash(model.path, (done, total) => options.onHashProgress?.(model.path, done, total));
+      }
+    }
+    return result;
+  }
   async function launch(
     source: string,
     types: string[],
@@ -79,15 +108,8 @@ export function createModelsService(engine: () => Promise<EngineInfo>, events: E
   }
 
   return {
-    async scan(folders?: string[] | null) {
-      const chosen =
-        folders && folders.length > 0
-          ? folders.map((folder) => access.paths.check(folder, 'model'))
-          : access.paths.unrestricted
-            ? defaultModelFolders()
-            : access.paths.roots('model');
-      return scanModels(chosen, { reportMissing: Boolean(folders && folders.length > 0) });
-    },
+    scan: async (folders, options) => scanWithProgress(folders, { hash: Boolean(options?.hash) }),
+    scanWithProgress,
     quantize: async (source, types, outDir) => detach(await launch(source, types, outDir ?? null)),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
       awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.get(jobId)?.abort(), hooks.signal),

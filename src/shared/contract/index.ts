@@ -17,7 +17,8 @@ export interface DoctorService {
 }
 
 export interface ModelsService {
-  scan(folders?: string[]): Promise<ModelScan>;
+  /** The GGUF files in `folders` (the usual model folders by default); `hash` adds each file's SHA-256, cached by path, size and time. */
+  scan(folders?: string[] | null, options?: { hash?: boolean } | null): Promise<ModelScan>;
   /** Starts llama-quantize; progress arrives as `job.progress` events. New files go beside the source unless `outDir` names a folder. */
   quantize(source: string, types: string[], outDir?: string | null): Promise<{ jobId: string }>;
   /** Stops a quantization: llama-quantize is killed and its partial file removed. */

@@ -3,11 +3,9 @@ import path from 'node:path';
 import type { ModelEntry } from '../../../shared/contract/models';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { defaultModelFolders, scanModels } from '../../models/model-library';
 import { checkQuantTypes, planQuantization } from '../../models/quantize';
 import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
 import { SCAN_USAGE, QUANTIZE_USAGE } from '../usage';
@@ -44,23 +42,22 @@ const scan: CommandHandler = async (args) => {
     true,
   );
   const explicit = positionals.length > 0;
-  const result = scanModels(explicit ? positionals : defaultModelFolders(), { reportMissing: explicit });
-  if (values.hash) {
-    const context = await openCliContext(values.db);
-    try {
-      for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
-        let shown = -1;
-        model.sha256 = await context.store.runs.hashes.hash(model.path, (done, total) => {
-          const percent = Math.floor((done / total) * 100);
-          if (percent >= shown + 10) {
-            shown = percent;
-            process.stderr.write(`hashing ${path.basename(model.path)}: ${percent}%\n`);
-          }
-        });
-      }
-    } finally {
-      await context.dispose();
-    }
+  const container = await openCliServices(values.db, shellAccess());
+  let result;
+  try {
+    const shown = new Map<string, number>();
+    result = await container.models.scanWithProgress(explicit ? positionals : null, {
+      hash: values.hash ?? false,
+      onHashProgress: (file, done, total) => {
+        const percent = Math.floor((done / total) * 100);
+        if (percent >= (shown.get(file) ?? -10) + 10) {
+          shown.set(file, percent);
+          process.stderr.write(`hashing ${path.basename(file)}: ${percent}%\n`);
+        }
+      },
+    });
+  } finally {
+    await container.dispose();
   }
   if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else {
