@@ -18,31 +18,28 @@ function startSecondsFromPs(pid: number): number | null {
   return result.status === 0 && Number.isFinite(started) ? Math.round(started / 1000) : null;
 }
 
-export function processStartTicks(pid: number): number | null {
-  if (process.platform === 'darwin') return startSecondsFromPs(pid);
+/** The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses), or null. */
+function procStatFields(pid: number): string[] | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces and parentheses: split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[19]);
-    return Number.isFinite(ticks) ? ticks : null;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
 }
 
-export function identify(pid: number): ProcessIdentity {
-  return { pid, startTicks: processStartTicks(pid) };
+function startTicksOf(fields: string[] | null): number | null {
+  const ticks = Number(fields?.[19]);
+  return fields && Number.isFinite(ticks) ? ticks : null;
 }
 
-/** A zombie has exited and holds nothing (memory, ports, GPU); it only waits to be reaped, which some containers' init never does. */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
+export function processStartTicks(pid: number): number | null {
+  if (process.platform === 'darwin') return startSecondsFromPs(pid);
+  return startTicksOf(procStatFields(pid));
+}
+
+export function identify(pid: number): ProcessIdentity {
+  return { pid, startTicks: processStartTicks(pid) };
 }
 
 export function isAlive(identity: ProcessIdentity): boolean {
@@ -51,7 +48,9 @@ export function isAlive(identity: ProcessIdentity): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (isZombie(identity.pid)) return false;
-  if (identity.startTicks === null) return true;
-  return processStartTicks(identity.pid) === identity.startTicks;
+  if (process.platform === 'darwin') return identity.startTicks === null || startSecondsFromPs(identity.pid) === identity.startTicks;
+  const fields = procStatFields(identity.pid);
+  // A zombie has exited and holds nothing (memory, ports, GPU); it only waits to be reaped, which some containers' init never does.
+  if (fields && /^[ZX]/.test(fields[0] ?? '')) return false;
+  return identity.startTicks === null || startTicksOf(fields) === identity.startTicks;
 }

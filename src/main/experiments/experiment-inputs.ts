@@ -15,3 +15,11 @@ export interface SingleModelExperimentInputs {
   workload: { def: WorkloadDef; file: string };
   profile: ServerProfile;
 }
+
+/** How every experiment window's run is made: generous timeouts, stored text, no reference, a short idle baseline. */
+export const WINDOW_RUN_DEFAULTS = {
+  timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
+  private: false,
+  referenceRunId: null,
+  baselineMs: 300,
+} as const;

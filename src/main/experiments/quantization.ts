@@ -34,6 +34,7 @@ import {
   vocabularyProbe,
 } from './token-pass';
 import { windowSchedule } from './windows';
+import { WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 
 export type { QuantConstraints } from './recommend';
 
@@ -325,10 +326,7 @@ export async function runQuantExperiment(options: {
           stop: { requests: options.requestsPerWindow, durationMs: null },
           warmup: 0,
           slo: options.constraints.slo,
-          timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
-          private: false,
-          referenceRunId: null,
-          baselineMs: 300,
+          ...WINDOW_RUN_DEFAULTS,
         },
         store: options.runs,
         servers: options.servers,

@@ -7,7 +7,7 @@ import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
 import { runWorkload } from '../runner/run-workload';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { SingleModelExperimentInputs } from './experiment-inputs';
+import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';
 import { windowSchedule } from './windows';
 
@@ -93,10 +93,7 @@ export async function runSweep(
               stop: { requests: options.requestsPerCondition, durationMs: null },
               warmup: Math.min(concurrency, 4),
               slo: options.slo,
-              timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
-              private: false,
-              referenceRunId: null,
-              baselineMs: 300,
+              ...WINDOW_RUN_DEFAULTS,
             },
             store: options.runs,
             servers: options.servers,

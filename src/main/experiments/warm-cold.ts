@@ -10,7 +10,7 @@ import { llamaServerTokenCounter } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from './cache-evidence';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { SingleModelExperimentInputs } from './experiment-inputs';
+import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 import { spreadOverWindows, windowSchedule } from './windows';
 
 export type WarmColdCondition = 'cold-process' | 'cold-cache' | 'warm-cache';
@@ -140,10 +140,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
   const common = {
     workload: options.workload,
     slo: null,
-    timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
-    private: false,
-    referenceRunId: null,
-    baselineMs: 300,
+    ...WINDOW_RUN_DEFAULTS,
   };
 
   try {

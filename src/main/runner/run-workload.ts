@@ -133,6 +133,13 @@ export async function runWorkload(options: {
     size: null,
     sha256: null,
   };
+  // What the run records of the model it served: its reference, file, size and hash.
+  const modelFacts = async (ref: string, path: string) => ({
+    ref,
+    path,
+    size: fs.statSync(path).size,
+    sha256: await store.hashes.hash(path),
+  });
   let stopServer = async () => {};
   let serverSlots: number | null = null;
 
@@ -163,12 +170,7 @@ export async function runWorkload(options: {
     baseUrl = server.baseUrl;
     headers = { ...managed.authHeaders };
     engineInfo = await options.engine();
-    modelInfo = {
-      ref: target.modelRef,
-      path: target.modelPath,
-      size: fs.statSync(target.modelPath).size,
-      sha256: await store.hashes.hash(target.modelPath),
-    };
+    modelInfo = await modelFacts(target.modelRef, target.modelPath);
   } else if (request.target.kind === 'server') {
     const target = request.target;
     server = target.server.snapshot;
@@ -182,12 +184,7 @@ export async function runWorkload(options: {
       }),
     );
     engineInfo = await options.engine();
-    modelInfo = {
-      ref: target.modelRef,
-      path: target.modelPath,
-      size: fs.statSync(target.modelPath).size,
-      sha256: await store.hashes.hash(target.modelPath),
-    };
+    modelInfo = await modelFacts(target.modelRef, target.modelPath);
   } else {
     baseUrl = request.target.url;
     headers = request.target.headers;

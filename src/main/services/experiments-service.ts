@@ -1,5 +1,4 @@
-import type { DecisionRecord, EventSink, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
-import type { EngineInfo } from '../../shared/contract/engine';
+import type { DecisionRecord, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
@@ -8,12 +7,10 @@ import { runQuantExperiment } from '../experiments/quantization';
 import { runSweep } from '../experiments/sweep';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import { runWarmCold } from '../experiments/warm-cold';
-import type { ServerManager } from '../server/server-manager';
-import type { AppStore } from '../store/app-store';
 import { isDemoRef } from '../models/demo-models';
-import type { ServiceAccess } from './access';
 import { checkExperimentSpec } from './experiment-spec';
-import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
+import { JobTable, jobMethods, type LaunchedJob } from './jobs';
+import type { WorkServiceDeps } from './service-deps';
 
 /** What a caller awaiting an experiment (the CLI) hears while it goes. */
 export interface ExperimentHooks {
@@ -28,21 +25,14 @@ export interface LocalExperimentsService extends ExperimentsService {
   dispose(): Promise<void>;
 }
 
-export function createExperimentsService(deps: {
-  store: AppStore;
-  access: ServiceAccess;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  events: EventSink;
-}): LocalExperimentsService {
+export function createExperimentsService(deps: WorkServiceDeps): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
-  const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const jobs = new JobTable();
 
   async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
     const checked = await checkExperimentSpec(spec, deps.access);
     const profile = applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []);
-    const jobId = newJobId();
-    const controller = new AbortController();
+    const { jobId, controller } = jobs.open();
     const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
     const emit = () => deps.events.emit('experiment.progress', { ...state });
     const onStatus = (line: string) => {
@@ -90,9 +80,6 @@ export function createExperimentsService(deps: {
         kldTextSource: checked.kldText?.source ?? null,
       });
     };
-    // Registered before the work starts, so a cancel that arrives at once is not lost.
-    const job = { controller, done: Promise.resolve() };
-    jobs.set(jobId, job);
     const result = (async () => {
       try {
         state.result = await run();
@@ -111,23 +98,16 @@ export function createExperimentsService(deps: {
         throw error;
       } finally {
         emit();
-        jobs.delete(jobId);
+        jobs.close(jobId);
       }
     })();
-    job.done = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    jobs.track(jobId, result);
     emit();
     return { jobId, done: result };
   }
 
   return {
-    start: async (spec) => detach(await launch(spec)),
-    run: async (spec, hooks = {}) => awaitJob(await launch(spec, hooks), (jobId) => jobs.get(jobId)?.controller.abort(), hooks.signal),
-    async cancel(jobId) {
-      jobs.get(jobId)?.controller.abort();
-    },
+    ...jobMethods(jobs, launch),
     async list() {
       return experiments.list().map((row) => ({
         experimentId: row.id,
@@ -168,8 +148,7 @@ export function createExperimentsService(deps: {
     },
     decisions: async () => experiments.decisions(),
     async dispose() {
-      for (const job of jobs.values()) job.controller.abort();
-      await Promise.allSettled([...jobs.values()].map((job) => job.done));
+      await jobs.cancelAll();
     },
   };
 }

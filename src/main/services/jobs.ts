@@ -1,7 +1,48 @@
 import crypto from 'node:crypto';
 
-export function newJobId(): string {
+function newJobId(): string {
   return crypto.randomUUID();
+}
+
+/** The jobs a service has running: registered before their work starts, cancellable, awaited on shutdown. */
+export class JobTable {
+  private readonly jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+
+  /** A new job's id and controller, registered at once so a cancel that arrives immediately is not lost. */
+  open(): { jobId: string; controller: AbortController } {
+    const jobId = newJobId();
+    const controller = new AbortController();
+    this.jobs.set(jobId, { controller, done: Promise.resolve() });
+    return { jobId, controller };
+  }
+
+  /** The job's outcome, for shutdown to wait on; it must call `close` when it ends. */
+  track(jobId: string, outcome: Promise<unknown>): void {
+    const job = this.jobs.get(jobId);
+    if (job)
+      job.done = outcome.then(
+        () => undefined,
+        () => undefined,
+      );
+  }
+
+  close(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+
+  cancel(jobId: string): void {
+    this.jobs.get(jobId)?.controller.abort();
+  }
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  /** Cancels every job and waits for each to end. */
+  async cancelAll(): Promise<void> {
+    for (const job of this.jobs.values()) job.controller.abort();
+    await Promise.allSettled([...this.jobs.values()].map((job) => job.done));
+  }
 }
 
 /** A long operation as the services start it: its id, and its outcome. */
@@ -26,4 +67,16 @@ export async function awaitJob<T>(job: LaunchedJob<T>, cancel: (jobId: string) =
   } finally {
     signal?.removeEventListener('abort', stop);
   }
+}
+
+/** The three ways callers reach a service's long operation: started over RPC, awaited in-process, cancelled. */
+export function jobMethods<Spec, Hooks extends { signal?: AbortSignal }, Outcome>(
+  jobs: JobTable,
+  launch: (spec: Spec, hooks?: Hooks) => Promise<LaunchedJob<Outcome>>,
+) {
+  return {
+    start: async (spec: Spec) => detach(await launch(spec)),
+    run: async (spec: Spec, hooks?: Hooks) => awaitJob(await launch(spec, hooks), (jobId) => jobs.cancel(jobId), hooks?.signal),
+    cancel: async (jobId: string) => jobs.cancel(jobId),
+  };
 }

@@ -9,7 +9,7 @@ import { toolPath } from '../engines/llamacpp/locate-engine';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
 import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
-import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
+import { awaitJob, detach, JobTable, type LaunchedJob } from './jobs';
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
 export interface QuantizeHooks {
@@ -35,7 +35,7 @@ export function createModelsService(
   access: ServiceAccess,
   hashes: ModelHashCache,
 ): LocalModelsService {
-  const running = new Map<string, AbortController>();
+  const running = new JobTable();
   async function scanWithProgress(
     folders: string[] | null | undefined,
     options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void } = {},
@@ -67,9 +67,7 @@ export function createModelsService(
     );
     const binary = toolPath(await engine(), 'llama-quantize');
     if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-    const jobId = newJobId();
-    const controller = new AbortController();
-    running.set(jobId, controller);
+    const { jobId, controller } = running.open();
     const emit = (progress: Omit<JobProgress, 'jobId' | 'kind'>) => events.emit('job.progress', { jobId, kind: 'quantize', ...progress });
     const done = (async () => {
       try {
@@ -101,9 +99,10 @@ export function createModelsService(
         });
         throw error;
       } finally {
-        running.delete(jobId);
+        running.close(jobId);
       }
     })();
+    running.track(jobId, done);
     return { jobId, done };
   }
 
@@ -112,12 +111,11 @@ export function createModelsService(
     scanWithProgress,
     quantize: async (source, types, outDir) => detach(await launch(source, types, outDir ?? null)),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
-      awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.get(jobId)?.abort(), hooks.signal),
-    async cancel(jobId) {
-      running.get(jobId)?.abort();
-    },
+      awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
+    cancel: async (jobId) => running.cancel(jobId),
     dispose() {
-      for (const controller of running.values()) controller.abort();
+      // llama-quantize stops on the abort and removes its partial file; nothing here waits for it.
+      void running.cancelAll();
     },
   };
 }

@@ -1,20 +1,18 @@
-import type { EventSink, RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
+import type { RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
-import type { EngineInfo } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { bootstrapDifference } from '../metrics/compare';
 import type { RunProgress } from '../runner/run-executor';
 import { runWorkload, type RunTargetSpec } from '../runner/run-workload';
 import { applySettings } from '../engines/llamacpp/profile-rules';
-import type { ServerManager } from '../server/server-manager';
-import type { AppStore } from '../store/app-store';
 import { renderRunExport, runManifest } from '../store/export-run';
 import type { RunRow } from '../store/run-store';
-import type { ServiceAccess } from './access';
 import { checkRunSpec } from './run-spec';
-import { awaitJob, detach, newJobId, type LaunchedJob } from './jobs';
+import { JobTable, jobMethods, type LaunchedJob } from './jobs';
+import type { WorkServiceDeps } from './service-deps';
+import { startingRunJob } from '../../shared/run-job';
 
 const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
@@ -67,15 +65,8 @@ export interface LocalRunsService extends RunsService {
   dispose(): Promise<void>;
 }
 
-export function createRunsService(deps: {
-  store: AppStore;
-  access: ServiceAccess;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  events: EventSink;
-  onActiveChange?: (active: boolean) => void;
-}): LocalRunsService {
-  const jobs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (active: boolean) => void }): LocalRunsService {
+  const jobs = new JobTable();
   const runs = deps.store.runs;
 
   function compare(runIds: string[]): Comparison {
@@ -176,22 +167,8 @@ export function createRunsService(deps: {
           }
         : checked.target;
 
-    const jobId = newJobId();
-    const controller = new AbortController();
-    const state: RunJobState = {
-      jobId,
-      phase: 'starting',
-      runId: null,
-      message: 'starting',
-      sent: 0,
-      finished: 0,
-      failed: 0,
-      ttftPoints: [],
-      outputTokensPerS: null,
-      sampleText: '',
-      summary: null,
-      error: null,
-    };
+    const { jobId, controller } = jobs.open();
+    const state: RunJobState = startingRunJob(jobId);
     let lastEmit = 0;
     let sampleSeq: number | null = null;
     let finishedAtSample = 0;
@@ -202,9 +179,6 @@ export function createRunsService(deps: {
       deps.events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
       state.ttftPoints = [];
     };
-    // Registered before the work starts, so a cancel that arrives at once is not lost.
-    const job = { controller, done: Promise.resolve() };
-    jobs.set(jobId, job);
     const result = (async () => {
       try {
         const { summary } = await runWorkload({
@@ -258,24 +232,17 @@ export function createRunsService(deps: {
         throw error;
       } finally {
         emit(true);
-        jobs.delete(jobId);
+        jobs.close(jobId);
         if (jobs.size === 0) deps.onActiveChange?.(false);
       }
     })();
-    job.done = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    jobs.track(jobId, result);
     deps.onActiveChange?.(true);
     return { jobId, done: result };
   }
 
   return {
-    start: async (spec) => detach(await launch(spec)),
-    run: async (spec, hooks = {}) => awaitJob(await launch(spec, hooks), (jobId) => jobs.get(jobId)?.controller.abort(), hooks.signal),
-    async cancel(jobId) {
-      jobs.get(jobId)?.controller.abort();
-    },
+    ...jobMethods(jobs, launch),
     async list() {
       return runs.listRuns(500).map((run) => listItem(run, runs.countRequests(run.id)));
     },
@@ -295,7 +262,7 @@ export function createRunsService(deps: {
       };
     },
     async remove(runId) {
-      if ([...jobs.values()].length > 0) {
+      if (jobs.size > 0) {
         const run = runs.findRun(runId);
         if (run?.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
       }
@@ -314,8 +281,7 @@ export function createRunsService(deps: {
     },
     compare: async (runIds) => compare(runIds),
     async dispose() {
-      for (const job of jobs.values()) job.controller.abort();
-      await Promise.allSettled([...jobs.values()].map((job) => job.done));
+      await jobs.cancelAll();
     },
   };
 }

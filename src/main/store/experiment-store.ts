@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { DecisionRecord } from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import type { Db } from './database';
 
@@ -47,29 +48,14 @@ export class ExperimentStore {
       : undefined;
   }
 
-  decisions(): {
-    decision_id: string;
-    experiment_id: string;
-    chosen: string;
-    reason: string;
-    decided_by: string;
-    decided_at: string;
-    chosen_run_ids: string[];
-  }[] {
+  decisions(): DecisionRecord[] {
     const rows = this.db.prepare('SELECT id, record_json FROM decisions ORDER BY created_at DESC').all() as {
       id: string;
       record_json: string;
     }[];
     return rows.map((row) => ({
       decision_id: row.id,
-      ...(JSON.parse(row.record_json) as {
-        experiment_id: string;
-        chosen: string;
-        reason: string;
-        decided_by: string;
-        decided_at: string;
-        chosen_run_ids: string[];
-      }),
+      ...(JSON.parse(row.record_json) as Omit<DecisionRecord, 'decision_id'>),
     }));
   }
 

@@ -19,17 +19,8 @@ export const OLLAMA_CAPABILITIES: EngineCapabilities = {
   kvCacheTypes: false,
 };
 
-export const OPENAI_ENDPOINT_CAPABILITIES: EngineCapabilities = {
-  managedProcess: false,
-  coldProcess: false,
-  promptCacheControl: false,
-  slotErase: false,
-  serverMetrics: false,
-  serverTimings: false,
-  tokenize: false,
-  gpuLayers: false,
-  kvCacheTypes: false,
-};
+/** An arbitrary OpenAI-compatible endpoint: as Ollama, without even GPU-layer control. */
+export const OPENAI_ENDPOINT_CAPABILITIES: EngineCapabilities = { ...OLLAMA_CAPABILITIES, gpuLayers: false };
 
 export interface OllamaModel {
   name: string;

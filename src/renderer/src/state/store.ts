@@ -3,6 +3,7 @@ import type { RunJobState } from '../../../shared/contract';
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
+import { startingRunJob } from '../../../shared/run-job';
 
 export type View = 'home' | 'models' | 'server' | 'workloads' | 'run' | 'runs' | 'compare' | 'experiments';
 
@@ -53,20 +54,7 @@ export const useAppStore = create<AppState>()((set, get, api) => ({
   startJob: (jobId) =>
     set({
       live: {
-        job: {
-          jobId,
-          phase: 'starting',
-          runId: null,
-          message: 'starting',
-          sent: 0,
-          finished: 0,
-          failed: 0,
-          ttftPoints: [],
-          outputTokensPerS: null,
-          sampleText: '',
-          summary: null,
-          error: null,
-        },
+        job: startingRunJob(jobId),
         ttft: [],
         telemetry: [],
       },

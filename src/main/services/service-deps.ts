@@ -1,0 +1,14 @@
+import type { EventSink } from '../../shared/contract';
+import type { EngineInfo } from '../../shared/contract/engine';
+import type { ServerManager } from '../server/server-manager';
+import type { AppStore } from '../store/app-store';
+import type { ServiceAccess } from './access';
+
+/** What the services that run work (runs, experiments) are built from by the composition root. */
+export interface WorkServiceDeps {
+  store: AppStore;
+  access: ServiceAccess;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  events: EventSink;
+}
