@@ -1,10 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import type { AppServices, DoctorReport } from '../../src/shared/contract';
+import type { AppServices, DoctorReport, ServerProfile, StartExperimentSpec, StartRunSpec } from '../../src/shared/contract';
 import { ErrorCode } from '../../src/shared/errors';
 import { AppError } from '../../src/main/core/errors';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 
 const report: DoctorReport = { checks: [], engine: null, gpus: [], databasePath: '/tmp/x.db', demoModels: [] };
+const runSpec: StartRunSpec = {
+  workload: 'chat-short',
+  model: 'demo:q8_0',
+  endpoint: null,
+  profileName: 'default',
+  concurrency: 1,
+  rate: null,
+  requests: 4,
+  durationS: null,
+  warmup: 0,
+  private: false,
+};
+const experimentSpec: StartExperimentSpec = {
+  kind: 'quant',
+  model: 'demo:f16',
+  quants: ['f16', 'q8_0'],
+  workload: 'chat-short',
+  repeats: 2,
+  requestsPerWindow: null,
+};
+const profile: ServerProfile = {
+  name: 'p',
+  contextSize: 4096,
+  parallelSlots: 1,
+  batchSize: 512,
+  ubatchSize: 512,
+  gpuLayers: 999,
+  flashAttention: 'auto',
+  cacheTypeK: 'f16',
+  cacheTypeV: 'f16',
+  threads: 2,
+  cacheRamMib: 0,
+  cacheReuse: 0,
+  allowContextOverTrained: false,
+  extraFlags: [],
+};
 
 function dispatcherWith(reportImpl: () => Promise<DoctorReport>) {
   // Only the doctor service is exercised; the others are never reached by these requests.
@@ -27,10 +63,26 @@ describe('RPC dispatcher', () => {
     [{ service: '__proto__', method: 'toString' }, /Unknown service/],
     [{ service: 'doctor', method: 'constructor' }, /Unknown method "doctor.constructor"/],
     [{ service: 'doctor', method: 'toString' }, /Unknown method/],
-    [{ service: 'doctor', method: 'report', args: [1] }, /doctor.report takes 0 argument\(s\), got 1/],
-    [{ service: 'runs', method: 'get', args: [42] }, /runs.get: argument 1 must be string/],
-    [{ service: 'runs', method: 'compare', args: [['a', 7]] }, /runs.compare: argument 1 must be string\[\]/],
-    [{ service: 'servers', method: 'start', args: ['demo:q8_0', 'not-an-object'] }, /servers.start: argument 2 must be object/],
+    [{ service: 'doctor', method: 'report', args: [1] }, /doctor.report takes no arguments, got 1 argument/],
+    [{ service: 'runs', method: 'get', args: [42] }, /runs.get: runId must be string/],
+    [{ service: 'runs', method: 'get', args: ['x'.repeat(600)] }, /runs.get: runId must NOT have more than 512 characters/],
+    [{ service: 'runs', method: 'compare', args: [['a', 7]] }, /runs.compare: runIds.1 must be string/],
+    [{ service: 'servers', method: 'start', args: ['demo:q8_0', 'not-an-object'] }, /servers.start: profile must be object/],
+    [{ service: 'servers', method: 'start', args: ['demo:q8_0'] }, /servers.start takes modelRef, profile, \[force\], got 1/],
+    [{ service: 'runs', method: 'start', args: [{ ...runSpec, concurrancy: 4 }] }, /runs.start: spec has no field "concurrancy"/],
+    [{ service: 'runs', method: 'start', args: [{ ...runSpec, private: undefined }] }, /runs.start: spec needs the field "private"/],
+    [{ service: 'runs', method: 'start', args: [{ ...runSpec, rate: '2' }] }, /runs.start: spec.rate must be number or null/],
+    [{ service: 'runs', method: 'start', args: [{ ...runSpec, slo: { ttft: 500 } }] }, /runs.start: spec.slo has no field "ttft"/],
+    [
+      { service: 'experiments', method: 'start', args: [{ ...experimentSpec, constraints: { objective: 'speed' } }] },
+      /experiments.start: spec.constraints needs the field "vramBudgetMib"/,
+    ],
+    [
+      { service: 'servers', method: 'saveProfile', args: [{ ...profile, flashAttention: 'maybe' }] },
+      /servers.saveProfile: profile.flashAttention must be "on" or "off" or "auto"/,
+    ],
+    [{ service: 'servers', method: 'saveProfile', args: [{ ...profile, contextSize: 4096.5 }] }, /profile.contextSize must be integer/],
+    [{ service: 'models', method: 'scan', args: [null, { hash: true, follow: true }] }, /models.scan: options has no field "follow"/],
   ])('refuses %j at the boundary', async (request, message) => {
     const response = await dispatcherWith(async () => report).dispatch(request);
     expect(response.ok).toBe(false);
@@ -38,6 +90,27 @@ describe('RPC dispatcher', () => {
       expect(response.error.code).toBe(ErrorCode.InvalidInput);
       expect(response.error.message).toMatch(message);
     }
+  });
+
+  it('passes calls that match the contract on to the service, optional arguments absent or null', async () => {
+    const calls: unknown[][] = [];
+    const record = async (...args: unknown[]) => {
+      calls.push(args);
+      return { jobId: 'j' };
+    };
+    const services = { runs: { start: record }, models: { scan: record }, servers: { start: record } } as unknown as AppServices;
+    const dispatcher = new RpcDispatcher(services);
+    const fullSpec: StartRunSpec = { ...runSpec, slo: { ttft_ms: 500 }, burstiness: null, settings: ['contextSize=2048'], apiKeyEnv: null };
+    for (const request of [
+      { service: 'runs', method: 'start', args: [fullSpec] },
+      { service: 'models', method: 'scan', args: [] },
+      { service: 'models', method: 'scan', args: [null, null] },
+      { service: 'models', method: 'scan', args: [['/models'], { hash: true }] },
+      { service: 'servers', method: 'start', args: ['demo:q8_0', profile] },
+      { service: 'servers', method: 'start', args: ['demo:q8_0', profile, true] },
+    ])
+      expect(await dispatcher.dispatch(request), JSON.stringify(request)).toEqual({ ok: true, result: { jobId: 'j' } });
+    expect(calls[0]).toEqual([fullSpec]);
   });
 
   it('returns service errors as {code, message, details} without a stack', async () => {

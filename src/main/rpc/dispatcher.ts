@@ -1,16 +1,12 @@
-import { SERVICE_METHODS, type AppServices, type RpcRequest, type RpcResponse, type ServiceName } from '../../shared/contract';
+import type { AppServices, RpcRequest, RpcResponse, ServiceName } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
-import { checkArguments } from './argument-rules';
-
-function isServiceName(name: string): name is ServiceName {
-  return Object.hasOwn(SERVICE_METHODS, name);
-}
+import { checkCall } from './argument-validators';
 
 /**
- * The single place where a request from any transport becomes a service call. Validates
- * the envelope and the method against the contract's allow-list; errors leave as
- * `{code, message, details}` and never as stack traces.
+ * The single place where a request from any transport becomes a service call. The envelope,
+ * the method and every argument are checked against the contract (`SERVICE_CONTRACT`); errors
+ * leave as `{code, message, details}` and never as stack traces.
  */
 export class RpcDispatcher {
   constructor(private readonly services: AppServices) {}
@@ -18,12 +14,8 @@ export class RpcDispatcher {
   async dispatch(raw: unknown): Promise<RpcResponse> {
     try {
       const request = parseRequest(raw);
-      if (!isServiceName(request.service)) throw new AppError(ErrorCode.InvalidInput, `Unknown service "${request.service}"`);
-      const allowed: readonly string[] = SERVICE_METHODS[request.service];
-      if (!allowed.includes(request.method))
-        throw new AppError(ErrorCode.InvalidInput, `Unknown method "${request.service}.${request.method}"`);
-      checkArguments(request.service, request.method, request.args);
-      const service = this.services[request.service] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      checkCall(request.service, request.method, request.args);
+      const service = this.services[request.service as ServiceName] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
       const result = await service[request.method]!(...request.args);
       return { ok: true, result };
     } catch (error) {

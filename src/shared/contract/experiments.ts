@@ -1,5 +1,5 @@
 import type { Verdict } from './compare';
-import type { Distribution, SloSpec } from './runs';
+import type { Distribution } from './runs';
 
 export type ExperimentKind = 'warmcold' | 'quant' | 'sweep';
 
@@ -149,21 +149,4 @@ export interface ExperimentResult {
   };
 }
 
-export type QuantObjective = 'memory' | 'tpot' | 'ttft';
-export type QualityGate = 'acceptance' | 'token agreement' | 'kld';
-
-/**
- * What the user asked of the recommendation. A null threshold means the default from
- * EXPERIMENT_DEFAULTS.gates (src/shared/experiment-defaults.ts); a gate named in `disabledGates` is printed as "not applicable".
- */
-export interface QuantConstraints {
-  vramBudgetMib: number | null;
-  minAgreement: number | null;
-  /** An absolute acceptance floor, on top of the comparison with the baseline. */
-  minAcceptance: number | null;
-  slo: SloSpec | null;
-  maxKld?: number | null;
-  acceptanceAlpha?: number | null;
-  objective?: QuantObjective;
-  disabledGates?: QualityGate[];
-}
+export type { QualityGate, QuantConstraints, QuantObjective } from './specs';

@@ -1,5 +1,8 @@
 /** Run summaries: the names of DESIGN.md's measurement contract, shared by CLI, exports and UI. */
+import type { SloSpec } from './specs';
 import type { TelemetrySummary } from './telemetry';
+
+export type { SloSpec } from './specs';
 
 export type TailPercentile = 'p90' | 'p95' | 'p99';
 
@@ -20,12 +23,6 @@ export interface Distribution {
    * Summaries stored before this field existed lack it.
    */
   unsupported: TailPercentile[];
-}
-
-export interface SloSpec {
-  ttft_ms?: number;
-  tpot_ms?: number;
-  e2e_ms?: number;
 }
 
 export interface LoadDescription {

@@ -1,4 +1,7 @@
 /** Server lifecycle, profiles and effective configuration: the shapes the UI and CLI see. */
+import type { ServerProfile } from './specs';
+
+export type { FlashAttention, ServerProfile } from './specs';
 
 export type ServerState = 'stopped' | 'starting' | 'ready' | 'stopping' | 'crashed' | 'failed';
 
@@ -81,28 +84,6 @@ export interface ServerSnapshot {
   fault: ServerFault | null;
   /** Used memory over all GPUs just before the process was spawned; null without a readable GPU. */
   gpuUsedBeforeSpawnMib?: number | null;
-}
-
-export type FlashAttention = 'on' | 'off' | 'auto';
-
-/** A named set of llama-server options. Every field is passed explicitly at launch. */
-export interface ServerProfile {
-  name: string;
-  contextSize: number;
-  parallelSlots: number;
-  batchSize: number;
-  ubatchSize: number;
-  gpuLayers: number;
-  flashAttention: FlashAttention;
-  cacheTypeK: string;
-  cacheTypeV: string;
-  threads: number;
-  cacheRamMib: number;
-  cacheReuse: number;
-  /** Allow a context larger than the model was trained for. */
-  allowContextOverTrained: boolean;
-  /** Further flags, as argv items, e.g. ["--mlock"]. */
-  extraFlags: string[];
 }
 
 export interface ProfileProblem {

@@ -1,0 +1,107 @@
+/** What the services return: result shapes the main process produces and the renderer reads. */
+import type { ErrorShape } from '../errors';
+import type { RunSummary } from './runs';
+import type { ExperimentResult } from './experiments';
+
+export interface WorkloadInfo {
+  name: string;
+  file: string;
+  description: string;
+  groups: string[];
+  builtin: boolean;
+}
+
+export interface WorkloadValidation {
+  ok: boolean;
+  problems: { line: number | null; column: number | null; field: string; message: string }[];
+  items: number;
+  /** Input length of each written item: exact from a running llama-server's tokenizer, else an estimate. */
+  tokens: { id: string; inputTokens: number; maxTokens: number | null }[];
+  tokensExact: boolean;
+}
+
+export interface RunJobState {
+  jobId: string;
+  phase: 'starting' | 'running' | 'finished' | 'failed';
+  runId: string | null;
+  message: string;
+  sent: number;
+  finished: number;
+  failed: number;
+  /** New (send time in ms on the run's clock — the telemetry clock —, TTFT ms) points since the previous event. */
+  ttftPoints: [number, number][];
+  outputTokensPerS: number | null;
+  /** The text of one sampled request, as it streams. */
+  sampleText: string;
+  summary: RunSummary | null;
+  error: ErrorShape | null;
+}
+
+export interface RunListItem {
+  runId: string;
+  startedAt: string;
+  status: string;
+  statusReason: string | null;
+  model: string | null;
+  quantization: string | null;
+  engine: string | null;
+  workload: string | null;
+  kind: string;
+  requests: number;
+  ttftP50: number | null;
+  outputTokensPerS: number | null;
+}
+
+export interface RunDetail {
+  item: RunListItem;
+  summary: RunSummary | null;
+  manifest: Record<string, unknown>;
+  telemetry: { series: string; unit: string; points: [number, number][] }[];
+  /** (t0 ms, TTFT ms) per measured request, for the timeline. */
+  requestMarks: [number, number | null][];
+}
+
+export interface RunExport {
+  fileBase: string;
+  manifest: string;
+  summary: string;
+  requestsJsonl: string;
+  requestsCsv: string;
+  telemetry: string;
+}
+
+export interface ExperimentListItem {
+  experimentId: string;
+  kind: string;
+  status: string;
+  createdAt: string;
+  recommendation: string | null;
+}
+
+export interface DecisionRecord {
+  decision_id: string;
+  experiment_id: string;
+  chosen: string;
+  chosen_run_ids: string[];
+  reason: string;
+  decided_by: string;
+  decided_at: string;
+}
+
+export interface ExperimentJobState {
+  jobId: string;
+  phase: 'running' | 'finished' | 'failed' | 'cancelled';
+  message: string;
+  result: ExperimentResult | null;
+  error: ErrorShape | null;
+}
+
+export interface JobProgress {
+  jobId: string;
+  kind: 'quantize';
+  label: string;
+  done: number;
+  total: number | null;
+  finished: boolean;
+  error: ErrorShape | null;
+}

@@ -1,0 +1,190 @@
+/**
+ * The service contract, declared once: every callable method with its named arguments (JSON
+ * Schema, validated at the RPC boundary) and its result type. The service interfaces, the
+ * allow-list of callable methods and the boundary's validators are all derived from this table,
+ * so a method cannot exist in one and not the others.
+ *
+ * Results are produced by the main process itself; they are declared as types (`returns<T>()`)
+ * and not validated on the way out.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Comparison } from './compare';
+import type { DoctorReport } from './doctor';
+import type { ExperimentResult } from './experiments';
+import type { ModelScan } from './models';
+import type { DecisionRecord, ExperimentListItem, RunDetail, RunExport, RunListItem, WorkloadInfo, WorkloadValidation } from './results';
+import type { ProfileProblem, ServerSnapshot } from './server';
+import {
+  LongText,
+  Name,
+  Names,
+  Nullable,
+  PathText,
+  ScanOptionsSchema,
+  ServerProfileSchema,
+  StartExperimentSpecSchema,
+  StartRunSpecSchema,
+} from './specs';
+
+export interface ArgumentDefinition<S extends TSchema = TSchema, O extends boolean = boolean> {
+  name: string;
+  schema: S;
+  optional: O;
+}
+
+export interface MethodDefinition<A extends readonly ArgumentDefinition[] = readonly ArgumentDefinition[], R extends TSchema = TSchema> {
+  args: A;
+  result: R;
+  summary: string;
+}
+
+const arg = <S extends TSchema>(name: string, schema: S): ArgumentDefinition<S, false> => ({ name, schema, optional: false });
+const optional = <S extends TSchema>(name: string, schema: S) => ({ name, schema: Nullable(schema), optional: true as const });
+/** A result type: declared for the compiler, produced by main, not validated. */
+const returns = <T>() => Type.Unsafe<T>({});
+const method = <const A extends readonly ArgumentDefinition[], R extends TSchema>(
+  summary: string,
+  args: A,
+  result: R,
+): MethodDefinition<A, R> => ({
+  summary,
+  args,
+  result,
+});
+
+const JobStarted = Type.Object({ jobId: Type.String() });
+
+export const SERVICE_CONTRACT = {
+  doctor: {
+    report: method('What this machine has: engine, GPUs, database, folders.', [], returns<DoctorReport>()),
+  },
+  models: {
+    scan: method(
+      "The GGUF files in the folders (the usual model folders by default); hash adds each file's SHA-256, cached by path, size and time.",
+      [optional('folders', Type.Array(PathText, { maxItems: 1024 })), optional('options', ScanOptionsSchema)],
+      returns<ModelScan>(),
+    ),
+    quantize: method(
+      'Starts llama-quantize; progress arrives as job.progress events. New files go beside the source unless outDir names a folder.',
+      [arg('source', PathText), arg('types', Names), optional('outDir', PathText)],
+      JobStarted,
+    ),
+    cancel: method('Stops a quantization: llama-quantize is killed and its partial file removed.', [arg('jobId', Name)], Type.Void()),
+  },
+  servers: {
+    list: method('Every server this app started, as snapshots.', [], returns<ServerSnapshot[]>()),
+    profiles: method('The saved server profiles and the built-in default.', [], returns<Static<typeof ServerProfileSchema>[]>()),
+    defaultProfile: method('The built-in default profile.', [], ServerProfileSchema),
+    validateProfile: method(
+      "A profile's problems, each naming its field; checked against the model's header when modelRef is given.",
+      [arg('profile', ServerProfileSchema), arg('modelRef', Nullable(PathText))],
+      returns<ProfileProblem[]>(),
+    ),
+    saveProfile: method('Saves a profile under its name, after validating it.', [arg('profile', ServerProfileSchema)], Type.Void()),
+    deleteProfile: method(
+      'False when no saved profile has the name; the built-in default cannot be deleted.',
+      [arg('name', Name)],
+      Type.Boolean(),
+    ),
+    start: method(
+      'Starts a managed llama-server; refused when its threads would oversubscribe the cores beside another one, unless force.',
+      [arg('modelRef', PathText), arg('profile', ServerProfileSchema), optional('force', Type.Boolean())],
+      returns<ServerSnapshot>(),
+    ),
+    stop: method('Stops a server: SIGTERM, a grace period, then SIGKILL.', [arg('serverId', Name)], returns<ServerSnapshot>()),
+    logs: method("The tail of a server's log.", [arg('serverId', Name)], Type.Array(Type.String())),
+  },
+  workloads: {
+    list: method('The built-in and saved workloads.', [], returns<WorkloadInfo[]>()),
+    read: method(
+      "A workload's YAML text, by name or by path within the workload roots.",
+      [arg('name', PathText)],
+      Type.Object({ name: Type.String(), file: Type.String(), text: Type.String() }),
+    ),
+    validate: method(
+      'Problems of a workload text, each with line and field, and its items with their input lengths.',
+      [arg('text', LongText)],
+      returns<WorkloadValidation>(),
+    ),
+  },
+  runs: {
+    start: method('Starts a run; progress arrives as run.progress events.', [arg('spec', StartRunSpecSchema)], JobStarted),
+    cancel: method('Stops a run after its requests in flight; finished requests are kept.', [arg('jobId', Name)], Type.Void()),
+    list: method('Stored runs, newest first.', [], returns<RunListItem[]>()),
+    get: method('One stored run: summary, manifest, telemetry and request marks.', [arg('runId', Name)], returns<RunDetail>()),
+    remove: method('Deletes a stored run; false when there is none.', [arg('runId', Name)], Type.Boolean()),
+    exportRun: method(
+      "A run's files: manifest, summary, requests (JSONL and CSV) and telemetry.",
+      [arg('runId', Name)],
+      returns<RunExport>(),
+    ),
+    compare: method(
+      'Runs side by side, with a verdict per metric where the evidence supports one.',
+      [arg('runIds', Type.Array(Name, { maxItems: 64 }))],
+      returns<Comparison>(),
+    ),
+  },
+  experiments: {
+    start: method(
+      'Starts an experiment; progress arrives as experiment.progress events.',
+      [arg('spec', StartExperimentSpecSchema)],
+      JobStarted,
+    ),
+    cancel: method(
+      'Stops an experiment after its current request; it is stored as interrupted, its finished windows kept.',
+      [arg('jobId', Name)],
+      Type.Void(),
+    ),
+    list: method('Stored experiments, newest first.', [], returns<ExperimentListItem[]>()),
+    get: method(
+      'One experiment with its conditions, verdicts and recommendation.',
+      [arg('experimentId', Name)],
+      returns<ExperimentResult | null>(),
+    ),
+    decide: method(
+      "Records the user's choice for an experiment, with the reason and who decided.",
+      [arg('experimentId', Name), arg('chosen', Name), arg('reason', LongText), arg('decidedBy', Name)],
+      returns<DecisionRecord>(),
+    ),
+    decisions: method('Every recorded decision.', [], returns<DecisionRecord[]>()),
+  },
+} as const;
+
+type Contract = typeof SERVICE_CONTRACT;
+export type ServiceName = keyof Contract;
+
+/** The positional parameters of a method; optional arguments come last. */
+type ArgumentValues<A extends readonly ArgumentDefinition[]> = A extends readonly [
+  infer Head extends ArgumentDefinition,
+  ...infer Rest extends readonly ArgumentDefinition[],
+]
+  ? Head['optional'] extends true
+    ? [value?: Static<Head['schema']>, ...ArgumentValues<Rest>]
+    : [value: Static<Head['schema']>, ...ArgumentValues<Rest>]
+  : [];
+
+type ServiceOf<D> = {
+  [M in keyof D]: D[M] extends MethodDefinition<infer A, infer R> ? (...args: ArgumentValues<A>) => Promise<Static<R>> : never;
+};
+
+/** Every service the UI and the CLI call, typed from the contract. */
+export type AppServices = { [S in ServiceName]: ServiceOf<Contract[S]> };
+export type DoctorService = AppServices['doctor'];
+export type ModelsService = AppServices['models'];
+export type ServersService = AppServices['servers'];
+export type WorkloadsService = AppServices['workloads'];
+export type RunsService = AppServices['runs'];
+export type ExperimentsService = AppServices['experiments'];
+
+/** `service.method` for every callable method. */
+export type MethodName = { [S in ServiceName]: `${S}.${keyof Contract[S] & string}` }[ServiceName];
+
+export function isServiceName(name: string): name is ServiceName {
+  return Object.hasOwn(SERVICE_CONTRACT, name);
+}
+
+export function contractMethod(service: string, name: string): MethodDefinition | null {
+  if (!isServiceName(service)) return null;
+  const methods = SERVICE_CONTRACT[service as ServiceName] as Record<string, MethodDefinition>;
+  return Object.hasOwn(methods, name) ? methods[name]! : null;
+}

@@ -1,0 +1,137 @@
+/**
+ * What callers send: the request shapes of the contract, declared once as JSON Schema (TypeBox).
+ * Their TypeScript types are derived from these schemas, and the RPC boundary validates every
+ * argument against them; ranges and combinations are checked by the services' own spec checks,
+ * which the CLI runs too.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** JSON carries an absent optional value as null, so optional fields accept both. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Maybe = <T extends TSchema>(schema: T, description?: string) =>
+  Type.Optional(Nullable(description ? { ...schema, description } : schema));
+const Strict = { additionalProperties: false } as const;
+
+/** Bounds that keep a hostile caller from handing the services unbounded input. */
+export const Name = Type.String({ maxLength: 512 });
+export const PathText = Type.String({ maxLength: 4096 });
+export const LongText = Type.String({ maxLength: 8 * 1024 * 1024 });
+export const Names = Type.Array(Name, { maxItems: 10_000 });
+
+export const SloSpecSchema = Type.Object(
+  {
+    ttft_ms: Type.Optional(Type.Number()),
+    tpot_ms: Type.Optional(Type.Number()),
+    e2e_ms: Type.Optional(Type.Number()),
+  },
+  { ...Strict, description: 'Latency limits a request must meet to count toward goodput, in milliseconds.' },
+);
+export type SloSpec = Static<typeof SloSpecSchema>;
+
+export const FlashAttentionSchema = Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('auto')]);
+export type FlashAttention = Static<typeof FlashAttentionSchema>;
+
+export const ServerProfileSchema = Type.Object(
+  {
+    name: Name,
+    contextSize: Type.Integer(),
+    parallelSlots: Type.Integer(),
+    batchSize: Type.Integer(),
+    ubatchSize: Type.Integer(),
+    gpuLayers: Type.Integer(),
+    flashAttention: FlashAttentionSchema,
+    cacheTypeK: Name,
+    cacheTypeV: Name,
+    threads: Type.Integer(),
+    cacheRamMib: Type.Integer(),
+    cacheReuse: Type.Integer(),
+    allowContextOverTrained: Type.Boolean({ description: 'Allow a context larger than the model was trained for.' }),
+    extraFlags: Type.Array(Name, { maxItems: 256, description: 'Further flags, as argv items, e.g. ["--mlock"].' }),
+  },
+  { ...Strict, description: 'A named set of llama-server options. Every field is passed explicitly at launch.' },
+);
+export type ServerProfile = Static<typeof ServerProfileSchema>;
+
+export const StartRunSpecSchema = Type.Object(
+  {
+    workload: PathText,
+    model: Nullable(PathText),
+    endpoint: Nullable(PathText),
+    apiKeyEnv: Maybe(
+      Name,
+      "The variable holding the endpoint's API key; only the CLI may name one (RPC uses endpointKeys in config.json).",
+    ),
+    profileName: Name,
+    settings: Type.Optional(Type.Array(LongText, { maxItems: 256, description: 'FIELD=VALUE settings over the profile, this run only.' })),
+    force: Type.Optional(Type.Boolean({ description: 'Start beside another llama-server that claims the cores.' })),
+    concurrency: Nullable(Type.Number({ description: 'Closed loop: requests in flight. Excludes rate.' })),
+    rate: Nullable(Type.Number({ description: 'Open loop: requests per second.' })),
+    burstiness: Maybe(Type.Number(), 'Open loop: 1 = Poisson arrivals, below 1 burstier (gamma), above 1 more regular.'),
+    maxOutstanding: Maybe(Type.Number(), 'Open loop: requests outstanding before new arrivals wait.'),
+    requests: Nullable(Type.Number()),
+    durationS: Nullable(Type.Number()),
+    warmup: Type.Number(),
+    slo: Maybe(SloSpecSchema),
+    firstTokenTimeoutS: Maybe(Type.Number()),
+    timeoutS: Maybe(Type.Number()),
+    referenceRunId: Maybe(Name, "A stored run whose outputs this run's outputs are compared with."),
+    metricsUrl: Maybe(PathText, 'Prometheus metrics to scrape for an endpoint run.'),
+    private: Type.Boolean(),
+  },
+  { ...Strict, description: 'Everything a run can be asked for, from the UI or the CLI; optional fields take their defaults.' },
+);
+export type StartRunSpec = Static<typeof StartRunSpecSchema>;
+
+export const QuantObjectiveSchema = Type.Union([Type.Literal('memory'), Type.Literal('tpot'), Type.Literal('ttft')]);
+export type QuantObjective = Static<typeof QuantObjectiveSchema>;
+export const QualityGateSchema = Type.Union([Type.Literal('acceptance'), Type.Literal('token agreement'), Type.Literal('kld')]);
+export type QualityGate = Static<typeof QualityGateSchema>;
+
+export const QuantConstraintsSchema = Type.Object(
+  {
+    vramBudgetMib: Nullable(Type.Number()),
+    minAgreement: Nullable(Type.Number()),
+    minAcceptance: Nullable(Type.Number({ description: 'An absolute acceptance floor, on top of the comparison with the baseline.' })),
+    slo: Nullable(SloSpecSchema),
+    maxKld: Maybe(Type.Number()),
+    acceptanceAlpha: Maybe(Type.Number()),
+    objective: Type.Optional(QuantObjectiveSchema),
+    disabledGates: Type.Optional(Type.Array(QualityGateSchema, { maxItems: 3 })),
+  },
+  {
+    ...Strict,
+    description:
+      'What the user asked of the recommendation. A null threshold means the default from EXPERIMENT_DEFAULTS.gates; a disabled gate is printed as "not applicable".',
+  },
+);
+export type QuantConstraints = Static<typeof QuantConstraintsSchema>;
+
+export const StartExperimentSpecSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('quant'), Type.Literal('warmcold'), Type.Literal('sweep')]),
+    model: PathText,
+    quants: Type.Array(Name, { maxItems: 64, description: 'quant: the types to compare, the first the baseline (f16,q8_0,q4_k_m).' }),
+    files: Maybe(
+      Type.Array(Type.Object({ name: Name, path: PathText }, Strict), { maxItems: 64 }),
+      'quant: explicit files instead of model + quants.',
+    ),
+    workload: PathText,
+    repeats: Type.Number(),
+    requestsPerWindow: Nullable(Type.Number()),
+    concurrency: Maybe(Type.Number(), 'Requests in flight within a window (quant, warmcold).'),
+    profileName: Type.Optional(Name),
+    settings: Type.Optional(Type.Array(LongText, { maxItems: 256 })),
+    constraints: Maybe(QuantConstraintsSchema, 'quant: gates, budget and objective of the recommendation; sweep: its SLO.'),
+    kldTextFile: Maybe(PathText, 'quant: a text file for the KL-divergence pass instead of one generated by the baseline.'),
+    coldStarts: Maybe(Type.Number(), 'warmcold: fresh server starts for cold-process, spread over the windows.'),
+    skipCacheReset: Type.Optional(
+      Type.Boolean({ description: 'warmcold: leave the prompt cache on in cold-cache (its evidence must flag it).' }),
+    ),
+    vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'sweep: the profile field to vary and its values.'),
+    loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'sweep: the load levels (concurrency) every setting runs at.'),
+  },
+  { ...Strict, description: 'Everything an experiment can be asked for, from the UI or the CLI; optional fields take their defaults.' },
+);
+export type StartExperimentSpec = Static<typeof StartExperimentSpecSchema>;
+
+export const ScanOptionsSchema = Type.Object({ hash: Type.Optional(Type.Boolean()) }, Strict);
