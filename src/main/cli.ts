@@ -23,7 +23,8 @@ Commands:
   models quantize SRC --to Q8_0,Q4_K_M [--out DIR]
   run --workload FILE|NAME (--model MODEL | --endpoint URL) [load] [--slo ttft=MS,tpot=MS,e2e=MS] [--private] [--json]
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
-  runs list|show ID [--json]                  stored runs
+  runs list [--limit N]|show ID|delete ID     stored runs
+  compare RUN_ID RUN_ID ...                   runs side by side: each metric's change with its interval and verdict
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
@@ -51,6 +52,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   run: async () => (await import('./cli/commands/run')).runCommand,
   runs: async () => (await import('./cli/commands/runs')).runsCommand,
   export: async () => (await import('./cli/commands/runs')).exportCommand,
+  compare: async () => (await import('./cli/commands/compare')).compareCommand,
   experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,
   report: async () => (await import('./cli/commands/experiment')).reportCommand,
   decide: async () => (await import('./cli/commands/experiment')).decideCommand,

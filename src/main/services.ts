@@ -1,17 +1,16 @@
 import type { AppEvents, AppServices, EventName, EventSink } from '../shared/contract';
+import type { EngineInfo } from '../shared/contract/engine';
 import { Emitter } from './core/emitter';
 import { resolveDatabasePath, secureAppDirs, userDataDir } from './core/paths';
-import { runDoctor } from './doctor';
-import { requireEngine } from './engines/llamacpp/locate-engine';
-import { ServerManager, serverLogDir } from './server/server-manager';
-import { createExperimentsService, type LocalExperimentsService } from './services/experiments-service';
-import { createModelsService, type LocalModelsService } from './services/models-service';
-import { createRunsService, type LocalRunsService } from './services/runs-service';
-import { createServersService } from './services/servers-service';
-import { createWorkloadsService } from './services/workloads-service';
+import type { ServerManager } from './server/server-manager';
+import type { LocalEngineService } from './services/engine-service';
+import type { LocalExperimentsService } from './services/experiments-service';
+import type { LocalModelsService } from './services/models-service';
+import type { LocalServersService } from './services/servers-service';
+import type { LocalRunsService } from './services/runs-service';
 import { rpcAccess, type ServiceAccess } from './services/access';
 import { openAppStore, type AppStore } from './store/app-store';
-import { TelemetrySession } from './telemetry/telemetry-session';
+import type { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
   dbPath?: string;
@@ -28,10 +27,12 @@ export interface AppEvent {
 
 export interface ServiceContainer {
   services: AppServices;
-  /** The same runs and experiments services with their awaitable forms, for in-process callers (the CLI). */
-  runs: LocalRunsService;
-  experiments: LocalExperimentsService;
-  models: LocalModelsService;
+  /** The same runs, experiments and models services with their awaitable forms, for in-process callers (the CLI). */
+  runs: Omit<LocalRunsService, 'dispose'>;
+  experiments: Omit<LocalExperimentsService, 'dispose'>;
+  models: Omit<LocalModelsService, 'dispose'>;
+  engine: Omit<LocalEngineService, 'dispose'>;
+  servers: LocalServersService;
   /** What opening the database cleaned up after dead processes. */
   recovered: AppStore['recovered'];
   /** Every event, for transports to forward. */
@@ -40,10 +41,35 @@ export interface ServiceContainer {
   dispose(): Promise<void>;
 }
 
+/** A value built on first use, once; `built()` says whether it was, for disposal. */
+function onFirstUse<T>(build: () => Promise<T>): { get: () => Promise<T>; built: () => Promise<T> | null } {
+  let value: Promise<T> | null = null;
+  return { get: () => (value ??= build()), built: () => value };
+}
+
 /**
- * Composition root: builds every service once and disposes them in reverse order (runs
- * cancelled, then servers stopped, then the database closed). The Electron entry, the
- * headless server and tests all start here; nothing is a singleton.
+ * A service whose module loads on its first call. Every service method is async, so a call can
+ * wait for the load; a CLI command that lists runs never loads the runner, the server manager
+ * or the experiments.
+ */
+function deferred<T extends object>(load: () => Promise<T>): T {
+  return new Proxy({} as T, {
+    get: (_target, method) =>
+      typeof method === 'string' && method !== 'then'
+        ? async (...args: unknown[]) => {
+            const service = (await load()) as Record<string, (...callArgs: unknown[]) => unknown>;
+            const fn = service[method];
+            if (typeof fn !== 'function') throw new TypeError(`No service method ${method}`);
+            return fn.apply(service, args);
+          }
+        : undefined,
+  });
+}
+
+/**
+ * Composition root: builds each service once, on first use, and disposes what was built in
+ * reverse order (runs cancelled, then servers stopped, then the database closed). The Electron
+ * entry, the headless server, the CLI and tests all start here; nothing is a singleton.
  */
 export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
   secureAppDirs();
@@ -52,73 +78,114 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const store = await openAppStore(dbPath);
   const events = new Emitter<AppEvent>();
   const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
-  let engine: ReturnType<typeof requireEngine> | null = null;
+  let engine: Promise<EngineInfo> | null = null;
   const resolveEngine = () =>
-    (engine ??= requireEngine().catch((error) => {
+    (engine ??= import('./engines/llamacpp/locate-engine').then(({ requireEngine }) => requireEngine())).catch((error: unknown) => {
       engine = null;
       throw error;
-    }));
-  const servers = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
-  const models = createModelsService(resolveEngine, sink, access, store.runs.hashes);
-  const serversService = createServersService(servers, store.profiles, sink, access);
+    });
+
+  // The workload preview asks synchronously for a ready server; only one that exists counts.
+  let serverManagerNow: ServerManager | null = null;
+  const servers = onFirstUse(async (): Promise<ServerManager> => {
+    const { ServerManager, serverLogDir } = await import('./server/server-manager');
+    const manager = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
+    manager.changes.on((snapshot) => sink.emit('server.state', snapshot));
+    serverManagerNow = manager;
+    return manager;
+  });
+
   // Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself.
-  let idle: TelemetrySession | null = null;
+  let idle: Promise<TelemetrySession> | null = null;
   const setIdleSampling = (on: boolean) => {
     if (on && !idle) {
-      const origin = performance.now();
-      idle = new TelemetrySession({
-        clock: () => performance.now() - origin,
-        serverPid: null,
-        metricsUrl: null,
-        intervalMs: 1000,
-        retainSamples: 3600,
+      idle = import('./telemetry/telemetry-session').then(({ TelemetrySession }) => {
+        const origin = performance.now();
+        const session = new TelemetrySession({
+          clock: () => performance.now() - origin,
+          serverPid: null,
+          metricsUrl: null,
+          intervalMs: 1000,
+          retainSamples: 3600,
+        });
+        session.ticks.on((tick) => sink.emit('telemetry.tick', { jobId: 'idle', tick }));
+        session.start();
+        return session;
       });
-      idle.ticks.on((tick) => sink.emit('telemetry.tick', { jobId: 'idle', tick }));
-      idle.start();
     } else if (!on && idle) {
-      void idle.stop();
+      const stopping = idle;
       idle = null;
+      void stopping.then((session) => session.stop());
     }
   };
   if (options.idleTelemetry !== false) setIdleSampling(true);
-  const runs = createRunsService({
-    store,
-    servers,
-    access,
-    engine: resolveEngine,
-    events: sink,
-    onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active),
+
+  const work = () => ({ store, servers: servers.get, access, engine: resolveEngine, events: sink });
+  const runs = onFirstUse(async () => {
+    const { createRunsService } = await import('./services/runs-service');
+    return createRunsService({
+      ...work(),
+      onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active),
+    });
   });
-  const experiments = createExperimentsService({ store, servers, access, engine: resolveEngine, events: sink });
-  const services: AppServices = {
-    doctor: { report: () => runDoctor({ dbPath }) },
-    models,
-    servers: serversService,
+  const experiments = onFirstUse(async () => {
+    const { createExperimentsService } = await import('./services/experiments-service');
+    return createExperimentsService(work());
+  });
+  const models = onFirstUse(async () => {
+    const { createModelsService } = await import('./services/models-service');
+    return createModelsService(resolveEngine, sink, access, store.runs.hashes);
+  });
+  const engineService = onFirstUse(async () => {
+    const { createEngineService } = await import('./services/engine-service');
+    // After a setup the next server start locates the engine again: it may be a new build.
+    return createEngineService(sink, () => (engine = null));
+  });
+  const serversService = onFirstUse(async () => {
+    const [{ createServersService }, manager] = await Promise.all([import('./services/servers-service'), servers.get()]);
+    return createServersService(manager, store.profiles, access);
+  });
+  const workloads = onFirstUse(async () => {
+    const { createWorkloadsService } = await import('./services/workloads-service');
     // A running llama-server makes the workload preview's token counts exact.
-    workloads: createWorkloadsService(access, () => {
-      const ready = servers.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp');
-      return ready ? servers.get(ready.id).address : null;
-    }),
-    runs,
-    experiments,
+    return createWorkloadsService(access, () => {
+      const ready = serverManagerNow?.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp');
+      return ready && serverManagerNow ? serverManagerNow.get(ready.id).address : null;
+    });
+  });
+  const doctor = onFirstUse(async () => {
+    const { runDoctor } = await import('./doctor');
+    return { report: () => runDoctor({ dbPath }) };
+  });
+
+  const services: AppServices = {
+    doctor: deferred(doctor.get),
+    engine: deferred(engineService.get),
+    models: deferred(models.get),
+    servers: deferred(serversService.get),
+    workloads: deferred(workloads.get),
+    runs: deferred(runs.get),
+    experiments: deferred(experiments.get),
   };
   return {
     services,
-    runs,
-    experiments,
-    models,
+    runs: deferred(runs.get),
+    experiments: deferred(experiments.get),
+    models: deferred(models.get),
+    engine: deferred(engineService.get),
+    servers: deferred(serversService.get),
     recovered: store.recovered,
     events,
     dbPath,
     async dispose() {
-      await experiments.dispose();
-      await runs.dispose();
-      const sampler = idle as TelemetrySession | null;
+      await (await experiments.built())?.dispose();
+      await (await runs.built())?.dispose();
+      const sampler = idle;
       idle = null;
-      await sampler?.stop();
-      models.dispose();
-      serversService.dispose();
-      await servers.dispose();
+      await (await sampler)?.stop();
+      (await models.built())?.dispose();
+      await (await engineService.built())?.dispose();
+      await (await servers.built())?.dispose();
       events.clear();
       store.close();
     },

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { experimentTable } from '../../src/main/cli/commands/experiment';
+import { experimentTable } from '../../src/main/cli/experiment-table';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { inferlab } from '../support/cli';
 import { useTempDirs } from '../support/temp';

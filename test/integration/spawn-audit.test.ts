@@ -79,9 +79,12 @@ describe('processes started on behalf of requests', () => {
       { ...base, name: '$(touch /tmp/inferlab-pwned)' },
     ];
     for (const profile of hostile) {
-      await expect(container.services.servers.start('demo:q8_0', profile, true), JSON.stringify(profile.extraFlags)).rejects.toThrow();
+      await expect(
+        container.services.servers.start('demo:q8_0', profile, { force: true }),
+        JSON.stringify(profile.extraFlags),
+      ).rejects.toThrow();
     }
-    await expect(container.services.servers.start('demo:q8_0; touch /tmp/inferlab-pwned', base, true)).rejects.toThrow();
+    await expect(container.services.servers.start('demo:q8_0; touch /tmp/inferlab-pwned', base, { force: true })).rejects.toThrow();
     // Asking the engine for its version is the only launch so far.
     const serving = () => launches.filter((launch) => launch.file === engine.serverPath && !launch.args.includes('--version'));
     expect(serving()).toEqual([]);

@@ -68,7 +68,7 @@ describe('RPC dispatcher', () => {
     [{ service: 'runs', method: 'get', args: ['x'.repeat(600)] }, /runs.get: runId must NOT have more than 512 characters/],
     [{ service: 'runs', method: 'compare', args: [['a', 7]] }, /runs.compare: runIds.1 must be string/],
     [{ service: 'servers', method: 'start', args: ['demo:q8_0', 'not-an-object'] }, /servers.start: profile must be object/],
-    [{ service: 'servers', method: 'start', args: ['demo:q8_0'] }, /servers.start takes modelRef, profile, \[force\], got 1/],
+    [{ service: 'servers', method: 'start', args: ['demo:q8_0'] }, /servers.start takes modelRef, profile, \[options\], got 1/],
     [{ service: 'runs', method: 'start', args: [{ ...runSpec, concurrancy: 4 }] }, /runs.start: spec has no field "concurrancy"/],
     [{ service: 'runs', method: 'start', args: [{ ...runSpec, private: undefined }] }, /runs.start: spec needs the field "private"/],
     [{ service: 'runs', method: 'start', args: [{ ...runSpec, rate: '2' }] }, /runs.start: spec.rate must be number or null/],
@@ -107,7 +107,7 @@ describe('RPC dispatcher', () => {
       { service: 'models', method: 'scan', args: [null, null] },
       { service: 'models', method: 'scan', args: [['/models'], { hash: true }] },
       { service: 'servers', method: 'start', args: ['demo:q8_0', profile] },
-      { service: 'servers', method: 'start', args: ['demo:q8_0', profile, true] },
+      { service: 'servers', method: 'start', args: ['demo:q8_0', profile, { force: true }] },
     ])
       expect(await dispatcher.dispatch(request), JSON.stringify(request)).toEqual({ ok: true, result: { jobId: 'j' } });
     expect(calls[0]).toEqual([fullSpec]);

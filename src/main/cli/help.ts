@@ -15,6 +15,7 @@ import {
   SETUP_USAGE,
   START_USAGE,
   COMPLETION_USAGE,
+  COMPARE_USAGE,
 } from './usage';
 
 interface HelpEntry {
@@ -68,6 +69,7 @@ const HELP: Record<string, HelpEntry> = {
     ],
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
+  compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
   export: { usage: EXPORT_USAGE, examples: ['inferlab export 1a2b3c4d --out ./run-export'] },
   experiment: { usage: EXPERIMENT_USAGE },
   'experiment quant': {

@@ -30,7 +30,10 @@ export const RUN_USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --e
     [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
     [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--private] [--db PATH] [--json]`;
 
-export const RUNS_USAGE = 'inferlab runs list [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH]';
+export const RUNS_USAGE =
+  'inferlab runs list [--limit N] [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH] | inferlab runs delete ID [--db PATH]';
+
+export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
 export const EXPORT_USAGE =
   'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';

@@ -3,10 +3,7 @@ import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
-import { runQuantExperiment } from '../experiments/quantization';
-import { runSweep } from '../experiments/sweep';
 import { applySettings } from '../engines/llamacpp/profile-rules';
-import { runWarmCold } from '../experiments/warm-cold';
 import { isDemoRef } from '../models/demo-models';
 import { checkExperimentSpec } from './experiment-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
@@ -40,10 +37,11 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       hooks.onStatus?.(line);
       emit();
     };
-    const common = {
+    // The protocols load with the first experiment: listing and deciding need none of them.
+    const common = async () => ({
       runs: deps.store.runs,
       experiments,
-      servers: deps.servers,
+      servers: await deps.servers(),
       engine: deps.engine,
       workload: checked.workload,
       profile,
@@ -52,26 +50,31 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       concurrency: checked.concurrency,
       signal: controller.signal,
       onStatus,
-    };
-    const run = (): Promise<ExperimentResult> => {
-      if (spec.kind === 'warmcold')
+    });
+    const run = async (): Promise<ExperimentResult> => {
+      if (spec.kind === 'warmcold') {
+        const { runWarmCold } = await import('../experiments/warm-cold');
         return runWarmCold({
-          ...common,
+          ...(await common()),
           model: checked.model!,
           coldStarts: spec.coldStarts ?? undefined,
           skipCacheReset: spec.skipCacheReset,
         });
-      if (spec.kind === 'sweep')
+      }
+      if (spec.kind === 'sweep') {
+        const { runSweep } = await import('../experiments/sweep');
         return runSweep({
-          ...common,
+          ...(await common()),
           model: checked.model!,
           vary: spec.vary!,
           concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency],
           requestsPerCondition: checked.requestsPerWindow,
           slo: checked.constraints.slo,
         });
+      }
+      const { runQuantExperiment } = await import('../experiments/quantization');
       return runQuantExperiment({
-        ...common,
+        ...(await common()),
         baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
         quants: checked.quants,
         files: checked.files,

@@ -5,10 +5,10 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { bootstrapDifference } from '../metrics/compare';
 import type { RunProgress } from '../runner/run-executor';
-import { runWorkload, type RunTargetSpec } from '../runner/run-workload';
+import type { RunTargetSpec } from '../runner/run-workload';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import { renderRunExport, runManifest } from '../store/export-run';
-import type { RunRow } from '../store/run-store';
+import type { RunHead } from '../store/run-store';
 import { checkRunSpec } from './run-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
@@ -18,27 +18,20 @@ const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
 const CDF_SAMPLE_CAP = 1000;
 
-function quantizationOf(run: RunRow): string | null {
-  const server = run.server_json ? (JSON.parse(run.server_json) as { effectiveConfig?: { modelFileType?: string } } | null) : null;
-  return server?.effectiveConfig?.modelFileType ?? (run.model_ref?.startsWith('demo:') ? run.model_ref.slice(5).toUpperCase() : null);
-}
-
-function listItem(run: RunRow, requests: number): RunListItem {
-  const summary = run.summary_json ? (JSON.parse(run.summary_json) as Partial<RunSummary>) : null;
-  const engine = run.engine_json ? (JSON.parse(run.engine_json) as { origin?: string; version?: string } | null) : null;
+function listItem(run: RunHead): RunListItem {
   return {
     runId: run.id,
     startedAt: run.started_at,
     status: run.status,
     statusReason: run.status_reason,
     model: run.model_ref,
-    quantization: quantizationOf(run),
-    engine: engine?.origin === 'endpoint' ? 'endpoint' : engine ? 'llama.cpp' : null,
+    quantization: run.model_file_type ?? (run.model_ref?.startsWith('demo:') ? run.model_ref.slice(5).toUpperCase() : null),
+    engine: run.engine_origin === 'endpoint' ? 'endpoint' : run.has_engine ? 'llama.cpp' : null,
     workload: run.workload_name,
     kind: run.kind,
-    requests,
-    ttftP50: summary?.metrics?.ttft_ms.p50 ?? null,
-    outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
+    requests: run.request_count,
+    ttftP50: run.ttft_p50,
+    outputTokensPerS: run.output_tokens_per_s,
   };
 }
 
@@ -181,10 +174,12 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     };
     const result = (async () => {
       try {
+        // The runner loads with the first run: listing and reading runs need none of it.
+        const [{ runWorkload }, servers] = await Promise.all([import('../runner/run-workload'), deps.servers()]);
         const { summary } = await runWorkload({
           request: { ...checked.request, target, referenceRunId: reference?.id ?? null },
           store: runs,
-          servers: deps.servers,
+          servers,
           engine: deps.engine,
           signal: controller.signal,
           onStatus: (message) => {
@@ -243,8 +238,8 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
 
   return {
     ...jobMethods(jobs, launch),
-    async list() {
-      return runs.listRuns(500).map((run) => listItem(run, runs.countRequests(run.id)));
+    async list(limit) {
+      return runs.listRunHeads(limit ?? 500).map(listItem);
     },
     async get(runId): Promise<RunDetail> {
       const run = runs.findRun(runId);
@@ -254,7 +249,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         .filter((row) => row.warmup === 0)
         .map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
       return {
-        item: listItem(run, runs.countRequests(run.id)),
+        item: listItem(runs.listRunHeads(1, run.id)[0]!),
         summary: run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null,
         manifest: runManifest(run),
         telemetry: runs.telemetry(run.id),
@@ -262,10 +257,9 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       };
     },
     async remove(runId) {
-      if (jobs.size > 0) {
-        const run = runs.findRun(runId);
-        if (run?.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
-      }
+      // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.
+      if (runs.findRun(runId)?.status === 'running')
+        throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
       return runs.deleteRun(runId);
     },
     async exportRun(runId) {

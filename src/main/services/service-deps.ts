@@ -8,7 +8,8 @@ import type { ServiceAccess } from './access';
 export interface WorkServiceDeps {
   store: AppStore;
   access: ServiceAccess;
-  servers: ServerManager;
+  /** Built on first use: reading runs and experiments never loads the server manager. */
+  servers: () => Promise<ServerManager>;
   engine: () => Promise<EngineInfo>;
   events: EventSink;
 }

@@ -28,6 +28,7 @@ export async function runSetup(options: {
   force?: boolean;
   progress: BuildProgress;
   log: (line: string) => void;
+  signal?: AbortSignal;
 }): Promise<SetupResult> {
   const started = performance.now();
   const choice = chooseBackend(options.backend);
@@ -44,6 +45,7 @@ export async function runSetup(options: {
       backend: choice.backend,
       force: options.force,
       progress: options.progress,
+      signal: options.signal,
     });
     engineReused = build.reused;
     options.log(

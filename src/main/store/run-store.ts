@@ -96,6 +96,23 @@ export interface StoredRequest {
   reasoningChunkOffsetsMs?: readonly number[];
 }
 
+/** A run as a list shows it; see `listRunHeads`. */
+export interface RunHead {
+  id: string;
+  started_at: string;
+  status: string;
+  status_reason: string | null;
+  model_ref: string | null;
+  workload_name: string | null;
+  kind: string;
+  request_count: number;
+  ttft_p50: number | null;
+  output_tokens_per_s: number | null;
+  model_file_type: string | null;
+  engine_origin: string | null;
+  has_engine: 0 | 1;
+}
+
 export interface RunRow {
   id: string;
   kind: string;
@@ -376,6 +393,27 @@ export class RunStore {
     if (exact) return exact;
     const matches = this.db.prepare("SELECT * FROM runs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix) as RunRow[];
     return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  /**
+   * What a run list shows, newest first, in one query: the request count and the few summary
+   * fields are read by SQLite, so no summary is parsed here, and only for the runs kept by the
+   * limit (the inner query), not for every run before sorting.
+   */
+  listRunHeads(limit: number, runId: string | null = null): RunHead[] {
+    return this.db
+      .prepare(
+        `SELECT id, started_at, status, status_reason, model_ref, workload_name, kind,
+                (SELECT COUNT(*) FROM requests WHERE requests.run_id = runs.id) AS request_count,
+                json_extract(summary_json, '$.metrics.ttft_ms.p50') AS ttft_p50,
+                json_extract(summary_json, '$.throughput.output_tokens_per_s') AS output_tokens_per_s,
+                json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
+                json_extract(engine_json, '$.origin') AS engine_origin,
+                engine_json IS NOT NULL AND engine_json != 'null' AS has_engine
+         FROM (SELECT * FROM runs ${runId === null ? '' : 'WHERE id = @runId'} ORDER BY started_at DESC LIMIT @limit) AS runs
+         ORDER BY started_at DESC`,
+      )
+      .all({ limit, ...(runId === null ? {} : { runId }) }) as RunHead[];
   }
 
   listRuns(limit = 50): RunRow[] {

@@ -11,6 +11,7 @@ import type { TelemetryTick } from './telemetry';
 export type {
   AppServices,
   DoctorService,
+  EngineService,
   ExperimentsService,
   MethodName,
   ModelsService,
@@ -19,7 +20,15 @@ export type {
   ServiceName,
   WorkloadsService,
 } from './services';
-export type { QuantConstraints, ServerProfile, SloSpec, StartExperimentSpec, StartRunSpec } from './specs';
+export type {
+  EngineSetupOptions,
+  ServerStartOptions,
+  QuantConstraints,
+  ServerProfile,
+  SloSpec,
+  StartExperimentSpec,
+  StartRunSpec,
+} from './specs';
 export type {
   DecisionRecord,
   ExperimentJobState,

@@ -98,7 +98,7 @@ export interface ExperimentJobState {
 
 export interface JobProgress {
   jobId: string;
-  kind: 'quantize';
+  kind: 'quantize' | 'setup';
   label: string;
   done: number;
   total: number | null;

@@ -15,12 +15,14 @@ import type { ModelScan } from './models';
 import type { DecisionRecord, ExperimentListItem, RunDetail, RunExport, RunListItem, WorkloadInfo, WorkloadValidation } from './results';
 import type { ProfileProblem, ServerSnapshot } from './server';
 import {
+  EngineSetupOptionsSchema,
   LongText,
   Name,
   Names,
   Nullable,
   PathText,
   ScanOptionsSchema,
+  ServerStartOptionsSchema,
   ServerProfileSchema,
   StartExperimentSpecSchema,
   StartRunSpecSchema,
@@ -58,6 +60,14 @@ export const SERVICE_CONTRACT = {
   doctor: {
     report: method('What this machine has: engine, GPUs, database, folders.', [], returns<DoctorReport>()),
   },
+  engine: {
+    setup: method(
+      'Locates llama.cpp or builds it for a backend (cached by commit and backend), then makes the demo models; progress arrives as job.progress events.',
+      [optional('options', EngineSetupOptionsSchema)],
+      JobStarted,
+    ),
+    cancel: method('Stops an engine setup: the build is killed and nothing is installed.', [arg('jobId', Name)], Type.Void()),
+  },
   models: {
     scan: method(
       "The GGUF files in the folders (the usual model folders by default); hash adds each file's SHA-256, cached by path, size and time.",
@@ -87,8 +97,8 @@ export const SERVICE_CONTRACT = {
       Type.Boolean(),
     ),
     start: method(
-      'Starts a managed llama-server; refused when its threads would oversubscribe the cores beside another one, unless force.',
-      [arg('modelRef', PathText), arg('profile', ServerProfileSchema), optional('force', Type.Boolean())],
+      'Starts a managed server (llama-server unless options.engine says otherwise); refused when its threads would oversubscribe the cores beside another llama-server, unless options.force. Readiness arrives as server.state events.',
+      [arg('modelRef', PathText), arg('profile', ServerProfileSchema), optional('options', ServerStartOptionsSchema)],
       returns<ServerSnapshot>(),
     ),
     stop: method('Stops a server: SIGTERM, a grace period, then SIGKILL.', [arg('serverId', Name)], returns<ServerSnapshot>()),
@@ -110,7 +120,11 @@ export const SERVICE_CONTRACT = {
   runs: {
     start: method('Starts a run; progress arrives as run.progress events.', [arg('spec', StartRunSpecSchema)], JobStarted),
     cancel: method('Stops a run after its requests in flight; finished requests are kept.', [arg('jobId', Name)], Type.Void()),
-    list: method('Stored runs, newest first.', [], returns<RunListItem[]>()),
+    list: method(
+      'Stored runs, newest first; 500 unless limit says otherwise.',
+      [optional('limit', Type.Integer({ minimum: 1, maximum: 100_000 }))],
+      returns<RunListItem[]>(),
+    ),
     get: method('One stored run: summary, manifest, telemetry and request marks.', [arg('runId', Name)], returns<RunDetail>()),
     remove: method('Deletes a stored run; false when there is none.', [arg('runId', Name)], Type.Boolean()),
     exportRun: method(
@@ -170,6 +184,7 @@ type ServiceOf<D> = {
 /** Every service the UI and the CLI call, typed from the contract. */
 export type AppServices = { [S in ServiceName]: ServiceOf<Contract[S]> };
 export type DoctorService = AppServices['doctor'];
+export type EngineService = AppServices['engine'];
 export type ModelsService = AppServices['models'];
 export type ServersService = AppServices['servers'];
 export type WorkloadsService = AppServices['workloads'];

@@ -135,3 +135,21 @@ export const StartExperimentSpecSchema = Type.Object(
 export type StartExperimentSpec = Static<typeof StartExperimentSpecSchema>;
 
 export const ScanOptionsSchema = Type.Object({ hash: Type.Optional(Type.Boolean()) }, Strict);
+
+export const EngineSetupOptionsSchema = Type.Object(
+  {
+    backend: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('vulkan'), Type.Literal('metal')])),
+    force: Type.Optional(Type.Boolean({ description: 'Rebuild even when a build for the backend is cached.' })),
+  },
+  Strict,
+);
+export type EngineSetupOptions = Static<typeof EngineSetupOptionsSchema>;
+
+export const ServerStartOptionsSchema = Type.Object(
+  {
+    force: Type.Optional(Type.Boolean({ description: 'Start beside another llama-server that claims the cores.' })),
+    engine: Type.Optional(Type.Union([Type.Literal('llama.cpp'), Type.Literal('vllm'), Type.Literal('sglang')])),
+  },
+  Strict,
+);
+export type ServerStartOptions = Static<typeof ServerStartOptionsSchema>;

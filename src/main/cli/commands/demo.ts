@@ -7,7 +7,7 @@ import { renderExperimentReport } from '../../experiments/report';
 import { defaultColdStarts, runWarmCold } from '../../experiments/warm-cold';
 import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
 import type { WorkloadDef } from '../../workload/workload-types';
-import { experimentTable } from './experiment';
+import { experimentTable } from '../experiment-table';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { runFirstRequest } from '../../demo/first-request';
 import { resolveModelRef } from '../../models/demo-models';

@@ -37,7 +37,8 @@ export function parseSlo(raw: string | undefined): SloSpec | null {
   return slo;
 }
 
-export const runCommand: CommandHandler = async (args, signal) => {
+/** argv → the spec the UI sends, plus what only the terminal wants (database, JSON). */
+export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: { db?: string; json?: boolean } } {
   const { values } = parseOptions(
     args,
     {
@@ -100,10 +101,14 @@ export const runCommand: CommandHandler = async (args, signal) => {
   } catch (error) {
     usage((error as Error).message);
   }
+  return { spec, output: { db: values.db, json: values.json } };
+}
+
+export const runCommand: CommandHandler = async (args, signal) => {
+  const { spec, output } = runSpecFromArgs(args);
   const access = shellAccess();
   await checkRunSpec(spec, access);
-
-  const container = await openCliServices(values.db, access);
+  const container = await openCliServices(output.db, access);
   try {
     const progress = progressWriter();
     let startedAt = performance.now();
@@ -114,7 +119,7 @@ export const runCommand: CommandHandler = async (args, signal) => {
       onProgress: (update) => progress.live(runProgressLine(update, performance.now() - startedAt)),
     });
     progress.end();
-    if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    if (output.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     else printSummary(summary);
     return summary.status === 'completed' ? 0 : summary.status === 'interrupted' ? 130 : 1;
   } finally {

@@ -1,15 +1,15 @@
-import type { ServerSnapshot } from '../../../shared/contract/server';
+import type { ServersService } from '../../../shared/contract';
+import type { ServerProfile, ServerSnapshot } from '../../../shared/contract/server';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { applySettings, PROFILE_FIELDS } from '../../engines/llamacpp/profile-rules';
 import { parseOptions, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
 import { openCliServices } from '../service-context';
 import { shellAccess } from '../../services/access';
 import { formatMs, formatTable } from '../format';
 import { START_USAGE, PROFILE_USAGE } from '../usage';
 
-function stateLine(snapshot: ServerSnapshot, auth: Readonly<Record<string, string>>): Record<string, unknown> {
+function stateLine(snapshot: ServerSnapshot, authorization: string | null): Record<string, unknown> {
   const line: Record<string, unknown> = {
     state: snapshot.state,
     id: snapshot.id,
@@ -21,7 +21,7 @@ function stateLine(snapshot: ServerSnapshot, auth: Readonly<Record<string, strin
   if (snapshot.state === 'ready')
     Object.assign(line, {
       base_url: snapshot.baseUrl,
-      authorization: auth.authorization ?? null,
+      authorization,
       cold_start: snapshot.coldStart,
       effective_config: snapshot.effectiveConfig,
     });
@@ -50,27 +50,28 @@ const start: CommandHandler = async (args, signal) => {
       ErrorCode.Usage,
       `--engine must be llama.cpp, vllm or sglang, got "${engine}" (Ollama and other endpoints are not launched: point runs at them with --endpoint)`,
     );
-  const context = await openCliContext(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
-    const server = await context.servers.prepare({ modelRef: values.model, profile, engine, force: values.force ?? false });
+    const profile = applySettings(await namedProfile(container.services.servers, values.profile ?? 'default'), values.set ?? []);
     let lastState = '';
-    server.changes.on((snapshot) => {
-      if (snapshot.state === lastState) return;
-      lastState = snapshot.state;
-      if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot, server.authHeaders))}\n`);
-      else
-        process.stderr.write(
-          `server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`,
-        );
-    });
-    const crashed = new Promise<ServerSnapshot>((resolve) =>
-      server.changes.on((snapshot) => (snapshot.state === 'crashed' ? resolve(snapshot) : undefined)),
+    const launched = await container.servers.launch(
+      values.model,
+      profile,
+      { engine, force: values.force ?? false },
+      {
+        signal,
+        onState: (snapshot, authorization) => {
+          if (snapshot.state === lastState) return;
+          lastState = snapshot.state;
+          if (values.json) process.stdout.write(`${JSON.stringify(stateLine(snapshot, authorization))}\n`);
+          else
+            process.stderr.write(
+              `server ${snapshot.state}${snapshot.port ? ` on port ${snapshot.port}` : ''}${snapshot.fault ? `: ${snapshot.fault.message}\n  hint: ${snapshot.fault.hint}` : ''}\n`,
+            );
+        },
+      },
     );
-    const stopRequested = new Promise<void>((resolve) =>
-      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
-    );
-    const ready = await Promise.race([server.start(), stopRequested.then(() => null)]);
+    const { authorization, snapshot: ready } = launched;
     if (ready && ready.state !== 'ready') {
       if (!values.json) process.stderr.write(`${(ready.fault?.logTail ?? []).slice(-15).join('\n')}\n`);
       return 1;
@@ -81,7 +82,7 @@ const start: CommandHandler = async (args, signal) => {
         `${formatTable([
           ['url', ready.baseUrl ?? ''],
           // Other local users cannot use the server without it; the person at this shell may.
-          ...(server.authHeaders.authorization ? [['authorization', server.authHeaders.authorization]] : []),
+          ...(authorization ? [['authorization', authorization]] : []),
           ['pid', String(ready.pid)],
           ['spawn → listening', formatMs(cold?.spawnToListeningMs)],
           ['spawn → ready', formatMs(cold?.spawnToReadyMs)],
@@ -91,13 +92,28 @@ const start: CommandHandler = async (args, signal) => {
         ])}\nPress Ctrl-C to stop.\n`,
       );
     }
-    const outcome = await Promise.race([crashed.then(() => 'crashed' as const), stopRequested.then(() => 'stop' as const)]);
-    await server.stop();
+    const stopRequested = new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    const outcome = await Promise.race([launched.crashed.then(() => 'crashed' as const), stopRequested.then(() => 'stop' as const)]);
+    await launched.stop();
     return outcome === 'crashed' ? 1 : 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };
+
+/** A saved profile by name, or an error that lists the saved ones. */
+async function namedProfile(servers: ServersService, wanted: string): Promise<ServerProfile> {
+  const all = await servers.profiles();
+  const found = all.find((candidate) => candidate.name === wanted);
+  if (!found)
+    throw new AppError(
+      ErrorCode.NotFound,
+      `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`,
+    );
+  return found;
+}
 
 const profile: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(
@@ -113,16 +129,7 @@ const profile: CommandHandler = async (args) => {
   const container = await openCliServices(values.db, shellAccess());
   try {
     const servers = container.services.servers;
-    const named = async (wanted: string) => {
-      const all = await servers.profiles();
-      const found = all.find((candidate) => candidate.name === wanted);
-      if (!found)
-        throw new AppError(
-          ErrorCode.NotFound,
-          `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`,
-        );
-      return found;
-    };
+    const named = (wanted: string) => namedProfile(servers, wanted);
     if (action === 'list') {
       const all = await servers.profiles();
       if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);

@@ -1,12 +1,14 @@
 import { ENGINE_BACKENDS, type EngineBackend } from '../../../shared/contract/engine';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { runSetup } from '../../setup/setup';
+import { shellAccess } from '../../services/access';
+import type { SetupResult } from '../../setup/setup';
+import { openCliServices } from '../service-context';
 import { parseOptions, type CommandHandler } from '../args';
 import { stderrBuildProgress } from '../progress';
 import { SETUP_USAGE as USAGE } from '../usage';
 
-export const setupCommand: CommandHandler = async (args) => {
+export const setupCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(
     args,
     { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } },
@@ -22,7 +24,13 @@ export const setupCommand: CommandHandler = async (args) => {
   }
   try {
     const started = performance.now();
-    const result = await runSetup({ backend, force: values.force, progress: stderrBuildProgress(), log });
+    const container = await openCliServices(undefined, shellAccess());
+    let result: SetupResult;
+    try {
+      result = await container.engine.setupAndWait({ backend, force: values.force }, { progress: stderrBuildProgress(), log, signal });
+    } finally {
+      await container.dispose();
+    }
     log(
       `engine ready: ${result.engine.serverPath} (${result.engine.version ?? 'unknown version'}) in ${result.engineSeconds.toFixed(2)} s`,
     );

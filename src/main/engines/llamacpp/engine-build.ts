@@ -115,8 +115,13 @@ export async function ensureManagedBuild(options: {
   backend: EngineBackend;
   force?: boolean;
   progress: BuildProgress;
+  /** Stops the build: cmake is killed, nothing is installed into the cache. */
+  signal?: AbortSignal;
 }): Promise<ManagedBuild & { reused: boolean }> {
-  const { engineDir, backend, progress } = options;
+  const { engineDir, backend, progress, signal } = options;
+  const stopIfCancelled = () => {
+    if (signal?.aborted) throw new AppError(ErrorCode.EngineBuildFailed, 'The engine build was cancelled; nothing was installed');
+  };
   if (!options.force) {
     const cached = findCachedBuild(engineDir, backend);
     if (cached) return { ...cached, reused: true };
@@ -146,7 +151,11 @@ export async function ensureManagedBuild(options: {
     fs.rmSync(markerPath(dir), { force: true });
 
     progress.step(2, 4, `configure (${backend})`);
-    const configure = await runToCompletion('cmake', ['-S', sourceDir, '-B', buildDir, ...BASE_CMAKE_FLAGS, ...cmakeFlagsFor(backend)]);
+    stopIfCancelled();
+    const configure = await runToCompletion('cmake', ['-S', sourceDir, '-B', buildDir, ...BASE_CMAKE_FLAGS, ...cmakeFlagsFor(backend)], {
+      signal,
+    });
+    stopIfCancelled();
     if (configure.code !== 0) throw buildFailure('configure', configure.output);
 
     progress.step(3, 4, `compile ${ENGINE_BINARIES.join(' ')} on ${os.availableParallelism()} cores`);
@@ -155,6 +164,7 @@ export async function ensureManagedBuild(options: {
       'cmake',
       ['--build', buildDir, '--config', 'Release', '-j', String(os.availableParallelism()), '--target', ...ENGINE_BINARIES],
       {
+        signal,
         onLine: (line) => {
           const match = /^\[\s*(\d+)%\]/.exec(line);
           if (match) {
@@ -164,6 +174,7 @@ export async function ensureManagedBuild(options: {
         },
       },
     );
+    stopIfCancelled();
     if (compile.code !== 0) throw buildFailure('compile', compile.output);
 
     progress.step(4, 4, 'install into the cache');

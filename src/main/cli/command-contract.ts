@@ -1,0 +1,49 @@
+import type { MethodName } from '../../shared/contract';
+
+/**
+ * What each CLI command calls in the service contract, keyed like the help entries
+ * ("command" or "command subcommand"). Checked by test/unit/command-contract.test.ts: every
+ * command is here, every method named exists, and every contract method is either used here
+ * or listed in `NOT_ON_THE_CLI` with the reason.
+ */
+export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: string }> = {
+  // doctor calls the report directly, not through a service container: it must answer when the database cannot open.
+  doctor: { calls: ['doctor.report'] },
+  setup: { calls: ['engine.setup'] },
+  demo: { calls: ['experiments.start', 'runs.start', 'servers.profiles'] },
+  'server start': { calls: ['servers.profiles', 'servers.start', 'servers.stop'] },
+  'server profile': { calls: ['servers.profiles', 'servers.saveProfile', 'servers.deleteProfile'] },
+  'models scan': { calls: ['models.scan'] },
+  'models quantize': { calls: ['models.quantize'] },
+  run: { calls: ['runs.start'] },
+  'runs list': { calls: ['runs.list'] },
+  'runs show': { calls: ['runs.get'] },
+  'runs delete': { calls: ['runs.remove'] },
+  compare: { calls: ['runs.compare'] },
+  export: { calls: ['runs.exportRun'] },
+  'experiment quant': { calls: ['experiments.start'] },
+  'experiment warmcold': { calls: ['experiments.start'] },
+  'experiment sweep': { calls: ['experiments.start'] },
+  report: { calls: ['experiments.get'] },
+  decide: { calls: ['experiments.decide'] },
+  decisions: { calls: ['experiments.decisions'] },
+  serve: { face: 'hosts the services for a browser' },
+  app: { face: 'opens the desktop app, which hosts the services' },
+  'completion bash': { face: 'prints a shell script from the command table' },
+};
+
+/** Contract methods the CLI has no command for, and why. */
+export const NOT_ON_THE_CLI: Partial<Record<MethodName, string>> = {
+  'runs.cancel': 'a CLI run is cancelled with Ctrl-C (its awaitable form takes the signal)',
+  'experiments.cancel': 'a CLI experiment is cancelled with Ctrl-C',
+  'models.cancel': 'a CLI quantization is cancelled with Ctrl-C',
+  'engine.cancel': 'a CLI setup is cancelled with Ctrl-C',
+  'experiments.list': 'each experiment prints its id when it ends; report and decide take it',
+  'servers.list': 'a CLI server lives as long as its command, which prints its state',
+  'servers.logs': 'server start prints the log tail when the server fails; the file is in the data folder',
+  'servers.defaultProfile': 'server profile show default',
+  'servers.validateProfile': 'server start and profile save validate the profile they are given',
+  'workloads.list': 'run --workload takes a built-in name or a file; run --help lists neither, the UI lists both',
+  'workloads.read': 'workload files are read from disk by the person at the shell',
+  'workloads.validate': 'run validates its workload before it starts',
+};

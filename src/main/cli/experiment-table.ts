@@ -1,0 +1,74 @@
+import type { ExperimentResult } from '../../shared/contract/experiments';
+import { agreementCell, qualityLines } from '../experiments/recommend';
+import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
+import { verdictTable } from './verdict-table';
+
+/** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
+export function experimentTable(result: ExperimentResult): string {
+  if (result.kind === 'sweep') {
+    const sweepRows = [
+      ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'met SLO', 'Pareto'],
+      ...result.conditions.map((condition) => [
+        condition.name,
+        String(condition.windows_run ?? condition.run_ids.length),
+        String(condition.requests.attempted),
+        formatMs(condition.metrics.ttft_ms.p50),
+        formatPercentile(condition.metrics.ttft_ms, 'p95'),
+        formatMs(condition.metrics.tpot_ms.p50),
+        formatNumber(condition.throughput.output_tokens_per_s),
+        `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`,
+        condition.meets_slo == null
+          ? '—'
+          : `${condition.meets_slo ? 'yes' : 'no'} (${formatNumber((condition.goodput_fraction ?? 0) * 100, 0)} %)`,
+        condition.pareto ? 'yes' : '',
+      ]),
+    ];
+    return `${formatTable(sweepRows)}\n\nverdicts (within each load level, against its first setting):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
+  }
+  const rows = [
+    [
+      'condition',
+      'requests',
+      'TTFT p50',
+      'TTFT p95',
+      'TPOT p50',
+      'tok/s',
+      'cached tok',
+      ...(result.kind === 'quant' ? ['size', 'load', 'token agreement', 'KLD', 'same top'] : []),
+      'contaminated',
+    ],
+    ...result.conditions.map((condition) => [
+      condition.name,
+      String(condition.requests.attempted),
+      formatMs(condition.metrics.ttft_ms.p50),
+      formatPercentile(condition.metrics.ttft_ms, 'p95'),
+      formatMs(condition.metrics.tpot_ms.p50),
+      formatNumber(condition.throughput.output_tokens_per_s),
+      String(condition.evidence.cached_prompt_tokens),
+      ...(result.kind === 'quant'
+        ? [
+            `${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
+            formatMs(condition.load_ms),
+            agreementCell(condition),
+            condition.kld_mean == null
+              ? '—'
+              : condition.kld_mean !== 0 && condition.kld_mean < 0.001
+                ? condition.kld_mean.toExponential(2)
+                : condition.kld_mean.toFixed(4),
+            condition.same_top_p == null ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`,
+          ]
+        : []),
+      condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
+    ]),
+  ];
+  const evidence = result.conditions
+    .filter((condition) => condition.cache_evidence || condition.cold_starts)
+    .map(
+      (condition) =>
+        `  ${condition.name}: ${condition.cache_evidence?.summary ?? ''}${condition.cold_starts ? `; ${condition.cold_starts.starts.length} fresh starts, spawn → ready p50 ${formatMs(condition.cold_starts.spawn_to_ready_ms.p50)}, first-request TTFT p50 ${formatMs(condition.cold_starts.ttft_ms.p50)}` : ''}`,
+    );
+  const quality = result.kind === 'quant' ? `\n\n${qualityLines(result).join('\n')}` : '';
+  const cache =
+    evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
+  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
+}

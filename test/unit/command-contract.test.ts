@@ -1,0 +1,132 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COMMAND_CALLS, NOT_ON_THE_CLI } from '../../src/main/cli/command-contract';
+import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
+import { runSpecFromArgs } from '../../src/main/cli/commands/run';
+import { commandTable } from '../../src/main/cli/help';
+import { GgmlType, writeGgufFile } from '../../src/main/models/gguf-writer';
+import { RUN_USAGE, EXPERIMENT_USAGE } from '../../src/main/cli/usage';
+import { contractMethod, SERVICE_CONTRACT } from '../../src/shared/contract/services';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+/** "command" for a command without subcommands, "command subcommand" for each subcommand. */
+function leaves(): string[] {
+  return [...commandTable().entries()].flatMap(([command, row]) =>
+    row.subcommands.length === 0 ? [command] : row.subcommands.map((subcommand) => `${command} ${subcommand}`),
+  );
+}
+
+const flagsOf = (usage: string) => [...new Set(usage.match(/--[a-z][a-z0-9-]*/g) ?? [])];
+
+describe('the command table and the service contract', () => {
+  it('says for every command and subcommand what it calls, and nothing for commands that do not exist', () => {
+    expect(Object.keys(COMMAND_CALLS).sort()).toEqual(leaves().sort());
+  });
+
+  it('names only methods the contract declares', () => {
+    for (const [command, entry] of Object.entries(COMMAND_CALLS))
+      if ('calls' in entry)
+        for (const call of entry.calls)
+          expect(contractMethod(...(call.split('.') as [string, string])), `${command} → ${call}`).not.toBeNull();
+  });
+
+  it('reaches every contract method from the CLI, or says why not', () => {
+    const called = new Set(Object.values(COMMAND_CALLS).flatMap((entry) => ('calls' in entry ? entry.calls : [])));
+    for (const [service, methods] of Object.entries(SERVICE_CONTRACT))
+      for (const method of Object.keys(methods)) {
+        const name = `${service}.${method}` as keyof typeof NOT_ON_THE_CLI;
+        expect(called.has(name) !== name in NOT_ON_THE_CLI, `${name}: called by a command xor listed in NOT_ON_THE_CLI`).toBe(true);
+      }
+    for (const name of Object.keys(NOT_ON_THE_CLI)) expect(contractMethod(...(name.split('.') as [string, string])), name).not.toBeNull();
+  });
+});
+
+describe('every flag of run and experiment reaches the spec the UI sends', () => {
+  const OUTPUT_FLAGS = ['--db', '--json', '--report', '--help'];
+
+  it('run: each flag changes the spec', () => {
+    const base = ['--workload', 'chat-short', '--model', 'demo:q8_0'];
+    const open = [...base, '--rate', '2', '--requests', '10'];
+    const variants: Record<string, { args: string[]; against?: string[] }> = {
+      '--workload': { args: ['--workload', 'long-context', '--model', 'demo:q8_0'] },
+      '--model': { args: ['--workload', 'chat-short', '--model', 'demo:f16'] },
+      '--endpoint': { args: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9'] },
+      '--concurrency': { args: [...base, '--concurrency', '3'] },
+      '--rate': { args: open, against: [...base, '--requests', '10'] },
+      '--burstiness': { args: [...open, '--burstiness', '0.5'], against: open },
+      '--max-outstanding': { args: [...open, '--max-outstanding', '8'], against: open },
+      '--requests': { args: [...base, '--requests', '7'] },
+      '--duration': { args: [...base, '--duration', '30'] },
+      '--warmup': { args: [...base, '--warmup', '2'] },
+      '--slo': { args: [...base, '--slo', 'ttft=500'] },
+      '--first-token-timeout': { args: [...base, '--first-token-timeout', '5'] },
+      '--timeout': { args: [...base, '--timeout', '50'] },
+      '--reference': { args: [...base, '--reference', 'abc123'] },
+      '--profile': { args: [...base, '--profile', 'long'] },
+      '--set': { args: [...base, '--set', 'contextSize=2048'] },
+      '--force': { args: [...base, '--force'] },
+      '--api-key-env': {
+        args: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9', '--api-key-env', 'MY_KEY'],
+        against: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9'],
+      },
+      '--metrics-url': {
+        args: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9', '--metrics-url', 'http://127.0.0.1:9/metrics'],
+        against: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9'],
+      },
+      '--private': { args: [...base, '--private'] },
+    };
+    const spec = (args: string[]) => runSpecFromArgs(args).spec;
+    for (const flag of flagsOf(RUN_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {
+      const variant = variants[flag];
+      expect(variant, `a case for ${flag}`).toBeDefined();
+      expect(spec(variant!.args), flag).not.toEqual(spec(variant!.against ?? base));
+    }
+    expect(runSpecFromArgs([...base, '--db', '/tmp/x.db', '--json']).output).toEqual({ db: '/tmp/x.db', json: true });
+  });
+
+  it('experiment: each flag changes the spec', () => {
+    const dir = tempDir();
+    const [a, b] = ['a.gguf', 'b.gguf'].map((name) => path.join(dir, name));
+    // --files reads each header: two minimal valid GGUF files.
+    for (const file of [a!, b!]) writeGgufFile(file, [], [{ name: 'x', shape: [1], type: GgmlType.F32, data: () => new Uint8Array(4) }]);
+    const quant = ['quant', '--model', 'demo:f16', '--workload', 'chat-short'];
+    const warm = ['warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share'];
+    const sweep = ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,2'];
+    const variants: Record<string, { args: string[]; against: string[] }> = {
+      '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
+      '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
+      '--quants': { args: [...quant, '--quants', 'f16,q8_0'], against: quant },
+      '--files': { args: ['quant', '--files', `a=${a},b=${b}`, '--workload', 'chat-short'], against: quant },
+      '--repeats': { args: [...quant, '--repeats', '5'], against: quant },
+      '--requests': { args: [...quant, '--requests', '9'], against: quant },
+      '--concurrency': { args: [...warm, '--concurrency', '2'], against: warm },
+      '--cold-starts': { args: [...warm, '--cold-starts', '2'], against: warm },
+      '--skip-cache-reset': { args: [...warm, '--skip-cache-reset'], against: warm },
+      '--vary': { args: ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,4'], against: sweep },
+      '--load': { args: [...sweep, '--load', 'concurrency=1,4'], against: sweep },
+      '--slo': { args: [...sweep, '--slo', 'ttft=400'], against: sweep },
+      '--vram-budget': { args: [...quant, '--vram-budget', '8000'], against: quant },
+      '--min-agreement': { args: [...quant, '--min-agreement', '0.5'], against: quant },
+      '--max-kld': { args: [...quant, '--max-kld', 'off'], against: quant },
+      '--acceptance-alpha': { args: [...quant, '--acceptance-alpha', '0.1'], against: quant },
+      '--min-acceptance': { args: [...quant, '--min-acceptance', '0.9'], against: quant },
+      '--objective': { args: [...quant, '--objective', 'tpot'], against: quant },
+      '--kld-text': { args: [...quant, '--kld-text', '/tmp/eval.txt'], against: quant },
+      '--profile': { args: [...quant, '--profile', 'long'], against: quant },
+      '--set': { args: [...quant, '--set', 'contextSize=2048'], against: quant },
+    };
+    const spec = (args: string[]) => experimentSpecFromArgs(args).spec;
+    for (const flag of flagsOf(EXPERIMENT_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {
+      const variant = variants[flag];
+      expect(variant, `a case for ${flag}`).toBeDefined();
+      expect(spec(variant!.args), flag).not.toEqual(spec(variant!.against));
+    }
+    expect(experimentSpecFromArgs([...quant, '--db', '/tmp/x.db', '--json', '--report', 'r.html']).output).toEqual({
+      db: '/tmp/x.db',
+      json: true,
+      report: 'r.html',
+    });
+  });
+});
