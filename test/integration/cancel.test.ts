@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,6 +34,38 @@ async function open(): Promise<{
 }
 
 describe('cancelling long operations', () => {
+  it('engine.cancel stops a build: it ends cancelled, installs nothing, and leaves no build process', async () => {
+    // A cache of its own: the build starts from the source bundle and the real cache is never touched.
+    const cache = tempDir();
+    const saved = process.env.INFERLAB_CACHE_DIR;
+    process.env.INFERLAB_CACHE_DIR = cache;
+    try {
+      const { container, call } = await open();
+      const events: JobProgress[] = [];
+      const finished = new Promise<JobProgress>((resolve) =>
+        container.events.on((event) => {
+          if (event.name !== 'job.progress') return;
+          const progress = event.payload as JobProgress;
+          events.push(progress);
+          if (progress.label.startsWith('[1/4]')) void call('engine', 'cancel', progress.jobId);
+          if (progress.finished) resolve(progress);
+        }),
+      );
+      await call('engine', 'setup', { backend: 'cpu', force: true });
+      const last = await finished;
+      expect(last).toMatchObject({ kind: 'setup', finished: true, label: 'cancelled', error: null });
+      expect(events.some((event) => event.label.startsWith('[1/4]'))).toBe(true);
+      expect(events.some((event) => event.label.startsWith('[3/4]'))).toBe(false);
+      const installed = fs.readdirSync(path.join(cache, 'engine'), { recursive: true }).map(String);
+      expect(installed.filter((file) => file.endsWith('build.json') || /(^|\/)bin\/llama-server$/.test(file))).toEqual([]);
+      const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
+      expect(ps.split('\n').filter((line) => line.includes(cache))).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.INFERLAB_CACHE_DIR;
+      else process.env.INFERLAB_CACHE_DIR = saved;
+    }
+  }, 180_000);
+
   it('models.cancel stops llama-quantize mid-file and leaves no partial file', async () => {
     const { container, call } = await open();
     const dir = tempDir();

@@ -1,8 +1,7 @@
-import type { EngineService, EngineSetupOptions, EventSink, JobProgress } from '../../shared/contract';
-import { toErrorShape } from '../core/errors';
+import type { EngineService, EngineSetupOptions, EventSink } from '../../shared/contract';
 import type { BuildProgress } from '../engines/llamacpp/engine-build';
 import type { SetupResult } from '../setup/setup';
-import { awaitJob, detach, JobTable, type LaunchedJob } from './jobs';
+import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 
 /** What a caller awaiting a setup (the CLI) hears while it goes. */
 export interface SetupHooks {
@@ -27,55 +26,35 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
 
   async function launch(options: EngineSetupOptions, hooks: SetupHooks = {}): Promise<LaunchedJob<SetupResult>> {
     const { runSetup } = await import('../setup/setup');
-    const { jobId, controller } = jobs.open();
-    const emit = (progress: Omit<JobProgress, 'jobId' | 'kind'>) => events.emit('job.progress', { jobId, kind: 'setup', ...progress });
-    let step = '';
-    const progress: BuildProgress = {
-      step(index, total, label) {
-        step = `[${index}/${total}] ${label}`;
-        hooks.progress?.step(index, total, label);
-        emit({ label: step, done: index - 1, total, finished: false, error: null });
-      },
-      percent(value) {
-        hooks.progress?.percent(value);
-        emit({ label: `${step}: ${value} %`, done: value, total: 100, finished: false, error: null });
-      },
-      info(line) {
-        hooks.progress?.info(line);
-        emit({ label: line, done: 0, total: null, finished: false, error: null });
-      },
-    };
-    const done = (async () => {
-      try {
-        const result = await runSetup({
-          backend: options.backend,
-          force: options.force,
-          progress,
-          log: (line) => {
-            hooks.log?.(line);
-            emit({ label: line, done: 0, total: null, finished: false, error: null });
+    return launchProgressJob(
+      jobs,
+      events,
+      'setup',
+      (signal, report) => {
+        let step = '';
+        const progress: BuildProgress = {
+          step(index, total, label) {
+            step = `[${index}/${total}] ${label}`;
+            hooks.progress?.step(index, total, label);
+            report({ label: step, done: index - 1, total });
           },
-          signal: controller.signal,
-        });
-        emit({ label: 'engine ready', done: 1, total: 1, finished: true, error: null });
-        return result;
-      } catch (error) {
-        const cancelled = controller.signal.aborted;
-        emit({
-          label: cancelled ? 'cancelled' : 'failed',
-          done: 0,
-          total: null,
-          finished: true,
-          error: cancelled ? null : toErrorShape(error),
-        });
-        throw error;
-      } finally {
-        onEngineChanged();
-        jobs.close(jobId);
-      }
-    })();
-    jobs.track(jobId, done);
-    return { jobId, done };
+          percent(value) {
+            hooks.progress?.percent(value);
+            report({ label: `${step}: ${value} %`, done: value, total: 100 });
+          },
+          info(line) {
+            hooks.progress?.info(line);
+            report({ label: line, done: 0, total: null });
+          },
+        };
+        const log = (line: string) => {
+          hooks.log?.(line);
+          report({ label: line, done: 0, total: null });
+        };
+        return runSetup({ backend: options.backend, force: options.force, progress, log, signal });
+      },
+      onEngineChanged,
+    );
   }
 
   return {

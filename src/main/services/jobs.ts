@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import type { EventSink, JobProgress } from '../../shared/contract';
+import { toErrorShape } from '../core/errors';
 
 function newJobId(): string {
   return crypto.randomUUID();
@@ -79,4 +81,45 @@ export function jobMethods<Spec, Hooks extends { signal?: AbortSignal }, Outcome
     run: async (spec: Spec, hooks?: Hooks) => awaitJob(await launch(spec, hooks), (jobId) => jobs.cancel(jobId), hooks?.signal),
     cancel: async (jobId: string) => jobs.cancel(jobId),
   };
+}
+
+/** A progress step of a job: what `job.progress` carries before the end. */
+export type JobStep = Pick<JobProgress, 'label' | 'done' | 'total'>;
+
+/**
+ * A job whose progress travels as `job.progress` events: registered, run, its end announced
+ * (finished, cancelled or failed with its error) and closed. `work` gets the job's signal and
+ * a reporter for its steps.
+ */
+export function launchProgressJob<T>(
+  jobs: JobTable,
+  events: EventSink,
+  kind: JobProgress['kind'],
+  work: (signal: AbortSignal, report: (step: JobStep) => void) => Promise<T>,
+  onEnd: () => void = () => undefined,
+): LaunchedJob<T> {
+  const { jobId, controller } = jobs.open();
+  const emit = (progress: Omit<JobProgress, 'jobId' | 'kind'>) => events.emit('job.progress', { jobId, kind, ...progress });
+  const done = (async () => {
+    try {
+      const result = await work(controller.signal, (step) => emit({ ...step, finished: false, error: null }));
+      emit({ label: 'done', done: 1, total: 1, finished: true, error: null });
+      return result;
+    } catch (error) {
+      const cancelled = controller.signal.aborted;
+      emit({
+        label: cancelled ? 'cancelled' : 'failed',
+        done: 0,
+        total: null,
+        finished: true,
+        error: cancelled ? null : toErrorShape(error),
+      });
+      throw error;
+    } finally {
+      onEnd();
+      jobs.close(jobId);
+    }
+  })();
+  jobs.track(jobId, done);
+  return { jobId, done };
 }

@@ -1,15 +1,15 @@
 import path from 'node:path';
-import type { EventSink, JobProgress, ModelsService } from '../../shared/contract';
+import type { EventSink, ModelsService } from '../../shared/contract';
 import type { ModelEntry, ModelScan } from '../../shared/contract/models';
 import type { ModelHashCache } from '../store/model-hashes';
 import { ErrorCode } from '../../shared/errors';
-import { AppError, toErrorShape } from '../core/errors';
+import { AppError } from '../core/errors';
 import type { EngineInfo } from '../../shared/contract/engine';
 import { toolPath } from '../engines/llamacpp/locate-engine';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
 import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
-import { awaitJob, detach, JobTable, type LaunchedJob } from './jobs';
+import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
 export interface QuantizeHooks {
@@ -67,43 +67,24 @@ export function createModelsService(
     );
     const binary = toolPath(await engine(), 'llama-quantize');
     if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-    const { jobId, controller } = running.open();
-    const emit = (progress: Omit<JobProgress, 'jobId' | 'kind'>) => events.emit('job.progress', { jobId, kind: 'quantize', ...progress });
-    const done = (async () => {
-      try {
-        const made: ModelEntry[] = [];
-        for (const { type, target } of plan.targets) {
-          await quantizeModel({
-            quantizeBinary: binary,
-            source: plan.source,
-            target,
-            type,
-            signal: controller.signal,
-            onProgress: (tensors, total) => {
-              hooks.onProgress?.(type, tensors, total);
-              emit({ label: path.basename(target), done: tensors, total, finished: false, error: null });
-            },
-          });
-          made.push(describeModel(target));
-        }
-        emit({ label: 'done', done: 1, total: 1, finished: true, error: null });
-        return made;
-      } catch (error) {
-        const cancelled = controller.signal.aborted;
-        emit({
-          label: cancelled ? 'cancelled' : 'failed',
-          done: 0,
-          total: null,
-          finished: true,
-          error: cancelled ? null : toErrorShape(error),
+    return launchProgressJob(running, events, 'quantize', async (signal, report) => {
+      const made: ModelEntry[] = [];
+      for (const { type, target } of plan.targets) {
+        await quantizeModel({
+          quantizeBinary: binary,
+          source: plan.source,
+          target,
+          type,
+          signal,
+          onProgress: (tensors, total) => {
+            hooks.onProgress?.(type, tensors, total);
+            report({ label: path.basename(target), done: tensors, total });
+          },
         });
-        throw error;
-      } finally {
-        running.close(jobId);
+        made.push(describeModel(target));
       }
-    })();
-    running.track(jobId, done);
-    return { jobId, done };
+      return made;
+    });
   }
 
   return {

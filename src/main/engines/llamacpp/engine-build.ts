@@ -148,7 +148,6 @@ export async function ensureManagedBuild(options: {
     const { commit, sourceDir } = await ensurePinnedSource(engineDir, (line) => progress.info(line));
     const dir = backendDir(engineDir, commit, backend);
     const buildDir = path.join(dir, 'build');
-    fs.rmSync(markerPath(dir), { force: true });
 
     progress.step(2, 4, `configure (${backend})`);
     stopIfCancelled();
@@ -188,6 +187,8 @@ export async function ensureManagedBuild(options: {
       fs.copyFileSync(built, path.join(staging, name));
       fs.chmodSync(path.join(staging, name), 0o755);
     }
+    // Until here a cached build stays usable: a cancelled or failed rebuild leaves it as it was.
+    fs.rmSync(markerPath(dir), { force: true });
     fs.rmSync(binDir, { recursive: true, force: true });
     fs.renameSync(staging, binDir);
     const build: ManagedBuild = {
