@@ -3,6 +3,7 @@ import type { EngineInfo } from '../shared/contract/engine';
 import { Emitter } from './core/emitter';
 import { resolveDatabasePath, secureAppDirs, userDataDir } from './core/paths';
 import type { ServerManager } from './server/server-manager';
+import type { LocalDemoService } from './services/demo-service';
 import type { LocalEngineService } from './services/engine-service';
 import type { LocalExperimentsService } from './services/experiments-service';
 import type { LocalModelsService } from './services/models-service';
@@ -33,6 +34,7 @@ export interface ServiceContainer {
   models: Omit<LocalModelsService, 'dispose'>;
   engine: Omit<LocalEngineService, 'dispose'>;
   servers: LocalServersService;
+  demo: LocalDemoService;
   /** What opening the database cleaned up after dead processes. */
   recovered: AppStore['recovered'];
   /** Every event, for transports to forward. */
@@ -153,6 +155,10 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
       return ready && serverManagerNow ? serverManagerNow.get(ready.id).address : null;
     });
   });
+  const demo = onFirstUse(async () => {
+    const { createDemoService } = await import('./services/demo-service');
+    return createDemoService(work());
+  });
   const doctor = onFirstUse(async () => {
     const { runDoctor } = await import('./doctor');
     return { report: () => runDoctor({ dbPath }) };
@@ -160,6 +166,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
 
   const services: AppServices = {
     doctor: deferred(doctor.get),
+    demo: deferred(demo.get),
     engine: deferred(engineService.get),
     models: deferred(models.get),
     servers: deferred(serversService.get),
@@ -174,6 +181,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     models: deferred(models.get),
     engine: deferred(engineService.get),
     servers: deferred(serversService.get),
+    demo: deferred(demo.get),
     recovered: store.recovered,
     events,
     dbPath,

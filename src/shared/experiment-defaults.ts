@@ -44,3 +44,8 @@ export const EXPERIMENT_DEFAULTS = {
 
 /** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */
 export const PERCENTILE_MIN_N = { p50: 1, p90: 10, p95: 20, p99: 100 } as const;
+
+/** Fresh server starts of a warm/cold experiment's cold-process condition: one per window, at least the default. */
+export function defaultColdStarts(repeats: number): number {
+  return Math.max(repeats, EXPERIMENT_DEFAULTS.warmCold.coldStarts);
+}

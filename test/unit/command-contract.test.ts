@@ -114,6 +114,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--min-acceptance': { args: [...quant, '--min-acceptance', '0.9'], against: quant },
       '--objective': { args: [...quant, '--objective', 'tpot'], against: quant },
       '--kld-text': { args: [...quant, '--kld-text', '/tmp/eval.txt'], against: quant },
+      '--max-answer-tokens': { args: [...quant, '--max-answer-tokens', '16'], against: quant },
       '--profile': { args: [...quant, '--profile', 'long'], against: quant },
       '--set': { args: [...quant, '--set', 'contextSize=2048'], against: quant },
     };

@@ -10,7 +10,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   // doctor calls the report directly, not through a service container: it must answer when the database cannot open.
   doctor: { calls: ['doctor.report'] },
   setup: { calls: ['engine.setup'] },
-  demo: { calls: ['experiments.start', 'runs.start', 'servers.profiles'] },
+  demo: { calls: ['demo.firstRequest', 'experiments.start'] },
   'server start': { calls: ['servers.profiles', 'servers.start', 'servers.stop'] },
   'server profile': { calls: ['servers.profiles', 'servers.saveProfile', 'servers.deleteProfile'] },
   'models scan': { calls: ['models.scan'] },

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { RequestMetrics, ServerTimings } from '../../shared/contract/measurement';
-import type { ColdStart, ServerProfile } from '../../shared/contract/server';
+import type { FirstRequestResult } from '../../shared/contract/results';
+import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
@@ -9,19 +9,6 @@ import { storedRequestFrom } from '../runner/stored-request';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
-
-export interface FirstRequestResult {
-  runId: string;
-  modelRef: string;
-  modelPath: string;
-  coldStart: ColdStart | null;
-  serverPid: number | null;
-  metrics: RequestMetrics;
-  timings: ServerTimings | null;
-  promptTokens: number | null;
-  finishReason: string | null;
-  outputText: string;
-}
 
 export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token grows with the prompt length.';
 
@@ -96,6 +83,7 @@ export async function runFirstRequest(options: {
       runId,
       modelRef: options.model.ref,
       modelPath: options.model.path,
+      engine: { version: options.engine.version, backend: options.engine.backend },
       coldStart: ready.coldStart,
       serverPid: ready.pid,
       metrics,

@@ -1,5 +1,5 @@
 import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
-import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
+import { defaultColdStarts } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { summarize } from '../metrics/distribution';
@@ -44,9 +44,6 @@ export function definitionItemCount(def: WorkloadDef): number {
 }
 
 /** Default fresh starts: enough measured requests for a verdict, and at least one per window. */
-export function defaultColdStarts(repeats: number): number {
-  return Math.max(repeats, EXPERIMENT_DEFAULTS.warmCold.coldStarts);
-}
 
 /** Why a condition's own evidence contradicts it, or null. */
 export function contradiction(condition: WarmColdCondition, evidence: CacheEvidence, starts?: ColdStarts): string | null {

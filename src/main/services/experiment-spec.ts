@@ -5,6 +5,7 @@ import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
 import { readTextFileCapped } from '../core/read-capped';
 import { checkQuantFiles, type QuantFile } from '../experiments/quantization';
+import { capAnswerTokens } from '../workload/cap-answers';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
 import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
@@ -89,6 +90,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
     for (const level of spec.loadConcurrencies ?? []) wholeNumber('load concurrency', level, 1, 4096);
   }
   if (spec.kind === 'warmcold') wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
+  wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
   if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
     invalid('settings must be a list of FIELD=VALUE strings');
   checkConstraints(spec.constraints);
@@ -101,7 +103,8 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
 export async function checkExperimentSpec(spec: StartExperimentSpec, access: ServiceAccess): Promise<CheckedExperiment> {
   checkExperimentShape(spec);
   const file = workloadPathWithin(access, spec.workload || DEFAULT_WORKLOAD[spec.kind]);
-  const workload = { def: readWorkloadFile(file), file };
+  const read = readWorkloadFile(file);
+  const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
   const files =
     spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0
       ? checkQuantFiles(

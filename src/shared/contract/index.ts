@@ -10,6 +10,7 @@ import type { TelemetryTick } from './telemetry';
 
 export type {
   AppServices,
+  DemoService,
   DoctorService,
   EngineService,
   ExperimentsService,
@@ -22,6 +23,7 @@ export type {
 } from './services';
 export type {
   EngineSetupOptions,
+  FirstRequestSpec,
   ServerStartOptions,
   QuantConstraints,
   ServerProfile,
@@ -33,6 +35,7 @@ export type {
   DecisionRecord,
   ExperimentJobState,
   ExperimentListItem,
+  FirstRequestResult,
   JobProgress,
   RunDetail,
   RunExport,

@@ -2,6 +2,8 @@
 import type { ErrorShape } from '../errors';
 import type { RunSummary } from './runs';
 import type { ExperimentResult } from './experiments';
+import type { RequestMetrics, ServerTimings } from './measurement';
+import type { ColdStart } from './server';
 
 export interface WorkloadInfo {
   name: string;
@@ -104,4 +106,20 @@ export interface JobProgress {
   total: number | null;
   finished: boolean;
   error: ErrorShape | null;
+}
+
+/** One measured completion on a freshly started server: the demo's first request. */
+export interface FirstRequestResult {
+  runId: string;
+  modelRef: string;
+  modelPath: string;
+  /** The llama-server that answered: its version and backend. */
+  engine: { version: string | null; backend: string | null };
+  coldStart: ColdStart | null;
+  serverPid: number | null;
+  metrics: RequestMetrics;
+  timings: ServerTimings | null;
+  promptTokens: number | null;
+  finishReason: string | null;
+  outputText: string;
 }

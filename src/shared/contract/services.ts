@@ -12,10 +12,20 @@ import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { ExperimentResult } from './experiments';
 import type { ModelScan } from './models';
-import type { DecisionRecord, ExperimentListItem, RunDetail, RunExport, RunListItem, WorkloadInfo, WorkloadValidation } from './results';
+import type {
+  DecisionRecord,
+  ExperimentListItem,
+  FirstRequestResult,
+  RunDetail,
+  RunExport,
+  RunListItem,
+  WorkloadInfo,
+  WorkloadValidation,
+} from './results';
 import type { ProfileProblem, ServerSnapshot } from './server';
 import {
   EngineSetupOptionsSchema,
+  FirstRequestSpecSchema,
   LongText,
   Name,
   Names,
@@ -59,6 +69,13 @@ const JobStarted = Type.Object({ jobId: Type.String() });
 export const SERVICE_CONTRACT = {
   doctor: {
     report: method('What this machine has: engine, GPUs, database, folders.', [], returns<DoctorReport>()),
+  },
+  demo: {
+    firstRequest: method(
+      'The smallest real measurement: starts a server on the model, streams one completion, stores it as a run, stops the server.',
+      [arg('spec', FirstRequestSpecSchema)],
+      returns<FirstRequestResult>(),
+    ),
   },
   engine: {
     setup: method(
@@ -185,6 +202,7 @@ type ServiceOf<D> = {
 export type AppServices = { [S in ServiceName]: ServiceOf<Contract[S]> };
 export type DoctorService = AppServices['doctor'];
 export type EngineService = AppServices['engine'];
+export type DemoService = AppServices['demo'];
 export type ModelsService = AppServices['models'];
 export type ServersService = AppServices['servers'];
 export type WorkloadsService = AppServices['workloads'];

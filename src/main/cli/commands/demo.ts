@@ -1,19 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { userDataDir } from '../../core/paths';
-import { ExperimentStore } from '../../store/experiment-store';
-import { runQuantExperiment } from '../../experiments/quantization';
 import { renderExperimentReport } from '../../experiments/report';
-import { defaultColdStarts, runWarmCold } from '../../experiments/warm-cold';
-import { readWorkloadFile, workloadPath } from '../../workload/parse-workload';
-import type { WorkloadDef } from '../../workload/workload-types';
+import { shellAccess } from '../../services/access';
+import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
-import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
-import { runFirstRequest } from '../../demo/first-request';
+import { defaultColdStarts, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { resolveModelRef } from '../../models/demo-models';
-import { applySettings } from '../../engines/llamacpp/profile-rules';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
-import { openCliContext } from '../context';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { DEMO_USAGE as USAGE } from '../usage';
 
@@ -24,23 +18,6 @@ import { DEMO_USAGE as USAGE } from '../usage';
  */
 const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8 } as const;
 
-function capAnswerTokens(def: WorkloadDef, cap: number): WorkloadDef {
-  const capped = (value: number | undefined) => Math.min(value ?? cap, cap);
-  return {
-    ...def,
-    name: def.name,
-    defaults: { ...def.defaults, max_tokens: capped(def.defaults?.max_tokens) },
-    groups: def.groups.map((group) => ({
-      ...group,
-      items: group.items?.map((item) => (item.max_tokens === undefined ? item : { ...item, max_tokens: capped(item.max_tokens) })),
-      generate:
-        group.generate && 'prefix_families' in group.generate
-          ? { prefix_families: { ...group.generate.prefix_families, output_tokens: capped(group.generate.prefix_families.output_tokens) } }
-          : group.generate,
-    })),
-  };
-}
-
 /**
  * The full demo on the embedded default: a quantization experiment over the three demo
  * models and a warm/cold experiment on prefix-share, tables printed, reports written.
@@ -49,48 +26,42 @@ async function fullDemo(
   values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean },
   signal: AbortSignal,
 ): Promise<number> {
-  const context = await openCliContext(values.db);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
-    const experiments = new ExperimentStore(context.store.db);
     const outDir = path.resolve(values.out ?? path.join(userDataDir(), 'reports'));
     fs.mkdirSync(outDir, { recursive: true });
     const say = (line: string) => !values.json && process.stderr.write(`${line}\n`);
     const common = {
-      runs: context.store.runs,
-      experiments,
-      servers: context.servers,
-      engine: context.engine,
-      profile,
+      model: '',
+      quants: [],
+      repeats: EXPERIMENT_DEFAULTS.repeats,
+      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
       concurrency: 1,
-      signal,
-      onStatus: say,
+      profileName: values.profile ?? 'default',
+      settings: values.set ?? [],
     };
+    const hooks = { signal, onStatus: say };
     say(
       `1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order`,
     );
-    const quantWorkload = workloadPath('chat-short');
-    const quant = await runQuantExperiment({
-      ...common,
-      baseRef: 'demo:f16',
-      quants: ['f16', 'q8_0', 'q4_k_m'],
-      workload: { def: capAnswerTokens(readWorkloadFile(quantWorkload), DEMO_ANSWER_TOKENS.quant), file: quantWorkload },
-      repeats: EXPERIMENT_DEFAULTS.repeats,
-      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
-      constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null },
-      kldText: null,
-    });
+    const quant = await container.experiments.run(
+      {
+        ...common,
+        kind: 'quant',
+        model: 'demo:f16',
+        quants: ['f16', 'q8_0', 'q4_k_m'],
+        workload: 'chat-short',
+        maxAnswerTokens: DEMO_ANSWER_TOKENS.quant,
+      },
+      hooks,
+    );
     say(
       `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows; cold-process: ${defaultColdStarts(EXPERIMENT_DEFAULTS.repeats)} fresh servers, one first request each`,
     );
-    const warmWorkload = workloadPath('prefix-share');
-    const warm = await runWarmCold({
-      ...common,
-      model: { ref: 'demo:q8_0', path: await resolveModelRef('demo:q8_0') },
-      workload: { def: capAnswerTokens(readWorkloadFile(warmWorkload), DEMO_ANSWER_TOKENS.warmCold), file: warmWorkload },
-      repeats: EXPERIMENT_DEFAULTS.repeats,
-      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
-    });
+    const warm = await container.experiments.run(
+      { ...common, kind: 'warmcold', model: 'demo:q8_0', workload: 'prefix-share', maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold },
+      hooks,
+    );
     const reports = [quant, warm].map((result) => {
       const file = path.join(outDir, `inferlab-${result.kind}-${result.experiment_id.slice(0, 8)}.html`);
       fs.writeFileSync(file, renderExperimentReport(result));
@@ -105,7 +76,7 @@ async function fullDemo(
     }
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 }
 
@@ -128,28 +99,21 @@ export const demoCommand: CommandHandler = async (args, signal) => {
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
   const modelRef = values.model ?? 'demo:q8_0';
   // Bad input fails here, before the database is opened or anything is started.
-  const model = { ref: modelRef, path: await resolveModelRef(modelRef) };
-  const context = await openCliContext(values.db);
+  await resolveModelRef(modelRef);
+  const container = await openCliServices(values.db, shellAccess());
   try {
-    const profile = applySettings(context.store.profiles.get(values.profile ?? 'default'), values.set ?? []);
-    const engine = await context.engine();
     const status = (line: string) => {
       if (!values.json) process.stderr.write(`${line}\n`);
     };
-    const result = await runFirstRequest({
-      engine,
-      servers: context.servers,
-      model,
-      profile,
-      store: context.store.runs,
-      maxTokens,
-      signal,
-      onStatus: status,
-    });
+    const result = await container.demo.firstRequestWith(
+      { model: modelRef, profileName: values.profile ?? 'default', settings: values.set ?? [], maxTokens },
+      { signal, onStatus: status },
+    );
+    const engine = result.engine;
     const { itl_ms: itl, ...metrics } = result.metrics;
     if (values.json) {
       process.stdout.write(
-        `${JSON.stringify({ run_id: result.runId, model: result.modelRef, cold_start: result.coldStart, ...metrics, itl_ms_count: itl.length, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason, database: context.dbPath })}\n`,
+        `${JSON.stringify({ run_id: result.runId, model: result.modelRef, cold_start: result.coldStart, ...metrics, itl_ms_count: itl.length, timings: result.timings, prompt_tokens: result.promptTokens, finish_reason: result.finishReason, database: container.dbPath })}\n`,
       );
       return 0;
     }
@@ -169,13 +133,13 @@ export const demoCommand: CommandHandler = async (args, signal) => {
       ['client_overhead_ms', formatMs(metrics.client_overhead_ms)],
       ['queue_ms (estimate)', formatMs(metrics.queue_ms)],
       ['finish reason', result.finishReason ?? '—'],
-      ['stored', `run ${result.runId} in ${context.dbPath}`],
+      ['stored', `run ${result.runId} in ${container.dbPath}`],
     ];
     process.stdout.write(
       `${formatTable(rows)}\n\noutput (synthetic model: stitched phrases by design):\n${result.outputText.slice(0, 240)}\n`,
     );
     return 0;
   } finally {
-    await context.dispose();
+    await container.dispose();
   }
 };

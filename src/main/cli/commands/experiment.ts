@@ -52,6 +52,7 @@ export function experimentSpecFromArgs(args: string[]): {
       vary: { type: 'string' },
       load: { type: 'string' },
       'cold-starts': { type: 'string' },
+      'max-answer-tokens': { type: 'string' },
     },
     USAGE,
   );
@@ -108,6 +109,8 @@ export function experimentSpecFromArgs(args: string[]): {
       kind === 'quant' ? constraintsFromFlags(values, slo) : { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
     kldTextFile: values['kld-text'] ? path.resolve(values['kld-text']) : null,
     coldStarts: values['cold-starts'] === undefined ? null : positiveInteger('cold-starts', values['cold-starts'], 1),
+    maxAnswerTokens:
+      values['max-answer-tokens'] === undefined ? null : positiveInteger('max-answer-tokens', values['max-answer-tokens'], 1),
     skipCacheReset: values['skip-cache-reset'] ?? false,
     vary,
     loadConcurrencies,
