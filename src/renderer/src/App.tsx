@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useMemo } from 'react';
-import type { ExperimentJobState, JobProgress } from '../../shared/contract';
+import { useEffect, useMemo } from 'react';
+import type { AppEvents, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
-import { useAppStore, type View } from './state/store';
+import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { CompareView } from './views/CompareView';
 import { ExperimentsView } from './views/ExperimentsView';
 import { HomeView } from './views/HomeView';
@@ -34,12 +34,8 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
 
   useEffect(() => {
     if (!bridge) return;
-    const store = () => useAppStore.getState();
-    const unsubscribe = [
-      subscribe(bridge, 'run.progress', (progress) => store().applyProgress(progress)),
-      subscribe(bridge, 'telemetry.tick', ({ jobId, tick }) => store().applyTelemetry(jobId, tick)),
-      subscribe(bridge, 'server.state', (snapshot) => store().applyServer(snapshot)),
-    ];
+    const names = Object.keys(EVENT_SLICES) as EventName[];
+    const unsubscribe = names.map((name) => subscribe(bridge, name, EVENT_SLICES[name] as (payload: AppEvents[typeof name]) => void));
     return () => unsubscribe.forEach((stop) => stop());
   }, [bridge]);
 
@@ -59,15 +55,6 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [setView, toggleTheme]);
-
-  const onExperiment = useCallback(
-    (listener: (state: ExperimentJobState) => void) => (bridge ? subscribe(bridge, 'experiment.progress', listener) : () => {}),
-    [bridge],
-  );
-  const onJob = useCallback(
-    (listener: (progress: JobProgress) => void) => (bridge ? subscribe(bridge, 'job.progress', listener) : () => {}),
-    [bridge],
-  );
 
   if (!client) {
     return (
@@ -99,13 +86,13 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
       </nav>
       <main>
         {view === 'home' && <HomeView client={client} />}
-        {view === 'models' && <ModelsView client={client} onJob={onJob} />}
+        {view === 'models' && <ModelsView client={client} />}
         {view === 'server' && <ServerView client={client} />}
         {view === 'workloads' && <WorkloadsView client={client} />}
         {view === 'run' && <RunView client={client} />}
         {view === 'runs' && <RunsView client={client} />}
         {view === 'compare' && <CompareView client={client} />}
-        {view === 'experiments' && <ExperimentsView client={client} onExperiment={onExperiment} />}
+        {view === 'experiments' && <ExperimentsView client={client} />}
       </main>
     </div>
   );

@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { RunJobState } from '../../../shared/contract';
+import type { AppEvents, EventName, ExperimentJobState, JobProgress, RunJobState } from '../../../shared/contract';
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
@@ -35,7 +35,15 @@ interface LiveSlice {
   applyServer(snapshot: ServerSnapshot): void;
 }
 
-export type AppState = DoctorSlice & UiSlice & LiveSlice;
+/** Long operations other than runs, by job id: quantize and setup jobs, and experiments. */
+interface JobsSlice {
+  jobs: Record<string, JobProgress>;
+  experimentJobs: Record<string, ExperimentJobState>;
+  applyJob(progress: JobProgress): void;
+  applyExperiment(state: ExperimentJobState): void;
+}
+
+export type AppState = DoctorSlice & UiSlice & LiveSlice & JobsSlice;
 
 const initialTheme = (): 'light' | 'dark' =>
   typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
@@ -74,4 +82,21 @@ export const useAppStore = create<AppState>()((set, get, api) => ({
       return { live: { ...current.live, telemetry } };
     }),
   applyServer: (snapshot) => set((current) => ({ servers: { ...current.servers, [snapshot.id]: snapshot } })),
+  jobs: {},
+  experimentJobs: {},
+  applyJob: (progress) => set((current) => ({ jobs: { ...current.jobs, [progress.jobId]: progress } })),
+  applyExperiment: (state) => set((current) => ({ experimentJobs: { ...current.experimentJobs, [state.jobId]: state } })),
 }));
+
+/**
+ * Which slice each pushed event updates: one handler per event, checked by the compiler, so an
+ * event added to the contract cannot go unhandled. Events carry whole snapshots; a slice
+ * replaces its part.
+ */
+export const EVENT_SLICES: { [E in EventName]: (payload: AppEvents[E]) => void } = {
+  'run.progress': (state) => useAppStore.getState().applyProgress(state),
+  'telemetry.tick': ({ jobId, tick }) => useAppStore.getState().applyTelemetry(jobId, tick),
+  'server.state': (snapshot) => useAppStore.getState().applyServer(snapshot),
+  'job.progress': (progress) => useAppStore.getState().applyJob(progress),
+  'experiment.progress': (state) => useAppStore.getState().applyExperiment(state),
+};

@@ -5,6 +5,7 @@ import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
 import { useAppStore } from '../state/store';
+import { useAction } from '../hooks/use-action';
 
 function cdf(values: number[]): [number, number][] {
   const sorted = [...values].sort((a, b) => a - b);
@@ -16,12 +17,12 @@ const CDF_NOTE = 'CDFs are drawn from up to 1,000 evenly spaced quantiles per ru
 export function CompareView({ client }: { client: AppServices }) {
   const selection = useAppStore((state) => state.compareSelection);
   const [comparison, setComparison] = useState<Comparison | null>(null);
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run } = useAction();
   const [metric, setMetric] = useState<'ttftMs' | 'tpotMs' | 'e2eMs'>('ttftMs');
 
   useEffect(() => {
     setComparison(null);
-    if (selection.length >= 2) client.runs.compare(selection).then(setComparison, setError);
+    if (selection.length >= 2) void run(() => client.runs.compare(selection), setComparison);
   }, [client, selection]);
 
   const option = useMemo(

@@ -1,9 +1,11 @@
 import { useEffect, useState } from 'react';
-import type { AppServices, DecisionRecord, ExperimentJobState, ExperimentListItem, StartExperimentSpec } from '../../../shared/contract';
+import type { AppServices, DecisionRecord, ExperimentListItem, StartExperimentSpec } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes, ms, num, pct, pctl, when } from '../components/format';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
+import { useAction } from '../hooks/use-action';
+import { useAppStore } from '../state/store';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -25,7 +27,7 @@ const WARMCOLD_DEMO: StartExperimentSpec = {
 function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
   const [reason, setReason] = useState('');
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run } = useAction();
   const quant = result.kind === 'quant';
   return (
     <div className="card" data-testid="experiment-result">
@@ -175,10 +177,13 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
         className="toolbar wrap"
         onSubmit={(event) => {
           event.preventDefault();
-          client.experiments.decide(result.experiment_id, chosen, reason, 'you').then(() => {
-            setReason('');
-            onDecided();
-          }, setError);
+          void run(
+            () => client.experiments.decide(result.experiment_id, chosen, reason, 'you'),
+            () => {
+              setReason('');
+              onDecided();
+            },
+          );
         }}
       >
         <label>
@@ -201,41 +206,38 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   );
 }
 
-export function ExperimentsView({
-  client,
-  onExperiment,
-}: {
-  client: AppServices;
-  onExperiment: (listener: (state: ExperimentJobState) => void) => () => void;
-}) {
+export function ExperimentsView({ client }: { client: AppServices }) {
   const [list, setList] = useState<ExperimentListItem[]>([]);
   const [decisions, setDecisions] = useState<DecisionRecord[]>([]);
   const [selected, setSelected] = useState<ExperimentResult | null>(null);
-  const [job, setJob] = useState<ExperimentJobState | null>(null);
-  const [error, setError] = useState<Error | null>(null);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const job = useAppStore((state) => (jobId ? (state.experimentJobs[jobId] ?? null) : null));
+  const { error, run } = useAction();
 
   const load = () => {
-    client.experiments.list().then(setList, setError);
-    client.experiments.decisions().then(setDecisions, setError);
+    void run(() => client.experiments.list(), setList);
+    void run(() => client.experiments.decisions(), setDecisions);
   };
   useEffect(load, [client]);
-  useEffect(
-    () =>
-      onExperiment((state) => {
-        setJob(state);
-        if (state.phase === 'finished' && state.result) {
-          setSelected(state.result);
-          load();
-        }
-      }),
-    [onExperiment],
-  );
+  useEffect(() => {
+    if (job?.phase === 'finished' && job.result) {
+      setSelected(job.result);
+      load();
+    }
+  }, [job?.phase]);
 
   const start = (spec: StartExperimentSpec) => {
-    setError(null);
-    client.experiments
-      .start(spec)
-      .then(({ jobId }) => setJob({ jobId, phase: 'running', message: 'starting', result: null, error: null }), setError);
+    void run(
+      () => client.experiments.start(spec),
+      (started) => {
+        // Its first events may have arrived already; only a job not yet heard of starts as "starting".
+        if (!useAppStore.getState().experimentJobs[started.jobId])
+          useAppStore
+            .getState()
+            .applyExperiment({ jobId: started.jobId, phase: 'running', message: 'starting', result: null, error: null });
+        setJobId(started.jobId);
+      },
+    );
   };
   const running = job?.phase === 'running';
   return (
@@ -249,7 +251,7 @@ export function ExperimentsView({
           Warm against cold on prefix-share
         </button>
         {running && job && (
-          <button type="button" onClick={() => client.experiments.cancel(job.jobId).catch(setError)}>
+          <button type="button" onClick={() => void run(() => client.experiments.cancel(job.jobId))}>
             Cancel
           </button>
         )}
@@ -292,7 +294,7 @@ export function ExperimentsView({
                   <button
                     type="button"
                     className="link"
-                    onClick={() => client.experiments.get(item.experimentId).then(setSelected, setError)}
+                    onClick={() => void run(() => client.experiments.get(item.experimentId), setSelected)}
                   >
                     {when(item.createdAt)}
                   </button>

@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import type { AppServices } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAppStore } from '../state/store';
+import { useAction } from '../hooks/use-action';
 
 const STATUS_TEXT = { ok: 'OK', missing: 'Missing', warning: 'Warning' } as const;
 
@@ -21,7 +22,7 @@ export const DEMO_RUN = {
 export function HomeView({ client }: { client: AppServices }) {
   const { report, loading, error } = useAppStore((state) => state.doctor);
   const { setDoctorLoading, setDoctorReport, setDoctorError, startJob, setView } = useAppStore.getState();
-  const [startError, setStartError] = useState<Error | null>(null);
+  const { error: startError, run } = useAction();
 
   const refresh = () => {
     setDoctorLoading();
@@ -30,14 +31,13 @@ export function HomeView({ client }: { client: AppServices }) {
   useEffect(refresh, [client]);
 
   const runDemo = async () => {
-    setStartError(null);
-    try {
-      const { jobId } = await client.runs.start(DEMO_RUN);
-      startJob(jobId);
-      setView('run');
-    } catch (reason) {
-      setStartError(reason as Error);
-    }
+    await run(
+      () => client.runs.start(DEMO_RUN),
+      ({ jobId }) => {
+        startJob(jobId);
+        setView('run');
+      },
+    );
   };
 
   const engineOk = report?.checks.find((check) => check.id === 'engine')?.status === 'ok';

@@ -1,39 +1,34 @@
 import { useEffect, useState } from 'react';
-import type { AppServices, JobProgress } from '../../../shared/contract';
+import type { AppServices } from '../../../shared/contract';
 import type { ModelScan } from '../../../shared/contract/models';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
+import { useAction } from '../hooks/use-action';
+import { useAppStore } from '../state/store';
 
-export function ModelsView({ client, onJob }: { client: AppServices; onJob: (listener: (progress: JobProgress) => void) => () => void }) {
+export function ModelsView({ client }: { client: AppServices }) {
   const [scan, setScan] = useState<ModelScan | null>(null);
   const [folder, setFolder] = useState('');
-  const [error, setError] = useState<Error | null>(null);
-  const [quantizing, setQuantizing] = useState<{ source: string; progress: JobProgress | null; jobId: string | null } | null>(null);
+  const { error, run } = useAction();
+  const [quantizing, setQuantizing] = useState<{ source: string; jobId: string | null } | null>(null);
+  const progress = useAppStore((state) => (quantizing?.jobId ? state.jobs[quantizing.jobId] : undefined)) ?? null;
 
   const load = (folders?: string[]) => {
-    setError(null);
-    client.models.scan(folders).then(setScan, setError);
+    void run(() => client.models.scan(folders), setScan);
   };
   useEffect(() => load(), [client]);
-  useEffect(
-    () =>
-      onJob((progress) => {
-        setQuantizing((current) => (current ? { ...current, progress } : current));
-        if (progress.finished) load();
-      }),
-    [onJob],
-  );
+  // A finished quantization adds files: scan again.
+  useEffect(() => {
+    if (progress?.finished) load();
+  }, [progress?.finished]);
 
   const quantize = async (source: string) => {
-    setError(null);
-    try {
-      setQuantizing({ source, progress: null, jobId: null });
-      const { jobId } = await client.models.quantize(source, ['Q4_0']);
-      setQuantizing((current) => (current ? { ...current, jobId } : current));
-    } catch (reason) {
-      setQuantizing(null);
-      setError(reason as Error);
-    }
+    setQuantizing({ source, jobId: null });
+    const started = await run(
+      () => client.models.quantize(source, ['Q4_0']),
+      ({ jobId }) => setQuantizing((current) => (current ? { ...current, jobId } : current)),
+    );
+    if (!started) setQuantizing(null);
   };
 
   return (
@@ -66,16 +61,14 @@ export function ModelsView({ client, onJob }: { client: AppServices; onJob: (lis
       {quantizing && (
         <div className="card" aria-live="polite">
           Quantizing {quantizing.source} to Q4_0:{' '}
-          {quantizing.progress
-            ? `${quantizing.progress.label} ${quantizing.progress.done}/${quantizing.progress.total ?? '?'} tensors`
-            : 'starting'}
-          {quantizing.progress?.total ? <progress max={quantizing.progress.total} value={quantizing.progress.done} /> : null}
-          {quantizing.jobId && !quantizing.progress?.finished && (
-            <button type="button" onClick={() => client.models.cancel(quantizing.jobId!).catch((reason: Error) => setError(reason))}>
+          {progress ? `${progress.label} ${progress.done}/${progress.total ?? '?'} tensors` : 'starting'}
+          {progress?.total ? <progress max={progress.total} value={progress.done} /> : null}
+          {quantizing.jobId && !progress?.finished && (
+            <button type="button" onClick={() => void run(() => client.models.cancel(quantizing.jobId!))}>
               Cancel
             </button>
           )}
-          {quantizing.progress?.error && <ErrorBox error={new Error(quantizing.progress.error.message)} />}
+          {progress?.error && <ErrorBox error={new Error(progress.error.message)} />}
         </div>
       )}
       {scan && scan.models.length === 0 && (

@@ -6,25 +6,23 @@ import { num } from '../components/format';
 import { useAppStore } from '../state/store';
 import { DEMO_RUN } from './HomeView';
 import { SummaryTable } from './SummaryTable';
+import { useAction } from '../hooks/use-action';
 
 export function RunView({ client }: { client: AppServices }) {
   const live = useAppStore((state) => state.live);
   const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
   const [spec, setSpec] = useState<StartRunSpec>(DEMO_RUN);
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run } = useAction();
   const job = live.job;
   const running = job !== null && (job.phase === 'starting' || job.phase === 'running');
 
-  useEffect(() => void client.workloads.list().then(setWorkloads, setError), [client]);
+  useEffect(() => void run(() => client.workloads.list(), setWorkloads), [client, run]);
 
   const start = async () => {
-    setError(null);
-    try {
-      const { jobId } = await client.runs.start(spec);
-      useAppStore.getState().startJob(jobId);
-    } catch (reason) {
-      setError(reason as Error);
-    }
+    await run(
+      () => client.runs.start(spec),
+      ({ jobId }) => useAppStore.getState().startJob(jobId),
+    );
   };
 
   const ttftOption = useMemo(

@@ -4,6 +4,7 @@ import { ErrorBox } from '../components/ErrorBox';
 import { ms, num, when } from '../components/format';
 import { useAppStore } from '../state/store';
 import { SummaryTable } from './SummaryTable';
+import { useAction } from '../hooks/use-action';
 
 function download(name: string, content: string, type: string): void {
   const url = URL.createObjectURL(new Blob([content], { type }));
@@ -26,12 +27,12 @@ export function RunsView({ client }: { client: AppServices }) {
   const [runs, setRuns] = useState<RunListItem[] | null>(null);
   const [filter, setFilter] = useState('');
   const [detail, setDetail] = useState<RunDetail | null>(null);
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run: call } = useAction();
   const selection = useAppStore((state) => state.compareSelection);
   const { setCompareSelection, setView } = useAppStore.getState();
   const jobPhase = useAppStore((state) => state.live.job?.phase);
 
-  const load = () => client.runs.list().then(setRuns, setError);
+  const load = () => call(() => client.runs.list(), setRuns);
   useEffect(() => void load(), [client, jobPhase]);
 
   const shown = useMemo(() => {
@@ -47,20 +48,20 @@ export function RunsView({ client }: { client: AppServices }) {
 
   const toggle = (id: string) => setCompareSelection(selection.includes(id) ? selection.filter((item) => item !== id) : [...selection, id]);
   const exportRun = async (id: string) => {
-    try {
-      const files = await client.runs.exportRun(id);
-      download(`${files.fileBase}-manifest.json`, files.manifest, 'application/json');
-      download(`${files.fileBase}-summary.json`, files.summary, 'application/json');
-      download(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
-      download(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
-      download(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
-    } catch (reason) {
-      setError(reason as Error);
-    }
+    await call(
+      () => client.runs.exportRun(id),
+      (files) => {
+        download(`${files.fileBase}-manifest.json`, files.manifest, 'application/json');
+        download(`${files.fileBase}-summary.json`, files.summary, 'application/json');
+        download(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
+        download(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
+        download(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
+      },
+    );
   };
   const remove = async (id: string) => {
     if (!window.confirm('Delete this run and all its requests?')) return;
-    await client.runs.remove(id).catch(setError);
+    await call(() => client.runs.remove(id));
     setDetail(null);
     void load();
   };
@@ -113,7 +114,7 @@ export function RunsView({ client }: { client: AppServices }) {
                   />
                 </td>
                 <td>
-                  <button type="button" className="link" onClick={() => client.runs.get(run.runId).then(setDetail, setError)}>
+                  <button type="button" className="link" onClick={() => void call(() => client.runs.get(run.runId), setDetail)}>
                     {when(run.startedAt)}
                   </button>
                 </td>

@@ -4,6 +4,7 @@ import type { ProfileProblem, ServerProfile } from '../../../shared/contract/ser
 import { ErrorBox } from '../components/ErrorBox';
 import { ms } from '../components/format';
 import { useAppStore } from '../state/store';
+import { useAction } from '../hooks/use-action';
 
 const FIELDS: {
   key: keyof ServerProfile;
@@ -58,7 +59,7 @@ export function ServerView({ client }: { client: AppServices }) {
   const [profile, setProfile] = useState<ServerProfile | null>(null);
   const [model, setModel] = useState('demo:q8_0');
   const [problems, setProblems] = useState<ProfileProblem[]>([]);
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run } = useAction();
   const [logs, setLogs] = useState<string[]>([]);
   const servers = useAppStore((state) => state.servers);
   const current = useMemo(
@@ -72,11 +73,14 @@ export function ServerView({ client }: { client: AppServices }) {
   );
 
   useEffect(() => {
-    client.servers.defaultProfile().then(setProfile, setError);
-    client.servers.list().then((list) => list.forEach((snapshot) => useAppStore.getState().applyServer(snapshot)), setError);
+    void run(() => client.servers.defaultProfile(), setProfile);
+    void run(
+      () => client.servers.list(),
+      (list) => list.forEach((snapshot) => useAppStore.getState().applyServer(snapshot)),
+    );
   }, [client]);
   useEffect(() => {
-    if (profile) client.servers.validateProfile(profile, model).then(setProblems, setError);
+    if (profile) void run(() => client.servers.validateProfile(profile, model), setProblems);
   }, [client, profile, model]);
   useEffect(() => {
     if (!current || current.state === 'stopped') return;
@@ -94,12 +98,10 @@ export function ServerView({ client }: { client: AppServices }) {
   const problemFor = (key: keyof ServerProfile) => problems.filter((problem) => problem.field === key);
   const update = (key: keyof ServerProfile, value: unknown) => setProfile({ ...profile, [key]: value });
   const start = async () => {
-    setError(null);
-    try {
-      useAppStore.getState().applyServer(await client.servers.start(model, profile));
-    } catch (reason) {
-      setError(reason as Error);
-    }
+    await run(
+      () => client.servers.start(model, profile),
+      (snapshot) => useAppStore.getState().applyServer(snapshot),
+    );
   };
 
   return (
@@ -118,7 +120,7 @@ export function ServerView({ client }: { client: AppServices }) {
           Start
         </button>
         {current && ['starting', 'ready'].includes(current.state) && (
-          <button type="button" onClick={() => client.servers.stop(current.id).catch(setError)}>
+          <button type="button" onClick={() => void run(() => client.servers.stop(current.id))}>
             Stop
           </button>
         )}

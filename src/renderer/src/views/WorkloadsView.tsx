@@ -1,26 +1,34 @@
 import { useEffect, useState } from 'react';
 import type { AppServices, WorkloadInfo, WorkloadValidation } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
+import { useAction } from '../hooks/use-action';
 
 export function WorkloadsView({ client }: { client: AppServices }) {
   const [list, setList] = useState<WorkloadInfo[]>([]);
   const [selected, setSelected] = useState<string | null>(null);
   const [text, setText] = useState('');
   const [validation, setValidation] = useState<WorkloadValidation | null>(null);
-  const [error, setError] = useState<Error | null>(null);
+  const { error, run } = useAction();
 
   useEffect(() => {
-    client.workloads.list().then((workloads) => {
-      setList(workloads);
-      setSelected((current) => current ?? workloads[0]?.name ?? null);
-    }, setError);
+    void run(
+      () => client.workloads.list(),
+      (workloads) => {
+        setList(workloads);
+        setSelected((current) => current ?? workloads[0]?.name ?? null);
+      },
+    );
   }, [client]);
   useEffect(() => {
-    if (selected) client.workloads.read(selected).then((workload) => setText(workload.text), setError);
+    if (selected)
+      void run(
+        () => client.workloads.read(selected),
+        (workload) => setText(workload.text),
+      );
   }, [client, selected]);
   useEffect(() => {
     if (!text) return;
-    const timer = setTimeout(() => client.workloads.validate(text).then(setValidation, setError), 250);
+    const timer = setTimeout(() => void run(() => client.workloads.validate(text), setValidation), 250);
     return () => clearTimeout(timer);
   }, [client, text]);
 
