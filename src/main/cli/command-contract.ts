@@ -43,7 +43,7 @@ export const NOT_ON_THE_CLI: Partial<Record<MethodName, string>> = {
   'servers.logs': 'server start prints the log tail when the server fails; the file is in the data folder',
   'servers.defaultProfile': 'server profile show default',
   'servers.validateProfile': 'server start and profile save validate the profile they are given',
-  'workloads.list': 'run --workload takes a built-in name or a file; run --help lists neither, the UI lists both',
+  'workloads.list': 'run --workload takes a built-in name or a file; an unknown name is refused with the list of built-ins',
   'workloads.read': 'workload files are read from disk by the person at the shell',
   'workloads.validate': 'run validates its workload before it starts',
 };

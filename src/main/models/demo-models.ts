@@ -5,7 +5,7 @@ import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
 import { demoModelsDir } from '../core/paths';
 import { quantizeModel } from './quantize';
-import { DEMO_MODEL_SHAPE, writeSyntheticModel } from './synthetic-model';
+import type { SyntheticModelShape } from './synthetic-model';
 
 export interface DemoVariant {
   /** The name accepted everywhere a model is: `demo:q8_0`. */
@@ -31,7 +31,7 @@ const MANIFEST_NAME = 'demo-models.json';
 
 interface DemoManifest {
   generatorVersion: number;
-  shape: typeof DEMO_MODEL_SHAPE;
+  shape: SyntheticModelShape;
   files: Record<string, { sha256: string; size: number }>;
 }
 
@@ -115,6 +115,8 @@ export async function ensureDemoModels(options: {
   force?: boolean;
   log: (line: string) => void;
 }): Promise<DemoFileState[]> {
+  // The generator (and the GGUF library behind it) loads only when demo models are made or checked.
+  const { DEMO_MODEL_SHAPE, writeSyntheticModel } = await import('./synthetic-model');
   const dir = options.dir ?? demoModelsDir();
   fs.mkdirSync(dir, { recursive: true });
   const manifest: DemoManifest = readManifest(dir) ?? { generatorVersion: GENERATOR_VERSION, shape: DEMO_MODEL_SHAPE, files: {} };

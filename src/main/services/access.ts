@@ -7,7 +7,7 @@ import { rootedPaths, unrestrictedPaths, type PathKind, type PathPolicy } from '
 import { configuredEndpointHeaders, endpointHeaders } from '../engines/adapters/endpoints';
 import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders } from '../models/model-library';
-import { builtinWorkloadDir, workloadPath } from '../workload/parse-workload';
+import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
 export interface ServiceAccess {

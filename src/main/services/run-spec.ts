@@ -4,7 +4,6 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { LoadSpec } from '../runner/load-generator';
 import type { RunRequest } from '../runner/run-workload';
-import { readWorkloadFile } from '../workload/parse-workload';
 import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** Defaults a run gets when the spec leaves a field out. */
@@ -57,6 +56,8 @@ function endpointUrl(raw: string): string {
 export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): Promise<CheckedRun> {
   const shape = checkRunShape(spec);
   const file = workloadPathWithin(access, spec.workload);
+  // The parser (YAML, JSON Schema) loads with the first run, not with every command that lists runs.
+  const { readWorkloadFile } = await import('../workload/parse-workload');
   const def = readWorkloadFile(file);
   let target: CheckedRun['target'];
   if (spec.model) {
