@@ -284,7 +284,7 @@ async function storeIngest(): Promise<void> {
       status: 'completed',
       statusReason: null,
       workload: { name: null, revision: null },
-      rows: store.runs.requestsForSummary(runId),
+      rows: store.runs.measuredRequests(runId),
       load: { mode: 'closed', concurrency: 64 },
       slo: null,
     });
@@ -367,7 +367,7 @@ async function compareRender(): Promise<void> {
         status: 'completed',
         statusReason: null,
         workload: { name: 'bench', revision: 'x' },
-        rows: store.runs.requestsForSummary(runId),
+        rows: store.runs.measuredRequests(runId),
         load: { mode: 'closed', concurrency: 1 },
         slo: null,
       }),

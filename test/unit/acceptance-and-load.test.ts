@@ -3,7 +3,7 @@ import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/models/random';
 import { arrivalGaps } from '../../src/main/runner/arrivals';
 import { generateLoad } from '../../src/main/runner/load-generator';
-import type { RequestRow } from '../../src/main/store/run-store';
+import { measuredRequest } from '../support/measured-request';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';
 
 describe('acceptance checks', () => {
@@ -126,52 +126,17 @@ describe('load generator', () => {
   });
 });
 
-function row(seq: number, overrides: Partial<RequestRow> = {}): RequestRow {
-  return {
-    seq,
-    warmup: 0,
-    group_name: 'g',
-    item_id: 'i',
-    scheduled_ms: null,
-    t0_ms: seq * 100,
-    headers_ms: 1,
-    end_ms: seq * 100 + 50,
-    ttft_ms: 10,
-    e2e_ms: 50,
-    tpot_ms: 2,
-    queue_ms: 0,
-    client_overhead_ms: 1,
-    output_tokens: 20,
-    output_tokens_source: 'usage',
-    prompt_tokens: 30,
-    cached_tokens: 0,
-    finish_reason: 'stop',
-    http_status: 200,
-    error_class: null,
-    error_message: null,
-    timings_json: null,
-    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer),
-    accepted: null,
-    acceptance_json: null,
-    prompt_text: null,
-    output_text: null,
-    prompt_sha256: null,
-    output_sha256: null,
-    prompt_chars: null,
-    output_chars: null,
-    ...overrides,
-  };
-}
+const row = measuredRequest;
 
 describe('run summary', () => {
   it('keeps failures in every denominator, excludes warmup, and applies SLOs to goodput', () => {
     const rows = [
-      row(0, { warmup: 1, ttft_ms: 9999 }),
+      row(0, { warmup: true, ttft_ms: 9999 }),
       row(1),
       row(2, { ttft_ms: 500 }),
-      row(3, { accepted: 0 }),
+      row(3, { accepted: false }),
       row(4, { error_class: 'total_timeout', ttft_ms: null, e2e_ms: null, end_ms: null }),
-      row(5, { group_name: 'other', accepted: 1 }),
+      row(5, { group_name: 'other', accepted: true }),
     ];
     const summary = summarizeRun({
       runId: 'r',

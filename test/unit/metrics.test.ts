@@ -4,7 +4,8 @@ import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { formatPercentile } from '../../src/main/cli/format';
 import type { StreamedCompletion } from '../../src/main/runner/stream-client';
-import type { RequestRow } from '../../src/main/store/run-store';
+import type { MeasuredRequest } from '../../src/shared/contract/measurement';
+import { measuredRequest } from '../support/measured-request';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -219,44 +220,9 @@ describe('per-request metrics', () => {
   });
 });
 
-function row(seq: number, overrides: Partial<RequestRow> = {}): RequestRow {
-  return {
-    seq,
-    warmup: 0,
-    group_name: 'g',
-    item_id: 'i',
-    scheduled_ms: null,
-    t0_ms: seq * 100,
-    headers_ms: 1,
-    end_ms: seq * 100 + 50,
-    ttft_ms: 10,
-    e2e_ms: 50,
-    tpot_ms: 2,
-    queue_ms: 0,
-    client_overhead_ms: 1,
-    output_tokens: 20,
-    output_tokens_source: 'usage',
-    prompt_tokens: 30,
-    cached_tokens: 0,
-    finish_reason: 'stop',
-    http_status: 200,
-    error_class: null,
-    error_message: null,
-    timings_json: null,
-    chunk_offsets: Buffer.from(Float64Array.from([10, 12, 15]).buffer),
-    accepted: null,
-    acceptance_json: null,
-    prompt_text: null,
-    output_text: null,
-    prompt_sha256: null,
-    output_sha256: null,
-    prompt_chars: null,
-    output_chars: null,
-    ...overrides,
-  };
-}
+const row = measuredRequest;
 
-const run = (rows: RequestRow[], load: Parameters<typeof summarizeRun>[0]['load'], serverSlots: number | null = null) =>
+const run = (rows: MeasuredRequest[], load: Parameters<typeof summarizeRun>[0]['load'], serverSlots: number | null = null) =>
   summarizeRun({
     runId: 'r',
     status: 'completed',

@@ -94,6 +94,48 @@ describe('run store', () => {
     expect(store.chunkOffsets(id, 1)).toEqual([5, 6.5, 8.25]);
   });
 
+  it('reads requests back for the summary as plain values: chunk times decoded, flags as booleans', () => {
+    const store = new RunStore(openDatabase(path.join(tempDir(), 'measured.db')));
+    const id = store.createRun(newRun);
+    store.addRequests(id, [
+      { ...request(0), warmup: true },
+      { ...request(1), chunkOffsetsMs: [] },
+    ]);
+    const [warm, measured] = store.measuredRequests(id);
+    expect(warm).toMatchObject({
+      warmup: true,
+      t0_ms: 0,
+      ttft_ms: 5,
+      output_tokens: 3,
+      prompt_tokens: 4,
+      cached_tokens: 0,
+      error_class: null,
+    });
+    expect(Array.from(warm!.chunk_offsets_ms!)).toEqual([5, 6.5, 8.25]);
+    expect(measured).toMatchObject({ warmup: false, t0_ms: 10, accepted: null });
+    expect(measured!.chunk_offsets_ms?.length ?? 0).toBe(0);
+  });
+
+  it('lists runs newest first with their request counts and summary figures, limited in SQL', () => {
+    const store = new RunStore(openDatabase(path.join(tempDir(), 'list.db')));
+    const first = store.createRun({ ...newRun, modelRef: 'demo:q8_0' });
+    store.addRequests(first, [request(0), request(1), request(2)]);
+    store.finishRun(first, 'completed', null, { metrics: { ttft_ms: { p50: 12.5 } }, throughput: { output_tokens_per_s: 40 } });
+    const second = store.createRun(newRun);
+    const heads = store.listRunHeads(10);
+    expect(heads.map((head) => head.id)).toEqual([second, first]);
+    expect(heads[1]).toMatchObject({
+      request_count: 3,
+      ttft_p50: 12.5,
+      output_tokens_per_s: 40,
+      model_ref: 'demo:q8_0',
+      status: 'completed',
+    });
+    expect(heads[0]).toMatchObject({ request_count: 0, ttft_p50: null, status: 'running' });
+    expect(store.listRunHeads(1).map((head) => head.id)).toEqual([second]);
+    expect(store.listRunHeads(5, first).map((head) => head.id)).toEqual([first]);
+  });
+
   it('writes a batch atomically: a bad row rolls back the whole batch', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
     const id = store.createRun(newRun);

@@ -3,7 +3,8 @@ import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
 import { summarizeRun } from '../metrics/run-summary';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
-import type { RequestRow, RunStore } from '../store/run-store';
+import type { MeasuredRequest } from '../../shared/contract/measurement';
+import { toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */
 export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
@@ -38,6 +39,7 @@ export function summarizeCondition(
   const windows: RequestRow[][] = [];
   const perWindow: { requests: number | null; outputTokens: number | null }[] = [];
   const contended: string[] = [];
+  const measuredAll: MeasuredRequest[] = [];
   let metricsCached: number | null = null;
   for (const runId of runIds) {
     // With text: agreement and the KLD text need the outputs and prompts.
@@ -50,12 +52,14 @@ export function summarizeCondition(
     if (typeof cached === 'number') metricsCached = (metricsCached ?? 0) + cached;
     const contention = contentionOf(summary);
     if (contention) contended.push(`run ${runId.slice(0, 8)}: ${contention}`);
+    const measuredRows = runRows.map(toMeasuredRequest);
+    measuredAll.push(...measuredRows);
     const own = summarizeRun({
       runId,
       status: 'completed',
       statusReason: null,
       workload: { name: null, revision: null },
-      rows: runRows,
+      rows: measuredRows,
       load: { mode: 'closed' },
       slo: null,
     });
@@ -66,7 +70,7 @@ export function summarizeCondition(
     status: 'completed',
     statusReason: null,
     workload: { name: null, revision: null },
-    rows,
+    rows: measuredAll,
     load: { mode: 'closed' },
     slo: null,
   });

@@ -10,16 +10,16 @@ import {
 } from '../../shared/contract/runs';
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
-import { chunkOffsetView, type RequestRow } from '../store/run-store';
+import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
 
 export type { LoadDescription, RunSummary, SloSpec };
 
-function isSuccess(row: RequestRow): boolean {
+function isSuccess(row: MeasuredRequest): boolean {
   return row.error_class === null;
 }
 
-function meetsSlo(row: RequestRow, slo: SloSpec | null): boolean {
+function meetsSlo(row: MeasuredRequest, slo: SloSpec | null): boolean {
   if (!slo) return true;
   for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) {
     const limit = slo[key];
@@ -35,7 +35,7 @@ function meetsSlo(row: RequestRow, slo: SloSpec | null): boolean {
   return true;
 }
 
-function counts(rows: readonly RequestRow[]): RequestCounts {
+function counts(rows: readonly MeasuredRequest[]): RequestCounts {
   const failures: Record<string, number> = {};
   let completed = 0;
   let accepted = 0;
@@ -44,26 +44,28 @@ function counts(rows: readonly RequestRow[]): RequestCounts {
     if (isSuccess(row)) completed += 1;
     else failures[row.error_class!] = (failures[row.error_class!] ?? 0) + 1;
     if (row.accepted !== null) checked += 1;
-    if (isSuccess(row) && row.accepted !== 0) accepted += 1;
+    if (isSuccess(row) && row.accepted !== false) accepted += 1;
   }
   return { attempted: rows.length, completed, failed: rows.length - completed, accepted, checked, failures_by_class: failures };
 }
 
+const EMPTY = new Float64Array(0);
+
 /** Inter-chunk gaps of the successful requests, sorted. */
-function sortedItl(rows: readonly RequestRow[]): Float64Array {
+function sortedItl(rows: readonly MeasuredRequest[]): Float64Array {
   const ok = rows.filter(isSuccess);
   let total = 0;
-  for (const row of ok) total += Math.max(0, (row.chunk_offsets?.byteLength ?? 0) / 8 - 1);
+  for (const row of ok) total += Math.max(0, (row.chunk_offsets_ms?.length ?? 0) - 1);
   const itl = new Float64Array(total);
   let filled = 0;
   for (const row of ok) {
-    const offsets = chunkOffsetView(row.chunk_offsets);
+    const offsets = row.chunk_offsets_ms ?? EMPTY;
     for (let i = 1; i < offsets.length; i++) itl[filled++] = offsets[i]! - offsets[i - 1]!;
   }
   return sortedFinite(itl);
 }
 
-function distributions(rows: readonly RequestRow[], itl: Float64Array): Record<MetricName, Distribution> {
+function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Record<MetricName, Distribution> {
   const ok = rows.filter(isSuccess);
   const pick = (key: Exclude<MetricName, 'itl_ms'>) => ok.map((row) => row[key]).filter((value): value is number => value !== null);
   return {
@@ -76,7 +78,7 @@ function distributions(rows: readonly RequestRow[], itl: Float64Array): Record<M
   };
 }
 
-function window(rows: readonly RequestRow[]): number | null {
+function window(rows: readonly MeasuredRequest[]): number | null {
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
   for (const row of rows) {
@@ -89,7 +91,7 @@ function window(rows: readonly RequestRow[]): number | null {
 
 const perSecond = (count: number, windowMs: number | null) => (windowMs === null ? null : count / (windowMs / 1000));
 
-const values = (rows: readonly RequestRow[], pick: (row: RequestRow) => number | null | undefined) =>
+const values = (rows: readonly MeasuredRequest[], pick: (row: MeasuredRequest) => number | null | undefined) =>
   rows.map(pick).filter((value): value is number => value !== null && value !== undefined);
 
 /**
@@ -97,7 +99,7 @@ const values = (rows: readonly RequestRow[], pick: (row: RequestRow) => number |
  * first-to-last send span, which leaves out the drain after the last send (throughput
  * includes it; the offered rate never did). Closed loop: attempted over the measured window.
  */
-function achievedRate(mode: LoadDescription['mode'], rows: readonly RequestRow[], windowMs: number | null): number | null {
+function achievedRate(mode: LoadDescription['mode'], rows: readonly MeasuredRequest[], windowMs: number | null): number | null {
   if (mode === 'closed') return perSecond(rows.length, windowMs);
   if (rows.length < 2) return null;
   let first = Number.POSITIVE_INFINITY;
@@ -110,7 +112,7 @@ function achievedRate(mode: LoadDescription['mode'], rows: readonly RequestRow[]
 }
 
 /** Reasoning timings and lengths over the successful requests that streamed reasoning. */
-function reasoningSummary(ok: readonly RequestRow[]): ReasoningSummary | null {
+function reasoningSummary(ok: readonly MeasuredRequest[]): ReasoningSummary | null {
   const withReasoning = ok.filter((row) => (row.reasoning_chars ?? 0) > 0 || (row.ttfr_ms ?? null) !== null);
   if (withReasoning.length === 0) return null;
   const uncounted = withReasoning.filter((row) => (row.reasoning_tokens ?? null) === null);
@@ -143,14 +145,14 @@ export function summarizeRun(input: {
   status: string;
   statusReason: string | null;
   workload: { name: string | null; revision: string | null };
-  rows: readonly RequestRow[];
+  rows: readonly MeasuredRequest[];
   load: LoadDescription;
   slo: SloSpec | null;
   telemetry?: TelemetrySummary | null;
   /** The server's slot count (llama-server /props total_slots), when known. */
   serverSlots?: number | null;
 }): RunSummary {
-  const measured = input.rows.filter((row) => row.warmup === 0);
+  const measured = input.rows.filter((row) => !row.warmup);
   const windowMs = window(measured);
   const requestCounts = counts(measured);
   // ITL samples run to millions: sort each group's once and merge them for the whole run.
@@ -161,7 +163,7 @@ export function summarizeRun(input: {
   const ok = measured.filter(isSuccess);
   const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
   const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
-  const good = measured.filter((row) => isSuccess(row) && row.accepted !== 0 && meetsSlo(row, input.slo)).length;
+  const good = measured.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
 
   const unsupported: Partial<Record<MetricName, string[]>> = {};
   for (const name of METRIC_NAMES) {
@@ -173,7 +175,7 @@ export function summarizeRun(input: {
     const rows = groupRows.get(name)!;
     const groupWindow = window(rows);
     const groupCounts = counts(rows);
-    const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== 0 && meetsSlo(row, input.slo)).length;
+    const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
     groups[name] = {
       requests: groupCounts,
       metrics: distributions(rows, groupItl.get(name)!),

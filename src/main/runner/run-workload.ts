@@ -304,7 +304,7 @@ export async function runWorkload(options: {
     };
     const summary = summarizeRun({
       ...run,
-      rows: store.requestsForSummary(runId),
+      rows: store.measuredRequests(runId),
       load,
       slo: request.slo,
       telemetry: telemetry.summary(),

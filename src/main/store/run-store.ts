@@ -5,6 +5,7 @@ import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { ModelHashCache } from './model-hashes';
 import type { Db } from './database';
+import type { MeasuredRequest } from '../../shared/contract/measurement';
 
 const thisProcess = identify(process.pid);
 
@@ -192,6 +193,35 @@ function privateHashKey(db: Db): Buffer {
 }
 
 /** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
+/** A stored request as the summary takes it. */
+export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
+  return {
+    warmup: row.warmup !== 0,
+    group_name: row.group_name,
+    scheduled_ms: row.scheduled_ms,
+    t0_ms: row.t0_ms,
+    end_ms: row.end_ms,
+    ttft_ms: row.ttft_ms,
+    tpot_ms: row.tpot_ms,
+    e2e_ms: row.e2e_ms,
+    queue_ms: row.queue_ms,
+    client_overhead_ms: row.client_overhead_ms,
+    output_tokens: row.output_tokens,
+    prompt_tokens: row.prompt_tokens,
+    cached_tokens: row.cached_tokens,
+    error_class: row.error_class,
+    accepted: row.accepted === null ? null : row.accepted !== 0,
+    chunk_offsets_ms: row.chunk_offsets ? chunkOffsetView(row.chunk_offsets) : null,
+    ttfr_ms: row.ttfr_ms ?? null,
+    ttfa_ms: row.ttfa_ms ?? null,
+    ttft_from_schedule_ms: row.ttft_from_schedule_ms ?? null,
+    e2e_from_schedule_ms: row.e2e_from_schedule_ms ?? null,
+    reasoning_chars: row.reasoning_chars ?? null,
+    reasoning_tokens: row.reasoning_tokens ?? null,
+    reasoning_tokens_note: row.reasoning_tokens_note ?? null,
+  };
+}
+
 export function chunkOffsetView(blob: Buffer | null): Float64Array {
   if (!blob || blob.byteLength === 0) return new Float64Array(0);
   if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8);
@@ -410,8 +440,8 @@ export class RunStore {
                 json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
                 json_extract(engine_json, '$.origin') AS engine_origin,
                 engine_json IS NOT NULL AND engine_json != 'null' AS has_engine
-         FROM (SELECT * FROM runs ${runId === null ? '' : 'WHERE id = @runId'} ORDER BY started_at DESC LIMIT @limit) AS runs
-         ORDER BY started_at DESC`,
+         FROM (SELECT *, rowid AS inserted FROM runs ${runId === null ? '' : 'WHERE id = @runId'} ORDER BY started_at DESC, rowid DESC LIMIT @limit) AS runs
+         ORDER BY started_at DESC, inserted DESC`,
       )
       .all({ limit, ...(runId === null ? {} : { runId }) }) as RunHead[];
   }
@@ -438,6 +468,11 @@ export class RunStore {
   /** Requests without their text: what summaries need, read in a fraction of the time. */
   requestsForSummary(runId: string): RequestRow[] {
     return this.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM requests WHERE run_id = ? ORDER BY seq`).all(runId) as RequestRow[];
+  }
+
+  /** A run's requests as the summary takes them: plain values, blobs decoded, flags as booleans. */
+  measuredRequests(runId: string): MeasuredRequest[] {
+    return this.requestsForSummary(runId).map(toMeasuredRequest);
   }
 
   /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */

@@ -47,3 +47,37 @@ export interface RequestMetrics {
   ttft_from_schedule_ms: number | null;
   e2e_from_schedule_ms: number | null;
 }
+
+/**
+ * One request as the run summary needs it: plain values, whoever produced them (the store's
+ * rows, a test, an import). Times are milliseconds on the run's clock.
+ */
+export interface MeasuredRequest {
+  warmup: boolean;
+  group_name: string | null;
+  /** When an open-loop schedule meant to send it; null in a closed loop. */
+  scheduled_ms: number | null;
+  t0_ms: number;
+  end_ms: number | null;
+  ttft_ms: number | null;
+  tpot_ms: number | null;
+  e2e_ms: number | null;
+  queue_ms: number | null;
+  client_overhead_ms: number | null;
+  output_tokens: number | null;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  /** Null for a success. */
+  error_class: string | null;
+  /** Null when no acceptance check could be evaluated. */
+  accepted: boolean | null;
+  /** Arrival of each content chunk, ms after t0; inter-token latencies are their differences. */
+  chunk_offsets_ms: Float64Array | null;
+  ttfr_ms?: number | null;
+  ttfa_ms?: number | null;
+  ttft_from_schedule_ms?: number | null;
+  e2e_from_schedule_ms?: number | null;
+  reasoning_chars?: number | null;
+  reasoning_tokens?: number | null;
+  reasoning_tokens_note?: string | null;
+}
