@@ -68,6 +68,23 @@ function deferred<T extends object>(load: () => Promise<T>): T {
   });
 }
 
+/** Server log lines as `server.log` events, batched per server every 250 ms so a chatty log costs few messages. */
+function forwardLogLines(manager: ServerManager, sink: EventSink): void {
+  const pending = new Map<string, string[]>();
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    timer = null;
+    for (const [serverId, lines] of pending) sink.emit('server.log', { serverId, lines });
+    pending.clear();
+  };
+  manager.logLines.on(({ serverId, line }) => {
+    const lines = pending.get(serverId) ?? [];
+    lines.push(line);
+    pending.set(serverId, lines);
+    timer ??= setTimeout(flush, 250).unref();
+  });
+}
+
 /**
  * Composition root: builds each service once, on first use, and disposes what was built in
  * reverse order (runs cancelled, then servers stopped, then the database closed). The Electron
@@ -93,6 +110,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     const { ServerManager, serverLogDir } = await import('./server/server-manager');
     const manager = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
     manager.changes.on((snapshot) => sink.emit('server.state', snapshot));
+    forwardLogLines(manager, sink);
     serverManagerNow = manager;
     return manager;
   });

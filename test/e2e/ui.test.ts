@@ -10,6 +10,15 @@ import { ms } from '../../src/renderer/src/components/format';
 import { chromiumPath } from '../../src/main/doctor';
 import { startServe } from '../support/serve';
 import { useTempDirs } from '../support/temp';
+import { AppShell } from './pages/app';
+import { ComparePage } from './pages/compare';
+import { ExperimentsPage } from './pages/experiments';
+import { HomePage } from './pages/home';
+import { ModelsPage } from './pages/models';
+import { RunPage } from './pages/run';
+import { RunsPage } from './pages/runs';
+import { ServerPage } from './pages/server';
+import { WorkloadsPage } from './pages/workloads';
 
 const tempDir = useTempDirs();
 const screenshots = path.join(projectRoot(), 'test-results', 'screenshots');
@@ -49,104 +58,108 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const go = async (label: string) =>
-    page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: label, exact: true }).click();
-  const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+  // Page objects, one per view; each test opens the views it needs, so none depends on another's state.
+  const app = () => new AppShell(page, screenshots);
+  const views = () => {
+    const shell = app();
+    return {
+      shell,
+      home: new HomePage(shell),
+      run: new RunPage(shell),
+      runs: new RunsPage(shell),
+      compare: new ComparePage(shell),
+      models: new ModelsPage(shell),
+      server: new ServerPage(shell),
+      workloads: new WorkloadsPage(shell),
+      experiments: new ExperimentsPage(shell),
+    };
+  };
 
   it('shows the system check and runs the demo from Home to a stored result', async () => {
-    await page.locator('tr[data-check="engine"][data-status="ok"]').waitFor({ timeout: 30_000 });
-    await shot('home');
-    await page.getByRole('button', { name: 'Run the demo' }).click();
-    await page.getByTestId('run-phase').filter({ hasText: 'finished' }).waitFor({ timeout: 90_000 });
-    await page.getByTestId('run-summary').waitFor();
+    const { shell, home, run } = views();
+    await home.open();
+    await home.engineReady();
+    await shell.screenshot('home');
+    await home.runDemo();
+    await run.finished();
     // What the page shows is what was stored: the TTFT row against the database's summary, and
     // the streamed sample against the stored outputs.
     const db = new Database(path.join(dataDir, 'ui.db'), { readonly: true });
-    const run = db.prepare('SELECT id, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as {
+    const stored = db.prepare('SELECT id, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as {
       id: string;
       summary_json: string;
     };
-    const outputs = (db.prepare('SELECT output_text FROM requests WHERE run_id = ?').all(run.id) as { output_text: string | null }[]).map(
-      (row) => row.output_text ?? '',
-    );
+    const outputs = (
+      db.prepare('SELECT output_text FROM requests WHERE run_id = ?').all(stored.id) as { output_text: string | null }[]
+    ).map((row) => row.output_text ?? '');
     db.close();
-    const stored = JSON.parse(run.summary_json) as { metrics: { ttft_ms: { n: number; p50: number } } };
-    const ttftRow = await page
-      .getByTestId('run-summary')
-      .locator('tr', { has: page.locator('th', { hasText: /^ttft_ms$/ }) })
-      .locator('td')
-      .allTextContents();
-    expect(ttftRow.slice(0, 3)).toEqual([String(stored.metrics.ttft_ms.n), expect.any(String), ms(stored.metrics.ttft_ms.p50)]);
-    const sample = (await page.getByTestId('sample-text').textContent()) ?? '';
+    const summary = JSON.parse(stored.summary_json) as { metrics: { ttft_ms: { n: number; p50: number } } };
+    expect((await run.metricRow('ttft_ms')).slice(0, 3)).toEqual([
+      String(summary.metrics.ttft_ms.n),
+      expect.any(String),
+      ms(summary.metrics.ttft_ms.p50),
+    ]);
+    const sample = await run.sampleText();
     expect(sample.length).toBeGreaterThan(0);
     expect(outputs.some((output) => output.endsWith(sample) || output.includes(sample))).toBe(true);
-    await shot('run-finished');
+    await shell.screenshot('run-finished');
   });
 
-  it('runs a second time from the Run view, finds both in Runs, compares them and exports one', async () => {
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await page.getByTestId('run-phase').filter({ hasNotText: 'finished' }).waitFor({ timeout: 10_000 });
-    await page.getByTestId('run-phase').filter({ hasText: 'finished' }).waitFor({ timeout: 90_000 });
-    await go('Runs');
-    const rows = page.getByTestId('runs-table').locator('tbody tr');
-    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(2);
-    await rows.nth(0).getByRole('checkbox').check();
-    await rows.nth(1).getByRole('checkbox').check();
-    await shot('runs');
-    const downloads: string[] = [];
-    page.on('download', (download) => downloads.push(download.suggestedFilename()));
-    await rows.nth(0).getByRole('button', { name: 'Export' }).click();
-    await expect.poll(() => downloads.length, { timeout: 10_000 }).toBe(5);
-    expect(downloads.some((name) => name.endsWith('requests.jsonl'))).toBe(true);
-    await page.getByRole('button', { name: /Compare 2 selected/ }).click();
-    await page.getByTestId('compare-table').waitFor({ timeout: 20_000 });
-    expect(await page.getByTestId('compare-table').textContent()).toMatch(/TTFT p50[\s\S]*request noise only/);
-    expect(await page.getByTestId('compare-groups').textContent()).toMatch(/facts[\s\S]*chat/);
-    await page.getByRole('img', { name: 'compare-throughput-latency' }).waitFor();
-    const svg = page.waitForEvent('download');
-    await page.getByRole('button', { name: 'compare-cdf as SVG' }).click();
-    expect((await svg).suggestedFilename()).toBe('compare-cdf.svg');
-    const png = page.waitForEvent('download');
-    await page.getByRole('button', { name: 'compare-cdf as PNG' }).click();
-    expect((await png).suggestedFilename()).toBe('compare-cdf.png');
-    await shot('compare');
+  it('runs twice from the Run view, finds both in Runs, compares them and exports one', async () => {
+    const { shell, run, runs, compare } = views();
+    await run.open();
+    await run.startAndFinish();
+    await run.startAndFinish();
+    await runs.open();
+    await expect.poll(() => runs.rows.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    // Newest first: the two runs just made.
+    await runs.select(0);
+    await runs.select(1);
+    await shell.screenshot('runs');
+    const files = await runs.exportRun(0, 5);
+    expect(files).toHaveLength(5);
+    expect(files.some((name) => name.endsWith('requests.jsonl'))).toBe(true);
+    await runs.compareSelected(2);
+    await compare.table.waitFor({ timeout: 20_000 });
+    expect(await compare.table.textContent()).toMatch(/TTFT p50[\s\S]*request noise only/);
+    expect(await compare.groups.textContent()).toMatch(/facts[\s\S]*chat/);
+    await compare.chart('compare-throughput-latency').waitFor();
+    expect(await compare.exportChart('compare-cdf', 'SVG')).toBe('compare-cdf.svg');
+    expect(await compare.exportChart('compare-cdf', 'PNG')).toBe('compare-cdf.png');
+    await shell.screenshot('compare');
   });
 
-  it('opens every other view without page errors', async () => {
-    await go('Models');
-    await page.locator('tr[data-valid="true"]').filter({ hasText: 'demo-q8_0.gguf' }).first().waitFor({ timeout: 20_000 });
-    await shot('models');
-    await go('Server');
-    await page.getByText('Effective configuration').waitFor();
-    await page.getByRole('button', { name: 'Start', exact: true }).click();
-    await page.getByTestId('server-state').filter({ hasText: 'ready' }).waitFor({ timeout: 30_000 });
+  it('opens every other view without page errors; the server log arrives as the server writes it', async () => {
+    const { shell, home, models, server, workloads } = views();
+    await models.open();
+    await models.validModel('demo-q8_0.gguf');
+    await shell.screenshot('models');
+    await server.open();
+    await server.start();
     await page.getByText('Cold start: spawn → ready').waitFor();
-    await shot('server');
-    await page.getByRole('button', { name: 'Stop', exact: true }).click();
-    await page.getByTestId('server-state').filter({ hasText: 'stopped' }).waitFor({ timeout: 15_000 });
-    await go('Workloads');
-    await page.getByTestId('workload-valid').waitFor();
-    await page.getByTestId('token-preview').filter({ hasText: 'capital-france' }).waitFor();
-    await page
-      .getByRole('textbox', { name: 'workload definition' })
-      .fill('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
-    await page.getByTestId('workload-problems').filter({ hasText: 'unknown field "colour"' }).waitFor();
-    await shot('workloads');
-    await page.keyboard.press('Alt+T');
-    await go('Home');
-    await shot('home-dark');
+    await server.log.filter({ hasText: /listening on/ }).waitFor({ timeout: 10_000 });
+    await shell.screenshot('server');
+    await server.stop();
+    await workloads.open();
+    await workloads.tokenPreview.filter({ hasText: 'capital-france' }).waitFor();
+    await workloads.edit('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
+    await workloads.problems.filter({ hasText: 'unknown field "colour"' }).waitFor();
+    await shell.screenshot('workloads');
+    await shell.toggleTheme();
+    await home.open();
+    await shell.screenshot('home-dark');
+    await shell.toggleTheme();
     expect(pageErrors).toEqual([]);
   });
 
   it('runs a quantization experiment from the Experiments view and records a decision', async () => {
-    await go('Experiments');
-    await page.getByRole('button', { name: 'Compare the demo quantizations' }).click();
-    await page.getByTestId('experiment-result').waitFor({ timeout: 120_000 });
-    expect(await page.getByTestId('experiment-result').textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
-    await page.getByPlaceholder('why this one').fill('smallest file, no significant TTFT loss');
-    await page.getByRole('button', { name: 'Record decision' }).click();
-    await page.getByTestId('decisions-table').filter({ hasText: 'smallest file, no significant TTFT loss' }).waitFor();
-    await shot('experiments');
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.compareDemoQuantizations();
+    expect(await experiments.result.textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
+    await experiments.decide('smallest file, no significant TTFT loss');
+    await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).waitFor();
+    await shell.screenshot('experiments');
     expect(pageErrors).toEqual([]);
   });
 

@@ -57,11 +57,13 @@ const PROBE_BODY = { messages: [{ role: 'user', content: 'Say hello.' }], max_to
 export class ManagedServer {
   readonly id = crypto.randomUUID();
   readonly changes = new Emitter<ServerSnapshot>();
+  /** Each line the server writes to its log, as it comes. */
+  readonly logLines = new Emitter<string>();
   private process: ManagedProcess | null = null;
   private logFile: RotatingLogFile | null = null;
   private snapshotState: ServerSnapshot;
   private stopRequested = false;
-  private readonly logLines: string[] = [];
+  private readonly earlyLines: string[] = [];
   /** Handed to the server through its environment; other local users cannot read or use it. */
   private readonly apiKey = crypto.randomBytes(24).toString('base64url');
 
@@ -150,7 +152,7 @@ export class ManagedServer {
     let listeningAt: number | null = null;
     // The 250 ms poll alone would quantize the ready time; the log's "listening" line wakes it early.
     let wakePoll: () => void = () => {};
-    this.logLines.length = 0;
+    this.earlyLines.length = 0;
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
     // What the GPUs held before this server existed: the baseline for its own footprint.
@@ -161,7 +163,8 @@ export class ManagedServer {
       logCapacity: 500,
       onLine: (line) => {
         this.logFile?.write(line);
-        if (this.logLines.length < 2000) this.logLines.push(line);
+        if (this.earlyLines.length < 2000) this.earlyLines.push(line);
+        this.logLines.emit(line);
         if (this.engine.isLoadProgress(line)) lastProgress = Date.now();
         if (listeningAt === null && this.engine.isListening(line)) {
           listeningAt = performance.now();
@@ -262,7 +265,7 @@ export class ManagedServer {
     };
     if (exit || this.stopRequested) return this.failStart(exit);
     // Shown in the UI and copied into run records: secret flag values stay with the process.
-    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.logLines, redactArgv([program, ...args]));
+    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]));
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
     if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
       await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);

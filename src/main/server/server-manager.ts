@@ -34,6 +34,8 @@ export interface StartServerRequest {
  */
 export class ServerManager implements Disposable {
   readonly changes = new Emitter<ServerSnapshot>();
+  /** Every managed server's log lines, as they come. */
+  readonly logLines = new Emitter<{ serverId: string; line: string }>();
   private readonly servers = new Map<string, ManagedServer>();
 
   constructor(
@@ -65,6 +67,7 @@ export class ServerManager implements Disposable {
     });
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
+    server.logLines.on((line) => this.logLines.emit({ serverId: server.id, line }));
     return server;
   }
 

@@ -49,6 +49,8 @@ export type { DoctorReport } from './doctor';
 /** Events pushed from main: whole-state snapshots keyed by channel name. */
 export interface AppEvents {
   'server.state': ServerSnapshot;
+  /** New log lines of a managed server, batched (at most every 250 ms). */
+  'server.log': { serverId: string; lines: string[] };
   'run.progress': RunJobState;
   'telemetry.tick': { jobId: string; tick: TelemetryTick };
   'job.progress': JobProgress;

@@ -26,9 +26,14 @@ interface UiSlice {
   setCompareSelection(ids: string[]): void;
 }
 
+/** Lines of a server's log the view keeps; older ones stay in the log file. */
+export const LOG_CAPACITY = 500;
+
 interface LiveSlice {
   live: LiveRun;
   servers: Record<string, ServerSnapshot>;
+  serverLogs: Record<string, string[]>;
+  appendServerLog(serverId: string, lines: string[]): void;
   startJob(jobId: string): void;
   applyProgress(state: RunJobState): void;
   applyTelemetry(jobId: string, tick: TelemetryTick): void;
@@ -59,6 +64,11 @@ export const useAppStore = create<AppState>()((set, get, api) => ({
   setCompareSelection: (ids) => set({ compareSelection: ids }),
   live: { job: null, ttft: [], telemetry: [] },
   servers: {},
+  serverLogs: {},
+  appendServerLog: (serverId, lines) =>
+    set((current) => ({
+      serverLogs: { ...current.serverLogs, [serverId]: [...(current.serverLogs[serverId] ?? []), ...lines].slice(-LOG_CAPACITY) },
+    })),
   startJob: (jobId) =>
     set({
       live: {
@@ -97,6 +107,7 @@ export const EVENT_SLICES: { [E in EventName]: (payload: AppEvents[E]) => void }
   'run.progress': (state) => useAppStore.getState().applyProgress(state),
   'telemetry.tick': ({ jobId, tick }) => useAppStore.getState().applyTelemetry(jobId, tick),
   'server.state': (snapshot) => useAppStore.getState().applyServer(snapshot),
+  'server.log': ({ serverId, lines }) => useAppStore.getState().appendServerLog(serverId, lines),
   'job.progress': (progress) => useAppStore.getState().applyJob(progress),
   'experiment.progress': (state) => useAppStore.getState().applyExperiment(state),
 };

@@ -55,12 +55,13 @@ const FIELDS: {
   },
 ];
 
+const EMPTY_LOG: string[] = [];
+
 export function ServerView({ client }: { client: AppServices }) {
   const [profile, setProfile] = useState<ServerProfile | null>(null);
   const [model, setModel] = useState('demo:q8_0');
   const [problems, setProblems] = useState<ProfileProblem[]>([]);
   const { error, run } = useAction();
-  const [logs, setLogs] = useState<string[]>([]);
   const servers = useAppStore((state) => state.servers);
   const current = useMemo(
     () =>
@@ -82,11 +83,18 @@ export function ServerView({ client }: { client: AppServices }) {
   useEffect(() => {
     if (profile) void run(() => client.servers.validateProfile(profile, model), setProblems);
   }, [client, profile, model]);
+  // New lines arrive as server.log events; what the server wrote before any event reached this page is read once.
+  const currentId = current?.id ?? null;
+  const logs = useAppStore((state) => (currentId ? state.serverLogs[currentId] : undefined)) ?? EMPTY_LOG;
   useEffect(() => {
-    if (!current || current.state === 'stopped') return;
-    const timer = setInterval(() => client.servers.logs(current.id).then(setLogs, () => {}), 1000);
-    return () => clearInterval(timer);
-  }, [client, current]);
+    if (currentId && !useAppStore.getState().serverLogs[currentId])
+      void client.servers.logs(currentId).then(
+        (lines) => {
+          if (!useAppStore.getState().serverLogs[currentId]) useAppStore.getState().appendServerLog(currentId, lines);
+        },
+        () => undefined,
+      );
+  }, [client, currentId]);
 
   if (!profile)
     return (

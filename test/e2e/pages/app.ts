@@ -1,0 +1,24 @@
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+
+export type ViewLabel = 'Home' | 'Models' | 'Server' | 'Workloads' | 'Run' | 'Runs' | 'Compare' | 'Experiments';
+
+/** The app shell: navigation, theme and screenshots. Every page object starts here. */
+export class AppShell {
+  constructor(
+    readonly page: Page,
+    private readonly screenshotDir: string,
+  ) {}
+
+  async open(view: ViewLabel): Promise<void> {
+    await this.page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view, exact: true }).click();
+  }
+
+  async toggleTheme(): Promise<void> {
+    await this.page.keyboard.press('Alt+T');
+  }
+
+  async screenshot(name: string): Promise<void> {
+    await this.page.screenshot({ path: path.join(this.screenshotDir, `${name}.png`), fullPage: true });
+  }
+}

@@ -1,0 +1,29 @@
+import type { Locator } from 'playwright-core';
+import type { AppShell } from './app';
+
+export class ServerPage {
+  constructor(private readonly app: AppShell) {}
+
+  async open(): Promise<void> {
+    await this.app.open('Server');
+    await this.app.page.getByText('Effective configuration').waitFor();
+  }
+
+  get log(): Locator {
+    return this.app.page.getByLabel('server log');
+  }
+
+  async state(state: string, timeout: number): Promise<void> {
+    await this.app.page.getByTestId('server-state').filter({ hasText: state }).waitFor({ timeout });
+  }
+
+  async start(): Promise<void> {
+    await this.app.page.getByRole('button', { name: 'Start', exact: true }).click();
+    await this.state('ready', 30_000);
+  }
+
+  async stop(): Promise<void> {
+    await this.app.page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await this.state('stopped', 15_000);
+  }
+}
