@@ -5,6 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, schemaVersion } from '../../src/main/store/database';
 import { MIGRATIONS } from '../../src/main/store/migrations';
 import { RunStore, type StoredRequest } from '../../src/main/store/run-store';
+import { ExperimentStore } from '../../src/main/store/experiment-store';
+import type { ExperimentResult } from '../../src/shared/contract/experiments';
+import { ServerSessionStore } from '../../src/main/store/server-sessions';
+import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -156,6 +160,82 @@ describe('run store', () => {
     expect(store.getRun(orphan)?.status_reason).toMatch(new RegExp(`pid ${dead}`));
     expect(store.countRequests(orphan)).toBe(1);
     expect(store.getRun(mine)?.status).toBe('running');
+  });
+});
+
+describe('experiment store', () => {
+  it('keeps experiments with their windows, finds one by unique prefix, and records decisions', () => {
+    const db = openDatabase(path.join(tempDir(), 'experiments.db'));
+    const runs = new RunStore(db);
+    const store = new ExperimentStore(db);
+    const id = store.create('quant', { repeats: 2 });
+    const run = runs.createRun(newRun);
+    store.addRun(id, run, 'q8_0', 0);
+    expect(store.get(id)).toMatchObject({ id, kind: 'quant', status: 'running', result: null });
+    const result: ExperimentResult = {
+      experiment_id: id,
+      kind: 'quant',
+      status: 'completed',
+      protocol: {},
+      conditions: [],
+      verdicts: [],
+      recommendation: { choice: null, reason: 'r', excluded: [] },
+    };
+    store.finish(id, 'completed', result);
+    // An interruption keeps the result already stored.
+    store.finish(id, 'interrupted', null);
+    expect(store.get(id.slice(0, 8))).toMatchObject({ status: 'interrupted', result: { recommendation: { reason: 'r' } } });
+    expect(store.list().map((row) => row.id)).toEqual([id]);
+    // A prefix two experiments share names neither.
+    let other = store.create('quant', {});
+    while (other[0] !== id[0]) other = store.create('quant', {});
+    expect(store.get(id[0]!)).toBeUndefined();
+    const decision = store.recordDecision(id, 'ana', { experiment_id: id, chosen: 'q8_0', reason: 'smaller', decided_by: 'ana' });
+    expect(store.decisions()).toEqual([expect.objectContaining({ decision_id: decision, chosen: 'q8_0', reason: 'smaller' })]);
+  });
+});
+
+describe('server session store', () => {
+  it('records a session from start to end, with its cold start, and closes sessions whose process is gone', async () => {
+    const db = openDatabase(path.join(tempDir(), 'sessions.db'));
+    const sessions = new ServerSessionStore(db);
+    const profile = defaultProfile();
+    const start = {
+      engine: 'llama.cpp',
+      binary: '/bin/true',
+      argv: ['llama-server'],
+      modelRef: 'demo:q8_0',
+      modelPath: '/m.gguf',
+      profile,
+      port: 1,
+    };
+    sessions.recordStart({ ...start, id: 'ended', pid: process.pid });
+    const cold = { spawnToListeningMs: 10, spawnToReadyMs: 20, readyToFirstTokenMs: null, spawnToFirstTokenMs: null };
+    sessions.recordReady('ended', cold, {
+      version: null,
+      build: null,
+      model: null,
+      modelFileType: null,
+      contextSize: 4096,
+      contextPerSlot: 4096,
+      slots: 1,
+      trainedContext: null,
+      layersOffloaded: null,
+      buffersMib: {},
+      argv: [],
+    });
+    expect(sessions.coldStart('ended')).toEqual(cold);
+    sessions.recordEnd('ended', 'stopped', null);
+    // A session whose owning process ended is closed by the sweep (its server is gone too, so nothing
+    // is killed); one whose owner lives (this process) is left alone.
+    const gone = spawnSync('true').pid!;
+    sessions.recordStart({ ...start, id: 'orphaned', pid: gone });
+    db.prepare('UPDATE server_sessions SET owner_pid = ?, owner_start_ticks = NULL WHERE id = ?').run(gone, 'orphaned');
+    sessions.recordStart({ ...start, id: 'mine', pid: null });
+    const sweep = await sessions.sweepOrphans(100);
+    expect(sweep.killed).toEqual([]);
+    expect(sweep.closed).toBe(1);
+    expect((await sessions.sweepOrphans(100)).closed).toBe(0);
   });
 });
 

@@ -5,6 +5,7 @@ import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
+import { summarizeRun, type RunSummary } from '../metrics/run-summary';
 import { storedRequestFrom } from '../runner/stored-request';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import type { ServerManager } from '../server/server-manager';
@@ -93,13 +94,14 @@ export async function runFirstRequest(options: {
       outputText: completion.text,
     };
     if (completion.error) {
-      options.store.finishRun(runId, 'failed', `${completion.error.class}: ${completion.error.message}`, summaryOf(result));
+      const reason = `${completion.error.class}: ${completion.error.message}`;
+      options.store.finishRun(runId, 'failed', reason, summaryOf(options.store, runId, 'failed', reason));
       throw new AppError(
         ErrorCode.RequestFailed,
         `The streamed request failed (${completion.error.class}): ${completion.error.message}\nServer log:\n${server.logTail(20).join('\n')}`,
       );
     }
-    options.store.finishRun(runId, 'completed', null, summaryOf(result));
+    options.store.finishRun(runId, 'completed', null, summaryOf(options.store, runId, 'completed', null));
     return result;
   } catch (error) {
     if (options.store.getRun(runId)?.status === 'running') {
@@ -113,14 +115,15 @@ export async function runFirstRequest(options: {
   }
 }
 
-function summaryOf(result: FirstRequestResult): Record<string, unknown> {
-  const { itl_ms: itl, ...scalars } = result.metrics;
-  return {
-    ...scalars,
-    itl_ms_count: itl.length,
-    cold_start: result.coldStart,
-    timings: result.timings,
-    prompt_tokens: result.promptTokens,
-    finish_reason: result.finishReason,
-  };
+/** The run summary every run stores, over its one request: so lists, comparisons and exports read it like any other run. */
+function summaryOf(store: RunStore, runId: string, status: string, reason: string | null): RunSummary {
+  return summarizeRun({
+    runId,
+    status,
+    statusReason: reason,
+    workload: { name: null, revision: null },
+    rows: store.measuredRequests(runId),
+    load: { mode: 'closed', concurrency: 1 },
+    slo: null,
+  });
 }

@@ -18,6 +18,13 @@ const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
 const CDF_SAMPLE_CAP = 1000;
 
+/** A stored summary when it has the run summary's shape; null for none, and for the flat one-request summaries older first-request runs stored. */
+function storedRunSummary(json: string | null): RunSummary | null {
+  if (!json) return null;
+  const parsed = JSON.parse(json) as Partial<RunSummary>;
+  return typeof parsed.metrics === 'object' && typeof parsed.throughput === 'object' ? (parsed as RunSummary) : null;
+}
+
 function listItem(run: RunHead): RunListItem {
   return {
     runId: run.id,
@@ -70,7 +77,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       const rows = runs.latencies(run.id);
       const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') =>
         rows.map((row) => row[key]).filter((value): value is number => value !== null);
-      const summary = run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null;
+      const summary = storedRunSummary(run.summary_json);
       return {
         runId: run.id,
         label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(),
@@ -250,7 +257,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         .map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
       return {
         item: listItem(runs.listRunHeads(1, run.id)[0]!),
-        summary: run.summary_json ? (JSON.parse(run.summary_json) as RunSummary) : null,
+        summary: storedRunSummary(run.summary_json),
         manifest: runManifest(run),
         telemetry: runs.telemetry(run.id),
         requestMarks: marks,

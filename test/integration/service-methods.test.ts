@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AppEvents, FirstRequestResult, JobProgress, RunDetail, ServerProfile } from '../../src/shared/contract';
+import type { ExperimentResult } from '../../src/shared/contract/experiments';
+import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
+import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
+import { createServices, type ServiceContainer } from '../../src/main/services';
+import { shellAccess } from '../../src/main/services/access';
+import { openDatabase } from '../../src/main/store/database';
+import { ExperimentStore } from '../../src/main/store/experiment-store';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+let container: ServiceContainer | null = null;
+afterAll(async () => container?.dispose());
+
+/**
+ * Every method of the contract, called the way the UI calls it (through the dispatcher) against
+ * the real services, engine and database; the walk fails when a method is added to the contract
+ * and not exercised here.
+ */
+describe('every service method through the dispatcher', () => {
+  it('answers each call with its declared result, or with the error code a bad call earns', async () => {
+    const dir = tempDir();
+    const dbPath = path.join(dir, 'methods.db');
+    container = await createServices({ dbPath, access: shellAccess(), idleTelemetry: false });
+    const events: { name: string; payload: unknown }[] = [];
+    container.events.on((event) => events.push(event));
+    const dispatcher = new RpcDispatcher(container.services);
+    const called = new Set<string>();
+    const call = async <T>(service: string, method: string, ...args: unknown[]): Promise<T> => {
+      called.add(`${service}.${method}`);
+      const reply = await dispatcher.dispatch({ service, method, args });
+      if (!reply.ok) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
+      return reply.result as T;
+    };
+    const failure = async (service: string, method: string, ...args: unknown[]) =>
+      call(service, method, ...args).then(
+        () => 'no error',
+        (error: Error & { code: string }) => error.code,
+      );
+
+    const report = await call<{ checks: unknown[]; databasePath: string }>('doctor', 'report');
+    expect(report.databasePath).toBe(dbPath);
+    expect(report.checks.length).toBeGreaterThan(0);
+
+    // Engine setup finds the cached build: a job whose progress ends finished.
+    const setup = await call<{ jobId: string }>('engine', 'setup', { backend: 'cpu' });
+    await expect
+      .poll(
+        () =>
+          events.some(
+            (event) =>
+              event.name === 'job.progress' &&
+              (event.payload as JobProgress).jobId === setup.jobId &&
+              (event.payload as JobProgress).finished,
+          ),
+        { timeout: 60_000 },
+      )
+      .toBe(true);
+    await call('engine', 'cancel', setup.jobId);
+
+    const scan = await call<{ models: { path: string; valid: boolean }[] }>('models', 'scan', null, { hash: false });
+    expect(scan.models.some((model) => model.valid && model.path.endsWith('demo-q8_0.gguf'))).toBe(true);
+    expect(await failure('models', 'quantize', path.join(dir, 'absent.gguf'), ['Q4_0'])).toMatch(/not_found|invalid_input/);
+    await call('models', 'cancel', 'no-such-job');
+
+    const profile = await call<ServerProfile>('servers', 'defaultProfile');
+    expect((await call<ServerProfile[]>('servers', 'profiles')).map((saved) => saved.name)).toContain('default');
+    expect(await call('servers', 'validateProfile', { ...profile, contextSize: -1 }, null)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: 'contextSize' })]),
+    );
+    await call('servers', 'saveProfile', { ...profile, name: 'small', contextSize: 1024 });
+    expect(await call('servers', 'deleteProfile', 'small')).toBe(true);
+    const started = await call<{ id: string }>('servers', 'start', 'demo:q8_0', { ...profile, contextSize: 1024 });
+    await expect
+      .poll(
+        async () => (await call<{ id: string; state: string }[]>('servers', 'list')).find((server) => server.id === started.id)?.state,
+        { timeout: 30_000 },
+      )
+      .toBe('ready');
+    expect((await call<string[]>('servers', 'logs', started.id)).length).toBeGreaterThan(0);
+    expect((await call<{ state: string }>('servers', 'stop', started.id)).state).toBe('stopped');
+
+    const workloads = await call<{ name: string }[]>('workloads', 'list');
+    expect(workloads.map((workload) => workload.name)).toContain('chat-short');
+    const text = (await call<{ text: string }>('workloads', 'read', 'chat-short')).text;
+    expect((await call<{ ok: boolean }>('workloads', 'validate', text)).ok).toBe(true);
+
+    const first = await call<FirstRequestResult>('demo', 'firstRequest', { model: 'demo:q8_0', maxTokens: 4 });
+    const second = await call<FirstRequestResult>('demo', 'firstRequest', { model: 'demo:q8_0', maxTokens: 4 });
+    expect(first.metrics.output_tokens).toBe(4);
+    expect((await call<{ runId: string }[]>('runs', 'list')).map((run) => run.runId)).toEqual([second.runId, first.runId]);
+    const detail = await call<RunDetail>('runs', 'get', first.runId);
+    expect(detail.item.requests).toBe(1);
+    // A first request stores the same summary as any run, so it lists, compares and exports alike.
+    expect(detail.summary).toMatchObject({ requests: { attempted: 1, completed: 1 }, metrics: { ttft_ms: { n: 1 } } });
+    expect((await call<{ requestsJsonl: string }>('runs', 'exportRun', first.runId)).requestsJsonl.trim().split('\n')).toHaveLength(1);
+    expect((await call<{ runs: unknown[] }>('runs', 'compare', [first.runId, second.runId])).runs).toHaveLength(2);
+    expect(
+      await failure('runs', 'start', {
+        workload: 'no-such-workload',
+        model: 'demo:q8_0',
+        endpoint: null,
+        profileName: 'default',
+        concurrency: 1,
+        rate: null,
+        requests: 1,
+        durationS: null,
+        warmup: 0,
+        private: false,
+      }),
+    ).toBe('not_found');
+    await call('runs', 'cancel', 'no-such-job');
+    expect(await call('runs', 'remove', second.runId)).toBe(true);
+    expect(await call('runs', 'remove', second.runId)).toBe(false);
+
+    // A finished experiment, written as the protocols write one, to list, read and decide on.
+    const db = openDatabase(dbPath);
+    const store = new ExperimentStore(db);
+    const experimentId = store.create('quant', { note: 'seeded' });
+    const result = {
+      experiment_id: experimentId,
+      kind: 'quant',
+      status: 'completed',
+      protocol: {},
+      conditions: [{ name: 'q8_0', run_ids: [first.runId] }],
+      verdicts: [],
+      recommendation: { choice: 'q8_0', reason: 'seeded', excluded: [] },
+    };
+    store.finish(experimentId, 'completed', result as unknown as ExperimentResult);
+    db.close();
+    expect((await call<{ experimentId: string }[]>('experiments', 'list')).map((item) => item.experimentId)).toContain(experimentId);
+    expect((await call<ExperimentResult>('experiments', 'get', experimentId.slice(0, 8))).recommendation.choice).toBe('q8_0');
+    expect((await call<{ chosen: string }>('experiments', 'decide', experimentId, 'q8_0', 'half the memory', 'test')).chosen).toBe('q8_0');
+    expect(await failure('experiments', 'decide', experimentId, 'f32', 'no such condition', 'test')).toBe('invalid_input');
+    expect((await call<{ reason: string }[]>('experiments', 'decisions')).map((record) => record.reason)).toEqual(['half the memory']);
+    expect(
+      await failure('experiments', 'start', {
+        kind: 'quant',
+        model: 'demo:f16',
+        quants: ['f16'],
+        workload: 'chat-short',
+        repeats: 1,
+        requestsPerWindow: null,
+      }),
+    ).toBe('invalid_input');
+    await call('experiments', 'cancel', 'no-such-job');
+
+    expect(events.some((event) => event.name === 'server.state')).toBe(true);
+    expect(events.some((event) => event.name === 'server.log' && (event.payload as AppEvents['server.log']).lines.length > 0)).toBe(true);
+    const declared = Object.entries(SERVICE_CONTRACT).flatMap(([service, methods]) =>
+      Object.keys(methods).map((method) => `${service}.${method}`),
+    );
+    expect([...called].sort()).toEqual(declared.sort());
+    expect(fs.existsSync(dbPath)).toBe(true);
+  }, 180_000);
+});
