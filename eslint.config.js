@@ -30,6 +30,9 @@ const LAYERS = [
   ['services', 'services.ts', 'rpc', 'doctor.ts'],
   ['transport', 'cli', 'cli.ts', 'index.ts', 'headless.ts', 'window-state.ts'],
 ];
+/** What the CLI may not import values from, and the one exception: the extra-flag allow-list that --help prints. */
+const FACE_FORBIDDEN = ['store', 'runner', 'server', 'engines'];
+const FACE_EXCEPTIONS = [path.join('engines', 'llamacpp', 'extra-flags')];
 const layerOf = new Map(LAYERS.flatMap((units, level) => units.map((unit) => [unit, level])));
 const SRC = path.join(import.meta.dirname, 'src');
 
@@ -63,11 +66,30 @@ const layersPlugin = {
             });
           }
         };
+        // The CLI is a face: it reaches the store, runner, servers and engines through the services, never directly.
+        const faceFiles = from === 'cli' || from === 'cli.ts';
+        const checkFace = (node, specifier, typeOnly) => {
+          if (!faceFiles || typeOnly || typeof specifier !== 'string' || !specifier.startsWith('.')) return;
+          const target = path.resolve(path.dirname(context.filename), specifier);
+          const to = unitOf(target);
+          if (!FACE_FORBIDDEN.includes(to) || FACE_EXCEPTIONS.some((allowed) => target.endsWith(allowed))) return;
+          context.report({ node, message: `the CLI reaches ${to} only through the services (a type import is fine): ${specifier}` });
+        };
+        const typeOnly = (node) =>
+          node.importKind === 'type' ||
+          (node.specifiers.length > 0 && node.specifiers.every((specifier) => specifier.importKind === 'type'));
         return {
-          ImportDeclaration: (node) => check(node, node.source.value),
+          ImportDeclaration: (node) => {
+            check(node, node.source.value);
+            checkFace(node, node.source.value, typeOnly(node));
+          },
           ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
           ExportAllDeclaration: (node) => check(node, node.source.value),
-          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+          ImportExpression: (node) => {
+            if (node.source.type !== 'Literal') return;
+            check(node, node.source.value);
+            checkFace(node, node.source.value, false);
+          },
         };
       },
     },

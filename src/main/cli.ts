@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
 import { orphanWatchdog } from './core/orphan-watchdog';
-import { engineCacheDir, projectRoot, secureAppDirs } from './core/paths';
+import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { commandHelp, wantsHelp } from './cli/help';
 
@@ -78,11 +78,10 @@ function reportFailure(command: string, error: unknown, json: boolean): void {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-V') {
-    const { readPinnedSourceRecord, PINNED_SOURCE } = await import('./engines/llamacpp/engine-source');
-    const { MIGRATIONS } = await import('./store/migrations');
-    const engine = readPinnedSourceRecord(engineCacheDir());
+    const { versionInfo } = await import('./services/version-info');
+    const version = versionInfo();
     process.stdout.write(
-      `inferlab ${packageVersion()}\nllama.cpp ${engine ? engine.commit.slice(0, 12) : 'not fetched yet'} (${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version})\ndatabase schema ${MIGRATIONS.length}\n`,
+      `inferlab ${packageVersion()}\nllama.cpp ${version.engineCommit ?? 'not fetched yet'} (${version.engineSource})\ndatabase schema ${version.schemaVersion}\n`,
     );
     return 0;
   }

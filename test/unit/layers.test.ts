@@ -55,4 +55,28 @@ describe('npm run lint enforces the layers of src/main', () => {
       ),
     ).toEqual([]);
   });
+
+  it('keeps the CLI a face: no values from the store, runner, servers or engines, types and the services only', async () => {
+    for (const [specifier, name] of [
+      ['../../store/run-store', 'RunStore'],
+      ['../../runner/run-workload', 'runWorkload'],
+      ['../../server/server-manager', 'ServerManager'],
+      ['../../engines/llamacpp/profile-rules', 'applySettings'],
+    ]) {
+      const messages = await layerMessages(
+        'src/main/cli/commands/planted.ts',
+        `import { ${name} } from '${specifier}';\nexport const planted = ${name};\n`,
+      );
+      expect(messages, specifier).toEqual([expect.stringMatching(/the CLI reaches \w+ only through the services/)]);
+    }
+    expect(
+      await layerMessages('src/main/cli/commands/planted.ts', "export const load = () => import('../../runner/run-workload');\n"),
+    ).toEqual([expect.stringMatching(/the CLI reaches runner only through the services/)]);
+    expect(
+      await layerMessages(
+        'src/main/cli/commands/planted.ts',
+        "import type { RunRow } from '../../store/run-store';\nimport { shellAccess } from '../../services/access';\nexport const planted: [RunRow | null, unknown] = [null, shellAccess];\n",
+      ),
+    ).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@ import { isDemoRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
 import type { ServerManager } from '../server/server-manager';
 import type { ManagedServer } from '../server/managed-server';
-import { validateProfile } from '../engines/llamacpp/profile-rules';
+import { applySettings, validateProfile } from '../engines/llamacpp/profile-rules';
 import type { ProfileStore } from '../store/profile-store';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
 import { resolveModelWithin, type ServiceAccess } from './access';
@@ -24,6 +24,8 @@ export interface LaunchedServer {
 
 /** The servers service plus the awaitable start in-process callers get. */
 export interface LocalServersService extends ServersService {
+  /** A saved profile with FIELD=VALUE settings applied over it (llama-server's own flag names work too). */
+  profileWith(profileName: string, settings: readonly string[]): Promise<ServerProfile>;
   launch(
     modelRef: string,
     profile: ServerProfile,
@@ -47,6 +49,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
   }
 
   return {
+    profileWith: async (profileName, settings) => applySettings(profiles.get(profileName), settings),
     list: async () => servers.list(),
     profiles: async () => profiles.list(),
     defaultProfile: async () => defaultProfile(),

@@ -1,8 +1,7 @@
-import type { ServersService } from '../../../shared/contract';
-import type { ServerProfile, ServerSnapshot } from '../../../shared/contract/server';
+import type { ServerSnapshot } from '../../../shared/contract/server';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { applySettings, PROFILE_FIELDS } from '../../engines/llamacpp/profile-rules';
+import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { shellAccess } from '../../services/access';
@@ -52,7 +51,7 @@ const start: CommandHandler = async (args, signal) => {
     );
   const container = await openCliServices(values.db, shellAccess());
   try {
-    const profile = applySettings(await namedProfile(container.services.servers, values.profile ?? 'default'), values.set ?? []);
+    const profile = await container.servers.profileWith(values.profile ?? 'default', values.set ?? []);
     let lastState = '';
     const launched = await container.servers.launch(
       values.model,
@@ -103,18 +102,6 @@ const start: CommandHandler = async (args, signal) => {
   }
 };
 
-/** A saved profile by name, or an error that lists the saved ones. */
-async function namedProfile(servers: ServersService, wanted: string): Promise<ServerProfile> {
-  const all = await servers.profiles();
-  const found = all.find((candidate) => candidate.name === wanted);
-  if (!found)
-    throw new AppError(
-      ErrorCode.NotFound,
-      `No server profile named "${wanted}". Saved profiles: ${all.map((candidate) => candidate.name).join(', ')}`,
-    );
-  return found;
-}
-
 const profile: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(
     args,
@@ -129,7 +116,6 @@ const profile: CommandHandler = async (args) => {
   const container = await openCliServices(values.db, shellAccess());
   try {
     const servers = container.services.servers;
-    const named = (wanted: string) => namedProfile(servers, wanted);
     if (action === 'list') {
       const all = await servers.profiles();
       if (values.json) process.stdout.write(`${JSON.stringify(all)}\n`);
@@ -138,14 +124,14 @@ const profile: CommandHandler = async (args) => {
           `${formatTable([['name', 'ctx', 'slots', 'batch/ubatch', 'ngl', 'fa', 'kv', 'threads'], ...all.map((p) => [p.name, String(p.contextSize), String(p.parallelSlots), `${p.batchSize}/${p.ubatchSize}`, String(p.gpuLayers), p.flashAttention, `${p.cacheTypeK}/${p.cacheTypeV}`, String(p.threads)])])}\n`,
         );
     } else if (action === 'show') {
-      const shown = await named(name!);
+      const shown = await container.servers.profileWith(name!, []);
       if (values.json) process.stdout.write(`${JSON.stringify(shown)}\n`);
       else
         process.stdout.write(
-          `${formatTable(Object.entries(PROFILE_FIELDS).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`,
+          `${formatTable(Object.entries(PROFILE_FIELD_HELP).map(([field, info]) => [field, String(shown[field as keyof typeof shown]), info.help]))}\nextraFlags  ${shown.extraFlags.join(' ') || '(none)'}\n`,
         );
     } else if (action === 'save') {
-      const saved = applySettings({ ...(await named(values.from ?? 'default')), name: name! }, values.set ?? []);
+      const saved = { ...(await container.servers.profileWith(values.from ?? 'default', values.set ?? [])), name: name! };
       await servers.saveProfile(saved);
       process.stderr.write(`saved server profile ${name}\n`);
     } else if (!(await servers.deleteProfile(name!))) {

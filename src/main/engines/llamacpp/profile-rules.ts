@@ -1,30 +1,39 @@
 import type { EngineId, ProfileProblem, ServerProfile } from '../../../shared/contract/server';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
+import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { extraFlagProblems } from './extra-flags';
 import { MANAGED_FLAGS } from './launch-args';
 
-export const KV_CACHE_TYPES = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'] as const;
+export { KV_CACHE_TYPES };
 const UNQUANTIZED_KV = new Set(['f32', 'f16', 'bf16']);
 
 /** What each option does, for `--set` help and the profile editor. */
-export const PROFILE_FIELDS: Record<Exclude<keyof ServerProfile, 'name' | 'extraFlags'>, { aliases: string[]; help: string }> = {
-  contextSize: { aliases: ['c', 'ctx-size'], help: 'total context in tokens, shared by the slots (-c)' },
-  parallelSlots: { aliases: ['np', 'parallel'], help: 'requests served at once; each slot gets contextSize / parallelSlots (-np)' },
-  batchSize: { aliases: ['b', 'batch-size'], help: 'logical batch: prompt tokens scheduled per step (-b)' },
-  ubatchSize: { aliases: ['ub', 'ubatch-size'], help: 'physical batch per compute call, at most batchSize (-ub)' },
-  gpuLayers: { aliases: ['ngl', 'gpu-layers'], help: 'layers placed on the GPU; 999 = all, 0 = CPU only (-ngl)' },
-  flashAttention: { aliases: ['fa', 'flash-attn'], help: 'on, off or auto; a quantized V cache needs on (-fa)' },
-  cacheTypeK: { aliases: ['ctk', 'cache-type-k'], help: `K cache type: ${KV_CACHE_TYPES.join(', ')} (-ctk)` },
-  cacheTypeV: { aliases: ['ctv', 'cache-type-v'], help: `V cache type: ${KV_CACHE_TYPES.join(', ')} (-ctv)` },
-  threads: { aliases: ['t'], help: 'CPU threads for generation (-t)' },
-  cacheRamMib: { aliases: ['cram', 'cache-ram'], help: 'host-RAM prompt cache in MiB; 0 disables it, -1 no limit (--cache-ram)' },
-  cacheReuse: { aliases: ['cache-reuse'], help: 'minimum chunk for KV-shift prompt reuse; 0 disables it (--cache-reuse)' },
-  allowContextOverTrained: {
-    aliases: ['allow-context-over-trained'],
-    help: "permit contextSize above the model's trained context (true/false)",
-  },
+const ALIASES: Record<keyof typeof PROFILE_FIELD_HELP, string[]> = {
+  contextSize: ['c', 'ctx-size'],
+  parallelSlots: ['np', 'parallel'],
+  batchSize: ['b', 'batch-size'],
+  ubatchSize: ['ub', 'ubatch-size'],
+  gpuLayers: ['ngl', 'gpu-layers'],
+  flashAttention: ['fa', 'flash-attn'],
+  cacheTypeK: ['ctk', 'cache-type-k'],
+  cacheTypeV: ['ctv', 'cache-type-v'],
+  threads: ['t'],
+  cacheRamMib: ['cram', 'cache-ram'],
+  cacheReuse: ['cache-reuse'],
+  allowContextOverTrained: ['allow-context-over-trained'],
 };
+
+/** Each profile field, the llama-server names --set also accepts for it, and its help (declared in shared/profile-fields). */
+export const PROFILE_FIELDS: Record<keyof typeof PROFILE_FIELD_HELP, { aliases: string[]; help: string }> = Object.fromEntries(
+  Object.entries(PROFILE_FIELD_HELP).map(([field, { help }]) => [
+    field,
+    {
+      aliases: ALIASES[field as keyof typeof ALIASES],
+      help: field.startsWith('cacheType') ? `${help} Types: ${KV_CACHE_TYPES.join(', ')}.` : help,
+    },
+  ]),
+) as Record<keyof typeof PROFILE_FIELD_HELP, { aliases: string[]; help: string }>;
 
 function integerProblem(profile: ServerProfile, field: keyof ServerProfile, min: number, max: number): ProfileProblem | null {
   const value = profile[field];

@@ -5,55 +5,24 @@ import { ErrorBox } from '../components/ErrorBox';
 import { ms } from '../components/format';
 import { useAppStore } from '../state/store';
 import { useAction } from '../hooks/use-action';
+import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 
-const FIELDS: {
-  key: keyof ServerProfile;
-  label: string;
-  help: string;
-  kind: 'number' | 'text' | 'select' | 'checkbox';
-  options?: string[];
-}[] = [
-  { key: 'contextSize', label: 'Context (tokens)', help: 'Total context, shared by the slots (-c).', kind: 'number' },
-  { key: 'parallelSlots', label: 'Parallel slots', help: 'Requests served at once; each gets context / slots (-np).', kind: 'number' },
-  { key: 'batchSize', label: 'Batch (tokens)', help: 'Logical batch per step (-b).', kind: 'number' },
-  { key: 'ubatchSize', label: 'Micro-batch (tokens)', help: 'Physical batch per compute call, at most the batch (-ub).', kind: 'number' },
-  { key: 'gpuLayers', label: 'GPU layers', help: '999 = all layers on the GPU, 0 = CPU only (-ngl).', kind: 'number' },
-  {
-    key: 'flashAttention',
-    label: 'Flash attention',
-    help: 'A quantized V cache needs it on (-fa).',
-    kind: 'select',
-    options: ['auto', 'on', 'off'],
-  },
-  {
-    key: 'cacheTypeK',
-    label: 'K cache type',
-    help: 'Lower precision saves VRAM (-ctk).',
-    kind: 'select',
-    options: ['f16', 'f32', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'],
-  },
-  {
-    key: 'cacheTypeV',
-    label: 'V cache type',
-    help: 'Quantized types need flash attention on (-ctv).',
-    kind: 'select',
-    options: ['f16', 'f32', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'],
-  },
-  { key: 'threads', label: 'Threads', help: 'CPU threads for generation (-t).', kind: 'number' },
-  {
-    key: 'cacheRamMib',
-    label: 'Prompt cache RAM (MiB)',
-    help: '0 disables the host-RAM prompt cache (cold-cache runs need 0).',
-    kind: 'number',
-  },
-  { key: 'cacheReuse', label: 'Cache reuse chunk', help: 'Minimum chunk for KV-shift reuse; 0 disables (--cache-reuse).', kind: 'number' },
-  {
-    key: 'allowContextOverTrained',
-    label: 'Allow context beyond training',
-    help: 'Permit a per-slot context above the model’s trained context.',
-    kind: 'checkbox',
-  },
+/** The editor's controls; labels and help come from the one table of profile fields. */
+const CONTROLS: { key: keyof typeof PROFILE_FIELD_HELP; kind: 'number' | 'text' | 'select' | 'checkbox'; options?: readonly string[] }[] = [
+  { key: 'contextSize', kind: 'number' },
+  { key: 'parallelSlots', kind: 'number' },
+  { key: 'batchSize', kind: 'number' },
+  { key: 'ubatchSize', kind: 'number' },
+  { key: 'gpuLayers', kind: 'number' },
+  { key: 'flashAttention', kind: 'select', options: ['auto', 'on', 'off'] },
+  { key: 'cacheTypeK', kind: 'select', options: KV_CACHE_TYPES },
+  { key: 'cacheTypeV', kind: 'select', options: KV_CACHE_TYPES },
+  { key: 'threads', kind: 'number' },
+  { key: 'cacheRamMib', kind: 'number' },
+  { key: 'cacheReuse', kind: 'number' },
+  { key: 'allowContextOverTrained', kind: 'checkbox' },
 ];
+const FIELDS = CONTROLS.map((control) => ({ ...control, ...PROFILE_FIELD_HELP[control.key] }));
 
 const EMPTY_LOG: string[] = [];
 
