@@ -6,15 +6,6 @@ export default defineConfig({
   main: {
     build: { rollupOptions: { input: { index: resolve(import.meta.dirname, 'src/main/index.ts') } } },
   },
-  preload: {
-    // A sandboxed preload must be CommonJS.
-    build: {
-      rollupOptions: {
-        input: { index: resolve(import.meta.dirname, 'src/preload/index.ts') },
-        output: { format: 'cjs', entryFileNames: '[name].cjs' },
-      },
-    },
-  },
   renderer: {
     root: resolve(import.meta.dirname, 'src/renderer'),
     build: { rollupOptions: { input: resolve(import.meta.dirname, 'src/renderer/index.html') } },

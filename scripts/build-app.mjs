@@ -1,5 +1,5 @@
-// Builds what the app runs — the CLI as JavaScript (out/cli), the desktop main process,
-// preload and the UI (out/main, out/preload, out/renderer) — at `npm ci`, so that neither the
+// Builds what the app runs — the CLI as JavaScript (out/cli), the desktop main process
+// and the UI (out/main, out/renderer) — at `npm ci`, so that neither the
 // CLI nor `serve` nor the desktop app needs a build tool at run time. An install without
 // devDependencies skips it: the CLI then runs its TypeScript through tsx.
 import { spawnSync } from 'node:child_process';

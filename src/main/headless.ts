@@ -126,12 +126,14 @@ export async function startHeadlessServer(options: {
   rendererDir: string;
   host: string;
   port: number;
-  tokenFile: string;
+  /** Where the token is kept across restarts; or `token`, one for this process only (the desktop window's). */
+  tokenFile?: string;
+  token?: string;
   log?: (line: string) => void;
 }): Promise<HeadlessServer> {
   const { container, rendererDir, host } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const token = loadOrCreateToken(options.tokenFile);
+  const token = options.token ?? loadOrCreateToken(options.tokenFile!);
   const dispatcher = new RpcDispatcher(container.services);
   const transport = createWebSocketTransport(dispatcher, container.events, log);
   let allowedHosts = new Set<string>();

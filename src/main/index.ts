@@ -1,81 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import path from 'node:path';
-import { app, BrowserWindow, session } from 'electron';
-import { userDataDir } from './core/paths';
-import { RpcDispatcher } from './rpc/dispatcher';
+import readline from 'node:readline';
+import { app, BrowserWindow, dialog, session } from 'electron';
+import { projectRoot, userDataDir } from './core/paths';
 import { loadWindowState, saveWindowState } from './window-state';
-import { createServices } from './services';
-import { registerIpcTransport, sendEvent } from './transport/ipc';
+import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isServiceUrl } from './desktop-shell';
 
-// Content served to the window: the bundled renderer only, no remote content, no eval.
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
-
+/**
+ * The desktop app is a hardened window over the same local service `inferlab serve` provides.
+ * The service runs as a child process on the Node that runs the CLI, so Electron's main process
+ * loads no native module (better-sqlite3 is built for that Node, not for Electron). The child
+ * gets a fresh credential for this launch only, and ends with the app: on quit it is stopped
+ * (its servers with it), and if this process dies its stdin closes and it stops itself.
+ */
 let mainWindow: BrowserWindow | null = null;
-const containerReady = createServices();
-
+let service: ChildProcess | null = null;
 const windowStateFile = () => path.join(userDataDir(), 'window-state.json');
 
-/** electron-vite's dev server, honoured only in an unpackaged app and only on loopback: a packaged window never loads a URL from the environment. */
-function developmentRendererUrl(): string | null {
-  const raw = process.env.ELECTRON_RENDERER_URL;
-  if (app.isPackaged || !raw) return null;
-  try {
-    const url = new URL(raw);
-    return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) ? url.toString() : null;
-  } catch {
-    return null;
-  }
+/** The Node that runs the CLI: handed over by `inferlab app`, else the one on PATH. */
+function cliNode(): string {
+  return process.env.INFERLAB_NODE || 'node';
 }
 
-function createWindow(): BrowserWindow {
-  const state = loadWindowState(windowStateFile());
-  const window = new BrowserWindow({
-    width: state.width,
-    height: state.height,
-    x: state.x,
-    y: state.y,
-    title: 'Infer Lab',
-    webPreferences: {
-      preload: path.join(import.meta.dirname, '../preload/index.cjs'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
-      // DevTools would let anyone at the window run code with the page's bridge; development builds only.
-      devTools: !app.isPackaged,
-    },
+/** Starts `inferlab serve --window` and resolves with the address it prints (carrying this launch's credential). */
+function startService(): Promise<string> {
+  const credential = crypto.randomBytes(24).toString('base64url');
+  const env: NodeJS.ProcessEnv = { ...process.env, INFERLAB_WINDOW_TOKEN: credential };
+  delete env.ELECTRON_RUN_AS_NODE;
+  const child = spawn(cliNode(), [path.join(projectRoot(), 'bin', 'inferlab'), 'serve', '--window'], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  service = child;
+  return new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      const url = line.trim();
+      if (isServiceUrl(url, credential)) resolve(url);
+      else reject(new Error(`the local service printed an unexpected address: ${url.slice(0, 200)}`));
+    });
+    child.once('error', (error) => reject(new Error(`could not start the local service with ${cliNode()}: ${error.message}`)));
+    child.once('exit', (code) => reject(new Error(`the local service exited (status ${code}) before it was ready`)));
+  });
+}
+
+function createWindow(url: string): BrowserWindow {
+  const state = loadWindowState(windowStateFile());
+  const window = new BrowserWindow(desktopWindowOptions(state, app.isPackaged));
   if (state.maximized) window.maximize();
   window.on('close', () => saveWindowState(windowStateFile(), { ...window.getNormalBounds(), maximized: window.isMaximized() }));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event) => event.preventDefault());
-  const devServer = developmentRendererUrl();
-  if (devServer) void window.loadURL(devServer);
-  else void window.loadFile(path.join(import.meta.dirname, '../renderer/index.html'));
+  void window.loadURL(url);
   return window;
 }
 
 void app.whenReady().then(async () => {
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
-    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [DESKTOP_CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  const container = await containerReady;
-  registerIpcTransport(new RpcDispatcher(container.services), (sender) => sender === mainWindow?.webContents);
-  container.events.on((event) => {
-    if (mainWindow) sendEvent(mainWindow.webContents, event.name, event.payload);
-  });
-  mainWindow = createWindow();
-  mainWindow.on('closed', () => (mainWindow = null));
+  try {
+    mainWindow = createWindow(await startService());
+    mainWindow.on('closed', () => (mainWindow = null));
+  } catch (error) {
+    dialog.showErrorBox(
+      'Infer Lab could not start',
+      `${(error as Error).message}\n\nThe same UI runs in a browser: ./bin/inferlab serve (it prints its address).`,
+    );
+    app.quit();
+  }
 });
 
 app.on('window-all-closed', () => app.quit());
 
-let disposed = false;
+let stopping = false;
 app.on('will-quit', (event) => {
-  if (disposed) return;
-  // Stop everything the app started (servers included) before the process exits.
+  const child = service;
+  if (stopping || !child || child.exitCode !== null) return;
+  // The service stops its servers before it exits; the app waits for that, then quits.
   event.preventDefault();
-  disposed = true;
-  void containerReady.then((container) => container.dispose()).finally(() => app.quit());
+  stopping = true;
+  child.once('exit', () => app.quit());
+  child.kill('SIGTERM');
 });

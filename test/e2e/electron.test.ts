@@ -30,7 +30,7 @@ describe.skipIf(!binary)('Electron shell', () => {
         process: typeof (globalThis as { process?: unknown }).process,
         bridge: Object.keys((globalThis as { inferlab?: object }).inferlab ?? {}).sort(),
       }));
-      expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: ['call', 'on'] });
+      expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: [] });
       const preferences = await app.evaluate(({ BrowserWindow }) => {
         type Preferences = { contextIsolation?: boolean; sandbox?: boolean; nodeIntegration?: boolean };
         const contents = BrowserWindow.getAllWindows()[0]!.webContents as unknown as { getLastWebPreferences(): Preferences };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
+import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isServiceUrl } from '../../src/main/desktop-shell';
 
 const root = projectRoot();
 
@@ -18,34 +19,47 @@ const all = sources(path.join(root, 'src')).map((file) => ({ file: path.relative
 // test/integration/spawn-audit.test.ts, which watches child_process itself. What stays here is
 // the Electron window's configuration, which cannot be exercised without Electron's binary.
 describe('security review, enforced', () => {
-  it('hardens the Electron window: isolation, sandbox, no Node, CSP, no navigation or new windows', () => {
+  it('hardens the Electron window: isolation, sandbox, no Node, no preload, CSP, no navigation or new windows', () => {
     const main = fs.readFileSync(path.join(root, 'src/main/index.ts'), 'utf8');
-    expect(main).toMatch(/contextIsolation:\s*true/);
-    expect(main).toMatch(/sandbox:\s*true/);
-    expect(main).toMatch(/nodeIntegration:\s*false/);
+    for (const packaged of [true, false]) {
+      const options = desktopWindowOptions({ width: 800, height: 600 }, packaged);
+      expect(options.webPreferences).toEqual({
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        webSecurity: true,
+        devTools: !packaged,
+      });
+      // No preload: the page has no bridge into this process, only the service's own WebSocket.
+      expect(options.webPreferences).not.toHaveProperty('preload');
+    }
+    expect(main).toMatch(/desktopWindowOptions\(state, app\.isPackaged\)/);
     expect(main).toMatch(/setWindowOpenHandler\(\(\) => \(\{ action: 'deny' \}\)\)/);
     expect(main).toMatch(/'will-navigate', \(event\) => event\.preventDefault\(\)/);
-    expect(main).toMatch(/Content-Security-Policy/);
+    expect(main).toMatch(/'Content-Security-Policy': \[DESKTOP_CONTENT_SECURITY_POLICY\]/);
     expect(main).toMatch(/setPermissionRequestHandler\(.*callback\(false\)\)/);
-    expect(main).not.toMatch(/webSecurity:\s*false|allowRunningInsecureContent/);
-    // DevTools and a renderer URL from the environment exist only in an unpackaged (development) app.
-    expect(main).toMatch(/devTools: !app\.isPackaged/);
-    expect(main).toMatch(/if \(app\.isPackaged \|\| !raw\) return null;/);
-    const html = fs.readFileSync(path.join(root, 'src/renderer/index.html'), 'utf8');
-    expect(html).toMatch(/Content-Security-Policy" content="default-src 'self'; script-src 'self'/);
-    expect(html).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
-    // Same-origin only: 'self' covers the page's own WebSocket; ws:/wss: would allow any host.
-    expect(html).toMatch(/connect-src 'self';/);
-    expect(html).not.toMatch(/connect-src[^;]*wss?:/);
+    expect(main).not.toMatch(/ELECTRON_RENDERER_URL|loadFile|webSecurity:\s*false|allowRunningInsecureContent/);
+    // Same origin only: 'self' covers the page's own WebSocket; ws:/wss: would allow any host.
+    for (const policy of [DESKTOP_CONTENT_SECURITY_POLICY, fs.readFileSync(path.join(root, 'src/renderer/index.html'), 'utf8')]) {
+      expect(policy).toMatch(/default-src 'self'; script-src 'self'/);
+      expect(policy).toMatch(/connect-src 'self';/);
+      expect(policy).not.toMatch(/connect-src[^;]*wss?:|unsafe-eval/);
+    }
   });
 
-  it('exposes nothing from the preload but the call/on bridge', () => {
-    const preload = fs.readFileSync(path.join(root, 'src/preload/index.ts'), 'utf8');
-    const exposed = [...preload.matchAll(/exposeInMainWorld\('(\w+)', \{([\s\S]*?)\n\}\);/g)];
-    expect(exposed).toHaveLength(1);
-    expect(exposed[0]![1]).toBe('inferlab');
-    expect([...exposed[0]![2]!.matchAll(/^ {2}(\w+):/gm)].map((match) => match[1])).toEqual(['call', 'on']);
-    expect(preload).not.toMatch(/ipcRenderer\.(send|sendSync)\(/);
+  it("loads only the local service's own address, carrying this launch's credential", () => {
+    const credential = 'c'.repeat(32);
+    expect(isServiceUrl(`http://127.0.0.1:4321/?token=${credential}`, credential)).toBe(true);
+    for (const url of [
+      `http://127.0.0.1:4321/?token=${'d'.repeat(32)}`,
+      `http://localhost:4321/?token=${credential}`,
+      `https://127.0.0.1:4321/?token=${credential}`,
+      `http://127.0.0.1:4321/elsewhere?token=${credential}`,
+      `http://127.0.0.1:4321/?token=${credential}&next=http://evil.example`,
+      `http://evil.example/?token=${credential}`,
+      'not a url',
+    ])
+      expect(isServiceUrl(url, credential), url).toBe(false);
   });
 
   it('loads no remote content in the renderer', () => {

@@ -25,7 +25,7 @@ function newestMtime(dir: string): number {
 export function builtAppFile(part: keyof typeof OUTPUTS): string {
   const root = projectRoot();
   const file = path.join(root, 'out', OUTPUTS[part]);
-  const sources = ['src/renderer', 'src/main', 'src/preload', 'src/shared']
+  const sources = ['src/renderer', 'src/main', 'src/shared']
     .map((folder) => path.join(root, folder))
     .filter((folder) => fs.existsSync(folder));
   const builder = path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');

@@ -38,7 +38,8 @@ export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is t
 export const EXPORT_USAGE =
   'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
 
-export const SERVE_USAGE = 'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]';
+export const SERVE_USAGE =
+  'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]  (--window: for the desktop app, with INFERLAB_WINDOW_TOKEN; ends when stdin closes)';
 
 export const START_USAGE =
   'inferlab server start --model MODEL [--engine llama.cpp|vllm|sglang] [--profile NAME] [--set FIELD=VALUE ...] [--force] [--db PATH] [--json]';

@@ -70,7 +70,3 @@ export interface RpcRequest {
 }
 
 export type RpcResponse = { ok: true; result: unknown } | { ok: false; error: ErrorShape };
-
-/** Channel names used by the Electron IPC transport and the preload bridge. */
-export const IPC_CALL_CHANNEL = 'inferlab:call';
-export const IPC_EVENT_CHANNEL = 'inferlab:event';

@@ -9,7 +9,20 @@ import { builtAppFile } from '../built-app';
 import { SERVE_USAGE as USAGE } from '../usage';
 
 export const serveCommand: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(args, { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' } }, USAGE);
+  const { values } = parseOptions(
+    args,
+    { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, window: { type: 'boolean' } },
+    USAGE,
+  );
+  // For the desktop window: loopback only, this launch's credential from the environment, and
+  // the service ends when the app's end of stdin closes (the app quit or died).
+  const forWindow = values.window === true;
+  const windowToken = process.env.INFERLAB_WINDOW_TOKEN ?? '';
+  if (forWindow && (values.host !== undefined || windowToken.length < 32))
+    throw new AppError(
+      ErrorCode.Usage,
+      `--window is for the desktop app: it takes INFERLAB_WINDOW_TOKEN (32+ characters) and no --host\n\nUsage: ${USAGE}`,
+    );
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -18,7 +31,13 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   const container = await createServices({ dbPath: values.db });
   let server;
   try {
-    server = await startHeadlessServer({ container, rendererDir, host, port, tokenFile: path.join(userDataDir(), 'serve-token') });
+    server = await startHeadlessServer({
+      container,
+      rendererDir,
+      host,
+      port,
+      ...(forWindow ? { token: windowToken } : { tokenFile: path.join(userDataDir(), 'serve-token') }),
+    });
   } catch (error) {
     await container.dispose();
     throw new AppError(ErrorCode.InvalidInput, `Cannot listen on ${host}:${port}: ${(error as Error).message}`);
@@ -32,14 +51,24 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   process.stdout.write(`${server.url}\n`);
-  process.stderr.write(
-    'Open the URL above: it carries the access token (kept in the data folder, so it stays the same across restarts); requests without it are refused.\n',
-  );
+  if (!forWindow)
+    process.stderr.write(
+      'Open the URL above: it carries the access token (kept in the data folder, so it stays the same across restarts); requests without it are refused.\n',
+    );
   try {
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      signal.addEventListener('abort', () => resolve(), { once: true });
+      if (forWindow) {
+        process.stdin.once('end', () => resolve()).once('close', () => resolve());
+        process.stdin.resume();
+      }
+    });
     await server.close();
     await container.dispose();
   } finally {
+    // The app's end of stdin would keep this process alive after a SIGTERM.
+    if (forWindow) process.stdin.destroy();
     process.off('unhandledRejection', onRejection);
     process.off('uncaughtException', onException);
   }

@@ -1,7 +1,7 @@
 import type { AppEvents, AppServices, EventName, RpcResponse, ServiceName } from '../../../shared/contract';
 import type { ErrorCode } from '../../../shared/errors';
 
-/** What a transport must offer: the preload bridge under Electron, a WebSocket in a browser. */
+/** What a transport must offer: the WebSocket to the local service, in a browser and in the desktop window alike. */
 export interface RpcBridge {
   call(service: string, method: string, args: unknown[]): Promise<RpcResponse>;
   on(listener: (name: string, payload: unknown) => void): () => void;
@@ -46,15 +46,4 @@ export function createClient(bridge: RpcBridge): AppServices {
         },
       ),
   });
-}
-
-declare global {
-  interface Window {
-    inferlab?: RpcBridge;
-  }
-}
-
-/** The bridge the preload installed, when running inside Electron. */
-export function electronBridge(): RpcBridge | null {
-  return typeof window !== 'undefined' && window.inferlab ? window.inferlab : null;
 }

@@ -1,0 +1,64 @@
+// A stand-in for the `electron` module, for loading the built desktop main process on plain
+// Node (Electron's binary cannot be downloaded here). It records what the app asks of Electron.
+import { EventEmitter } from 'node:events';
+
+export const recorded = { loaded: [], errors: [], quit: false, csp: null };
+globalThis.__electronStub = recorded;
+
+class App extends EventEmitter {
+  isPackaged = true;
+  whenReady() {
+    return Promise.resolve();
+  }
+  quit() {
+    const event = {
+      prevented: false,
+      preventDefault() {
+        this.prevented = true;
+      },
+    };
+    this.emit('will-quit', event);
+    if (!event.prevented) recorded.quit = true;
+  }
+}
+export const app = new App();
+
+export class BrowserWindow extends EventEmitter {
+  constructor(options) {
+    super();
+    recorded.options = options;
+    this.webContents = Object.assign(new EventEmitter(), {
+      setWindowOpenHandler: (handler) => (recorded.openHandler = handler({ url: 'http://evil.example' })),
+    });
+  }
+  loadURL(url) {
+    recorded.loaded.push(url);
+    return Promise.resolve();
+  }
+  loadFile(file) {
+    recorded.loaded.push(`file://${file}`);
+    return Promise.resolve();
+  }
+  maximize() {}
+  getNormalBounds() {
+    return { width: 800, height: 600, x: 0, y: 0 };
+  }
+  isMaximized() {
+    return false;
+  }
+}
+
+export const session = {
+  defaultSession: {
+    webRequest: {
+      onHeadersReceived: (handler) =>
+        handler({ responseHeaders: {} }, (result) => (recorded.csp = result.responseHeaders['Content-Security-Policy'])),
+    },
+    setPermissionRequestHandler: (handler) => handler(null, 'camera', (allowed) => (recorded.permission = allowed)),
+  },
+};
+
+export const dialog = { showErrorBox: (title, message) => recorded.errors.push(`${title}: ${message}`) };
+// Present so that a main process which still registers IPC handlers loads, and fails on what it loads instead.
+export const ipcMain = { handle: () => undefined, removeHandler: () => undefined };
+export default { app, BrowserWindow, session, dialog, ipcMain };
