@@ -129,6 +129,67 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await shell.screenshot('compare');
   });
 
+  it('runs with every option of inferlab run from the form, checked as it is filled in', async () => {
+    const { shell, run } = views();
+    await run.open();
+    // A short reference run first, so this case needs nothing from another.
+    await run.fill('requests', '4');
+    await run.startAndFinish();
+    const db = () => new Database(path.join(dataDir, 'ui.db'), { readonly: true });
+    const reference = (() => {
+      const handle = db();
+      const row = handle.prepare('SELECT id FROM runs ORDER BY started_at DESC LIMIT 1').get() as { id: string };
+      handle.close();
+      return row.id;
+    })();
+    await run.choose('Open loop');
+    await run.fill('rate', '');
+    // The service's own check speaks before anything starts.
+    await run.problem.filter({ hasText: /rate|concurrency/ }).waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Start run' }).isDisabled()).toBe(true);
+    await run.fill('rate', '4');
+    await run.fill('burstiness', '0.5');
+    await run.fill('max outstanding', '4');
+    await run.choose('Duration');
+    await run.fill('duration seconds', '3');
+    await run.fill('warmup', '1');
+    await run.fill('slo ttft', '400');
+    await run.fill('slo tpot', '50');
+    await run.fill('slo e2e', '2000');
+    await run.fill('first token timeout', '30');
+    await run.fill('timeout', '60');
+    await run.fill('settings', 'contextSize=2048');
+    await run.select('reference run', reference);
+    await run.form.getByRole('checkbox', { name: /Private/ }).check();
+    await run.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await shell.screenshot('run-form');
+    await run.startAndFinish();
+    const handle = db();
+    const stored = handle.prepare('SELECT manifest_json, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as {
+      manifest_json: string;
+      summary_json: string;
+    };
+    const texts = handle
+      .prepare(
+        'SELECT COUNT(*) AS n FROM requests WHERE run_id = (SELECT id FROM runs ORDER BY started_at DESC LIMIT 1) AND output_text IS NOT NULL',
+      )
+      .get() as { n: number };
+    handle.close();
+    const manifest = JSON.parse(stored.manifest_json) as Record<string, unknown>;
+    expect(manifest).toMatchObject({
+      load: { mode: 'open', rate: 4, burstiness: 0.5, max_outstanding: 4 },
+      warmup: 1,
+      slo: { ttft_ms: 400, tpot_ms: 50, e2e_ms: 2000 },
+      timeouts: { firstTokenMs: 30_000, totalMs: 60_000 },
+      private: true,
+      reference_run_id: reference,
+      target: { kind: 'model', profile: { contextSize: 2048 } },
+      stop: { durationMs: 3000 },
+    });
+    expect(JSON.parse(stored.summary_json)).toMatchObject({ load: { mode: 'open', offered: 4 }, goodput: { slo: { ttft_ms: 400 } } });
+    expect(texts.n).toBe(0);
+  });
+
   it('opens every other view without page errors; the server log arrives as the server writes it', async () => {
     const { shell, home, models, server, workloads } = views();
     await models.open();

@@ -9,6 +9,7 @@ import { createServices, type ServiceContainer } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
 import { openDatabase } from '../../src/main/store/database';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
+import { demoRunSpec } from '../support/specs';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -98,20 +99,10 @@ describe('every service method through the dispatcher', () => {
     expect(detail.summary).toMatchObject({ requests: { attempted: 1, completed: 1 }, metrics: { ttft_ms: { n: 1 } } });
     expect((await call<{ requestsJsonl: string }>('runs', 'exportRun', first.runId)).requestsJsonl.trim().split('\n')).toHaveLength(1);
     expect((await call<{ runs: unknown[] }>('runs', 'compare', [first.runId, second.runId])).runs).toHaveLength(2);
-    expect(
-      await failure('runs', 'start', {
-        workload: 'no-such-workload',
-        model: 'demo:q8_0',
-        endpoint: null,
-        profileName: 'default',
-        concurrency: 1,
-        rate: null,
-        requests: 1,
-        durationS: null,
-        warmup: 0,
-        private: false,
-      }),
-    ).toBe('not_found');
+    const goodRun = demoRunSpec({ requests: 1 });
+    expect(await failure('runs', 'start', { ...goodRun, workload: 'no-such-workload' })).toBe('not_found');
+    expect(await call('runs', 'validate', goodRun)).toEqual({ problem: null });
+    expect(await call('runs', 'validate', { ...goodRun, rate: 2 })).toEqual({ problem: expect.stringMatching(/concurrency|rate/) });
     await call('runs', 'cancel', 'no-such-job');
     expect(await call('runs', 'remove', second.runId)).toBe(true);
     expect(await call('runs', 'remove', second.runId)).toBe(false);

@@ -3,20 +3,10 @@ import type { AppServices, DoctorReport, ServerProfile, StartExperimentSpec, Sta
 import { ErrorCode } from '../../src/shared/errors';
 import { AppError } from '../../src/main/core/errors';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
+import { demoRunSpec } from '../support/specs';
 
 const report: DoctorReport = { checks: [], engine: null, gpus: [], databasePath: '/tmp/x.db', demoModels: [] };
-const runSpec: StartRunSpec = {
-  workload: 'chat-short',
-  model: 'demo:q8_0',
-  endpoint: null,
-  profileName: 'default',
-  concurrency: 1,
-  rate: null,
-  requests: 4,
-  durationS: null,
-  warmup: 0,
-  private: false,
-};
+const runSpec: StartRunSpec = demoRunSpec();
 const experimentSpec: StartExperimentSpec = {
   kind: 'quant',
   model: 'demo:f16',

@@ -34,6 +34,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
 
 /** Contract methods the CLI has no command for, and why. */
 export const NOT_ON_THE_CLI: Partial<Record<MethodName, string>> = {
+  'runs.validate': 'run checks its spec itself before it opens the database; the UI checks the form as it is filled in',
   'runs.cancel': 'a CLI run is cancelled with Ctrl-C (its awaitable form takes the signal)',
   'experiments.cancel': 'a CLI experiment is cancelled with Ctrl-C',
   'models.cancel': 'a CLI quantization is cancelled with Ctrl-C',

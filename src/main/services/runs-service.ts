@@ -1,7 +1,7 @@
 import type { RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
-import { ErrorCode } from '../../shared/errors';
+import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { bootstrapDifference } from '../metrics/compare';
 import type { RunProgress } from '../runner/run-executor';
@@ -262,6 +262,15 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         telemetry: runs.telemetry(run.id),
         requestMarks: marks,
       };
+    },
+    async validate(spec) {
+      try {
+        await checkRunSpec(spec, deps.access);
+        return { problem: null };
+      } catch (error) {
+        if (error instanceof AppError && USAGE_ERROR_CODES.includes(error.code)) return { problem: error.message };
+        throw error;
+      }
     },
     async remove(runId) {
       // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.

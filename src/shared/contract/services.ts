@@ -136,6 +136,11 @@ export const SERVICE_CONTRACT = {
   },
   runs: {
     start: method('Starts a run; progress arrives as run.progress events.', [arg('spec', StartRunSpecSchema)], JobStarted),
+    validate: method(
+      'The first problem start would refuse the spec for (a field, a range, a path outside the roots), or null; nothing is started.',
+      [arg('spec', StartRunSpecSchema)],
+      Type.Object({ problem: Nullable(Type.String()) }),
+    ),
     cancel: method('Stops a run after its requests in flight; finished requests are kept.', [arg('jobId', Name)], Type.Void()),
     list: method(
       'Stored runs, newest first; 500 unless limit says otherwise.',

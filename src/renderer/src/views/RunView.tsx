@@ -1,24 +1,23 @@
-import { useEffect, useMemo, useState } from 'react';
-import type { AppServices, StartRunSpec, WorkloadInfo } from '../../../shared/contract';
+import { useMemo, useState } from 'react';
+import type { AppServices, StartRunSpec } from '../../../shared/contract';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
 import { useAppStore } from '../state/store';
 import { DEMO_RUN } from './HomeView';
+import { RunForm } from './RunForm';
 import { SummaryTable } from './SummaryTable';
 import { useAction } from '../hooks/use-action';
 
 export function RunView({ client }: { client: AppServices }) {
   const live = useAppStore((state) => state.live);
-  const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
-  const [spec, setSpec] = useState<StartRunSpec>(DEMO_RUN);
+  const [total, setTotal] = useState(0);
   const { error, run } = useAction();
   const job = live.job;
   const running = job !== null && (job.phase === 'starting' || job.phase === 'running');
 
-  useEffect(() => void run(() => client.workloads.list(), setWorkloads), [client, run]);
-
-  const start = async () => {
+  const start = async (spec: StartRunSpec) => {
+    setTotal((spec.requests ?? 0) + spec.warmup);
     await run(
       () => client.runs.start(spec),
       ({ jobId }) => useAppStore.getState().startJob(jobId),
@@ -100,63 +99,16 @@ export function RunView({ client }: { client: AppServices }) {
     };
   }, [live.telemetry, live.ttft, gpuAvailable]);
 
-  const total = spec.requests ?? 0;
   return (
     <section aria-labelledby="run-title">
       <h1 id="run-title">Run</h1>
-      <form
-        className="toolbar wrap"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void start();
-        }}
-      >
-        <label>
-          Workload{' '}
-          <select value={spec.workload} onChange={(event) => setSpec({ ...spec, workload: event.target.value })}>
-            {workloads.map((workload) => (
-              <option key={workload.name}>{workload.name}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Model <input value={spec.model ?? ''} onChange={(event) => setSpec({ ...spec, model: event.target.value || null })} size={22} />
-        </label>
-        <label>
-          Concurrency{' '}
-          <input
-            type="number"
-            min={1}
-            value={spec.concurrency ?? 1}
-            onChange={(event) => setSpec({ ...spec, concurrency: Number(event.target.value) })}
-          />
-        </label>
-        <label>
-          Requests{' '}
-          <input
-            type="number"
-            min={1}
-            value={spec.requests ?? 1}
-            onChange={(event) => setSpec({ ...spec, requests: Number(event.target.value) })}
-          />
-        </label>
-        <label>
-          Warmup{' '}
-          <input type="number" min={0} value={spec.warmup} onChange={(event) => setSpec({ ...spec, warmup: Number(event.target.value) })} />
-        </label>
-        <label>
-          <input type="checkbox" checked={spec.private} onChange={(event) => setSpec({ ...spec, private: event.target.checked })} /> Private
-          (store hashes, not text)
-        </label>
-        <button type="submit" className="primary" disabled={running}>
-          Start run
-        </button>
-        {running && (
-          <button type="button" onClick={() => client.runs.cancel(job.jobId)}>
-            Cancel
-          </button>
-        )}
-      </form>
+      <RunForm
+        client={client}
+        initial={DEMO_RUN}
+        running={running}
+        onStart={(spec) => void start(spec)}
+        onCancel={() => job && void client.runs.cancel(job.jobId)}
+      />
       <ErrorBox error={error} />
       {!job && <p className="empty">Pick a workload and a model, then start a run. Results appear here live and are stored in Runs.</p>}
       {job && (
@@ -167,7 +119,7 @@ export function RunView({ client }: { client: AppServices }) {
             </span>{' '}
             {job.message}
           </p>
-          <progress max={Math.max(1, total + spec.warmup)} value={job.finished} /> {job.finished} done, {job.failed} failed
+          {total > 0 && <progress max={total} value={job.finished} />} {job.finished} done, {job.failed} failed
           {job.runId && (
             <>
               {' '}

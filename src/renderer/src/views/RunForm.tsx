@@ -1,0 +1,299 @@
+import { useEffect, useMemo, useState } from 'react';
+import type { AppServices, RunListItem, ServerProfile, StartRunSpec, WorkloadInfo } from '../../../shared/contract';
+
+/** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
+interface RunFormState {
+  workload: string;
+  target: 'model' | 'endpoint';
+  model: string;
+  profileName: string;
+  settings: string;
+  force: boolean;
+  endpoint: string;
+  metricsUrl: string;
+  load: 'closed' | 'open';
+  concurrency: string;
+  rate: string;
+  burstiness: string;
+  maxOutstanding: string;
+  stopAfter: 'requests' | 'duration';
+  requests: string;
+  durationS: string;
+  warmup: string;
+  sloTtft: string;
+  sloTpot: string;
+  sloE2e: string;
+  firstTokenTimeoutS: string;
+  timeoutS: string;
+  referenceRunId: string;
+  private: boolean;
+}
+
+const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
+
+export function initialRunForm(spec: StartRunSpec): RunFormState {
+  return {
+    workload: spec.workload,
+    target: spec.endpoint ? 'endpoint' : 'model',
+    model: spec.model ?? '',
+    profileName: spec.profileName,
+    settings: (spec.settings ?? []).join('\n'),
+    force: spec.force ?? false,
+    endpoint: spec.endpoint ?? '',
+    metricsUrl: spec.metricsUrl ?? '',
+    load: spec.rate ? 'open' : 'closed',
+    concurrency: String(spec.concurrency ?? 1),
+    rate: String(spec.rate ?? ''),
+    burstiness: String(spec.burstiness ?? ''),
+    maxOutstanding: String(spec.maxOutstanding ?? ''),
+    stopAfter: spec.durationS ? 'duration' : 'requests',
+    requests: String(spec.requests ?? ''),
+    durationS: String(spec.durationS ?? ''),
+    warmup: String(spec.warmup),
+    sloTtft: String(spec.slo?.ttft_ms ?? ''),
+    sloTpot: String(spec.slo?.tpot_ms ?? ''),
+    sloE2e: String(spec.slo?.e2e_ms ?? ''),
+    firstTokenTimeoutS: String(spec.firstTokenTimeoutS ?? ''),
+    timeoutS: String(spec.timeoutS ?? ''),
+    referenceRunId: spec.referenceRunId ?? '',
+    private: spec.private,
+  };
+}
+
+/** The spec the CLI's flags would build from the same choices. */
+export function specFromForm(form: RunFormState): StartRunSpec {
+  const slo = { ttft_ms: number(form.sloTtft), tpot_ms: number(form.sloTpot), e2e_ms: number(form.sloE2e) };
+  const sloEntries = Object.entries(slo).filter(([, value]) => value !== null);
+  const open = form.load === 'open';
+  const managed = form.target === 'model';
+  return {
+    workload: form.workload,
+    model: managed ? form.model.trim() || null : null,
+    endpoint: managed ? null : form.endpoint.trim() || null,
+    profileName: form.profileName,
+    settings: managed
+      ? form.settings
+          .split('\n')
+          .map((line) => line.trim())
+          .filter(Boolean)
+      : [],
+    force: managed && form.force,
+    metricsUrl: managed ? null : form.metricsUrl.trim() || null,
+    // A field the chosen mode needs, left empty, is sent as 0 so the check names it (rather than a default standing in).
+    concurrency: open ? null : (number(form.concurrency) ?? 0),
+    rate: open ? (number(form.rate) ?? 0) : null,
+    burstiness: open ? number(form.burstiness) : null,
+    maxOutstanding: open ? number(form.maxOutstanding) : null,
+    requests: form.stopAfter === 'requests' ? (number(form.requests) ?? 0) : null,
+    durationS: form.stopAfter === 'duration' ? (number(form.durationS) ?? 0) : null,
+    warmup: number(form.warmup) ?? 0,
+    slo: sloEntries.length > 0 ? Object.fromEntries(sloEntries) : null,
+    firstTokenTimeoutS: number(form.firstTokenTimeoutS),
+    timeoutS: number(form.timeoutS),
+    referenceRunId: form.referenceRunId || null,
+    private: form.private,
+  };
+}
+
+/**
+ * Every option of `inferlab run`, checked as it is filled in by the same check `runs.start`
+ * applies (`runs.validate`), so a spec the service would refuse cannot be started.
+ */
+export function RunForm({
+  client,
+  initial,
+  running,
+  onStart,
+  onCancel,
+}: {
+  client: AppServices;
+  initial: StartRunSpec;
+  running: boolean;
+  onStart: (spec: StartRunSpec) => void;
+  onCancel: () => void;
+}) {
+  const [form, setForm] = useState<RunFormState>(() => initialRunForm(initial));
+  const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
+  const [profiles, setProfiles] = useState<ServerProfile[]>([]);
+  const [runs, setRuns] = useState<RunListItem[]>([]);
+  const [problem, setProblem] = useState<string | null>(null);
+  const spec = useMemo(() => specFromForm(form), [form]);
+  const set = <K extends keyof RunFormState>(key: K, value: RunFormState[K]) => setForm((current) => ({ ...current, [key]: value }));
+  const text = (key: keyof RunFormState) => ({
+    value: String(form[key]),
+    onChange: (event: { target: { value: string } }) => set(key, event.target.value as never),
+  });
+
+  useEffect(() => {
+    void client.workloads.list().then(setWorkloads, () => undefined);
+    void client.servers.profiles().then(setProfiles, () => undefined);
+  }, [client]);
+  // A run that just finished can be the next one's reference.
+  useEffect(() => void client.runs.list(50).then(setRuns, () => undefined), [client, running]);
+  useEffect(() => {
+    const timer = setTimeout(
+      () =>
+        void client.runs.validate(spec).then(
+          (result) => setProblem(result.problem),
+          (error: Error) => setProblem(error.message),
+        ),
+      250,
+    );
+    return () => clearTimeout(timer);
+  }, [client, spec]);
+
+  return (
+    <form
+      className="run-form"
+      aria-label="run options"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (!problem) onStart(spec);
+      }}
+    >
+      <fieldset>
+        <legend>What</legend>
+        <label>
+          Workload{' '}
+          <select aria-label="workload" value={form.workload} onChange={(event) => set('workload', event.target.value)}>
+            {workloads.map((workload) => (
+              <option key={workload.name}>{workload.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="radio" name="target" checked={form.target === 'model'} onChange={() => set('target', 'model')} /> Managed
+          llama-server
+        </label>
+        <label>
+          <input type="radio" name="target" checked={form.target === 'endpoint'} onChange={() => set('target', 'endpoint')} />{' '}
+          OpenAI-compatible endpoint
+        </label>
+        {form.target === 'model' ? (
+          <>
+            <label>
+              Model <input aria-label="model" {...text('model')} size={24} placeholder="demo:q8_0 or a GGUF path" />
+            </label>
+            <label>
+              Profile{' '}
+              <select aria-label="profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>
+                {profiles.map((profile) => (
+                  <option key={profile.name}>{profile.name}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Settings over the profile{' '}
+              <textarea
+                aria-label="settings"
+                {...text('settings')}
+                rows={2}
+                placeholder={'one FIELD=VALUE per line, e.g.\ncontextSize=8192'}
+              />
+            </label>
+            <label>
+              <input type="checkbox" checked={form.force} onChange={(event) => set('force', event.target.checked)} /> Start beside another
+              llama-server that claims the cores
+            </label>
+          </>
+        ) : (
+          <>
+            <label>
+              Endpoint <input aria-label="endpoint" {...text('endpoint')} size={28} placeholder="http://127.0.0.1:8000" />
+            </label>
+            <label>
+              Metrics URL <input aria-label="metrics url" {...text('metricsUrl')} size={28} placeholder="on the endpoint's own host" />
+            </label>
+            <small>Its API key comes from endpointKeys in config.json, never from this page.</small>
+          </>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Load</legend>
+        <label>
+          <input type="radio" name="load" checked={form.load === 'closed'} onChange={() => set('load', 'closed')} /> Closed loop
+        </label>
+        <label>
+          <input type="radio" name="load" checked={form.load === 'open'} onChange={() => set('load', 'open')} /> Open loop
+        </label>
+        {form.load === 'closed' ? (
+          <label>
+            Concurrency <input aria-label="concurrency" type="number" min={1} {...text('concurrency')} />
+          </label>
+        ) : (
+          <>
+            <label>
+              Rate (req/s) <input aria-label="rate" type="number" min={0} step="any" {...text('rate')} />
+            </label>
+            <label>
+              Burstiness{' '}
+              <input aria-label="burstiness" type="number" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
+            </label>
+            <label>
+              Max outstanding <input aria-label="max outstanding" type="number" min={1} {...text('maxOutstanding')} placeholder="256" />
+            </label>
+          </>
+        )}
+        <label>
+          <input type="radio" name="stop" checked={form.stopAfter === 'requests'} onChange={() => set('stopAfter', 'requests')} /> Requests
+        </label>
+        <label>
+          <input type="radio" name="stop" checked={form.stopAfter === 'duration'} onChange={() => set('stopAfter', 'duration')} /> Duration
+        </label>
+        {form.stopAfter === 'requests' ? (
+          <input aria-label="requests" type="number" min={1} {...text('requests')} />
+        ) : (
+          <input aria-label="duration seconds" type="number" min={0} step="any" {...text('durationS')} placeholder="seconds" />
+        )}
+        <label>
+          Warmup <input aria-label="warmup" type="number" min={0} {...text('warmup')} />
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend>Judging</legend>
+        <label>
+          SLO TTFT (ms) <input aria-label="slo ttft" type="number" min={0} step="any" {...text('sloTtft')} />
+        </label>
+        <label>
+          TPOT (ms) <input aria-label="slo tpot" type="number" min={0} step="any" {...text('sloTpot')} />
+        </label>
+        <label>
+          E2E (ms) <input aria-label="slo e2e" type="number" min={0} step="any" {...text('sloE2e')} />
+        </label>
+        <label>
+          First-token timeout (s){' '}
+          <input aria-label="first token timeout" type="number" min={0} step="any" {...text('firstTokenTimeoutS')} placeholder="120" />
+        </label>
+        <label>
+          Timeout (s) <input aria-label="timeout" type="number" min={0} step="any" {...text('timeoutS')} placeholder="600" />
+        </label>
+        <label>
+          Reference run{' '}
+          <select aria-label="reference run" value={form.referenceRunId} onChange={(event) => set('referenceRunId', event.target.value)}>
+            <option value="">none</option>
+            {runs.map((run) => (
+              <option key={run.runId} value={run.runId}>
+                {run.runId.slice(0, 8)} {run.model ?? ''} {run.workload ?? run.kind}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={form.private} onChange={(event) => set('private', event.target.checked)} /> Private (store hashes,
+          not text)
+        </label>
+      </fieldset>
+      <p role="status" data-testid="run-problem" className={problem ? 'error' : 'empty'}>
+        {problem ?? 'Ready to start.'}
+      </p>
+      <button type="submit" className="primary" disabled={running || problem !== null}>
+        Start run
+      </button>
+      {running && (
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+    </form>
+  );
+}
