@@ -190,6 +190,22 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(texts.n).toBe(0);
   });
 
+  it('switches views by key position and keeps the view and theme across a reload', async () => {
+    const { shell, home } = views();
+    await home.open();
+    const current = () => page.getByRole('navigation', { name: 'Main' }).locator('[aria-current="page"]').textContent();
+    // What macOS sends for Option+3: the key's position, and a character that is not "3".
+    await page.evaluate(() => window.dispatchEvent(new KeyboardEvent('keydown', { key: '£', code: 'Digit3', altKey: true })));
+    await expect.poll(current).toBe('Server');
+    await shell.toggleTheme();
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.reload();
+    await expect.poll(current).toBe('Server');
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await shell.toggleTheme();
+    await home.open();
+  });
+
   it('opens every other view without page errors; the server log arrives as the server writes it', async () => {
     const { shell, home, models, server, workloads } = views();
     await models.open();

@@ -39,15 +39,17 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     return () => unsubscribe.forEach((stop) => stop());
   }, [bridge]);
 
-  // Alt+1…8 switch views; Alt+T toggles the theme.
+  // Alt+1…8 switch views; Alt+T toggles the theme. Keys by their position (event.code): on macOS,
+  // Option+1 types "¡" and event.key never reads "1".
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (!event.altKey) return;
-      const index = Number(event.key) - 1;
+      const digit = /^(?:Digit|Numpad)([1-9])$/.exec(event.code);
+      const index = digit ? Number(digit[1]) - 1 : -1;
       if (index >= 0 && index < NAVIGATION.length) {
         setView(NAVIGATION[index]!.view);
         event.preventDefault();
-      } else if (event.key.toLowerCase() === 't') {
+      } else if (event.code === 'KeyT') {
         toggleTheme();
         event.preventDefault();
       }

@@ -15,7 +15,7 @@ export class AppShell {
   }
 
   async toggleTheme(): Promise<void> {
-    await this.page.keyboard.press('Alt+T');
+    await this.page.keyboard.press('Alt+KeyT');
   }
 
   async screenshot(name: string): Promise<void> {

@@ -21,8 +21,26 @@ export function pct(fraction: number | null | undefined): string {
   return fraction === null || fraction === undefined ? '—' : `${(fraction * 100).toFixed(1)} %`;
 }
 
-export function when(iso: string): string {
-  return iso.replace('T', ' ').slice(0, 19);
+/** A stored UTC timestamp in the viewer's local time, with the zone named ("2026-11-30 17:13:02 GMT+1"). */
+export function when(iso: string, timeZone?: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    })
+      .formatToParts(date)
+      .map((part) => [part.type, part.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
 }
 
 /** A percentile, or "n too small" where n cannot support it (summaries stored before `unsupported` existed are judged from n). */

@@ -1,4 +1,5 @@
 import { create } from 'zustand';
+import { createJSONStorage, persist } from 'zustand/middleware';
 import type { AppEvents, EventName, ExperimentJobState, JobProgress, RunJobState } from '../../../shared/contract';
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
@@ -53,50 +54,66 @@ export type AppState = DoctorSlice & UiSlice & LiveSlice & JobsSlice;
 const initialTheme = (): 'light' | 'dark' =>
   typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 
+/** Kept across reloads (per origin): where the user was, the theme, and the runs picked for comparison. */
+const persistence = {
+  name: 'inferlab-ui',
+  // Outside a browser (benchmarks, tests on Node) there is nothing to keep it in: getStorage throws and persistence is off.
+  storage: createJSONStorage(() => {
+    if (typeof window === 'undefined' || !window.localStorage) throw new Error('no localStorage');
+    return window.localStorage;
+  }),
+  partialize: (state: AppState) => ({ view: state.view, theme: state.theme, compareSelection: state.compareSelection }),
+};
+
 /** One store made of slices; services push whole snapshots and a slice replaces its part. */
-export const useAppStore = create<AppState>()((set, get, api) => ({
-  ...createDoctorSlice(set, get, api),
-  view: 'home',
-  theme: initialTheme(),
-  compareSelection: [],
-  setView: (view) => set({ view }),
-  toggleTheme: () => set((state) => ({ theme: state.theme === 'dark' ? 'light' : 'dark' })),
-  setCompareSelection: (ids) => set({ compareSelection: ids }),
-  live: { job: null, ttft: [], telemetry: [] },
-  servers: {},
-  serverLogs: {},
-  appendServerLog: (serverId, lines) =>
-    set((current) => ({
-      serverLogs: { ...current.serverLogs, [serverId]: [...(current.serverLogs[serverId] ?? []), ...lines].slice(-LOG_CAPACITY) },
-    })),
-  startJob: (jobId) =>
-    set({
-      live: {
-        job: startingRunJob(jobId),
-        ttft: [],
-        telemetry: [],
-      },
+export const useAppStore = create<AppState>()(
+  persist(
+    (set, get, api) => ({
+      ...createDoctorSlice(set, get, api),
+      view: 'home',
+      theme: initialTheme(),
+      compareSelection: [],
+      setView: (view) => set({ view }),
+      toggleTheme: () => set((state) => ({ theme: state.theme === 'dark' ? 'light' : 'dark' })),
+      setCompareSelection: (ids) => set({ compareSelection: ids }),
+      live: { job: null, ttft: [], telemetry: [] },
+      servers: {},
+      serverLogs: {},
+      appendServerLog: (serverId, lines) =>
+        set((current) => ({
+          serverLogs: { ...current.serverLogs, [serverId]: [...(current.serverLogs[serverId] ?? []), ...lines].slice(-LOG_CAPACITY) },
+        })),
+      startJob: (jobId) =>
+        set({
+          live: {
+            job: startingRunJob(jobId),
+            ttft: [],
+            telemetry: [],
+          },
+        }),
+      applyProgress: (state) =>
+        set((current) => {
+          if (current.live.job && current.live.job.jobId !== state.jobId) return current;
+          const ttft = current.live.ttft.concat(state.ttftPoints);
+          return { live: { ...current.live, job: state, ttft: ttft.length > TTFT_CAPACITY ? ttft.slice(-TTFT_CAPACITY) : ttft } };
+        }),
+      applyTelemetry: (jobId, tick) =>
+        set((current) => {
+          if (current.live.job?.jobId !== jobId) return current;
+          const telemetry =
+            current.live.telemetry.length >= TELEMETRY_CAPACITY ? current.live.telemetry.slice(1) : current.live.telemetry.slice();
+          telemetry.push(tick);
+          return { live: { ...current.live, telemetry } };
+        }),
+      applyServer: (snapshot) => set((current) => ({ servers: { ...current.servers, [snapshot.id]: snapshot } })),
+      jobs: {},
+      experimentJobs: {},
+      applyJob: (progress) => set((current) => ({ jobs: { ...current.jobs, [progress.jobId]: progress } })),
+      applyExperiment: (state) => set((current) => ({ experimentJobs: { ...current.experimentJobs, [state.jobId]: state } })),
     }),
-  applyProgress: (state) =>
-    set((current) => {
-      if (current.live.job && current.live.job.jobId !== state.jobId) return current;
-      const ttft = current.live.ttft.concat(state.ttftPoints);
-      return { live: { ...current.live, job: state, ttft: ttft.length > TTFT_CAPACITY ? ttft.slice(-TTFT_CAPACITY) : ttft } };
-    }),
-  applyTelemetry: (jobId, tick) =>
-    set((current) => {
-      if (current.live.job?.jobId !== jobId) return current;
-      const telemetry =
-        current.live.telemetry.length >= TELEMETRY_CAPACITY ? current.live.telemetry.slice(1) : current.live.telemetry.slice();
-      telemetry.push(tick);
-      return { live: { ...current.live, telemetry } };
-    }),
-  applyServer: (snapshot) => set((current) => ({ servers: { ...current.servers, [snapshot.id]: snapshot } })),
-  jobs: {},
-  experimentJobs: {},
-  applyJob: (progress) => set((current) => ({ jobs: { ...current.jobs, [progress.jobId]: progress } })),
-  applyExperiment: (state) => set((current) => ({ experimentJobs: { ...current.experimentJobs, [state.jobId]: state } })),
-}));
+    persistence,
+  ),
+);
 
 /**
  * Which slice each pushed event updates: one handler per event, checked by the compiler, so an
