@@ -9,6 +9,8 @@ import { createServices, type ServiceContainer } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
 import { openDatabase } from '../../src/main/store/database';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
+import { RunStore } from '../../src/main/store/run-store';
+import { summarizeCondition } from '../../src/main/experiments/condition-summary';
 import { demoRunSpec } from '../support/specs';
 import { useTempDirs } from '../support/temp';
 
@@ -107,23 +109,28 @@ describe('every service method through the dispatcher', () => {
     expect(await call('runs', 'remove', second.runId)).toBe(true);
     expect(await call('runs', 'remove', second.runId)).toBe(false);
 
-    // A finished experiment, written as the protocols write one, to list, read and decide on.
+    // A finished experiment, its condition summarized from a stored run as the protocols do, to list, read, report and decide on.
     const db = openDatabase(dbPath);
     const store = new ExperimentStore(db);
     const experimentId = store.create('quant', { note: 'seeded' });
-    const result = {
+    const condition = summarizeCondition(new RunStore(db), 'q8_0', [first.runId]).result;
+    const result: ExperimentResult = {
       experiment_id: experimentId,
       kind: 'quant',
       status: 'completed',
       protocol: {},
-      conditions: [{ name: 'q8_0', run_ids: [first.runId] }],
+      conditions: [condition],
       verdicts: [],
       recommendation: { choice: 'q8_0', reason: 'seeded', excluded: [] },
     };
-    store.finish(experimentId, 'completed', result as unknown as ExperimentResult);
+    store.finish(experimentId, 'completed', result);
     db.close();
     expect((await call<{ experimentId: string }[]>('experiments', 'list')).map((item) => item.experimentId)).toContain(experimentId);
     expect((await call<ExperimentResult>('experiments', 'get', experimentId.slice(0, 8))).recommendation.choice).toBe('q8_0');
+    expect(await call('experiments', 'report', experimentId)).toEqual({
+      fileName: `inferlab-quant-${experimentId.slice(0, 8)}.html`,
+      html: expect.stringMatching(/^<!doctype html>[\s\S]*q8_0/i),
+    });
     expect((await call<{ chosen: string }>('experiments', 'decide', experimentId, 'q8_0', 'half the memory', 'test')).chosen).toBe('q8_0');
     expect(await failure('experiments', 'decide', experimentId, 'f32', 'no such condition', 'test')).toBe('invalid_input');
     expect((await call<{ reason: string }[]>('experiments', 'decisions')).map((record) => record.reason)).toEqual(['half the memory']);

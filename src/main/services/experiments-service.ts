@@ -125,6 +125,13 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       if (!experiment) throw new AppError(ErrorCode.NotFound, `No experiment ${experimentId}`);
       return experiment.result;
     },
+    async report(experimentId) {
+      const experiment = experiments.get(experimentId);
+      if (!experiment?.result)
+        throw new AppError(ErrorCode.NotFound, `Experiment ${experimentId} has no results to report (it did not finish)`);
+      const { renderExperimentReport } = await import('../experiments/report');
+      return { fileName: `inferlab-${experiment.kind}-${experiment.id.slice(0, 8)}.html`, html: renderExperimentReport(experiment.result) };
+    },
     async decide(experimentId, chosen, reason, decidedBy): Promise<DecisionRecord> {
       const experiment = experiments.get(experimentId);
       if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${experimentId}`);

@@ -177,6 +177,11 @@ export const SERVICE_CONTRACT = {
       [arg('experimentId', Name)],
       returns<ExperimentResult | null>(),
     ),
+    report: method(
+      'A finished experiment as one self-contained HTML file (tables, evidence, verdicts, recommendation), with a file name for it.',
+      [arg('experimentId', Name)],
+      Type.Object({ fileName: Type.String(), html: Type.String() }),
+    ),
     decide: method(
       "Records the user's choice for an experiment, with the reason and who decided.",
       [arg('experimentId', Name), arg('chosen', Name), arg('reason', LongText), arg('decidedBy', Name)],

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { userDataDir } from '../../core/paths';
-import { renderExperimentReport } from '../../experiments/report';
 import { shellAccess } from '../../services/access';
 import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
@@ -62,11 +61,13 @@ async function fullDemo(
       { ...common, kind: 'warmcold', model: 'demo:q8_0', workload: 'prefix-share', maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold },
       hooks,
     );
-    const reports = [quant, warm].map((result) => {
-      const file = path.join(outDir, `inferlab-${result.kind}-${result.experiment_id.slice(0, 8)}.html`);
-      fs.writeFileSync(file, renderExperimentReport(result));
-      return file;
-    });
+    const reports: string[] = [];
+    for (const result of [quant, warm]) {
+      const report = await container.services.experiments.report(result.experiment_id);
+      const file = path.join(outDir, report.fileName);
+      fs.writeFileSync(file, report.html);
+      reports.push(file);
+    }
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ experiments: [quant, warm], reports }, null, 2)}\n`);
     } else {

@@ -9,7 +9,6 @@ import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import { constraintsFromFlags } from '../../experiments/recommend';
 import { experimentTable } from '../experiment-table';
-import { renderExperimentReport } from '../../experiments/report';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
@@ -132,7 +131,8 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
   try {
     const progress = progressWriter();
     const result = await container.experiments.run(spec, { signal, onStatus: (line) => progress.line(line) });
-    if (output.report) fs.writeFileSync(path.resolve(output.report), renderExperimentReport(result));
+    if (output.report)
+      fs.writeFileSync(path.resolve(output.report), (await container.services.experiments.report(result.experiment_id)).html);
     if (output.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else process.stdout.write(`${experimentTable(result)}\n`);
     return 0;
@@ -147,9 +147,8 @@ export const reportCommand: CommandHandler = async (args) => {
     throw new AppError(ErrorCode.Usage, `report needs one experiment id and --out FILE.html\n\nUsage: ${REPORT_USAGE}`);
   const container = await openCliServices(values.db, shellAccess());
   try {
-    const result = await container.services.experiments.get(positionals[0]!);
-    if (!result) throw new AppError(ErrorCode.InvalidInput, `Experiment ${positionals[0]} has no results to report (it did not finish)`);
-    fs.writeFileSync(path.resolve(values.out), renderExperimentReport(result));
+    const { html } = await container.services.experiments.report(positionals[0]!);
+    fs.writeFileSync(path.resolve(values.out), html);
     process.stdout.write(`${path.resolve(values.out)}\n`);
     return 0;
   } finally {

@@ -20,6 +20,9 @@ export interface LiveRun {
 
 interface UiSlice {
   view: View;
+  /** The name decisions are recorded under. */
+  decidedBy: string;
+  setDecidedBy(name: string): void;
   theme: 'light' | 'dark';
   compareSelection: string[];
   setView(view: View): void;
@@ -62,7 +65,12 @@ const persistence = {
     if (typeof window === 'undefined' || !window.localStorage) throw new Error('no localStorage');
     return window.localStorage;
   }),
-  partialize: (state: AppState) => ({ view: state.view, theme: state.theme, compareSelection: state.compareSelection }),
+  partialize: (state: AppState) => ({
+    view: state.view,
+    theme: state.theme,
+    compareSelection: state.compareSelection,
+    decidedBy: state.decidedBy,
+  }),
 };
 
 /** One store made of slices; services push whole snapshots and a slice replaces its part. */
@@ -71,6 +79,8 @@ export const useAppStore = create<AppState>()(
     (set, get, api) => ({
       ...createDoctorSlice(set, get, api),
       view: 'home',
+      decidedBy: '',
+      setDecidedBy: (decidedBy) => set({ decidedBy }),
       theme: initialTheme(),
       compareSelection: [],
       setView: (view) => set({ view }),

@@ -6,6 +6,7 @@ import { bytes, ms, num, pct, pctl, when } from '../components/format';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
+import { downloadFile } from '../components/download';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -27,6 +28,8 @@ const WARMCOLD_DEMO: StartExperimentSpec = {
 function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
   const [reason, setReason] = useState('');
+  const decidedBy = useAppStore((state) => state.decidedBy);
+  const setDecidedBy = useAppStore((state) => state.setDecidedBy);
   const { error, run } = useAction();
   const quant = result.kind === 'quant';
   return (
@@ -178,7 +181,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
         onSubmit={(event) => {
           event.preventDefault();
           void run(
-            () => client.experiments.decide(result.experiment_id, chosen, reason, 'you'),
+            () => client.experiments.decide(result.experiment_id, chosen, reason, decidedBy.trim() || 'unnamed'),
             () => {
               setReason('');
               onDecided();
@@ -197,8 +200,29 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
         <label>
           Reason <input value={reason} onChange={(event) => setReason(event.target.value)} size={40} placeholder="why this one" />
         </label>
+        <label>
+          By{' '}
+          <input
+            aria-label="decided by"
+            value={decidedBy}
+            onChange={(event) => setDecidedBy(event.target.value)}
+            size={14}
+            placeholder="your name"
+          />
+        </label>
         <button type="submit" disabled={!reason.trim()}>
           Record decision
+        </button>
+        <button
+          type="button"
+          onClick={() =>
+            void run(
+              () => client.experiments.report(result.experiment_id),
+              (report) => downloadFile(report.fileName, report.html, 'text/html'),
+            )
+          }
+        >
+          Download report
         </button>
       </form>
       <ErrorBox error={error} />

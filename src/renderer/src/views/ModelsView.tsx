@@ -5,12 +5,14 @@ import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
+import { DEFAULT_QUANT_TYPE, OFFERED_QUANT_TYPES } from '../../../shared/quant-types';
 
 export function ModelsView({ client }: { client: AppServices }) {
   const [scan, setScan] = useState<ModelScan | null>(null);
   const [folder, setFolder] = useState('');
   const { error, run } = useAction();
-  const [quantizing, setQuantizing] = useState<{ source: string; jobId: string | null } | null>(null);
+  const [quantType, setQuantType] = useState<string>(DEFAULT_QUANT_TYPE);
+  const [quantizing, setQuantizing] = useState<{ source: string; type: string; jobId: string | null } | null>(null);
   const progress = useAppStore((state) => (quantizing?.jobId ? state.jobs[quantizing.jobId] : undefined)) ?? null;
 
   const load = (folders?: string[]) => {
@@ -23,9 +25,9 @@ export function ModelsView({ client }: { client: AppServices }) {
   }, [progress?.finished]);
 
   const quantize = async (source: string) => {
-    setQuantizing({ source, jobId: null });
+    setQuantizing({ source, type: quantType, jobId: null });
     const started = await run(
-      () => client.models.quantize(source, ['Q4_0']),
+      () => client.models.quantize(source, [quantType]),
       ({ jobId }) => setQuantizing((current) => (current ? { ...current, jobId } : current)),
     );
     if (!started) setQuantizing(null);
@@ -51,6 +53,14 @@ export function ModelsView({ client }: { client: AppServices }) {
           />
         </label>
         <button type="submit">Scan</button>
+        <label>
+          Quantize to{' '}
+          <select aria-label="quantization type" value={quantType} onChange={(event) => setQuantType(event.target.value)}>
+            {OFFERED_QUANT_TYPES.map((type) => (
+              <option key={type}>{type}</option>
+            ))}
+          </select>
+        </label>
       </form>
       <ErrorBox error={error} />
       {scan?.problems.map((problem) => (
@@ -60,7 +70,7 @@ export function ModelsView({ client }: { client: AppServices }) {
       ))}
       {quantizing && (
         <div className="card" aria-live="polite">
-          Quantizing {quantizing.source} to Q4_0:{' '}
+          Quantizing {quantizing.source} to {quantizing.type}:{' '}
           {progress ? `${progress.label} ${progress.done}/${progress.total ?? '?'} tensors` : 'starting'}
           {progress?.total ? <progress max={progress.total} value={progress.done} /> : null}
           {quantizing.jobId && !progress?.finished && (
@@ -114,9 +124,9 @@ export function ModelsView({ client }: { client: AppServices }) {
                   )}
                 </td>
                 <td>
-                  {model.valid && model.quantization === 'F16' && (
+                  {model.valid && ['F16', 'BF16', 'F32'].includes(model.quantization ?? '') && (
                     <button type="button" onClick={() => quantize(model.path)}>
-                      Quantize to Q4_0
+                      Quantize to {quantType}
                     </button>
                   )}
                 </td>

@@ -5,15 +5,7 @@ import { ms, num, when } from '../components/format';
 import { useAppStore } from '../state/store';
 import { SummaryTable } from './SummaryTable';
 import { useAction } from '../hooks/use-action';
-
-function download(name: string, content: string, type: string): void {
-  const url = URL.createObjectURL(new Blob([content], { type }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+import { downloadFile } from '../components/download';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -51,11 +43,11 @@ export function RunsView({ client }: { client: AppServices }) {
     await call(
       () => client.runs.exportRun(id),
       (files) => {
-        download(`${files.fileBase}-manifest.json`, files.manifest, 'application/json');
-        download(`${files.fileBase}-summary.json`, files.summary, 'application/json');
-        download(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
-        download(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
-        download(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
+        downloadFile(`${files.fileBase}-manifest.json`, files.manifest, 'application/json');
+        downloadFile(`${files.fileBase}-summary.json`, files.summary, 'application/json');
+        downloadFile(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
+        downloadFile(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
+        downloadFile(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
       },
     );
   };
