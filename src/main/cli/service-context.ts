@@ -1,6 +1,6 @@
 import { createServices, type ServiceContainer } from '../services';
 import type { ServiceAccess } from '../services/access';
-import { reportRecovered } from './store-context';
+import { reportRecovered } from './report-recovered';
 
 /**
  * The services as the CLI uses them: the same composition root as `serve` and the desktop
