@@ -139,7 +139,8 @@ describe('condition verdicts', () => {
     expect(verdicts).toHaveLength(4);
     for (const row of verdicts) {
       expect(row.verdict).toBe('insufficient data');
-      expect(row.note).toMatch(/other is contaminated \(another llama-server was busy\)/);
+      expect(row.note).toMatch(/other is contaminated \(see its condition row\)/);
+      expect(row.note).not.toMatch(/another llama-server was busy/);
       expect(row.a_value).not.toBeNull();
     }
     expect(

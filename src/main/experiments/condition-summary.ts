@@ -143,7 +143,8 @@ export function conditionVerdicts(
     for (const { key, statistic } of VERDICT_METRICS) {
       const reason = [baseline, other]
         .filter((side) => side.contaminated)
-        .map((side) => `${side.name} is contaminated (${side.contaminated})`)
+        // The reason stands once, in the condition's own row; every verdict it blocks points there.
+        .map((side) => `${side.name} is contaminated (see its condition row)`)
         .join('; ');
       if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
       questions.push({

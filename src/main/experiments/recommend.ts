@@ -270,7 +270,7 @@ function cleanGate(conditions: ConditionResult[]): RecommendationGate {
           value: null,
           status: 'not applicable',
           detail: condition.contaminated
-            ? `the baseline is contaminated (${condition.contamination_reason ?? 'no reason given'}), so no candidate can be compared with it`
+            ? 'the baseline is contaminated (see its condition row), so no candidate can be compared with it'
             : 'the baseline itself',
         };
       if (condition.contaminated)
