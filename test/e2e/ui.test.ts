@@ -234,6 +234,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await experiments.open();
     await experiments.compareDemoQuantizations();
     expect(await experiments.result.textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
+    await page.getByRole('img', { name: 'quant-tradeoff' }).waitFor();
     expect(await experiments.downloadReport()).toMatch(/^inferlab-quant-[0-9a-f]{8}\.html$/);
     await experiments.decide('smallest file, no significant TTFT loss', 'Ana');
     await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).filter({ hasText: 'Ana' }).waitFor();

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { AppServices, DecisionRecord, ExperimentListItem, StartExperimentSpec } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorBox } from '../components/ErrorBox';
@@ -7,6 +7,8 @@ import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
 import { downloadFile } from '../components/download';
+import { Chart } from '../components/Chart';
+import { quantTradeoffOption } from './quant-tradeoff';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -32,6 +34,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const setDecidedBy = useAppStore((state) => state.setDecidedBy);
   const { error, run } = useAction();
   const quant = result.kind === 'quant';
+  const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
@@ -41,6 +44,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
       <p>
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
+      {tradeoff && <Chart label="quant-tradeoff" option={tradeoff} height={300} />}
       {result.recommendation.excluded.map((item) => (
         <p key={item.name} className="error">
           {item.name} excluded: {item.reason}
