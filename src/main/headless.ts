@@ -121,19 +121,21 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
  * Bearer header or `?token=`. The Host header must name this server (no DNS rebinding). No
  * input ends the process: every handler answers bad input with a 4xx or a close frame.
  */
-export async function startHeadlessServer(options: {
-  container: ServiceContainer;
-  rendererDir: string;
-  host: string;
-  port: number;
-  /** Where the token is kept across restarts; or `token`, one for this process only (the desktop window's). */
-  tokenFile?: string;
-  token?: string;
-  log?: (line: string) => void;
-}): Promise<HeadlessServer> {
+export async function startHeadlessServer(
+  options: {
+    container: ServiceContainer;
+    rendererDir: string;
+    host: string;
+    port: number;
+    log?: (line: string) => void;
+  } & (
+    | { /** Where the token is kept across restarts. */ tokenFile: string }
+    | { /** One for this process only (the desktop window's). */ token: string }
+  ),
+): Promise<HeadlessServer> {
   const { container, rendererDir, host } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const token = options.token ?? loadOrCreateToken(options.tokenFile!);
+  const token = 'token' in options ? options.token : loadOrCreateToken(options.tokenFile);
   const dispatcher = new RpcDispatcher(container.services);
   const transport = createWebSocketTransport(dispatcher, container.events, log);
   let allowedHosts = new Set<string>();

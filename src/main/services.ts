@@ -182,24 +182,31 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     return { report: () => runDoctor({ dbPath }) };
   });
 
+  // One proxy per service: the RPC face and the in-process face call the same object.
+  const runsFace = deferred(runs.get);
+  const experimentsFace = deferred(experiments.get);
+  const modelsFace = deferred(models.get);
+  const engineFace = deferred(engineService.get);
+  const serversFace = deferred(serversService.get);
+  const demoFace = deferred(demo.get);
   const services: AppServices = {
     doctor: deferred(doctor.get),
-    demo: deferred(demo.get),
-    engine: deferred(engineService.get),
-    models: deferred(models.get),
-    servers: deferred(serversService.get),
+    demo: demoFace,
+    engine: engineFace,
+    models: modelsFace,
+    servers: serversFace,
     workloads: deferred(workloads.get),
-    runs: deferred(runs.get),
-    experiments: deferred(experiments.get),
+    runs: runsFace,
+    experiments: experimentsFace,
   };
   return {
     services,
-    runs: deferred(runs.get),
-    experiments: deferred(experiments.get),
-    models: deferred(models.get),
-    engine: deferred(engineService.get),
-    servers: deferred(serversService.get),
-    demo: deferred(demo.get),
+    runs: runsFace,
+    experiments: experimentsFace,
+    models: modelsFace,
+    engine: engineFace,
+    servers: serversFace,
+    demo: demoFace,
     recovered: store.recovered,
     events,
     dbPath,
