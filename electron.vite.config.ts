@@ -6,6 +6,15 @@ export default defineConfig({
   main: {
     build: { rollupOptions: { input: { index: resolve(import.meta.dirname, 'src/main/index.ts') } } },
   },
+  // A sandboxed preload runs as CommonJS whatever the package type says.
+  preload: {
+    build: {
+      rollupOptions: {
+        input: { index: resolve(import.meta.dirname, 'src/preload/index.ts') },
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
   renderer: {
     root: resolve(import.meta.dirname, 'src/renderer'),
     build: { rollupOptions: { input: resolve(import.meta.dirname, 'src/renderer/index.html') } },

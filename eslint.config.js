@@ -28,7 +28,7 @@ const LAYERS = [
   ['server', 'runner', 'metrics', 'telemetry'],
   ['experiments', 'demo', 'setup'],
   ['services', 'services.ts', 'rpc', 'doctor.ts'],
-  ['transport', 'cli', 'cli.ts', 'index.ts', 'desktop-shell.ts', 'headless.ts', 'window-state.ts'],
+  ['transport', 'cli', 'cli.ts', 'index.ts', 'desktop-shell.ts', 'window-grants.ts', 'headless.ts', 'window-state.ts'],
 ];
 /** What the CLI may not import values from, and the one exception: the extra-flag allow-list that --help prints. */
 const FACE_FORBIDDEN = ['store', 'runner', 'server', 'engines'];
@@ -125,6 +125,14 @@ export default tseslint.config(
       ['electron'],
       ['electron/*', '**/renderer/**'],
       'Only src/main/index.ts (the desktop window) may import electron; the rest of main runs on plain Node (CLI, serve, tests).',
+    ),
+  },
+  {
+    files: ['src/preload/**/*.ts'],
+    rules: restrict(
+      nodeBuiltins,
+      ['node:*', '**/main/**', '**/renderer/**'],
+      'The preload bridges one call from the page to the window (src/shared/desktop-bridge.ts); it imports electron and that, nothing else.',
     ),
   },
   {

@@ -23,6 +23,15 @@ export function isServiceUrl(raw: string, credential: string): boolean {
   }
 }
 
+/** Whether an IPC message comes from a page of the local service (the token is gone from the address once it is a cookie). */
+export function isFromService(frameUrl: string | undefined, serviceUrl: string): boolean {
+  try {
+    return frameUrl !== undefined && new URL(frameUrl).origin === new URL(serviceUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 export interface WindowBounds {
   width: number;
   height: number;
@@ -30,8 +39,11 @@ export interface WindowBounds {
   y?: number;
 }
 
-/** BrowserWindow options: no Node, no preload bridge, sandboxed and isolated; DevTools only when unpackaged. */
-export function desktopWindowOptions(bounds: WindowBounds, packaged: boolean) {
+/**
+ * BrowserWindow options: no Node, sandboxed and isolated, a preload that offers only the model
+ * file dialog; DevTools only when unpackaged.
+ */
+export function desktopWindowOptions(bounds: WindowBounds, packaged: boolean, preload: string) {
   return {
     width: bounds.width,
     height: bounds.height,
@@ -43,6 +55,7 @@ export function desktopWindowOptions(bounds: WindowBounds, packaged: boolean) {
       sandbox: true,
       nodeIntegration: false,
       webSecurity: true,
+      preload,
       // DevTools would let anyone at the window run code as the page; development builds only.
       devTools: !packaged,
     },

@@ -2,10 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import readline from 'node:readline';
-import { app, BrowserWindow, dialog, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { projectRoot, userDataDir } from './core/paths';
 import { loadWindowState, saveWindowState } from './window-state';
-import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isServiceUrl } from './desktop-shell';
+import { CHOOSE_MODEL_CHANNEL } from '../shared/desktop-bridge';
+import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isFromService, isServiceUrl } from './desktop-shell';
+import { encodeGrantRequest, parseGrantReply, type GrantReply } from './window-grants';
 
 /**
  * The desktop app is a hardened window over the same local service `inferlab serve` provides.
@@ -16,6 +18,9 @@ import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isServiceUrl } f
  */
 let mainWindow: BrowserWindow | null = null;
 let service: ChildProcess | null = null;
+let serviceUrl: string | null = null;
+const pendingGrants = new Map<number, (reply: GrantReply) => void>();
+let nextGrantId = 1;
 const windowStateFile = () => path.join(userDataDir(), 'window-state.json');
 
 /** The Node that runs the CLI: handed over by `inferlab app`, else the one on PATH. */
@@ -39,15 +44,54 @@ function startService(): Promise<string> {
       const url = line.trim();
       if (isServiceUrl(url, credential)) resolve(url);
       else reject(new Error(`the local service printed an unexpected address: ${url.slice(0, 200)}`));
+      // After its address the service prints only the answers to grants.
+      lines.on('line', (next) => {
+        const reply = parseGrantReply(next);
+        if (reply) pendingGrants.get(reply.id)?.(reply);
+      });
     });
     child.once('error', (error) => reject(new Error(`could not start the local service with ${cliNode()}: ${error.message}`)));
     child.once('exit', (code) => reject(new Error(`the local service exited (status ${code}) before it was ready`)));
   });
 }
 
+/** Tells the service the person chose this file, and waits until it may be used. */
+function grantModelFile(file: string): Promise<void> {
+  const child = service;
+  if (!child?.stdin || child.exitCode !== null) return Promise.reject(new Error('the local service is not running'));
+  const id = nextGrantId++;
+  return new Promise((resolve, reject) => {
+    pendingGrants.set(id, (reply) => {
+      pendingGrants.delete(id);
+      if (reply.granted) resolve();
+      else reject(new Error(reply.reason));
+    });
+    child.stdin!.write(encodeGrantRequest({ id, grant: 'model', path: file }));
+  });
+}
+
+ipcMain.handle(CHOOSE_MODEL_CHANNEL, async (event) => {
+  if (!serviceUrl || !isFromService(event.senderFrame?.url, serviceUrl)) throw new Error('refused: not a page of the local service');
+  const options = {
+    title: 'Choose a model',
+    properties: ['openFile' as const],
+    filters: [
+      { name: 'GGUF models', extensions: ['gguf'] },
+      { name: 'All files', extensions: ['*'] },
+    ],
+  };
+  const chosen = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options);
+  const file = chosen.canceled ? undefined : chosen.filePaths[0];
+  if (!file) return null;
+  await grantModelFile(file);
+  return file;
+});
+
 function createWindow(url: string): BrowserWindow {
   const state = loadWindowState(windowStateFile());
-  const window = new BrowserWindow(desktopWindowOptions(state, app.isPackaged));
+  const window = new BrowserWindow(
+    desktopWindowOptions(state, app.isPackaged, path.join(import.meta.dirname, '..', 'preload', 'index.cjs')),
+  );
   if (state.maximized) window.maximize();
   window.on('close', () => saveWindowState(windowStateFile(), { ...window.getNormalBounds(), maximized: window.isMaximized() }));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
@@ -62,7 +106,8 @@ void app.whenReady().then(async () => {
   });
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   try {
-    mainWindow = createWindow(await startService());
+    serviceUrl = await startService();
+    mainWindow = createWindow(serviceUrl);
     mainWindow.on('closed', () => (mainWindow = null));
   } catch (error) {
     dialog.showErrorBox(

@@ -40,6 +40,8 @@ export interface ServiceContainer {
   /** Every event, for transports to forward. */
   events: Emitter<AppEvent>;
   dbPath: string;
+  /** What the RPC face may reach; the desktop app adds the files chosen in its file dialog. */
+  access: ServiceAccess;
   dispose(): Promise<void>;
 }
 
@@ -177,6 +179,10 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     const { createDemoService } = await import('./services/demo-service');
     return createDemoService(work());
   });
+  const settings = onFirstUse(async () => {
+    const { createSettingsService } = await import('./services/settings-service');
+    return createSettingsService({ access, dbPath, engine: resolveEngine, profiles: store.profiles });
+  });
   const doctor = onFirstUse(async () => {
     const { runDoctor } = await import('./doctor');
     return { report: () => runDoctor({ dbPath }) };
@@ -191,6 +197,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const demoFace = deferred(demo.get);
   const services: AppServices = {
     doctor: deferred(doctor.get),
+    settings: deferred(settings.get),
     demo: demoFace,
     engine: engineFace,
     models: modelsFace,
@@ -210,6 +217,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     recovered: store.recovered,
     events,
     dbPath,
+    access,
     async dispose() {
       await (await experiments.built())?.dispose();
       await (await runs.built())?.dispose();

@@ -1,6 +1,7 @@
 /**
- * The quantization types the UI offers: what llama-quantize makes from a 16- or 32-bit model
- * without an importance matrix, largest first. The CLI takes any type llama-quantize knows.
+ * The common quantization types, largest first: what the UI offers until the engine's
+ * llama-quantize has listed its own (`models.quantTypes`).
+ * The CLI takes any type llama-quantize knows.
  */
 export const OFFERED_QUANT_TYPES = [
   'Q8_0',

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,11 @@ import { projectRoot } from '../../src/main/core/paths';
 import { ms } from '../../src/renderer/src/components/format';
 import { chromiumPath } from '../../src/main/doctor';
 import { startServe } from '../support/serve';
-import { useTempDirs } from '../support/temp';
+import { isolatedDataDir, useTempDirs } from '../support/temp';
+import { storedZipEntries } from '../support/zip-entries';
+import { demoModelsDir } from '../../src/main/core/paths';
+import { openDatabase } from '../../src/main/store/database';
+import { RunStore } from '../../src/main/store/run-store';
 import { AppShell } from './pages/app';
 import { ComparePage } from './pages/compare';
 import { ExperimentsPage } from './pages/experiments';
@@ -18,6 +21,7 @@ import { ModelsPage } from './pages/models';
 import { RunPage } from './pages/run';
 import { RunsPage } from './pages/runs';
 import { ServerPage } from './pages/server';
+import { SettingsPage } from './pages/settings';
 import { WorkloadsPage } from './pages/workloads';
 
 const tempDir = useTempDirs();
@@ -40,11 +44,12 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
   let serve: Awaited<ReturnType<typeof startServe>>;
   let page: Page;
   const pageErrors: string[] = [];
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-ui-'));
+  // Its own data folder (with the demo models): saving settings or quantizing leaves the user's alone.
+  const dataDir = isolatedDataDir(demoModelsDir());
 
   beforeAll(async () => {
     fs.mkdirSync(screenshots, { recursive: true });
-    serve = await startServe(['--db', path.join(dataDir, 'ui.db')]);
+    serve = await startServe(['--db', path.join(dataDir, 'ui.db')], { INFERLAB_DATA_DIR: dataDir });
     browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -72,6 +77,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
       server: new ServerPage(shell),
       workloads: new WorkloadsPage(shell),
       experiments: new ExperimentsPage(shell),
+      settings: new SettingsPage(shell),
     };
   };
 
@@ -116,14 +122,45 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await runs.select(0);
     await runs.select(1);
     await shell.screenshot('runs');
-    const files = await runs.exportRun(0, 5);
-    expect(files).toHaveLength(5);
-    expect(files.some((name) => name.endsWith('requests.jsonl'))).toBe(true);
+    // One download: the run's five export files in one archive.
+    const newest = (await runs.rows.nth(0).getAttribute('data-run'))!;
+    const exported = await runs.exportRun(0);
+    expect(exported.name).toBe(`inferlab-run-${newest.slice(0, 8)}.zip`);
+    const entries = storedZipEntries(fs.readFileSync(exported.file));
+    expect(entries.map((entry) => entry.name)).toEqual(
+      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json'].map(
+        (name) => `inferlab-run-${newest.slice(0, 8)}/${name}`,
+      ),
+    );
+    const handle = new Database(path.join(dataDir, 'ui.db'), { readonly: true });
+    const requestCount = (handle.prepare('SELECT COUNT(*) AS n FROM requests WHERE run_id = ?').get(newest) as { n: number }).n;
+    handle.close();
+    expect(entries[2]!.content.toString('utf8').trim().split('\n')).toHaveLength(requestCount);
+    expect(JSON.parse(entries[0]!.content.toString('utf8'))).toMatchObject({ run_id: newest });
+    // A run has an address: opening it shows its details, and the address survives a reload.
+    await runs.rows.nth(0).getByRole('button').first().click();
+    await runs.detail.filter({ hasText: newest.slice(0, 8) }).waitFor();
+    expect(await shell.hash()).toBe(`#/runs/${newest}`);
+    await shell.visit(`#/runs/${newest}`);
+    await runs.detail.filter({ hasText: newest.slice(0, 8) }).waitFor();
+    await runs.open();
     await runs.compareSelected(2);
+    await compare.table.waitFor({ timeout: 20_000 });
+    const compared = await shell.hash();
+    expect(compared).toMatch(/^#\/compare\?ids=[\w-]+,[\w-]+$/);
+    // A comparison is a link too: the same runs, compared again after a reload.
+    await shell.visit(compared);
     await compare.table.waitFor({ timeout: 20_000 });
     expect(await compare.table.textContent()).toMatch(/TTFT p50[\s\S]*request noise only/);
     expect(await compare.groups.textContent()).toMatch(/facts[\s\S]*chat/);
     await compare.chart('compare-throughput-latency').waitFor();
+    // Charts take a theme change in the same render, not one render late.
+    await shell.toggleTheme();
+    await expect
+      .poll(() => page.locator('figure.chart').evaluateAll((figures) => figures.map((figure) => figure.getAttribute('data-chart-theme'))))
+      .toEqual(expect.arrayContaining(['dark']));
+    expect(await page.locator('figure.chart[data-chart-theme="light"]').count()).toBe(0);
+    await shell.toggleTheme();
     expect(await compare.exportChart('compare-cdf', 'SVG')).toBe('compare-cdf.svg');
     expect(await compare.exportChart('compare-cdf', 'PNG')).toBe('compare-cdf.png');
     await shell.screenshot('compare');
@@ -164,6 +201,10 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await run.problem.filter({ hasText: 'Ready to start.' }).waitFor();
     await shell.screenshot('run-form');
     await run.startAndFinish();
+    // The live charts: the server's own /metrics beside the TTFT scatter, and the SLO named under them.
+    await page.getByRole('img', { name: 'server-metrics' }).waitFor();
+    await page.getByTestId('slo-lines').filter({ hasText: 'TTFT ≤ 400 ms, TPOT ≤ 50 ms, E2E ≤ 2000 ms' }).waitFor();
+    await shell.screenshot('run-live-charts');
     const handle = db();
     const stored = handle.prepare('SELECT manifest_json, summary_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as {
       manifest_json: string;
@@ -217,6 +258,13 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await server.log.filter({ hasText: /listening on/ }).waitFor({ timeout: 10_000 });
     await shell.screenshot('server');
     await server.stop();
+    // A profile is saved under a name, offered from then on, and deleted.
+    await page.getByLabel('profile name', { exact: true }).fill('e2e-small');
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.getByLabel('saved profile', { exact: true }).locator('option', { hasText: 'e2e-small' }).waitFor({ state: 'attached' });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByTestId('profile-store').getByRole('button', { name: 'Delete' }).click();
+    await page.getByLabel('saved profile', { exact: true }).locator('option', { hasText: 'e2e-small' }).waitFor({ state: 'detached' });
     await workloads.open();
     await workloads.tokenPreview.filter({ hasText: 'capital-france' }).waitFor();
     await workloads.edit('name: broken\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: x\n        colour: red\n');
@@ -240,6 +288,139 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).filter({ hasText: 'Ana' }).waitFor();
     await shell.screenshot('experiments');
     expect(pageErrors).toEqual([]);
+  }, 300_000);
+
+  it('sets up the engine from Home: the cached build for the backend is found, not rebuilt', async () => {
+    const { shell, home } = views();
+    await home.open();
+    const said = await home.setUp('cpu');
+    expect(said).toMatch(/^Ready\./);
+    await home.engineReady();
+    await shell.screenshot('home-setup');
+  });
+
+  it('pages through every run and searches them in the database, not only the page shown', async () => {
+    const { shell, runs } = views();
+    // 55 stored runs of one model, written straight into the app's database (a real SQLite file).
+    const db = openDatabase(path.join(dataDir, 'ui.db'));
+    const store = new RunStore(db);
+    const made = Array.from({ length: 55 }, () =>
+      store.createRun({
+        kind: 'test',
+        modelRef: '/models/paging-probe.gguf',
+        modelPath: null,
+        modelSizeBytes: null,
+        modelSha256: null,
+        engine: null,
+        server: null,
+        manifest: {},
+      }),
+    );
+    made.forEach((id) => store.finishRun(id, 'completed', null, null));
+    try {
+      await runs.open();
+      await runs.filter.fill('paging-probe completed');
+      await runs.pages.filter({ hasText: '1–50 of 55 matching “paging-probe completed”' }).waitFor();
+      expect(await runs.rows.count()).toBe(50);
+      await shell.screenshot('runs-paged');
+      await runs.older();
+      await runs.pages.filter({ hasText: '51–55 of 55' }).waitFor();
+      expect(await runs.rows.count()).toBe(5);
+      await runs.filter.fill('no-such-model-anywhere');
+      await page.getByText('No run matches “no-such-model-anywhere”.').waitFor();
+      await runs.filter.fill('');
+    } finally {
+      made.forEach((id) => store.deleteRun(id));
+      db.close();
+    }
+  });
+
+  it('offers each model its actions: serve, run, quantize to any type the engine makes, compare quantizations', async () => {
+    const { shell, models, run, server, experiments } = views();
+    await models.open();
+    await models.validModel('demo-q8_0.gguf');
+    // The engine's own list of types, those needing an importance matrix offered but disabled.
+    await models.quantType.locator('option[value="IQ4_XS"]').waitFor({ state: 'attached' });
+    expect(await models.quantType.locator('option[value="IQ2_XXS"]').isDisabled()).toBe(true);
+    await models.action('demo-q8_0.gguf', 'Run');
+    expect(await shell.hash()).toMatch(/^#\/run\?model=.*demo-q8_0\.gguf$/);
+    await expect.poll(() => run.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+    await models.open();
+    await models.action('demo-q8_0.gguf', 'Serve');
+    await server.open();
+    await expect.poll(() => page.getByLabel('server model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+    await models.open();
+    await models.quantType.selectOption('Q4_0');
+    await models.action('demo-f16.gguf', 'Quantize to Q4_0');
+    await models.validModel('demo-q4_0.gguf');
+    expect(fs.existsSync(path.join(dataDir, 'demo-models', 'demo-q4_0.gguf'))).toBe(true);
+    await shell.screenshot('models-quantized');
+    await models.action('demo-f16.gguf', 'Compare quantizations');
+    await experiments.form.waitFor();
+    await expect.poll(() => experiments.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-f16\.gguf$/);
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('starts a custom sweep from the Experiments form, checked as it is filled in, and links to its result', async () => {
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.openForm();
+    // The service's own check speaks for every kind before anything starts.
+    await experiments.fill('quant types', 'f16');
+    await experiments.problem.filter({ hasText: /quants needs two or more/ }).waitFor();
+    await experiments.choose('Warm against cold');
+    await experiments.fill('cold starts', '0');
+    await experiments.problem.filter({ hasText: /coldStarts must be a whole number/ }).waitFor();
+    await experiments.choose('Sweep a server setting');
+    await experiments.fill('model', 'demo:q8_0');
+    await experiments.select('vary field', 'batchSize');
+    await experiments.fill('vary values', '256,many');
+    await experiments.problem.filter({ hasText: /batchSize/ }).waitFor();
+    await experiments.fill('vary values', '256,512');
+    // The launch's own profile check, for every value: the default micro-batch (512) cannot exceed a batch of 256.
+    await experiments.problem.filter({ hasText: /batchSize=256: [\s\S]*ubatchSize \(512\) cannot exceed batchSize \(256\)/ }).waitFor();
+    await experiments.fill('vary values', '512,1024');
+    await experiments.fill('repeats', '1');
+    await experiments.fill('requests per window', '2');
+    await experiments.fill('max answer tokens', '8');
+    await experiments.fill('load concurrencies', '1');
+    await experiments.fill('experiment slo ttft', '5000');
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await shell.screenshot('experiment-form');
+    await experiments.startAndFinish();
+    expect(await experiments.result.textContent()).toMatch(/Sweep[\s\S]*batchSize=512 @ c=1[\s\S]*batchSize=1024 @ c=1/);
+    const address = await shell.hash();
+    expect(address).toMatch(/^#\/experiments\/[0-9a-f-]{36}$/);
+    await shell.visit(address);
+    await experiments.result.filter({ hasText: 'batchSize=1024' }).waitFor();
+    await shell.screenshot('experiment-sweep');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('saves settings to the config file: the name decisions carry, the default profile, the telemetry interval', async () => {
+    const { shell, settings, experiments } = views();
+    await settings.open();
+    expect(await settings.paths.textContent()).toContain(dataDir);
+    expect(await settings.paths.textContent()).toMatch(/llama-server/);
+    await settings.fill('telemetry interval', '40');
+    await settings.status.filter({ hasText: 'from 100 to 10000' }).waitFor();
+    expect(await settings.form.getByRole('button', { name: 'Save settings' }).isDisabled()).toBe(true);
+    await settings.fill('telemetry interval', '500');
+    await settings.fill('name for decisions', 'Grace');
+    await settings.save();
+    await shell.screenshot('settings');
+    expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'config.json'), 'utf8'))).toMatchObject({
+      ui: { decisionName: 'Grace', defaultProfile: 'default' },
+      telemetry: { intervalMs: 500 },
+    });
+    // The name is the one decisions are recorded under, after a reload too (over a name typed here earlier).
+    await page.reload();
+    await experiments.open();
+    await page.getByTestId('decision-name').filter({ hasText: 'New decisions are recorded as Grace.' }).waitFor();
+    await settings.open();
+    await settings.fill('telemetry interval', '250');
+    await settings.save();
   });
 
   it('refuses WebSocket connections from another origin', async () => {

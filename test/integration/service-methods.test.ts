@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AppEvents, FirstRequestResult, JobProgress, RunDetail, ServerProfile } from '../../src/shared/contract';
+import type { AppEvents, FirstRequestResult, JobProgress, RunDetail, ServerProfile, SettingsInfo } from '../../src/shared/contract';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
@@ -44,6 +44,12 @@ describe('every service method through the dispatcher', () => {
         (error: Error & { code: string }) => error.code,
       );
 
+    const settings = await call<SettingsInfo>('settings', 'get');
+    expect(settings.databasePath).toBe(dbPath);
+    expect(settings.engine?.serverPath).toMatch(/llama-server$/);
+    // A profile that does not exist is refused before the config file is touched (saving is covered in test/unit/settings.test.ts).
+    expect(await failure('settings', 'update', { defaultProfile: 'no-such-profile' })).toBe('not_found');
+
     const report = await call<{ checks: unknown[]; databasePath: string }>('doctor', 'report');
     expect(report.databasePath).toBe(dbPath);
     expect(report.checks.length).toBeGreaterThan(0);
@@ -68,6 +74,9 @@ describe('every service method through the dispatcher', () => {
     expect(scan.models.some((model) => model.valid && model.path.endsWith('demo-q8_0.gguf'))).toBe(true);
     expect(await failure('models', 'quantize', path.join(dir, 'absent.gguf'), ['Q4_0'])).toMatch(/not_found|invalid_input/);
     await call('models', 'cancel', 'no-such-job');
+    const quantTypes = await call<{ type: string; needsImportanceMatrix: boolean }[]>('models', 'quantTypes');
+    expect(quantTypes.map((entry) => entry.type)).toEqual(expect.arrayContaining(['Q4_K_M', 'Q8_0', 'IQ4_XS']));
+    expect(quantTypes.find((entry) => entry.type === 'IQ2_XXS')?.needsImportanceMatrix).toBe(true);
 
     const profile = await call<ServerProfile>('servers', 'defaultProfile');
     expect((await call<ServerProfile[]>('servers', 'profiles')).map((saved) => saved.name)).toContain('default');
@@ -95,6 +104,11 @@ describe('every service method through the dispatcher', () => {
     const second = await call<FirstRequestResult>('demo', 'firstRequest', { model: 'demo:q8_0', maxTokens: 4 });
     expect(first.metrics.output_tokens).toBe(4);
     expect((await call<{ runId: string }[]>('runs', 'list')).map((run) => run.runId)).toEqual([second.runId, first.runId]);
+    expect(await call('runs', 'page', { offset: 1, limit: 1, search: 'demo q8' })).toEqual({
+      items: [expect.objectContaining({ runId: first.runId })],
+      total: 2,
+    });
+    expect(await failure('runs', 'page', { offset: -1, limit: 1 })).toBe('invalid_input');
     const detail = await call<RunDetail>('runs', 'get', first.runId);
     expect(detail.item.requests).toBe(1);
     // A first request stores the same summary as any run, so it lists, compares and exports alike.
@@ -145,6 +159,20 @@ describe('every service method through the dispatcher', () => {
       }),
     ).toBe('invalid_input');
     await call('experiments', 'cancel', 'no-such-job');
+    const sweep = { kind: 'sweep', model: 'demo:q8_0', quants: [], workload: 'chat-short', repeats: 1, requestsPerWindow: 2 };
+    expect(await call('experiments', 'validate', { ...sweep, vary: { field: 'batchSize', values: ['512', '1024'] } })).toEqual({
+      problem: null,
+    });
+    // A value the launch would refuse (the default micro-batch is 512) is refused before the job starts, naming the value.
+    expect(await call('experiments', 'validate', { ...sweep, vary: { field: 'batchSize', values: ['256', '512'] } })).toEqual({
+      problem: expect.stringMatching(/the sweep's batchSize=256: .*ubatchSize \(512\) cannot exceed batchSize \(256\)/s),
+    });
+    expect(await call('experiments', 'validate', { ...sweep, vary: { field: 'batchSize', values: ['256', 'many'] } })).toEqual({
+      problem: expect.stringMatching(/batchSize/),
+    });
+    expect(await call('experiments', 'validate', { ...sweep, kind: 'quant', quants: ['f16'] })).toEqual({
+      problem: expect.stringMatching(/quants needs two or more/),
+    });
 
     expect(events.some((event) => event.name === 'server.state')).toBe(true);
     expect(events.some((event) => event.name === 'server.log' && (event.payload as AppEvents['server.log']).lines.length > 0)).toBe(true);

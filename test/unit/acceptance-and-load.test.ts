@@ -162,6 +162,8 @@ describe('run summary', () => {
     expect(summary.accepted_rate).toBeCloseTo(3 / 5);
     // Good: 1 and 5 (2 misses the TTFT SLO, 3 was rejected, 4 failed).
     expect(summary.goodput.fraction).toBeCloseTo(2 / 5);
+    // Within the SLOs, acceptance aside: 1, 3 and 5 (3 was rejected but fast).
+    expect(summary.goodput.within_slo_fraction).toBeCloseTo(3 / 5);
     expect(summary.measurement.window_ms).toBe(550 - 100);
     expect(summary.throughput.requests_per_s).toBeCloseTo(4 / 0.45);
     expect(summary.throughput.output_tokens_total).toBe(80);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GgufFormatError, readGgufHeader } from '../../src/main/models/gguf-reader';
-import { describeModel, scanModels } from '../../src/main/models/model-library';
+import { defaultModelFolders, describeModel, scanModels } from '../../src/main/models/model-library';
 import { seededRandom } from '../../src/main/models/random';
 import { writeHostileFiles, writeValidTinyModel } from '../support/hostile-gguf';
 import { useTempDirs } from '../support/temp';
@@ -52,6 +52,33 @@ describe('bounded GGUF reader', () => {
     expect(models[0]!.parts).toHaveLength(2);
     expect(models[0]!.sizeBytes).toBe(2 * fs.statSync(path.join(dir, 'big-00001-of-00002.gguf')).size);
     expect(models[0]!.parameterCount).toBe(64);
+  });
+
+  it("finds Ollama's models through its manifests, named by model and tag, and skips manifests it cannot read", () => {
+    const store = tempDir();
+    const digest = 'a'.repeat(64);
+    fs.mkdirSync(path.join(store, 'blobs'));
+    writeValidTinyModel(path.join(store, 'blobs', `sha256-${digest}`));
+    const manifestDir = path.join(store, 'manifests', 'registry.ollama.ai', 'library', 'tiny');
+    fs.mkdirSync(manifestDir, { recursive: true });
+    const layers = [
+      { mediaType: 'application/vnd.ollama.image.template', digest: `sha256:${'b'.repeat(64)}` },
+      { mediaType: 'application/vnd.ollama.image.model', digest: `sha256:${digest}` },
+    ];
+    fs.writeFileSync(path.join(manifestDir, 'latest'), JSON.stringify({ layers }));
+    fs.writeFileSync(path.join(manifestDir, 'broken'), '{ not json');
+    fs.writeFileSync(
+      path.join(manifestDir, 'escape'),
+      JSON.stringify({ layers: [{ mediaType: layers[1]!.mediaType, digest: 'sha256:../../x' }] }),
+    );
+    const { models } = scanModels([store]);
+    expect(models.map((model) => [model.name, model.source, model.valid])).toEqual([['tiny:latest (Ollama)', 'ollama', true]]);
+    expect(models[0]!.path).toBe(path.join(store, 'blobs', `sha256-${digest}`));
+  });
+
+  it("scans llama.cpp's download cache and the Ollama store by default, where their variables point", () => {
+    const folders = defaultModelFolders({ LLAMA_CACHE: '/llama-cache', OLLAMA_MODELS: '/ollama-models', HF_HUB_CACHE: '/hf' });
+    expect(folders).toEqual(expect.arrayContaining(['/llama-cache', '/ollama-models', '/hf']));
   });
 
   it('never throws anything but a format error, nor hangs, on randomly damaged headers', () => {

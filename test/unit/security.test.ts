@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
-import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isServiceUrl } from '../../src/main/desktop-shell';
+import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isFromService, isServiceUrl } from '../../src/main/desktop-shell';
 
 const root = projectRoot();
 
@@ -19,21 +19,26 @@ const all = sources(path.join(root, 'src')).map((file) => ({ file: path.relative
 // test/integration/spawn-audit.test.ts, which watches child_process itself. What stays here is
 // the Electron window's configuration, which cannot be exercised without Electron's binary.
 describe('security review, enforced', () => {
-  it('hardens the Electron window: isolation, sandbox, no Node, no preload, CSP, no navigation or new windows', () => {
+  it('hardens the Electron window: isolation, sandbox, no Node, a one-call preload, CSP, no navigation or new windows', () => {
     const main = fs.readFileSync(path.join(root, 'src/main/index.ts'), 'utf8');
     for (const packaged of [true, false]) {
-      const options = desktopWindowOptions({ width: 800, height: 600 }, packaged);
+      const options = desktopWindowOptions({ width: 800, height: 600 }, packaged, '/app/out/preload/index.cjs');
       expect(options.webPreferences).toEqual({
         contextIsolation: true,
         sandbox: true,
         nodeIntegration: false,
         webSecurity: true,
+        preload: '/app/out/preload/index.cjs',
         devTools: !packaged,
       });
-      // No preload: the page has no bridge into this process, only the service's own WebSocket.
-      expect(options.webPreferences).not.toHaveProperty('preload');
     }
-    expect(main).toMatch(/desktopWindowOptions\(state, app\.isPackaged\)/);
+    expect(main).toMatch(/desktopWindowOptions\(state, app\.isPackaged, /);
+    // The preload bridges exactly one call, the model file dialog, and nothing of ipcRenderer itself.
+    const preload = fs.readFileSync(path.join(root, 'src/preload/index.ts'), 'utf8');
+    expect(preload.match(/exposeInMainWorld/g)).toHaveLength(1);
+    expect(preload).toMatch(/chooseModelFile: \(\): Promise<string \| null> => ipcRenderer\.invoke\(CHOOSE_MODEL_CHANNEL\)/);
+    expect(preload).toMatch(/exposeInMainWorld\('inferlabDesktop', bridge\)/);
+    expect(preload).not.toMatch(/ipcRenderer\.(on|send|sendSync)\b|ipcRenderer[,}]/);
     expect(main).toMatch(/setWindowOpenHandler\(\(\) => \(\{ action: 'deny' \}\)\)/);
     expect(main).toMatch(/'will-navigate', \(event\) => event\.preventDefault\(\)/);
     expect(main).toMatch(/'Content-Security-Policy': \[DESKTOP_CONTENT_SECURITY_POLICY\]/);
@@ -45,6 +50,20 @@ describe('security review, enforced', () => {
       expect(policy).toMatch(/connect-src 'self';/);
       expect(policy).not.toMatch(/connect-src[^;]*wss?:|unsafe-eval/);
     }
+  });
+
+  it('answers the file dialog only to pages of the local service', () => {
+    const service = `http://127.0.0.1:4321/?token=${'c'.repeat(32)}`;
+    expect(isFromService('http://127.0.0.1:4321/', service)).toBe(true);
+    for (const frame of [
+      'http://127.0.0.1:4322/',
+      'http://localhost:4321/',
+      'https://127.0.0.1:4321/',
+      'file:///etc/passwd',
+      undefined,
+      'x',
+    ])
+      expect(isFromService(frame, service), String(frame)).toBe(false);
   });
 
   it("loads only the local service's own address, carrying this launch's credential", () => {

@@ -140,6 +140,26 @@ describe('run store', () => {
     expect(store.listRunHeads(5, first).map((head) => head.id)).toEqual([first]);
   });
 
+  it('pages through runs with a total, and finds them by every word of a search, wildcards taken literally', () => {
+    const store = new RunStore(openDatabase(path.join(tempDir(), 'pages.db')));
+    const ids = Array.from({ length: 7 }, (_, index) =>
+      store.createRun({ ...newRun, modelRef: index % 2 === 0 ? `/models/llama-${index}.gguf` : `/models/qwen_${index}.gguf` }),
+    );
+    const newestFirst = [...ids].reverse();
+    expect(store.listRunHeads(3, null, { offset: 0 }).map((head) => head.id)).toEqual(newestFirst.slice(0, 3));
+    expect(store.listRunHeads(3, null, { offset: 3 }).map((head) => head.id)).toEqual(newestFirst.slice(3, 6));
+    expect(store.listRunHeads(3, null, { offset: 6 }).map((head) => head.id)).toEqual(newestFirst.slice(6));
+    expect(store.countRuns()).toBe(7);
+    expect(store.countRuns(['QWEN'])).toBe(3);
+    expect(store.countRuns(['qwen', 'running'])).toBe(3);
+    expect(store.countRuns(['qwen', 'completed'])).toBe(0);
+    expect(store.listRunHeads(10, null, { terms: ['llama-4'] }).map((head) => head.id)).toEqual([ids[4]]);
+    // "_" and "%" are letters here, not LIKE's wildcards.
+    expect(store.countRuns(['qwen_'])).toBe(3);
+    expect(store.countRuns(['llama_'])).toBe(0);
+    expect(store.countRuns(['%'])).toBe(0);
+  });
+
   it('writes a batch atomically: a bad row rolls back the whole batch', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
     const id = store.createRun(newRun);

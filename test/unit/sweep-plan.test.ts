@@ -48,7 +48,7 @@ describe('sweep recommendation', () => {
     expect(result.choice).toBe('np=4 @ c=4');
     expect(result.reason).toMatch(/3 of 4 conditions/);
     const excluded = Object.fromEntries(result.excluded.map((item) => [item.name, item.reason]));
-    expect(excluded['np=1 @ c=4']).toMatch(/met the SLOs on 50 % of requests, below the 90 % target/);
+    expect(excluded['np=1 @ c=4']).toMatch(/good on 50 % of requests, below the 90 % target/);
     expect(excluded['np=1 @ c=1']).toMatch(/less goodput/);
     expect(Object.keys(excluded)).toHaveLength(3);
   });
@@ -56,7 +56,23 @@ describe('sweep recommendation', () => {
   it('with an SLO nobody meets, chooses nothing', () => {
     const result = sweepRecommendation([point('a', 1, 10, 10, 0.1, 0.2), point('b', 1, 20, 10, null, null)], { ttft_ms: 1 }, 0.9);
     expect(result.choice).toBeNull();
-    expect(result.reason).toMatch(/No condition met the SLOs/);
+    expect(result.reason).toMatch(/No condition had at least 90 % good requests/);
+    expect(result.reason).not.toMatch(/Acceptance, not latency/);
     expect(result.excluded.map((item) => item.reason)).toEqual([expect.stringMatching(/20 %/), 'no measured requests']);
+  });
+
+  it('says when acceptance, not latency, kept every condition out, with both shares', () => {
+    const fast = (name: string): SweepPoint => ({
+      ...point(name, 1, 100, 20, 0, 0),
+      withinSloFraction: 1,
+      acceptedFraction: name === 'a' ? 0 : 0.25,
+    });
+    const result = sweepRecommendation([fast('a'), fast('b')], { ttft_ms: 5000 }, 0.9);
+    expect(result.choice).toBeNull();
+    expect(result.reason).toMatch(/Acceptance, not latency, kept them out: .* at most 25 % of requests passed/);
+    expect(result.excluded.map((item) => item.reason)).toEqual([
+      'good on 0 % of requests (100 % within the SLOs, 0 % passed acceptance), below the 90 % target',
+      'good on 0 % of requests (100 % within the SLOs, 25 % passed acceptance), below the 90 % target',
+    ]);
   });
 });

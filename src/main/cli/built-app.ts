@@ -6,7 +6,7 @@ import { AppError } from '../core/errors';
 import { projectRoot } from '../core/paths';
 
 /** What `npm ci` and `npm run build` put under out/: the window's main process and the UI. */
-const OUTPUTS = { renderer: 'renderer/index.html', main: 'main/index.js' } as const;
+const OUTPUTS = { renderer: 'renderer/index.html', main: 'main/index.js', preload: 'preload/index.cjs' } as const;
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -25,7 +25,7 @@ function newestMtime(dir: string): number {
 export function builtAppFile(part: keyof typeof OUTPUTS): string {
   const root = projectRoot();
   const file = path.join(root, 'out', OUTPUTS[part]);
-  const sources = ['src/renderer', 'src/main', 'src/shared']
+  const sources = ['src/renderer', 'src/main', 'src/shared', 'src/preload']
     .map((folder) => path.join(root, folder))
     .filter((folder) => fs.existsSync(folder));
   const builder = path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');

@@ -34,7 +34,12 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
 
 /** Contract methods the CLI has no command for, and why. */
 export const NOT_ON_THE_CLI: Partial<Record<MethodName, string>> = {
+  'settings.get': 'the CLI takes its settings from config.json and its flags; doctor prints where the data, database and engine are',
+  'settings.update': "the config file is the CLI's settings: edit it, or use the Settings view",
+  'models.quantTypes': 'models quantize --help names the common types; any type llama-quantize knows is taken',
+  'runs.page': 'runs list --limit N prints the newest N; the UI pages through them with a search',
   'runs.validate': 'run checks its spec itself before it opens the database; the UI checks the form as it is filled in',
+  'experiments.validate': 'experiment checks its spec itself when it starts; the UI checks the form as it is filled in',
   'runs.cancel': 'a CLI run is cancelled with Ctrl-C (its awaitable form takes the signal)',
   'experiments.cancel': 'a CLI experiment is cancelled with Ctrl-C',
   'models.cancel': 'a CLI quantization is cancelled with Ctrl-C',

@@ -7,7 +7,7 @@ import { verdictTable } from './verdict-table';
 export function experimentTable(result: ExperimentResult): string {
   if (result.kind === 'sweep') {
     const sweepRows = [
-      ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'met SLO', 'Pareto'],
+      ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'good ≥ target', 'Pareto'],
       ...result.conditions.map((condition) => [
         condition.name,
         String(condition.windows_run ?? condition.run_ids.length),

@@ -24,7 +24,20 @@ export interface UserConfig {
    * URLs under `endpoint` (same scheme, host and port, path below it) and to nothing else.
    */
   endpointKeys?: { endpoint: string; env: string }[];
+  /** What the Settings view saves. */
+  ui?: {
+    /** The name decisions are recorded under. */
+    decisionName?: string;
+    /** The profile the UI's forms start with. */
+    defaultProfile?: string;
+  };
+  telemetry?: {
+    /** How often a run samples the GPU and the server process (ms). */
+    intervalMs?: number;
+  };
 }
+
+export const TELEMETRY_INTERVAL_RANGE_MS = { min: 100, max: 10_000, default: 250 } as const;
 
 export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(userDataDir(env), 'config.json');
@@ -86,5 +99,34 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
         throw new AppError(ErrorCode.InvalidInput, `${where}.endpoint must be an http(s) URL, got ${JSON.stringify(entry.endpoint)}`);
     });
   }
+  const ui = (parsed as UserConfig).ui;
+  if (ui !== undefined && (typeof ui !== 'object' || ui === null || Array.isArray(ui)))
+    throw new AppError(ErrorCode.InvalidInput, `${file}: field "ui" must be an object`);
+  for (const field of ['decisionName', 'defaultProfile'] as const) {
+    if (ui?.[field] !== undefined && typeof ui[field] !== 'string')
+      throw new AppError(ErrorCode.InvalidInput, `${file}: field "ui.${field}" must be a string`);
+  }
+  const interval = (parsed as UserConfig).telemetry?.intervalMs;
+  const range = TELEMETRY_INTERVAL_RANGE_MS;
+  if (interval !== undefined && !(Number.isInteger(interval) && interval >= range.min && interval <= range.max))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${file}: field "telemetry.intervalMs" must be a whole number of ms from ${range.min} to ${range.max}, got ${JSON.stringify(interval)}`,
+    );
   return parsed as UserConfig;
+}
+
+/**
+ * Saves changes to the config file, keeping every field it does not change. Written to a
+ * temporary file and renamed, so a crash never leaves half a file; the result is read back
+ * through the same checks as at start.
+ */
+export function updateUserConfig(change: (config: UserConfig) => UserConfig, env: NodeJS.ProcessEnv = process.env): UserConfig {
+  const file = userConfigPath(env);
+  const next = change(readUserConfig(env));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temporary, file);
+  return readUserConfig(env);
 }

@@ -17,12 +17,18 @@ export interface PathPolicy {
   /** The absolute path to use, or an error naming the roots. `file` need not exist yet (an output). */
   check(file: string, kind: PathKind): string;
   roots(kind: PathKind): readonly string[];
+  /**
+   * Lets this face use one more file of a kind, for this process only: a file the person chose
+   * in the desktop app's own file dialog, which no page can choose for them.
+   */
+  grant(file: string, kind: PathKind): void;
 }
 
 export const unrestrictedPaths: PathPolicy = {
   unrestricted: true,
   check: (file) => path.resolve(file),
   roots: () => [],
+  grant: () => undefined,
 };
 
 /** The real location of a path: symlinks resolved, for a file that does not exist yet its folder's. */
@@ -74,5 +80,11 @@ export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPol
       );
     },
     roots: (kind) => roots[kind],
+    grant(file, kind) {
+      if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0'))
+        throw new AppError(ErrorCode.InvalidInput, `a granted ${KIND_LABELS[kind].noun} must be an absolute path`);
+      // The file itself, never its folder: choosing one model does not open its neighbours.
+      realRoots[kind].push(realLocation(file));
+    },
   };
 }

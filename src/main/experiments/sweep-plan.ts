@@ -6,9 +6,24 @@ export interface SweepPoint {
   /** Output tokens/s and TTFT p95; null when unavailable (a p95 that n cannot support is null). */
   throughput: number | null;
   ttftP95: number | null;
-  /** Mean over windows of each window's goodput, and the pooled share of requests that met every SLO. */
+  /**
+   * Mean over windows of each window's goodput, and the pooled share of good requests: succeeded,
+   * passed the workload's acceptance checks and met every SLO.
+   */
   goodput: number | null;
   goodputFraction: number | null;
+  /** The pooled shares behind it: requests that succeeded within the SLOs, and requests that passed acceptance; null when unknown. */
+  withinSloFraction?: number | null;
+  acceptedFraction?: number | null;
+}
+
+/** Which of latency and acceptance kept a condition's good share down, in figures. */
+function shortfall(point: SweepPoint): string {
+  const parts = [
+    point.withinSloFraction != null ? `${percent(point.withinSloFraction)} within the SLOs` : null,
+    point.acceptedFraction != null ? `${percent(point.acceptedFraction)} passed acceptance` : null,
+  ].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
 /** Points not dominated by another: no other has both more throughput and a lower p95 TTFT. */
@@ -50,8 +65,9 @@ const percent = (value: number | null) => (value === null ? 'n/a' : `${(value * 
 /**
  * The sweep's answer. Without SLOs there is no single winner: throughput and latency trade off, and
  * which point on the Pareto set is right depends on a latency target only the user knows. With SLOs,
- * the conditions whose requests met them at the attainment target qualify, and the one with the
- * highest goodput is chosen; every other condition is listed with why it was not.
+ * the conditions whose share of good requests reaches the attainment target qualify, and the one
+ * with the highest goodput is chosen; every other condition is listed with why it was not, in
+ * figures that separate latency from acceptance.
  */
 export function sweepRecommendation(
   points: readonly SweepPoint[],
@@ -83,7 +99,7 @@ export function sweepRecommendation(
     else if (point.goodputFraction < attainment)
       excluded.push({
         name: point.name,
-        reason: `met the SLOs on ${percent(point.goodputFraction)} of requests, below the ${percent(attainment)} target`,
+        reason: `good on ${percent(point.goodputFraction)} of requests${shortfall(point)}, below the ${percent(attainment)} target`,
       });
     else qualified.push(point);
   }
@@ -92,20 +108,31 @@ export function sweepRecommendation(
   for (const point of rest)
     excluded.push({
       name: point.name,
-      reason: `meets the SLOs (${percent(point.goodputFraction)}) with less goodput (${point.goodput?.toFixed(2) ?? 'n/a'} req/s)`,
+      reason: `qualifies (good on ${percent(point.goodputFraction)}) with less goodput (${point.goodput?.toFixed(2) ?? 'n/a'} req/s)`,
     });
-  if (!best)
+  if (!best) {
+    // Say when acceptance, not latency, kept every condition out: a latency sweep should not read as "too slow".
+    const measuredPoints = points.filter((point) => point.goodputFraction !== null);
+    const latencyFine =
+      measuredPoints.length > 0 &&
+      measuredPoints.every((point) => point.withinSloFraction != null && point.withinSloFraction >= attainment);
+    const bestAccepted = Math.max(...measuredPoints.map((point) => point.acceptedFraction ?? 0));
     return {
       choice: null,
       pareto: paretoNames,
-      reason: `No condition met the SLOs on at least ${percent(attainment)} of its requests.`,
+      reason:
+        `No condition had at least ${percent(attainment)} good requests (succeeded, passed acceptance and met the SLOs).` +
+        (latencyFine
+          ? ` Acceptance, not latency, kept them out: every condition met the SLOs on ${percent(attainment)} or more, but at most ${percent(bestAccepted)} of requests passed the workload's acceptance checks.`
+          : ''),
       excluded,
     };
+  }
   const runnerUp = rest[0] ? ` Runner-up: ${rest[0].name} at ${rest[0].goodput?.toFixed(2) ?? 'n/a'} req/s.` : '';
   return {
     choice: best.name,
     pareto: paretoNames,
-    reason: `${best.name} has the highest goodput (${best.goodput?.toFixed(2) ?? 'n/a'} req/s, mean over windows) among the ${qualified.length} of ${points.length} conditions that met the SLOs on at least ${percent(attainment)} of requests.${runnerUp}`,
+    reason: `${best.name} has the highest goodput (${best.goodput?.toFixed(2) ?? 'n/a'} req/s, mean over windows) among the ${qualified.length} of ${points.length} conditions with at least ${percent(attainment)} good requests (succeeded, passed acceptance and met the SLOs).${runnerUp}`,
     excluded,
   };
 }

@@ -15,7 +15,10 @@ export { paretoSet } from './sweep-plan';
 
 interface WindowGoodput {
   requestsPerS: number | null;
+  /** Good share (succeeded, accepted, within the SLOs), and its two parts. */
   fraction: number | null;
+  withinSlo: number | null;
+  accepted: number | null;
   measured: number;
 }
 
@@ -105,6 +108,8 @@ export async function runSweep(
           entry.goodput.push({
             requestsPerS: summary.goodput.requests_per_s,
             fraction: summary.goodput.fraction,
+            withinSlo: summary.goodput.within_slo_fraction ?? null,
+            accepted: summary.accepted_rate,
             measured: summary.requests.attempted,
           });
         }
@@ -118,13 +123,20 @@ export async function runSweep(
       const rates = condition.goodput.flatMap((window) => (window.requestsPerS === null ? [] : [window.requestsPerS]));
       const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
       const measured = counted.reduce((sum, window) => sum + window.measured, 0);
+      // Pooled over windows, weighted by each window's requests, like the good share itself.
+      const pooled = (share: (window: (typeof counted)[number]) => number | null) =>
+        measured === 0 || counted.some((window) => share(window) === null)
+          ? null
+          : counted.reduce((sum, window) => sum + share(window)! * window.measured, 0) / measured;
       return {
         name: condition.name,
         concurrency: condition.concurrency,
         throughput: result.throughput.output_tokens_per_s,
         ttftP95: result.metrics.ttft_ms.p95,
         goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
-        goodputFraction: measured === 0 ? null : counted.reduce((sum, window) => sum + window.fraction! * window.measured, 0) / measured,
+        goodputFraction: pooled((window) => window.fraction),
+        withinSloFraction: pooled((window) => window.withinSlo),
+        acceptedFraction: pooled((window) => window.accepted),
       };
     });
     const recommendation = sweepRecommendation(points, options.slo, attainment);

@@ -164,6 +164,7 @@ export function summarizeRun(input: {
   const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
   const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
   const good = measured.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
+  const withinSlo = measured.filter((row) => isSuccess(row) && meetsSlo(row, input.slo)).length;
 
   const unsupported: Partial<Record<MetricName, string[]>> = {};
   for (const name of METRIC_NAMES) {
@@ -248,7 +249,12 @@ export function summarizeRun(input: {
       total_tokens_per_s: perSecond(outputTotal + promptTotal, windowMs),
       output_tokens_total: outputTotal,
     },
-    goodput: { slo: input.slo, requests_per_s: perSecond(good, windowMs), fraction: measured.length === 0 ? null : good / measured.length },
+    goodput: {
+      slo: input.slo,
+      requests_per_s: perSecond(good, windowMs),
+      fraction: measured.length === 0 ? null : good / measured.length,
+      within_slo_fraction: measured.length === 0 ? null : withinSlo / measured.length,
+    },
     accepted_rate: measured.length === 0 ? null : requestCounts.accepted / measured.length,
     groups,
     load: {

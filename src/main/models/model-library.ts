@@ -45,7 +45,18 @@ const FILE_TYPES: Record<number, string> = {
 const SPLIT_PATTERN = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/;
 const MAX_SCAN_DEPTH = 6;
 
-/** The folders scanned when the user names none: demo models, ~/models, the Hugging Face cache, LM Studio. */
+/** Where llama.cpp's `-hf` downloads go (its LLAMA_CACHE). */
+function llamaCacheDir(env: NodeJS.ProcessEnv, home: string): string {
+  if (env.LLAMA_CACHE) return env.LLAMA_CACHE;
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Caches', 'llama.cpp');
+  if (process.platform === 'win32') return path.join(env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'llama.cpp');
+  return path.join(env.XDG_CACHE_HOME ?? path.join(home, '.cache'), 'llama.cpp');
+}
+
+/**
+ * The folders scanned when the user names none: demo models, ~/models, the Hugging Face cache,
+ * LM Studio's folders, llama.cpp's download cache and Ollama's model store.
+ */
 export function defaultModelFolders(env: NodeJS.ProcessEnv = process.env): string[] {
   const home = os.homedir();
   const hfHome = env.HF_HOME ?? path.join(home, '.cache', 'huggingface');
@@ -55,7 +66,54 @@ export function defaultModelFolders(env: NodeJS.ProcessEnv = process.env): strin
     env.HF_HUB_CACHE ?? path.join(hfHome, 'hub'),
     path.join(home, '.lmstudio', 'models'),
     path.join(home, '.cache', 'lm-studio', 'models'),
+    llamaCacheDir(env, home),
+    env.OLLAMA_MODELS ?? path.join(home, '.ollama', 'models'),
   ];
+}
+
+/** A folder's entries; none for a folder that cannot be read (a scan reports what it finds, it does not stop). */
+function folderEntries(dir: string): fs.Dirent[] {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+const OLLAMA_MODEL_LAYER = 'application/vnd.ollama.image.model';
+
+/**
+ * Ollama keeps weights as content-addressed blobs without a .gguf name; its manifests
+ * (manifests/HOST/NAMESPACE/MODEL/TAG, JSON) say which blob holds each model's weights.
+ */
+function findOllamaModels(store: string): { file: string; label: string }[] {
+  const manifests = path.join(store, 'manifests');
+  const found: { file: string; label: string }[] = [];
+  const walk = (dir: string, trail: string[]) => {
+    const entries = folderEntries(dir);
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory() && trail.length < 4) walk(full, [...trail, entry.name]);
+      else if (entry.isFile() && trail.length >= 1) {
+        try {
+          const manifest = JSON.parse(fs.readFileSync(full, 'utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
+          const digest = manifest.layers?.find((layer) => layer.mediaType === OLLAMA_MODEL_LAYER)?.digest;
+          if (typeof digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(digest)) continue;
+          const model = trail[trail.length - 1]!;
+          const namespace = trail.length >= 3 && trail[trail.length - 2] !== 'library' ? `${trail[trail.length - 2]}/` : '';
+          found.push({ file: path.join(store, 'blobs', digest.replace(':', '-')), label: `${namespace}${model}:${entry.name}` });
+        } catch {
+          // A manifest being written, or not JSON: not a model this scan can name.
+        }
+      }
+    }
+  };
+  walk(manifests, []);
+  return found;
+}
+
+function isOllamaStore(dir: string): boolean {
+  return fs.existsSync(path.join(dir, 'manifests')) && fs.existsSync(path.join(dir, 'blobs'));
 }
 
 function numberOf(header: GgufHeader, key: string): number | null {
@@ -144,12 +202,7 @@ export function describeModel(file: string, source: ModelEntry['source'] = 'file
 }
 
 function findGgufFiles(dir: string, depth: number, found: string[]): void {
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
+  const entries = folderEntries(dir);
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory() && depth < MAX_SCAN_DEPTH && !entry.name.startsWith('.')) findGgufFiles(full, depth + 1, found);
@@ -166,6 +219,7 @@ export function scanModels(targets: readonly string[], options: { reportMissing?
   const problems: string[] = [];
   const files = new Set<string>();
   const sources = new Map<string, ModelEntry['source']>();
+  const labels = new Map<string, string>();
   const demoDir = demoModelsDir();
   for (const target of targets) {
     const resolved = path.resolve(target);
@@ -177,6 +231,14 @@ export function scanModels(targets: readonly string[], options: { reportMissing?
       continue;
     }
     const found: string[] = [];
+    if (stat.isDirectory() && isOllamaStore(resolved)) {
+      for (const { file, label } of findOllamaModels(resolved)) {
+        files.add(file);
+        sources.set(file, 'ollama');
+        labels.set(file, label);
+      }
+      continue;
+    }
     if (stat.isDirectory()) findGgufFiles(resolved, 0, found);
     else found.push(resolved);
     for (const file of found) {
@@ -186,6 +248,10 @@ export function scanModels(targets: readonly string[], options: { reportMissing?
       sources.set(file, path.dirname(file) === demoDir ? 'demo' : stat.isDirectory() ? 'folder' : 'file');
     }
   }
-  const models = [...files].sort().map((file) => describeModel(file, sources.get(file)));
+  const models = [...files].sort().map((file) => {
+    const model = describeModel(file, sources.get(file));
+    const label = labels.get(file);
+    return label ? { ...model, name: `${label} (Ollama)` } : model;
+  });
   return { models, problems };
 }

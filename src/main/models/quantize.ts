@@ -4,6 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { runToCompletion } from '../core/process';
 import { describeModel } from './model-library';
+import { NEEDS_IMPORTANCE_MATRIX } from './quant-types';
 
 /**
  * Runs llama-quantize from `source` to `target`. Writes to a temporary name and renames on
@@ -59,6 +60,12 @@ export function checkQuantTypes(types: readonly string[]): string[] {
   if (types.length === 0 || types.some((type) => typeof type !== 'string' || !QUANT_TYPE.test(type))) {
     throw new AppError(ErrorCode.InvalidInput, `quantization types must look like Q8_0 or Q4_K_M, got ${JSON.stringify(types)}`);
   }
+  const matrixTypes = types.filter((type) => NEEDS_IMPORTANCE_MATRIX.has(type.toUpperCase()));
+  if (matrixTypes.length > 0)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${matrixTypes.join(', ')} can only be made with an importance matrix, which Infer Lab does not compute; choose IQ3_XXS or a K-quant such as Q2_K or Q3_K_S instead`,
+    );
   return [...types];
 }
 

@@ -3,6 +3,7 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
 import { parseOpenAiModels } from '../engines/adapters/endpoints';
 import { summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ManagedServer } from '../server/managed-server';
@@ -36,6 +37,8 @@ export interface RunRequest {
   metricsUrl?: string | null;
   /** Idle sampling before the measured window, for the telemetry baseline. */
   baselineMs?: number;
+  /** How often telemetry samples; the config file's telemetry.intervalMs, else 250 ms. */
+  telemetryIntervalMs?: number;
   load: LoadSpec;
   stop: { requests: number | null; durationMs: number | null };
   warmup: number;
@@ -257,6 +260,7 @@ export async function runWorkload(options: {
       // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
       metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
       beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
+      intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
       endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     });
     options.onTelemetry?.(telemetry);

@@ -1,9 +1,9 @@
 import type { DecisionRecord, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
-import { ErrorCode } from '../../shared/errors';
+import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
-import { applySettings } from '../engines/llamacpp/profile-rules';
+import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { isDemoRef } from '../models/demo-models';
 import { checkExperimentSpec } from './experiment-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
@@ -26,9 +26,26 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
   const experiments = new ExperimentStore(deps.store.db);
   const jobs = new JobTable();
 
-  async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
+  /** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
+  async function check(spec: StartExperimentSpec) {
     const checked = await checkExperimentSpec(spec, deps.access);
     const profile = applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []);
+    assertValidProfile(profile);
+    if (spec.kind === 'sweep')
+      for (const value of spec.vary!.values) {
+        const setting = `${spec.vary!.field}=${value}`;
+        try {
+          assertValidProfile(applySettings(profile, [setting]));
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          throw new AppError(error.code, `the sweep's ${setting}: ${error.message}`, error.details);
+        }
+      }
+    return { checked, profile };
+  }
+
+  async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
+    const { checked, profile } = await check(spec);
     const { jobId, controller } = jobs.open();
     const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
     const emit = () => deps.events.emit('experiment.progress', { ...state });
@@ -111,6 +128,15 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
 
   return {
     ...jobMethods(jobs, launch),
+    async validate(spec) {
+      try {
+        await check(spec);
+        return { problem: null };
+      } catch (error) {
+        if (error instanceof AppError && USAGE_ERROR_CODES.includes(error.code)) return { problem: error.message };
+        throw error;
+      }
+    },
     async list() {
       return experiments.list().map((row) => ({
         experimentId: row.id,

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { EventSink, ModelsService } from '../../shared/contract';
-import type { ModelEntry, ModelScan } from '../../shared/contract/models';
+import type { ModelEntry, ModelScan, QuantTypeInfo } from '../../shared/contract/models';
+import { runToCompletion } from '../core/process';
+import { parseQuantTypes } from '../models/quant-types';
 import type { ModelHashCache } from '../store/model-hashes';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
@@ -36,6 +38,7 @@ export function createModelsService(
   hashes: ModelHashCache,
 ): LocalModelsService {
   const running = new JobTable();
+  let quantTypes: Promise<QuantTypeInfo[]> | null = null;
   async function scanWithProgress(
     folders: string[] | null | undefined,
     options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void } = {},
@@ -94,6 +97,19 @@ export function createModelsService(
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
       awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
     cancel: async (jobId) => running.cancel(jobId),
+    quantTypes: () =>
+      (quantTypes ??= (async () => {
+        const binary = toolPath(await engine(), 'llama-quantize');
+        if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
+        // The build prints its types with --help (and exits 1 for it).
+        const { output } = await runToCompletion(binary, ['--help'], { timeoutMs: 10_000 });
+        const types = parseQuantTypes(output);
+        if (types.length === 0) throw new AppError(ErrorCode.Internal, `${binary} --help listed no quantization types`);
+        return types;
+      })()).catch((error: unknown) => {
+        quantTypes = null;
+        throw error;
+      }),
     dispose() {
       // llama-quantize stops on the abort and removes its partial file; nothing here waits for it.
       void running.cancelAll();

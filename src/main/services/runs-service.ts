@@ -248,6 +248,10 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     async list(limit) {
       return runs.listRunHeads(limit ?? 500).map(listItem);
     },
+    async page({ offset, limit, search }) {
+      const terms = (search ?? '').split(/\s+/).filter(Boolean);
+      return { items: runs.listRunHeads(limit, null, { offset, terms }).map(listItem), total: runs.countRuns(terms) };
+    },
     async get(runId): Promise<RunDetail> {
       const run = runs.findRun(runId);
       if (!run) throw new AppError(ErrorCode.NotFound, `No run ${runId}`);

@@ -130,5 +130,3 @@ export function renderRunExport(
     telemetry: `${JSON.stringify({ clock: 'ms since the run started (monotonic)', series: store.telemetry(run.id) })}\n`,
   };
 }
-
-/** Writes manifest.json, summary.json, requests.jsonl, requests.csv and telemetry.json for one run. */

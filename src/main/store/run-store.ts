@@ -97,6 +97,38 @@ export interface StoredRequest {
   reasoningChunkOffsetsMs?: readonly number[];
 }
 
+/**
+ * The WHERE clause of a run search: every word must appear (case-insensitively) in one of the
+ * fields a list shows: model, quantization, engine, workload, status, kind or start time.
+ */
+function runSearch(terms: string[], runId: string | null): { where: string; values: Record<string, string> } {
+  const clauses: string[] = [];
+  const values: Record<string, string> = {};
+  if (runId !== null) {
+    clauses.push('id = @runId');
+    values.runId = runId;
+  }
+  terms.slice(0, 16).forEach((term, index) => {
+    const key = `term${index}`;
+    // LIKE's own wildcards in a word are matched literally.
+    values[key] = `%${term.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+    clauses.push(
+      `(${[
+        'model_ref',
+        'workload_name',
+        'status',
+        'kind',
+        'started_at',
+        "json_extract(server_json, '$.effectiveConfig.modelFileType')",
+        "json_extract(engine_json, '$.origin')",
+      ]
+        .map((field) => `lower(coalesce(${field}, '')) LIKE @${key} ESCAPE '\\'`)
+        .join(' OR ')})`,
+    );
+  });
+  return { where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '', values };
+}
+
 /** A run as a list shows it; see `listRunHeads`. */
 export interface RunHead {
   id: string;
@@ -430,7 +462,8 @@ export class RunStore {
    * fields are read by SQLite, so no summary is parsed here, and only for the runs kept by the
    * limit (the inner query), not for every run before sorting.
    */
-  listRunHeads(limit: number, runId: string | null = null): RunHead[] {
+  listRunHeads(limit: number, runId: string | null = null, page: { offset?: number; terms?: string[] } = {}): RunHead[] {
+    const { where, values } = runSearch(page.terms ?? [], runId);
     return this.db
       .prepare(
         `SELECT id, started_at, status, status_reason, model_ref, workload_name, kind,
@@ -440,10 +473,16 @@ export class RunStore {
                 json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
                 json_extract(engine_json, '$.origin') AS engine_origin,
                 engine_json IS NOT NULL AND engine_json != 'null' AS has_engine
-         FROM (SELECT *, rowid AS inserted FROM runs ${runId === null ? '' : 'WHERE id = @runId'} ORDER BY started_at DESC, rowid DESC LIMIT @limit) AS runs
+         FROM (SELECT *, rowid AS inserted FROM runs ${where} ORDER BY started_at DESC, rowid DESC LIMIT @limit OFFSET @offset) AS runs
          ORDER BY started_at DESC, inserted DESC`,
       )
-      .all({ limit, ...(runId === null ? {} : { runId }) }) as RunHead[];
+      .all({ limit, offset: page.offset ?? 0, ...values }) as RunHead[];
+  }
+
+  /** How many runs match the search words (all runs without any). */
+  countRuns(terms: string[] = []): number {
+    const { where, values } = runSearch(terms, null);
+    return (this.db.prepare(`SELECT COUNT(*) AS count FROM runs ${where}`).get(values) as { count: number }).count;
   }
 
   listRuns(limit = 50): RunRow[] {

@@ -178,6 +178,7 @@ export class TelemetrySession {
       gpus: [...byGpu.values()],
       serverProcess: this.process?.samples.at(-1) ?? null,
       serverVramMib: lastSweep ? this.serverVramOf(lastSweep.samples, this.serverPids()) : null,
+      serverMetrics: this.scraper?.samples.at(-1) ?? null,
     };
   }
 

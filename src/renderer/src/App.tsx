@@ -2,6 +2,8 @@ import { useEffect, useMemo } from 'react';
 import type { AppEvents, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
+import { parseRoute, routeHash } from './state/route';
+import { SettingsView } from './views/SettingsView';
 import { CompareView } from './views/CompareView';
 import { ExperimentsView } from './views/ExperimentsView';
 import { HomeView } from './views/HomeView';
@@ -20,17 +22,43 @@ const NAVIGATION: { view: View; label: string }[] = [
   { view: 'runs', label: 'Runs' },
   { view: 'compare', label: 'Compare' },
   { view: 'experiments', label: 'Experiments' },
+  { view: 'settings', label: 'Settings' },
 ];
 
 export function App({ bridge }: { bridge: RpcBridge | null }) {
   const client = useMemo(() => (bridge ? createClient(bridge) : null), [bridge]);
   const view = useAppStore((state) => state.view);
+  const route = useAppStore((state) => state.route);
   const theme = useAppStore((state) => state.theme);
   const { setView, toggleTheme } = useAppStore.getState();
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
   }, [theme]);
+
+  // The URL fragment and the route follow each other: a link or a reload opens what it names, and
+  // moving around updates the address (one history entry per move, so Back works).
+  useEffect(() => {
+    const follow = () => {
+      const named = parseRoute(window.location.hash);
+      if (named && routeHash(named) !== routeHash(useAppStore.getState().route)) useAppStore.getState().navigate(named);
+    };
+    follow();
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+  useEffect(() => {
+    const hash = routeHash(route);
+    if (window.location.hash !== hash) window.location.hash = hash;
+  }, [route]);
+
+  // The saved settings (name for decisions, default profile) apply from the start, in every view.
+  useEffect(() => {
+    void client?.settings.get().then(
+      (settings) => useAppStore.getState().applySettings(settings),
+      () => undefined,
+    );
+  }, [client]);
 
   useEffect(() => {
     if (!bridge) return;
@@ -39,7 +67,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     return () => unsubscribe.forEach((stop) => stop());
   }, [bridge]);
 
-  // Alt+1…8 switch views; Alt+T toggles the theme. Keys by their position (event.code): on macOS,
+  // Alt+1…9 switch views; Alt+T toggles the theme. Keys by their position (event.code): on macOS,
   // Option+1 types "¡" and event.key never reads "1".
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
@@ -95,6 +123,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         {view === 'runs' && <RunsView client={client} />}
         {view === 'compare' && <CompareView client={client} />}
         {view === 'experiments' && <ExperimentsView client={client} />}
+        {view === 'settings' && <SettingsView client={client} />}
       </main>
     </div>
   );

@@ -19,6 +19,7 @@ export type {
   RunsService,
   ServersService,
   ServiceName,
+  SettingsService,
   WorkloadsService,
 } from './services';
 export type {
@@ -26,7 +27,10 @@ export type {
   FirstRequestSpec,
   ServerStartOptions,
   QuantConstraints,
+  QualityGate,
+  QuantObjective,
   ServerProfile,
+  SettingsChanges,
   SloSpec,
   StartExperimentSpec,
   StartRunSpec,
@@ -41,6 +45,7 @@ export type {
   RunExport,
   RunJobState,
   RunListItem,
+  SettingsInfo,
   WorkloadInfo,
   WorkloadValidation,
 } from './results';

@@ -15,7 +15,7 @@ export interface ModelEntry {
   layers: number | null;
   tokenizer: string | null;
   synthetic: boolean;
-  source: 'demo' | 'folder' | 'file';
+  source: 'demo' | 'folder' | 'file' | 'ollama';
   /** Only when asked for (hashing reads the whole file); cached by path, size and mtime. */
   sha256?: string;
 }
@@ -24,4 +24,13 @@ export interface ModelScan {
   models: ModelEntry[];
   /** Folders that could not be read, with the reason. */
   problems: string[];
+}
+
+/** A type the engine's llama-quantize can make. */
+export interface QuantTypeInfo {
+  type: string;
+  /** llama-quantize's own note: size and perplexity change on its reference model, or bits per weight. */
+  description: string;
+  /** Made only with an importance matrix, which Infer Lab does not compute yet. */
+  needsImportanceMatrix: boolean;
 }

@@ -123,3 +123,20 @@ export interface FirstRequestResult {
   finishReason: string | null;
   outputText: string;
 }
+
+/** What the Settings view shows: where things are (read-only) and what it can change. */
+export interface SettingsInfo {
+  dataDir: string;
+  configFile: string;
+  databasePath: string;
+  /** The folders this interface may read models from; they change only in the config file (roots.models). */
+  modelFolders: string[];
+  workloadFolders: string[];
+  engine: { serverPath: string; backend: string | null; version: string | null; origin: string } | null;
+  /** Why no engine was found, when none was. */
+  engineProblem: string | null;
+  decisionName: string;
+  defaultProfile: string;
+  telemetryIntervalMs: number;
+  telemetryIntervalRangeMs: { min: number; max: number };
+}

@@ -99,7 +99,12 @@ export interface RunSummary {
     total_tokens_per_s: number | null;
     output_tokens_total: number;
   };
-  goodput: { slo: SloSpec | null; requests_per_s: number | null; fraction: number | null };
+  /**
+   * Good requests: succeeded, passed the workload's acceptance checks and met every SLO given.
+   * `within_slo_fraction` leaves acceptance out, so a low fraction can be traced to latency or to
+   * acceptance (absent from runs stored before it existed).
+   */
+  goodput: { slo: SloSpec | null; requests_per_s: number | null; fraction: number | null; within_slo_fraction?: number | null };
   accepted_rate: number | null;
   groups: Record<string, GroupSummary>;
   /**

@@ -11,12 +11,13 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { ExperimentResult } from './experiments';
-import type { ModelScan } from './models';
+import type { ModelScan, QuantTypeInfo } from './models';
 import type {
   DecisionRecord,
   ExperimentListItem,
   FirstRequestResult,
   RunDetail,
+  SettingsInfo,
   RunExport,
   RunListItem,
   WorkloadInfo,
@@ -34,6 +35,7 @@ import {
   ScanOptionsSchema,
   ServerStartOptionsSchema,
   ServerProfileSchema,
+  SettingsChangesSchema,
   StartExperimentSpecSchema,
   StartRunSpecSchema,
 } from './specs';
@@ -70,6 +72,18 @@ export const SERVICE_CONTRACT = {
   doctor: {
     report: method('What this machine has: engine, GPUs, database, folders.', [], returns<DoctorReport>()),
   },
+  settings: {
+    get: method(
+      'Where the data, config, database, model folders and engine are, and the settings the UI can change.',
+      [],
+      returns<SettingsInfo>(),
+    ),
+    update: method(
+      'Saves the name decisions are recorded under, the default profile and the telemetry interval to the config file.',
+      [arg('changes', SettingsChangesSchema)],
+      returns<SettingsInfo>(),
+    ),
+  },
   demo: {
     firstRequest: method(
       'The smallest real measurement: starts a server on the model, streams one completion, stores it as a run, stops the server.',
@@ -97,6 +111,11 @@ export const SERVICE_CONTRACT = {
       JobStarted,
     ),
     cancel: method('Stops a quantization: llama-quantize is killed and its partial file removed.', [arg('jobId', Name)], Type.Void()),
+    quantTypes: method(
+      "The types the engine's llama-quantize can make, in its order, with its own notes; those needing an importance matrix are marked.",
+      [],
+      returns<QuantTypeInfo[]>(),
+    ),
   },
   servers: {
     list: method('Every server this app started, as snapshots.', [], returns<ServerSnapshot[]>()),
@@ -147,6 +166,23 @@ export const SERVICE_CONTRACT = {
       [optional('limit', Type.Integer({ minimum: 1, maximum: 100_000 }))],
       returns<RunListItem[]>(),
     ),
+    page: method(
+      'One page of stored runs, newest first, with how many match: every word of search must appear in the model, quantization, engine, workload, status, kind or start time.',
+      [
+        arg(
+          'query',
+          Type.Object(
+            {
+              offset: Type.Integer({ minimum: 0, maximum: 10_000_000 }),
+              limit: Type.Integer({ minimum: 1, maximum: 1000 }),
+              search: Type.Optional(Type.String({ maxLength: 500 })),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      ],
+      returns<{ items: RunListItem[]; total: number }>(),
+    ),
     get: method('One stored run: summary, manifest, telemetry and request marks.', [arg('runId', Name)], returns<RunDetail>()),
     remove: method('Deletes a stored run; false when there is none.', [arg('runId', Name)], Type.Boolean()),
     exportRun: method(
@@ -165,6 +201,11 @@ export const SERVICE_CONTRACT = {
       'Starts an experiment; progress arrives as experiment.progress events.',
       [arg('spec', StartExperimentSpecSchema)],
       JobStarted,
+    ),
+    validate: method(
+      'The first problem start would refuse the spec for (a field, a combination, a setting, a path outside the roots), or null; nothing is started.',
+      [arg('spec', StartExperimentSpecSchema)],
+      Type.Object({ problem: Nullable(Type.String()) }),
     ),
     cancel: method(
       'Stops an experiment after its current request; it is stored as interrupted, its finished windows kept.',
@@ -211,6 +252,7 @@ type ServiceOf<D> = {
 /** Every service the UI and the CLI call, typed from the contract. */
 export type AppServices = { [S in ServiceName]: ServiceOf<Contract[S]> };
 export type DoctorService = AppServices['doctor'];
+export type SettingsService = AppServices['settings'];
 export type EngineService = AppServices['engine'];
 export type DemoService = AppServices['demo'];
 export type ModelsService = AppServices['models'];

@@ -135,6 +135,16 @@ export const StartExperimentSpecSchema = Type.Object(
 );
 export type StartExperimentSpec = Static<typeof StartExperimentSpecSchema>;
 
+export const SettingsChangesSchema = Type.Object(
+  {
+    decisionName: Type.Optional(Type.String({ maxLength: 80 })),
+    defaultProfile: Type.Optional(Name),
+    telemetryIntervalMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 10_000 })),
+  },
+  { ...Strict, description: 'What the Settings view may change; folders and engine paths change only in the config file.' },
+);
+export type SettingsChanges = Static<typeof SettingsChangesSchema>;
+
 export const ScanOptionsSchema = Type.Object({ hash: Type.Optional(Type.Boolean()) }, Strict);
 
 export const EngineSetupOptionsSchema = Type.Object(

@@ -133,4 +133,6 @@ export interface TelemetryTick {
   gpus: GpuSample[];
   serverProcess: ProcessSample | null;
   serverVramMib: number | null;
+  /** The server's newest /metrics reading (scraped once a second), when it has /metrics. */
+  serverMetrics?: ServerMetricsSample | null;
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 
-export type ViewLabel = 'Home' | 'Models' | 'Server' | 'Workloads' | 'Run' | 'Runs' | 'Compare' | 'Experiments';
+export type ViewLabel = 'Home' | 'Models' | 'Server' | 'Workloads' | 'Run' | 'Runs' | 'Compare' | 'Experiments' | 'Settings';
 
 /** The app shell: navigation, theme and screenshots. Every page object starts here. */
 export class AppShell {
@@ -12,6 +12,17 @@ export class AppShell {
 
   async open(view: ViewLabel): Promise<void> {
     await this.page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view, exact: true }).click();
+  }
+
+  /** Loads the app afresh at a route (`#/runs/ID`), as a bookmark or a pasted link would. */
+  async visit(hash: string): Promise<void> {
+    await this.page.goto(`${new URL(this.page.url()).origin}/${hash}`);
+    await this.page.reload();
+  }
+
+  /** The route the address bar shows. */
+  async hash(): Promise<string> {
+    return this.page.evaluate(() => decodeURIComponent(window.location.hash));
   }
 
   async toggleTheme(): Promise<void> {

@@ -25,7 +25,42 @@ export class ExperimentsPage {
 
   async compareDemoQuantizations(): Promise<void> {
     await this.app.page.getByRole('button', { name: 'Compare the demo quantizations' }).click();
-    await this.result.waitFor({ timeout: 120_000 });
+    // Three fresh servers, 6 windows of 32 requests each, a KLD pass: about 100 s on two cores.
+    await this.result.waitFor({ timeout: 270_000 });
+  }
+
+  get form(): Locator {
+    return this.app.page.getByRole('form', { name: 'experiment options' });
+  }
+
+  /** What the form's check says: "Ready to start." or the problem that blocks starting. */
+  get problem(): Locator {
+    return this.app.page.getByTestId('experiment-problem');
+  }
+
+  async openForm(): Promise<void> {
+    if (!(await this.form.isVisible())) await this.app.page.getByText('New experiment: any model').click();
+    await this.form.waitFor();
+  }
+
+  async fill(label: string, value: string): Promise<void> {
+    await this.form.getByLabel(label, { exact: true }).fill(value);
+  }
+
+  async choose(option: string | RegExp): Promise<void> {
+    await this.form.getByRole('radio', { name: option }).check();
+  }
+
+  async select(label: string, option: string): Promise<void> {
+    await this.form.getByLabel(label, { exact: true }).selectOption(option);
+  }
+
+  /** Starts the experiment the form describes and waits for its result. */
+  async startAndFinish(): Promise<void> {
+    await this.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await this.form.getByRole('button', { name: 'Start experiment' }).click();
+    await this.app.page.getByTestId('experiment-phase').filter({ hasText: 'finished' }).waitFor({ timeout: 240_000 });
+    await this.result.waitFor();
   }
 
   async decide(reason: string, by: string): Promise<void> {

@@ -12,6 +12,16 @@ export class HomePage {
     await this.app.page.locator('tr[data-check="engine"][data-status="ok"]').waitFor({ timeout: 30_000 });
   }
 
+  /** Runs engine setup for a backend from the Home view and waits for it to end. */
+  async setUp(backend: string): Promise<string> {
+    const card = this.app.page.getByTestId('setup');
+    await card.getByLabel('setup backend').selectOption(backend);
+    await card.getByRole('button', { name: 'Set up' }).click();
+    const progress = this.app.page.getByTestId('setup-progress');
+    await progress.filter({ hasText: /Ready\.|failed|Cancelled/ }).waitFor({ timeout: 120_000 });
+    return (await progress.textContent()) ?? '';
+  }
+
   async runDemo(): Promise<void> {
     await this.app.page.getByRole('button', { name: 'Run the demo' }).click();
   }

@@ -1,3 +1,4 @@
+import type { Locator } from 'playwright-core';
 import type { AppShell } from './app';
 
 export class ModelsPage {
@@ -7,8 +8,21 @@ export class ModelsPage {
     await this.app.open('Models');
   }
 
+  row(file: string): Locator {
+    return this.app.page.locator('tr[data-valid="true"]').filter({ hasText: file }).first();
+  }
+
   /** Waits for a valid model row whose file name contains `file`. */
   async validModel(file: string): Promise<void> {
-    await this.app.page.locator('tr[data-valid="true"]').filter({ hasText: file }).first().waitFor({ timeout: 20_000 });
+    await this.row(file).waitFor({ timeout: 20_000 });
+  }
+
+  /** One of a model's actions: Serve, Run, Quantize to …, Compare quantizations. */
+  async action(file: string, action: string | RegExp): Promise<void> {
+    await this.row(file).getByRole('button', { name: action }).click();
+  }
+
+  get quantType(): Locator {
+    return this.app.page.getByLabel('quantization type');
   }
 }

@@ -16,16 +16,28 @@ export class RunsPage {
     await this.rows.nth(index).getByRole('checkbox').check();
   }
 
-  /** Exports one run and resolves with the names of the files it downloads. */
-  async exportRun(index: number, files: number): Promise<string[]> {
-    const names: string[] = [];
-    const onDownload = (download: Download) => names.push(download.suggestedFilename());
-    this.app.page.on('download', onDownload);
+  /** Exports one run; resolves with the one file offered and where the browser saved it. */
+  async exportRun(index: number): Promise<{ name: string; file: string }> {
+    const download = this.app.page.waitForEvent('download');
     await this.rows.nth(index).getByRole('button', { name: 'Export' }).click();
-    const deadline = Date.now() + 10_000;
-    while (names.length < files && Date.now() < deadline) await this.app.page.waitForTimeout(100);
-    this.app.page.off('download', onDownload);
-    return names;
+    const done: Download = await download;
+    return { name: done.suggestedFilename(), file: (await done.path())! };
+  }
+
+  get filter(): Locator {
+    return this.app.page.getByPlaceholder(/model, quantization, workload/);
+  }
+
+  get pages(): Locator {
+    return this.app.page.getByTestId('runs-pages');
+  }
+
+  get detail(): Locator {
+    return this.app.page.getByTestId('run-detail');
+  }
+
+  async older(): Promise<void> {
+    await this.pages.getByRole('button', { name: 'Older' }).click();
   }
 
   async compareSelected(count: number): Promise<void> {

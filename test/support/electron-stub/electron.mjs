@@ -54,5 +54,15 @@ export const session = {
   },
 };
 
-export const dialog = { showErrorBox: (title, message) => recorded.errors.push(`${title}: ${message}`) };
-export default { app, BrowserWindow, session, dialog };
+export const ipcMain = { handlers: new Map(), handle: (channel, handler) => ipcMain.handlers.set(channel, handler) };
+
+// The person's choice in the native file dialog, played by the test.
+export const dialog = {
+  showErrorBox: (title, message) => recorded.errors.push(`${title}: ${message}`),
+  showOpenDialog: async (...args) => {
+    recorded.dialogOptions = args.at(-1);
+    const file = process.env.ELECTRON_STUB_CHOSEN_FILE;
+    return file ? { canceled: false, filePaths: [file] } : { canceled: true, filePaths: [] };
+  },
+};
+export default { app, BrowserWindow, session, dialog, ipcMain };

@@ -54,6 +54,7 @@ export const appCommand: CommandHandler = async () => {
   if (!electron) return 1;
   // Electron starts the package's "main" (out/main/index.js), built at install and rebuilt only when sources changed.
   builtAppFile('main');
+  builtAppFile('preload');
   // The window's service runs on this Node (the one better-sqlite3 was built for), not inside Electron.
   const child = spawn(electron, [root], { cwd: root, stdio: 'inherit', env: { ...process.env, INFERLAB_NODE: process.execPath } });
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));

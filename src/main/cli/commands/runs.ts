@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { runExportFiles } from '../../../shared/run-export-files';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
@@ -80,15 +81,9 @@ export const exportCommand: CommandHandler = async (args) => {
     const rendered = await container.services.runs.exportRun(positionals[0]!);
     const outDir = path.resolve(values.out);
     fs.mkdirSync(outDir, { recursive: true });
-    const files: [string, string][] = [
-      ['manifest.json', rendered.manifest],
-      ['summary.json', rendered.summary],
-      ['requests.jsonl', rendered.requestsJsonl],
-      ['requests.csv', rendered.requestsCsv],
-      ['telemetry.json', rendered.telemetry],
-    ];
-    for (const [name, content] of files) fs.writeFileSync(path.join(outDir, name), content);
-    process.stdout.write(`${files.map(([name]) => path.join(outDir, name)).join('\n')}\n`);
+    const files = runExportFiles(rendered);
+    for (const { name, content } of files) fs.writeFileSync(path.join(outDir, name), content);
+    process.stdout.write(`${files.map(({ name }) => path.join(outDir, name)).join('\n')}\n`);
     return 0;
   } finally {
     await container.dispose();

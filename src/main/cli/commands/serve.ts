@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
@@ -7,6 +8,24 @@ import { createServices } from '../../services';
 import { parseOptions, type CommandHandler } from '../args';
 import { builtAppFile } from '../built-app';
 import { SERVE_USAGE as USAGE } from '../usage';
+import { answerGrants } from '../../window-grants';
+
+function rememberedPort(file: string): number[] {
+  try {
+    const port = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isInteger(port) && port >= 1024 && port <= 65535 ? [port] : [];
+  } catch {
+    return [];
+  }
+}
+
+function rememberPort(file: string, port: number): void {
+  try {
+    fs.writeFileSync(file, `${port}\n`, { mode: 0o600 });
+  } catch {
+    // Only a convenience: the next launch takes a new port.
+  }
+}
 
 export const serveCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(
@@ -29,19 +48,29 @@ export const serveCommand: CommandHandler = async (args, signal) => {
     throw new AppError(ErrorCode.Usage, `--port must be 0-65535, got "${values.port}"\n\nUsage: ${USAGE}`);
   const rendererDir = path.dirname(builtAppFile('renderer'));
   const container = await createServices({ dbPath: values.db });
+  // The window comes back on the port it had last time when that port is free: the page keeps
+  // its theme and selections per origin, and a new port would be a new origin.
+  const windowPortFile = path.join(userDataDir(), 'window-port');
+  const ports = forWindow && values.port === undefined ? [...rememberedPort(windowPortFile), 0] : [port];
   let server;
-  try {
-    server = await startHeadlessServer({
-      container,
-      rendererDir,
-      host,
-      port,
-      ...(forWindow ? { token: windowToken } : { tokenFile: path.join(userDataDir(), 'serve-token') }),
-    });
-  } catch (error) {
-    await container.dispose();
-    throw new AppError(ErrorCode.InvalidInput, `Cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  for (const [index, candidate] of ports.entries()) {
+    try {
+      server = await startHeadlessServer({
+        container,
+        rendererDir,
+        host,
+        port: candidate,
+        ...(forWindow ? { token: windowToken } : { tokenFile: path.join(userDataDir(), 'serve-token') }),
+      });
+      break;
+    } catch (error) {
+      if (index < ports.length - 1) continue;
+      await container.dispose();
+      throw new AppError(ErrorCode.InvalidInput, `Cannot listen on ${host}:${candidate}: ${(error as Error).message}`);
+    }
   }
+  if (!server) throw new AppError(ErrorCode.Internal, 'no port to listen on');
+  if (forWindow && values.port === undefined) rememberPort(windowPortFile, server.port);
   // A fault in one request must not take down the service and the servers it manages: log it
   // and keep serving. Shutting down stays with the signal handlers.
   const onFault = (kind: string) => (error: unknown) =>
@@ -59,10 +88,8 @@ export const serveCommand: CommandHandler = async (args, signal) => {
     await new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
       signal.addEventListener('abort', () => resolve(), { once: true });
-      if (forWindow) {
-        process.stdin.once('end', () => resolve()).once('close', () => resolve());
-        process.stdin.resume();
-      }
+      // The app's end of stdin also carries the files chosen in its file dialog.
+      if (forWindow) void answerGrants(process.stdin, container.access.paths, (line) => process.stdout.write(line)).then(resolve);
     });
     await server.close();
     await container.dispose();

@@ -3,6 +3,7 @@ import { LineChart, ScatterChart } from 'echarts/charts';
 import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
 import { init, use, type EChartsCoreOption, type EChartsType } from 'echarts/core';
 import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
+import { useAppStore } from '../state/store';
 
 use([
   LineChart,
@@ -39,7 +40,8 @@ function download(href: string, fileName: string): void {
 export function Chart({ option, height = 260, label }: { option: EChartsCoreOption; height?: number; label: string }) {
   const element = useRef<HTMLDivElement>(null);
   const chart = useRef<EChartsType | null>(null);
-  const dark = document.documentElement.dataset.theme === 'dark';
+  // From the store, not the document: the document's theme attribute is set by an effect that runs after this render.
+  const dark = useAppStore((state) => state.theme) === 'dark';
 
   useEffect(() => {
     if (!element.current) return;
@@ -59,7 +61,7 @@ export function Chart({ option, height = 260, label }: { option: EChartsCoreOpti
 
   const name = label.replace(/\W+/g, '-');
   return (
-    <figure className="chart">
+    <figure className="chart" data-chart-theme={dark ? 'dark' : 'light'}>
       <div ref={element} role="img" aria-label={label} style={{ width: '100%', height }} />
       <figcaption className="chart-export">
         <button

@@ -1,12 +1,14 @@
 import { create } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
-import type { AppEvents, EventName, ExperimentJobState, JobProgress, RunJobState } from '../../../shared/contract';
+import type { AppEvents, EventName, ExperimentJobState, JobProgress, RunJobState, SettingsInfo } from '../../../shared/contract';
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
 import { startingRunJob } from '../../../shared/run-job';
 
-export type View = 'home' | 'models' | 'server' | 'workloads' | 'run' | 'runs' | 'compare' | 'experiments';
+import { routeOf, type Route, type View } from './route';
+
+export type { View } from './route';
 
 /** One hour at 4 Hz: the live timeline keeps at most this many points, oldest dropped. */
 export const TELEMETRY_CAPACITY = 4 * 3600;
@@ -20,9 +22,16 @@ export interface LiveRun {
 
 interface UiSlice {
   view: View;
+  /** The view with what it shows (a run, an experiment, a preset); mirrored in the URL fragment. */
+  route: Route;
+  navigate(route: Route): void;
   /** The name decisions are recorded under. */
   decidedBy: string;
   setDecidedBy(name: string): void;
+  /** The profile the forms start with (Settings). */
+  defaultProfile: string;
+  /** Takes the saved settings: the name for decisions (unless one was typed here) and the default profile. */
+  applySettings(settings: Pick<SettingsInfo, 'decisionName' | 'defaultProfile'>): void;
   theme: 'light' | 'dark';
   compareSelection: string[];
   setView(view: View): void;
@@ -67,6 +76,7 @@ const persistence = {
   }),
   partialize: (state: AppState) => ({
     view: state.view,
+    route: state.route,
     theme: state.theme,
     compareSelection: state.compareSelection,
     decidedBy: state.decidedBy,
@@ -79,11 +89,16 @@ export const useAppStore = create<AppState>()(
     (set, get, api) => ({
       ...createDoctorSlice(set, get, api),
       view: 'home',
+      route: routeOf('home'),
+      navigate: (route) => set({ route, view: route.view }),
       decidedBy: '',
       setDecidedBy: (decidedBy) => set({ decidedBy }),
+      defaultProfile: 'default',
+      applySettings: (settings) =>
+        set((current) => ({ decidedBy: settings.decisionName || current.decidedBy, defaultProfile: settings.defaultProfile })),
       theme: initialTheme(),
       compareSelection: [],
-      setView: (view) => set({ view }),
+      setView: (view) => set({ view, route: routeOf(view) }),
       toggleTheme: () => set((state) => ({ theme: state.theme === 'dark' ? 'light' : 'dark' })),
       setCompareSelection: (ids) => set({ compareSelection: ids }),
       live: { job: null, ttft: [], telemetry: [] },

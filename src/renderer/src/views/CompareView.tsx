@@ -16,6 +16,12 @@ const CDF_NOTE = 'CDFs are drawn from up to 1,000 evenly spaced quantiles per ru
 
 export function CompareView({ client }: { client: AppServices }) {
   const selection = useAppStore((state) => state.compareSelection);
+  const linkedIds = useAppStore((state) => (state.route.view === 'compare' ? (state.route.params.ids ?? null) : null));
+  // #/compare?ids=A,B names the runs: a link or a reload compares the same ones.
+  useEffect(() => {
+    const ids = linkedIds?.split(',').filter(Boolean) ?? null;
+    if (ids && ids.join(',') !== useAppStore.getState().compareSelection.join(',')) useAppStore.getState().setCompareSelection(ids);
+  }, [linkedIds]);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const { error, run } = useAction();
   const [metric, setMetric] = useState<'ttftMs' | 'tpotMs' | 'e2eMs'>('ttftMs');

@@ -9,20 +9,14 @@ import { useAppStore } from '../state/store';
 import { downloadFile } from '../components/download';
 import { Chart } from '../components/Chart';
 import { quantTradeoffOption } from './quant-tradeoff';
+import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
+import { routeOf } from '../state/route';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
   model: 'demo:f16',
   quants: ['f16', 'q8_0', 'q4_k_m'],
   workload: 'chat-short',
-  repeats: EXPERIMENT_DEFAULTS.repeats,
-  requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
-};
-const WARMCOLD_DEMO: StartExperimentSpec = {
-  kind: 'warmcold',
-  model: 'demo:q8_0',
-  quants: [],
-  workload: 'prefix-share',
   repeats: EXPERIMENT_DEFAULTS.repeats,
   requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
 };
@@ -34,6 +28,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const setDecidedBy = useAppStore((state) => state.setDecidedBy);
   const { error, run } = useAction();
   const quant = result.kind === 'quant';
+  const sweep = result.kind === 'sweep';
   const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
   return (
     <div className="card" data-testid="experiment-result">
@@ -91,6 +86,13 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
             <th>Output tok/s</th>
             <th>Accepted</th>
             <th>Cache evidence</th>
+            {sweep && (
+              <>
+                <th>Goodput</th>
+                <th title="Good: succeeded, passed acceptance and met every SLO">Good requests</th>
+                <th>Pareto</th>
+              </>
+            )}
             {quant && (
               <>
                 <th>File</th>
@@ -131,6 +133,15 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                   </>
                 )}
               </td>
+              {sweep && (
+                <>
+                  <td>{num(condition.goodput_requests_per_s ?? null, 'req/s', 2)}</td>
+                  <td className={condition.meets_slo === false ? 'error' : undefined}>
+                    {condition.meets_slo == null ? '— (no SLO)' : pct(condition.goodput_fraction ?? null)}
+                  </td>
+                  <td>{condition.pareto ? 'yes' : 'no'}</td>
+                </>
+              )}
               {quant && (
                 <>
                   <td>{bytes(condition.file_bytes ?? null)}</td>
@@ -234,10 +245,27 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   );
 }
 
+const KINDS = ['quant', 'warmcold', 'sweep'] as const;
+
 export function ExperimentsView({ client }: { client: AppServices }) {
-  const [list, setList] = useState<ExperimentListItem[]>([]);
+  const [list, setList] = useState<ExperimentListItem[] | null>(null);
   const [decisions, setDecisions] = useState<DecisionRecord[]>([]);
   const [selected, setSelected] = useState<ExperimentResult | null>(null);
+  const route = useAppStore((state) => state.route);
+  const navigate = useAppStore((state) => state.navigate);
+  const defaultProfile = useAppStore((state) => state.defaultProfile);
+  const decidedBy = useAppStore((state) => state.decidedBy);
+  // #/experiments?new=quant&model=M (a model's "Compare quantizations") opens the form on that model.
+  const preset = useMemo(() => {
+    const kind = KINDS.find((entry) => entry === route.params.new) ?? 'quant';
+    const form = initialExperimentForm(kind, route.params.model ?? (kind === 'quant' ? 'demo:f16' : 'demo:q8_0'));
+    return { ...form, profileName: defaultProfile };
+  }, [route.params.new, route.params.model, defaultProfile]);
+  // #/experiments/ID shows that experiment.
+  useEffect(() => {
+    if (route.id && route.id !== selected?.experiment_id) void run(() => client.experiments.get(route.id!), setSelected);
+    if (!route.id) setSelected(null);
+  }, [client, route.id]);
   const [jobId, setJobId] = useState<string | null>(null);
   const job = useAppStore((state) => (jobId ? (state.experimentJobs[jobId] ?? null) : null));
   const { error, run } = useAction();
@@ -250,6 +278,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
   useEffect(() => {
     if (job?.phase === 'finished' && job.result) {
       setSelected(job.result);
+      navigate(routeOf('experiments', job.result.experiment_id));
       load();
     }
   }, [job?.phase]);
@@ -275,20 +304,21 @@ export function ExperimentsView({ client }: { client: AppServices }) {
         <button type="button" className="primary" disabled={running} onClick={() => start(QUANT_DEMO)}>
           Compare the demo quantizations
         </button>
-        <button type="button" disabled={running} onClick={() => start(WARMCOLD_DEMO)}>
-          Warm against cold on prefix-share
-        </button>
         {running && job && (
           <button type="button" onClick={() => void run(() => client.experiments.cancel(job.jobId))}>
             Cancel
           </button>
         )}
       </div>
+      <details open={Boolean(route.params.new)}>
+        <summary>New experiment: any model, workload, design and gates</summary>
+        <ExperimentForm client={client} initial={preset} running={running} onStart={start} />
+      </details>
       <p>
         <small>
-          Each condition runs in {EXPERIMENT_DEFAULTS.repeats} windows of {EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order;
-          quantizations each get a fresh server; cold and warm are proven request by request with the server's own cached-token counts.
-          Custom experiments: <code>inferlab experiment quant|warmcold|sweep</code>.
+          Each condition runs in windows of requests in rotated order (default {EXPERIMENT_DEFAULTS.repeats} ×{' '}
+          {EXPERIMENT_DEFAULTS.requestsPerWindow}); quantizations each get a fresh server; cold and warm are proven request by request with
+          the server's own cached-token counts.
         </small>
       </p>
       {job && (
@@ -303,10 +333,14 @@ export function ExperimentsView({ client }: { client: AppServices }) {
       <ErrorBox error={error} />
       {selected && <ResultView result={selected} client={client} onDecided={load} />}
       <h2>Experiments</h2>
-      {list.length === 0 ? (
+      {list === null ? (
+        <p className="skeleton" aria-busy="true">
+          Loading experiments…
+        </p>
+      ) : list.length === 0 ? (
         <p className="empty">No experiments yet: start one above.</p>
       ) : (
-        <table>
+        <table data-testid="experiments-table">
           <thead>
             <tr>
               <th>Started</th>
@@ -319,11 +353,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
             {list.map((item) => (
               <tr key={item.experimentId}>
                 <td>
-                  <button
-                    type="button"
-                    className="link"
-                    onClick={() => void run(() => client.experiments.get(item.experimentId), setSelected)}
-                  >
+                  <button type="button" className="link" onClick={() => navigate(routeOf('experiments', item.experimentId))}>
                     {when(item.createdAt)}
                   </button>
                 </td>
@@ -338,6 +368,12 @@ export function ExperimentsView({ client }: { client: AppServices }) {
         </table>
       )}
       <h2>Decisions</h2>
+      <p data-testid="decision-name">
+        <small>
+          New decisions are recorded as <strong>{decidedBy.trim() || 'unnamed'}</strong>
+          {decidedBy.trim() ? '' : ': give your name in Settings'}.
+        </small>
+      </p>
       {decisions.length === 0 ? (
         <p className="empty">No decisions recorded. Open an experiment, pick a condition and give the reason.</p>
       ) : (

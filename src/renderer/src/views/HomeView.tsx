@@ -3,6 +3,7 @@ import type { AppServices } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAppStore } from '../state/store';
 import { useAction } from '../hooks/use-action';
+import { SetupCard } from './SetupCard';
 
 const STATUS_TEXT = { ok: 'OK', missing: 'Missing', warning: 'Warning' } as const;
 
@@ -50,7 +51,7 @@ export function HomeView({ client }: { client: AppServices }) {
         <h2>First run</h2>
         {report && (!engineOk || !demoOk) ? (
           <p>
-            Finish setup first: run <code>./bin/inferlab setup</code> in the project folder, then check again.
+            Finish setup first: <strong>Set up</strong> below (or <code>./bin/inferlab setup</code> in the project folder).
           </p>
         ) : (
           <p>
@@ -63,6 +64,7 @@ export function HomeView({ client }: { client: AppServices }) {
         </button>
         <ErrorBox error={startError} />
       </div>
+      <SetupCard client={client} onDone={refresh} />
       <div className="toolbar">
         <h2>System check</h2>
         <button type="button" onClick={refresh} disabled={loading}>

@@ -1,21 +1,35 @@
 import { useEffect, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import type { ModelScan } from '../../../shared/contract/models';
+import type { ModelEntry, ModelScan, QuantTypeInfo } from '../../../shared/contract/models';
+import { forgetModelLibrary } from '../components/ModelField';
+import { RowsSkeleton } from '../components/Skeleton';
+import { routeOf } from '../state/route';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
 import { DEFAULT_QUANT_TYPE, OFFERED_QUANT_TYPES } from '../../../shared/quant-types';
 
+/** llama-quantize makes good quantizations only from 16- and 32-bit weights; requantizing loses quality twice. */
+const quantizable = (model: ModelEntry) => ['F16', 'BF16', 'F32'].includes(model.quantization ?? '');
+
 export function ModelsView({ client }: { client: AppServices }) {
   const [scan, setScan] = useState<ModelScan | null>(null);
   const [folder, setFolder] = useState('');
   const { error, run } = useAction();
   const [quantType, setQuantType] = useState<string>(DEFAULT_QUANT_TYPE);
+  // The engine's own list; the common types stand in until it answers (or when there is no engine yet).
+  const [quantTypes, setQuantTypes] = useState<QuantTypeInfo[]>(() =>
+    OFFERED_QUANT_TYPES.map((type) => ({ type, description: '', needsImportanceMatrix: false })),
+  );
+  useEffect(() => void client.models.quantTypes().then(setQuantTypes, () => undefined), [client]);
   const [quantizing, setQuantizing] = useState<{ source: string; type: string; jobId: string | null } | null>(null);
   const progress = useAppStore((state) => (quantizing?.jobId ? state.jobs[quantizing.jobId] : undefined)) ?? null;
 
+  const navigate = useAppStore((state) => state.navigate);
   const load = (folders?: string[]) => {
+    setScan(null);
+    forgetModelLibrary(client);
     void run(() => client.models.scan(folders), setScan);
   };
   useEffect(() => load(), [client]);
@@ -56,8 +70,17 @@ export function ModelsView({ client }: { client: AppServices }) {
         <label>
           Quantize to{' '}
           <select aria-label="quantization type" value={quantType} onChange={(event) => setQuantType(event.target.value)}>
-            {OFFERED_QUANT_TYPES.map((type) => (
-              <option key={type}>{type}</option>
+            {quantTypes.map((entry) => (
+              <option
+                key={entry.type}
+                value={entry.type}
+                disabled={entry.needsImportanceMatrix}
+                title={entry.needsImportanceMatrix ? 'needs an importance matrix, which Infer Lab does not compute' : entry.description}
+              >
+                {entry.type}
+                {entry.description && ` — ${entry.description}`}
+                {entry.needsImportanceMatrix && ' (needs an importance matrix)'}
+              </option>
             ))}
           </select>
         </label>
@@ -71,8 +94,16 @@ export function ModelsView({ client }: { client: AppServices }) {
       {quantizing && (
         <div className="card" aria-live="polite">
           Quantizing {quantizing.source} to {quantizing.type}:{' '}
-          {progress ? `${progress.label} ${progress.done}/${progress.total ?? '?'} tensors` : 'starting'}
-          {progress?.total ? <progress max={progress.total} value={progress.done} /> : null}
+          {!progress
+            ? 'starting'
+            : progress.finished
+              ? progress.error
+                ? 'failed'
+                : progress.label === 'cancelled'
+                  ? 'cancelled (the partial file was removed)'
+                  : 'done: the new file is in the list below'
+              : `${progress.label} ${progress.done}/${progress.total ?? '?'} tensors`}
+          {progress?.total && !progress.finished ? <progress max={progress.total} value={progress.done} /> : null}
           {quantizing.jobId && !progress?.finished && (
             <button type="button" onClick={() => void run(() => client.models.cancel(quantizing.jobId!))}>
               Cancel
@@ -81,6 +112,7 @@ export function ModelsView({ client }: { client: AppServices }) {
           {progress?.error && <ErrorBox error={new Error(progress.error.message)} />}
         </div>
       )}
+      {!scan && !error && <RowsSkeleton label="Scanning the model folders…" />}
       {scan && scan.models.length === 0 && (
         <p className="empty">
           No GGUF models found. Put models in ~/models or scan a folder; the demo models come from <code>./bin/inferlab setup</code>.
@@ -123,11 +155,26 @@ export function ModelsView({ client }: { client: AppServices }) {
                     </span>
                   )}
                 </td>
-                <td>
-                  {model.valid && ['F16', 'BF16', 'F32'].includes(model.quantization ?? '') && (
-                    <button type="button" onClick={() => quantize(model.path)}>
-                      Quantize to {quantType}
-                    </button>
+                <td className="model-actions">
+                  {model.valid && (
+                    <>
+                      <button type="button" onClick={() => navigate(routeOf('server', null, { model: model.path }))}>
+                        Serve
+                      </button>
+                      <button type="button" onClick={() => navigate(routeOf('run', null, { model: model.path }))}>
+                        Run
+                      </button>
+                      {quantizable(model) && (
+                        <>
+                          <button type="button" onClick={() => quantize(model.path)}>
+                            Quantize to {quantType}
+                          </button>
+                          <button type="button" onClick={() => navigate(routeOf('experiments', null, { new: 'quant', model: model.path }))}>
+                            Compare quantizations
+                          </button>
+                        </>
+                      )}
+                    </>
                   )}
                 </td>
               </tr>

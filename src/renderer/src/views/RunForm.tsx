@@ -1,5 +1,7 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useServiceCheck } from '../hooks/use-service-check';
 import type { AppServices, RunListItem, ServerProfile, StartRunSpec, WorkloadInfo } from '../../../shared/contract';
+import { ModelField } from '../components/ModelField';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
 interface RunFormState {
@@ -113,11 +115,14 @@ export function RunForm({
   onCancel: () => void;
 }) {
   const [form, setForm] = useState<RunFormState>(() => initialRunForm(initial));
+  // A model's "Run" action hands a new starting point; it replaces what was typed.
+  useEffect(() => setForm(initialRunForm(initial)), [initial]);
   const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
   const [profiles, setProfiles] = useState<ServerProfile[]>([]);
   const [runs, setRuns] = useState<RunListItem[]>([]);
-  const [problem, setProblem] = useState<string | null>(null);
   const spec = useMemo(() => specFromForm(form), [form]);
+  const check = useCallback((candidate: StartRunSpec) => client.runs.validate(candidate), [client]);
+  const problem = useServiceCheck(check, spec);
   const set = <K extends keyof RunFormState>(key: K, value: RunFormState[K]) => setForm((current) => ({ ...current, [key]: value }));
   const text = (key: keyof RunFormState) => ({
     value: String(form[key]),
@@ -130,17 +135,6 @@ export function RunForm({
   }, [client]);
   // A run that just finished can be the next one's reference.
   useEffect(() => void client.runs.list(50).then(setRuns, () => undefined), [client, running]);
-  useEffect(() => {
-    const timer = setTimeout(
-      () =>
-        void client.runs.validate(spec).then(
-          (result) => setProblem(result.problem),
-          (error: Error) => setProblem(error.message),
-        ),
-      250,
-    );
-    return () => clearTimeout(timer);
-  }, [client, spec]);
 
   return (
     <form
@@ -171,9 +165,7 @@ export function RunForm({
         </label>
         {form.target === 'model' ? (
           <>
-            <label>
-              Model <input aria-label="model" {...text('model')} size={24} placeholder="demo:q8_0 or a GGUF path" />
-            </label>
+            <ModelField client={client} value={form.model} onChange={(model) => set('model', model)} />
             <label>
               Profile{' '}
               <select aria-label="profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>

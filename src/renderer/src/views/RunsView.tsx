@@ -1,11 +1,14 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { AppServices, RunDetail, RunListItem } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { ms, num, when } from '../components/format';
 import { useAppStore } from '../state/store';
 import { SummaryTable } from './SummaryTable';
 import { useAction } from '../hooks/use-action';
-import { downloadFile } from '../components/download';
+import { downloadBytes } from '../components/download';
+import { RowsSkeleton } from '../components/Skeleton';
+import { routeOf } from '../state/route';
+import { runExportZip } from './run-export-zip';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -15,48 +18,53 @@ const STATUS_BADGE: Record<string, string> = {
   failed: 'missing',
 };
 
+/** Runs per page of the list. */
+export const RUNS_PAGE_SIZE = 50;
+
 export function RunsView({ client }: { client: AppServices }) {
-  const [runs, setRuns] = useState<RunListItem[] | null>(null);
+  const [page, setPage] = useState<{ items: RunListItem[]; total: number } | null>(null);
+  const [offset, setOffset] = useState(0);
   const [filter, setFilter] = useState('');
+  const [search, setSearch] = useState('');
   const [detail, setDetail] = useState<RunDetail | null>(null);
   const { error, run: call } = useAction();
   const selection = useAppStore((state) => state.compareSelection);
-  const { setCompareSelection, setView } = useAppStore.getState();
+  const routeId = useAppStore((state) => (state.route.view === 'runs' ? state.route.id : null));
+  const { setCompareSelection, navigate } = useAppStore.getState();
   const jobPhase = useAppStore((state) => state.live.job?.phase);
 
-  const load = () => call(() => client.runs.list(), setRuns);
-  useEffect(() => void load(), [client, jobPhase]);
-
-  const shown = useMemo(() => {
-    const terms = filter.toLowerCase().split(/\s+/).filter(Boolean);
-    return (runs ?? []).filter((run) =>
-      terms.every((term) =>
-        [run.model, run.quantization, run.engine, run.workload, run.status, run.kind, run.startedAt].some((field) =>
-          field?.toLowerCase().includes(term),
-        ),
-      ),
-    );
-  }, [runs, filter]);
+  // The search runs in the database over every run, a moment after typing stops.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setSearch(filter.trim());
+      setOffset(0);
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [filter]);
+  const load = () => call(() => client.runs.page({ offset, limit: RUNS_PAGE_SIZE, search }), setPage);
+  useEffect(() => void load(), [client, jobPhase, offset, search]);
+  // #/runs/ID shows that run's details.
+  useEffect(() => {
+    if (routeId) void call(() => client.runs.get(routeId), setDetail);
+    else setDetail(null);
+  }, [client, routeId]);
 
   const toggle = (id: string) => setCompareSelection(selection.includes(id) ? selection.filter((item) => item !== id) : [...selection, id]);
   const exportRun = async (id: string) => {
     await call(
       () => client.runs.exportRun(id),
-      (files) => {
-        downloadFile(`${files.fileBase}-manifest.json`, files.manifest, 'application/json');
-        downloadFile(`${files.fileBase}-summary.json`, files.summary, 'application/json');
-        downloadFile(`${files.fileBase}-requests.jsonl`, files.requestsJsonl, 'application/x-ndjson');
-        downloadFile(`${files.fileBase}-requests.csv`, files.requestsCsv, 'text/csv');
-        downloadFile(`${files.fileBase}-telemetry.json`, files.telemetry, 'application/json');
-      },
+      (files) => downloadBytes(`${files.fileBase}.zip`, runExportZip(files), 'application/zip'),
     );
   };
   const remove = async (id: string) => {
     if (!window.confirm('Delete this run and all its requests?')) return;
     await call(() => client.runs.remove(id));
-    setDetail(null);
+    if (routeId === id) navigate(routeOf('runs'));
     void load();
   };
+  const runs = page?.items ?? null;
+  const shown = runs ?? [];
+  const total = page?.total ?? 0;
 
   return (
     <section aria-labelledby="runs-title">
@@ -71,12 +79,57 @@ export function RunsView({ client }: { client: AppServices }) {
             size={40}
           />
         </label>
-        <button type="button" className="primary" disabled={selection.length < 2} onClick={() => setView('compare')}>
+        <button
+          type="button"
+          className="primary"
+          disabled={selection.length < 2}
+          onClick={() => navigate(routeOf('compare', null, { ids: selection.join(',') }))}
+        >
           Compare {selection.length} selected
         </button>
       </div>
       <ErrorBox error={error} />
-      {runs && runs.length === 0 && <p className="empty">No runs yet. Start one from Home (“Run the demo”) or the Run view.</p>}
+      {detail && (
+        <div className="card" data-testid="run-detail">
+          <h2>
+            Run {detail.item.runId.slice(0, 8)}{' '}
+            <small>
+              {detail.item.model} · {detail.item.workload} · {when(detail.item.startedAt)}
+            </small>{' '}
+            <button type="button" onClick={() => navigate(routeOf('runs'))}>
+              Close
+            </button>
+          </h2>
+          {detail.summary && 'metrics' in detail.summary ? (
+            <SummaryTable summary={detail.summary} />
+          ) : (
+            <pre>{JSON.stringify(detail.summary, null, 2)}</pre>
+          )}
+          <details>
+            <summary>Manifest (configuration, engine, environment)</summary>
+            <pre className="log">{JSON.stringify(detail.manifest, null, 2)}</pre>
+          </details>
+        </div>
+      )}
+      {total > 0 && (
+        <div className="toolbar" role="navigation" aria-label="runs pages" data-testid="runs-pages">
+          <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - RUNS_PAGE_SIZE))}>
+            Newer
+          </button>
+          <span>
+            {offset + 1}–{Math.min(offset + RUNS_PAGE_SIZE, total)} of {total} {search ? `matching “${search}”` : 'runs'}
+          </span>
+          <button type="button" disabled={offset + RUNS_PAGE_SIZE >= total} onClick={() => setOffset(offset + RUNS_PAGE_SIZE)}>
+            Older
+          </button>
+        </div>
+      )}
+      {runs === null && <RowsSkeleton label="Loading runs…" />}
+      {runs && runs.length === 0 && (
+        <p className="empty">
+          {search ? `No run matches “${search}”.` : 'No runs yet. Start one from Home (“Run the demo”) or the Run view.'}
+        </p>
+      )}
       {shown.length > 0 && (
         <table data-testid="runs-table">
           <thead>
@@ -106,7 +159,7 @@ export function RunsView({ client }: { client: AppServices }) {
                   />
                 </td>
                 <td>
-                  <button type="button" className="link" onClick={() => void call(() => client.runs.get(run.runId), setDetail)}>
+                  <button type="button" className="link" onClick={() => navigate(routeOf('runs', run.runId))}>
                     {when(run.startedAt)}
                   </button>
                 </td>
@@ -135,25 +188,6 @@ export function RunsView({ client }: { client: AppServices }) {
             ))}
           </tbody>
         </table>
-      )}
-      {detail && (
-        <div className="card" data-testid="run-detail">
-          <h2>
-            Run {detail.item.runId.slice(0, 8)}{' '}
-            <small>
-              {detail.item.model} · {detail.item.workload}
-            </small>
-          </h2>
-          {detail.summary && 'metrics' in detail.summary ? (
-            <SummaryTable summary={detail.summary} />
-          ) : (
-            <pre>{JSON.stringify(detail.summary, null, 2)}</pre>
-          )}
-          <details>
-            <summary>Manifest (configuration, engine, environment)</summary>
-            <pre className="log">{JSON.stringify(detail.manifest, null, 2)}</pre>
-          </details>
-        </div>
       )}
     </section>
   );

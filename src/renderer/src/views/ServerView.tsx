@@ -5,6 +5,7 @@ import { ErrorBox } from '../components/ErrorBox';
 import { ms } from '../components/format';
 import { useAppStore } from '../state/store';
 import { useAction } from '../hooks/use-action';
+import { ModelField } from '../components/ModelField';
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 
 /** The editor's controls; labels and help come from the one table of profile fields. */
@@ -28,7 +29,19 @@ const EMPTY_LOG: string[] = [];
 
 export function ServerView({ client }: { client: AppServices }) {
   const [profile, setProfile] = useState<ServerProfile | null>(null);
-  const [model, setModel] = useState('demo:q8_0');
+  const [saved, setSaved] = useState<ServerProfile[]>([]);
+  const [profileName, setProfileName] = useState('');
+  const routeModel = useAppStore((state) => (state.route.view === 'server' ? (state.route.params.model ?? null) : null));
+  const defaultProfile = useAppStore((state) => state.defaultProfile);
+  const [model, setModel] = useState(routeModel ?? 'demo:q8_0');
+  const [engine, setEngine] = useState<'llama.cpp' | 'vllm' | 'sglang'>('llama.cpp');
+  const [force, setForce] = useState(false);
+  // Typed as one line; the profile holds argv items, split at spaces the way --set extraFlags="…" is.
+  const [extraFlagsText, setExtraFlagsText] = useState('');
+  // A model's "Serve" action arrives as #/server?model=…
+  useEffect(() => {
+    if (routeModel) setModel(routeModel);
+  }, [routeModel]);
   const [problems, setProblems] = useState<ProfileProblem[]>([]);
   const { error, run } = useAction();
   const servers = useAppStore((state) => state.servers);
@@ -42,8 +55,21 @@ export function ServerView({ client }: { client: AppServices }) {
     [servers],
   );
 
+  const loadProfiles = () => run(() => client.servers.profiles(), setSaved);
   useEffect(() => {
-    void run(() => client.servers.defaultProfile(), setProfile);
+    // The editor starts from the default profile chosen in Settings (the built-in one unless changed).
+    void run(
+      () => client.servers.profiles(),
+      (profiles) => {
+        setSaved(profiles);
+        const chosen = profiles.find((entry) => entry.name === defaultProfile) ?? profiles.find((entry) => entry.name === 'default');
+        if (chosen) {
+          setProfile(chosen);
+          setProfileName(chosen.name);
+          setExtraFlagsText(chosen.extraFlags.join(' '));
+        }
+      },
+    );
     void run(
       () => client.servers.list(),
       (list) => list.forEach((snapshot) => useAppStore.getState().applyServer(snapshot)),
@@ -76,7 +102,7 @@ export function ServerView({ client }: { client: AppServices }) {
   const update = (key: keyof ServerProfile, value: unknown) => setProfile({ ...profile, [key]: value });
   const start = async () => {
     await run(
-      () => client.servers.start(model, profile),
+      () => client.servers.start(model, profile, { engine, force }),
       (snapshot) => useAppStore.getState().applyServer(snapshot),
     );
   };
@@ -85,8 +111,17 @@ export function ServerView({ client }: { client: AppServices }) {
     <section aria-labelledby="server-title">
       <h1 id="server-title">Server</h1>
       <div className="toolbar">
+        <ModelField client={client} value={model} onChange={setModel} label="server model" />
         <label>
-          Model <input value={model} onChange={(event) => setModel(event.target.value)} size={30} />
+          Engine{' '}
+          <select aria-label="engine" value={engine} onChange={(event) => setEngine(event.target.value as typeof engine)}>
+            <option value="llama.cpp">llama.cpp (managed build)</option>
+            <option value="vllm">vLLM (config.json engine.vllmCommand)</option>
+            <option value="sglang">SGLang (config.json engine.sglangCommand)</option>
+          </select>
+        </label>
+        <label title="Start beside another llama-server that claims the cores: both runs are then marked contaminated">
+          <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Start beside another server
         </label>
         <button
           type="button"
@@ -123,6 +158,65 @@ export function ServerView({ client }: { client: AppServices }) {
           <h2>
             Profile <small>(every option is passed explicitly)</small>
           </h2>
+          <div className="toolbar wrap" data-testid="profile-store">
+            <label>
+              Open{' '}
+              <select
+                aria-label="saved profile"
+                value={saved.some((entry) => entry.name === profile.name) ? profile.name : ''}
+                onChange={(event) => {
+                  const chosen = saved.find((entry) => entry.name === event.target.value);
+                  if (chosen) {
+                    setProfile(chosen);
+                    setProfileName(chosen.name);
+                    setExtraFlagsText(chosen.extraFlags.join(' '));
+                  }
+                }}
+              >
+                <option value="" disabled>
+                  (edited)
+                </option>
+                {saved.map((entry) => (
+                  <option key={entry.name}>{entry.name}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Save as{' '}
+              <input aria-label="profile name" value={profileName} onChange={(event) => setProfileName(event.target.value)} size={14} />
+            </label>
+            <button
+              type="button"
+              disabled={!profileName.trim() || profileName.trim() === 'default' || problems.length > 0}
+              title={profileName.trim() === 'default' ? 'the built-in default cannot be overwritten; give the profile a name' : undefined}
+              onClick={() => {
+                const named = { ...profile, name: profileName.trim() };
+                void run(
+                  () => client.servers.saveProfile(named),
+                  () => {
+                    setProfile(named);
+                    void loadProfiles();
+                  },
+                );
+              }}
+            >
+              Save profile
+            </button>
+            {profile.name !== 'default' && saved.some((entry) => entry.name === profile.name) && (
+              <button
+                type="button"
+                onClick={() => {
+                  if (!window.confirm(`Delete the profile ${profile.name}?`)) return;
+                  void run(
+                    () => client.servers.deleteProfile(profile.name),
+                    () => void loadProfiles(),
+                  );
+                }}
+              >
+                Delete
+              </button>
+            )}
+          </div>
           {FIELDS.map((field) => (
             <label key={field.key} className={problemFor(field.key).length ? 'invalid' : ''}>
               <span>{field.label}</span>
@@ -153,6 +247,24 @@ export function ServerView({ client }: { client: AppServices }) {
               ))}
             </label>
           ))}
+          <label className={problemFor('extraFlags').length ? 'invalid' : ''}>
+            <span>Extra flags</span>
+            <input
+              aria-label="extra flags"
+              value={extraFlagsText}
+              placeholder="--mlock --threads-batch 2"
+              onChange={(event) => {
+                setExtraFlagsText(event.target.value);
+                update('extraFlags', event.target.value.split(/\s+/).filter(Boolean));
+              }}
+            />
+            <small>Tuning flags only; the list is in inferlab server start --help.</small>
+            {problemFor('extraFlags').map((problem) => (
+              <small key={problem.message} className="error">
+                {problem.message}
+              </small>
+            ))}
+          </label>
         </form>
         <div>
           <h2>Effective configuration</h2>

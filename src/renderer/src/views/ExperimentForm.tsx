@@ -1,0 +1,379 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useServiceCheck } from '../hooks/use-service-check';
+import type { AppServices, QualityGate, QuantObjective, ServerProfile, StartExperimentSpec, WorkloadInfo } from '../../../shared/contract';
+import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
+import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
+import { ModelField } from '../components/ModelField';
+
+type Kind = StartExperimentSpec['kind'];
+
+/** The form's own state: text as typed; the spec is derived from it, the way the CLI's flags build it. */
+export interface ExperimentFormState {
+  kind: Kind;
+  model: string;
+  source: 'quants' | 'files';
+  quants: string;
+  files: string;
+  workload: string;
+  repeats: string;
+  requestsPerWindow: string;
+  concurrency: string;
+  maxAnswerTokens: string;
+  profileName: string;
+  settings: string;
+  vramBudgetMib: string;
+  minAgreement: string;
+  maxKld: string;
+  acceptanceAlpha: string;
+  minAcceptance: string;
+  disabledGates: QualityGate[];
+  objective: QuantObjective | '';
+  kldTextFile: string;
+  sloTtft: string;
+  sloTpot: string;
+  sloE2e: string;
+  coldStarts: string;
+  skipCacheReset: boolean;
+  varyField: string;
+  varyValues: string;
+  loadConcurrencies: string;
+}
+
+const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
+const list = (text: string): string[] =>
+  text
+    .split(/[,\n]/)
+    .map((item) => item.trim())
+    .filter(Boolean);
+const lines = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+const DEFAULT_WORKLOAD: Record<Kind, string> = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short' };
+const GATES: { gate: QualityGate; label: string }[] = [
+  { gate: 'acceptance', label: 'acceptance' },
+  { gate: 'token agreement', label: 'token agreement' },
+  { gate: 'kld', label: 'KLD' },
+];
+
+export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'): ExperimentFormState {
+  return {
+    kind,
+    model,
+    source: 'quants',
+    quants: 'f16,q8_0,q4_k_m',
+    files: '',
+    workload: DEFAULT_WORKLOAD[kind],
+    repeats: String(EXPERIMENT_DEFAULTS.repeats),
+    requestsPerWindow: String(EXPERIMENT_DEFAULTS.requestsPerWindow),
+    concurrency: '1',
+    maxAnswerTokens: '',
+    profileName: 'default',
+    settings: '',
+    vramBudgetMib: '',
+    minAgreement: '',
+    maxKld: '',
+    acceptanceAlpha: '',
+    minAcceptance: '',
+    disabledGates: [],
+    objective: '',
+    kldTextFile: '',
+    sloTtft: '',
+    sloTpot: '',
+    sloE2e: '',
+    coldStarts: '',
+    skipCacheReset: false,
+    varyField: 'batchSize',
+    varyValues: '256,512',
+    loadConcurrencies: '',
+  };
+}
+
+/** The spec `inferlab experiment KIND` would build from the same choices. */
+export function experimentSpecFromForm(form: ExperimentFormState): StartExperimentSpec {
+  const slo = { ttft_ms: number(form.sloTtft), tpot_ms: number(form.sloTpot), e2e_ms: number(form.sloE2e) };
+  const sloEntries = Object.entries(slo).filter(([, value]) => value !== null);
+  const sloSpec = sloEntries.length > 0 ? Object.fromEntries(sloEntries) : null;
+  const quant = form.kind === 'quant';
+  const byFiles = quant && form.source === 'files';
+  const files = byFiles
+    ? lines(form.files).map((line) => {
+        const at = line.indexOf('=');
+        return at < 0 ? { name: '', path: line } : { name: line.slice(0, at).trim(), path: line.slice(at + 1).trim() };
+      })
+    : null;
+  return {
+    kind: form.kind,
+    model: byFiles ? '' : form.model.trim(),
+    quants: quant && !byFiles ? list(form.quants) : [],
+    files,
+    workload: form.workload,
+    // Left empty, a required number is sent as 0 so the check names the field instead of a default standing in.
+    repeats: number(form.repeats) ?? 0,
+    requestsPerWindow: number(form.requestsPerWindow) ?? 0,
+    concurrency: form.kind === 'sweep' ? null : (number(form.concurrency) ?? 0),
+    maxAnswerTokens: number(form.maxAnswerTokens),
+    profileName: form.profileName,
+    settings: lines(form.settings),
+    constraints: quant
+      ? {
+          vramBudgetMib: number(form.vramBudgetMib),
+          minAgreement: number(form.minAgreement),
+          minAcceptance: number(form.minAcceptance),
+          maxKld: number(form.maxKld),
+          acceptanceAlpha: number(form.acceptanceAlpha),
+          slo: sloSpec,
+          ...(form.objective ? { objective: form.objective } : {}),
+          ...(form.disabledGates.length > 0 ? { disabledGates: form.disabledGates } : {}),
+        }
+      : form.kind === 'sweep' && sloSpec
+        ? { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: sloSpec }
+        : null,
+    kldTextFile: quant ? form.kldTextFile.trim() || null : null,
+    coldStarts: form.kind === 'warmcold' ? number(form.coldStarts) : null,
+    ...(form.kind === 'warmcold' && form.skipCacheReset ? { skipCacheReset: true } : {}),
+    vary: form.kind === 'sweep' ? { field: form.varyField, values: list(form.varyValues) } : null,
+    loadConcurrencies: form.kind === 'sweep' && list(form.loadConcurrencies).length > 0 ? list(form.loadConcurrencies).map(Number) : null,
+  };
+}
+
+/**
+ * Every experiment `inferlab experiment` can start, checked as it is filled in by the check
+ * `experiments.start` applies (`experiments.validate`).
+ */
+export function ExperimentForm({
+  client,
+  initial,
+  running,
+  onStart,
+}: {
+  client: AppServices;
+  initial: ExperimentFormState;
+  running: boolean;
+  onStart: (spec: StartExperimentSpec) => void;
+}) {
+  const [form, setForm] = useState<ExperimentFormState>(initial);
+  const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
+  const [profiles, setProfiles] = useState<ServerProfile[]>([]);
+  const spec = useMemo(() => experimentSpecFromForm(form), [form]);
+  const check = useCallback((candidate: StartExperimentSpec) => client.experiments.validate(candidate), [client]);
+  const problem = useServiceCheck(check, spec);
+  const set = <K extends keyof ExperimentFormState>(key: K, value: ExperimentFormState[K]) =>
+    setForm((current) => ({ ...current, [key]: value }));
+  const text = (key: keyof ExperimentFormState, label: string) => ({
+    'aria-label': label,
+    value: String(form[key]),
+    onChange: (event: { target: { value: string } }) => set(key, event.target.value as never),
+  });
+  // A new preset from a model's actions replaces what was typed.
+  useEffect(() => setForm(initial), [initial]);
+  useEffect(() => {
+    void client.workloads.list().then(setWorkloads, () => undefined);
+    void client.servers.profiles().then(setProfiles, () => undefined);
+  }, [client]);
+
+  const kind = form.kind;
+  return (
+    <form
+      className="run-form"
+      aria-label="experiment options"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (!problem) onStart(spec);
+      }}
+    >
+      <fieldset>
+        <legend>Experiment</legend>
+        {(['quant', 'warmcold', 'sweep'] as const).map((option) => (
+          <label key={option}>
+            <input
+              type="radio"
+              name="experiment-kind"
+              checked={kind === option}
+              onChange={() => setForm((current) => ({ ...current, kind: option, workload: DEFAULT_WORKLOAD[option] }))}
+            />{' '}
+            {option === 'quant' ? 'Quantizations' : option === 'warmcold' ? 'Warm against cold' : 'Sweep a server setting'}
+          </label>
+        ))}
+        {kind === 'quant' && (
+          <>
+            <label>
+              <input type="radio" name="quant-source" checked={form.source === 'quants'} onChange={() => set('source', 'quants')} /> Made
+              from one model
+            </label>
+            <label>
+              <input type="radio" name="quant-source" checked={form.source === 'files'} onChange={() => set('source', 'files')} /> Files I
+              have
+            </label>
+          </>
+        )}
+        {kind === 'quant' && form.source === 'files' ? (
+          <label>
+            Files, the first the baseline{' '}
+            <textarea
+              {...text('files', 'quant files')}
+              rows={3}
+              cols={48}
+              placeholder={'one NAME=PATH per line, e.g.\nf16=/models/m-f16.gguf'}
+            />
+          </label>
+        ) : (
+          <ModelField client={client} value={form.model} onChange={(model) => set('model', model)} />
+        )}
+        {kind === 'quant' && form.source === 'quants' && (
+          <label>
+            Types, the first the baseline <input {...text('quants', 'quant types')} size={24} placeholder="f16,q8_0,q4_k_m" />
+          </label>
+        )}
+        <label>
+          Workload{' '}
+          <select aria-label="experiment workload" value={form.workload} onChange={(event) => set('workload', event.target.value)}>
+            {workloads.map((workload) => (
+              <option key={workload.name}>{workload.name}</option>
+            ))}
+          </select>
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend>Design</legend>
+        <label>
+          Repeats <input type="number" min={1} {...text('repeats', 'repeats')} />
+        </label>
+        <label>
+          {kind === 'sweep' ? 'Requests per condition' : 'Requests per window'}{' '}
+          <input type="number" min={1} {...text('requestsPerWindow', 'requests per window')} />
+        </label>
+        {kind !== 'sweep' && (
+          <label>
+            Concurrency <input type="number" min={1} {...text('concurrency', 'experiment concurrency')} />
+          </label>
+        )}
+        <label>
+          Max answer tokens{' '}
+          <input type="number" min={1} {...text('maxAnswerTokens', 'max answer tokens')} placeholder="as the workload says" />
+        </label>
+        <label>
+          Profile{' '}
+          <select aria-label="experiment profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>
+            {profiles.map((profile) => (
+              <option key={profile.name}>{profile.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Settings over the profile{' '}
+          <textarea {...text('settings', 'experiment settings')} rows={2} placeholder="one FIELD=VALUE per line" />
+        </label>
+        {kind === 'warmcold' && (
+          <>
+            <label>
+              Fresh server starts <input type="number" min={1} {...text('coldStarts', 'cold starts')} placeholder="one per window" />
+            </label>
+            <label>
+              <input type="checkbox" checked={form.skipCacheReset} onChange={(event) => set('skipCacheReset', event.target.checked)} />{' '}
+              Leave the prompt cache on in cold-cache (flagged as contaminated)
+            </label>
+          </>
+        )}
+        {kind === 'sweep' && (
+          <>
+            <label>
+              Vary{' '}
+              <select aria-label="vary field" value={form.varyField} onChange={(event) => set('varyField', event.target.value)}>
+                {Object.entries(PROFILE_FIELD_HELP).map(([field, entry]) => (
+                  <option key={field} value={field}>
+                    {field} — {entry.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Values <input {...text('varyValues', 'vary values')} size={20} placeholder="256,512,1024" />
+            </label>
+            <label>
+              Load (concurrency levels) <input {...text('loadConcurrencies', 'load concurrencies')} size={14} placeholder="1,4,16" />
+            </label>
+          </>
+        )}
+      </fieldset>
+      {kind !== 'warmcold' && (
+        <fieldset>
+          <legend>{kind === 'quant' ? 'Gates and recommendation' : 'SLO'}</legend>
+          {kind === 'quant' && (
+            <>
+              <label>
+                VRAM budget (MiB) <input type="number" min={1} {...text('vramBudgetMib', 'vram budget')} />
+              </label>
+              <label>
+                Min token agreement{' '}
+                <input type="number" min={0} max={1} step="any" {...text('minAgreement', 'min agreement')} placeholder="0–1" />
+              </label>
+              <label>
+                Max KLD (nats) <input type="number" min={0} step="any" {...text('maxKld', 'max kld')} />
+              </label>
+              <label>
+                Acceptance alpha <input type="number" min={0} max={0.5} step="any" {...text('acceptanceAlpha', 'acceptance alpha')} />
+              </label>
+              <label>
+                Min acceptance{' '}
+                <input type="number" min={0} max={1} step="any" {...text('minAcceptance', 'min acceptance')} placeholder="0–1" />
+              </label>
+              <span>
+                Gates off:{' '}
+                {GATES.map(({ gate, label }) => (
+                  <label key={gate}>
+                    <input
+                      type="checkbox"
+                      aria-label={`gate off ${label}`}
+                      checked={form.disabledGates.includes(gate)}
+                      onChange={(event) =>
+                        set(
+                          'disabledGates',
+                          event.target.checked ? [...form.disabledGates, gate] : form.disabledGates.filter((entry) => entry !== gate),
+                        )
+                      }
+                    />{' '}
+                    {label}
+                  </label>
+                ))}
+              </span>
+              <label>
+                Rank by{' '}
+                <select
+                  aria-label="objective"
+                  value={form.objective}
+                  onChange={(event) => set('objective', event.target.value as QuantObjective | '')}
+                >
+                  <option value="">default (memory)</option>
+                  <option value="memory">memory</option>
+                  <option value="tpot">TPOT</option>
+                  <option value="ttft">TTFT</option>
+                </select>
+              </label>
+              <label>
+                KLD text file <input {...text('kldTextFile', 'kld text')} size={24} placeholder="generated by the baseline" />
+              </label>
+            </>
+          )}
+          <label>
+            SLO TTFT (ms) <input type="number" min={0} step="any" {...text('sloTtft', 'experiment slo ttft')} />
+          </label>
+          <label>
+            TPOT (ms) <input type="number" min={0} step="any" {...text('sloTpot', 'experiment slo tpot')} />
+          </label>
+          <label>
+            E2E (ms) <input type="number" min={0} step="any" {...text('sloE2e', 'experiment slo e2e')} />
+          </label>
+        </fieldset>
+      )}
+      <p role="status" data-testid="experiment-problem" className={problem ? 'error' : 'empty'}>
+        {problem ?? 'Ready to start.'}
+      </p>
+      <button type="submit" className="primary" disabled={running || problem !== null}>
+        Start experiment
+      </button>
+    </form>
+  );
+}

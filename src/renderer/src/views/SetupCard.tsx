@@ -1,0 +1,88 @@
+import { useEffect, useState } from 'react';
+import type { AppServices, EngineSetupOptions } from '../../../shared/contract';
+import { ErrorBox } from '../components/ErrorBox';
+import { useAction } from '../hooks/use-action';
+import { useAppStore } from '../state/store';
+
+type Backend = NonNullable<EngineSetupOptions['backend']>;
+
+/**
+ * `inferlab setup` from the window: finds or builds llama.cpp for a backend (a cached build is
+ * reused in seconds; a first CPU build takes minutes) and makes the demo models, with progress
+ * and a Cancel that kills the build.
+ */
+export function SetupCard({ client, onDone }: { client: AppServices; onDone: () => void }) {
+  const [backend, setBackend] = useState<Backend | 'auto'>('auto');
+  const [force, setForce] = useState(false);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const progress = useAppStore((state) => (jobId ? state.jobs[jobId] : undefined)) ?? null;
+  const { error, run } = useAction();
+  const running = jobId !== null && !progress?.finished;
+  // The job's last line before it ended says what setup found or built; the final event only says it ended.
+  const [lastLine, setLastLine] = useState('');
+  useEffect(() => {
+    if (progress && !progress.finished) setLastLine(progress.label);
+    if (progress?.finished) onDone();
+  }, [progress?.label, progress?.finished]);
+
+  return (
+    <div className="card" data-testid="setup">
+      <h2>Engine setup</h2>
+      <div className="toolbar wrap">
+        <label>
+          Backend{' '}
+          <select aria-label="setup backend" value={backend} onChange={(event) => setBackend(event.target.value as Backend | 'auto')}>
+            <option value="auto">detect (Metal on macOS, CUDA with nvcc and an NVIDIA GPU, else CPU)</option>
+            <option value="cpu">CPU</option>
+            <option value="cuda">CUDA</option>
+            <option value="vulkan">Vulkan</option>
+            <option value="metal">Metal</option>
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Rebuild even when cached
+        </label>
+        <button
+          type="button"
+          disabled={running}
+          onClick={() =>
+            void run(
+              () => client.engine.setup({ ...(backend === 'auto' ? {} : { backend }), ...(force ? { force } : {}) }),
+              (started) => setJobId(started.jobId),
+            )
+          }
+        >
+          Set up
+        </button>
+        {running && (
+          <button type="button" onClick={() => void run(() => client.engine.cancel(jobId!))}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {jobId && (
+        <p role="status" data-testid="setup-progress">
+          {!progress ? (
+            'starting'
+          ) : progress.finished ? (
+            <>
+              <strong>{progress.error ? 'Setup failed.' : progress.label === 'cancelled' ? 'Cancelled.' : 'Ready.'}</strong> {lastLine}
+            </>
+          ) : (
+            <>
+              {progress.label}
+              {progress.total ? (
+                <>
+                  {' '}
+                  <progress max={progress.total} value={progress.done} /> {progress.done}/{progress.total}
+                </>
+              ) : null}
+            </>
+          )}
+        </p>
+      )}
+      {progress?.error && <ErrorBox error={new Error(progress.error.message)} />}
+      <ErrorBox error={error} />
+    </div>
+  );
+}
