@@ -17,7 +17,7 @@ function sloLine(value: number | null | undefined, label: string) {
     : {
         symbol: 'none',
         lineStyle: { type: 'dashed', color: '#cf222e' },
-        label: { formatter: `${label} ${value} ms` },
+        label: { formatter: `${label} ${value} ms`, position: 'insideEndTop' },
         data: [{ yAxis: value }],
       };
 }
@@ -56,7 +56,8 @@ export function RunView({ client }: { client: AppServices }) {
       yAxis: {
         type: 'value',
         name: 'TTFT (ms)',
-        max: slo?.ttft_ms != null ? (extent: { max: number }) => Math.ceil(Math.max(extent.max, slo.ttft_ms! * 1.1)) : undefined,
+        max:
+          slo?.ttft_ms != null ? (extent: { max: number }) => Math.ceil(Math.max(extent.max, slo.ttft_ms! * 1.1) / 100) * 100 : undefined,
       },
       series: [
         {
