@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useServiceCheck } from '../hooks/use-service-check';
-import type { AppServices, QualityGate, QuantObjective, ServerProfile, StartExperimentSpec, WorkloadInfo } from '../../../shared/contract';
+import { useRunChoices } from '../hooks/use-run-choices';
+import type { AppServices, QualityGate, QuantObjective, StartExperimentSpec } from '../../../shared/contract';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { ModelField } from '../components/ModelField';
@@ -155,8 +156,7 @@ export function ExperimentForm({
   onStart: (spec: StartExperimentSpec) => void;
 }) {
   const [form, setForm] = useState<ExperimentFormState>(initial);
-  const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
-  const [profiles, setProfiles] = useState<ServerProfile[]>([]);
+  const { workloads, profiles } = useRunChoices(client);
   const spec = useMemo(() => experimentSpecFromForm(form), [form]);
   const check = useCallback((candidate: StartExperimentSpec) => client.experiments.validate(candidate), [client]);
   const problem = useServiceCheck(check, spec);
@@ -169,10 +169,6 @@ export function ExperimentForm({
   });
   // A new preset from a model's actions replaces what was typed.
   useEffect(() => setForm(initial), [initial]);
-  useEffect(() => {
-    void client.workloads.list().then(setWorkloads, () => undefined);
-    void client.servers.profiles().then(setProfiles, () => undefined);
-  }, [client]);
 
   const kind = form.kind;
   return (

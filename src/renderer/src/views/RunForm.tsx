@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useServiceCheck } from '../hooks/use-service-check';
-import type { AppServices, RunListItem, ServerProfile, StartRunSpec, WorkloadInfo } from '../../../shared/contract';
+import { useRunChoices } from '../hooks/use-run-choices';
+import type { AppServices, RunListItem, StartRunSpec } from '../../../shared/contract';
 import { ModelField } from '../components/ModelField';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
@@ -117,8 +118,7 @@ export function RunForm({
   const [form, setForm] = useState<RunFormState>(() => initialRunForm(initial));
   // A model's "Run" action hands a new starting point; it replaces what was typed.
   useEffect(() => setForm(initialRunForm(initial)), [initial]);
-  const [workloads, setWorkloads] = useState<WorkloadInfo[]>([]);
-  const [profiles, setProfiles] = useState<ServerProfile[]>([]);
+  const { workloads, profiles } = useRunChoices(client);
   const [runs, setRuns] = useState<RunListItem[]>([]);
   const spec = useMemo(() => specFromForm(form), [form]);
   const check = useCallback((candidate: StartRunSpec) => client.runs.validate(candidate), [client]);
@@ -129,10 +129,6 @@ export function RunForm({
     onChange: (event: { target: { value: string } }) => set(key, event.target.value as never),
   });
 
-  useEffect(() => {
-    void client.workloads.list().then(setWorkloads, () => undefined);
-    void client.servers.profiles().then(setProfiles, () => undefined);
-  }, [client]);
   // A run that just finished can be the next one's reference.
   useEffect(() => void client.runs.list(50).then(setRuns, () => undefined), [client, running]);
 

@@ -63,7 +63,6 @@ export function RunsView({ client }: { client: AppServices }) {
     void load();
   };
   const runs = page?.items ?? null;
-  const shown = runs ?? [];
   const total = page?.total ?? 0;
 
   return (
@@ -130,7 +129,7 @@ export function RunsView({ client }: { client: AppServices }) {
           {search ? `No run matches “${search}”.` : 'No runs yet. Start one from Home (“Run the demo”) or the Run view.'}
         </p>
       )}
-      {shown.length > 0 && (
+      {runs && runs.length > 0 && (
         <table data-testid="runs-table">
           <thead>
             <tr>
@@ -148,7 +147,7 @@ export function RunsView({ client }: { client: AppServices }) {
             </tr>
           </thead>
           <tbody>
-            {shown.map((run) => (
+            {runs.map((run) => (
               <tr key={run.runId} data-run={run.runId}>
                 <td>
                   <input
