@@ -9,6 +9,9 @@ import path from 'node:path';
 import { findFreePort } from '../src/main/core/ports';
 import { runToCompletion } from '../src/main/core/process';
 import { locateEngine, toolPath } from '../src/main/engines/llamacpp/locate-engine';
+import { findCachedBuild } from '../src/main/engines/llamacpp/engine-build';
+import { engineCacheDir } from '../src/main/core/paths';
+import { ENGINE_BACKENDS } from '../src/shared/contract/engine';
 import { resolveModelRef } from '../src/main/models/demo-models';
 import { defaultProfile } from '../src/main/engines/llamacpp/launch-args';
 import { summarize } from '../src/main/metrics/distribution';
@@ -485,10 +488,34 @@ async function cliStartup(): Promise<void> {
   });
 }
 
+/**
+ * Engine setup time per route, as each build recorded it (a fresh build takes minutes, so the
+ * bench reads the records rather than rebuilding; `INFERLAB_CACHE_DIR=$(mktemp -d) inferlab
+ * setup [--from-source]` measures one afresh).
+ */
+function engineSetupTimes(): void {
+  const times: Record<string, number> = {};
+  for (const backend of ENGINE_BACKENDS) {
+    for (const route of ['prebuilt', 'source'] as const) {
+      const build = findCachedBuild(engineCacheDir(), backend, route);
+      if (!build) continue;
+      times[route] = build.buildSeconds;
+      rows.push({
+        figure: `engine build, ${route === 'prebuilt' ? 'on prebuilt libraries' : 'all from source'} (${backend}; its record, ${build.builtAt.slice(0, 10)})`,
+        value: fmt(build.buildSeconds, 's', 0),
+        target: route === 'prebuilt' ? 'well under half the source build' : '',
+      });
+    }
+  }
+  if (Object.keys(times).length === 0)
+    rows.push({ figure: 'engine build', value: 'no build recorded (run ./bin/inferlab setup)', target: '' });
+}
+
 async function main(): Promise<void> {
   process.stderr.write(
     `Infer Lab benchmarks on ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.availableParallelism()} cores), Node ${process.version}\n`,
   );
+  engineSetupTimes();
   await cliStartup();
   await storeIngest();
   await generatorSlip();

@@ -5,7 +5,9 @@ import { ServerSessionStore } from './store/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
 import { isExecutable } from './core/which';
-import { chooseBackend } from './engines/llamacpp/backend';
+import { planEngine } from './engines/llamacpp/engine-plan';
+import { probeMachine } from './engines/llamacpp/machine-probe';
+import { describeEngineBuild, gpuEngineCheck } from './engines/llamacpp/engine-verdict';
 import { missingBuildPrerequisites } from './engines/llamacpp/engine-build';
 import { locateEngine } from './engines/llamacpp/locate-engine';
 import { checkDemoFile, DEMO_VARIANTS } from './models/demo-models';
@@ -120,9 +122,11 @@ async function sweepOrphanedServers(databasePath: string): Promise<DoctorCheck> 
 export async function runDoctor(options: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorReport> {
   const env = options.env ?? process.env;
   const checks: DoctorCheck[] = [];
-  const backend = chooseBackend();
+  const facts = probeMachine(env);
+  const plan = planEngine(facts);
+  const backend = { backend: plan.backend, reason: plan.reason };
 
-  const lookup = await locateEngine(env, backend.backend).catch((error: Error) => ({ engine: null, problems: [error.message] }));
+  const lookup = await locateEngine(env).catch((error: Error) => ({ engine: null, problems: [error.message] }));
   const engine = lookup.engine;
   checks.push(
     engine
@@ -130,7 +134,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
           id: 'engine',
           label: 'llama.cpp engine',
           status: 'ok',
-          detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''})`,
+          detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''}${engine.build ? `; ${describeEngineBuild(engine.build)}` : ''})`,
           fix: null,
         }
       : {
@@ -142,6 +146,9 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
         },
   );
 
+  const gpuEngine = gpuEngineCheck(facts, engine, plan);
+  if (gpuEngine) checks.push(gpuEngine);
+
   if (!engine || engine.origin === 'managed') {
     const missing = missingBuildPrerequisites(backend.backend, env);
     checks.push(
@@ -150,7 +157,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
             id: 'build-tools',
             label: 'engine build tools',
             status: 'ok',
-            detail: `cmake, a C++ compiler, git and tar found; backend ${backend.backend} (${backend.reason})`,
+            detail: `cmake, a C++ compiler, git and tar found; setup would build ${plan.route === 'prebuilt' ? 'on prebuilt libraries' : 'from source'} for ${backend.backend}`,
             fix: null,
           }
         : {

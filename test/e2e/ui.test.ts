@@ -482,3 +482,26 @@ describe.runIf(executable)('inferlab serve beyond loopback', () => {
     }
   });
 });
+
+describe.runIf(executable)('Home on a GPU machine whose engine is a CPU build', () => {
+  it('says at the top that runs measure the CPU, with the reason and the fix', async () => {
+    // The recorded-format nvidia-smi stand-in plays the GPU; the engine is this machine's CPU build.
+    const standIn = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'bin');
+    const serve = await startServe(['--db', path.join(tempDir(), 'gpu.db')], { PATH: `${standIn}:${process.env.PATH}` });
+    const browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(serve.url);
+      const shell = new AppShell(page, screenshots);
+      const banner = await new HomePage(shell).cpuEngineOnGpuBanner();
+      expect(banner).toMatch(
+        /^Your runs measure the CPU, not the GPU\. This machine has a GPU \(NVIDIA GeForce RTX 4090\) but the engine runs on the CPU/,
+      );
+      expect(banner).toMatch(/Fix: .*inferlab setup/);
+      await shell.screenshot('home-cpu-engine-on-gpu');
+    } finally {
+      await browser.close();
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+});

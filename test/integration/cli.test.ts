@@ -57,6 +57,22 @@ describe('inferlab CLI', () => {
     for (const check of report.checks) if (check.status !== 'ok') expect(check.fix).toEqual(expect.any(String));
     expect(result.code).toBe(report.checks.some((check: { status: string }) => check.status === 'missing') ? 1 : 0);
   });
+
+  it('doctor says loudly when a machine with an NVIDIA GPU has only a CPU engine', async () => {
+    // The recorded-format nvidia-smi stand-in plays the GPU this machine lacks; the engine is this machine's CPU build.
+    const standIn = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'bin');
+    const result = await inferlab(['doctor', '--json', '--db', path.join(tempDir(), 'doctor.db')], {
+      PATH: `${standIn}:${process.env.PATH}`,
+    });
+    const check = JSON.parse(result.stdout).checks.find((item: { id: string }) => item.id === 'gpu-engine');
+    expect(check.status).toBe('warning');
+    expect(check.detail).toMatch(
+      /has a GPU \(NVIDIA GeForce RTX 4090\) but the engine runs on the CPU, so every measurement is a CPU measurement/,
+    );
+    expect(check.detail).toMatch(/libcudart\.so\.13/);
+    const human = await inferlab(['doctor', '--db', path.join(tempDir(), 'doctor.db')], { PATH: `${standIn}:${process.env.PATH}` });
+    expect(human.stdout + human.stderr).toMatch(/GPU engine/);
+  });
 });
 
 describe('inferlab CLI conventions', () => {

@@ -122,6 +122,7 @@ describe('ServerManager against the real llama-server', () => {
         version: null,
         commit: null,
         backend: null,
+        build: null,
       }),
       store.sessions,
       dir,

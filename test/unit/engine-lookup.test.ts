@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertPinnedIntegrity } from '../../src/main/engines/llamacpp/engine-source';
+import { assertPinnedIntegrity } from '../../src/main/engines/llamacpp/pinned-package';
+import { PINNED_SOURCE } from '../../src/main/engines/llamacpp/engine-source';
 import { locateEngine } from '../../src/main/engines/llamacpp/locate-engine';
 import { useTempDirs } from '../support/temp';
 
@@ -62,6 +63,6 @@ describe('the pinned source bundle', () => {
     fs.appendFileSync(file, '\n# one extra line');
     expect(() => assertPinnedIntegrity(file, genuine)).toThrow(/does not match the pinned integrity hash .* refusing to build from it/);
     // The real pin is a sha512 of the published tarball, which no other bytes match.
-    expect(() => assertPinnedIntegrity(file)).toThrow(/refusing to build/);
+    expect(() => assertPinnedIntegrity(file, PINNED_SOURCE.integrity)).toThrow(/refusing to build/);
   });
 });

@@ -42,7 +42,12 @@ function extraFlagsNote(): string {
 /** Usage per command and subcommand, keyed "command" or "command subcommand". */
 const HELP: Record<string, HelpEntry> = {
   doctor: { usage: DOCTOR_USAGE, examples: ['inferlab doctor', 'inferlab doctor --json'] },
-  setup: { usage: SETUP_USAGE, examples: ['inferlab setup', 'inferlab setup --backend cuda --force'] },
+  setup: {
+    usage: SETUP_USAGE,
+    examples: ['inferlab setup', 'inferlab setup --backend cuda --force', 'inferlab setup --from-source --force'],
+    notes:
+      "Setup picks the engine for this machine: an NVIDIA driver with the CUDA 12/13 runtime libraries → CUDA; else a Vulkan GPU → Vulkan; else CPU. It compiles llama-server and its tools against prebuilt llama.cpp libraries (node-llama-cpp's platform packages, pinned like the source), which needs no CUDA toolkit, and smoke-tests the result. If that fails it builds all of llama.cpp from source and says why. --from-source skips the prebuilt libraries.",
+  },
   demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32'] },
   server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
   'server start': {

@@ -47,6 +47,6 @@ export const START_USAGE =
 export const PROFILE_USAGE =
   'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
-export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal]';
+export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal] [--from-source]';
 
 export const COMPLETION_USAGE = 'inferlab completion bash|zsh  (prints a completion script: source <(inferlab completion bash))';

@@ -28,7 +28,7 @@ export interface ManagedEngineAdapter {
   isLoadProgress(line: string): boolean;
   isListening(line: string): boolean;
   classifyFault(lines: readonly string[]): { code: ServerFaultCode; hint: string } | null;
-  readEffectiveConfig(server: ServerAddress, logLines: readonly string[], argv: string[]): Promise<EffectiveConfig>;
+  readEffectiveConfig(server: ServerAddress, logLines: readonly string[], argv: string[], pid?: number): Promise<EffectiveConfig>;
 }
 
 export async function fetchJson(url: string, init: RequestInit = {}): Promise<Record<string, unknown> | null> {

@@ -14,6 +14,7 @@ import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/tok
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
 import { captureEnvironment } from './environment';
+import { describeGpuOffload } from './gpu-offload';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
 
@@ -233,6 +234,8 @@ export async function runWorkload(options: {
       private: request.private,
       extra_body: request.extraBody ?? null,
       reference_run_id: request.referenceRunId,
+      gpu_offload:
+        request.target.kind === 'endpoint' ? null : describeGpuOffload(engineInfo as EngineInfo, server?.effectiveConfig ?? null),
       sampling_note: 'per-item sampling settings are part of the workload revision',
     };
     const runId = store.createRun({

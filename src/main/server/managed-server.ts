@@ -265,7 +265,7 @@ export class ManagedServer {
     };
     if (exit || this.stopRequested) return this.failStart(exit);
     // Shown in the UI and copied into run records: secret flag values stay with the process.
-    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]));
+    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]), child.pid);
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
     if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
       await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);

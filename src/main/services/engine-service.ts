@@ -51,7 +51,7 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
           hooks.log?.(line);
           report({ label: line, done: 0, total: null });
         };
-        return runSetup({ backend: options.backend, force: options.force, progress, log, signal });
+        return runSetup({ backend: options.backend, force: options.force, fromSource: options.fromSource, progress, log, signal });
       },
       onEngineChanged,
     );

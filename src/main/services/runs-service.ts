@@ -33,7 +33,12 @@ function listItem(run: RunHead): RunListItem {
     statusReason: run.status_reason,
     model: run.model_ref,
     quantization: run.model_file_type ?? (run.model_ref?.startsWith('demo:') ? run.model_ref.slice(5).toUpperCase() : null),
-    engine: run.engine_origin === 'endpoint' ? 'endpoint' : run.has_engine ? 'llama.cpp' : null,
+    engine:
+      run.engine_origin === 'endpoint'
+        ? 'endpoint'
+        : run.has_engine
+          ? `llama.cpp${run.engine_backend ? ` · ${run.engine_backend}` : ''}`
+          : null,
     workload: run.workload_name,
     kind: run.kind,
     requests: run.request_count,

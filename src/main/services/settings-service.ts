@@ -25,7 +25,7 @@ export function createSettingsService(options: {
     let engineProblem: string | null = null;
     try {
       const found = await options.engine();
-      engine = { serverPath: found.serverPath, backend: found.backend, version: found.version, origin: found.origin };
+      engine = { serverPath: found.serverPath, backend: found.backend, version: found.version, origin: found.origin, build: found.build };
     } catch (error) {
       engineProblem = (error as Error).message;
     }

@@ -3,8 +3,9 @@ import type { EngineBackend, EngineInfo } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { engineCacheDir } from '../core/paths';
-import { chooseBackend } from '../engines/llamacpp/backend';
-import { ensureManagedBuild, type BuildProgress } from '../engines/llamacpp/engine-build';
+import { ensureEngineBuild, type BuildProgress } from '../engines/llamacpp/engine-build';
+import { planEngine, type EnginePlan } from '../engines/llamacpp/engine-plan';
+import { probeMachine } from '../engines/llamacpp/machine-probe';
 import { ensurePinnedSource } from '../engines/llamacpp/engine-source';
 import { locateEngine, toolPath } from '../engines/llamacpp/locate-engine';
 import { ensureDemoModels, type DemoFileState } from '../models/demo-models';
@@ -17,6 +18,16 @@ export interface SetupResult {
   engineReused: boolean | null;
   engineSeconds: number;
   demoModels: DemoFileState[];
+  /** What setup decided to build and why; null when a configured or PATH engine was used. */
+  plan: { route: EnginePlan['route']; backend: EngineBackend; reason: string } | null;
+  /** Said loudly by every face: a GPU machine with a CPU engine, a fallback to the source build. */
+  warnings: string[];
+}
+
+function describePlan(plan: EnginePlan): string {
+  if (plan.route === 'source') return `build all of llama.cpp from source for ${plan.backend}`;
+  const extras = plan.composition.extras.map((extra) => ` + ${extra.key}`).join('');
+  return `llama.cpp's prebuilt ${plan.backend} libraries (${plan.composition.main}${extras}), the tools built on them`;
 }
 
 /**
@@ -25,38 +36,57 @@ export interface SetupResult {
  */
 export async function runSetup(options: {
   backend?: EngineBackend;
+  /** Skip the prebuilt libraries and build all of llama.cpp. */
+  fromSource?: boolean;
   force?: boolean;
   progress: BuildProgress;
   log: (line: string) => void;
   signal?: AbortSignal;
 }): Promise<SetupResult> {
   const started = performance.now();
-  const choice = chooseBackend(options.backend);
+  const explicit = options.force || options.backend || options.fromSource;
+  const existing = explicit ? null : (await locateEngine(process.env)).engine;
+  const vocabFile = async () => path.join((await ensurePinnedSource(engineCacheDir(), options.log)).sourceDir, DEMO_VOCAB);
   let engine: EngineInfo | null = null;
   let engineReused: boolean | null = null;
-  const existing = options.force || options.backend ? null : (await locateEngine(process.env, choice.backend)).engine;
+  let plan: SetupResult['plan'] = null;
+  const warnings: string[] = [];
   if (existing && existing.origin !== 'managed') {
     options.log(`using ${existing.origin} llama-server at ${existing.serverPath}`);
     engine = existing;
   } else {
-    options.log(`engine backend: ${choice.backend} (${choice.reason})`);
-    const build = await ensureManagedBuild({
+    const chosen = planEngine(probeMachine(), { backend: options.backend, fromSource: options.fromSource });
+    plan = { route: chosen.route, backend: chosen.backend, reason: chosen.reason };
+    options.log(`engine plan: ${describePlan(chosen)} (${chosen.reason})`);
+    const build = await ensureEngineBuild({
       engineDir: engineCacheDir(),
-      backend: choice.backend,
+      plan: chosen,
       force: options.force,
       progress: options.progress,
       signal: options.signal,
+      smokeModel: async (quantizeBinary) => {
+        const states = await ensureDemoModels({ vocabFile: await vocabFile(), quantizeBinary, log: options.log });
+        const model = states.find((state) => state.ref === 'demo:q8_0') ?? states[0];
+        if (!model) throw new AppError(ErrorCode.EngineMissing, 'no demo model to smoke-test the engine with');
+        return model.path;
+      },
     });
+    warnings.push(...build.warnings);
     engineReused = build.reused;
+    const how =
+      build.route === 'prebuilt'
+        ? `on prebuilt libraries (${(build.packages ?? []).map((item) => `${item.name}@${item.version}`).join(', ')})`
+        : 'from source';
     options.log(
       build.reused
-        ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) from ${build.binDir}`
-        : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) in ${build.buildSeconds} s`,
+        ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}, built ${how}) from ${build.binDir}`
+        : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) ${how} in ${build.buildSeconds} s`,
     );
     engine = (await locateEngine({ ...process.env, INFERLAB_LLAMA_SERVER: path.join(build.binDir, 'llama-server') })).engine;
     if (engine) engine = { ...engine, origin: 'managed', backend: build.backend };
   }
   if (!engine) throw new AppError(ErrorCode.EngineMissing, 'llama-server could not be located after setup');
+  for (const warning of warnings) options.log(`WARNING: ${warning}`);
   const engineSeconds = (performance.now() - started) / 1000;
 
   const quantize = toolPath(engine, 'llama-quantize');
@@ -65,12 +95,11 @@ export async function runSetup(options: {
       ErrorCode.EngineMissing,
       `llama-quantize was not found beside ${engine.serverPath} or on PATH; it is needed to make the demo quantizations`,
     );
-  const { sourceDir } = await ensurePinnedSource(engineCacheDir(), options.log);
   const demoModels = await ensureDemoModels({
-    vocabFile: path.join(sourceDir, DEMO_VOCAB),
+    vocabFile: await vocabFile(),
     quantizeBinary: quantize,
     force: options.force,
     log: options.log,
   });
-  return { engine, engineReused, engineSeconds, demoModels };
+  return { engine, engineReused, engineSeconds, demoModels, plan, warnings };
 }

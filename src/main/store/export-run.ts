@@ -106,6 +106,8 @@ export function runManifest(run: RunRow): Record<string, unknown> {
     workload: { name: run.workload_name, revision: run.workload_revision },
     model: { ref: run.model_ref, path: run.model_path, size_bytes: run.model_size_bytes, sha256: run.model_sha256 },
     engine: parseJson(run.engine_json),
+    // Said at the top: a CPU measurement must not pass for a GPU one.
+    gpu_offload: (parseJson(run.manifest_json) as { gpu_offload?: unknown } | null)?.gpu_offload ?? null,
     server: parseJson(run.server_json),
     environment: parseJson(run.environment_json),
     configuration: parseJson(run.manifest_json),

@@ -121,6 +121,7 @@ function runSearch(terms: string[], runId: string | null): { where: string; valu
         'started_at',
         "json_extract(server_json, '$.effectiveConfig.modelFileType')",
         "json_extract(engine_json, '$.origin')",
+        "json_extract(engine_json, '$.backend')",
       ]
         .map((field) => `lower(coalesce(${field}, '')) LIKE @${key} ESCAPE '\\'`)
         .join(' OR ')})`,
@@ -143,6 +144,7 @@ export interface RunHead {
   output_tokens_per_s: number | null;
   model_file_type: string | null;
   engine_origin: string | null;
+  engine_backend: string | null;
   has_engine: 0 | 1;
 }
 
@@ -472,6 +474,7 @@ export class RunStore {
                 json_extract(summary_json, '$.throughput.output_tokens_per_s') AS output_tokens_per_s,
                 json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
                 json_extract(engine_json, '$.origin') AS engine_origin,
+                json_extract(engine_json, '$.backend') AS engine_backend,
                 engine_json IS NOT NULL AND engine_json != 'null' AS has_engine
          FROM (SELECT *, rowid AS inserted FROM runs ${where} ORDER BY started_at DESC, rowid DESC LIMIT @limit OFFSET @offset) AS runs
          ORDER BY started_at DESC, inserted DESC`,

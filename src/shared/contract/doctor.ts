@@ -3,7 +3,7 @@ import type { EngineInfo } from './engine';
 export type CheckStatus = 'ok' | 'missing' | 'warning';
 
 export interface DoctorCheck {
-  id: 'engine' | 'build-tools' | 'demo-models' | 'gpu' | 'database' | 'orphans' | 'electron' | 'chromium';
+  id: 'engine' | 'gpu-engine' | 'build-tools' | 'demo-models' | 'gpu' | 'database' | 'orphans' | 'electron' | 'chromium';
   label: string;
   status: CheckStatus;
   detail: string;

@@ -4,6 +4,7 @@ import type { RunSummary } from './runs';
 import type { ExperimentResult } from './experiments';
 import type { RequestMetrics, ServerTimings } from './measurement';
 import type { ColdStart } from './server';
+import type { EngineBuildFacts } from './engine';
 
 export interface WorkloadInfo {
   name: string;
@@ -132,7 +133,7 @@ export interface SettingsInfo {
   /** The folders this interface may read models from; they change only in the config file (roots.models). */
   modelFolders: string[];
   workloadFolders: string[];
-  engine: { serverPath: string; backend: string | null; version: string | null; origin: string } | null;
+  engine: { serverPath: string; backend: string | null; version: string | null; origin: string; build: EngineBuildFacts | null } | null;
   /** Why no engine was found, when none was. */
   engineProblem: string | null;
   decisionName: string;

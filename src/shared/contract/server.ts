@@ -64,6 +64,8 @@ export interface EffectiveConfig {
   layersOffloaded: { offloaded: number; total: number } | null;
   /** Buffer sizes in MiB by "device kind", e.g. {"CPU_Mapped model": 29.37, "CUDA0 KV": 8}. */
   buffersMib: Record<string, number>;
+  /** The ggml backend libraries the server process loaded (e.g. libggml-cpu-zen4.so, libggml-cuda.so); absent where not readable. */
+  backendLibraries?: string[];
   argv: string[];
 }
 

@@ -151,6 +151,9 @@ export const EngineSetupOptionsSchema = Type.Object(
   {
     backend: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('vulkan'), Type.Literal('metal')])),
     force: Type.Optional(Type.Boolean({ description: 'Rebuild even when a build for the backend is cached.' })),
+    fromSource: Type.Optional(
+      Type.Boolean({ description: 'Build all of llama.cpp from source instead of compiling the tools on prebuilt libraries.' }),
+    ),
   },
   Strict,
 );

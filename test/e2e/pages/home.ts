@@ -22,6 +22,12 @@ export class HomePage {
     return (await progress.textContent()) ?? '';
   }
 
+  /** The banner that says runs measure the CPU on a GPU machine, once the system check has answered. */
+  async cpuEngineOnGpuBanner(): Promise<string> {
+    await this.engineReady();
+    return (await this.app.page.getByTestId('cpu-engine-on-gpu').textContent({ timeout: 10_000 })) ?? '';
+  }
+
   async runDemo(): Promise<void> {
     await this.app.page.getByRole('button', { name: 'Run the demo' }).click();
   }

@@ -11,7 +11,12 @@ import { SETUP_USAGE as USAGE } from '../usage';
 export const setupCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(
     args,
-    { force: { type: 'boolean' }, backend: { type: 'string' }, 'from-npm-install': { type: 'boolean' } },
+    {
+      force: { type: 'boolean' },
+      backend: { type: 'string' },
+      'from-source': { type: 'boolean' },
+      'from-npm-install': { type: 'boolean' },
+    },
     USAGE,
   );
   const backend = values.backend as EngineBackend | undefined;
@@ -27,7 +32,10 @@ export const setupCommand: CommandHandler = async (args, signal) => {
     const container = await openCliServices(undefined, shellAccess());
     let result: SetupResult;
     try {
-      result = await container.engine.setupAndWait({ backend, force: values.force }, { progress: stderrBuildProgress(), log, signal });
+      result = await container.engine.setupAndWait(
+        { backend, force: values.force, fromSource: values['from-source'] },
+        { progress: stderrBuildProgress(), log, signal },
+      );
     } finally {
       await container.dispose();
     }
@@ -35,6 +43,8 @@ export const setupCommand: CommandHandler = async (args, signal) => {
       `engine ready: ${result.engine.serverPath} (${result.engine.version ?? 'unknown version'}) in ${result.engineSeconds.toFixed(2)} s`,
     );
     log(`demo models: ${result.demoModels.map((state) => state.ref).join(', ')}`);
+    // Repeated last, where a scrolling build log cannot bury them.
+    for (const warning of result.warnings) process.stderr.write(`\ninferlab setup: WARNING: ${warning}\n`);
     log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return 0;
   } catch (error) {

@@ -2,6 +2,7 @@ import type { EngineInfo } from '../../../shared/contract/engine';
 import type { EngineCapabilities } from '../../../shared/contract/server';
 import { fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 import { buildLlamaServerArgs } from '../llamacpp/launch-args';
+import { loadedBackendLibraries } from '../llamacpp/engine-smoke';
 import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../llamacpp/log-facts';
 
 export const LLAMACPP_CAPABILITIES: EngineCapabilities = {
@@ -28,7 +29,7 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
     isLoadProgress: (line) => LOAD_PROGRESS.test(line),
     isListening: (line) => LISTENING.test(line),
     classifyFault,
-    readEffectiveConfig: async (server, logLines, argv) => {
+    readEffectiveConfig: async (server, logLines, argv, pid) => {
       const facts = parseLogFacts(logLines);
       const props = await fetchJson(`${server.baseUrl}/props`, { headers: { ...server.headers } });
       const settings = (props?.default_generation_settings ?? {}) as { n_ctx?: number };
@@ -43,6 +44,7 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
         trainedContext: facts.trainedContext,
         layersOffloaded: facts.layersOffloaded,
         buffersMib: facts.buffersMib,
+        ...(pid !== undefined && process.platform === 'linux' ? { backendLibraries: loadedBackendLibraries(pid) } : {}),
         argv,
       };
     },

