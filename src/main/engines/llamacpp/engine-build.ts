@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors';
 import { acquireFileLock } from '../../core/lock';
 import { runToCompletion } from '../../core/process';
 import { findExecutable } from '../../core/which';
-import { cmakeFlagsFor, findNvcc } from './backend';
+import { cmakeFlagsFor, findNvcc, TOOL_CMAKE_FLAGS } from './backend';
 import type { EnginePlan } from './engine-plan';
 import { smokeTestEngine, type SmokeResult } from './engine-smoke';
 import { ensurePinnedSource, readPinnedSourceRecord } from './engine-source';
@@ -54,17 +54,7 @@ const BASE_CMAKE_FLAGS = [
   '-DCMAKE_BUILD_TYPE=Release',
   // Static binaries: the cached folder stays self-contained and relocatable.
   '-DBUILD_SHARED_LIBS=OFF',
-  '-DLLAMA_BUILD_TESTS=OFF',
-  '-DLLAMA_BUILD_EXAMPLES=OFF',
-  '-DLLAMA_BUILD_TOOLS=ON',
-  '-DLLAMA_BUILD_SERVER=ON',
-  '-DLLAMA_BUILD_APP=OFF',
-  // The web UI would be downloaded at configure time, and the server runs with --no-webui.
-  '-DLLAMA_USE_PREBUILT_UI=OFF',
-  '-DLLAMA_BUILD_UI=OFF',
-  // Model downloads are the app's job, not the engine's.
-  '-DLLAMA_OPENSSL=OFF',
-  '-DLLAMA_CURL=OFF',
+  ...TOOL_CMAKE_FLAGS,
   // The cache is per user and per machine, so tune for this CPU.
   '-DGGML_NATIVE=ON',
 ];
@@ -294,7 +284,7 @@ async function ensurePrebuiltBuild(
         fallbackReason: null,
       },
     });
-    return { ...build, buildSeconds: Math.round((Date.now() - started) / 1000), reused: false };
+    return { ...build, reused: false };
   });
 }
 
@@ -371,7 +361,7 @@ export const ensureSourceBuild: SourceBuilder = async (options) => {
         fallbackReason: options.fallbackReason,
       },
     });
-    return { ...build, buildSeconds: Math.round((Date.now() - started) / 1000), reused: false };
+    return { ...build, reused: false };
   });
 };
 

@@ -6,6 +6,7 @@ import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { runToCompletion } from '../../core/process';
 import { findExecutable } from '../../core/which';
+import { TOOL_CMAKE_FLAGS } from './backend';
 import type { CudaRuntime } from './engine-plan';
 import { mustRun, packPinnedPackage, type PinnedPackageRef } from './pinned-package';
 import { compositionPackages, PREBUILT_PACKAGES, type PrebuiltComposition } from './prebuilt-packages';
@@ -68,15 +69,7 @@ const PREBUILT_CMAKE_FLAGS = [
   '-DGGML_NATIVE=OFF',
   '-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON',
   '-DCMAKE_INSTALL_RPATH=$ORIGIN',
-  '-DLLAMA_BUILD_TESTS=OFF',
-  '-DLLAMA_BUILD_EXAMPLES=OFF',
-  '-DLLAMA_BUILD_TOOLS=ON',
-  '-DLLAMA_BUILD_SERVER=ON',
-  '-DLLAMA_BUILD_APP=OFF',
-  '-DLLAMA_USE_PREBUILT_UI=OFF',
-  '-DLLAMA_BUILD_UI=OFF',
-  '-DLLAMA_OPENSSL=OFF',
-  '-DLLAMA_CURL=OFF',
+  ...TOOL_CMAKE_FLAGS,
 ];
 
 export interface PrebuiltProgress {
