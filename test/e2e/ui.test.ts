@@ -398,6 +398,30 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(pageErrors).toEqual([]);
   });
 
+  it('finds a capacity under an SLO from the Experiments form and shows the answer, the chart and every load', async () => {
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.openForm();
+    await experiments.choose('Capacity under an SLO');
+    await experiments.fill('model', 'demo:q8_0');
+    await experiments.select('capacity by', 'concurrency');
+    await experiments.fill('capacity percentile', '100');
+    await experiments.problem.filter({ hasText: /percentile/ }).waitFor();
+    await experiments.fill('capacity percentile', '90');
+    await experiments.fill('capacity max load', '2');
+    await experiments.fill('max answer tokens', '8');
+    await experiments.fill('experiment slo ttft', '100000');
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await experiments.startAndFinish();
+    const capacity = page.getByTestId('capacity-result');
+    // Loads 1 and 2 both meet a 100 s limit; 4 is above the highest allowed.
+    expect(await capacity.getByTestId('capacity-answer').textContent()).toBe('Capacity 2 concurrent requests at p90');
+    expect(await capacity.locator('tbody tr[data-decision="meets"]').count()).toBe(2);
+    await capacity.getByRole('img', { name: 'capacity', exact: true }).locator('canvas').waitFor();
+    await shell.screenshot('experiment-capacity');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('saves settings to the config file: the name decisions carry, the default profile, the telemetry interval', async () => {
     const { shell, settings, experiments } = views();
     await settings.open();

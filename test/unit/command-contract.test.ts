@@ -94,6 +94,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     const quant = ['quant', '--model', 'demo:f16', '--workload', 'chat-short'];
     const warm = ['warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share'];
     const sweep = ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,2'];
+    const capacity = ['capacity', '--model', 'demo:q8_0', '--slo', 'ttft=500'];
     const variants: Record<string, { args: string[]; against: string[] }> = {
       '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
       '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
@@ -117,6 +118,11 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--max-answer-tokens': { args: [...quant, '--max-answer-tokens', '16'], against: quant },
       '--profile': { args: [...quant, '--profile', 'long'], against: quant },
       '--set': { args: [...quant, '--set', 'contextSize=2048'], against: quant },
+      '--percentile': { args: [...capacity, '--percentile', '99'], against: capacity },
+      '--by': { args: [...capacity, '--by', 'concurrency'], against: capacity },
+      '--start': { args: [...capacity, '--start', '4'], against: capacity },
+      '--max-load': { args: [...capacity, '--max-load', '64'], against: capacity },
+      '--keep-cache': { args: [...capacity, '--keep-cache'], against: capacity },
     };
     const spec = (args: string[]) => experimentSpecFromArgs(args).spec;
     for (const flag of flagsOf(EXPERIMENT_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {

@@ -5,6 +5,7 @@ import { verdictTable } from './verdict-table';
 
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
+  if (result.kind === 'capacity' && result.capacity) return capacityTable(result.capacity, result.recommendation.reason);
   if (result.kind === 'sweep') {
     const sweepRows = [
       ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'good ≥ target', 'Pareto'],
@@ -71,4 +72,51 @@ export function experimentTable(result: ExperimentResult): string {
   const cache =
     evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
   return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
+}
+
+/** A capacity search: every load it measured, in load order, then the answer and the rule it was decided by. */
+const perSecond = (value: number | null) => (value === null ? '—' : `${formatNumber(value, 2)} req/s`);
+
+export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']>, reason: string): string {
+  const metrics = Object.keys(capacity.slo).filter((key) => capacity.slo[key as keyof typeof capacity.slo] !== undefined);
+  const p = `p${capacity.percentile}`;
+  const rows = [
+    [
+      capacity.by === 'rate' ? 'rate (req/s)' : 'concurrency',
+      'step',
+      'verdict',
+      'requests',
+      ...metrics.map(
+        (metric) => `${metric.replace('_ms', '').toUpperCase()} ${p} (≤ ${capacity.slo[metric as keyof typeof capacity.slo]} ms)`,
+      ),
+      'over a limit',
+      'good',
+      'goodput',
+      'throughput',
+      ...(capacity.by === 'rate' ? ['sent'] : []),
+    ],
+    ...[...capacity.steps]
+      .sort((a, b) => a.load - b.load)
+      .map((step) => [
+        String(step.load),
+        `${step.phase} #${capacity.steps.indexOf(step) + 1}`,
+        step.decision === 'invalid' ? 'invalid (client behind)' : step.decision,
+        `${step.requests}${step.looks > 1 ? ` (${step.looks} looks)` : ''}`,
+        ...metrics.map((metric) => formatMs(step.percentile_ms[metric] ?? null)),
+        metrics.map((metric) => step.violations[metric] ?? 0).join(' / '),
+        step.good_fraction === null ? '—' : `${formatNumber(step.good_fraction * 100, 0)} %`,
+        perSecond(step.goodput_requests_per_s),
+        perSecond(step.throughput_requests_per_s),
+        ...(capacity.by === 'rate' ? [perSecond(step.achieved_load)] : []),
+      ]),
+  ];
+  const answer =
+    capacity.capacity === null
+      ? 'capacity: none shown'
+      : `capacity: ${capacity.capacity} ${capacity.unit} at ${p}` +
+        (capacity.interval?.high
+          ? ` (the limit lies in [${capacity.interval.low}, ${capacity.interval.high}) ${capacity.unit}, ${Math.round((1 - capacity.alpha) * 100)} % confidence)`
+          : ' (no load was shown to miss)');
+  const knee = `knee: ${capacity.knee === null ? 'none seen' : `${capacity.knee} ${capacity.unit}`} (${capacity.knee_rule})`;
+  return `${formatTable(rows)}\n\n${answer}\n${knee}\n${reason}\nrule: ${capacity.rule}`;
 }

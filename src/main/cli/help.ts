@@ -48,7 +48,7 @@ const HELP: Record<string, HelpEntry> = {
     notes:
       "Setup picks the engine for this machine: an NVIDIA driver with the CUDA 12/13 runtime libraries → CUDA; else a Vulkan GPU → Vulkan; else CPU. It compiles llama-server and its tools against prebuilt llama.cpp libraries (node-llama-cpp's platform packages, pinned like the source), which needs no CUDA toolkit, and smoke-tests the result. If that fails it builds all of llama.cpp from source and says why. --from-source skips the prebuilt libraries.",
   },
-  demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32'] },
+  demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32', 'inferlab demo --capacity'] },
   server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
   'server start': {
     usage: START_USAGE,
@@ -88,6 +88,15 @@ const HELP: Record<string, HelpEntry> = {
   'experiment sweep': {
     usage: EXPERIMENT_USAGE,
     examples: ['inferlab experiment sweep --model demo:q8_0 --vary parallelSlots=1,4 --load concurrency=1,4'],
+  },
+  'experiment capacity': {
+    usage: EXPERIMENT_USAGE,
+    examples: [
+      'inferlab experiment capacity --model demo:q8_0 --slo ttft=500,tpot=50 --percentile 90',
+      'inferlab experiment capacity --model m.gguf --slo ttft=500 --percentile 99 --by concurrency --json',
+    ],
+    notes:
+      'Finds the highest load at which every SLO holds at the percentile: brackets (doubling from --start), then bisects. Each load is judged by an exact binomial test on the requests above each limit; all decisions together hold at 95 % confidence, so the reported interval [capacity, lowest miss] covers the true limit. Requests per look default to what the percentile needs (p90: about 90, p99: about 900). Open-loop latencies count from the scheduled time; a load the generator could not deliver is measured again, never counted as a miss. The prompt cache is emptied before each sample unless --keep-cache.',
   },
   report: { usage: REPORT_USAGE, examples: ['inferlab report 1a2b3c4d --out report.html'] },
   decide: { usage: DECIDE_USAGE, examples: ['inferlab decide 1a2b3c4d --choose q8_0 --reason "same answers, half the memory"'] },

@@ -1,9 +1,7 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { bubbleDiameter, quantTradeoffPoints } from '../../shared/quant-tradeoff-points';
-
-const escape = (text: unknown) =>
-  String(text ?? '—').replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
-const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '—' : value.toFixed(digits));
+import { capacitySection } from './capacity-report';
+import { escape, fmt } from './report-format';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -168,7 +166,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
 <title>Infer Lab experiment ${escape(result.experiment_id.slice(0, 8))} (${escape(result.kind)})</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;color:#1f2328}table{border-collapse:collapse;width:100%;margin:8px 0 20px}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;font-size:13px}.bad{color:#cf222e}.good{color:#1a7f37}pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:16px}</style></head>
 <body>
-<h1>${result.kind === 'quant' ? 'Quantization comparison' : result.kind === 'sweep' ? 'Server-setting sweep' : 'Warm against cold'}</h1>
+<h1>${result.kind === 'quant' ? 'Quantization comparison' : result.kind === 'sweep' ? 'Server-setting sweep' : result.kind === 'capacity' ? 'Capacity under an SLO' : 'Warm against cold'}</h1>
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
@@ -176,10 +174,15 @@ ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Contaminated</th></tr>${metricRows}</table>
 ${quantRows}
+${result.capacity ? capacitySection(result.capacity) : ''}
 ${evidenceSection(result)}
-<h2>Verdicts</h2><p>Differences against the first condition with 95 % intervals from a bootstrap over windows and the requests within them (run-to-run drift widens them); an interval that includes zero is “no significant difference”.</p>
+${
+  result.kind === 'capacity'
+    ? ''
+    : `<h2>Verdicts</h2><p>Differences against the first condition with 95 % intervals from a bootstrap over windows and the requests within them (run-to-run drift widens them); an interval that includes zero is “no significant difference”.</p>
 <table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Change</th><th>Interval</th><th>Windows</th><th>Verdict</th></tr>${verdictRows}</table>
-<p>Verdicts are decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used. Values pool every request; change and interval compare the windows (B/A of the geometric means of each window’s statistic), so they can differ a little from the ratio of the pooled values. “Equivalent” means the interval lies within the margin; “no significant difference” means neither a difference nor equivalence was shown.</p>
+<p>Verdicts are decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used. Values pool every request; change and interval compare the windows (B/A of the geometric means of each window’s statistic), so they can differ a little from the ratio of the pooled values. “Equivalent” means the interval lies within the margin; “no significant difference” means neither a difference nor equivalence was shown.</p>`
+}
 <h2>Charts</h2><div class="charts">${charts.join('')}</div>
 <h2>Protocol</h2><pre>${escape(JSON.stringify(result.protocol, null, 2))}</pre>
 <p><small>Run ids per condition: ${conditions.map((condition) => `${escape(condition.name)}: ${condition.run_ids.map((id) => escape(id.slice(0, 8))).join(', ')}`).join('; ')}</small></p>

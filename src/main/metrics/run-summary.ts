@@ -78,7 +78,8 @@ function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Rec
   };
 }
 
-function window(rows: readonly MeasuredRequest[]): number | null {
+/** From the first measured send to the last end: the span every per-second figure divides by. */
+export function measuredWindowMs(rows: readonly MeasuredRequest[]): number | null {
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
   for (const row of rows) {
@@ -153,7 +154,7 @@ export function summarizeRun(input: {
   serverSlots?: number | null;
 }): RunSummary {
   const measured = input.rows.filter((row) => !row.warmup);
-  const windowMs = window(measured);
+  const windowMs = measuredWindowMs(measured);
   const requestCounts = counts(measured);
   // ITL samples run to millions: sort each group's once and merge them for the whole run.
   const groupNames = [...new Set(measured.map((row) => row.group_name ?? 'default'))];
@@ -174,7 +175,7 @@ export function summarizeRun(input: {
   const groups: Record<string, GroupSummary> = {};
   for (const name of groupNames) {
     const rows = groupRows.get(name)!;
-    const groupWindow = window(rows);
+    const groupWindow = measuredWindowMs(rows);
     const groupCounts = counts(rows);
     const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
     groups[name] = {

@@ -1,7 +1,10 @@
 import { seededRandom } from '../models/random';
 import { arrivalGaps } from './arrivals';
 
-export type LoadSpec = { mode: 'closed'; concurrency: number } | { mode: 'open'; rate: number; burstiness: number; maxOutstanding: number };
+export type LoadSpec =
+  | { mode: 'closed'; concurrency: number }
+  /** `seed` picks the arrival schedule (1 unless given), so repeated looks at one rate can draw fresh arrivals. */
+  | { mode: 'open'; rate: number; burstiness: number; maxOutstanding: number; seed?: number };
 
 export interface StopRule {
   requests: number | null;
@@ -71,7 +74,7 @@ export async function generateLoad(options: {
     return outcome;
   }
 
-  const gap = arrivalGaps(load.rate, load.burstiness, seededRandom(options.seed ?? 1));
+  const gap = arrivalGaps(load.rate, load.burstiness, seededRandom(options.seed ?? load.seed ?? 1));
   const inFlight = new Set<Promise<void>>();
   let due = start;
   while (more()) {

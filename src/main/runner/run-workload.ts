@@ -59,7 +59,13 @@ export interface RunResult {
 function describeLoad(load: LoadSpec): LoadDescription {
   return load.mode === 'closed'
     ? { mode: 'closed', concurrency: load.concurrency }
-    : { mode: 'open', rate: load.rate, burstiness: load.burstiness, max_outstanding: load.maxOutstanding };
+    : {
+        mode: 'open',
+        rate: load.rate,
+        burstiness: load.burstiness,
+        max_outstanding: load.maxOutstanding,
+        ...(load.seed === undefined ? {} : { seed: load.seed }),
+      };
 }
 
 async function endpointModel(url: string, headers: Record<string, string>): Promise<string | null> {

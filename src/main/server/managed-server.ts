@@ -107,6 +107,16 @@ export class ManagedServer {
     return this.snapshotState.baseUrl ? { baseUrl: this.snapshotState.baseUrl, headers: this.authHeaders } : null;
   }
 
+  /**
+   * Empties every slot's prompt cache, so the next request computes its whole prompt. Only
+   * engines with slot control can; for others this does nothing and the cache evidence shows it.
+   */
+  async erasePromptCache(): Promise<void> {
+    const address = this.address;
+    if (!address || !this.engine.capabilities.slotErase) return;
+    await eraseSlots(address, this.snapshotState.effectiveConfig?.slots ?? this.profile.parallelSlots);
+  }
+
   /** The last lines of the server's log, newest last. */
   logTail(count = 100): string[] {
     return this.process?.logs.last(count) ?? [];

@@ -24,7 +24,7 @@ export interface CheckedExperiment {
   kldText: { text: string; source: string } | null;
 }
 
-const DEFAULT_WORKLOAD = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short' } as const;
+const DEFAULT_WORKLOAD = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short', capacity: 'chat-short' } as const;
 const NO_CONSTRAINTS: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
 
 function invalid(message: string): never {
@@ -63,11 +63,42 @@ function checkConstraints(raw: QuantConstraints | null | undefined): QuantConstr
   return { ...NO_CONSTRAINTS, ...raw };
 }
 
+function checkCapacity(spec: StartExperimentSpec): void {
+  const capacity = spec.capacity;
+  if (!capacity || typeof capacity !== 'object')
+    invalid('a capacity experiment needs capacity: { by, percentile, start, maxLoad, keepCache }');
+  if (capacity.by !== 'rate' && capacity.by !== 'concurrency')
+    invalid(`capacity.by must be rate or concurrency, got ${JSON.stringify(capacity.by)}`);
+  if (typeof capacity.percentile !== 'number' || !(capacity.percentile >= 50 && capacity.percentile <= 99.9))
+    invalid(`the percentile must be from 50 to 99.9, got ${JSON.stringify(capacity.percentile)}`);
+  const slo = spec.constraints?.slo;
+  if (!slo || (slo.ttft_ms === undefined && slo.tpot_ms === undefined && slo.e2e_ms === undefined))
+    invalid('a capacity experiment needs an SLO: --slo ttft=MS,tpot=MS (any of ttft, tpot, e2e)');
+  const minimum = capacity.by === 'rate' ? 0.05 : 1;
+  for (const [name, value] of [
+    ['start', capacity.start],
+    ['maxLoad', capacity.maxLoad],
+  ] as const) {
+    if (value === null || value === undefined) continue;
+    if (
+      typeof value !== 'number' ||
+      !Number.isFinite(value) ||
+      value < minimum ||
+      (capacity.by === 'concurrency' && !Number.isInteger(value))
+    )
+      invalid(
+        `capacity.${name} must be ${capacity.by === 'rate' ? 'a rate of at least 0.05 req/s' : 'a whole number of at least 1'}, got ${JSON.stringify(value)}`,
+      );
+  }
+  if (capacity.start != null && capacity.maxLoad != null && capacity.start > capacity.maxLoad)
+    invalid(`capacity.start (${capacity.start}) is above capacity.maxLoad (${capacity.maxLoad})`);
+}
+
 /** The checks that need no file, database or server: kinds, numbers and combinations. */
 export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('an experiment spec must be an object');
-  if (!['quant', 'warmcold', 'sweep'].includes(spec.kind))
-    invalid(`kind must be quant, warmcold or sweep, got ${JSON.stringify(spec.kind)}`);
+  if (!['quant', 'warmcold', 'sweep', 'capacity'].includes(spec.kind))
+    invalid(`kind must be quant, warmcold, sweep or capacity, got ${JSON.stringify(spec.kind)}`);
   wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000);
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
@@ -90,6 +121,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
     for (const level of spec.loadConcurrencies ?? []) wholeNumber('load concurrency', level, 1, 4096);
   }
   if (spec.kind === 'warmcold') wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
+  if (spec.kind === 'capacity') checkCapacity(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
   if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
     invalid('settings must be a list of FIELD=VALUE strings');

@@ -89,6 +89,20 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
           slo: checked.constraints.slo,
         });
       }
+      if (spec.kind === 'capacity') {
+        const { runCapacity } = await import('../experiments/capacity');
+        return runCapacity({
+          ...(await common()),
+          model: checked.model!,
+          slo: checked.constraints.slo!,
+          by: spec.capacity!.by,
+          percentile: spec.capacity!.percentile,
+          start: spec.capacity!.start ?? undefined,
+          maxLoad: spec.capacity!.maxLoad ?? undefined,
+          keepCache: spec.capacity!.keepCache,
+          requestsPerLook: spec.requestsPerWindow,
+        });
+      }
       const { runQuantExperiment } = await import('../experiments/quantization');
       return runQuantExperiment({
         ...(await common()),

@@ -1,7 +1,7 @@
 import type { Verdict } from './compare';
-import type { Distribution } from './runs';
+import type { Distribution, SloSpec } from './runs';
 
-export type ExperimentKind = 'warmcold' | 'quant' | 'sweep';
+export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity';
 
 export interface ConditionResult {
   name: string;
@@ -147,6 +147,55 @@ export interface ExperimentResult {
     gates?: RecommendationGate[];
     objective?: string;
   };
+  /** Capacity experiments: the search, each load it measured, and the answer. */
+  capacity?: CapacityResult;
+}
+
+/** One load a capacity search measured. */
+export interface CapacityStepResult {
+  load: number;
+  phase: 'bracket' | 'bisect';
+  /** `invalid`: the load generator stayed behind its schedule, so the load could not be measured. */
+  decision: 'meets' | 'misses' | 'inconclusive' | 'invalid';
+  looks: number;
+  /** Requests judged (measured, failed included). */
+  requests: number;
+  /** Per SLO metric: requests above its limit (failed requests count as above). */
+  violations: Record<string, number>;
+  /** Per SLO metric: the nearest-rank percentile over the judged requests; null when it falls on a failed request. */
+  percentile_ms: Record<string, number | null>;
+  failed: number;
+  /** Share of requests within every limit, and those per second of the measured window. */
+  good_fraction: number | null;
+  goodput_requests_per_s: number | null;
+  /** Requests completed per second of the measured window (goodput counts only the good ones). */
+  throughput_requests_per_s: number | null;
+  /** The load delivered: the achieved send rate (open loop) or the requests per second (closed loop). */
+  achieved_load: number | null;
+  slip_ms: number | null;
+  client_bound_samples: number;
+  run_ids: string[];
+}
+
+export interface CapacityResult {
+  by: 'rate' | 'concurrency';
+  unit: 'req/s' | 'concurrent requests';
+  percentile: number;
+  slo: SloSpec;
+  alpha: number;
+  alpha_per_look: number;
+  requests_per_look: number;
+  min_requests_to_meet: number;
+  /** The decision rule, in words. */
+  rule: string;
+  /** The highest load shown to meet every SLO; null when none was. */
+  capacity: number | null;
+  /** Where the limit lies: from the capacity up to the lowest load shown to miss (null high: none was). */
+  interval: { low: number; high: number | null } | null;
+  knee: number | null;
+  knee_rule: string;
+  stopped: string;
+  steps: CapacityStepResult[];
 }
 
 export type { QualityGate, QuantConstraints, QuantObjective } from './specs';

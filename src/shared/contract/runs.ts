@@ -31,6 +31,8 @@ export interface LoadDescription {
   rate?: number;
   burstiness?: number;
   max_outstanding?: number;
+  /** The arrival schedule's seed, when the run asked for one other than the default. */
+  seed?: number;
 }
 
 export const METRIC_NAMES = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;

@@ -108,7 +108,7 @@ export type QuantConstraints = Static<typeof QuantConstraintsSchema>;
 
 export const StartExperimentSpecSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal('quant'), Type.Literal('warmcold'), Type.Literal('sweep')]),
+    kind: Type.Union([Type.Literal('quant'), Type.Literal('warmcold'), Type.Literal('sweep'), Type.Literal('capacity')]),
     model: PathText,
     quants: Type.Array(Name, { maxItems: 64, description: 'quant: the types to compare, the first the baseline (f16,q8_0,q4_k_m).' }),
     files: Maybe(
@@ -130,6 +130,21 @@ export const StartExperimentSpecSchema = Type.Object(
     ),
     vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'sweep: the profile field to vary and its values.'),
     loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'sweep: the load levels (concurrency) every setting runs at.'),
+    capacity: Maybe(
+      Type.Object(
+        {
+          by: Type.Union([Type.Literal('rate'), Type.Literal('concurrency')], {
+            description: 'Open-loop arrival rate or closed-loop concurrency.',
+          }),
+          percentile: Type.Number({ description: 'The percentile every SLO must hold at (50 to 99.9).' }),
+          start: Nullable(Type.Number({ description: 'The first load tried; null for 1.' })),
+          maxLoad: Nullable(Type.Number({ description: 'The highest load the search may try; null for the default.' })),
+          keepCache: Type.Boolean({ description: 'Keep the prompt cache between steps (a workload meant to reuse prefixes).' }),
+        },
+        Strict,
+      ),
+      'capacity: how the load is searched; the SLO is constraints.slo and requestsPerWindow the requests per look.',
+    ),
   },
   { ...Strict, description: 'Everything an experiment can be asked for, from the UI or the CLI; optional fields take their defaults.' },
 );

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { userDataDir } from '../../core/paths';
+import { AppError } from '../../core/errors';
+import { ErrorCode } from '../../../shared/errors';
 import { shellAccess } from '../../services/access';
 import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
@@ -15,7 +17,14 @@ import { DEMO_USAGE as USAGE } from '../usage';
  * answers instead, to stay within a few minutes on two cores; the cap is part of the
  * workload revision recorded with every run, and printed.
  */
-const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8 } as const;
+const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8, capacity: 16 } as const;
+
+/**
+ * The capacity demo: Poisson arrivals searched from 4 req/s (a lower start costs minutes per
+ * look), judged at p90 (86 requests per look suffice; p99 would need about ten times more) against
+ * a TTFT limit a chat user would notice.
+ */
+const DEMO_CAPACITY = { ttftMs: 100, percentile: 90, startRate: 4 } as const;
 
 /**
  * The full demo on the embedded default: a quantization experiment over the three demo
@@ -81,11 +90,63 @@ async function fullDemo(
   }
 }
 
+/** `demo --capacity`: the highest Poisson rate demo q8_0 serves at p90 TTFT ≤ 100 ms on this machine. */
+async function capacityDemo(
+  values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean },
+  signal: AbortSignal,
+): Promise<number> {
+  const container = await openCliServices(values.db, shellAccess());
+  try {
+    const outDir = path.resolve(values.out ?? path.join(userDataDir(), 'reports'));
+    fs.mkdirSync(outDir, { recursive: true });
+    const say = (line: string) => !values.json && process.stderr.write(`${line}\n`);
+    say(
+      `capacity: demo q8_0 on chat-short (answers capped at ${DEMO_ANSWER_TOKENS.capacity} tokens), Poisson arrivals from ${DEMO_CAPACITY.startRate} req/s, ` +
+        `the highest rate whose p${DEMO_CAPACITY.percentile} TTFT (from the scheduled time) stays ≤ ${DEMO_CAPACITY.ttftMs} ms`,
+    );
+    const result = await container.experiments.run(
+      {
+        kind: 'capacity',
+        model: 'demo:q8_0',
+        quants: [],
+        workload: 'chat-short',
+        repeats: 1,
+        requestsPerWindow: null,
+        concurrency: 1,
+        profileName: values.profile ?? 'default',
+        settings: values.set ?? [],
+        constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: { ttft_ms: DEMO_CAPACITY.ttftMs } },
+        maxAnswerTokens: DEMO_ANSWER_TOKENS.capacity,
+        capacity: {
+          by: 'rate',
+          percentile: DEMO_CAPACITY.percentile,
+          start: DEMO_CAPACITY.startRate,
+          maxLoad: null,
+          keepCache: false,
+        },
+      },
+      { signal, onStatus: say },
+    );
+    const report = await container.services.experiments.report(result.experiment_id);
+    const file = path.join(outDir, report.fileName);
+    fs.writeFileSync(file, report.html);
+    if (values.json) process.stdout.write(`${JSON.stringify({ experiments: [result], reports: [file] }, null, 2)}\n`);
+    else
+      process.stdout.write(
+        `Capacity under an SLO (synthetic demo model; its compute is real)\n${experimentTable(result)}\n\nReport:\n${file}\n`,
+      );
+    return 0;
+  } finally {
+    await container.dispose();
+  }
+}
+
 export const demoCommand: CommandHandler = async (args, signal) => {
   const { values } = parseOptions(
     args,
     {
       quick: { type: 'boolean' },
+      capacity: { type: 'boolean' },
       model: { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
@@ -96,6 +157,13 @@ export const demoCommand: CommandHandler = async (args, signal) => {
     },
     USAGE,
   );
+  if (values.quick && values.capacity)
+    throw new AppError(ErrorCode.Usage, `--quick and --capacity are separate demos: choose one\n\nUsage: ${USAGE}`);
+  if (values.capacity) {
+    if (values.model !== undefined || values['max-tokens'] !== undefined)
+      throw new AppError(ErrorCode.Usage, `--model and --max-tokens are for demo --quick only\n\nUsage: ${USAGE}`);
+    return capacityDemo(values, signal);
+  }
   if (!values.quick) return fullDemo(values, signal);
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
   const modelRef = values.model ?? 'demo:q8_0';

@@ -22,7 +22,7 @@ export function experimentSpecFromArgs(args: string[]): {
   output: { db?: string; json?: boolean; report?: string };
 } {
   const [kind, ...rest] = args;
-  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep')
+  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep' && kind !== 'capacity')
     throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
   const { values } = parseOptions(
     rest,
@@ -52,6 +52,11 @@ export function experimentSpecFromArgs(args: string[]): {
       load: { type: 'string' },
       'cold-starts': { type: 'string' },
       'max-answer-tokens': { type: 'string' },
+      percentile: { type: 'string' },
+      by: { type: 'string' },
+      start: { type: 'string' },
+      'max-load': { type: 'string' },
+      'keep-cache': { type: 'boolean' },
     },
     USAGE,
   );
@@ -91,6 +96,32 @@ export function experimentSpecFromArgs(args: string[]): {
         .map((value) => positiveInteger('load', value, 1));
     }
   }
+  const capacityOnly = ['percentile', 'by', 'start', 'max-load', 'keep-cache'] as const;
+  for (const flag of capacityOnly)
+    if (kind !== 'capacity' && values[flag] !== undefined) usage(`--${flag} is for experiment capacity only`);
+  const loadNumber = (flag: string, text: string | undefined): number | null => {
+    if (text === undefined) return null;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) usage(`--${flag} must be a positive number, got "${text}"`);
+    return value;
+  };
+  let capacity: StartExperimentSpec['capacity'] = null;
+  if (kind === 'capacity') {
+    if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency')
+      usage(
+        `--by must be rate or concurrency, got "${values.by}"${values.by === 'users' ? ' (users need multi-turn sessions, not built yet)' : ''}`,
+      );
+    if (!slo) usage('experiment capacity needs --slo, e.g. --slo ttft=500,tpot=50');
+    const percentile = values.percentile === undefined ? 90 : Number(values.percentile.replace(/^p/i, ''));
+    if (!Number.isFinite(percentile)) usage(`--percentile must be a number like 90 or 99, got "${values.percentile}"`);
+    capacity = {
+      by: (values.by as 'rate' | 'concurrency' | undefined) ?? 'rate',
+      percentile,
+      start: loadNumber('start', values.start),
+      maxLoad: loadNumber('max-load', values['max-load']),
+      keepCache: values['keep-cache'] ?? false,
+    };
+  }
   // The same spec the UI sends; every flag has its field.
   const spec: StartExperimentSpec = {
     kind,
@@ -100,7 +131,11 @@ export function experimentSpecFromArgs(args: string[]): {
     workload: values.workload ?? '',
     repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
     requestsPerWindow:
-      values.requests === undefined ? EXPERIMENT_DEFAULTS.requestsPerWindow : positiveInteger('requests', values.requests, 1),
+      values.requests === undefined
+        ? kind === 'capacity'
+          ? null
+          : EXPERIMENT_DEFAULTS.requestsPerWindow
+        : positiveInteger('requests', values.requests, 1),
     concurrency: positiveInteger('concurrency', values.concurrency, 1),
     profileName: values.profile ?? 'default',
     settings: values.set ?? [],
@@ -113,6 +148,7 @@ export function experimentSpecFromArgs(args: string[]): {
     skipCacheReset: values['skip-cache-reset'] ?? false,
     vary,
     loadConcurrencies,
+    capacity,
   };
   try {
     checkExperimentShape(spec);

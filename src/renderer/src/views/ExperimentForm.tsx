@@ -38,6 +38,11 @@ export interface ExperimentFormState {
   varyField: string;
   varyValues: string;
   loadConcurrencies: string;
+  capacityBy: 'rate' | 'concurrency';
+  percentile: string;
+  startLoad: string;
+  maxLoad: string;
+  keepCache: boolean;
 }
 
 const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
@@ -52,7 +57,12 @@ const lines = (text: string): string[] =>
     .map((line) => line.trim())
     .filter(Boolean);
 
-const DEFAULT_WORKLOAD: Record<Kind, string> = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short' };
+const DEFAULT_WORKLOAD: Record<Kind, string> = {
+  quant: 'chat-short',
+  warmcold: 'prefix-share',
+  sweep: 'chat-short',
+  capacity: 'chat-short',
+};
 const GATES: { gate: QualityGate; label: string }[] = [
   { gate: 'acceptance', label: 'acceptance' },
   { gate: 'token agreement', label: 'token agreement' },
@@ -68,7 +78,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     files: '',
     workload: DEFAULT_WORKLOAD[kind],
     repeats: String(EXPERIMENT_DEFAULTS.repeats),
-    requestsPerWindow: String(EXPERIMENT_DEFAULTS.requestsPerWindow),
+    requestsPerWindow: kind === 'capacity' ? '' : String(EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: '1',
     maxAnswerTokens: '',
     profileName: 'default',
@@ -89,6 +99,11 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     varyField: 'batchSize',
     varyValues: '256,512',
     loadConcurrencies: '',
+    capacityBy: 'rate',
+    percentile: '90',
+    startLoad: '',
+    maxLoad: '',
+    keepCache: false,
   };
 }
 
@@ -113,8 +128,8 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     workload: form.workload,
     // Left empty, a required number is sent as 0 so the check names the field instead of a default standing in.
     repeats: number(form.repeats) ?? 0,
-    requestsPerWindow: number(form.requestsPerWindow) ?? 0,
-    concurrency: form.kind === 'sweep' ? null : (number(form.concurrency) ?? 0),
+    requestsPerWindow: form.kind === 'capacity' ? number(form.requestsPerWindow) : (number(form.requestsPerWindow) ?? 0),
+    concurrency: form.kind === 'sweep' || form.kind === 'capacity' ? null : (number(form.concurrency) ?? 0),
     maxAnswerTokens: number(form.maxAnswerTokens),
     profileName: form.profileName,
     settings: lines(form.settings),
@@ -129,7 +144,7 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
           ...(form.objective ? { objective: form.objective } : {}),
           ...(form.disabledGates.length > 0 ? { disabledGates: form.disabledGates } : {}),
         }
-      : form.kind === 'sweep' && sloSpec
+      : (form.kind === 'sweep' || form.kind === 'capacity') && sloSpec
         ? { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: sloSpec }
         : null,
     kldTextFile: quant ? form.kldTextFile.trim() || null : null,
@@ -137,6 +152,16 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     ...(form.kind === 'warmcold' && form.skipCacheReset ? { skipCacheReset: true } : {}),
     vary: form.kind === 'sweep' ? { field: form.varyField, values: list(form.varyValues) } : null,
     loadConcurrencies: form.kind === 'sweep' && list(form.loadConcurrencies).length > 0 ? list(form.loadConcurrencies).map(Number) : null,
+    capacity:
+      form.kind === 'capacity'
+        ? {
+            by: form.capacityBy,
+            percentile: number(form.percentile) ?? 0,
+            start: number(form.startLoad),
+            maxLoad: number(form.maxLoad),
+            keepCache: form.keepCache,
+          }
+        : null,
   };
 }
 
@@ -182,15 +207,34 @@ export function ExperimentForm({
     >
       <fieldset>
         <legend>Experiment</legend>
-        {(['quant', 'warmcold', 'sweep'] as const).map((option) => (
+        {(['quant', 'warmcold', 'sweep', 'capacity'] as const).map((option) => (
           <label key={option}>
             <input
               type="radio"
               name="experiment-kind"
               checked={kind === option}
-              onChange={() => setForm((current) => ({ ...current, kind: option, workload: DEFAULT_WORKLOAD[option] }))}
+              onChange={() =>
+                setForm((current) => ({
+                  ...current,
+                  kind: option,
+                  workload: DEFAULT_WORKLOAD[option],
+                  // A capacity look takes what its percentile needs unless asked for more; the other kinds' window size is no guide.
+                  requestsPerWindow:
+                    option === 'capacity'
+                      ? ''
+                      : current.requestsPerWindow === ''
+                        ? String(EXPERIMENT_DEFAULTS.requestsPerWindow)
+                        : current.requestsPerWindow,
+                }))
+              }
             />{' '}
-            {option === 'quant' ? 'Quantizations' : option === 'warmcold' ? 'Warm against cold' : 'Sweep a server setting'}
+            {option === 'quant'
+              ? 'Quantizations'
+              : option === 'warmcold'
+                ? 'Warm against cold'
+                : option === 'sweep'
+                  ? 'Sweep a server setting'
+                  : 'Capacity under an SLO'}
           </label>
         ))}
         {kind === 'quant' && (
@@ -234,14 +278,49 @@ export function ExperimentForm({
       </fieldset>
       <fieldset>
         <legend>Design</legend>
+        {kind !== 'capacity' && (
+          <label>
+            Repeats <input type="number" min={1} {...text('repeats', 'repeats')} />
+          </label>
+        )}
         <label>
-          Repeats <input type="number" min={1} {...text('repeats', 'repeats')} />
+          {kind === 'sweep' ? 'Requests per condition' : kind === 'capacity' ? 'Requests per look' : 'Requests per window'}{' '}
+          <input
+            type="number"
+            min={1}
+            {...text('requestsPerWindow', 'requests per window')}
+            placeholder={kind === 'capacity' ? 'what the percentile needs' : undefined}
+          />
         </label>
-        <label>
-          {kind === 'sweep' ? 'Requests per condition' : 'Requests per window'}{' '}
-          <input type="number" min={1} {...text('requestsPerWindow', 'requests per window')} />
-        </label>
-        {kind !== 'sweep' && (
+        {kind === 'capacity' && (
+          <>
+            <label>
+              Load by{' '}
+              <select
+                aria-label="capacity by"
+                value={form.capacityBy}
+                onChange={(event) => set('capacityBy', event.target.value as 'rate' | 'concurrency')}
+              >
+                <option value="rate">arrival rate (req/s, open loop)</option>
+                <option value="concurrency">concurrency (closed loop)</option>
+              </select>
+            </label>
+            <label>
+              Percentile <input type="number" min={50} max={99.9} step="any" {...text('percentile', 'capacity percentile')} />
+            </label>
+            <label>
+              First load <input type="number" min={0} step="any" {...text('startLoad', 'capacity start')} placeholder="1" />
+            </label>
+            <label>
+              Highest load <input type="number" min={0} step="any" {...text('maxLoad', 'capacity max load')} placeholder="default" />
+            </label>
+            <label>
+              <input type="checkbox" checked={form.keepCache} onChange={(event) => set('keepCache', event.target.checked)} /> Keep the
+              prompt cache between steps (the workload reuses prefixes)
+            </label>
+          </>
+        )}
+        {kind !== 'sweep' && kind !== 'capacity' && (
           <label>
             Concurrency <input type="number" min={1} {...text('concurrency', 'experiment concurrency')} />
           </label>

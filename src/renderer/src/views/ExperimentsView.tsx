@@ -10,6 +10,7 @@ import { downloadFile } from '../components/download';
 import { Chart } from '../components/Chart';
 import { quantTradeoffOption } from './quant-tradeoff';
 import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
+import { CapacityPanel } from './CapacityPanel';
 import { routeOf } from '../state/route';
 
 const QUANT_DEMO: StartExperimentSpec = {
@@ -33,13 +34,14 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
-        {quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : 'Sweep'}{' '}
+        {quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : result.kind === 'capacity' ? 'Capacity' : 'Sweep'}{' '}
         <small>{result.experiment_id.slice(0, 8)}</small>
       </h2>
       <p>
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
       {tradeoff && <Chart label="quant-tradeoff" option={tradeoff} height={300} />}
+      {result.capacity && <CapacityPanel capacity={result.capacity} />}
       {result.recommendation.excluded.map((item) => (
         <p key={item.name} className="error">
           {item.name} excluded: {item.reason}
@@ -157,13 +159,15 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           ))}
         </tbody>
       </table>
-      <h3>
-        Verdicts{' '}
-        <small>
-          (t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference” means
-          neither shown)
-        </small>
-      </h3>
+      {result.kind !== 'capacity' && (
+        <h3>
+          Verdicts{' '}
+          <small>
+            (t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference”
+            means neither shown)
+          </small>
+        </h3>
+      )}
       <table>
         <tbody>
           {result.verdicts.map((row) => (
@@ -318,7 +322,8 @@ export function ExperimentsView({ client }: { client: AppServices }) {
         <small>
           Each condition runs in windows of requests in rotated order (default {EXPERIMENT_DEFAULTS.repeats} ×{' '}
           {EXPERIMENT_DEFAULTS.requestsPerWindow}); quantizations each get a fresh server; cold and warm are proven request by request with
-          the server's own cached-token counts.
+          the server's own cached-token counts. A capacity search measures each load in looks of as many requests as its percentile needs
+          and stops early once the outcome is certain.
         </small>
       </p>
       {job && (

@@ -1,0 +1,305 @@
+import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
+import type { MeasuredRequest } from '../../shared/contract/measurement';
+import type { SloSpec } from '../../shared/contract/runs';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { minimumRequestsToMeet, nearestRankPercentile } from '../metrics/quantile-slo';
+import { measuredWindowMs } from '../metrics/run-summary';
+import { runWorkload } from '../runner/run-workload';
+import type { ManagedServer } from '../server/managed-server';
+import { searchCapacity, type CapacitySearchSettings, type StepSample } from './capacity-search';
+import { summarizeCondition } from './condition-summary';
+import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+
+export const CAPACITY_DEFAULTS = {
+  percentile: 90,
+  alpha: 0.05,
+  maxSteps: 10,
+  maxLooks: 2,
+  growth: 2,
+  relativeTolerance: 0.15,
+  invalidRetries: 2,
+  rate: { start: 1, minLoad: 0.05, maxLoad: 500 },
+  concurrency: { start: 1, minLoad: 1, maxLoad: 256 },
+  /** Requests per look: this many times the fewest with which a load can be shown to meet. */
+  requestsPerLookFactor: 1.5,
+} as const;
+
+type SloMetric = 'ttft_ms' | 'tpot_ms' | 'e2e_ms';
+const SLO_METRICS: readonly SloMetric[] = ['ttft_ms', 'tpot_ms', 'e2e_ms'];
+
+/**
+ * A request's latency as the SLO judges it. In an open loop TTFT and end-to-end count from
+ * the request's scheduled time, so a generator or queue that delays the send cannot hide the
+ * wait. A failed request, or one that never produced the value, is above every limit; a
+ * request too short to have a TPOT cannot break a TPOT limit.
+ */
+export function sloValue(request: MeasuredRequest, metric: SloMetric): number {
+  if (request.error_class !== null) return Number.POSITIVE_INFINITY;
+  const delay = request.scheduled_ms === null ? 0 : Math.max(0, request.t0_ms - request.scheduled_ms);
+  if (metric === 'tpot_ms') {
+    if (request.tpot_ms === null) return (request.output_tokens ?? 0) <= 1 ? 0 : Number.POSITIVE_INFINITY;
+    return request.tpot_ms;
+  }
+  const value = request[metric];
+  return value === null ? Number.POSITIVE_INFINITY : value + delay;
+}
+
+function loadName(by: CapacityResult['by'], load: number): string {
+  return by === 'rate' ? `rate=${load}` : `concurrency=${load}`;
+}
+
+/**
+ * The highest load a model serves while every SLO holds at a percentile (`inferlab experiment
+ * capacity`). One server runs every step, its prompt cache emptied before each sample (and
+ * its host-memory cache off) unless the workload is meant to reuse prefixes; each sample is
+ * one run, open loop at a Poisson rate or closed loop at a concurrency. The search and its
+ * error control are in capacity-search.ts.
+ */
+export async function runCapacity(
+  options: SingleModelExperimentInputs & {
+    slo: SloSpec;
+    percentile?: number;
+    by: CapacityResult['by'];
+    /** Requests per look; at least the number the percentile needs (raised to it otherwise). */
+    requestsPerLook: number | null;
+    start?: number;
+    maxLoad?: number;
+    keepCache?: boolean;
+    signal?: AbortSignal;
+    onStatus?: (line: string) => void;
+  },
+): Promise<ExperimentResult> {
+  const metrics = SLO_METRICS.filter((metric) => options.slo[metric] !== undefined);
+  if (metrics.length === 0)
+    throw new AppError(ErrorCode.InvalidInput, 'capacity needs an SLO: --slo ttft=MS,tpot=MS (ttft, tpot and e2e limits)');
+  const percentile = options.percentile ?? CAPACITY_DEFAULTS.percentile;
+  const bounds = CAPACITY_DEFAULTS[options.by];
+  const settings: CapacitySearchSettings = {
+    by: options.by,
+    percentile,
+    metrics,
+    start: options.start ?? bounds.start,
+    minLoad: bounds.minLoad,
+    maxLoad: options.maxLoad ?? bounds.maxLoad,
+    growth: CAPACITY_DEFAULTS.growth,
+    relativeTolerance: CAPACITY_DEFAULTS.relativeTolerance,
+    maxSteps: CAPACITY_DEFAULTS.maxSteps,
+    maxLooks: CAPACITY_DEFAULTS.maxLooks,
+    alpha: CAPACITY_DEFAULTS.alpha,
+    invalidRetries: CAPACITY_DEFAULTS.invalidRetries,
+  };
+  const alphaPerLook = settings.alpha / (settings.maxSteps * settings.maxLooks);
+  const fewest = minimumRequestsToMeet(percentile, alphaPerLook);
+  const perLook = Math.max(options.requestsPerLook ?? 0, Math.ceil(fewest * CAPACITY_DEFAULTS.requestsPerLookFactor));
+  const profile = options.keepCache ? options.profile : { ...options.profile, cacheRamMib: 0 };
+  const rule =
+    `each look is ${perLook} requests; a load meets the SLOs when, for every limit, an exact one-sided binomial test shows ` +
+    `the share of requests above it below ${(100 - percentile).toFixed(percentile % 1 === 0 ? 0 : 1)} % (the p${percentile} at or under the limit), ` +
+    `and misses when one shows it above; each decision at α = ${settings.alpha} / (${settings.maxSteps} loads × ${settings.maxLooks} looks) = ${alphaPerLook.toPrecision(2)} ` +
+    `(misses: divided again by ${metrics.length} limit${metrics.length === 1 ? '' : 's'}), so all of the search's decisions hold together with probability ≥ ${1 - settings.alpha}; ` +
+    `${fewest} requests are the fewest with which a load can be shown to meet; failed requests count as above every limit; ` +
+    `${options.by === 'rate' ? 'open-loop TTFT and e2e count from the scheduled time; ' : ''}` +
+    `a load where the generator fell behind is measured again (${settings.invalidRetries} times), never counted as a miss`;
+  const protocol = {
+    kind: 'capacity',
+    model: options.model.ref,
+    workload: options.workload.def.name,
+    by: options.by,
+    percentile,
+    slo: options.slo,
+    requests_per_look: perLook,
+    search: { ...settings, metrics: [...metrics] },
+    prompt_cache: options.keepCache
+      ? 'kept between steps (the workload reuses prefixes)'
+      : 'emptied before every sample; host-memory cache off',
+    profile,
+    rule,
+  };
+  const experimentId = options.experiments.create('capacity', protocol);
+  const samples = new Map<
+    number,
+    {
+      runIds: string[];
+      rows: MeasuredRequest[];
+      goodput: (number | null)[];
+      throughput: (number | null)[];
+      achieved: (number | null)[];
+      slip: (number | null)[];
+    }
+  >();
+  let server: ManagedServer | null = null;
+  try {
+    server = await options.servers.prepare({ modelRef: options.model.ref, profile });
+    const ready = await server.start();
+    if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `the server did not start: ${ready.fault?.message}`);
+    const measure = async (load: number, look: number): Promise<StepSample> => {
+      if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+      options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);
+      if (!options.keepCache) await server!.erasePromptCache();
+      const { summary } = await runWorkload({
+        request: {
+          workload: options.workload,
+          target: { kind: 'server', server: server!, modelRef: options.model.ref, modelPath: options.model.path },
+          // Never blocked by an outstanding cap: a send held back by the client would read as client-bound, not as the server's queue.
+          load:
+            options.by === 'rate'
+              ? { mode: 'open', rate: load, burstiness: 1, maxOutstanding: perLook + 2, seed: lookSeed(load, look) }
+              : { mode: 'closed', concurrency: load },
+          stop: { requests: perLook, durationMs: null },
+          warmup: 2,
+          slo: options.slo,
+          ...WINDOW_RUN_DEFAULTS,
+        },
+        store: options.runs,
+        servers: options.servers,
+        engine: options.engine,
+        signal: options.signal,
+      });
+      options.experiments.addRun(experimentId, summary.run_id, loadName(options.by, load), look);
+      const rows = options.runs.measuredRequests(summary.run_id).filter((row) => !row.warmup);
+      const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
+      samples.set(load, entry);
+      if (summary.load.client_bound) return { n: rows.length, violations: {}, clientBound: true };
+      entry.runIds.push(summary.run_id);
+      entry.rows.push(...rows);
+      entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
+      entry.throughput.push(summary.throughput.requests_per_s);
+      entry.achieved.push(summary.load.achieved);
+      entry.slip.push(summary.load.slip_ms_p99 ?? summary.load.slip_ms_max);
+      const violations = Object.fromEntries(
+        metrics.map((metric) => [metric, rows.filter((row) => sloValue(row, metric) > options.slo[metric]!).length]),
+      );
+      return { n: rows.length, violations, clientBound: false };
+    };
+    const outcome = await searchCapacity(settings, measure);
+
+    const mean = (values: (number | null)[]) => {
+      const known = values.filter((value): value is number => value !== null);
+      return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0) / known.length;
+    };
+    const steps: CapacityStepResult[] = outcome.steps.map((step) => {
+      const entry = samples.get(step.load);
+      const rows = entry?.rows ?? [];
+      const good = rows.filter((row) => meetsEverySlo(row, metrics, options.slo)).length;
+      return {
+        load: step.load,
+        phase: step.phase,
+        decision: step.decision,
+        looks: step.looks,
+        requests: step.n,
+        violations: step.violations,
+        percentile_ms: Object.fromEntries(
+          metrics.map((metric) => [
+            metric,
+            finiteOrNull(
+              nearestRankPercentile(
+                rows.map((row) => sloValue(row, metric)),
+                percentile,
+              ),
+            ),
+          ]),
+        ),
+        failed: rows.filter((row) => row.error_class !== null).length,
+        good_fraction: rows.length === 0 ? null : good / rows.length,
+        goodput_requests_per_s: mean(entry?.goodput ?? []),
+        throughput_requests_per_s: mean(entry?.throughput ?? []),
+        achieved_load: mean(entry?.achieved ?? []),
+        slip_ms: mean(entry?.slip ?? []),
+        client_bound_samples: step.invalidSamples,
+        run_ids: entry?.runIds ?? [],
+      };
+    });
+    const capacity = outcome.capacity;
+    const interval =
+      capacity === null
+        ? null
+        : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
+    const knee = kneeOf(steps, metrics[0]!);
+    const unit = options.by === 'rate' ? 'req/s' : 'concurrent requests';
+    const capacityResult: CapacityResult = {
+      by: options.by,
+      unit,
+      percentile,
+      slo: options.slo,
+      alpha: settings.alpha,
+      alpha_per_look: alphaPerLook,
+      requests_per_look: perLook,
+      min_requests_to_meet: fewest,
+      rule,
+      capacity,
+      interval,
+      knee,
+      knee_rule: `the lowest load whose p${percentile} ${metrics[0]} is at least twice that of the lowest load measured`,
+      stopped: outcome.stopped,
+      steps,
+    };
+    const conditions: ConditionResult[] = steps
+      .filter((step) => step.run_ids.length > 0)
+      .sort((a, b) => a.load - b.load)
+      .map((step) => ({
+        ...summarizeCondition(options.runs, loadName(options.by, step.load), step.run_ids).result,
+        goodput_requests_per_s: step.goodput_requests_per_s,
+        goodput_fraction: step.good_fraction,
+        meets_slo: step.decision === 'meets' ? true : step.decision === 'misses' ? false : null,
+      }));
+    const result: ExperimentResult = {
+      experiment_id: experimentId,
+      kind: 'capacity',
+      status: 'completed',
+      protocol,
+      conditions,
+      verdicts: [],
+      recommendation: {
+        choice: capacity === null ? null : `${loadName(options.by, capacity)}`,
+        reason:
+          capacity === null
+            ? `No load was shown to meet the SLOs at p${percentile}: ${outcome.stopped}.`
+            : `${capacity} ${unit} is the highest load shown to meet ${metrics.map((metric) => `${metric} ≤ ${options.slo[metric]} ms`).join(' and ')} at p${percentile}` +
+              (interval?.high
+                ? `; the limit lies between ${capacity} and ${interval.high} ${unit} (${Math.round((1 - settings.alpha) * 100)} % confidence)`
+                : '; no load was shown to miss') +
+              `. The search stopped because ${outcome.stopped}.`,
+        excluded: [],
+      },
+      capacity: capacityResult,
+    };
+    options.experiments.finish(experimentId, 'completed', result);
+    return result;
+  } catch (error) {
+    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
+    throw error;
+  } finally {
+    await server?.stop();
+  }
+}
+
+/** A fresh Poisson schedule for every look (pooled looks must be independent samples), the same on every rerun. */
+const lookSeed = (load: number, look: number) => 1 + look * 1_000_003 + Math.round(load * 1000);
+
+const finiteOrNull = (value: number | null) => (value !== null && Number.isFinite(value) ? value : null);
+
+function meetsEverySlo(row: MeasuredRequest, metrics: readonly SloMetric[], slo: SloSpec): boolean {
+  return metrics.every((metric) => sloValue(row, metric) <= slo[metric]!);
+}
+
+/**
+ * Requests per second that met every SLO as capacity judges them (from the scheduled time),
+ * over the sample's measured window. The run summary's goodput also requires acceptance and
+ * judges from the send, so it is not the figure a capacity step reports.
+ */
+export function goodputWithinSlo(rows: readonly MeasuredRequest[], metrics: readonly SloMetric[], slo: SloSpec): number | null {
+  const windowMs = measuredWindowMs(rows);
+  if (windowMs === null) return null;
+  return rows.filter((row) => meetsEverySlo(row, metrics, slo)).length / (windowMs / 1000);
+}
+
+/** Where latency turns up: the lowest load whose percentile is at least twice the lowest load's. */
+export function kneeOf(steps: readonly CapacityStepResult[], metric: string): number | null {
+  const measured = steps
+    .filter((step) => step.percentile_ms[metric] !== null && step.percentile_ms[metric] !== undefined)
+    .sort((a, b) => a.load - b.load);
+  const base = measured[0]?.percentile_ms[metric];
+  if (base === undefined || base === null) return null;
+  return measured.find((step) => step.percentile_ms[metric]! >= 2 * Math.max(base, 1e-9))?.load ?? null;
+}

@@ -1,0 +1,136 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inferlab } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+interface Step {
+  load: number;
+  decision: 'meets' | 'misses' | 'undecided';
+  requests: number;
+  percentile_ms: Record<string, number | null>;
+  goodput_requests_per_s: number | null;
+  throughput_requests_per_s: number | null;
+}
+interface Capacity {
+  capacity: number | null;
+  interval: { low: number; high: number | null } | null;
+  requests_per_look: number;
+  steps: Step[];
+}
+
+/** Fixed-length answers, so the queue each load builds depends on the load alone. */
+function fixedWorkload(dir: string): string {
+  const file = path.join(dir, 'fixed.yaml');
+  fs.writeFileSync(
+    file,
+    'name: fixed\ndefaults: { max_tokens: 8, temperature: 0, ignore_eos: true }\ngroups:\n  - name: g\n    items:\n      - { id: a, prompt: "Tell me a story." }\n      - { id: b, prompt: "List some colours." }\n',
+  );
+  return file;
+}
+
+async function capacity(workload: string, db: string, ttftMs: number, maxLoad: number): Promise<Capacity> {
+  const result = await inferlab([
+    'experiment',
+    'capacity',
+    '--model',
+    'demo:q8_0',
+    '--workload',
+    workload,
+    '--slo',
+    `ttft=${ttftMs}`,
+    '--percentile',
+    '90',
+    '--by',
+    'concurrency',
+    '--max-load',
+    String(maxLoad),
+    '--db',
+    db,
+    '--json',
+  ]);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout).capacity as Capacity;
+}
+
+function nearestRank(values: number[], percentile: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.ceil((percentile / 100) * sorted.length) - 1]!;
+}
+
+describe('capacity under an SLO, against the real server', () => {
+  it('a loose SLO yields a higher capacity than a tight one, each inside its interval, and a run at the lower bound meets the SLO', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'c.db');
+    const workload = fixedWorkload(dir);
+
+    // Loose: no load up to 4 can miss a 100 s TTFT, so the search climbs to the ceiling.
+    const loose = await capacity(workload, db, 100_000, 4);
+    expect(loose.capacity).toBe(4);
+    expect(loose.interval).toEqual({ low: 4, high: null });
+    const measured = new Map(loose.steps.map((step) => [step.load, step]));
+    const [single, pair, quad] = [1, 2, 4].map((load) => measured.get(load)!.percentile_ms.ttft_ms!);
+    // Concurrent requests queue behind each other's answers: the p90 TTFT grows with the load.
+    expect(pair).toBeGreaterThan(single!);
+    expect(quad).toBeGreaterThan(pair!);
+    for (const step of loose.steps) {
+      expect(step.decision).toBe('meets');
+      expect(step.requests).toBe(loose.requests_per_look);
+      // Every request met a 100 s limit, so goodput is the whole throughput.
+      expect(step.goodput_requests_per_s).toBeCloseTo(step.throughput_requests_per_s!, 6);
+    }
+
+    // Tight: a limit between what two and four concurrent requests give, far enough from both to decide.
+    const tightMs = Math.round(Math.sqrt(pair! * quad!));
+    const tight = await capacity(workload, db, tightMs, 4);
+    expect(tight.capacity).not.toBeNull();
+    expect(tight.capacity!).toBeLessThan(loose.capacity!);
+    expect(tight.interval!.low).toBe(tight.capacity);
+    // A miss above the capacity bounds it: the limit lies in [capacity, lowest miss).
+    const misses = tight.steps.filter((step) => step.decision === 'misses').map((step) => step.load);
+    expect(misses.length).toBeGreaterThan(0);
+    expect(tight.interval!.high).toBe(Math.min(...misses));
+    expect(tight.interval!.high!).toBeGreaterThan(tight.capacity!);
+    for (const step of tight.steps) {
+      if (step.load <= tight.capacity!) expect(step.decision).toBe('meets');
+      const good = step.goodput_requests_per_s!;
+      if (step.decision === 'misses') expect(good).toBeLessThan(step.throughput_requests_per_s!);
+    }
+
+    // A separate run at the interval's lower bound meets the tight SLO at p90.
+    const run = await inferlab([
+      'run',
+      '--workload',
+      workload,
+      '--model',
+      'demo:q8_0',
+      '--concurrency',
+      String(tight.interval!.low),
+      '--requests',
+      String(tight.requests_per_look),
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const runId = JSON.parse(run.stdout).run_id as string;
+    const exported = path.join(dir, 'export');
+    const exportResult = await inferlab(['export', runId, '--out', exported, '--db', db]);
+    expect(exportResult.code, exportResult.stderr).toBe(0);
+    const requests = fs
+      .readFileSync(path.join(exported, 'requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { ttft_ms: number | null; warmup: boolean })
+      .filter((row) => !row.warmup);
+    expect(requests).toHaveLength(tight.requests_per_look);
+    expect(
+      nearestRank(
+        requests.map((row) => row.ttft_ms ?? Number.POSITIVE_INFINITY),
+        90,
+      ),
+    ).toBeLessThanOrEqual(tightMs);
+  }, 300_000);
+});

@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { searchCapacity, type CapacitySearchSettings, type StepSample } from '../../src/main/experiments/capacity-search';
+import { binomialCdf, decideQuantile, minimumRequestsToMeet } from '../../src/main/metrics/quantile-slo';
+import { seededRandom } from '../../src/main/models/random';
+
+/** Requests above the limit among n, each independently with probability `exceedance`. */
+function violations(random: () => number, n: number, exceedance: number): number {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (random() < exceedance) count += 1;
+  return count;
+}
+
+describe('the per-load percentile decision', () => {
+  it('computes binomial tails exactly', () => {
+    // P(K ≤ 1 | 10, 0.1) = 0.9^10 + 10 · 0.1 · 0.9^9
+    expect(binomialCdf(1, 10, 0.1)).toBeCloseTo(0.9 ** 10 + 10 * 0.1 * 0.9 ** 9, 12);
+    expect(binomialCdf(0, 50, 0.01)).toBeCloseTo(0.99 ** 50, 12);
+    expect(binomialCdf(-1, 5, 0.5)).toBe(0);
+    expect(binomialCdf(5, 5, 0.5)).toBe(1);
+  });
+
+  it('needs the stated number of requests before a load can be shown to meet at all', () => {
+    const n = minimumRequestsToMeet(90, 0.05);
+    expect(n).toBe(29);
+    expect(decideQuantile(0, n, 90, 0.05, 0.05)).toBe('meets');
+    expect(decideQuantile(0, n - 1, 90, 0.05, 0.05)).toBe('inconclusive');
+    expect(minimumRequestsToMeet(99, 0.05)).toBe(299);
+  });
+
+  it.each([
+    [90, 200],
+    [99, 2000],
+  ])('at p%i with %i requests: false "meets" and false "misses" at most α at the boundary, and power away from it', (percentile, n) => {
+    const random = seededRandom(20261130 + percentile);
+    const q = 1 - percentile / 100;
+    const alpha = 0.05;
+    const trials = 3000;
+    const rate = (exceedance: number, outcome: string) => {
+      let hits = 0;
+      for (let i = 0; i < trials; i++)
+        if (decideQuantile(violations(random, n, exceedance), n, percentile, alpha, alpha) === outcome) hits += 1;
+      return hits / trials;
+    };
+    // At the boundary the SLO is exactly met and exactly missed: neither claim may be made more than α of the time.
+    const falseMeets = rate(q, 'meets');
+    const falseMisses = rate(q, 'misses');
+    expect(falseMeets).toBeLessThanOrEqual(alpha + 0.01);
+    expect(falseMisses).toBeLessThanOrEqual(alpha + 0.01);
+    // Twice the allowed exceedance is caught, and a third of it is shown to meet, most of the time.
+    const missPower = rate(2 * q, 'misses');
+    const meetPower = rate(q / 3, 'meets');
+    console.log(
+      `[p${percentile}, n=${n}] false meets ${falseMeets.toFixed(3)}, false misses ${falseMisses.toFixed(3)}, power: misses at 2q ${missPower.toFixed(3)}, meets at q/3 ${meetPower.toFixed(3)}`,
+    );
+    expect(missPower).toBeGreaterThan(0.9);
+    expect(meetPower).toBeGreaterThan(0.8);
+  });
+});
+
+describe('the capacity search', () => {
+  const settings: CapacitySearchSettings = {
+    by: 'rate',
+    percentile: 90,
+    metrics: ['ttft_ms', 'tpot_ms'],
+    start: 1,
+    minLoad: 0.05,
+    maxLoad: 1000,
+    growth: 2,
+    relativeTolerance: 0.1,
+    maxSteps: 12,
+    maxLooks: 2,
+    alpha: 0.05,
+    invalidRetries: 2,
+  };
+
+  /** A server whose TTFT exceedance grows with load and crosses q exactly at `capacity`; TPOT never binds. */
+  function simulatedServer(capacity: number, seed: number, perLook = 150) {
+    const random = seededRandom(seed);
+    const q = 1 - settings.percentile / 100;
+    return async (load: number, _look?: number): Promise<StepSample> => {
+      const exceedance = Math.min(1, q * Math.exp((load - capacity) / (0.15 * capacity)));
+      return {
+        n: perLook,
+        violations: { ttft_ms: violations(random, perLook, exceedance), tpot_ms: violations(random, perLook, exceedance / 10) },
+        clientBound: false,
+      };
+    };
+  }
+
+  it('reports an interval that covers the true capacity at least 1 − α of the time, and is narrow', async () => {
+    const searches = 400;
+    let covered = 0;
+    let overclaimed = 0;
+    const widths: number[] = [];
+    for (let seed = 0; seed < searches; seed++) {
+      const truth = 3 + (seed % 7) * 1.7;
+      const outcome = await searchCapacity(settings, simulatedServer(truth, 1000 + seed));
+      if (outcome.capacity !== null && outcome.capacity > truth) overclaimed += 1;
+      const high = outcome.lowestMiss ?? Infinity;
+      if (outcome.capacity !== null && outcome.capacity <= truth && truth < high) covered += 1;
+      if (outcome.capacity !== null && outcome.lowestMiss !== null) widths.push((outcome.lowestMiss - outcome.capacity) / truth);
+    }
+    widths.sort((a, b) => a - b);
+    const median = widths[Math.floor(widths.length / 2)]!;
+    console.log(
+      `[capacity search] coverage ${(covered / searches).toFixed(3)}, over-claimed ${(overclaimed / searches).toFixed(3)}, median width ${(median * 100).toFixed(0)} % of capacity`,
+    );
+    expect(covered / searches).toBeGreaterThanOrEqual(0.95);
+    expect(overclaimed / searches).toBeLessThanOrEqual(0.05);
+    expect(median).toBeLessThan(0.6);
+  });
+
+  it('finds a higher capacity for a looser SLO (a server that crosses later)', async () => {
+    const tight = await searchCapacity(settings, simulatedServer(4, 7));
+    const loose = await searchCapacity(settings, simulatedServer(12, 7));
+    expect(loose.capacity!).toBeGreaterThan(tight.capacity!);
+  });
+
+  it('takes a client-bound sample again and never counts it as an SLO miss', async () => {
+    const server = simulatedServer(8, 11);
+    let boundOnce = true;
+    const outcome = await searchCapacity(settings, async (load, look) => {
+      // The first look at 4 req/s: the generator fell behind (and its latencies would look terrible).
+      if (load === 4 && boundOnce) {
+        boundOnce = false;
+        return { n: 150, violations: { ttft_ms: 150, tpot_ms: 150 }, clientBound: true };
+      }
+      return server(load, look);
+    });
+    const four = outcome.steps.find((step) => step.load === 4)!;
+    expect(four.invalidSamples).toBe(1);
+    expect(four.decision).toBe('meets');
+  });
+
+  it('sets a load aside as unmeasurable when the client stays behind, and stays below it', async () => {
+    const server = simulatedServer(100, 13);
+    const outcome = await searchCapacity(settings, async (load, look) =>
+      load >= 16 ? { n: 150, violations: { ttft_ms: 0, tpot_ms: 0 }, clientBound: true } : server(load, look),
+    );
+    expect(outcome.steps.find((step) => step.load === 16)?.decision).toBe('invalid');
+    expect(outcome.capacity).toBeLessThan(16);
+    expect(outcome.lowestMiss).toBeNull();
+  });
+
+  it('says so when even the lowest load misses', async () => {
+    const outcome = await searchCapacity({ ...settings, start: 0.2 }, simulatedServer(0.01, 17));
+    expect(outcome.capacity).toBeNull();
+    expect(outcome.stopped).toMatch(/even the lowest load tried .* was not shown to meet/);
+  });
+
+  it('bisects whole numbers for concurrency', async () => {
+    const outcome = await searchCapacity({ ...settings, by: 'concurrency', maxLoad: 256 }, simulatedServer(11, 19));
+    expect(outcome.steps.every((step) => Number.isInteger(step.load))).toBe(true);
+    expect(outcome.capacity).toBeGreaterThanOrEqual(6);
+    expect(outcome.capacity).toBeLessThanOrEqual(11);
+  });
+});
