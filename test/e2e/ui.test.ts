@@ -166,6 +166,27 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await shell.screenshot('compare');
   });
 
+  it('runs the built-in conversations and shows the table per turn, the prompt growing and the cache covering it', async () => {
+    const { shell, run } = views();
+    await run.open();
+    await run.select('workload', 'multi-turn-chat');
+    await run.fill('concurrency', '2');
+    await run.fill('requests', '2');
+    await run.startAndFinish();
+    const rows = page.getByTestId('turn-table').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(5);
+    const cells = async (index: number) => rows.nth(index).locator('th, td').allTextContents();
+    const [first, last] = [await cells(0), await cells(4)];
+    expect(first.slice(0, 3)).toEqual(['1', '2', '0']);
+    expect(last.slice(0, 3)).toEqual(['5', '2', '0']);
+    // Columns: turn, requests, failed, TTFT p50, TTFT p90, prompt tokens, cached tokens, cached share.
+    expect(Number(last[5])).toBeGreaterThan(Number(first[5]));
+    expect(Number(last[6])).toBeGreaterThan(Number(first[6]));
+    expect(await run.summary.textContent()).toMatch(/2 concurrent users/);
+    await shell.screenshot('run-conversations');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('runs with every option of inferlab run from the form, checked as it is filled in', async () => {
     const { shell, run } = views();
     await run.open();

@@ -32,6 +32,7 @@ describe('workload parser', () => {
       'decode-heavy',
       'extraction-json',
       'long-context',
+      'multi-turn-chat',
       'prefill-heavy',
       'prefix-share',
     ]);
@@ -52,7 +53,27 @@ describe('workload parser', () => {
     [
       'both prompt and messages',
       VALID.replace('id: a', 'id: a\n        prompt: p'),
-      /groups\[0\]\.items\[0\]: must have exactly one of "messages" or "prompt"/,
+      /groups\[0\]\.items\[0\]: must have exactly one of "messages", "prompt" or "turns"/,
+    ],
+    [
+      'a reference history with a turn that has no reference',
+      'name: c\ngroups:\n  - name: g\n    session: { history: reference }\n    items:\n      - id: a\n        turns:\n          - { user: hi, reference: hello }\n          - { user: and then? }\n',
+      /w\.yaml:9:13: groups\[0\]\.items\[0\]\.turns\[1\]: the session history is "reference": every turn needs its "reference" answer/,
+    ],
+    [
+      'a session on a group without conversations',
+      VALID.replace('  - name: g\n', '  - name: g\n    session: { think_time: { fixed_ms: 10 } }\n'),
+      /groups\[0\]\.session: session applies to conversations/,
+    ],
+    [
+      'a uniform think time whose ends are swapped',
+      'name: c\ngroups:\n  - name: g\n    session: { think_time: { uniform_ms: [900, 100] } }\n    items:\n      - id: a\n        turns: [{ user: hi }]\n',
+      /session\.think_time\.uniform_ms: the low end \(900\) is above the high end \(100\)/,
+    ],
+    [
+      'a system message outside a conversation',
+      VALID.replace('id: a', 'id: a\n        system: be brief'),
+      /groups\[0\]\.items\[0\]\.system: system is for conversations/,
     ],
     [
       'a bad regex',
@@ -142,5 +163,44 @@ describe('workload parser', () => {
     await expect(resolveWorkload(bad, path.join(dir, 'w.yaml'), estimatingTokenCounter)).rejects.toThrow(
       /bad\.json: entry 0 turn 0 has unknown speaker "robot"/,
     );
+  });
+});
+
+describe('conversations in a workload', () => {
+  it('resolves turns, the system message and the group session; single requests keep their revision', async () => {
+    const conversation = parseWorkloadText(
+      'name: c\ngroups:\n  - name: g\n    session: { history: reference, think_time: { uniform_ms: [100, 300] } }\n    items:\n      - id: a\n        system: be brief\n        turns:\n          - { user: hi, reference: hello }\n          - { user: and then?, reference: done }\n',
+      'c.yaml',
+    );
+    const resolved = await resolveWorkload(conversation, 'c.yaml', estimatingTokenCounter);
+    expect(resolved.groups[0]!.items[0]!.conversation).toEqual({
+      system: 'be brief',
+      turns: [
+        { user: 'hi', reference: 'hello' },
+        { user: 'and then?', reference: 'done' },
+      ],
+      history: 'reference',
+      think_time: { uniform_ms: [100, 300] },
+    });
+    // A workload without conversations resolves with no conversation field at all, so its
+    // revision hash is the one it had before conversations existed.
+    const single = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
+    expect(JSON.stringify(single)).not.toContain('conversation');
+  });
+
+  it('the conversations generator makes count × turns turns with reference answers, the same for the same seed', async () => {
+    const def = readWorkloadFile(workloadPath('multi-turn-chat'));
+    const first = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
+    const again = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
+    const items = first.groups[0]!.items;
+    expect(items).toHaveLength(8);
+    for (const item of items) {
+      expect(item.conversation!.turns).toHaveLength(5);
+      expect(item.conversation!.history).toBe('actual');
+      expect(item.sampling.max_tokens).toBe(32);
+      for (const turn of item.conversation!.turns) expect(turn.reference).toEqual(expect.any(String));
+    }
+    expect(items[0]!.conversation!.turns[1]!.user).toMatch(/^Turn 2\. /);
+    expect(again.revision).toBe(first.revision);
   });
 });

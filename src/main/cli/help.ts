@@ -39,6 +39,20 @@ function extraFlagsNote(): string {
   return `Extra llama-server flags (--set extraFlags="...") are limited to tuning flags with typed values:\n${lines.map((text) => `  ${text}`).join('\n')}\nFlags that change the model, adapters, chat template, logging or networking are refused with the reason.`;
 }
 
+/** Prose for a terminal: lines of at most 90 characters, broken between words. */
+function wrap(text: string, width = 90): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.join('\n');
+}
+
 /** Usage per command and subcommand, keyed "command" or "command subcommand". */
 const HELP: Record<string, HelpEntry> = {
   doctor: { usage: DOCTOR_USAGE, examples: ['inferlab doctor', 'inferlab doctor --json'] },
@@ -48,7 +62,10 @@ const HELP: Record<string, HelpEntry> = {
     notes:
       "Setup picks the engine for this machine: an NVIDIA driver with the CUDA 12/13 runtime libraries → CUDA; else a Vulkan GPU → Vulkan; else CPU. It compiles llama-server and its tools against prebuilt llama.cpp libraries (node-llama-cpp's platform packages, pinned like the source), which needs no CUDA toolkit, and smoke-tests the result. If that fails it builds all of llama.cpp from source and says why. --from-source skips the prebuilt libraries.",
   },
-  demo: { usage: DEMO_USAGE, examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32', 'inferlab demo --capacity'] },
+  demo: {
+    usage: DEMO_USAGE,
+    examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32', 'inferlab demo --capacity'],
+  },
   server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
   'server start': {
     usage: START_USAGE,
@@ -71,7 +88,10 @@ const HELP: Record<string, HelpEntry> = {
     examples: [
       'inferlab run --workload chat-short --model demo:q8_0 --concurrency 4 --requests 40',
       'inferlab run --workload chat-short --endpoint http://127.0.0.1:8080 --rate 2 --duration 60 --json',
+      'inferlab run --workload multi-turn-chat --model demo:q8_0 --concurrency 4 --requests 8',
     ],
+    notes:
+      'A conversation workload (items with "turns", or the conversations generator; built in: multi-turn-chat) sends each turn with the whole history so far, then waits the think time before the next. There --concurrency N is N concurrent users, --rate R starts R conversations per second, and --requests N counts conversations; a managed server gets a slot per user unless --set parallelSlots=... says otherwise. The summary adds a table per turn: TTFT, prompt tokens and the tokens the server took from its cache.',
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
@@ -111,7 +131,7 @@ export function commandHelp(command: string, subcommand: string | undefined): st
   const entry = (subcommand !== undefined ? HELP[`${command} ${subcommand}`] : undefined) ?? HELP[command];
   if (!entry) return null;
   const examples = entry.examples?.length ? `\n\nExamples:\n${entry.examples.map((line) => `  ${line}`).join('\n')}` : '';
-  const notes = entry.notes === 'extra-flags' ? `\n\n${extraFlagsNote()}` : '';
+  const notes = entry.notes === undefined ? '' : `\n\n${entry.notes === 'extra-flags' ? extraFlagsNote() : wrap(entry.notes)}`;
   return `Usage: ${entry.usage}${examples}${notes}\n\nEvery command takes -h/--help; --json makes failures one JSON document on stdout.\nExit status: 0 success, 2 invalid input or usage, 1 runtime failure.`;
 }
 

@@ -15,6 +15,23 @@ function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): str
   ];
 }
 
+/** Per conversation turn: as the history grows, prompt tokens rise and the server's cache should cover the shared part. */
+export function turnTable(turns: NonNullable<RunSummary['turns']>): string {
+  return formatTable([
+    ['turn', 'requests', 'failed', 'TTFT p50', 'TTFT p90', 'prompt tokens', 'cached tokens', 'cached share'],
+    ...turns.map((turn) => [
+      String(turn.turn),
+      String(turn.requests),
+      String(turn.failed),
+      formatMs(turn.ttft_ms.p50),
+      formatPercentile(turn.ttft_ms, 'p90'),
+      formatNumber(turn.prompt_tokens_mean),
+      formatNumber(turn.cached_tokens_mean),
+      turn.cached_share === null ? '—' : `${(turn.cached_share * 100).toFixed(0)} %`,
+    ]),
+  ]);
+}
+
 export function printSummary(summary: RunSummary): void {
   const u = summary.measurement.unsupported_percentiles;
   const r = summary.requests;
@@ -45,6 +62,7 @@ export function printSummary(summary: RunSummary): void {
         : []),
     ]),
     ...(summary.measurement?.slot_wait_note ? [`client_overhead_ms: ${summary.measurement.slot_wait_note}`] : []),
+    ...(summary.turns ? ['', turnTable(summary.turns)] : []),
     ...(summary.reasoning
       ? [
           `reasoning: ${summary.reasoning.requests_with_reasoning} requests, ${summary.reasoning.tokens.n ? `${formatNumber(summary.reasoning.tokens.mean)} tokens mean (server tokenizer)` : 'tokens not counted'}${summary.reasoning.tokens_uncounted ? `; ${summary.reasoning.tokens_uncounted} uncounted: ${summary.reasoning.tokens_uncounted_reason}` : ''}`,
@@ -53,7 +71,7 @@ export function printSummary(summary: RunSummary): void {
     '',
     `throughput: ${formatNumber(summary.throughput.requests_per_s, 2)} req/s, ${formatNumber(summary.throughput.output_tokens_per_s)} output tok/s, ${formatNumber(summary.throughput.total_tokens_per_s)} total tok/s over ${formatMs(summary.measurement.window_ms)}`,
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
-    `load: ${summary.load.mode}${summary.load.mode === 'closed' ? ` concurrency ${summary.load.concurrency}` : ` offered ${summary.load.offered} req/s, ${summary.load.slip_ms_p99 === null ? `max slip ${formatMs(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${formatMs(summary.load.slip_ms_p99)}`}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
+    `load: ${summary.load.mode}${summary.load.mode === 'closed' ? (summary.turns ? ` ${summary.load.concurrency} concurrent users (conversations)` : ` concurrency ${summary.load.concurrency}`) : ` offered ${summary.load.offered} ${summary.turns ? 'conversations' : 'req/s'}, ${summary.load.slip_ms_p99 === null ? `max slip ${formatMs(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${formatMs(summary.load.slip_ms_p99)}`}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
   ];
   const telemetry = summary.telemetry;
   if (telemetry) {

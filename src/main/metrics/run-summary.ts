@@ -7,6 +7,7 @@ import {
   type RequestCounts,
   type RunSummary,
   type SloSpec,
+  type TurnSummary,
 } from '../../shared/contract/runs';
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
@@ -224,6 +225,7 @@ export function summarizeRun(input: {
         }
       : null;
   const serverSlots = input.serverSlots ?? null;
+  const turns = turnSummaries(measured);
 
   return {
     run_id: input.runId,
@@ -272,5 +274,33 @@ export function summarizeRun(input: {
     reasoning: reasoningSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
     telemetry: input.telemetry ?? null,
+    ...(turns ? { turns } : {}),
   };
+}
+
+/** Per conversation turn: counts, TTFT and the prompt and cached tokens, from the server's own usage. */
+export function turnSummaries(measured: readonly MeasuredRequest[]): TurnSummary[] | null {
+  const byTurn = new Map<number, MeasuredRequest[]>();
+  for (const row of measured) {
+    if (row.turn === null || row.turn === undefined) continue;
+    byTurn.set(row.turn, [...(byTurn.get(row.turn) ?? []), row]);
+  }
+  if (byTurn.size === 0) return null;
+  const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
+  return [...byTurn.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([turn, rows]) => {
+      const ok = rows.filter(isSuccess);
+      const counted = ok.filter((row) => row.prompt_tokens !== null && row.cached_tokens !== null);
+      const promptSum = counted.reduce((sum, row) => sum + row.prompt_tokens!, 0);
+      return {
+        turn,
+        requests: rows.length,
+        failed: rows.length - ok.length,
+        ttft_ms: summarize(values(ok, (row) => row.ttft_ms)),
+        prompt_tokens_mean: mean(ok.flatMap((row) => (row.prompt_tokens === null ? [] : [row.prompt_tokens]))),
+        cached_tokens_mean: mean(ok.flatMap((row) => (row.cached_tokens === null ? [] : [row.cached_tokens]))),
+        cached_share: promptSum === 0 ? null : counted.reduce((sum, row) => sum + row.cached_tokens!, 0) / promptSum,
+      };
+    });
 }

@@ -14,6 +14,11 @@ export class RequestPlan {
     if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
   }
 
+  /** Whether a send can be a whole conversation (several requests) rather than one request. */
+  get hasConversations(): boolean {
+    return this.cycle.some((item) => item.conversation !== undefined);
+  }
+
   get cycleLength(): number {
     return this.cycle.length;
   }

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { evaluateAcceptanceAsync } from '../workload/acceptance';
-import type { ResolvedWorkload } from '../workload/workload-types';
+import type { ChatMessage, ResolvedConversation, ResolvedItem, ResolvedWorkload } from '../workload/workload-types';
+import { seededRandom } from '../models/random';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';
@@ -8,7 +9,8 @@ import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './
 import { RequestPlan, requestFor } from './request-plan';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
-import { createKeepAliveAgent, streamCompletion } from './stream-client';
+import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from './stream-client';
+import { drawThinkTime, pause } from './think-time';
 
 export interface RunTarget {
   baseUrl: string;
@@ -92,7 +94,8 @@ export async function executeRun(options: {
     warmup: options.warmup > 0,
     lastTtftMs: null,
     lastSentAtMs: null,
-    total: options.stop.requests === null ? null : options.stop.requests + options.warmup,
+    // A conversation is one send but several requests: the count is of conversations, not requests.
+    total: options.stop.requests === null || plan.hasConversations ? null : options.stop.requests + options.warmup,
     durationMs: options.stop.durationMs,
   };
   // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
@@ -104,10 +107,19 @@ export async function executeRun(options: {
   let unresponsive: string | null = null;
   // Kept in memory (private runs store no text) until the load is over and they can be counted.
   const reasoningTexts = new Map<number, string>();
+  // Stored sequence numbers: one per request, so a conversation's turns each get their own.
+  let nextSeq = 0;
+  const thinkRandom = seededRandom(options.seed ?? 1);
 
-  const send = async (seq: number, warmup: boolean, scheduledAt: number | null) => {
-    const item = plan.item(seq);
-    const request = requestFor(item);
+  /** Sends one request and stores it; resolves with what streamed back. */
+  const sendOne = async (
+    item: ResolvedItem,
+    request: { path: string; body: Record<string, unknown> },
+    warmup: boolean,
+    scheduledAt: number | null,
+    place: { session: number; turn: number } | null,
+  ): Promise<StreamedCompletion> => {
+    const seq = nextSeq++;
     const path = request.path;
     const body = options.extraBody ? { ...request.body, ...options.extraBody } : request.body;
     progress.sent += 1;
@@ -127,20 +139,23 @@ export async function executeRun(options: {
     // The answer alone is judged: reasoning is the model's working, not its reply.
     const acceptance = completion.error
       ? null
-      : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(item.id) ?? null);
+      : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(referenceKey(item, place)) ?? null);
     if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
-    const promptText = item.messages ? JSON.stringify(item.messages) : item.prompt;
+    const messages = request.body.messages as unknown[] | undefined;
+    const promptText = messages ? JSON.stringify(messages) : (request.body.prompt as string | null);
     writer.add(
       storedRequestFrom(completion, metrics, {
         seq,
         warmup,
         group: item.group,
-        itemId: item.id,
+        itemId: place ? `${item.id}#${place.turn}` : item.id,
         promptText,
         runStart,
         scheduledAt,
         accepted: acceptance?.accepted ?? null,
         acceptance: acceptance ?? undefined,
+        session: place?.session ?? null,
+        turn: place?.turn ?? null,
       }),
     );
     progress.finished += 1;
@@ -161,6 +176,43 @@ export async function executeRun(options: {
       abortReason ??= `storing requests failed: ${writer.failure.message}`;
       halt.abort();
     }
+    return completion;
+  };
+
+  /**
+   * One user's conversation: each turn sends the history so far plus its message, then the
+   * user thinks before the next. A failed turn ends the conversation: the next turn has no
+   * answer to follow. Later turns are scheduled at the previous answer's end plus the think
+   * time, so a late timer shows as slip.
+   */
+  const converse = async (
+    session: number,
+    item: ResolvedItem,
+    conversation: ResolvedConversation,
+    warmup: boolean,
+    scheduledAt: number | null,
+  ) => {
+    const history: ChatMessage[] = conversation.system ? [{ role: 'system', content: conversation.system }] : [];
+    let due = scheduledAt;
+    for (const [index, turn] of conversation.turns.entries()) {
+      if (halt.signal.aborted) return;
+      const messages: ChatMessage[] = [...history, { role: 'user', content: turn.user }];
+      const completion = await sendOne(item, requestFor({ ...item, messages, prompt: null }), warmup, due, { session, turn: index + 1 });
+      if (completion.error) return;
+      const answer = conversation.history === 'reference' && turn.reference !== null ? turn.reference : completion.text;
+      history.push({ role: 'user', content: turn.user }, { role: 'assistant', content: answer });
+      if (index === conversation.turns.length - 1) return;
+      const thinkMs = drawThinkTime(conversation.think_time, thinkRandom);
+      const answeredAt = completion.endAt ?? performance.now();
+      await pause(answeredAt + thinkMs - performance.now(), halt.signal);
+      due = scheduledAt === null ? null : answeredAt + thinkMs;
+    }
+  };
+
+  const send = async (index: number, warmup: boolean, scheduledAt: number | null) => {
+    const item = plan.item(index);
+    if (item.conversation) await converse(index, item, item.conversation, warmup, scheduledAt);
+    else await sendOne(item, requestFor(item), warmup, scheduledAt, null);
   };
 
   let outcome: LoadOutcome;
@@ -226,4 +278,9 @@ async function countReasoningTokens(
   } catch {
     // The requests themselves are stored; a missing count reads as uncounted in the summary.
   }
+}
+
+/** The reference run's answer to compare with: per item, and per turn in a conversation. */
+function referenceKey(item: ResolvedItem, place: { turn: number } | null): string {
+  return place ? `${item.id}#${place.turn}` : item.id;
 }

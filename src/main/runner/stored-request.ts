@@ -10,7 +10,10 @@ export function storedRequestFrom(
   completion: StreamedCompletion,
   metrics: RequestMetrics,
   context: Pick<StoredRequest, 'seq' | 'warmup' | 'promptText'> &
-    Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance'>> & { runStart: number; scheduledAt?: number | null },
+    Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance' | 'session' | 'turn'>> & {
+      runStart: number;
+      scheduledAt?: number | null;
+    },
 ): StoredRequest {
   const { runStart, scheduledAt, ...identity } = context;
   return {

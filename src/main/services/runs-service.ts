@@ -7,6 +7,7 @@ import { bootstrapDifference } from '../metrics/compare';
 import type { RunProgress } from '../runner/run-executor';
 import type { RunTargetSpec } from '../runner/run-workload';
 import { applySettings } from '../engines/llamacpp/profile-rules';
+import { slotsForUsers } from '../runner/conversation-slots';
 import { renderRunExport, runManifest } from '../store/export-run';
 import type { RunHead } from '../store/run-store';
 import { checkRunSpec } from './run-spec';
@@ -167,7 +168,12 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       checked.target.kind === 'model'
         ? {
             ...checked.target,
-            profile: applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+            profile: slotsForUsers(
+              applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+              checked.request,
+              spec.settings ?? [],
+              hooks.onStatus,
+            ),
             force: Boolean(spec.force),
           }
         : checked.target;

@@ -212,4 +212,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: 'conversation turns',
+    sql: `
+      -- A conversation's requests: which conversation of the run (its place in the send order) and which turn, from 1.
+      ALTER TABLE requests ADD COLUMN conversation INTEGER;
+      ALTER TABLE requests ADD COLUMN turn INTEGER;
+    `,
+  },
 ];

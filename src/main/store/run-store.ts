@@ -50,6 +50,8 @@ const SUMMARY_COLUMNS = [
   'reasoning_chars',
   'reasoning_tokens',
   'reasoning_tokens_note',
+  'conversation',
+  'turn',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -95,6 +97,9 @@ export interface StoredRequest {
   /** Reasoning (`reasoning_content`), kept apart from the answer; empty or absent when none streamed. */
   reasoningText?: string | null;
   reasoningChunkOffsetsMs?: readonly number[];
+  /** In a conversation: its place in the run's send order, and the turn (from 1). */
+  session?: number | null;
+  turn?: number | null;
 }
 
 /**
@@ -213,6 +218,9 @@ export interface RequestRow {
   reasoning_chars?: number | null;
   reasoning_tokens?: number | null;
   reasoning_tokens_note?: string | null;
+  // From schema version 9.
+  conversation?: number | null;
+  turn?: number | null;
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -253,6 +261,7 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     reasoning_chars: row.reasoning_chars ?? null,
     reasoning_tokens: row.reasoning_tokens ?? null,
     reasoning_tokens_note: row.reasoning_tokens_note ?? null,
+    turn: row.turn ?? null,
   };
 }
 
@@ -287,11 +296,13 @@ export class RunStore {
       INSERT INTO requests (run_id, seq, warmup, group_name, item_id, scheduled_ms, t0_ms, headers_ms, end_ms, ttft_ms, e2e_ms, tpot_ms, queue_ms,
         client_overhead_ms, output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
         timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars,
-        ttfr_ms, ttfa_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, decode_tokens_per_s, reasoning_chunk_offsets, reasoning_text, reasoning_sha256, reasoning_chars)
+        ttfr_ms, ttfa_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, decode_tokens_per_s, reasoning_chunk_offsets, reasoning_text, reasoning_sha256, reasoning_chars,
+        conversation, turn)
       VALUES (@runId, @seq, @warmup, @group, @itemId, @scheduledMs, @t0Ms, @headersMs, @endMs, @ttft, @e2e, @tpot, @queue,
         @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
         @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars,
-        @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars)`);
+        @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars,
+        @conversation, @turn)`);
     this.updateReasoningTokens = db.prepare(
       'UPDATE requests SET reasoning_tokens = @tokens, reasoning_tokens_note = @note WHERE run_id = @runId AND seq = @seq',
     );
@@ -400,6 +411,8 @@ export class RunStore {
           reasoningText: keepText && reasoning ? reasoning : null,
           reasoningSha: reasoning ? hash(reasoning) : null,
           reasoningChars: reasoning ? reasoning.length : null,
+          conversation: request.session ?? null,
+          turn: request.turn ?? null,
         });
       }
     })();

@@ -27,6 +27,15 @@ export function generatorProduct(generator: GeneratorDef): { requests: number; p
       requests: generator.long_document.count,
       promptTokens: generator.long_document.count * generator.long_document.document_tokens,
     };
+  if ('conversations' in generator) {
+    const spec = generator.conversations;
+    // Turn k carries k user messages and k − 1 answers: the prompt tokens grow quadratically with the turns.
+    const perConversation = Array.from({ length: spec.turns }, (_, k) => (k + 1) * spec.user_tokens + k * spec.answer_tokens).reduce(
+      (sum, tokens) => sum + tokens,
+      0,
+    );
+    return { requests: spec.count * spec.turns, promptTokens: spec.count * perConversation };
+  }
   return { requests: 0, promptTokens: 0 };
 }
 
@@ -64,6 +73,8 @@ const WORDS = (
 export interface GeneratedPrompt {
   id: string;
   messages: ChatMessage[];
+  /** Set by the conversations generator: the turns, each with a reference answer. */
+  turns?: { user: string; reference: string }[];
   max_tokens: number;
   target_input_tokens: number | null;
   input_tokens_exact: boolean | null;
@@ -221,6 +232,28 @@ export async function runGenerator(
         target_input_tokens: spec.document_tokens,
         input_tokens_exact: counter.exact && total === spec.document_tokens,
         accept: [{ contains: code }],
+      });
+    }
+    return prompts;
+  }
+  if ('conversations' in generator) {
+    const spec = generator.conversations;
+    const random = seededRandom(spec.seed ?? 1);
+    const prompts: GeneratedPrompt[] = [];
+    for (let index = 0; index < spec.count; index++) {
+      const turns: { user: string; reference: string }[] = [];
+      for (let turn = 0; turn < spec.turns; turn++) {
+        const user = await textOfTokens(spec.user_tokens, random, counter, `Turn ${turn + 1}. `);
+        const reference = await textOfTokens(spec.answer_tokens, random, counter);
+        turns.push({ user: user.text, reference: reference.text });
+      }
+      prompts.push({
+        id: `${group}-c${index}`,
+        messages: [],
+        turns,
+        max_tokens: spec.answer_tokens,
+        target_input_tokens: null,
+        input_tokens_exact: null,
       });
     }
     return prompts;

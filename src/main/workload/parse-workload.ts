@@ -92,7 +92,7 @@ function describeSchemaError(error: ErrorObject): { path: (string | number)[]; m
         message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((value) => JSON.stringify(value)).join(', ')}`,
       };
     case 'oneOf':
-      return { path: base, message: 'must have exactly one of "messages" or "prompt"' };
+      return { path: base, message: 'must have exactly one of "messages", "prompt" or "turns"' };
     case 'anyOf':
       return { path: base, message: 'must have "items" or "generate"' };
     default:
@@ -131,6 +131,18 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
   const groupNames = new Set<string>();
   const itemIds = new Set<string>();
   def.groups.forEach((group, groupIndex) => {
+    const conversations = (group.items ?? []).some((item) => item.turns) || (group.generate && 'conversations' in group.generate);
+    if (group.session && !conversations)
+      problems.push({
+        path: ['groups', groupIndex, 'session'],
+        message: 'session applies to conversations: give items "turns" or use the conversations generator',
+      });
+    const uniform = group.session?.think_time && 'uniform_ms' in group.session.think_time ? group.session.think_time.uniform_ms : null;
+    if (uniform && uniform[0] > uniform[1])
+      problems.push({
+        path: ['groups', groupIndex, 'session', 'think_time', 'uniform_ms'],
+        message: `the low end (${uniform[0]}) is above the high end (${uniform[1]})`,
+      });
     if (groupNames.has(group.name))
       problems.push({ path: ['groups', groupIndex, 'name'], message: `duplicate group name "${group.name}"` });
     groupNames.add(group.name);
@@ -138,6 +150,16 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
     group.items?.forEach((item, itemIndex) => {
       const base = ['groups', groupIndex, 'items', itemIndex];
       if (itemIds.has(item.id)) problems.push({ path: [...base, 'id'], message: `duplicate item id "${item.id}"` });
+      if (item.system !== undefined && !item.turns)
+        problems.push({ path: [...base, 'system'], message: 'system is for conversations (items with "turns"); put it in "messages"' });
+      if (group.session?.history === 'reference')
+        item.turns?.forEach((turn, turnIndex) => {
+          if (turn.reference === undefined)
+            problems.push({
+              path: [...base, 'turns', turnIndex],
+              message: 'the session history is "reference": every turn needs its "reference" answer',
+            });
+        });
       itemIds.add(item.id);
       checkList(item.accept, base);
       const schema = item.response_format?.json_schema?.schema;

@@ -3,9 +3,23 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { generatorBudgetProblem, runGenerator } from './generators';
 import type { TokenCounter } from './token-counter';
-import type { ResolvedItem, ResolvedWorkload, WorkloadDef } from './workload-types';
+import type { ResolvedConversation, ResolvedItem, ResolvedWorkload, SessionDef, WorkloadDef } from './workload-types';
 
 const DEFAULT_MAX_TOKENS = 128;
+
+function conversationOf(
+  turns: { user: string; reference?: string }[] | undefined,
+  system: string | undefined,
+  session: SessionDef | undefined,
+): ResolvedConversation | undefined {
+  if (!turns) return undefined;
+  return {
+    system: system ?? null,
+    turns: turns.map((turn) => ({ user: turn.user, reference: turn.reference ?? null })),
+    history: session?.history ?? 'actual',
+    think_time: session?.think_time ?? { fixed_ms: 0 },
+  };
+}
 
 /** JSON with sorted keys, so the revision hash does not depend on key order in the file. */
 function canonical(value: unknown): string {
@@ -56,6 +70,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         checks: [...(group.accept ?? []), ...(item.accept ?? [])],
         target_input_tokens: null,
         input_tokens_exact: null,
+        conversation: conversationOf(item.turns, item.system, group.session),
       });
     }
     if (group.generate) {
@@ -79,6 +94,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
           checks: [...(group.accept ?? []), ...(generated.accept ?? [])],
           target_input_tokens: generated.target_input_tokens,
           input_tokens_exact: generated.input_tokens_exact,
+          conversation: conversationOf(generated.turns, undefined, group.session),
         });
       }
     }

@@ -26,10 +26,25 @@ export interface ResponseFormat {
   json_schema?: { name?: string; schema: Record<string, unknown>; strict?: boolean };
 }
 
+export interface TurnDef {
+  user: string;
+  reference?: string;
+}
+
+export type ThinkTime = { fixed_ms: number } | { uniform_ms: [number, number] } | { exponential_ms: number };
+
+export interface SessionDef {
+  history?: 'actual' | 'reference';
+  think_time?: ThinkTime;
+}
+
 export interface WorkloadItemDef extends Sampling {
   id: string;
   messages?: ChatMessage[];
   prompt?: string;
+  /** A conversation: turn k sends the system message, turns 1..k−1 with their answers, and turn k's user message. */
+  turns?: TurnDef[];
+  system?: string;
   response_format?: ResponseFormat;
   repeat?: number;
   weight?: number;
@@ -49,7 +64,8 @@ export type GeneratorDef =
       };
     }
   | { long_document: { count: number; document_tokens: number; fact_position?: number; output_tokens: number; seed?: number } }
-  | { sharegpt: { file: string; limit?: number; max_tokens?: number } };
+  | { sharegpt: { file: string; limit?: number; max_tokens?: number } }
+  | { conversations: { count: number; turns: number; user_tokens: number; answer_tokens: number; seed?: number } };
 
 export interface WorkloadGroupDef {
   name: string;
@@ -57,6 +73,7 @@ export interface WorkloadGroupDef {
   items?: WorkloadItemDef[];
   generate?: GeneratorDef;
   accept?: AcceptanceCheck[];
+  session?: SessionDef;
 }
 
 export interface WorkloadDef {
@@ -80,6 +97,18 @@ export interface ResolvedItem {
   /** Input length the generator aimed for, and whether it was met exactly by the server's tokenizer. */
   target_input_tokens: number | null;
   input_tokens_exact: boolean | null;
+  /**
+   * Set for a conversation item: one send runs every turn in order. Absent, not null, on
+   * single requests, so their workloads keep the revision they had before conversations existed.
+   */
+  conversation?: ResolvedConversation;
+}
+
+export interface ResolvedConversation {
+  system: string | null;
+  turns: { user: string; reference: string | null }[];
+  history: 'actual' | 'reference';
+  think_time: ThinkTime;
 }
 
 export interface ResolvedWorkload {

@@ -80,4 +80,6 @@ export interface MeasuredRequest {
   reasoning_chars?: number | null;
   reasoning_tokens?: number | null;
   reasoning_tokens_note?: string | null;
+  /** A conversation's turn, from 1; null for a single request. */
+  turn?: number | null;
 }

@@ -130,4 +130,20 @@ export interface RunSummary {
   reasoning: ReasoningSummary | null;
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
+  /**
+   * Conversations only (absent or null otherwise): per turn index, how its requests fared, so
+   * prefix reuse shows as the history grows. Means over successful requests that reported the count.
+   */
+  turns?: TurnSummary[] | null;
+}
+
+export interface TurnSummary {
+  turn: number;
+  requests: number;
+  failed: number;
+  ttft_ms: Distribution;
+  prompt_tokens_mean: number | null;
+  cached_tokens_mean: number | null;
+  /** Cached over prompt tokens, summed over the turn's requests that reported both. */
+  cached_share: number | null;
 }

@@ -49,11 +49,14 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
         goodput {num(summary.goodput.requests_per_s, 'req/s', 2)} · accepted-task rate {pct(summary.accepted_rate)} · load{' '}
         {summary.load.mode}
         {summary.load.mode === 'closed'
-          ? ` × ${summary.load.concurrency}`
+          ? summary.turns
+            ? `, ${summary.load.concurrency} concurrent users`
+            : ` × ${summary.load.concurrency}`
           : ` ${summary.load.offered} req/s offered, ${summary.load.slip_ms_p99 === null ? `max slip ${ms(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${ms(summary.load.slip_ms_p99)}`}`}
       </p>
       {summary.load.note && <p className="error">{summary.load.note}</p>}
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
+      {summary.turns && <TurnTable turns={summary.turns} />}
       {summary.telemetry && (
         <p>
           {gpu
@@ -71,5 +74,40 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
         </small>
       </p>
     </div>
+  );
+}
+
+/** Per conversation turn: the history grows, and the server's cache should cover more of it. */
+function TurnTable({ turns }: { turns: NonNullable<RunSummary['turns']> }) {
+  return (
+    <table data-testid="turn-table">
+      <caption>Per turn (conversations): prompt tokens grow with the history; cached tokens show the server reusing it</caption>
+      <thead>
+        <tr>
+          <th>Turn</th>
+          <th>Requests</th>
+          <th>Failed</th>
+          <th>TTFT p50</th>
+          <th>TTFT p90</th>
+          <th>Prompt tokens</th>
+          <th>Cached tokens</th>
+          <th>Cached share</th>
+        </tr>
+      </thead>
+      <tbody>
+        {turns.map((turn) => (
+          <tr key={turn.turn}>
+            <th>{turn.turn}</th>
+            <td>{turn.requests}</td>
+            <td>{turn.failed}</td>
+            <td>{ms(turn.ttft_ms.p50)}</td>
+            <td>{pctl(turn.ttft_ms, 'p90')}</td>
+            <td>{num(turn.prompt_tokens_mean, '', 1)}</td>
+            <td>{num(turn.cached_tokens_mean, '', 1)}</td>
+            <td>{pct(turn.cached_share)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

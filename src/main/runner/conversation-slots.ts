@@ -1,0 +1,33 @@
+import type { ServerProfile } from '../../shared/contract/server';
+import type { WorkloadDef } from '../workload/workload-types';
+import type { LoadSpec } from './load-generator';
+
+/** Whether a workload holds conversations (items with turns, or the conversations generator). */
+export function hasConversations(def: WorkloadDef): boolean {
+  return def.groups.some(
+    (group) => (group.items ?? []).some((item) => item.turns) || (group.generate && 'conversations' in group.generate),
+  );
+}
+
+/**
+ * Concurrent users of a conversation workload each keep their history in a server slot: with
+ * fewer slots than users, a user's next turn finds its slot taken by another conversation and
+ * recomputes the history. So a managed server gets a slot per user, unless the run's settings
+ * name a slot count themselves (then the summary's slot-wait note says what that costs).
+ */
+export function slotsForUsers(
+  profile: ServerProfile,
+  request: { workload: { def: WorkloadDef }; load: LoadSpec },
+  settings: readonly string[],
+  say?: (line: string) => void,
+): ServerProfile {
+  if (request.load.mode !== 'closed' || !hasConversations(request.workload.def)) return profile;
+  const users = request.load.concurrency;
+  if (profile.parallelSlots >= users) return profile;
+  if (settings.some((setting) => setting.trim().startsWith('parallelSlots='))) {
+    say?.(`${users} concurrent users share ${profile.parallelSlots} server slot(s), as parallelSlots was set: turns will wait for a slot`);
+    return profile;
+  }
+  say?.(`parallel slots ${profile.parallelSlots} → ${users}: one per concurrent user, so each conversation keeps its history cached`);
+  return { ...profile, parallelSlots: users };
+}
