@@ -185,6 +185,25 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(await run.summary.textContent()).toMatch(/2 concurrent users/);
     await shell.screenshot('run-conversations');
     expect(pageErrors).toEqual([]);
+    await run.select('workload', 'chat-short');
+  });
+
+  it('replays the sample trace from the Run view at its own timing', async () => {
+    const { run } = views();
+    await run.open();
+    await run.select('workload', 'trace-sample');
+    await run.fill('requests', '20');
+    await run.startAndFinish();
+    expect(await run.summary.textContent()).toMatch(/20 attempted, 20 completed, 0 failed/);
+    const handle = new Database(path.join(dataDir, 'ui.db'), { readonly: true });
+    const manifest = JSON.parse(
+      (handle.prepare('SELECT manifest_json FROM runs ORDER BY started_at DESC LIMIT 1').get() as { manifest_json: string }).manifest_json,
+    ) as { load: { replayed_trace?: { requests: number } } };
+    handle.close();
+    expect(manifest.load.replayed_trace).toMatchObject({ requests: 20 });
+    expect(pageErrors).toEqual([]);
+    // The form keeps its choices across views: leave it on the default workload for the cases after this one.
+    await run.select('workload', 'chat-short');
   });
 
   it('runs with every option of inferlab run from the form, checked as it is filled in', async () => {
@@ -211,6 +230,8 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await run.choose('Duration');
     await run.fill('duration seconds', '3');
     await run.fill('warmup', '1');
+    await run.fill('ramp up seconds', '1');
+    await run.select('ramp shape', 'exponential');
     await run.fill('slo ttft', '400');
     await run.fill('slo tpot', '50');
     await run.fill('slo e2e', '2000');
@@ -239,7 +260,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     handle.close();
     const manifest = JSON.parse(stored.manifest_json) as Record<string, unknown>;
     expect(manifest).toMatchObject({
-      load: { mode: 'open', rate: 4, burstiness: 0.5, max_outstanding: 4 },
+      load: { mode: 'open', rate: 4, burstiness: 0.5, max_outstanding: 4, ramp_up: { shape: 'exponential', seconds: 1 } },
       warmup: 1,
       slo: { ttft_ms: 400, tpot_ms: 50, e2e_ms: 2000 },
       timeouts: { firstTokenMs: 30_000, totalMs: 60_000 },

@@ -57,6 +57,21 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--rate': { args: open, against: [...base, '--requests', '10'] },
       '--burstiness': { args: [...open, '--burstiness', '0.5'], against: open },
       '--max-outstanding': { args: [...open, '--max-outstanding', '8'], against: open },
+      '--ramp-up': { args: [...open, '--ramp-up', '5'], against: open },
+      '--trace': { args: ['--trace', 'a.jsonl', '--model', 'demo:q8_0'], against: ['--trace', 'b.jsonl', '--model', 'demo:q8_0'] },
+      '--trace-speed': {
+        args: ['--trace', 'a.jsonl', '--model', 'demo:q8_0', '--trace-speed', '2'],
+        against: ['--trace', 'a.jsonl', '--model', 'demo:q8_0'],
+      },
+      '--trace-window': {
+        args: ['--trace', 'a.jsonl', '--model', 'demo:q8_0', '--trace-window', '10:20'],
+        against: ['--trace', 'a.jsonl', '--model', 'demo:q8_0'],
+      },
+      '--block-tokens': {
+        args: ['--trace', 'a.jsonl', '--model', 'demo:q8_0', '--block-tokens', '256'],
+        against: ['--trace', 'a.jsonl', '--model', 'demo:q8_0'],
+      },
+      '--ramp': { args: [...open, '--ramp-up', '5', '--ramp', 'exponential'], against: [...open, '--ramp-up', '5'] },
       '--requests': { args: [...base, '--requests', '7'] },
       '--duration': { args: [...base, '--duration', '30'] },
       '--warmup': { args: [...base, '--warmup', '2'] },

@@ -147,6 +147,45 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     });
   });
 
+  it('refuses a workload inside the roots whose generator reads a file outside them (ShareGPT, trace)', async () => {
+    const face = await rpcFace();
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads, { recursive: true });
+    const secrets = tempDir();
+    fs.writeFileSync(path.join(secrets, 'secret.json'), '[{"conversations": [{"from": "human", "value": "PRIVATE-MARKER"}]}]');
+    fs.writeFileSync(path.join(secrets, 'secret.jsonl'), 'PRIVATE-MARKER\n');
+    const run = (workload: string) => ({
+      workload,
+      model: 'demo:q8_0',
+      endpoint: null,
+      profileName: 'default',
+      concurrency: null,
+      rate: null,
+      requests: 1,
+      durationS: null,
+      warmup: 0,
+      private: false,
+    });
+    for (const [name, generator] of [
+      ['sharegpt.yaml', `sharegpt: { file: ${JSON.stringify(path.join(secrets, 'secret.json'))} }`],
+      ['trace.yaml', `trace: { file: ${JSON.stringify(path.relative(workloads, path.join(secrets, 'secret.jsonl')))} }`],
+    ]) {
+      const file = path.join(workloads, name!);
+      fs.writeFileSync(file, `name: leak\ngroups:\n  - name: g\n    generate: { ${generator} }\n`);
+      // The form's check says why; starting is refused.
+      const checked = await face.call('runs', 'validate', run(file));
+      expect((checked.result as { problem: string | null }).problem, name).toMatch(
+        /outside the folders this interface may use for a workload file/,
+      );
+      const started = await face.call('runs', 'start', run(file));
+      expect(started.ok, name).toBe(false);
+      expect(started.error!.code, name).toBe('forbidden');
+      for (const reply of [checked, started]) expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+    }
+    // A trace file given directly as the workload is held to the same roots.
+    expect((await face.call('runs', 'start', run(path.join(secrets, 'secret.jsonl')))).error?.code).toBe('forbidden');
+  });
+
   it('uses the folders the config file adds', async () => {
     const models = tempDir();
     const face = await rpcFace({ roots: { models: [models] } });

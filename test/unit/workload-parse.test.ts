@@ -35,6 +35,7 @@ describe('workload parser', () => {
       'multi-turn-chat',
       'prefill-heavy',
       'prefix-share',
+      'trace-sample',
     ]);
     for (const name of listBuiltinWorkloads()) expect(readWorkloadFile(workloadPath(name)).name).toBe(name);
   });

@@ -98,6 +98,15 @@ export function printSummary(summary: RunSummary): void {
       );
   }
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
+  const steady = summary.load.steady_state;
+  if (steady?.trending)
+    lines.push(
+      `NOT STEADY: throughput changed ${formatNumber((steady.change ?? 0) * 100, 0)} % between the window's halves (${steady.first_half} → ${steady.second_half} completions, p ${steady.p_value!.toPrecision(2)}): the window mixes a ramp with the steady state; lengthen the warmup or the run`,
+    );
+  else if (steady && steady.p_value !== null)
+    lines.push(
+      `steady state: ${steady.first_half} and ${steady.second_half} completions in the window's halves (p ${steady.p_value.toPrecision(2)}): no trend in throughput`,
+    );
   if (Object.keys(u).length > 0)
     lines.push(
       `n too small: p90 needs n ≥ ${PERCENTILE_MIN_N.p90}, p95 n ≥ ${PERCENTILE_MIN_N.p95}, p99 n ≥ ${PERCENTILE_MIN_N.p99} (docs/METRICS.md)`,

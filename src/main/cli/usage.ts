@@ -27,9 +27,10 @@ export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PA
 
 export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';
 
-export const RUN_USAGE = `inferlab run --workload FILE|NAME (--model MODEL | --endpoint URL)
+export const RUN_USAGE = `inferlab run (--workload FILE|NAME | --trace FILE.jsonl [--trace-speed X] [--trace-window START:END] [--block-tokens N])
+    (--model MODEL | --endpoint URL)
     [--concurrency N | --rate R [--burstiness B] [--max-outstanding N]] [--requests N | --duration S] [--warmup N]
-    [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
+    [--ramp-up S [--ramp linear|exponential]] [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
     [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--private] [--db PATH] [--json]`;
 
 export const RUNS_USAGE =

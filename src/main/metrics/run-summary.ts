@@ -12,6 +12,7 @@ import {
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
+import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
 import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
 
 export type { LoadDescription, RunSummary, SloSpec };
@@ -269,6 +270,7 @@ export function summarizeRun(input: {
       slip_ms_max: slip.max,
       client_bound: clientBound,
       note,
+      steady_state: steadyStateOf(input.load.mode, measured),
     },
     schedule_latency: scheduleLatency,
     reasoning: reasoningSummary(ok),
@@ -276,6 +278,23 @@ export function summarizeRun(input: {
     telemetry: input.telemetry ?? null,
     ...(turns ? { turns } : {}),
   };
+}
+
+/**
+ * The window starts at the first completion (before it, completions have not begun, which is
+ * no trend). Open loop: it ends at the last measured send, so the drain after it (fewer
+ * completions by design) is not mistaken for one either; closed loop: at the last completion.
+ */
+function steadyStateOf(mode: string, measured: readonly MeasuredRequest[]): SteadyStateCheck {
+  const sends = measured.map((row) => row.t0_ms);
+  const ends = measured.filter((row) => isSuccess(row) && row.end_ms !== null).map((row) => row.end_ms!);
+  // Reduced, not spread: a run can hold more requests than a call takes arguments.
+  const least = (values: number[]) => values.reduce((low, value) => Math.min(low, value), Number.POSITIVE_INFINITY);
+  const most = (values: number[]) => values.reduce((high, value) => Math.max(high, value), Number.NEGATIVE_INFINITY);
+  const start = least(ends);
+  const end = mode === 'open' ? most(sends) : most(ends);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return steadyStateCheck([], 0, 0);
+  return steadyStateCheck(ends, start, end);
 }
 
 /** Per conversation turn: counts, TTFT and the prompt and cached tokens, from the server's own usage. */

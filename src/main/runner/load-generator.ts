@@ -1,10 +1,38 @@
 import { seededRandom } from '../models/random';
 import { arrivalGaps } from './arrivals';
 
+/** Before the measured window the load climbs to its level over `ms`; requests sent meanwhile are flagged warmup. */
+export interface RampUp {
+  shape: 'linear' | 'exponential';
+  ms: number;
+}
+
 export type LoadSpec =
-  | { mode: 'closed'; concurrency: number }
+  | { mode: 'closed'; concurrency: number; rampUp?: RampUp }
   /** `seed` picks the arrival schedule (1 unless given), so repeated looks at one rate can draw fresh arrivals. */
-  | { mode: 'open'; rate: number; burstiness: number; maxOutstanding: number; seed?: number };
+  | {
+      mode: 'open';
+      rate: number;
+      burstiness: number;
+      maxOutstanding: number;
+      seed?: number;
+      rampUp?: RampUp;
+      /** A replayed trace's arrival times (ms from the window's start), used instead of drawn gaps. */
+      schedule?: readonly number[];
+    };
+
+/** An exponential ramp starts at this fraction of the load and doubles evenly up to it. */
+export const EXPONENTIAL_RAMP_START = 1 / 16;
+
+/**
+ * The fraction of the full load at `progress` (0 to 1) through a ramp. Linear climbs from
+ * zero; exponential from 1/16, doubling four times, so the first requests do not wait for a
+ * rate near zero.
+ */
+export function rampFraction(shape: RampUp['shape'], progress: number): number {
+  const x = Math.min(1, Math.max(0, progress));
+  return shape === 'linear' ? x : EXPONENTIAL_RAMP_START ** (1 - x);
+}
 
 export interface StopRule {
   requests: number | null;
@@ -23,8 +51,9 @@ export interface LoadOutcome {
 }
 
 /**
- * Drives requests: warmup first (flagged, excluded), then the measured window in closed
- * loop (a completion starts the next request) or open loop (scheduled arrivals, bounded
+ * Drives requests: warmup first (flagged, excluded), then any ramp (the load climbing to its
+ * level, its requests flagged warmup too), then the measured window in closed loop (a
+ * completion starts the next request) or open loop (scheduled arrivals, bounded
  * outstanding). `halt` stops scheduling new requests; in-flight ones are awaited.
  */
 export async function generateLoad(options: {
@@ -34,6 +63,8 @@ export async function generateLoad(options: {
   send: SendRequest;
   halt: AbortSignal;
   seed?: number;
+  /** Called once, when the measured window opens (after the warmup requests and any ramp). */
+  onMeasuredStart?: () => void;
 }): Promise<LoadOutcome> {
   const { load, stop, send, halt } = options;
   let index = 0;
@@ -50,9 +81,18 @@ export async function generateLoad(options: {
 
   const outcome: LoadOutcome = { measuredStart: null, measuredEnd: null, sent: 0, stoppedBy: 'requests' };
   if (halt.aborted) return { ...outcome, stoppedBy: 'halted' };
+  const ramp = load.rampUp && load.rampUp.ms > 0 ? load.rampUp : null;
   const start = performance.now();
-  outcome.measuredStart = start;
-  const deadline = stop.durationMs === null ? Number.POSITIVE_INFINITY : start + stop.durationMs;
+  // The window opens when the ramp ends; requests still in flight from the ramp keep loading the server, flagged warmup.
+  const windowStart = start + (ramp?.ms ?? 0);
+  const ramping = () => ramp !== null && performance.now() < windowStart;
+  const openWindow = () => {
+    if (outcome.measuredStart !== null) return;
+    outcome.measuredStart = performance.now();
+    options.onMeasuredStart?.();
+  };
+  if (!ramp) openWindow();
+  const deadline = stop.durationMs === null ? Number.POSITIVE_INFINITY : windowStart + stop.durationMs;
   const more = () => {
     if (halt.aborted) return ((outcome.stoppedBy = 'halted'), false);
     if (stop.requests !== null && outcome.sent >= stop.requests) return ((outcome.stoppedBy = 'requests'), false);
@@ -67,7 +107,11 @@ export async function generateLoad(options: {
 
   if (load.mode === 'closed') {
     await Promise.all(
-      Array.from({ length: load.concurrency }, async () => {
+      Array.from({ length: load.concurrency }, async (_, worker) => {
+        // Worker k joins once the ramp's load reaches k / concurrency of the full load.
+        if (ramp) await waitUntil(start + rampProgressAt(ramp.shape, worker / load.concurrency) * ramp.ms);
+        while (!halt.aborted && ramping()) await send(index++, true, null);
+        openWindow();
         while (more()) await measured(null);
       }),
     );
@@ -75,19 +119,61 @@ export async function generateLoad(options: {
   }
 
   const gap = arrivalGaps(load.rate, load.burstiness, seededRandom(options.seed ?? load.seed ?? 1));
+  // Gaps are drawn at the full rate on a clock that runs at the ramp's fraction of real time (time-rescaled arrivals).
+  const toTime = ramp ? rampClock(ramp) : (elapsed: number) => elapsed;
   const inFlight = new Set<Promise<void>>();
-  let due = start;
-  while (more()) {
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-    while (performance.now() < due) await new Promise((resolve) => setImmediate(resolve));
+  let atFullRate = 0;
+  let due = start + (load.schedule?.[0] ?? 0);
+  while (!halt.aborted) {
+    const warmup = ramp !== null && due < windowStart;
+    if (!warmup && !more()) break;
+    await waitUntil(due);
     // At the outstanding bound the request waits for a slot; the lateness is recorded as slip.
     while (inFlight.size >= load.maxOutstanding) await Promise.race(inFlight);
-    if (!more()) break;
-    const request = measured(due).finally(() => inFlight.delete(request));
+    if (halt.aborted || (!warmup && !more())) break;
+    if (!warmup) openWindow();
+    const request = (warmup ? send(index++, true, due) : measured(due)).finally(() => inFlight.delete(request));
     inFlight.add(request);
-    due += gap();
+    if (load.schedule) {
+      if (outcome.sent >= load.schedule.length) break;
+      due = start + load.schedule[outcome.sent]!;
+      continue;
+    }
+    atFullRate += gap();
+    due = start + toTime(atFullRate);
   }
+  if (halt.aborted) outcome.stoppedBy = 'halted';
   await Promise.all(inFlight);
   return outcome;
+}
+
+/**
+ * Real time (ms from the ramp's start) at which `elapsed` ms of full-rate time have passed:
+ * the inverse of the integral of the ramp's fraction of the rate. Linear: t²/(2T) during the
+ * ramp; exponential from a = 1/16: T·a·(a^(−t/T) − 1)/ln(1/a); after the ramp, one for one.
+ */
+export function rampClock(ramp: RampUp): (elapsed: number) => number {
+  const T = ramp.ms;
+  if (ramp.shape === 'linear') {
+    const atEnd = T / 2;
+    return (elapsed) => (elapsed <= atEnd ? Math.sqrt(2 * T * elapsed) : T + (elapsed - atEnd));
+  }
+  const a = EXPONENTIAL_RAMP_START;
+  const k = Math.log(1 / a);
+  const atEnd = (T * (1 - a)) / k;
+  return (elapsed) => (elapsed <= atEnd ? (T * Math.log(1 + (elapsed * k) / (T * a))) / k : T + (elapsed - atEnd));
+}
+
+/** Where through a ramp (0 to 1) the load first reaches `fraction` of the full load. */
+export function rampProgressAt(shape: RampUp['shape'], fraction: number): number {
+  if (fraction <= 0) return 0;
+  if (shape === 'linear') return Math.min(1, fraction);
+  return Math.min(1, Math.max(0, 1 - Math.log(fraction) / Math.log(EXPONENTIAL_RAMP_START)));
+}
+
+/** Sleeps until a performance.now() time: a timer for the bulk, then yielding to the event loop for the last millisecond. */
+async function waitUntil(due: number): Promise<void> {
+  const wait = due - performance.now();
+  if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
+  while (performance.now() < due) await new Promise((resolve) => setImmediate(resolve));
 }

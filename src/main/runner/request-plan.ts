@@ -1,4 +1,5 @@
-import type { ResolvedItem, ResolvedWorkload } from '../workload/workload-types';
+import { promptTokenIds, type TokenRange } from '../workload/trace';
+import type { ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload/workload-types';
 
 /**
  * The order in which items are sent: every item `repeat × weight` times per cycle, groups
@@ -19,6 +20,11 @@ export class RequestPlan {
     return this.cycle.some((item) => item.conversation !== undefined);
   }
 
+  /** Whether the workload replays a trace (its requests carry their own arrival times). */
+  get hasReplay(): boolean {
+    return this.cycle.some((item) => item.replay !== undefined);
+  }
+
   get cycleLength(): number {
     return this.cycle.length;
   }
@@ -35,4 +41,17 @@ export function requestFor(item: ResolvedItem): { path: string; body: Record<str
   if (item.response_format) body.response_format = item.response_format;
   if (item.messages) return { path: '/v1/chat/completions', body: { ...body, messages: item.messages } };
   return { path: '/v1/completions', body: { ...body, prompt: item.prompt } };
+}
+
+/**
+ * A replayed trace request: token ids to /v1/completions, no chat template, so equal hash ids
+ * stay token-identical blocks the server's prefix cache can reuse.
+ */
+export function replayRequest(
+  item: ResolvedItem,
+  replay: ResolvedReplay,
+  range: TokenRange,
+): { path: string; body: Record<string, unknown> } {
+  const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));
+  return { path: '/v1/completions', body: { ...sampling, prompt: promptTokenIds(replay, replay.block_tokens, range) } };
 }

@@ -6,7 +6,8 @@ import { deriveRequestMetrics } from '../metrics/request-metrics';
 import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
-import { RequestPlan, requestFor } from './request-plan';
+import { RequestPlan, replayRequest, requestFor } from './request-plan';
+import { tokenRangeFor, type TokenRange } from '../workload/trace';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from './stream-client';
@@ -62,6 +63,9 @@ export async function executeRun(options: {
   /** performance.now() at the run's time zero, shared with telemetry so both use one clock. */
   clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
+  onMeasuredStart?: () => void;
+  /** Token ids a replayed trace's prompts may use (from the server's vocabulary size). */
+  tokenRange?: TokenRange;
   onText?: (seq: number, text: string) => void;
   /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
   reasoningTokenCounter?: TokenCounter | null;
@@ -142,7 +146,9 @@ export async function executeRun(options: {
       : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(referenceKey(item, place)) ?? null);
     if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
     const messages = request.body.messages as unknown[] | undefined;
-    const promptText = messages ? JSON.stringify(messages) : (request.body.prompt as string | null);
+    const prompt = request.body.prompt as string | number[] | undefined;
+    // A replayed prompt is token ids: stored (or hashed) as their JSON list.
+    const promptText = messages ? JSON.stringify(messages) : typeof prompt === 'string' ? prompt : prompt ? JSON.stringify(prompt) : null;
     writer.add(
       storedRequestFrom(completion, metrics, {
         seq,
@@ -210,8 +216,11 @@ export async function executeRun(options: {
   };
 
   const send = async (index: number, warmup: boolean, scheduledAt: number | null) => {
-    const item = plan.item(index);
+    // A replayed trace's measured requests start again from its first record, whatever the warmup took.
+    const item = plan.hasReplay && !warmup ? plan.item(index - options.warmup) : plan.item(index);
     if (item.conversation) await converse(index, item, item.conversation, warmup, scheduledAt);
+    else if (item.replay)
+      await sendOne(item, replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)), warmup, scheduledAt, null);
     else await sendOne(item, requestFor(item), warmup, scheduledAt, null);
   };
 
@@ -224,6 +233,7 @@ export async function executeRun(options: {
       send,
       halt: halt.signal,
       seed: options.seed,
+      onMeasuredStart: options.onMeasuredStart,
     });
   } finally {
     options.signal?.removeEventListener('abort', onCancel);

@@ -17,6 +17,7 @@ import { captureEnvironment } from './environment';
 import { describeGpuOffload } from './gpu-offload';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
+import { tokenRangeFor } from '../workload/trace';
 
 export type RunTargetSpec =
   | {
@@ -56,16 +57,52 @@ export interface RunResult {
   workload: ResolvedWorkload;
 }
 
+const rampOf = (load: LoadSpec) => (load.rampUp ? { ramp_up: { shape: load.rampUp.shape, seconds: load.rampUp.ms / 1000 } } : {});
+
 function describeLoad(load: LoadSpec): LoadDescription {
   return load.mode === 'closed'
-    ? { mode: 'closed', concurrency: load.concurrency }
+    ? { mode: 'closed', concurrency: load.concurrency, ...rampOf(load) }
     : {
         mode: 'open',
         rate: load.rate,
         burstiness: load.burstiness,
         max_outstanding: load.maxOutstanding,
         ...(load.seed === undefined ? {} : { seed: load.seed }),
+        ...rampOf(load),
       };
+}
+
+/** The open-loop load of a replayed trace: its arrival times, at the mean rate they imply; null for other workloads. */
+function replayLoad(
+  workload: ResolvedWorkload,
+  asked: LoadSpec,
+): { load: LoadSpec; description: { requests: number; span_ms: number } } | null {
+  const schedule = workload.groups.flatMap((group) => group.items.flatMap((item) => (item.replay ? [item.replay.arrival_ms] : [])));
+  if (schedule.length === 0) return null;
+  const span = schedule[schedule.length - 1]! - schedule[0]!;
+  return {
+    load: {
+      mode: 'open',
+      rate: span > 0 ? ((schedule.length - 1) * 1000) / span : 1,
+      burstiness: 1,
+      maxOutstanding: asked.mode === 'open' ? asked.maxOutstanding : 256,
+      schedule,
+    },
+    description: { requests: schedule.length, span_ms: span },
+  };
+}
+
+/** The server's vocabulary size (llama-server reports it with its model list), or null when it does not say. */
+async function vocabularySize(url: string, headers: Record<string, string>): Promise<number | null> {
+  try {
+    const response = await fetch(`${url}/v1/models`, { headers, signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { data?: { meta?: { n_vocab?: unknown } }[] };
+    const size = body.data?.[0]?.meta?.n_vocab;
+    return typeof size === 'number' && Number.isInteger(size) && size > 0 ? size : null;
+  } catch {
+    return null;
+  }
 }
 
 async function endpointModel(url: string, headers: Record<string, string>): Promise<string | null> {
@@ -212,7 +249,11 @@ export async function runWorkload(options: {
     assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
     const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
     const environment = await captureEnvironment();
-    const load = describeLoad(request.load);
+    // A replayed trace brings its own arrival times: they replace the asked-for load.
+    const replay = replayLoad(workload, request.load);
+    const runLoad = replay?.load ?? request.load;
+    const load = { ...describeLoad(runLoad), ...(replay ? { replayed_trace: replay.description } : {}) };
+    const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
     const stopRule: StopRule = {
       requests:
         request.stop.requests ??
@@ -259,7 +300,7 @@ export async function runWorkload(options: {
     });
     options.onRunCreated?.(runId);
     options.onStatus?.(
-      `run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : `${load.rate} req/s`}`,
+      `run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : load.replayed_trace ? `replaying a trace over ${(load.replayed_trace.span_ms / 1000).toFixed(1)} s` : `${load.rate} req/s`}`,
     );
     const clockOrigin = performance.now();
     const telemetry = new TelemetrySession({
@@ -277,18 +318,13 @@ export async function runWorkload(options: {
     try {
       telemetry.start();
       await telemetry.idleBaseline(request.baselineMs);
-      // The measured window opens once the last warmup request is done, not before warmup.
-      if (request.warmup === 0) telemetry.markWindowStart();
-      const onProgress = (progress: RunProgress) => {
-        if (request.warmup > 0 && progress.finished === request.warmup) telemetry.markWindowStart();
-        options.onProgress?.(progress);
-      };
       execution = await executeRun({
         store,
         runId,
         workload,
         target: { baseUrl, headers },
-        load: request.load,
+        load: runLoad,
+        tokenRange,
         stop: stopRule,
         warmup: request.warmup,
         timeouts: request.timeouts,
@@ -296,11 +332,13 @@ export async function runWorkload(options: {
         references,
         signal: options.signal,
         serverLost,
-        onProgress,
+        onProgress: options.onProgress,
         onText: options.onText,
         clockOrigin,
         extraBody: request.extraBody,
         reasoningTokenCounter: counter,
+        // The measured window opens once the warmup requests are done and any ramp is over.
+        onMeasuredStart: () => telemetry.markWindowStart(),
       });
       telemetry.markWindowEnd();
     } catch (error) {

@@ -8,6 +8,7 @@ import { configuredEndpointHeaders, endpointHeaders } from '../engines/adapters/
 import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders } from '../models/model-library';
 import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
+import type { WorkloadDef } from '../workload/workload-types';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
 export interface ServiceAccess {
@@ -64,4 +65,17 @@ export async function resolveModelWithin(access: ServiceAccess, ref: string): Pr
 
 export function workloadPathWithin(access: ServiceAccess, nameOrFile: string): string {
   return access.paths.check(workloadPath(nameOrFile), 'workload');
+}
+
+/**
+ * The files a workload's generators read (a ShareGPT import, a trace), held to the same roots
+ * as the workload itself: a workload inside the roots must not lead a request to a file outside them.
+ */
+export function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): void {
+  for (const group of def.groups) {
+    const generator = group.generate;
+    if (!generator) continue;
+    const file = 'sharegpt' in generator ? generator.sharegpt.file : 'trace' in generator ? generator.trace.file : null;
+    if (file !== null) access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
+  }
 }

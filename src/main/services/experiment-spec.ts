@@ -8,7 +8,7 @@ import { checkQuantFiles, type QuantFile } from '../experiments/quantization';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
-import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** An experiment spec checked against the face's rights, with files read and models resolved. */
 export interface CheckedExperiment {
@@ -136,6 +136,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   checkExperimentShape(spec);
   const file = workloadPathWithin(access, spec.workload || DEFAULT_WORKLOAD[spec.kind]);
   const read = readWorkloadFile(file);
+  generatorFilesWithin(access, read, file);
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
   const files =
     spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0

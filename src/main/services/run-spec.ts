@@ -4,7 +4,8 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { LoadSpec } from '../runner/load-generator';
 import type { RunRequest } from '../runner/run-workload';
-import { resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+import type { WorkloadDef } from '../workload/workload-types';
+import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** Defaults a run gets when the spec leaves a field out. */
 export const RUN_DEFAULTS = { concurrency: 1, burstiness: 1, maxOutstanding: 256, firstTokenTimeoutS: 120, timeoutS: 600 } as const;
@@ -58,7 +59,10 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   const file = workloadPathWithin(access, spec.workload);
   // The parser (YAML, JSON Schema) loads with the first run, not with every command that lists runs.
   const { readWorkloadFile } = await import('../workload/parse-workload');
-  const def = readWorkloadFile(file);
+  const def = withTraceOptions(readWorkloadFile(file), spec.trace ?? null);
+  generatorFilesWithin(access, def, file);
+  if (spec.rampUpS != null && def.groups.some((group) => group.generate && 'trace' in group.generate))
+    invalid('a trace replays its own arrival times: a ramp-up does not apply to it');
   let target: CheckedRun['target'];
   if (spec.model) {
     target = { kind: 'model', modelRef: spec.model, modelPath: await resolveModelWithin(access, spec.model) };
@@ -76,6 +80,39 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   return { target, request: { ...shape.request, workload: { def, file } } };
 }
 
+/** Applies a run's trace options to the trace generator of its workload; refuses them for any other workload. */
+function withTraceOptions(def: WorkloadDef, trace: StartRunSpec['trace']): WorkloadDef {
+  const traced = def.groups.some((group) => group.generate && 'trace' in group.generate);
+  if (!trace) return def;
+  if (!traced) invalid('trace options (speed, window, block tokens) need a trace: a .jsonl file or a workload with a trace generator');
+  const speed = positiveOrNull('trace speed', trace.speed, false);
+  const blockTokens = positiveOrNull('trace block tokens', trace.blockTokens, true);
+  const startS = trace.startS ?? null;
+  if (startS !== null && (typeof startS !== 'number' || !Number.isFinite(startS) || startS < 0))
+    invalid(`the trace window's start must be seconds ≥ 0, got ${JSON.stringify(startS)}`);
+  const endS = positiveOrNull("the trace window's end", trace.endS, false);
+  if (startS !== null && endS !== null && endS <= startS) invalid(`the trace window ends (${endS} s) before it starts (${startS} s)`);
+  return {
+    ...def,
+    groups: def.groups.map((group) =>
+      group.generate && 'trace' in group.generate
+        ? {
+            ...group,
+            generate: {
+              trace: {
+                ...group.generate.trace,
+                ...(speed === null ? {} : { speed }),
+                ...(blockTokens === null ? {} : { block_tokens: blockTokens }),
+                ...(startS === null ? {} : { start_s: startS }),
+                ...(endS === null ? {} : { end_s: endS }),
+              },
+            },
+          }
+        : group,
+    ),
+  };
+}
+
 /** The checks that need no file, database or server: field types, ranges and combinations. */
 export function checkRunShape(spec: StartRunSpec): {
   request: Omit<CheckedRun['request'], 'workload'>;
@@ -90,6 +127,11 @@ export function checkRunShape(spec: StartRunSpec): {
     invalid('burstiness and maxOutstanding need a rate (open loop)');
   if (spec.requests != null && spec.durationS != null) invalid('requests and duration exclude each other');
   const rate = positiveOrNull('rate', spec.rate, false);
+  const rampUpS = positiveOrNull('rampUpS', spec.rampUpS, false);
+  if (spec.rampShape != null && rampUpS === null) invalid('rampShape needs rampUpS (the ramp-up seconds)');
+  if (spec.rampShape != null && spec.rampShape !== 'linear' && spec.rampShape !== 'exponential')
+    invalid(`rampShape must be linear or exponential, got ${JSON.stringify(spec.rampShape)}`);
+  const rampUp = rampUpS === null ? {} : { rampUp: { shape: spec.rampShape ?? 'linear', ms: rampUpS * 1000 } };
   const load: LoadSpec =
     rate !== null
       ? {
@@ -97,8 +139,9 @@ export function checkRunShape(spec: StartRunSpec): {
           rate,
           burstiness: positiveOrNull('burstiness', spec.burstiness, false) ?? RUN_DEFAULTS.burstiness,
           maxOutstanding: positiveOrNull('maxOutstanding', spec.maxOutstanding, true) ?? RUN_DEFAULTS.maxOutstanding,
+          ...rampUp,
         }
-      : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency };
+      : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency, ...rampUp };
   const requests = positiveOrNull('requests', spec.requests, true);
   const durationS = positiveOrNull('duration', spec.durationS, false);
   if (!Number.isInteger(spec.warmup) || spec.warmup < 0) invalid(`warmup must be a whole number ≥ 0, got ${JSON.stringify(spec.warmup)}`);

@@ -4,7 +4,8 @@ import { AppError } from '../core/errors';
 import { seededRandom } from '../models/random';
 import { readFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
 import type { TokenCounter } from './token-counter';
-import type { ChatMessage, GeneratorDef, WorkloadDef } from './workload-types';
+import { DEFAULT_BLOCK_TOKENS, readTrace, traceFile, traceWindow } from './trace';
+import type { ChatMessage, GeneratorDef, ResolvedReplay, WorkloadDef } from './workload-types';
 
 /**
  * What a whole workload's generators may produce. Each field is bounded by the schema, but
@@ -75,6 +76,8 @@ export interface GeneratedPrompt {
   messages: ChatMessage[];
   /** Set by the conversations generator: the turns, each with a reference answer. */
   turns?: { user: string; reference: string }[];
+  /** Set by the trace generator. */
+  replay?: ResolvedReplay;
   max_tokens: number;
   target_input_tokens: number | null;
   input_tokens_exact: boolean | null;
@@ -257,6 +260,25 @@ export async function runGenerator(
       });
     }
     return prompts;
+  }
+  if ('trace' in generator) {
+    const spec = generator.trace;
+    const blockTokens = spec.block_tokens ?? DEFAULT_BLOCK_TOKENS;
+    const window = traceWindow(readTrace(traceFile(workloadFile, spec.file), blockTokens), {
+      speed: spec.speed,
+      startS: spec.start_s,
+      endS: spec.end_s,
+    });
+    if (window.length === 0)
+      throw new AppError(ErrorCode.InvalidInput, `${spec.file}: no request of the trace falls in the window asked for`);
+    return window.map(({ record, arrivalMs }, index) => ({
+      id: `${group}-${index}`,
+      messages: [],
+      max_tokens: record.output_length,
+      target_input_tokens: record.input_length,
+      input_tokens_exact: true,
+      replay: { hash_ids: record.hash_ids, input_length: record.input_length, block_tokens: blockTokens, arrival_ms: arrivalMs },
+    }));
   }
   return importShareGpt(workloadFile, generator.sharegpt);
 }

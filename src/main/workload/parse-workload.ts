@@ -255,6 +255,7 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
 }
 
 export function readWorkloadFile(file: string): WorkloadDef {
+  if (file.toLowerCase().endsWith('.jsonl')) return traceWorkload(file);
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
@@ -277,6 +278,24 @@ export function readWorkloadFile(file: string): WorkloadDef {
     fail(file, [{ file, line: null, column: null, field: '', message: 'is not valid UTF-8; save it as UTF-8' }]);
   }
   return parseWorkloadText(text.replace(/^\uFEFF/, ''), file);
+}
+
+/**
+ * A trace file (JSON Lines) given where a workload is expected: a workload of one group that
+ * replays it. Its lines are read and checked when the workload is resolved.
+ */
+export function traceWorkload(file: string): WorkloadDef {
+  if (!fs.existsSync(file)) throw new AppError(ErrorCode.NotFound, `Trace file not found: ${file}`);
+  const stem = path
+    .basename(file)
+    .replace(/\.jsonl$/i, '')
+    .replace(/[^\w.-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '');
+  return {
+    name: `trace-${stem || 'file'}`.slice(0, 64),
+    description: `Replay of the trace ${path.basename(file)} at its own timing`,
+    groups: [{ name: 'trace', generate: { trace: { file: path.basename(file) } } }],
+  };
 }
 
 /** Built-in workload names resolve to resources/workloads/NAME.yaml. */

@@ -86,7 +86,8 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
             top_p: defaults.top_p,
             seed: defaults.seed,
             stop: defaults.stop,
-            ignore_eos: defaults.ignore_eos,
+            // A replayed request answers with exactly the trace's output length.
+            ignore_eos: generated.replay ? true : defaults.ignore_eos,
           },
           response_format: null,
           repeat: 1,
@@ -95,6 +96,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
           target_input_tokens: generated.target_input_tokens,
           input_tokens_exact: generated.input_tokens_exact,
           conversation: conversationOf(generated.turns, undefined, group.session),
+          ...(generated.replay ? { replay: generated.replay } : {}),
         });
       }
     }

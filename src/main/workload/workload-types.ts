@@ -65,7 +65,16 @@ export type GeneratorDef =
     }
   | { long_document: { count: number; document_tokens: number; fact_position?: number; output_tokens: number; seed?: number } }
   | { sharegpt: { file: string; limit?: number; max_tokens?: number } }
-  | { conversations: { count: number; turns: number; user_tokens: number; answer_tokens: number; seed?: number } };
+  | { conversations: { count: number; turns: number; user_tokens: number; answer_tokens: number; seed?: number } }
+  | { trace: TraceGeneratorDef };
+
+export interface TraceGeneratorDef {
+  file: string;
+  block_tokens?: number;
+  speed?: number;
+  start_s?: number;
+  end_s?: number;
+}
 
 export interface WorkloadGroupDef {
   name: string;
@@ -102,6 +111,16 @@ export interface ResolvedItem {
    * single requests, so their workloads keep the revision they had before conversations existed.
    */
   conversation?: ResolvedConversation;
+  /** Set for a replayed trace request: its prompt is token ids built from the hash ids, sent at its arrival time. */
+  replay?: ResolvedReplay;
+}
+
+export interface ResolvedReplay {
+  hash_ids: number[];
+  input_length: number;
+  block_tokens: number;
+  /** From the replay window's first request, already divided by the speed. */
+  arrival_ms: number;
 }
 
 export interface ResolvedConversation {

@@ -33,6 +33,10 @@ export interface LoadDescription {
   max_outstanding?: number;
   /** The arrival schedule's seed, when the run asked for one other than the default. */
   seed?: number;
+  /** The climb to the load before the measured window, when the run asked for one. */
+  ramp_up?: { shape: 'linear' | 'exponential'; seconds: number };
+  /** A replayed trace: its requests and the span of their arrival times (already divided by the speed). */
+  replayed_trace?: { requests: number; span_ms: number };
 }
 
 export const METRIC_NAMES = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;
@@ -123,6 +127,8 @@ export interface RunSummary {
     slip_ms_max: number | null;
     client_bound: boolean;
     note: string | null;
+    /** Absent from runs stored before the check existed. */
+    steady_state?: SteadyStateCheck;
   };
   /** Open loop only: latency from each request's scheduled time, which a stalled generator cannot hide. */
   schedule_latency: Record<ScheduleMetricName, Distribution> | null;
@@ -135,6 +141,21 @@ export interface RunSummary {
    * prefix reuse shows as the history grows. Means over successful requests that reported the count.
    */
   turns?: TurnSummary[] | null;
+}
+
+/** Whether the measured window's throughput was steady (metrics/steady-state.ts). */
+export interface SteadyStateCheck {
+  /** Completions in the first and the second half of the window. */
+  first_half: number;
+  second_half: number;
+  /** Second-half throughput over the first half's, minus one; null when the first half had none. */
+  change: number | null;
+  /** Two-sided exact binomial test of "each completion is equally likely in either half". */
+  p_value: number | null;
+  /** The throughput was still moving: the window did not measure one steady state. */
+  trending: boolean;
+  /** What was tested, in words. */
+  rule: string;
 }
 
 export interface TurnSummary {

@@ -68,9 +68,26 @@ export const StartRunSpecSchema = Type.Object(
     rate: Nullable(Type.Number({ description: 'Open loop: requests per second.' })),
     burstiness: Maybe(Type.Number(), 'Open loop: 1 = Poisson arrivals, below 1 burstier (gamma), above 1 more regular.'),
     maxOutstanding: Maybe(Type.Number(), 'Open loop: requests outstanding before new arrivals wait.'),
+    rampUpS: Maybe(Type.Number(), 'Seconds the load climbs to its level before the measured window; those requests are flagged warmup.'),
+    rampShape: Maybe(
+      Type.Union([Type.Literal('linear'), Type.Literal('exponential')]),
+      'How the ramp climbs: linear from zero, or exponential from 1/16 of the load.',
+    ),
     requests: Nullable(Type.Number()),
     durationS: Nullable(Type.Number()),
     warmup: Type.Number(),
+    trace: Maybe(
+      Type.Object(
+        {
+          speed: Nullable(Type.Number({ description: '2 replays twice as fast; null for 1.' })),
+          startS: Nullable(Type.Number({ description: 'Replay from this many seconds into the trace.' })),
+          endS: Nullable(Type.Number({ description: 'Replay up to this many seconds into the trace.' })),
+          blockTokens: Nullable(Type.Number({ description: 'Prompt tokens per hash id; null for 512.' })),
+        },
+        Strict,
+      ),
+      'How a trace workload (a .jsonl file) is replayed.',
+    ),
     slo: Maybe(SloSpecSchema),
     firstTokenTimeoutS: Maybe(Type.Number()),
     timeoutS: Maybe(Type.Number()),

@@ -43,12 +43,18 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     args,
     {
       workload: { type: 'string' },
+      trace: { type: 'string' },
+      'trace-speed': { type: 'string' },
+      'trace-window': { type: 'string' },
+      'block-tokens': { type: 'string' },
       model: { type: 'string' },
       endpoint: { type: 'string' },
       concurrency: { type: 'string' },
       rate: { type: 'string' },
       burstiness: { type: 'string' },
       'max-outstanding': { type: 'string' },
+      'ramp-up': { type: 'string' },
+      ramp: { type: 'string' },
       requests: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -67,14 +73,32 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     },
     USAGE,
   );
-  if (!values.workload) usage('--workload is required');
+  if (values.trace !== undefined && values.workload !== undefined) usage('--trace replaces --workload: give one of them');
+  if (values.trace !== undefined && !values.trace.toLowerCase().endsWith('.jsonl'))
+    usage(`--trace takes a JSON Lines file (.jsonl), got "${values.trace}"`);
+  const workload = values.trace ?? values.workload;
+  if (!workload) usage('--workload (or --trace FILE.jsonl) is required');
+  const traceFlags = ['trace-speed', 'trace-window', 'block-tokens'] as const;
+  const traceAsked = traceFlags.some((flag) => values[flag] !== undefined);
+  if (values.trace !== undefined && (values.concurrency !== undefined || values.rate !== undefined))
+    usage('a trace replays its own arrival times: --concurrency and --rate do not apply (--trace-speed scales them)');
+  let window: { startS: number | null; endS: number | null } = { startS: null, endS: null };
+  if (values['trace-window'] !== undefined) {
+    const match = /^(\d+(?:\.\d+)?)?:(\d+(?:\.\d+)?)?$/.exec(values['trace-window']);
+    if (!match || (match[1] === undefined && match[2] === undefined))
+      usage(`--trace-window takes START:END in seconds (either may be left out, as in 60: or :120), got "${values['trace-window']}"`);
+    window = { startS: match[1] === undefined ? null : Number(match[1]), endS: match[2] === undefined ? null : Number(match[2]) };
+  }
   if (!values.model === !values.endpoint) usage('give exactly one of --model or --endpoint');
   const warmupRaw = values.warmup ?? '0';
   const warmup = Number(warmupRaw);
   if (!Number.isInteger(warmup) || warmup < 0) usage(`--warmup must be a whole number ≥ 0, got "${warmupRaw}"`);
+  if (values.ramp !== undefined && values.ramp !== 'linear' && values.ramp !== 'exponential')
+    usage(`--ramp must be linear or exponential, got "${values.ramp}"`);
+  if (values.ramp !== undefined && values['ramp-up'] === undefined) usage('--ramp needs --ramp-up SECONDS');
   // The same spec the UI sends; every flag has its field.
   const spec: StartRunSpec = {
-    workload: values.workload,
+    workload,
     model: values.model ?? null,
     endpoint: values.endpoint ?? null,
     apiKeyEnv: values['api-key-env'] ?? null,
@@ -85,7 +109,16 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     rate: positive('rate', values.rate, false) ?? null,
     burstiness: positive('burstiness', values.burstiness, false) ?? null,
     maxOutstanding: positive('max-outstanding', values['max-outstanding'], true) ?? null,
+    rampUpS: positive('ramp-up', values['ramp-up'], false) ?? null,
+    rampShape: (values.ramp as 'linear' | 'exponential' | undefined) ?? null,
     requests: positive('requests', values.requests, true) ?? null,
+    trace: traceAsked
+      ? {
+          speed: positive('trace-speed', values['trace-speed'], false) ?? null,
+          blockTokens: positive('block-tokens', values['block-tokens'], true) ?? null,
+          ...window,
+        }
+      : null,
     durationS: positive('duration', values.duration, false) ?? null,
     warmup,
     slo: parseSlo(values.slo),

@@ -19,6 +19,8 @@ interface RunFormState {
   rate: string;
   burstiness: string;
   maxOutstanding: string;
+  rampUpS: string;
+  rampShape: 'linear' | 'exponential';
   stopAfter: 'requests' | 'duration';
   requests: string;
   durationS: string;
@@ -49,6 +51,8 @@ export function initialRunForm(spec: StartRunSpec): RunFormState {
     rate: String(spec.rate ?? ''),
     burstiness: String(spec.burstiness ?? ''),
     maxOutstanding: String(spec.maxOutstanding ?? ''),
+    rampUpS: String(spec.rampUpS ?? ''),
+    rampShape: spec.rampShape ?? 'linear',
     stopAfter: spec.durationS ? 'duration' : 'requests',
     requests: String(spec.requests ?? ''),
     durationS: String(spec.durationS ?? ''),
@@ -87,6 +91,8 @@ export function specFromForm(form: RunFormState): StartRunSpec {
     rate: open ? (number(form.rate) ?? 0) : null,
     burstiness: open ? number(form.burstiness) : null,
     maxOutstanding: open ? number(form.maxOutstanding) : null,
+    rampUpS: number(form.rampUpS),
+    rampShape: number(form.rampUpS) === null ? null : form.rampShape,
     requests: form.stopAfter === 'requests' ? (number(form.requests) ?? 0) : null,
     durationS: form.stopAfter === 'duration' ? (number(form.durationS) ?? 0) : null,
     warmup: number(form.warmup) ?? 0,
@@ -235,6 +241,20 @@ export function RunForm({
         )}
         <label>
           Warmup <input aria-label="warmup" type="number" min={0} {...text('warmup')} />
+        </label>
+        <label>
+          Ramp-up (s) <input aria-label="ramp up seconds" type="number" min={0} step="any" {...text('rampUpS')} placeholder="none" />
+        </label>
+        <label>
+          Ramp{' '}
+          <select
+            aria-label="ramp shape"
+            value={form.rampShape}
+            onChange={(event) => set('rampShape', event.target.value as 'linear' | 'exponential')}
+          >
+            <option value="linear">linear</option>
+            <option value="exponential">exponential</option>
+          </select>
         </label>
       </fieldset>
       <fieldset>

@@ -55,6 +55,13 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           : ` ${summary.load.offered} req/s offered, ${summary.load.slip_ms_p99 === null ? `max slip ${ms(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${ms(summary.load.slip_ms_p99)}`}`}
       </p>
       {summary.load.note && <p className="error">{summary.load.note}</p>}
+      {summary.load.steady_state?.trending && (
+        <p className="error" data-testid="not-steady">
+          Not steady: throughput changed {num((summary.load.steady_state.change ?? 0) * 100, '%', 0)} between the window's halves (
+          {summary.load.steady_state.first_half} → {summary.load.steady_state.second_half} completions): the window mixes a ramp with the
+          steady state. Lengthen the warmup or the run.
+        </p>
+      )}
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
       {summary.turns && <TurnTable turns={summary.turns} />}
       {summary.telemetry && (
