@@ -8,5 +8,6 @@ export function runExportFiles(rendered: RunExport): { name: string; content: st
     { name: 'requests.jsonl', content: rendered.requestsJsonl },
     { name: 'requests.csv', content: rendered.requestsCsv },
     { name: 'telemetry.json', content: rendered.telemetry },
+    ...(rendered.traceJsonl === null ? [] : [{ name: 'trace.jsonl', content: rendered.traceJsonl }]),
   ];
 }

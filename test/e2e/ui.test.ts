@@ -122,13 +122,13 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await runs.select(0);
     await runs.select(1);
     await shell.screenshot('runs');
-    // One download: the run's five export files in one archive.
+    // One download: the run's export files in one archive, its trace (block hashes, no text) among them.
     const newest = (await runs.rows.nth(0).getAttribute('data-run'))!;
     const exported = await runs.exportRun(0);
     expect(exported.name).toBe(`inferlab-run-${newest.slice(0, 8)}.zip`);
     const entries = storedZipEntries(fs.readFileSync(exported.file));
     expect(entries.map((entry) => entry.name)).toEqual(
-      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json'].map(
+      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json', 'trace.jsonl'].map(
         (name) => `inferlab-run-${newest.slice(0, 8)}/${name}`,
       ),
     );

@@ -1,7 +1,11 @@
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inferlab } from '../support/cli';
+import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
+import { checkExperimentSpec } from '../../src/main/services/experiment-spec';
+import { shellAccess } from '../../src/main/services/access';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -132,5 +136,69 @@ describe('capacity under an SLO, against the real server', () => {
         90,
       ),
     ).toBeLessThanOrEqual(tightMs);
+  }, 300_000);
+});
+
+describe('capacity in concurrent users of a conversation workload', () => {
+  it('runs conversations per look, gives each user a server slot, and refuses a workload without conversations', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'u.db');
+    // Five-turn conversations without think time, so the test spends its time on requests.
+    const conversations = path.join(dir, 'talk.yaml');
+    fs.writeFileSync(
+      conversations,
+      'name: talk\ndefaults: { temperature: 0 }\ngroups:\n  - name: chat\n    generate:\n      conversations: { count: 4, turns: 5, user_tokens: 20, answer_tokens: 8 }\n',
+    );
+    const result = await inferlab([
+      'experiment',
+      'capacity',
+      '--model',
+      'demo:q8_0',
+      '--workload',
+      conversations,
+      '--by',
+      'users',
+      '--slo',
+      'ttft=100000',
+      '--max-load',
+      '2',
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const experiment = JSON.parse(result.stdout);
+    expect(experiment.protocol.workload).toBe('talk');
+    const capacity = experiment.capacity as Capacity & { unit: string; rule: string };
+    expect(capacity).toMatchObject({ capacity: 2, unit: 'concurrent users', interval: { low: 2, high: null } });
+    // 86 requests per look are 18 conversations of five turns: every turn is judged.
+    expect(capacity.rule).toMatch(/a users look is 18 conversations \(about 86 requests\)/);
+    for (const step of capacity.steps) expect(step.requests).toBe(90);
+    const handle = new Database(db, { readonly: true });
+    const slots = capacity.steps.map((step) => {
+      const runIds = (step as Step & { run_ids: string[] }).run_ids;
+      const row = handle.prepare('SELECT server_json FROM runs WHERE id = ?').get(runIds[0]) as { server_json: string };
+      return [step.load, JSON.parse(row.server_json).effectiveConfig.slots];
+    });
+    handle.close();
+    expect(slots).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+
+    const refused = await inferlab([
+      'experiment',
+      'capacity',
+      '--model',
+      'demo:q8_0',
+      '--by',
+      'users',
+      '--workload',
+      'chat-short',
+      '--slo',
+      'ttft=500',
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/a capacity in users needs a conversation workload .* chat-short has none: use --by concurrency/);
   }, 300_000);
 });

@@ -123,7 +123,7 @@ describe('inferlab CLI conventions', () => {
   it("help CMD prints that command's usage", async () => {
     const result = await inferlab(['help', 'run']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/Usage: inferlab run --workload/);
+    expect(result.stdout).toMatch(/Usage: inferlab run \(--workload FILE\|NAME \| --trace FILE\.jsonl/);
   });
 
   it.each([['--version'], ['-V']])('%s prints the app version, the engine commit and the schema version', async (flag) => {

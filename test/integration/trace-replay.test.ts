@@ -67,6 +67,18 @@ describe('trace replay against the real server', () => {
       expect(Math.abs(row.t0_ms - rows[0]!.t0_ms - gaps[index]!)).toBeLessThanOrEqual(summary.load.slip_ms_max + 1e-6);
     }
     expect(summary.load.slip_ms_max).toBeLessThan(50);
+    // The run exports as a trace again: hashes only, the same blocks shared, the same lengths, the replayed timing.
+    const exported = fs
+      .readFileSync(path.join(out, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(exported).toEqual([
+      { timestamp: 0, input_length: 1100, output_length: 8, hash_ids: [0, 1, 2] },
+      { timestamp: 150, input_length: 1200, output_length: 6, hash_ids: [0, 1, 3] },
+      { timestamp: 450, input_length: 700, output_length: 5, hash_ids: [4, 5] },
+    ]);
+    expect(fs.readFileSync(path.join(out, 'trace.jsonl'), 'utf8')).not.toMatch(/prompt|output"/);
   }, 120_000);
 
   it('names the line of a bad trace and refuses load flags a trace replaces', async () => {

@@ -9,7 +9,7 @@ export const DEMO_USAGE =
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
 export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
-       inferlab experiment capacity --model MODEL --slo ttft=MS[,tpot=MS,e2e=MS] [--percentile 90] [--by rate|concurrency]
+       inferlab experiment capacity --model MODEL --slo ttft=MS[,tpot=MS,e2e=MS] [--percentile 90] [--by rate|concurrency|users]
            [--workload W] [--requests N (per look)] [--start LOAD] [--max-load LOAD] [--keep-cache]
        inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
@@ -39,7 +39,7 @@ export const RUNS_USAGE =
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
 export const EXPORT_USAGE =
-  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json)';
+  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, and trace.jsonl when the prompts were hashed)';
 
 export const SERVE_USAGE =
   'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]  (--window: for the desktop app, with INFERLAB_WINDOW_TOKEN; ends when stdin closes)';

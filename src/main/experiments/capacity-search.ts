@@ -10,7 +10,7 @@ export interface StepSample {
 
 export interface CapacitySearchSettings {
   /** Open-loop arrival rate (req/s, any positive value) or closed-loop concurrency (whole numbers). */
-  by: 'rate' | 'concurrency';
+  by: 'rate' | 'concurrency' | 'users';
   percentile: number;
   metrics: readonly string[];
   start: number;
@@ -69,7 +69,7 @@ export async function searchCapacity(
 ): Promise<SearchOutcome> {
   const alphaPerLook = settings.alpha / (settings.maxSteps * settings.maxLooks);
   const steps: SearchStep[] = [];
-  const integer = settings.by === 'concurrency';
+  const integer = settings.by !== 'rate';
   const round = (load: number) => (integer ? Math.round(load) : Math.round(load * 100) / 100);
 
   async function measureLoad(load: number, phase: SearchStep['phase']): Promise<SearchStep> {

@@ -1,6 +1,7 @@
 import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import type { SloSpec } from '../../shared/contract/runs';
+import type { WorkloadDef } from '../workload/workload-types';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { minimumRequestsToMeet, nearestRankPercentile } from '../metrics/quantile-slo';
@@ -21,6 +22,7 @@ export const CAPACITY_DEFAULTS = {
   invalidRetries: 2,
   rate: { start: 1, minLoad: 0.05, maxLoad: 500 },
   concurrency: { start: 1, minLoad: 1, maxLoad: 256 },
+  users: { start: 1, minLoad: 1, maxLoad: 64 },
   /** Requests per look: this many times the fewest with which a load can be shown to meet. */
   requestsPerLookFactor: 1.5,
 } as const;
@@ -46,7 +48,18 @@ export function sloValue(request: MeasuredRequest, metric: SloMetric): number {
 }
 
 function loadName(by: CapacityResult['by'], load: number): string {
-  return by === 'rate' ? `rate=${load}` : `concurrency=${load}`;
+  return `${by}=${load}`;
+}
+
+/** Requests in one conversation of the workload, on average: a users look of n requests runs n / this conversations. */
+function turnsPerConversation(def: WorkloadDef): number {
+  const counts: number[] = [];
+  for (const group of def.groups) {
+    for (const item of group.items ?? []) if (item.turns) counts.push(item.turns.length);
+    if (group.generate && 'conversations' in group.generate)
+      counts.push(...Array<number>(group.generate.conversations.count).fill(group.generate.conversations.turns));
+  }
+  return counts.length === 0 ? 1 : counts.reduce((sum, turns) => sum + turns, 0) / counts.length;
 }
 
 /**
@@ -92,7 +105,10 @@ export async function runCapacity(
   const alphaPerLook = settings.alpha / (settings.maxSteps * settings.maxLooks);
   const fewest = minimumRequestsToMeet(percentile, alphaPerLook);
   const perLook = Math.max(options.requestsPerLook ?? 0, Math.ceil(fewest * CAPACITY_DEFAULTS.requestsPerLookFactor));
-  const profile = options.keepCache ? options.profile : { ...options.profile, cacheRamMib: 0 };
+  // Conversations are meant to reuse their prefix: in users the cache is kept.
+  const keepCache = options.keepCache || options.by === 'users';
+  const baseProfile = keepCache ? options.profile : { ...options.profile, cacheRamMib: 0 };
+  const conversationsPerLook = Math.ceil(perLook / turnsPerConversation(options.workload.def));
   const rule =
     `each look is ${perLook} requests; a load meets the SLOs when, for every limit, an exact one-sided binomial test shows ` +
     `the share of requests above it below ${(100 - percentile).toFixed(percentile % 1 === 0 ? 0 : 1)} % (the p${percentile} at or under the limit), ` +
@@ -100,6 +116,7 @@ export async function runCapacity(
     `(misses: divided again by ${metrics.length} limit${metrics.length === 1 ? '' : 's'}), so all of the search's decisions hold together with probability ≥ ${1 - settings.alpha}; ` +
     `${fewest} requests are the fewest with which a load can be shown to meet; failed requests count as above every limit; ` +
     `${options.by === 'rate' ? 'open-loop TTFT and e2e count from the scheduled time; ' : ''}` +
+    `${options.by === 'users' ? `a users look is ${conversationsPerLook} conversations (about ${perLook} requests), every turn judged, and the server gets a slot per user; ` : ''}` +
     `a load where the generator fell behind is measured again (${settings.invalidRetries} times), never counted as a miss`;
   const protocol = {
     kind: 'capacity',
@@ -110,10 +127,8 @@ export async function runCapacity(
     slo: options.slo,
     requests_per_look: perLook,
     search: { ...settings, metrics: [...metrics] },
-    prompt_cache: options.keepCache
-      ? 'kept between steps (the workload reuses prefixes)'
-      : 'emptied before every sample; host-memory cache off',
-    profile,
+    prompt_cache: keepCache ? 'kept between steps (the workload reuses prefixes)' : 'emptied before every sample; host-memory cache off',
+    profile: baseProfile,
     rule,
   };
   const experimentId = options.experiments.create('capacity', protocol);
@@ -130,13 +145,21 @@ export async function runCapacity(
   >();
   let server: ManagedServer | null = null;
   try {
-    server = await options.servers.prepare({ modelRef: options.model.ref, profile });
-    const ready = await server.start();
-    if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `the server did not start: ${ready.fault?.message}`);
+    let slots = baseProfile.parallelSlots;
+    const startServer = async (parallelSlots: number) => {
+      await server?.stop();
+      server = await options.servers.prepare({ modelRef: options.model.ref, profile: { ...baseProfile, parallelSlots } });
+      const ready = await server.start();
+      if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `the server did not start: ${ready.fault?.message}`);
+      slots = parallelSlots;
+    };
+    await startServer(slots);
     const measure = async (load: number, look: number): Promise<StepSample> => {
       if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
       options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);
-      if (!options.keepCache) await server!.erasePromptCache();
+      // Each user keeps a slot for their conversation: more users than slots restarts the server with one per user.
+      if (options.by === 'users' && load > slots) await startServer(load);
+      if (!keepCache) await server!.erasePromptCache();
       const { summary } = await runWorkload({
         request: {
           workload: options.workload,
@@ -146,7 +169,7 @@ export async function runCapacity(
             options.by === 'rate'
               ? { mode: 'open', rate: load, burstiness: 1, maxOutstanding: perLook + 2, seed: lookSeed(load, look) }
               : { mode: 'closed', concurrency: load },
-          stop: { requests: perLook, durationMs: null },
+          stop: { requests: options.by === 'users' ? conversationsPerLook : perLook, durationMs: null },
           warmup: 2,
           slo: options.slo,
           ...WINDOW_RUN_DEFAULTS,
@@ -216,7 +239,7 @@ export async function runCapacity(
         ? null
         : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
     const knee = kneeOf(steps, metrics[0]!);
-    const unit = options.by === 'rate' ? 'req/s' : 'concurrent requests';
+    const unit = options.by === 'rate' ? 'req/s' : options.by === 'users' ? 'concurrent users' : 'concurrent requests';
     const capacityResult: CapacityResult = {
       by: options.by,
       unit,
@@ -270,7 +293,8 @@ export async function runCapacity(
     options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
     throw error;
   } finally {
-    await server?.stop();
+    // Assigned inside startServer, which the compiler cannot follow.
+    await (server as ManagedServer | null)?.stop();
   }
 }
 

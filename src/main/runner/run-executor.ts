@@ -8,6 +8,8 @@ import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
 import { RequestPlan, replayRequest, requestFor } from './request-plan';
 import { tokenRangeFor, type TokenRange } from '../workload/trace';
+import type { ServerAddress } from '../core/server-address';
+import { blockHashes, hashSentPrompts, type SentPrompt } from './block-hashes';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from './stream-client';
@@ -64,6 +66,8 @@ export async function executeRun(options: {
   clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
   onMeasuredStart?: () => void;
+  /** A llama-server to tokenize text and chat prompts for their block hashes; null for an endpoint. */
+  hashServer?: ServerAddress | null;
   /** Token ids a replayed trace's prompts may use (from the server's vocabulary size). */
   tokenRange?: TokenRange;
   onText?: (seq: number, text: string) => void;
@@ -113,6 +117,9 @@ export async function executeRun(options: {
   const reasoningTexts = new Map<number, string>();
   // Stored sequence numbers: one per request, so a conversation's turns each get their own.
   let nextSeq = 0;
+  // Block hashes: token-id prompts hashed as they go; text and chat prompts kept (in memory only) to be tokenized after the load.
+  const promptHashes = new Map<number, string[]>();
+  const promptsToHash = new Map<number, SentPrompt>();
   const thinkRandom = seededRandom(options.seed ?? 1);
 
   /** Sends one request and stores it; resolves with what streamed back. */
@@ -147,6 +154,9 @@ export async function executeRun(options: {
     if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
     const messages = request.body.messages as unknown[] | undefined;
     const prompt = request.body.prompt as string | number[] | undefined;
+    if (Array.isArray(prompt)) promptHashes.set(seq, blockHashes(prompt));
+    else if (messages) promptsToHash.set(seq, { kind: 'chat', messages });
+    else if (typeof prompt === 'string') promptsToHash.set(seq, { kind: 'text', text: prompt });
     // A replayed prompt is token ids: stored (or hashed) as their JSON list.
     const promptText = messages ? JSON.stringify(messages) : typeof prompt === 'string' ? prompt : prompt ? JSON.stringify(prompt) : null;
     writer.add(
@@ -248,6 +258,14 @@ export async function executeRun(options: {
       options.reasoningTokenCounter ?? null,
       options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null,
     );
+  }
+  if (!writer.failure && (promptHashes.size > 0 || promptsToHash.size > 0)) {
+    const tokenized = options.signal?.aborted ? [] : await hashSentPrompts(promptsToHash, options.hashServer ?? null);
+    try {
+      options.store.setBlockHashes(options.runId, [...[...promptHashes].map(([seq, hashes]) => ({ seq, hashes })), ...tokenized]);
+    } catch {
+      // The requests themselves are stored; a missing hash list reads as "not recorded" in a trace export.
+    }
   }
   if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
   if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };

@@ -325,6 +325,8 @@ export async function runWorkload(options: {
         target: { baseUrl, headers },
         load: runLoad,
         tokenRange,
+        // An endpoint's tokenizer cannot be asked: only token-id prompts get block hashes there.
+        hashServer: request.target.kind === 'endpoint' ? null : { baseUrl, headers },
         stop: stopRule,
         warmup: request.warmup,
         timeouts: request.timeouts,

@@ -6,6 +6,7 @@ import { AppError } from '../core/errors';
 import { readTextFileCapped } from '../core/read-capped';
 import { checkQuantFiles, type QuantFile } from '../experiments/quantization';
 import { capAnswerTokens } from '../workload/cap-answers';
+import { hasConversations } from '../runner/conversation-slots';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
@@ -25,6 +26,8 @@ export interface CheckedExperiment {
 }
 
 const DEFAULT_WORKLOAD = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short', capacity: 'chat-short' } as const;
+/** Users are conversations: a capacity in users runs the built-in conversations unless told otherwise. */
+const USERS_WORKLOAD = 'multi-turn-chat';
 const NO_CONSTRAINTS: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
 
 function invalid(message: string): never {
@@ -67,8 +70,8 @@ function checkCapacity(spec: StartExperimentSpec): void {
   const capacity = spec.capacity;
   if (!capacity || typeof capacity !== 'object')
     invalid('a capacity experiment needs capacity: { by, percentile, start, maxLoad, keepCache }');
-  if (capacity.by !== 'rate' && capacity.by !== 'concurrency')
-    invalid(`capacity.by must be rate or concurrency, got ${JSON.stringify(capacity.by)}`);
+  if (capacity.by !== 'rate' && capacity.by !== 'concurrency' && capacity.by !== 'users')
+    invalid(`capacity.by must be rate, concurrency or users, got ${JSON.stringify(capacity.by)}`);
   if (typeof capacity.percentile !== 'number' || !(capacity.percentile >= 50 && capacity.percentile <= 99.9))
     invalid(`the percentile must be from 50 to 99.9, got ${JSON.stringify(capacity.percentile)}`);
   const slo = spec.constraints?.slo;
@@ -80,12 +83,7 @@ function checkCapacity(spec: StartExperimentSpec): void {
     ['maxLoad', capacity.maxLoad],
   ] as const) {
     if (value === null || value === undefined) continue;
-    if (
-      typeof value !== 'number' ||
-      !Number.isFinite(value) ||
-      value < minimum ||
-      (capacity.by === 'concurrency' && !Number.isInteger(value))
-    )
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum || (capacity.by !== 'rate' && !Number.isInteger(value)))
       invalid(
         `capacity.${name} must be ${capacity.by === 'rate' ? 'a rate of at least 0.05 req/s' : 'a whole number of at least 1'}, got ${JSON.stringify(value)}`,
       );
@@ -134,9 +132,16 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
  */
 export async function checkExperimentSpec(spec: StartExperimentSpec, access: ServiceAccess): Promise<CheckedExperiment> {
   checkExperimentShape(spec);
-  const file = workloadPathWithin(access, spec.workload || DEFAULT_WORKLOAD[spec.kind]);
+  const file = workloadPathWithin(
+    access,
+    spec.workload || (spec.kind === 'capacity' && spec.capacity?.by === 'users' ? USERS_WORKLOAD : DEFAULT_WORKLOAD[spec.kind]),
+  );
   const read = readWorkloadFile(file);
   generatorFilesWithin(access, read, file);
+  if (spec.kind === 'capacity' && spec.capacity?.by === 'users' && !hasConversations(read))
+    invalid(
+      `a capacity in users needs a conversation workload (items with "turns", or the conversations generator, as in ${USERS_WORKLOAD}); ${read.name} has none: use --by concurrency`,
+    );
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
   const files =
     spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0

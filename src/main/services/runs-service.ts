@@ -302,6 +302,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         requestsJsonl: rendered.requestsJsonl,
         requestsCsv: rendered.requestsCsv,
         telemetry: rendered.telemetry,
+        traceJsonl: rendered.traceJsonl,
       };
     },
     compare: async (runIds) => compare(runIds),

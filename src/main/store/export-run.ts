@@ -57,6 +57,7 @@ export function requestRecord(row: RequestRow): Record<string, unknown> {
     item_id: row.item_id,
     conversation: row.conversation ?? null,
     turn: row.turn ?? null,
+    block_hashes: parseJson(row.block_hashes ?? null),
     scheduled_ms: row.scheduled_ms,
     t0_ms: row.t0_ms,
     headers_ms: row.headers_ms,
@@ -122,10 +123,19 @@ export function runManifest(run: RunRow): Record<string, unknown> {
 export function renderRunExport(
   store: RunStore,
   idOrPrefix: string,
-): { run: RunRow; manifest: string; summary: string; requestsJsonl: string; requestsCsv: string; telemetry: string } {
+): {
+  run: RunRow;
+  manifest: string;
+  summary: string;
+  requestsJsonl: string;
+  requestsCsv: string;
+  telemetry: string;
+  traceJsonl: string | null;
+} {
   const run = store.findRun(idOrPrefix);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
-  const records = store.requests(run.id).map(requestRecord);
+  const rows = store.requests(run.id);
+  const records = rows.map(requestRecord);
   const csvRows = records.map((record) => CSV_COLUMNS.map((column) => csvCell(record[column])).join(','));
   return {
     run,
@@ -134,5 +144,44 @@ export function renderRunExport(
     requestsJsonl: records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : ''),
     requestsCsv: `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`,
     telemetry: `${JSON.stringify({ clock: 'ms since the run started (monotonic)', series: store.telemetry(run.id) })}\n`,
+    traceJsonl: runTrace(rows),
   };
+}
+
+/**
+ * The measured requests as a trace: each at its scheduled time (its send time in a closed
+ * loop) from the first one, with the server's prompt and answer token counts and its block
+ * hashes numbered by first appearance. Requests without hashes or counts are left out; null
+ * when none has them.
+ */
+export function runTrace(rows: readonly RequestRow[]): string | null {
+  const usable = rows
+    .filter((row) => row.warmup === 0 && row.block_hashes && row.prompt_tokens !== null)
+    .map((row) => ({ at: row.scheduled_ms ?? row.t0_ms, row, hashes: JSON.parse(row.block_hashes!) as string[] }))
+    .sort((a, b) => a.at - b.at);
+  if (usable.length === 0) return null;
+  const ids = numberHashes(usable.map((entry) => entry.hashes));
+  const origin = usable[0]!.at;
+  return usable
+    .map((entry, index) =>
+      JSON.stringify({
+        timestamp: Math.round(entry.at - origin),
+        input_length: entry.row.prompt_tokens,
+        output_length: entry.row.output_tokens ?? 0,
+        hash_ids: ids[index],
+      }),
+    )
+    .join('\n')
+    .concat('\n');
+}
+
+/** Hash strings as the small whole numbers a trace uses, numbered by first appearance. */
+export function numberHashes(rows: readonly (readonly string[])[]): number[][] {
+  const ids = new Map<string, number>();
+  return rows.map((hashes) =>
+    hashes.map((hash) => {
+      if (!ids.has(hash)) ids.set(hash, ids.size);
+      return ids.get(hash)!;
+    }),
+  );
 }

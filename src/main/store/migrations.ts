@@ -221,4 +221,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE requests ADD COLUMN turn INTEGER;
     `,
   },
+  {
+    version: 10,
+    name: 'prompt block hashes',
+    sql: `
+      -- JSON list of chained hashes, one per 512-token block of the prompt as the server tokenized it
+      -- (keyed with the database's hash key in private runs): what a trace export needs, and no text.
+      ALTER TABLE requests ADD COLUMN block_hashes TEXT;
+    `,
+  },
 ];

@@ -52,6 +52,7 @@ const SUMMARY_COLUMNS = [
   'reasoning_tokens_note',
   'conversation',
   'turn',
+  'block_hashes',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -221,6 +222,8 @@ export interface RequestRow {
   // From schema version 9.
   conversation?: number | null;
   turn?: number | null;
+  // From schema version 10: a JSON list.
+  block_hashes?: string | null;
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -415,6 +418,20 @@ export class RunStore {
           turn: request.turn ?? null,
         });
       }
+    })();
+  }
+
+  /**
+   * Prompt block hashes, set after the run. A private run's are keyed with the database's hash
+   * key, as its prompt hashes are, so a short prompt cannot be found by hashing guesses.
+   */
+  setBlockHashes(runId: string, rows: readonly { seq: number; hashes: readonly string[] | null }[]): void {
+    const run = this.db.prepare('SELECT private FROM runs WHERE id = ?').get(runId) as { private: number } | undefined;
+    const key = run?.private === 1 ? privateHashKey(this.db) : null;
+    const seal = (hash: string) => (key ? crypto.createHmac('sha256', key).update(hash).digest('hex').slice(0, 16) : hash);
+    const update = this.db.prepare('UPDATE requests SET block_hashes = @hashes WHERE run_id = @runId AND seq = @seq');
+    this.db.transaction(() => {
+      for (const row of rows) if (row.hashes !== null) update.run({ runId, seq: row.seq, hashes: JSON.stringify(row.hashes.map(seal)) });
     })();
   }
 

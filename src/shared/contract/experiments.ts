@@ -178,8 +178,8 @@ export interface CapacityStepResult {
 }
 
 export interface CapacityResult {
-  by: 'rate' | 'concurrency';
-  unit: 'req/s' | 'concurrent requests';
+  by: 'rate' | 'concurrency' | 'users';
+  unit: 'req/s' | 'concurrent requests' | 'concurrent users';
   percentile: number;
   slo: SloSpec;
   alpha: number;

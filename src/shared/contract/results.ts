@@ -71,6 +71,12 @@ export interface RunExport {
   requestsJsonl: string;
   requestsCsv: string;
   telemetry: string;
+  /**
+   * The run as a Mooncake-style trace (JSON Lines: timestamp ms, input_length, output_length,
+   * hash_ids): hashes only, no text, so a private run can be shared. Null when its requests
+   * have no block hashes (recorded from schema 10 on, for prompts the server could tokenize).
+   */
+  traceJsonl: string | null;
 }
 
 export interface ExperimentListItem {

@@ -150,8 +150,8 @@ export const StartExperimentSpecSchema = Type.Object(
     capacity: Maybe(
       Type.Object(
         {
-          by: Type.Union([Type.Literal('rate'), Type.Literal('concurrency')], {
-            description: 'Open-loop arrival rate or closed-loop concurrency.',
+          by: Type.Union([Type.Literal('rate'), Type.Literal('concurrency'), Type.Literal('users')], {
+            description: 'Open-loop arrival rate, closed-loop concurrency, or concurrent users of a conversation workload.',
           }),
           percentile: Type.Number({ description: 'The percentile every SLO must hold at (50 to 99.9).' }),
           start: Nullable(Type.Number({ description: 'The first load tried; null for 1.' })),

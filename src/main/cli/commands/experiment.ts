@@ -107,15 +107,13 @@ export function experimentSpecFromArgs(args: string[]): {
   };
   let capacity: StartExperimentSpec['capacity'] = null;
   if (kind === 'capacity') {
-    if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency')
-      usage(
-        `--by must be rate or concurrency, got "${values.by}"${values.by === 'users' ? ' (users need multi-turn sessions, not built yet)' : ''}`,
-      );
+    if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency' && values.by !== 'users')
+      usage(`--by must be rate, concurrency or users, got "${values.by}"`);
     if (!slo) usage('experiment capacity needs --slo, e.g. --slo ttft=500,tpot=50');
     const percentile = values.percentile === undefined ? 90 : Number(values.percentile.replace(/^p/i, ''));
     if (!Number.isFinite(percentile)) usage(`--percentile must be a number like 90 or 99, got "${values.percentile}"`);
     capacity = {
-      by: (values.by as 'rate' | 'concurrency' | undefined) ?? 'rate',
+      by: (values.by as 'rate' | 'concurrency' | 'users' | undefined) ?? 'rate',
       percentile,
       start: loadNumber('start', values.start),
       maxLoad: loadNumber('max-load', values['max-load']),

@@ -38,7 +38,7 @@ export interface ExperimentFormState {
   varyField: string;
   varyValues: string;
   loadConcurrencies: string;
-  capacityBy: 'rate' | 'concurrency';
+  capacityBy: 'rate' | 'concurrency' | 'users';
   percentile: string;
   startLoad: string;
   maxLoad: string;
@@ -299,10 +299,19 @@ export function ExperimentForm({
               <select
                 aria-label="capacity by"
                 value={form.capacityBy}
-                onChange={(event) => set('capacityBy', event.target.value as 'rate' | 'concurrency')}
+                onChange={(event) => {
+                  const by = event.target.value as 'rate' | 'concurrency' | 'users';
+                  // Users are conversations: switching to them picks the built-in conversations, and back.
+                  setForm((current) => ({
+                    ...current,
+                    capacityBy: by,
+                    workload: by === 'users' ? 'multi-turn-chat' : current.workload === 'multi-turn-chat' ? 'chat-short' : current.workload,
+                  }));
+                }}
               >
                 <option value="rate">arrival rate (req/s, open loop)</option>
                 <option value="concurrency">concurrency (closed loop)</option>
+                <option value="users">concurrent users (conversations)</option>
               </select>
             </label>
             <label>
