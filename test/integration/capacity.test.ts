@@ -200,5 +200,8 @@ describe('capacity in concurrent users of a conversation workload', () => {
     ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/a capacity in users needs a conversation workload .* chat-short has none: use --by concurrency/);
+    // Without --workload, users run the built-in conversations.
+    const spec = experimentSpecFromArgs(['capacity', '--model', 'demo:q8_0', '--by', 'users', '--slo', 'ttft=500']).spec;
+    await expect(checkExperimentSpec(spec, shellAccess())).resolves.toMatchObject({ workload: { def: { name: 'multi-turn-chat' } } });
   }, 300_000);
 });
