@@ -82,7 +82,7 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
   const p = `p${capacity.percentile}`;
   const rows = [
     [
-      capacity.by === 'rate' ? 'rate (req/s)' : 'concurrency',
+      capacity.by === 'rate' ? 'rate (req/s)' : capacity.by === 'users' ? 'users' : 'concurrency',
       'step',
       'verdict',
       'requests',
@@ -90,6 +90,7 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
         (metric) => `${metric.replace('_ms', '').toUpperCase()} ${p} (≤ ${capacity.slo[metric as keyof typeof capacity.slo]} ms)`,
       ),
       'over a limit',
+      'failed',
       'good',
       'goodput',
       'throughput',
@@ -102,8 +103,12 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
         `${step.phase} #${capacity.steps.indexOf(step) + 1}`,
         step.decision === 'invalid' ? 'invalid (client behind)' : step.decision,
         `${step.requests}${step.looks > 1 ? ` (${step.looks} looks)` : ''}`,
-        ...metrics.map((metric) => formatMs(step.percentile_ms[metric] ?? null)),
+        // A null percentile with failures fell on a failed request: above every limit.
+        ...metrics.map((metric) =>
+          step.percentile_ms[metric] == null && step.failed > 0 ? 'a failure' : formatMs(step.percentile_ms[metric] ?? null),
+        ),
         metrics.map((metric) => step.violations[metric] ?? 0).join(' / '),
+        String(step.failed),
         step.good_fraction === null ? '—' : `${formatNumber(step.good_fraction * 100, 0)} %`,
         perSecond(step.goodput_requests_per_s),
         perSecond(step.throughput_requests_per_s),

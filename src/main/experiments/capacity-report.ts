@@ -56,7 +56,7 @@ export function capacitySection(capacity: CapacityResult): string {
   const metrics = Object.keys(capacity.slo).filter((key) => capacity.slo[key as keyof typeof capacity.slo] !== undefined);
   const p = `p${capacity.percentile}`;
   const steps = [...capacity.steps].sort((a, b) => a.load - b.load);
-  const xName = capacity.by === 'rate' ? 'arrival rate (req/s)' : 'concurrency';
+  const xName = capacity.by === 'rate' ? 'arrival rate (req/s)' : capacity.by === 'users' ? 'concurrent users' : 'concurrency';
   const latency = loadChartSvg(
     `Load against ${p} latency, SLO limits dashed`,
     'ms',

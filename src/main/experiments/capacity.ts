@@ -8,6 +8,7 @@ import { minimumRequestsToMeet, nearestRankPercentile } from '../metrics/quantil
 import { measuredWindowMs } from '../metrics/run-summary';
 import { runWorkload } from '../runner/run-workload';
 import type { ManagedServer } from '../server/managed-server';
+import { profileWithSlots } from '../runner/conversation-slots';
 import { searchCapacity, type CapacitySearchSettings, type StepSample } from './capacity-search';
 import { summarizeCondition } from './condition-summary';
 import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
@@ -148,12 +149,17 @@ export async function runCapacity(
     let slots = baseProfile.parallelSlots;
     const startServer = async (parallelSlots: number) => {
       await server?.stop();
-      server = await options.servers.prepare({ modelRef: options.model.ref, profile: { ...baseProfile, parallelSlots } });
+      const profile = profileWithSlots(baseProfile, parallelSlots);
+      server = await options.servers.prepare({ modelRef: options.model.ref, profile });
       const ready = await server.start();
-      if (ready.state !== 'ready') throw new AppError(ErrorCode.ServerStartFailed, `the server did not start: ${ready.fault?.message}`);
+      if (ready.state !== 'ready')
+        throw new AppError(
+          ErrorCode.ServerStartFailed,
+          `the server did not start with ${parallelSlots} slot(s) of ${profile.contextSize / parallelSlots} tokens (context ${profile.contextSize}): ${ready.fault?.message}`,
+        );
       slots = parallelSlots;
     };
-    await startServer(slots);
+    await startServer(baseProfile.parallelSlots);
     const measure = async (load: number, look: number): Promise<StepSample> => {
       if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
       options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);

@@ -28,6 +28,21 @@ export function slotsForUsers(
     say?.(`${users} concurrent users share ${profile.parallelSlots} server slot(s), as parallelSlots was set: turns will wait for a slot`);
     return profile;
   }
-  say?.(`parallel slots ${profile.parallelSlots} → ${users}: one per concurrent user, so each conversation keeps its history cached`);
-  return { ...profile, parallelSlots: users };
+  const widened = profileWithSlots(profile, users);
+  say?.(
+    `parallel slots ${profile.parallelSlots} → ${users}: one per concurrent user, so each conversation keeps its history cached` +
+      (widened.contextSize !== profile.contextSize ? `; context ${profile.contextSize} → ${widened.contextSize}, the same per slot` : ''),
+  );
+  return widened;
+}
+
+/**
+ * A profile with `slots` slots and the same context per slot as before: llama-server splits
+ * its context among the slots, so more slots in the same context would give each user less
+ * room and fail their longer turns, which would read as the server's limit when it is the
+ * profile's. A context of 0 (the model's own) is left as it is.
+ */
+export function profileWithSlots(profile: ServerProfile, slots: number): ServerProfile {
+  const perSlot = profile.contextSize > 0 ? Math.floor(profile.contextSize / Math.max(1, profile.parallelSlots)) : 0;
+  return { ...profile, parallelSlots: slots, contextSize: perSlot > 0 ? perSlot * slots : profile.contextSize };
 }

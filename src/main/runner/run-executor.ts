@@ -78,8 +78,9 @@ export async function executeRun(options: {
   const runStart = options.clockOrigin ?? performance.now();
   const halt = new AbortController();
   const cancel = new AbortController();
-  // Every in-flight request listens on the cancel signal; hundreds at once is expected here.
+  // Every in-flight request listens on the cancel signal, and every thinking user on the halt signal; hundreds at once is expected here.
   setMaxListeners(0, cancel.signal);
+  setMaxListeners(0, halt.signal);
   let abortReason: string | null = null;
   const onCancel = () => {
     cancel.abort();

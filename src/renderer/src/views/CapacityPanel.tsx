@@ -24,7 +24,7 @@ export function CapacityPanel({ capacity }: { capacity: CapacityResult }) {
       <table>
         <thead>
           <tr>
-            <th>{capacity.by === 'rate' ? 'Rate (req/s)' : 'Concurrency'}</th>
+            <th>{capacity.by === 'rate' ? 'Rate (req/s)' : capacity.by === 'users' ? 'Users' : 'Concurrency'}</th>
             <th>Step</th>
             <th>Decision</th>
             <th>Requests</th>

@@ -14,7 +14,12 @@ export function capacityChartOption(capacity: CapacityResult): EChartsCoreOption
     tooltip: { trigger: 'axis' },
     legend: { top: 24 },
     grid: { top: 64, left: 64, right: 64 },
-    xAxis: { type: 'value', name: capacity.by === 'rate' ? 'arrival rate (req/s)' : 'concurrency', nameLocation: 'middle', nameGap: 26 },
+    xAxis: {
+      type: 'value',
+      name: capacity.by === 'rate' ? 'arrival rate (req/s)' : capacity.by === 'users' ? 'concurrent users' : 'concurrency',
+      nameLocation: 'middle',
+      nameGap: 26,
+    },
     yAxis: [
       { type: 'value', name: `${p} (ms)` },
       { type: 'value', name: 'goodput (req/s)', splitLine: { show: false } },
