@@ -81,3 +81,13 @@ describe('per-turn summary', () => {
     expect(turnSummaries([row(null), row(null)])).toBeNull();
   });
 });
+
+describe('slots for concurrent users', () => {
+  it('gives each user a slot with the context per slot unchanged, and leaves a model-sized context alone', async () => {
+    const { profileWithSlots } = await import('../../src/main/runner/conversation-slots');
+    const base = { parallelSlots: 1, contextSize: 4096 } as Parameters<typeof profileWithSlots>[0];
+    expect(profileWithSlots(base, 8)).toMatchObject({ parallelSlots: 8, contextSize: 32_768 });
+    expect(profileWithSlots({ ...base, parallelSlots: 2 }, 3)).toMatchObject({ parallelSlots: 3, contextSize: 6144 });
+    expect(profileWithSlots({ ...base, contextSize: 0 }, 4)).toMatchObject({ parallelSlots: 4, contextSize: 0 });
+  });
+});
