@@ -2,30 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { goodputWithinSlo, kneeOf, sloValue } from '../../src/main/experiments/capacity';
 import type { CapacityStepResult } from '../../src/shared/contract/experiments';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
+import { measuredRequest } from '../support/measured-request';
 
-/** A hand-made request: sent at t0, first token after ttft, done after e2e. */
+/** A hand-made request: sent (and scheduled) at t0, first token after 20 ms, done after 100 ms, 17 tokens at 5 ms each. */
 function request(t0: number, fields: Partial<MeasuredRequest> = {}): MeasuredRequest {
-  const ttft = fields.ttft_ms === undefined ? 20 : fields.ttft_ms;
   const e2e = fields.e2e_ms === undefined ? 100 : fields.e2e_ms;
-  return {
-    warmup: false,
-    group_name: null,
+  return measuredRequest(0, {
     scheduled_ms: t0,
     t0_ms: t0,
     end_ms: e2e === null ? null : t0 + e2e,
-    ttft_ms: ttft,
+    ttft_ms: 20,
     tpot_ms: 5,
     e2e_ms: e2e,
-    queue_ms: null,
-    client_overhead_ms: null,
     output_tokens: 17,
-    prompt_tokens: 30,
-    cached_tokens: 0,
-    error_class: null,
-    accepted: null,
-    chunk_offsets_ms: null,
     ...fields,
-  };
+  });
 }
 
 describe('what a capacity step judges', () => {

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { startHeadlessServer, type HeadlessServer } from '../../src/main/headless';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { rpcAccess } from '../../src/main/services/access';
+import { demoRunSpec } from '../support/specs';
 import { useTempDirs } from '../support/temp';
 
 /**
@@ -154,18 +155,7 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     const secrets = tempDir();
     fs.writeFileSync(path.join(secrets, 'secret.json'), '[{"conversations": [{"from": "human", "value": "PRIVATE-MARKER"}]}]');
     fs.writeFileSync(path.join(secrets, 'secret.jsonl'), 'PRIVATE-MARKER\n');
-    const run = (workload: string) => ({
-      workload,
-      model: 'demo:q8_0',
-      endpoint: null,
-      profileName: 'default',
-      concurrency: null,
-      rate: null,
-      requests: 1,
-      durationS: null,
-      warmup: 0,
-      private: false,
-    });
+    const run = (workload: string) => demoRunSpec({ workload, concurrency: null, requests: 1 });
     for (const [name, generator] of [
       ['sharegpt.yaml', `sharegpt: { file: ${JSON.stringify(path.join(secrets, 'secret.json'))} }`],
       ['trace.yaml', `trace: { file: ${JSON.stringify(path.relative(workloads, path.join(secrets, 'secret.jsonl')))} }`],

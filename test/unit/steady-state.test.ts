@@ -3,6 +3,7 @@ import { steadyStateCheck, STEADY_STATE_RULE } from '../../src/main/metrics/stea
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/models/random';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
+import { measuredRequest } from '../support/measured-request';
 
 /** Completion times of a Poisson process whose rate goes linearly from `from` to `to` (per s) over `seconds`. */
 function completions(random: () => number, from: number, to: number, seconds: number): number[] {
@@ -63,24 +64,8 @@ describe('steady-state check of the measured window', () => {
 });
 
 describe('steady state in the run summary', () => {
-  const request = (t0: number, e2e: number): MeasuredRequest => ({
-    warmup: false,
-    group_name: null,
-    scheduled_ms: t0,
-    t0_ms: t0,
-    end_ms: t0 + e2e,
-    ttft_ms: 10,
-    tpot_ms: 1,
-    e2e_ms: e2e,
-    queue_ms: null,
-    client_overhead_ms: null,
-    output_tokens: 8,
-    prompt_tokens: 10,
-    cached_tokens: 0,
-    error_class: null,
-    accepted: null,
-    chunk_offsets_ms: null,
-  });
+  const request = (t0: number, e2e: number): MeasuredRequest =>
+    measuredRequest(0, { scheduled_ms: t0, t0_ms: t0, end_ms: t0 + e2e, e2e_ms: e2e });
   const summary = (rows: MeasuredRequest[], mode: 'open' | 'closed') =>
     summarizeRun({
       runId: 'r',

@@ -3,6 +3,7 @@ import { turnSummaries } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/models/random';
 import { drawThinkTime, pause } from '../../src/main/runner/think-time';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
+import { measuredRequest } from '../support/measured-request';
 
 describe('think time between turns', () => {
   it('draws from the stated distribution: fixed, uniform within its ends, exponential with its mean', () => {
@@ -33,26 +34,14 @@ describe('think time between turns', () => {
 });
 
 describe('per-turn summary', () => {
-  const row = (turn: number | null, fields: Partial<MeasuredRequest> = {}): MeasuredRequest => ({
-    warmup: false,
-    group_name: 'chat',
-    scheduled_ms: null,
-    t0_ms: 0,
-    end_ms: 100,
-    ttft_ms: 10 * (turn ?? 1),
-    tpot_ms: 2,
-    e2e_ms: 100,
-    queue_ms: null,
-    client_overhead_ms: null,
-    output_tokens: 8,
-    prompt_tokens: 50 * (turn ?? 1),
-    cached_tokens: 50 * ((turn ?? 1) - 1),
-    error_class: null,
-    accepted: null,
-    chunk_offsets_ms: null,
-    turn,
-    ...fields,
-  });
+  const row = (turn: number | null, fields: Partial<MeasuredRequest> = {}): MeasuredRequest =>
+    measuredRequest(0, {
+      ttft_ms: 10 * (turn ?? 1),
+      prompt_tokens: 50 * (turn ?? 1),
+      cached_tokens: 50 * ((turn ?? 1) - 1),
+      turn,
+      ...fields,
+    });
 
   it('groups by turn, in order, with TTFT, prompt and cached tokens over successful requests', () => {
     const turns = turnSummaries([

@@ -89,9 +89,10 @@ const HELP: Record<string, HelpEntry> = {
       'inferlab run --workload chat-short --model demo:q8_0 --concurrency 4 --requests 40',
       'inferlab run --workload chat-short --endpoint http://127.0.0.1:8080 --rate 2 --duration 60 --json',
       'inferlab run --workload multi-turn-chat --model demo:q8_0 --concurrency 4 --requests 8',
+      'inferlab run --trace trace.jsonl --model demo:q8_0 --trace-speed 2 --trace-window 0:60',
     ],
     notes:
-      'A conversation workload (items with "turns", or the conversations generator; built in: multi-turn-chat) sends each turn with the whole history so far, then waits the think time before the next. There --concurrency N is N concurrent users, --rate R starts R conversations per second, and --requests N counts conversations; a managed server gets a slot per user unless --set parallelSlots=... says otherwise. The summary adds a table per turn: TTFT, prompt tokens and the tokens the server took from its cache.',
+      'A conversation workload (items with "turns", or the conversations generator; built in: multi-turn-chat) sends each turn with the whole history so far, then waits the think time before the next. There --concurrency N is N concurrent users, --rate R starts R conversations per second, and --requests N counts conversations; a managed server gets a slot per user unless --set parallelSlots=... says otherwise. The summary adds a table per turn: TTFT, prompt tokens and the tokens the server took from its cache. --trace FILE.jsonl replays a Mooncake-style trace (timestamp ms, input_length, output_length, hash_ids per 512-token block) at its own timing, prompts as token ids of exactly the trace lengths; --ramp-up S climbs to the load before the measured window. Every run records the block hashes of its prompts, and its export includes trace.jsonl.',
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },

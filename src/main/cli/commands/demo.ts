@@ -26,19 +26,30 @@ const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8, capacity: 16 } as const;
  */
 const DEMO_CAPACITY = { ttftMs: 100, percentile: 90, startRate: 4 } as const;
 
-/**
- * The full demo on the embedded default: a quantization experiment over the three demo
- * models and a warm/cold experiment on prefix-share, tables printed, reports written.
- */
-async function fullDemo(
-  values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean },
-  signal: AbortSignal,
+type DemoValues = { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean };
+
+/** What both experiment demos share: the services, the report folder and progress on stderr (not with --json); disposed after. */
+async function withDemoServices(
+  values: DemoValues,
+  demo: (tools: { container: Awaited<ReturnType<typeof openCliServices>>; outDir: string; say: (line: string) => void }) => Promise<number>,
 ): Promise<number> {
   const container = await openCliServices(values.db, shellAccess());
   try {
     const outDir = path.resolve(values.out ?? path.join(userDataDir(), 'reports'));
     fs.mkdirSync(outDir, { recursive: true });
-    const say = (line: string) => !values.json && process.stderr.write(`${line}\n`);
+    const say = (line: string) => void (!values.json && process.stderr.write(`${line}\n`));
+    return await demo({ container, outDir, say });
+  } finally {
+    await container.dispose();
+  }
+}
+
+/**
+ * The full demo on the embedded default: a quantization experiment over the three demo
+ * models and a warm/cold experiment on prefix-share, tables printed, reports written.
+ */
+async function fullDemo(values: DemoValues, signal: AbortSignal): Promise<number> {
+  return withDemoServices(values, async ({ container, outDir, say }) => {
     const common = {
       model: '',
       quants: [],
@@ -85,21 +96,12 @@ async function fullDemo(
       );
     }
     return 0;
-  } finally {
-    await container.dispose();
-  }
+  });
 }
 
 /** `demo --capacity`: the highest Poisson rate demo q8_0 serves at p90 TTFT ≤ 100 ms on this machine. */
-async function capacityDemo(
-  values: { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean },
-  signal: AbortSignal,
-): Promise<number> {
-  const container = await openCliServices(values.db, shellAccess());
-  try {
-    const outDir = path.resolve(values.out ?? path.join(userDataDir(), 'reports'));
-    fs.mkdirSync(outDir, { recursive: true });
-    const say = (line: string) => !values.json && process.stderr.write(`${line}\n`);
+async function capacityDemo(values: DemoValues, signal: AbortSignal): Promise<number> {
+  return withDemoServices(values, async ({ container, outDir, say }) => {
     say(
       `capacity: demo q8_0 on chat-short (answers capped at ${DEMO_ANSWER_TOKENS.capacity} tokens), Poisson arrivals from ${DEMO_CAPACITY.startRate} req/s, ` +
         `the highest rate whose p${DEMO_CAPACITY.percentile} TTFT (from the scheduled time) stays ≤ ${DEMO_CAPACITY.ttftMs} ms`,
@@ -136,9 +138,7 @@ async function capacityDemo(
         `Capacity under an SLO (synthetic demo model; its compute is real)\n${experimentTable(result)}\n\nReport:\n${file}\n`,
       );
     return 0;
-  } finally {
-    await container.dispose();
-  }
+  });
 }
 
 export const demoCommand: CommandHandler = async (args, signal) => {
