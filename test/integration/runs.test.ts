@@ -71,7 +71,22 @@ describe('inferlab run against the real llama-server', () => {
     const out = path.join(dir, 'export');
     const exported = await inferlab(['export', summary.run_id.slice(0, 8), '--out', out, '--db', db]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(fs.readdirSync(out).sort()).toEqual(['manifest.json', 'requests.csv', 'requests.jsonl', 'summary.json', 'telemetry.json']);
+    expect(fs.readdirSync(out).sort()).toEqual([
+      'manifest.json',
+      'requests.csv',
+      'requests.jsonl',
+      'summary.json',
+      'telemetry.json',
+      'trace.jsonl',
+    ]);
+    // Chat prompts were tokenized through the server's template after the load: every measured request is in the trace.
+    const trace = fs
+      .readFileSync(path.join(out, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { input_length: number; hash_ids: number[] });
+    expect(trace).toHaveLength(summary.requests.attempted);
+    for (const entry of trace) expect(entry.hash_ids).toHaveLength(Math.ceil(entry.input_length / 512));
     const telemetry = JSON.parse(fs.readFileSync(path.join(out, 'telemetry.json'), 'utf8'));
     expect(telemetry.series.map((entry: { series: string }) => entry.series)).toEqual(
       expect.arrayContaining(['server.cpu', 'server.rss', 'metrics.predicted_tokens_total']),

@@ -33,7 +33,8 @@ async function post<T>(server: ServerAddress, route: string, body: unknown): Pro
     method: 'POST',
     headers: { ...server.headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
+    // A tokenize call takes milliseconds; a server that takes this long is not going to answer.
+    signal: AbortSignal.timeout(10_000),
   });
   if (!response.ok) throw new Error(`${route} answered HTTP ${response.status}`);
   return (await response.json()) as T;

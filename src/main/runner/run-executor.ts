@@ -261,7 +261,9 @@ export async function executeRun(options: {
     );
   }
   if (!writer.failure && (promptHashes.size > 0 || promptsToHash.size > 0)) {
-    const tokenized = options.signal?.aborted ? [] : await hashSentPrompts(promptsToHash, options.hashServer ?? null);
+    // A cancelled run, or a server that was lost or stopped answering, is not asked to tokenize: that would wait out its timeouts.
+    const serverGone = options.signal?.aborted || abortReason !== null || unresponsive !== null;
+    const tokenized = await hashSentPrompts(promptsToHash, serverGone ? null : (options.hashServer ?? null));
     try {
       options.store.setBlockHashes(options.runId, [...[...promptHashes].map(([seq, hashes]) => ({ seq, hashes })), ...tokenized]);
     } catch {
