@@ -121,40 +121,34 @@ export async function searchCapacity(
     }
   };
 
-  // Bracket: up from the start while loads meet; down from it while they do not.
   let load = round(settings.start);
   record(await measureLoad(load, 'bracket'));
-  if (capacity !== null) {
-    while (ceiling === null) {
-      const next = round(Math.max(integer ? load + 1 : load * 1.01, load * settings.growth));
-      if (next > settings.maxLoad) {
-        stopped = `every load up to ${load} met the SLOs; the next (${next}) is above the largest allowed (${settings.maxLoad})`;
-        break;
-      }
-      if (!budgetLeft()) {
-        stopped = `step budget (${settings.maxSteps}) spent while still bracketing`;
-        break;
-      }
-      load = next;
-      record(await measureLoad(load, 'bracket'));
+  const climbing = capacity !== null;
+  /** Why bracketing cannot go on to `next`; null when it can. */
+  const bracketEnd = (next: number): string | null => {
+    if (climbing && next > settings.maxLoad)
+      return `every load up to ${load} met the SLOs; the next (${next}) is above the largest allowed (${settings.maxLoad})`;
+    if (!climbing && (next < settings.minLoad || next === load)) {
+      const last = steps[steps.length - 1]!;
+      return (
+        `even the lowest load tried (${load}) was not shown to meet the SLOs` +
+        (last.decision === 'inconclusive' ? ` (inconclusive after ${last.n} requests: more requests per look could decide it)` : '')
+      );
     }
-  } else {
-    while (capacity === null) {
-      const next = round(integer ? Math.floor(load / settings.growth) : load / settings.growth);
-      if (next < settings.minLoad || next === load) {
-        const last = steps[steps.length - 1]!;
-        stopped =
-          `even the lowest load tried (${load}) was not shown to meet the SLOs` +
-          (last.decision === 'inconclusive' ? ` (inconclusive after ${last.n} requests: more requests per look could decide it)` : '');
-        break;
-      }
-      if (!budgetLeft()) {
-        stopped = `step budget (${settings.maxSteps}) spent while still bracketing`;
-        break;
-      }
-      load = next;
-      record(await measureLoad(load, 'bracket'));
+    return budgetLeft() ? null : `step budget (${settings.maxSteps}) spent while still bracketing`;
+  };
+  // Up from the start while loads meet; down from it while they do not.
+  while (climbing ? ceiling === null : capacity === null) {
+    const next = climbing
+      ? round(Math.max(integer ? load + 1 : load * 1.01, load * settings.growth))
+      : round(integer ? Math.floor(load / settings.growth) : load / settings.growth);
+    const end = bracketEnd(next);
+    if (end !== null) {
+      stopped = end;
+      break;
     }
+    load = next;
+    record(await measureLoad(load, 'bracket'));
   }
 
   // Bisect between the highest load that met and the lowest that did not.

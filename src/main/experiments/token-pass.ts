@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import type { ServerAddress } from '../core/server-address';
+import { postToServer, type ServerAddress } from '../core/server-address';
 import type { ServerManager } from '../server/server-manager';
 import { resolveWorkload } from '../workload/resolve-workload';
 import { llamaServerTokenCounter } from '../workload/token-counter';
@@ -18,18 +18,9 @@ export const EVAL_TEXT_SAMPLING = { temperature: 0.8, seed: 1 } as const;
 export const EVAL_TEXT_PROMPT =
   'Write a long, detailed essay about the history of maps and navigation, from the earliest charts to satellite positioning. Use several paragraphs.';
 
-async function post<T>(server: ServerAddress, route: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  const timeout = AbortSignal.timeout(600_000);
-  const response = await fetch(`${server.baseUrl}${route}`, {
-    method: 'POST',
-    headers: { ...server.headers, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-  });
-  if (!response.ok)
-    throw new AppError(ErrorCode.RequestFailed, `${route} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
-  return (await response.json()) as T;
-}
+/** Token passes can take minutes on a large file: a generous limit per call. */
+const post = <T>(server: ServerAddress, route: string, body: unknown, signal?: AbortSignal) =>
+  postToServer<T>(server, route, body, { timeoutMs: 600_000, signal });
 
 /** A llama-server of its own for an untimed pass over one file; `stop` must be called. */
 export async function startPassServer(

@@ -302,7 +302,9 @@ export function turnSummaries(measured: readonly MeasuredRequest[]): TurnSummary
   const byTurn = new Map<number, MeasuredRequest[]>();
   for (const row of measured) {
     if (row.turn === null || row.turn === undefined) continue;
-    byTurn.set(row.turn, [...(byTurn.get(row.turn) ?? []), row]);
+    const rows = byTurn.get(row.turn);
+    if (rows) rows.push(row);
+    else byTurn.set(row.turn, [row]);
   }
   if (byTurn.size === 0) return null;
   const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);

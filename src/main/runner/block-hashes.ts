@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { ServerAddress } from '../core/server-address';
+import { postToServer, type ServerAddress } from '../core/server-address';
 
 /** Prompt tokens per hashed block: the block size of Mooncake's traces. */
 export const HASH_BLOCK_TOKENS = 512;
@@ -28,17 +28,8 @@ export function blockHashes(ids: readonly number[], blockTokens = HASH_BLOCK_TOK
   return hashes;
 }
 
-async function post<T>(server: ServerAddress, route: string, body: unknown): Promise<T> {
-  const response = await fetch(`${server.baseUrl}${route}`, {
-    method: 'POST',
-    headers: { ...server.headers, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    // A tokenize call takes milliseconds; a server that takes this long is not going to answer.
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!response.ok) throw new Error(`${route} answered HTTP ${response.status}`);
-  return (await response.json()) as T;
-}
+// A tokenize call takes milliseconds; a server that takes this long is not going to answer.
+const post = <T>(server: ServerAddress, route: string, body: unknown) => postToServer<T>(server, route, body, { timeoutMs: 10_000 });
 
 /**
  * The token ids llama-server builds for a prompt: token ids as sent; text tokenized with its

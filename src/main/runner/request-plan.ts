@@ -7,22 +7,18 @@ import type { ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload
  */
 export class RequestPlan {
   private readonly cycle: ResolvedItem[];
+  /** Whether a send can be a whole conversation (several requests) rather than one request. */
+  readonly hasConversations: boolean;
+  /** Whether the workload replays a trace (its requests carry their own arrival times). Asked on every send, so found once. */
+  readonly hasReplay: boolean;
 
   constructor(workload: ResolvedWorkload) {
     this.cycle = workload.groups.flatMap((group) =>
       group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)),
     );
     if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
-  }
-
-  /** Whether a send can be a whole conversation (several requests) rather than one request. */
-  get hasConversations(): boolean {
-    return this.cycle.some((item) => item.conversation !== undefined);
-  }
-
-  /** Whether the workload replays a trace (its requests carry their own arrival times). */
-  get hasReplay(): boolean {
-    return this.cycle.some((item) => item.replay !== undefined);
+    this.hasConversations = this.cycle.some((item) => item.conversation !== undefined);
+    this.hasReplay = this.cycle.some((item) => item.replay !== undefined);
   }
 
   get cycleLength(): number {

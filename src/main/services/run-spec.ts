@@ -61,8 +61,7 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   const { readWorkloadFile } = await import('../workload/parse-workload');
   const def = withTraceOptions(readWorkloadFile(file), spec.trace ?? null);
   generatorFilesWithin(access, def, file);
-  if (spec.rampUpS != null && def.groups.some((group) => group.generate && 'trace' in group.generate))
-    invalid('a trace replays its own arrival times: a ramp-up does not apply to it');
+  if (spec.rampUpS != null && replaysTrace(def)) invalid('a trace replays its own arrival times: a ramp-up does not apply to it');
   let target: CheckedRun['target'];
   if (spec.model) {
     target = { kind: 'model', modelRef: spec.model, modelPath: await resolveModelWithin(access, spec.model) };
@@ -80,11 +79,13 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   return { target, request: { ...shape.request, workload: { def, file } } };
 }
 
+const replaysTrace = (def: WorkloadDef) => def.groups.some((group) => group.generate && 'trace' in group.generate);
+
 /** Applies a run's trace options to the trace generator of its workload; refuses them for any other workload. */
 function withTraceOptions(def: WorkloadDef, trace: StartRunSpec['trace']): WorkloadDef {
-  const traced = def.groups.some((group) => group.generate && 'trace' in group.generate);
   if (!trace) return def;
-  if (!traced) invalid('trace options (speed, window, block tokens) need a trace: a .jsonl file or a workload with a trace generator');
+  if (!replaysTrace(def))
+    invalid('trace options (speed, window, block tokens) need a trace: a .jsonl file or a workload with a trace generator');
   const speed = positiveOrNull('trace speed', trace.speed, false);
   const blockTokens = positiveOrNull('trace block tokens', trace.blockTokens, true);
   const startS = trace.startS ?? null;

@@ -294,16 +294,8 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       return runs.deleteRun(runId);
     },
     async exportRun(runId) {
-      const rendered = renderRunExport(runs, runId);
-      return {
-        fileBase: `inferlab-run-${rendered.run.id.slice(0, 8)}`,
-        manifest: rendered.manifest,
-        summary: rendered.summary,
-        requestsJsonl: rendered.requestsJsonl,
-        requestsCsv: rendered.requestsCsv,
-        telemetry: rendered.telemetry,
-        traceJsonl: rendered.traceJsonl,
-      };
+      const { run, ...files } = renderRunExport(runs, runId);
+      return { fileBase: `inferlab-run-${run.id.slice(0, 8)}`, ...files };
     },
     compare: async (runIds) => compare(runIds),
     async dispose() {

@@ -1,3 +1,4 @@
+import type { RunExport } from '../../shared/contract/results';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
@@ -120,18 +121,7 @@ export function runManifest(run: RunRow): Record<string, unknown> {
 }
 
 /** The four export documents of a run, as text. */
-export function renderRunExport(
-  store: RunStore,
-  idOrPrefix: string,
-): {
-  run: RunRow;
-  manifest: string;
-  summary: string;
-  requestsJsonl: string;
-  requestsCsv: string;
-  telemetry: string;
-  traceJsonl: string | null;
-} {
+export function renderRunExport(store: RunStore, idOrPrefix: string): Omit<RunExport, 'fileBase'> & { run: RunRow } {
   const run = store.findRun(idOrPrefix);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
   const rows = store.requests(run.id);
