@@ -18,3 +18,16 @@ export function findFreePort(host = '127.0.0.1'): Promise<number> {
     });
   });
 }
+
+/** What to do when a server could not bind its port. */
+export const PORT_TAKEN_HINT = 'The port was taken; start again (a new free port is chosen) or stop the other server.';
+
+/** Whether something already listens on the port: a bind there fails with EADDRINUSE. */
+export function isPortInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE'));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(false)));
+  });
+}

@@ -5,7 +5,7 @@ import type { ColdStart, ServerFault, ServerFaultCode, ServerProfile, ServerSnap
 import { ErrorCode } from '../../shared/errors';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
-import { findFreePort } from '../core/ports';
+import { findFreePort, isPortInUse, PORT_TAKEN_HINT } from '../core/ports';
 import { ManagedProcess, type ProcessExit } from '../core/process';
 import { redactArgv } from '../core/redact';
 import type { ServerAddress } from '../core/server-address';
@@ -218,7 +218,7 @@ export class ManagedServer {
 
     const hardDeadline = Date.now() + this.options.timeouts.hardMs;
     for (;;) {
-      if (exit || this.stopRequested) return this.failStart(exit);
+      if (exit || this.stopRequested) return this.failStart(exit, port);
       if (await healthOk(baseUrl + this.engine.healthPath)) break;
       const now = Date.now();
       if (now - lastProgress > this.options.timeouts.stallMs || now > hardDeadline) {
@@ -273,14 +273,14 @@ export class ManagedServer {
       readyToFirstTokenMs: firstToken === null ? null : firstToken - readyAtMs,
       spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
     };
-    if (exit || this.stopRequested) return this.failStart(exit);
+    if (exit || this.stopRequested) return this.failStart(exit, port);
     // Shown in the UI and copied into run records: secret flag values stay with the process.
     const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]), child.pid);
     // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
     if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
       await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
     this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
-    if (exit || this.stopRequested) return this.failStart(exit);
+    if (exit || this.stopRequested) return this.failStart(exit, port);
     this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
     return this.snapshotState;
   }
@@ -295,13 +295,22 @@ export class ManagedServer {
     return oversubscription({ threads: this.profile.threads, cores, others: olderThan(own, findLlamaServers({ cores, exclude })) });
   }
 
-  private failStart(exit: ProcessExit | null): ServerSnapshot {
+  private async failStart(exit: ProcessExit | null, port: number): Promise<ServerSnapshot> {
     if (this.stopRequested) return this.snapshotState;
-    const fault = this.fault(
+    let fault = this.fault(
       'exited_early',
       `llama-server exited before it was ready (exit code ${exit?.code ?? 'none'}, signal ${exit?.signal ?? 'none'})`,
       exit,
     );
+    // llama-server logs from a worker thread, so a fast exit can lose its "couldn't bind" line;
+    // the port itself still tells whether someone else held it.
+    if (fault.code === 'exited_early' && (await isPortInUse(port)))
+      fault = {
+        ...fault,
+        code: 'bind_failed',
+        message: `${fault.message}; port ${port} is held by another process`,
+        hint: PORT_TAKEN_HINT,
+      };
     this.update({ state: 'failed', fault });
     this.finishSession('failed', fault);
     return this.snapshotState;

@@ -1,4 +1,5 @@
 import type { ServerFaultCode } from '../../../shared/contract/server';
+import { PORT_TAKEN_HINT } from '../../core/ports';
 
 /** Facts llama-server prints while loading, read back as part of the effective configuration. */
 export interface LlamaLogFacts {
@@ -59,7 +60,7 @@ const FAULT_RULES: readonly FaultRule[] = [
   {
     code: 'bind_failed',
     pattern: /couldn't bind|address already in use|failed to bind|bind\(\) failed|exiting due to HTTP server error/i,
-    hint: 'The port was taken; start again (a new free port is chosen) or stop the other server.',
+    hint: PORT_TAKEN_HINT,
   },
   {
     code: 'unsupported_flag',
