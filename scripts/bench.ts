@@ -271,7 +271,7 @@ async function storeIngest(): Promise<void> {
       httpStatus: 200,
       errorClass: null,
       errorMessage: null,
-      timings: { prompt_n: 64, prompt_ms: 8, predicted_n: 256, predicted_ms: 380, cache_n: 0 },
+      timings: { prompt_n: 64, prompt_ms: 8, predicted_n: 256, predicted_ms: 380, cache_n: 0, draft_n: null, draft_n_accepted: null },
       chunkOffsetsMs: offsets,
       accepted: null,
       promptText: 'p'.repeat(200),

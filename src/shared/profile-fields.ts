@@ -27,4 +27,15 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
     label: 'Allow context beyond training',
     help: "Permit a per-slot context above the model's trained context (true/false).",
   },
+  draftModel: {
+    label: 'Draft model',
+    help: 'Speculative decoding: a smaller model with the same vocabulary drafts tokens that this one verifies; a demo ref or GGUF path, none to turn it off (-md, --spec-type draft-simple).',
+  },
+  draftMax: { label: 'Draft tokens, most', help: 'Most tokens drafted per step (--spec-draft-n-max).' },
+  draftMin: { label: 'Draft tokens, fewest', help: 'Fewest tokens drafted per step (--spec-draft-n-min).' },
+  draftPMin: {
+    label: 'Draft probability floor',
+    help: 'A draft stops at a token the draft model gives less than this probability, 0 to 1 (--spec-draft-p-min).',
+  },
+  draftGpuLayers: { label: 'Draft GPU layers', help: 'Layers of the draft model on the GPU: 999 = all (-ngld).' },
 };

@@ -123,7 +123,7 @@ describe('per-request metrics', () => {
         finishAt: 1058,
         endAt: 1062,
         usage: { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0 },
-        timings: { prompt_n: 10, prompt_ms: 12, predicted_n: 5, predicted_ms: 32, cache_n: 0 },
+        timings: { prompt_n: 10, prompt_ms: 12, predicted_n: 5, predicted_ms: 32, cache_n: 0, draft_n: null, draft_n_accepted: null },
       }),
     );
     expect(metrics.ttft_ms).toBe(20);
@@ -171,7 +171,7 @@ describe('per-request metrics', () => {
         finishAt: 1030,
         endAt: 1031,
         usage: { prompt_tokens: 5, completion_tokens: 1, cached_tokens: null },
-        timings: { prompt_n: 5, prompt_ms: 20, predicted_n: 1, predicted_ms: 0.001, cache_n: 0 },
+        timings: { prompt_n: 5, prompt_ms: 20, predicted_n: 1, predicted_ms: 0.001, cache_n: 0, draft_n: null, draft_n_accepted: null },
       }),
     );
     expect(one.tpot_ms).toBeNull();

@@ -29,6 +29,11 @@ const profile: ServerProfile = {
   cacheRamMib: 0,
   cacheReuse: 0,
   allowContextOverTrained: false,
+  draftModel: null,
+  draftMax: 16,
+  draftMin: 0,
+  draftPMin: 0.75,
+  draftGpuLayers: 999,
   extraFlags: [],
 };
 

@@ -39,7 +39,7 @@ const request = (seq: number): StoredRequest => ({
   httpStatus: 200,
   errorClass: null,
   errorMessage: null,
-  timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0 },
+  timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0, draft_n: null, draft_n_accepted: null },
   chunkOffsetsMs: [5, 6.5, 8.25],
   promptText: 'p',
   outputText: 'o',

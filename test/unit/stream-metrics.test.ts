@@ -80,6 +80,28 @@ async function sseServer(script: Step[] | (() => Step[])): Promise<string> {
 const stream = async (script: Step[]) => streamCompletion({ baseUrl: await sseServer(script), body: { messages: [] } });
 
 describe('stream client against a real HTTP stream', () => {
+  it('keeps the drafted and accepted counts of a speculative request, and null (not 0) where the server drafted nothing', async () => {
+    const drafted = await stream([
+      { after: 0, data: role },
+      { after: 5, data: say('a b c d') },
+      { after: 5, data: finish() },
+      {
+        after: 5,
+        data: usage(3, 9, { prompt_n: 3, prompt_ms: 1, predicted_n: 9, predicted_ms: 8, cache_n: 0, draft_n: 12, draft_n_accepted: 7 }),
+      },
+      { after: 5, data: DONE },
+    ]);
+    expect(drafted.timings).toMatchObject({ draft_n: 12, draft_n_accepted: 7 });
+    const plain = await stream([
+      { after: 0, data: role },
+      { after: 5, data: say('a') },
+      { after: 5, data: finish() },
+      { after: 5, data: usage(3, 1, { prompt_n: 3, prompt_ms: 1, predicted_n: 1, predicted_ms: 0.01, cache_n: 0 }) },
+      { after: 5, data: DONE },
+    ]);
+    expect(plain.timings).toMatchObject({ draft_n: null, draft_n_accepted: null });
+  });
+
   it('ends e2e at the finish chunk, counting the unstreamed end-of-sequence step in TPOT', async () => {
     // Four content tokens, then 40 ms for the EOS token that streams nothing; usage and
     // timings follow 100 ms after the finish chunk, [DONE] 50 ms after that.
@@ -99,7 +121,15 @@ describe('stream client against a real HTTP stream', () => {
     expect(completion.contentChunkTimes).toHaveLength(4);
     expect(completion.answerChunkTimes).toEqual(completion.contentChunkTimes);
     expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, cached_tokens: null });
-    expect(completion.timings).toEqual({ prompt_n: 10, prompt_ms: 12.5, predicted_n: 5, predicted_ms: 100, cache_n: 0 });
+    expect(completion.timings).toEqual({
+      prompt_n: 10,
+      prompt_ms: 12.5,
+      predicted_n: 5,
+      predicted_ms: 100,
+      cache_n: 0,
+      draft_n: null,
+      draft_n_accepted: null,
+    });
     const [first, , , last] = completion.contentChunkTimes as [number, number, number, number];
     const finishAt = completion.finishAt!;
     expect(finishAt - last).toBeGreaterThanOrEqual(35);

@@ -1,5 +1,6 @@
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { RunSummary } from '../metrics/run-summary';
+import type { SpeculativeSummary } from '../../shared/contract/runs';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 
 function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): string[] {
@@ -13,6 +14,13 @@ function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): str
     formatPercentile(d, 'p99'),
     formatMs(d.max),
   ];
+}
+
+/** Speculative decoding: the pooled acceptance and how it spread over requests. */
+export function speculativeLine(speculative: SpeculativeSummary): string {
+  const perRequest = speculative.acceptance_rate_per_request;
+  const share = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)} %`);
+  return `speculative decoding: ${speculative.accepted_tokens} of ${speculative.drafted_tokens} drafted tokens accepted (${share(speculative.acceptance_rate)}); per request mean ${share(perRequest.mean)}, p50 ${share(perRequest.p50)}, min ${share(perRequest.min)} over ${speculative.requests_with_draft} requests${speculative.requests_without_draft ? `, ${speculative.requests_without_draft} drafted nothing` : ''}`;
 }
 
 /** Per conversation turn: as the history grows, prompt tokens rise and the server's cache should cover the shared part. */
@@ -68,6 +76,7 @@ export function printSummary(summary: RunSummary): void {
           `reasoning: ${summary.reasoning.requests_with_reasoning} requests, ${summary.reasoning.tokens.n ? `${formatNumber(summary.reasoning.tokens.mean)} tokens mean (server tokenizer)` : 'tokens not counted'}${summary.reasoning.tokens_uncounted ? `; ${summary.reasoning.tokens_uncounted} uncounted: ${summary.reasoning.tokens_uncounted_reason}` : ''}`,
         ]
       : []),
+    ...(summary.speculative ? [speculativeLine(summary.speculative)] : []),
     '',
     `throughput: ${formatNumber(summary.throughput.requests_per_s, 2)} req/s, ${formatNumber(summary.throughput.output_tokens_per_s)} output tok/s, ${formatNumber(summary.throughput.total_tokens_per_s)} total tok/s over ${formatMs(summary.measurement.window_ms)}`,
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,

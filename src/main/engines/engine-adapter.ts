@@ -5,6 +5,8 @@ export interface LaunchInput {
   modelPath: string;
   port: number;
   profile: ServerProfile;
+  /** The profile's draft model, resolved to its file; absent or null when it drafts with none. */
+  draftModelPath?: string | null;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   type MetricName,
   type ReasoningSummary,
   type RequestCounts,
+  type SpeculativeSummary,
   type RunSummary,
   type SloSpec,
   type TurnSummary,
@@ -112,6 +113,38 @@ function achievedRate(mode: LoadDescription['mode'], rows: readonly MeasuredRequ
     last = Math.max(last, row.t0_ms);
   }
   return last > first ? perSecond(rows.length - 1, last - first) : null;
+}
+
+/**
+ * Drafted and accepted tokens over the successful requests. A request without counts is left
+ * out of the totals (llama-server reports them only where it drafted), never counted as 0.
+ */
+export function speculativeSummary(ok: readonly MeasuredRequest[]): SpeculativeSummary | null {
+  const drafted = ok.filter((row) => row.draft_tokens != null && row.draft_accepted_tokens != null);
+  if (drafted.length === 0) return null;
+  const draftedTokens = drafted.reduce((sum, row) => sum + row.draft_tokens!, 0);
+  const acceptedTokens = drafted.reduce((sum, row) => sum + row.draft_accepted_tokens!, 0);
+  return {
+    requests_with_draft: drafted.length,
+    requests_without_draft: ok.length - drafted.length,
+    drafted_tokens: draftedTokens,
+    accepted_tokens: acceptedTokens,
+    acceptance_rate: draftedTokens === 0 ? null : acceptedTokens / draftedTokens,
+    acceptance_rate_per_request: summarize(
+      drafted.filter((row) => row.draft_tokens! > 0).map((row) => row.draft_accepted_tokens! / row.draft_tokens!),
+    ),
+  };
+}
+
+/**
+ * Why a run that asked for a draft model has no speculative figures: not one successful request
+ * long enough to draft reported draft counts, so drafting never happened (a build or model that
+ * ignored the draft). Recording it as a plain run would present it as a speculative one.
+ */
+export function missingDraftReason(draftModel: string, rows: readonly MeasuredRequest[]): string | null {
+  const couldDraft = rows.filter((row) => !row.warmup && isSuccess(row) && (row.output_tokens ?? 0) > 1);
+  if (couldDraft.length === 0 || couldDraft.some((row) => row.draft_tokens != null)) return null;
+  return `the server was asked to draft with ${draftModel}, but none of the ${couldDraft.length} successful requests reported draft counts (timings.draft_n): speculative decoding did not run`;
 }
 
 /** Reasoning timings and lengths over the successful requests that streamed reasoning. */
@@ -274,6 +307,7 @@ export function summarizeRun(input: {
     },
     schedule_latency: scheduleLatency,
     reasoning: reasoningSummary(ok),
+    speculative: speculativeSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
     telemetry: input.telemetry ?? null,
     ...(turns ? { turns } : {}),

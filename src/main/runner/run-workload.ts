@@ -5,7 +5,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
 import { parseOpenAiModels } from '../engines/adapters/endpoints';
-import { summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
+import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ManagedServer } from '../server/managed-server';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -189,6 +189,12 @@ export async function runWorkload(options: {
   });
   let stopServer = async () => {};
   let serverSlots: number | null = null;
+  const draftModel =
+    request.target.kind === 'model'
+      ? request.target.profile.draftModel
+      : request.target.kind === 'server'
+        ? request.target.server.profile.draftModel
+        : null;
 
   if (request.target.kind === 'model') {
     const target = request.target;
@@ -349,15 +355,17 @@ export async function runWorkload(options: {
       throw error;
     }
     await telemetry.stop();
+    const rows = store.measuredRequests(runId);
+    const draftFailure = draftModel === null ? null : missingDraftReason(draftModel, rows);
     const run = {
       runId,
-      status: execution.status,
-      statusReason: execution.reason,
+      status: draftFailure ? 'failed' : execution.status,
+      statusReason: draftFailure ?? execution.reason,
       workload: { name: workload.name, revision: workload.revision },
     };
     const summary = summarizeRun({
       ...run,
-      rows: store.measuredRequests(runId),
+      rows,
       load,
       slo: request.slo,
       telemetry: telemetry.summary(),
@@ -365,7 +373,7 @@ export async function runWorkload(options: {
     });
     try {
       store.saveTelemetry(runId, telemetry.series());
-      store.finishRun(runId, execution.status, execution.reason, summary);
+      store.finishRun(runId, run.status, run.statusReason, summary);
     } catch (error) {
       // The requests already stored stay; the run is marked interrupted at the next start.
       throw new AppError(

@@ -74,6 +74,8 @@ function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
     predicted_n: raw.predicted_n ?? 0,
     predicted_ms: raw.predicted_ms,
     cache_n: typeof raw.cache_n === 'number' ? raw.cache_n : null,
+    draft_n: typeof raw.draft_n === 'number' ? raw.draft_n : null,
+    draft_n_accepted: typeof raw.draft_n_accepted === 'number' ? raw.draft_n_accepted : null,
   };
 }
 

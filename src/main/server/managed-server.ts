@@ -69,8 +69,9 @@ export class ManagedServer {
 
   constructor(
     private readonly engine: ManagedEngineAdapter,
-    private readonly model: { ref: string; path: string },
-    private readonly profile: ServerProfile,
+    /** The served model, and the draft model's file when the profile drafts with one. */
+    private readonly model: { ref: string; path: string; draftPath?: string | null },
+    readonly profile: ServerProfile,
     private readonly sessions: ServerSessionStore,
     private readonly logDir: string,
     private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
@@ -155,7 +156,12 @@ export class ManagedServer {
   }
 
   private async startOnce(port: number): Promise<ServerSnapshot> {
-    const { program, args } = this.engine.launch({ modelPath: this.model.path, port, profile: this.profile });
+    const { program, args } = this.engine.launch({
+      modelPath: this.model.path,
+      port,
+      profile: this.profile,
+      draftModelPath: this.model.draftPath ?? null,
+    });
     const baseUrl = `http://127.0.0.1:${port}`;
     const address: ServerAddress = { baseUrl, headers: this.authHeaders };
     let lastProgress = Date.now();

@@ -28,6 +28,14 @@ export interface StartServerRequest {
   force?: boolean;
 }
 
+/** The draft model's file, checked with the same bounded reader as the served model before anything is launched. */
+async function resolveDraftModel(ref: string): Promise<string> {
+  const draftPath = await resolveModelRef(ref);
+  const draft = describeModel(draftPath);
+  if (!draft.valid) throw new AppError(ErrorCode.InvalidInput, `draftModel ${draftPath}: ${draft.invalidReason}`, { model: draft });
+  return draftPath;
+}
+
 /**
  * Owns every server this process started. Starting validates the model (with the app's own
  * bounded reader, before anything is launched) and the profile; disposing stops them all.
@@ -49,22 +57,31 @@ export class ServerManager implements Disposable {
   async prepare(request: StartServerRequest): Promise<ManagedServer> {
     const engineId = request.engine ?? 'llama.cpp';
     let modelPath = request.modelRef;
+    let draftPath: string | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
       const model = describeModel(modelPath);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
+      draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
       if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
       assertValidProfile(request.profile, undefined, engineId);
     }
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
-    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath }, request.profile, this.sessions, this.logDir, {
-      ...this.options,
-      coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
-      force: forced(request) || this.options.force,
-      siblingPids: () => this.ownPids(),
-    });
+    const server = new ManagedServer(
+      adapter,
+      { ref: request.modelRef, path: modelPath, draftPath },
+      request.profile,
+      this.sessions,
+      this.logDir,
+      {
+        ...this.options,
+        coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
+        force: forced(request) || this.options.force,
+        siblingPids: () => this.ownPids(),
+      },
+    );
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     server.logLines.on((line) => this.logLines.emit({ serverId: server.id, line }));

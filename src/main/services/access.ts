@@ -9,6 +9,7 @@ import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders } from '../models/model-library';
 import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
 import type { WorkloadDef } from '../workload/workload-types';
+import type { ServerProfile } from '../../shared/contract/server';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
 export interface ServiceAccess {
@@ -61,6 +62,12 @@ export function shellAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess
 export async function resolveModelWithin(access: ServiceAccess, ref: string): Promise<string> {
   if (isDemoRef(ref)) return resolveModelRef(ref);
   return resolveModelRef(access.paths.check(ref, 'model'));
+}
+
+/** A profile whose draft model is held to the same roots as the served model: a profile must not lead the server to a file outside them. */
+export function profileWithin(access: ServiceAccess, profile: ServerProfile): ServerProfile {
+  if (profile.draftModel === null || isDemoRef(profile.draftModel)) return profile;
+  return { ...profile, draftModel: access.paths.check(profile.draftModel, 'model') };
 }
 
 export function workloadPathWithin(access: ServiceAccess, nameOrFile: string): string {

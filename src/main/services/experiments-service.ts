@@ -1,3 +1,4 @@
+import { profileWithin } from './access';
 import type { DecisionRecord, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
@@ -29,13 +30,13 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
   /** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
   async function check(spec: StartExperimentSpec) {
     const checked = await checkExperimentSpec(spec, deps.access);
-    const profile = applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []);
+    const profile = profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []));
     assertValidProfile(profile);
     if (spec.kind === 'sweep')
       for (const value of spec.vary!.values) {
         const setting = `${spec.vary!.field}=${value}`;
         try {
-          assertValidProfile(applySettings(profile, [setting]));
+          assertValidProfile(profileWithin(deps.access, applySettings(profile, [setting])));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           throw new AppError(error.code, `the sweep's ${setting}: ${error.message}`, error.details);

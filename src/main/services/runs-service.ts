@@ -1,3 +1,4 @@
+import { profileWithin } from './access';
 import type { RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
@@ -169,7 +170,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         ? {
             ...checked.target,
             profile: slotsForUsers(
-              applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+              profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? [])),
               checked.request,
               spec.settings ?? [],
               hooks.onStatus,

@@ -9,7 +9,7 @@ import type { ManagedServer } from '../server/managed-server';
 import { applySettings, validateProfile } from '../engines/llamacpp/profile-rules';
 import type { ProfileStore } from '../store/profile-store';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
-import { resolveModelWithin, type ServiceAccess } from './access';
+import { profileWithin, resolveModelWithin, type ServiceAccess } from './access';
 
 /** A server started in process and awaited: what the person at the shell gets. */
 export interface LaunchedServer {
@@ -42,7 +42,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       throw new AppError(ErrorCode.Forbidden, `${engine} servers are started from the CLI only: their flags are not checked over RPC`);
     return servers.prepare({
       modelRef: engine !== 'llama.cpp' || isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef),
-      profile,
+      profile: profileWithin(access, profile),
       engine,
       force: options.force ?? false,
     });

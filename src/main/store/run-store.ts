@@ -265,7 +265,23 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     reasoning_tokens: row.reasoning_tokens ?? null,
     reasoning_tokens_note: row.reasoning_tokens_note ?? null,
     turn: row.turn ?? null,
+    ...draftCounts(row.timings_json),
   };
+}
+
+/** The draft counts in a stored timings object; null for each the server did not report. */
+function draftCounts(timingsJson: string | null): { draft_tokens: number | null; draft_accepted_tokens: number | null } {
+  if (!timingsJson) return { draft_tokens: null, draft_accepted_tokens: null };
+  try {
+    const timings = JSON.parse(timingsJson) as { draft_n?: unknown; draft_n_accepted?: unknown };
+    return {
+      draft_tokens: typeof timings.draft_n === 'number' ? timings.draft_n : null,
+      draft_accepted_tokens: typeof timings.draft_n_accepted === 'number' ? timings.draft_n_accepted : null,
+    };
+  } catch {
+    // Unreadable timings are missing counts, never zero.
+    return { draft_tokens: null, draft_accepted_tokens: null };
+  }
 }
 
 export function chunkOffsetView(blob: Buffer | null): Float64Array {

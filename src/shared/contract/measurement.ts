@@ -13,6 +13,9 @@ export interface ServerTimings {
   predicted_n: number;
   predicted_ms: number;
   cache_n: number | null;
+  /** Speculative decoding: tokens drafted and tokens of those the model accepted; null where the server drafted nothing (never 0 for absent). */
+  draft_n: number | null;
+  draft_n_accepted: number | null;
 }
 
 export interface Usage {
@@ -82,4 +85,7 @@ export interface MeasuredRequest {
   reasoning_tokens_note?: string | null;
   /** A conversation's turn, from 1; null for a single request. */
   turn?: number | null;
+  /** Speculative decoding: the server's timings.draft_n and draft_n_accepted; null where it reported none. */
+  draft_tokens?: number | null;
+  draft_accepted_tokens?: number | null;
 }

@@ -58,6 +58,19 @@ export interface ReasoningSummary {
   tokens_uncounted_reason: string | null;
 }
 
+/** Speculative decoding over the successful measured requests, from the server's own draft counts. */
+export interface SpeculativeSummary {
+  /** Requests whose response reported draft counts, and those that reported none (too short to draft). */
+  requests_with_draft: number;
+  requests_without_draft: number;
+  drafted_tokens: number;
+  accepted_tokens: number;
+  /** Accepted over drafted tokens, pooled over the run; null when nothing was drafted. */
+  acceptance_rate: number | null;
+  /** Each request's own acceptance rate, so a few long requests cannot hide the rest. */
+  acceptance_rate_per_request: Distribution;
+}
+
 export interface RequestCounts {
   attempted: number;
   completed: number;
@@ -134,6 +147,8 @@ export interface RunSummary {
   schedule_latency: Record<ScheduleMetricName, Distribution> | null;
   /** Null when no measured request streamed reasoning text. */
   reasoning: ReasoningSummary | null;
+  /** Absent or null when no measured request reported draft counts. */
+  speculative?: SpeculativeSummary | null;
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
   /**

@@ -46,6 +46,17 @@ export const ServerProfileSchema = Type.Object(
     cacheRamMib: Type.Integer(),
     cacheReuse: Type.Integer(),
     allowContextOverTrained: Type.Boolean({ description: 'Allow a context larger than the model was trained for.' }),
+    draftModel: Nullable(
+      Type.String({
+        maxLength: 4096,
+        description:
+          'Speculative decoding: a smaller model with the same vocabulary that drafts tokens (a demo ref or GGUF path); null for none.',
+      }),
+    ),
+    draftMax: Type.Integer({ description: 'Most tokens drafted per step.' }),
+    draftMin: Type.Integer({ description: 'Fewest tokens drafted per step.' }),
+    draftPMin: Type.Number({ description: 'A draft stops at a token the draft model gives less than this probability.' }),
+    draftGpuLayers: Type.Integer({ description: 'Layers of the draft model placed on the GPU.' }),
     extraFlags: Type.Array(Name, { maxItems: 256, description: 'Further flags, as argv items, e.g. ["--mlock"].' }),
   },
   { ...Strict, description: 'A named set of llama-server options. Every field is passed explicitly at launch.' },

@@ -21,7 +21,10 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
   return {
     id: 'llama.cpp',
     capabilities: LLAMACPP_CAPABILITIES,
-    launch: ({ modelPath, port, profile }) => ({ program: engine.serverPath, args: buildLlamaServerArgs(modelPath, port, profile) }),
+    launch: ({ modelPath, port, profile, draftModelPath }) => ({
+      program: engine.serverPath,
+      args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null),
+    }),
     apiKeyEnv: 'LLAMA_API_KEY',
     healthPath: '/health',
     metricsPath: '/metrics',

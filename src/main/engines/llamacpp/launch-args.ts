@@ -18,6 +18,11 @@ export function defaultProfile(name = DEFAULT_PROFILE_NAME): ServerProfile {
     cacheRamMib: 8192,
     cacheReuse: 0,
     allowContextOverTrained: false,
+    draftModel: null,
+    draftMax: 16,
+    draftMin: 0,
+    draftPMin: 0.75,
+    draftGpuLayers: 999,
     extraFlags: [],
   };
 }
@@ -50,6 +55,13 @@ export const MANAGED_FLAGS: Record<string, keyof ServerProfile | 'port' | 'host'
   '-cram': 'cacheRamMib',
   '--cache-ram': 'cacheRamMib',
   '--cache-reuse': 'cacheReuse',
+  '-md': 'draftModel',
+  '--model-draft': 'draftModel',
+  '--spec-draft-model': 'draftModel',
+  '-ngld': 'draftGpuLayers',
+  '--gpu-layers-draft': 'draftGpuLayers',
+  '--n-gpu-layers-draft': 'draftGpuLayers',
+  '--spec-draft-ngl': 'draftGpuLayers',
   '--fit': 'fixed',
   '-fit': 'fixed',
   '--metrics': 'fixed',
@@ -60,7 +72,12 @@ export const MANAGED_FLAGS: Record<string, keyof ServerProfile | 'port' | 'host'
 };
 
 /** Every tuning flag explicit: nothing is left to the build's defaults, which change between builds. */
-export function buildLlamaServerArgs(modelPath: string, port: number, profile: ServerProfile): string[] {
+export function buildLlamaServerArgs(
+  modelPath: string,
+  port: number,
+  profile: ServerProfile,
+  draftModelPath: string | null = null,
+): string[] {
   return [
     '--host',
     '127.0.0.1',
@@ -99,6 +116,29 @@ export function buildLlamaServerArgs(modelPath: string, port: number, profile: S
     String(profile.cacheRamMib),
     '--cache-reuse',
     String(profile.cacheReuse),
+    ...draftArgs(profile, draftModelPath),
     ...profile.extraFlags,
+  ];
+}
+
+/**
+ * Speculative decoding with a plain draft model: this build drafts with one only under
+ * --spec-type draft-simple, and every limit is explicit so that a build's defaults cannot move it.
+ */
+function draftArgs(profile: ServerProfile, draftModelPath: string | null): string[] {
+  if (profile.draftModel === null || draftModelPath === null) return [];
+  return [
+    '-md',
+    draftModelPath,
+    '--spec-type',
+    'draft-simple',
+    '--spec-draft-n-max',
+    String(profile.draftMax),
+    '--spec-draft-n-min',
+    String(profile.draftMin),
+    '--spec-draft-p-min',
+    String(profile.draftPMin),
+    '-ngld',
+    String(profile.draftGpuLayers),
   ];
 }

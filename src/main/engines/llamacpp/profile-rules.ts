@@ -22,6 +22,11 @@ const ALIASES: Record<keyof typeof PROFILE_FIELD_HELP, string[]> = {
   cacheRamMib: ['cram', 'cache-ram'],
   cacheReuse: ['cache-reuse'],
   allowContextOverTrained: ['allow-context-over-trained'],
+  draftModel: ['md', 'model-draft', 'spec-draft-model'],
+  draftMax: ['spec-draft-n-max'],
+  draftMin: ['spec-draft-n-min'],
+  draftPMin: ['spec-draft-p-min', 'draft-p-min'],
+  draftGpuLayers: ['ngld', 'gpu-layers-draft', 'spec-draft-ngl'],
 };
 
 /** Each profile field, the llama-server names --set also accepts for it, and its help (declared in shared/profile-fields). */
@@ -65,6 +70,7 @@ export function validateProfile(
     integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
     integerProblem(profile, 'cacheReuse', 0, 1_048_576),
   ];
+  problems.push(...draftProblems(profile, engine));
   if (!['on', 'off', 'auto'].includes(profile.flashAttention))
     problems.push({
       field: 'flashAttention',
@@ -120,6 +126,33 @@ export function validateProfile(
   return problems.filter((problem): problem is ProfileProblem => problem !== null);
 }
 
+/** Extra flags that draft-free speculation may use, but that a profile with a draft model sets itself. */
+const DRAFT_FLAGS = ['--spec-type', '--spec-draft-n-max', '--spec-draft-n-min', '--spec-draft-p-min', '--draft-p-min'];
+
+function draftProblems(profile: ServerProfile, engine: EngineId): (ProfileProblem | null)[] {
+  if (profile.draftModel === null) return [];
+  if (typeof profile.draftModel !== 'string' || profile.draftModel.trim() === '')
+    return [{ field: 'draftModel', message: 'draftModel must be a demo ref or a GGUF path, or none' }];
+  if (engine !== 'llama.cpp')
+    return [{ field: 'draftModel', message: `a draft model is a llama-server setting; ${engine} takes its own speculative flags` }];
+  const problems = [
+    integerProblem(profile, 'draftMax', 1, 256),
+    integerProblem(profile, 'draftMin', 0, 256),
+    integerProblem(profile, 'draftGpuLayers', 0, 10_000),
+  ];
+  if (typeof profile.draftPMin !== 'number' || !(profile.draftPMin >= 0 && profile.draftPMin <= 1))
+    problems.push({ field: 'draftPMin', message: `draftPMin must be a probability from 0 to 1, got ${JSON.stringify(profile.draftPMin)}` });
+  const overridden = DRAFT_FLAGS.filter((flag) => profile.extraFlags.includes(flag));
+  if (overridden.length > 0)
+    problems.push({
+      field: 'extraFlags',
+      message: `${overridden.join(', ')} would override the draft model's settings; use draftMax, draftMin and draftPMin`,
+    });
+  if (Number.isInteger(profile.draftMin) && Number.isInteger(profile.draftMax) && profile.draftMin > profile.draftMax)
+    problems.push({ field: 'draftMin', message: `draftMin (${profile.draftMin}) cannot exceed draftMax (${profile.draftMax})` });
+  return problems;
+}
+
 export function assertValidProfile(
   profile: ServerProfile,
   model?: { trainedContext: number | null },
@@ -157,7 +190,9 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
       throw new AppError(ErrorCode.Usage, `Unknown server setting "${name}". Known settings: ${known}; extraFlags`);
     }
     const current = next[field];
-    if (typeof current === 'number') {
+    if (field === 'draftModel') {
+      next.draftModel = ['', 'none', 'off'].includes(raw.trim()) ? null : raw;
+    } else if (typeof current === 'number') {
       const value = Number(raw);
       if (raw.trim() === '' || !Number.isFinite(value))
         throw new AppError(ErrorCode.Usage, `--set ${field} expects a number, got "${raw}"`);

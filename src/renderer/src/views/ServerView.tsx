@@ -22,6 +22,11 @@ const CONTROLS: { key: keyof typeof PROFILE_FIELD_HELP; kind: 'number' | 'text' 
   { key: 'cacheRamMib', kind: 'number' },
   { key: 'cacheReuse', kind: 'number' },
   { key: 'allowContextOverTrained', kind: 'checkbox' },
+  { key: 'draftModel', kind: 'text' },
+  { key: 'draftMax', kind: 'number' },
+  { key: 'draftMin', kind: 'number' },
+  { key: 'draftPMin', kind: 'number' },
+  { key: 'draftGpuLayers', kind: 'number' },
 ];
 const FIELDS = CONTROLS.map((control) => ({ ...control, ...PROFILE_FIELD_HELP[control.key] }));
 
@@ -232,9 +237,16 @@ export function ServerView({ client }: { client: AppServices }) {
                   checked={Boolean(profile[field.key])}
                   onChange={(event) => update(field.key, event.target.checked)}
                 />
+              ) : field.kind === 'text' ? (
+                <input
+                  value={String(profile[field.key] ?? '')}
+                  placeholder="none"
+                  onChange={(event) => update(field.key, event.target.value.trim() === '' ? null : event.target.value)}
+                />
               ) : (
                 <input
                   type="number"
+                  step="any"
                   value={String(profile[field.key])}
                   onChange={(event) => update(field.key, event.target.value === '' ? NaN : Number(event.target.value))}
                 />

@@ -64,6 +64,15 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
       )}
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
       {summary.turns && <TurnTable turns={summary.turns} />}
+      {summary.speculative && (
+        <p data-testid="speculative">
+          Speculative decoding: {summary.speculative.accepted_tokens} of {summary.speculative.drafted_tokens} drafted tokens accepted (
+          {pct(summary.speculative.acceptance_rate)}); per request mean {pct(summary.speculative.acceptance_rate_per_request.mean)}, p50{' '}
+          {pct(summary.speculative.acceptance_rate_per_request.p50)}, min {pct(summary.speculative.acceptance_rate_per_request.min)} over{' '}
+          {summary.speculative.requests_with_draft} requests
+          {summary.speculative.requests_without_draft ? `, ${summary.speculative.requests_without_draft} drafted nothing` : ''}
+        </p>
+      )}
       {summary.telemetry && (
         <p>
           {gpu
