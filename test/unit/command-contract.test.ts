@@ -110,6 +110,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     const warm = ['warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share'];
     const sweep = ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,2'];
     const capacity = ['capacity', '--model', 'demo:q8_0', '--slo', 'ttft=500'];
+    const speculative = ['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m'];
     const variants: Record<string, { args: string[]; against: string[] }> = {
       '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
       '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
@@ -138,6 +139,8 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--start': { args: [...capacity, '--start', '4'], against: capacity },
       '--max-load': { args: [...capacity, '--max-load', '64'], against: capacity },
       '--keep-cache': { args: [...capacity, '--keep-cache'], against: capacity },
+      '--draft': { args: ['spec', '--model', 'demo:f16', '--draft', 'demo:q8_0'], against: speculative },
+      '--draft-max': { args: [...speculative, '--draft-max', '4'], against: speculative },
     };
     const spec = (args: string[]) => experimentSpecFromArgs(args).spec;
     for (const flag of flagsOf(EXPERIMENT_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {

@@ -3,6 +3,9 @@ import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/lla
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { missingDraftReason, speculativeSummary, summarizeRun } from '../../src/main/metrics/run-summary';
 import { measuredRequest } from '../support/measured-request';
+import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
+import { specRecommendation } from '../../src/main/experiments/speculative';
+import type { ConditionResult, GreedyEquivalence, VerdictRow } from '../../src/shared/contract/experiments';
 
 describe('speculative decoding: the profile', () => {
   it('launches a plain draft model under draft-simple with every limit explicit, and nothing without one', () => {
@@ -83,5 +86,49 @@ describe('speculative decoding: the figures', () => {
       slo: null,
     });
     expect(summary.speculative?.drafted_tokens).toBe(8);
+  });
+});
+
+describe('speculative decoding: the experiment', () => {
+  it('builds the spec from flags and says what is wrong with a bad one', () => {
+    const { spec } = experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m', '--draft-max', '4,8']);
+    expect(spec).toMatchObject({ kind: 'spec', draftModel: 'demo:q4_k_m', draftMax: [4, 8] });
+    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16'])).toThrow(/needs --draft/);
+    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,0'])).toThrow(/draft-max/);
+    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,4'])).toThrow(/twice/);
+    expect(() => experimentSpecFromArgs(['sweep', '--model', 'm', '--vary', 'threads=1,2', '--draft', 'd'])).toThrow(
+      /--draft is for experiment spec only/,
+    );
+  });
+
+  const condition = (name: string, tokensPerS: number): ConditionResult =>
+    ({ name, throughput: { output_tokens_per_s: tokensPerS }, speculative: { acceptance_rate: 0.8 } }) as unknown as ConditionResult;
+  const verdict = (b: string, result: VerdictRow['verdict']): VerdictRow =>
+    ({ metric: 'tpot_ms p50', a: 'spec off', b, verdict: result }) as VerdictRow;
+  const equivalence = (differing: string[]): GreedyEquivalence => ({
+    rule: '',
+    items: 4,
+    noise_floor: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 4 },
+    floor_mismatches: [],
+    settings: ['draft-max 4', 'draft-max 8'].map((name) => ({
+      name,
+      agreement: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 4 },
+      mismatches: differing.includes(name) ? ['g/1'] : [],
+      beyond_floor: differing.includes(name) ? ['g/1'] : [],
+      equivalent: !differing.includes(name),
+    })),
+  });
+  const conditions = [condition('spec off', 100), condition('draft-max 4', 150), condition('draft-max 8', 180)];
+
+  it('recommends a draft setting only when it is shown faster and its greedy output is unchanged', () => {
+    const faster = [verdict('draft-max 4', 'faster'), verdict('draft-max 8', 'faster')];
+    expect(specRecommendation(conditions, faster, equivalence([])).choice).toBe('draft-max 8');
+    // The faster one changed an output: the other is chosen, and the reason for leaving it out names the item.
+    const changed = specRecommendation(conditions, faster, equivalence(['draft-max 8']));
+    expect(changed.choice).toBe('draft-max 4');
+    expect(changed.excluded[0]).toMatchObject({ name: 'draft-max 8', reason: expect.stringMatching(/g\/1/) });
+    const unproven = specRecommendation(conditions, [verdict('draft-max 4', 'no significant difference')], equivalence([]));
+    expect(unproven.choice).toBe('spec off');
+    expect(unproven.excluded.map((item) => item.name)).toEqual(['draft-max 4', 'draft-max 8']);
   });
 });

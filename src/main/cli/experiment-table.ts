@@ -6,6 +6,7 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   if (result.kind === 'capacity' && result.capacity) return capacityTable(result.capacity, result.recommendation.reason);
+  if (result.kind === 'spec' && result.greedy_equivalence) return specTable(result, result.greedy_equivalence);
   if (result.kind === 'sweep') {
     const sweepRows = [
       ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'good ≥ target', 'Pareto'],
@@ -124,4 +125,63 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
           : ' (no load was shown to miss)');
   const knee = `knee: ${capacity.knee === null ? 'none seen' : `${capacity.knee} ${capacity.unit}`} (${capacity.knee_rule})`;
   return `${formatTable(rows)}\n\n${answer}\n${knee}\n${reason}\nrule: ${capacity.rule}`;
+}
+
+const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
+
+/** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
+function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
+  const rows = [
+    [
+      'condition',
+      'windows',
+      'requests',
+      'TTFT p50',
+      'TPOT p50',
+      'output tok/s',
+      'accepted drafts',
+      'per request p50',
+      'min',
+      'greedy output',
+      'contaminated',
+    ],
+    ...result.conditions.map((condition) => {
+      const check = equivalence.settings.find((setting) => setting.name === condition.name);
+      const speculative = condition.speculative;
+      return [
+        condition.name,
+        String(condition.windows_run ?? condition.run_ids.length),
+        String(condition.requests.attempted),
+        formatMs(condition.metrics.ttft_ms.p50),
+        formatMs(condition.metrics.tpot_ms.p50),
+        formatNumber(condition.throughput.output_tokens_per_s),
+        speculative
+          ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${share(speculative.acceptance_rate)})`
+          : '— (no draft)',
+        share(speculative?.acceptance_rate_per_request.p50),
+        share(speculative?.acceptance_rate_per_request.min),
+        check ? (check.equivalent ? 'identical' : `DIFFERS on ${check.beyond_floor.length}`) : 'reference',
+        condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
+      ];
+    }),
+  ];
+  const floor = `greedy output over ${equivalence.items} items: spec off agreed with itself on ${equivalence.items - equivalence.floor_mismatches.length}${equivalence.floor_mismatches.length ? ` (not on ${equivalence.floor_mismatches.join(', ')})` : ''}`;
+  const differing = equivalence.settings
+    .filter((setting) => !setting.equivalent)
+    .map((setting) => `  ${setting.name} differs from spec off on: ${setting.beyond_floor.join(', ')}`);
+  return `${formatTable(rows)}
+
+${floor}
+${
+  differing.length
+    ? `${differing.join('\n')}
+`
+    : ''
+}rule: ${equivalence.rule}
+
+verdicts (each draft setting against spec off):
+${verdictTable(result.verdicts)}
+
+recommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}
+${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
 }

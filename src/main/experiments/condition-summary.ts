@@ -1,7 +1,7 @@
 import type { ConditionResult, VerdictRow } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
-import { summarizeRun } from '../metrics/run-summary';
+import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
@@ -113,6 +113,16 @@ export function summarizeCondition(
   };
 }
 
+/** Each window's output tokens per second over its own measured span, as a one-value window. */
+function windowRates(windows: RequestRow[][]): number[][] {
+  return windows.flatMap((rows) => {
+    const measured = rows.filter((row) => row.warmup === 0).map(toMeasuredRequest);
+    const span = measuredWindowMs(measured);
+    const tokens = measured.filter((row) => row.error_class === null).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
+    return span && span > 0 ? [[(tokens / span) * 1000]] : [];
+  });
+}
+
 /** The verdicts every experiment gives for each condition against the baseline. */
 export const VERDICT_METRICS = [
   { key: 'ttft_ms', statistic: 'p50' },
@@ -130,6 +140,8 @@ export const VERDICT_METRICS = [
 export function conditionVerdicts(
   conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
+  /** Also compare output tokens per second, each window's own rate as one value (higher is better). */
+  options: { throughput?: boolean } = {},
 ): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
@@ -140,12 +152,12 @@ export function conditionVerdicts(
   const questions: VerdictQuestion[] = [];
   const withheld = new Map<number, string>();
   for (const other of others) {
+    const reason = [baseline, other]
+      .filter((side) => side.contaminated)
+      // The reason stands once, in the condition's own row; every verdict it blocks points there.
+      .map((side) => `${side.name} is contaminated (see its condition row)`)
+      .join('; ');
     for (const { key, statistic } of VERDICT_METRICS) {
-      const reason = [baseline, other]
-        .filter((side) => side.contaminated)
-        // The reason stands once, in the condition's own row; every verdict it blocks points there.
-        .map((side) => `${side.name} is contaminated (see its condition row)`)
-        .join('; ');
       if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
       questions.push({
         metric: `${key} ${statistic}`,
@@ -154,6 +166,18 @@ export function conditionVerdicts(
         aWindows: values(baseline.windows, key),
         bWindows: values(other.windows, key),
         statistic,
+      });
+    }
+    if (options.throughput) {
+      if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
+      questions.push({
+        metric: 'output_tokens_per_s mean',
+        a: baseline.name,
+        b: other.name,
+        aWindows: windowRates(baseline.windows),
+        bWindows: windowRates(other.windows),
+        statistic: 'mean',
+        higherIsBetter: true,
       });
     }
   }

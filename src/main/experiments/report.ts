@@ -2,6 +2,7 @@ import type { ExperimentResult } from '../../shared/contract/experiments';
 import { bubbleDiameter, quantTradeoffPoints } from '../../shared/quant-tradeoff-points';
 import { capacitySection } from './capacity-report';
 import { escape, fmt } from './report-format';
+import { verdictUnit } from '../../shared/verdict-units';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -84,6 +85,29 @@ export function quantTradeoffSvg(result: ExperimentResult): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="680" height="400" role="img" aria-label="${escape(title)}"><text x="0" y="16" font-size="13" font-weight="bold">${escape(title)}</text><text x="${left}" y="${top - 24}" font-size="11" text-anchor="middle">${escape(chart.yName)}</text><line x1="${left}" y1="${bottom}" x2="${right}" y2="${bottom}" stroke="#888"/><line x1="${left}" y1="${top}" x2="${left}" y2="${bottom}" stroke="#888"/><text x="${left - 6}" y="${top + 4}" font-size="11" text-anchor="end">${escape(tick(maxY))}</text><text x="${left - 6}" y="${bottom + 4}" font-size="11" text-anchor="end">${escape(tick(minY))}</text><text x="${left}" y="${bottom + 16}" font-size="11" text-anchor="middle">${escape(tick(minX))}</text><text x="${right}" y="${bottom + 16}" font-size="11" text-anchor="middle">${escape(tick(maxX))}</text><text x="${(left + right) / 2}" y="${bottom + 40}" font-size="11" text-anchor="middle">${escape(chart.xName)}</text>${gate}${bubbles.join('')}</svg>`;
 }
 
+const REPORT_TITLES: Record<ExperimentResult['kind'], string> = {
+  quant: 'Quantization comparison',
+  sweep: 'Server-setting sweep',
+  capacity: 'Capacity under an SLO',
+  warmcold: 'Warm against cold',
+  spec: 'Speculative decoding',
+};
+
+const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
+
+/** Speculative decoding: acceptance per setting, and whether greedy outputs stayed the same. */
+function speculativeSection(result: ExperimentResult): string {
+  const equivalence = result.greedy_equivalence!;
+  const rows = result.conditions
+    .map((condition) => {
+      const check = equivalence.settings.find((setting) => setting.name === condition.name);
+      const speculative = condition.speculative;
+      return `<tr><th>${escape(condition.name)}</th><td>${speculative ? `${speculative.accepted_tokens} of ${speculative.drafted_tokens} (${share(speculative.acceptance_rate)})` : '— (no draft)'}</td><td>${share(speculative?.acceptance_rate_per_request.p50)}</td><td>${share(speculative?.acceptance_rate_per_request.min)}</td><td class="${check && !check.equivalent ? 'bad' : ''}">${check ? (check.equivalent ? 'identical' : `differs on ${escape(check.beyond_floor.join(', '))}`) : 'reference'}</td><td>${check ? share(check.agreement.exact_match_rate) : share(equivalence.noise_floor.exact_match_rate)}</td></tr>`;
+    })
+    .join('');
+  return `<h2>Speculative decoding</h2><table><tr><th>Condition</th><th>Drafted tokens accepted</th><th>Per request p50</th><th>Per request min</th><th>Greedy output</th><th>Exact match with spec off</th></tr>${rows}</table><p>${equivalence.items} items; the spec-off pass agreed with itself on ${equivalence.items - equivalence.floor_mismatches.length}${equivalence.floor_mismatches.length ? ` (differed on ${escape(equivalence.floor_mismatches.join(', '))})` : ''}. The reference row’s exact match is spec off against itself.</p><p><small>${escape(equivalence.rule)}</small></p>`;
+}
+
 /** Warm/cold: per-request cache evidence and fresh starts; sweep: how windows and verdicts were arranged. */
 function evidenceSection(result: ExperimentResult): string {
   const proven = result.conditions.filter((condition) => condition.cache_evidence);
@@ -106,6 +130,7 @@ function evidenceSection(result: ExperimentResult): string {
       `<h2>Fresh starts (cold-process)</h2><p>${cold.starts.length} fresh servers, each measured on the first request it answered: spawn → ready p50 ${fmt(cold.spawn_to_ready_ms.p50, 1)} ms (min ${fmt(cold.spawn_to_ready_ms.min, 1)}, max ${fmt(cold.spawn_to_ready_ms.max, 1)}); first-request TTFT p50 ${fmt(cold.ttft_ms.p50, 1)} ms (min ${fmt(cold.ttft_ms.min, 1)}, max ${fmt(cold.ttft_ms.max, 1)}).</p>`,
     );
   }
+  if (result.greedy_equivalence) parts.push(speculativeSection(result));
   if (result.kind === 'sweep') {
     parts.push(
       `<h2>Windows and verdicts</h2><p>${escape((result.protocol as { windows?: string }).windows ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`,
@@ -131,7 +156,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
   const verdictRows = result.verdicts
     .map(
       (row) =>
-        `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ms</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`,
+        `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ${verdictUnit(row.metric)}</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`,
     )
     .join('');
   const charts = [
@@ -166,7 +191,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
 <title>Infer Lab experiment ${escape(result.experiment_id.slice(0, 8))} (${escape(result.kind)})</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;color:#1f2328}table{border-collapse:collapse;width:100%;margin:8px 0 20px}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;font-size:13px}.bad{color:#cf222e}.good{color:#1a7f37}pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:16px}</style></head>
 <body>
-<h1>${result.kind === 'quant' ? 'Quantization comparison' : result.kind === 'sweep' ? 'Server-setting sweep' : result.kind === 'capacity' ? 'Capacity under an SLO' : 'Warm against cold'}</h1>
+<h1>${REPORT_TITLES[result.kind]}</h1>
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}

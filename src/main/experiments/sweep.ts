@@ -1,5 +1,6 @@
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
+import type { ServerProfile } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
@@ -13,13 +14,88 @@ import { windowSchedule } from './windows';
 
 export { paretoSet } from './sweep-plan';
 
-interface WindowGoodput {
+export interface WindowGoodput {
   requestsPerS: number | null;
   /** Good share (succeeded, accepted, within the SLOs), and its two parts. */
   fraction: number | null;
   withinSlo: number | null;
   accepted: number | null;
   measured: number;
+}
+
+/** What one window of one condition gave: the goodput figures its run reported. */
+export interface WindowGoodputEntry {
+  name: string;
+  value: string;
+  concurrency: number;
+  runIds: string[];
+  goodput: WindowGoodput[];
+}
+
+/**
+ * Each (setting, window) gets a fresh server that then runs every load level (in an order
+ * rotated per window); settings run in rotated order per window. Fills each condition's run ids
+ * and goodput in place.
+ */
+export async function runSettingWindows(
+  options: SingleModelExperimentInputs & {
+    requestsPerCondition: number | null;
+    slo: SloSpec | null;
+    signal?: AbortSignal;
+    onStatus?: (line: string) => void;
+  },
+  plan: {
+    experimentId: string;
+    settings: { value: string; profile: ServerProfile }[];
+    concurrencies: number[];
+    repeats: number;
+    conditions: WindowGoodputEntry[];
+    nameOf: (value: string, concurrency: number) => string;
+    /** The setting in words, for errors. */
+    describe: (value: string) => string;
+  },
+): Promise<void> {
+  const byName = new Map(plan.conditions.map((condition) => [condition.name, condition]));
+  for (const { window, condition: setting } of windowSchedule(plan.settings, plan.repeats)) {
+    const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
+    try {
+      const ready = await server.start();
+      if (ready.state !== 'ready')
+        throw new AppError(ErrorCode.ServerStartFailed, `${plan.describe(setting.value)}: ${ready.fault?.message}`);
+      const levels = plan.concurrencies.map((_, i) => plan.concurrencies[(i + window) % plan.concurrencies.length]!);
+      for (const concurrency of levels) {
+        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        const entry = byName.get(plan.nameOf(setting.value, concurrency))!;
+        options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
+        const { summary } = await runWorkload({
+          request: {
+            workload: options.workload,
+            target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
+            load: { mode: 'closed', concurrency },
+            stop: { requests: options.requestsPerCondition, durationMs: null },
+            warmup: Math.min(concurrency, 4),
+            slo: options.slo,
+            ...WINDOW_RUN_DEFAULTS,
+          },
+          store: options.runs,
+          servers: options.servers,
+          engine: options.engine,
+          signal: options.signal,
+        });
+        options.experiments.addRun(plan.experimentId, summary.run_id, entry.name, window);
+        entry.runIds.push(summary.run_id);
+        entry.goodput.push({
+          requestsPerS: summary.goodput.requests_per_s,
+          fraction: summary.goodput.fraction,
+          withinSlo: summary.goodput.within_slo_fraction ?? null,
+          accepted: summary.accepted_rate,
+          measured: summary.requests.attempted,
+        });
+      }
+    } finally {
+      await server.stop();
+    }
+  }
 }
 
 /**
@@ -75,48 +151,16 @@ export async function runSweep(
       goodput: [] as WindowGoodput[],
     })),
   );
-  const byName = new Map(conditions.map((condition) => [condition.name, condition]));
   try {
-    for (const { window, condition: setting } of windowSchedule(settings, repeats)) {
-      const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
-      try {
-        const ready = await server.start();
-        if (ready.state !== 'ready')
-          throw new AppError(ErrorCode.ServerStartFailed, `${options.vary.field}=${setting.value}: ${ready.fault?.message}`);
-        const levels = options.concurrencies.map((_, i) => options.concurrencies[(i + window) % options.concurrencies.length]!);
-        for (const concurrency of levels) {
-          if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-          const entry = byName.get(nameOf(setting.value, concurrency))!;
-          options.onStatus?.(`window ${window + 1}/${repeats}: ${entry.name}`);
-          const { summary } = await runWorkload({
-            request: {
-              workload: options.workload,
-              target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
-              load: { mode: 'closed', concurrency },
-              stop: { requests: options.requestsPerCondition, durationMs: null },
-              warmup: Math.min(concurrency, 4),
-              slo: options.slo,
-              ...WINDOW_RUN_DEFAULTS,
-            },
-            store: options.runs,
-            servers: options.servers,
-            engine: options.engine,
-            signal: options.signal,
-          });
-          options.experiments.addRun(experimentId, summary.run_id, entry.name, window);
-          entry.runIds.push(summary.run_id);
-          entry.goodput.push({
-            requestsPerS: summary.goodput.requests_per_s,
-            fraction: summary.goodput.fraction,
-            withinSlo: summary.goodput.within_slo_fraction ?? null,
-            accepted: summary.accepted_rate,
-            measured: summary.requests.attempted,
-          });
-        }
-      } finally {
-        await server.stop();
-      }
-    }
+    await runSettingWindows(options, {
+      experimentId,
+      settings,
+      concurrencies: options.concurrencies,
+      repeats,
+      conditions,
+      nameOf,
+      describe: (value) => `${options.vary.field}=${value}`,
+    });
 
     const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
     const points = summaries.map(({ condition, result }) => {

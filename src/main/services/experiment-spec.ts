@@ -7,6 +7,7 @@ import { readTextFileCapped } from '../core/read-capped';
 import { checkQuantFiles, type QuantFile } from '../experiments/quantization';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { hasConversations } from '../runner/conversation-slots';
+import { isDemoRef } from '../models/demo-models';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
@@ -23,9 +24,18 @@ export interface CheckedExperiment {
   quants: string[];
   constraints: QuantConstraints;
   kldText: { text: string; source: string } | null;
+  /** spec: the draft model, a demo ref or a file inside the roots, and the draft limits to compare. */
+  draft: { model: string; max: number[] } | null;
 }
 
-const DEFAULT_WORKLOAD = { quant: 'chat-short', warmcold: 'prefix-share', sweep: 'chat-short', capacity: 'chat-short' } as const;
+const DEFAULT_WORKLOAD = {
+  quant: 'chat-short',
+  warmcold: 'prefix-share',
+  sweep: 'chat-short',
+  capacity: 'chat-short',
+  spec: 'chat-short',
+} as const;
+export const DEFAULT_DRAFT_MAX = [4, 8, 16];
 /** Users are conversations: a capacity in users runs the built-in conversations unless told otherwise. */
 const USERS_WORKLOAD = 'multi-turn-chat';
 const NO_CONSTRAINTS: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
@@ -92,11 +102,20 @@ function checkCapacity(spec: StartExperimentSpec): void {
     invalid(`capacity.start (${capacity.start}) is above capacity.maxLoad (${capacity.maxLoad})`);
 }
 
+function checkDraft(spec: StartExperimentSpec): void {
+  if (typeof spec.draftModel !== 'string' || spec.draftModel.trim() === '')
+    invalid('a spec experiment needs a draft model: --draft demo:q4_k_m or a GGUF path with the same vocabulary as --model');
+  const limits = spec.draftMax ?? DEFAULT_DRAFT_MAX;
+  if (!Array.isArray(limits) || limits.length === 0) invalid('draftMax needs at least one limit, like 4,8,16');
+  for (const limit of limits) wholeNumber('draftMax', limit, 1, 256);
+  if (new Set(limits).size !== limits.length) invalid(`draftMax lists a limit twice: ${limits.join(',')}`);
+}
+
 /** The checks that need no file, database or server: kinds, numbers and combinations. */
 export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('an experiment spec must be an object');
-  if (!['quant', 'warmcold', 'sweep', 'capacity'].includes(spec.kind))
-    invalid(`kind must be quant, warmcold, sweep or capacity, got ${JSON.stringify(spec.kind)}`);
+  if (!['quant', 'warmcold', 'sweep', 'capacity', 'spec'].includes(spec.kind))
+    invalid(`kind must be quant, warmcold, sweep, capacity or spec, got ${JSON.stringify(spec.kind)}`);
   wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000);
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
@@ -120,6 +139,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
   }
   if (spec.kind === 'warmcold') wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
   if (spec.kind === 'capacity') checkCapacity(spec);
+  if (spec.kind === 'spec') checkDraft(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
   if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
     invalid('settings must be a list of FIELD=VALUE strings');
@@ -156,11 +176,19 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
     const source = access.paths.check(spec.kldTextFile, 'text');
     kldText = { text: readTextFileCapped(source, 'evaluation text'), source };
   }
+  const draft =
+    spec.kind === 'spec'
+      ? {
+          model: isDemoRef(spec.draftModel!) ? spec.draftModel! : await resolveModelWithin(access, spec.draftModel!),
+          max: spec.draftMax ?? DEFAULT_DRAFT_MAX,
+        }
+      : null;
   return {
     workload,
     files,
     model,
     kldText,
+    draft,
     repeats: wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000),
     requestsPerWindow: wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: wholeNumber('concurrency', spec.concurrency, 1, 4096),

@@ -90,6 +90,17 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
           slo: checked.constraints.slo,
         });
       }
+      if (spec.kind === 'spec') {
+        const { runSpecExperiment } = await import('../experiments/speculative');
+        return runSpecExperiment({
+          ...(await common()),
+          model: checked.model!,
+          draftModel: checked.draft!.model,
+          draftMax: checked.draft!.max,
+          concurrency: checked.concurrency,
+          requestsPerCondition: checked.requestsPerWindow,
+        });
+      }
       if (spec.kind === 'capacity') {
         const { runCapacity } = await import('../experiments/capacity');
         return runCapacity({

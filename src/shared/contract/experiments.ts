@@ -1,7 +1,7 @@
 import type { Verdict } from './compare';
-import type { Distribution, SloSpec } from './runs';
+import type { Distribution, SloSpec, SpeculativeSummary } from './runs';
 
-export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity';
+export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'spec';
 
 export interface ConditionResult {
   name: string;
@@ -58,6 +58,8 @@ export interface ConditionResult {
   windows_run?: number;
   goodput_fraction?: number | null;
   meets_slo?: boolean | null;
+  /** Speculative decoding: drafted and accepted tokens over the condition's windows. */
+  speculative?: SpeculativeSummary | null;
 }
 
 /**
@@ -149,6 +151,29 @@ export interface ExperimentResult {
   };
   /** Capacity experiments: the search, each load it measured, and the answer. */
   capacity?: CapacityResult;
+  /** Speculative-decoding experiments: whether greedy outputs stay the same with the draft. */
+  greedy_equivalence?: GreedyEquivalence;
+}
+
+/**
+ * Temperature-0 outputs of each draft setting against the spec-off pass, token for token, with
+ * the spec-off pass repeated as the noise floor: batched verification may round differently,
+ * so only a mismatch on an item where spec-off agreed with itself counts against a setting.
+ */
+export interface GreedyEquivalence {
+  rule: string;
+  items: number;
+  noise_floor: TokenAgreement;
+  /** Items whose two spec-off passes differed: nondeterminism, not the draft. */
+  floor_mismatches: string[];
+  settings: {
+    name: string;
+    agreement: TokenAgreement;
+    /** Items whose tokens differ from spec-off, and of those the ones where spec-off agreed with itself. */
+    mismatches: string[];
+    beyond_floor: string[];
+    equivalent: boolean;
+  }[];
 }
 
 /** One load a capacity search measured. */

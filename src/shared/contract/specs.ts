@@ -136,7 +136,13 @@ export type QuantConstraints = Static<typeof QuantConstraintsSchema>;
 
 export const StartExperimentSpecSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal('quant'), Type.Literal('warmcold'), Type.Literal('sweep'), Type.Literal('capacity')]),
+    kind: Type.Union([
+      Type.Literal('quant'),
+      Type.Literal('warmcold'),
+      Type.Literal('sweep'),
+      Type.Literal('capacity'),
+      Type.Literal('spec'),
+    ]),
     model: PathText,
     quants: Type.Array(Name, { maxItems: 64, description: 'quant: the types to compare, the first the baseline (f16,q8_0,q4_k_m).' }),
     files: Maybe(
@@ -157,6 +163,11 @@ export const StartExperimentSpecSchema = Type.Object(
       Type.Boolean({ description: 'warmcold: leave the prompt cache on in cold-cache (its evidence must flag it).' }),
     ),
     vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'sweep: the profile field to vary and its values.'),
+    draftModel: Maybe(PathText, 'spec: the draft model (a demo ref or GGUF path) that drafts for model.'),
+    draftMax: Maybe(
+      Type.Array(Type.Number(), { maxItems: 16 }),
+      'spec: the draft limits (tokens drafted per step) each compared with spec off; null for 4, 8 and 16.',
+    ),
     loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'sweep: the load levels (concurrency) every setting runs at.'),
     capacity: Maybe(
       Type.Object(

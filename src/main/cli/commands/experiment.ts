@@ -22,7 +22,7 @@ export function experimentSpecFromArgs(args: string[]): {
   output: { db?: string; json?: boolean; report?: string };
 } {
   const [kind, ...rest] = args;
-  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep' && kind !== 'capacity')
+  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep' && kind !== 'capacity' && kind !== 'spec')
     throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
   const { values } = parseOptions(
     rest,
@@ -57,6 +57,8 @@ export function experimentSpecFromArgs(args: string[]): {
       start: { type: 'string' },
       'max-load': { type: 'string' },
       'keep-cache': { type: 'boolean' },
+      draft: { type: 'string' },
+      'draft-max': { type: 'string' },
     },
     USAGE,
   );
@@ -105,6 +107,16 @@ export function experimentSpecFromArgs(args: string[]): {
     if (!Number.isFinite(value) || value <= 0) usage(`--${flag} must be a positive number, got "${text}"`);
     return value;
   };
+  for (const flag of ['draft', 'draft-max'] as const)
+    if (kind !== 'spec' && values[flag] !== undefined) usage(`--${flag} is for experiment spec only`);
+  if (kind === 'spec' && !values.draft) usage('experiment spec needs --draft: a smaller model with the same vocabulary, e.g. demo:q4_k_m');
+  const draftMax =
+    values['draft-max'] === undefined
+      ? null
+      : values['draft-max']
+          .split(',')
+          .filter(Boolean)
+          .map((value) => positiveInteger('draft-max', value.trim(), 1));
   let capacity: StartExperimentSpec['capacity'] = null;
   if (kind === 'capacity') {
     if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency' && values.by !== 'users')
@@ -147,6 +159,8 @@ export function experimentSpecFromArgs(args: string[]): {
     vary,
     loadConcurrencies,
     capacity,
+    draftModel: kind === 'spec' ? values.draft! : null,
+    draftMax,
   };
   try {
     checkExperimentShape(spec);

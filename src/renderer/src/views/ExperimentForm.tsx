@@ -43,6 +43,8 @@ export interface ExperimentFormState {
   startLoad: string;
   maxLoad: string;
   keepCache: boolean;
+  draftModel: string;
+  draftMax: string;
 }
 
 const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
@@ -62,6 +64,7 @@ const DEFAULT_WORKLOAD: Record<Kind, string> = {
   warmcold: 'prefix-share',
   sweep: 'chat-short',
   capacity: 'chat-short',
+  spec: 'chat-short',
 };
 const GATES: { gate: QualityGate; label: string }[] = [
   { gate: 'acceptance', label: 'acceptance' },
@@ -104,6 +107,8 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     startLoad: '',
     maxLoad: '',
     keepCache: false,
+    draftModel: 'demo:q4_k_m',
+    draftMax: '4,8,16',
   };
 }
 
@@ -152,6 +157,8 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     ...(form.kind === 'warmcold' && form.skipCacheReset ? { skipCacheReset: true } : {}),
     vary: form.kind === 'sweep' ? { field: form.varyField, values: list(form.varyValues) } : null,
     loadConcurrencies: form.kind === 'sweep' && list(form.loadConcurrencies).length > 0 ? list(form.loadConcurrencies).map(Number) : null,
+    draftModel: form.kind === 'spec' ? form.draftModel.trim() : null,
+    draftMax: form.kind === 'spec' ? list(form.draftMax).map(Number) : null,
     capacity:
       form.kind === 'capacity'
         ? {
@@ -207,7 +214,7 @@ export function ExperimentForm({
     >
       <fieldset>
         <legend>Experiment</legend>
-        {(['quant', 'warmcold', 'sweep', 'capacity'] as const).map((option) => (
+        {(['quant', 'warmcold', 'sweep', 'capacity', 'spec'] as const).map((option) => (
           <label key={option}>
             <input
               type="radio"
@@ -234,7 +241,9 @@ export function ExperimentForm({
                 ? 'Warm against cold'
                 : option === 'sweep'
                   ? 'Sweep a server setting'
-                  : 'Capacity under an SLO'}
+                  : option === 'capacity'
+                    ? 'Capacity under an SLO'
+                    : 'Speculative decoding'}
           </label>
         ))}
         {kind === 'quant' && (
@@ -361,6 +370,16 @@ export function ExperimentForm({
             </label>
           </>
         )}
+        {kind === 'spec' && (
+          <>
+            <label>
+              Draft model <input {...text('draftModel', 'draft model')} size={24} placeholder="demo:q4_k_m or a GGUF path" />
+            </label>
+            <label>
+              Draft limits (tokens per step) <input {...text('draftMax', 'draft max')} size={12} placeholder="4,8,16" />
+            </label>
+          </>
+        )}
         {kind === 'sweep' && (
           <>
             <label>
@@ -382,7 +401,7 @@ export function ExperimentForm({
           </>
         )}
       </fieldset>
-      {kind !== 'warmcold' && (
+      {kind !== 'warmcold' && kind !== 'spec' && (
         <fieldset>
           <legend>{kind === 'quant' ? 'Gates and recommendation' : 'SLO'}</legend>
           {kind === 'quant' && (

@@ -11,6 +11,7 @@ import { Chart } from '../components/Chart';
 import { quantTradeoffOption } from './quant-tradeoff';
 import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
 import { CapacityPanel } from './CapacityPanel';
+import { verdictUnit } from '../../../shared/verdict-units';
 import { routeOf } from '../state/route';
 
 const QUANT_DEMO: StartExperimentSpec = {
@@ -22,6 +23,22 @@ const QUANT_DEMO: StartExperimentSpec = {
   requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
 };
 
+const EXPERIMENT_TITLES: Record<ExperimentResult['kind'], string> = {
+  quant: 'Quantization',
+  warmcold: 'Warm against cold',
+  sweep: 'Sweep',
+  capacity: 'Capacity',
+  spec: 'Speculative decoding',
+};
+
+/** A condition's greedy-output check: spec off is the reference itself. */
+function greedyCell(equivalence: ExperimentResult['greedy_equivalence'], name: string): string {
+  if (!equivalence) return '—';
+  const setting = equivalence.settings.find((entry) => entry.name === name);
+  if (!setting) return 'reference';
+  return setting.equivalent ? 'identical' : `differs on ${setting.beyond_floor.length} item(s)`;
+}
+
 function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
   const [reason, setReason] = useState('');
@@ -30,18 +47,35 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const { error, run } = useAction();
   const quant = result.kind === 'quant';
   const sweep = result.kind === 'sweep';
+  const spec = result.kind === 'spec';
+  const equivalence = result.greedy_equivalence;
   const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
-        {quant ? 'Quantization' : result.kind === 'warmcold' ? 'Warm against cold' : result.kind === 'capacity' ? 'Capacity' : 'Sweep'}{' '}
-        <small>{result.experiment_id.slice(0, 8)}</small>
+        {EXPERIMENT_TITLES[result.kind]} <small>{result.experiment_id.slice(0, 8)}</small>
       </h2>
       <p>
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
       {tradeoff && <Chart label="quant-tradeoff" option={tradeoff} height={300} />}
       {result.capacity && <CapacityPanel capacity={result.capacity} />}
+      {equivalence && (
+        <p data-testid="greedy-equivalence">
+          Greedy output over {equivalence.items} items: spec off agreed with itself on{' '}
+          {equivalence.items - equivalence.floor_mismatches.length} (noise floor, exact match{' '}
+          {pct(equivalence.noise_floor.exact_match_rate)}
+          ).{' '}
+          {equivalence.settings.map((setting) => (
+            <span key={setting.name} className={setting.equivalent ? undefined : 'error'}>
+              {setting.name}: {setting.equivalent ? 'identical' : `differs on ${setting.beyond_floor.join(', ')}`} (exact match{' '}
+              {pct(setting.agreement.exact_match_rate)}).{' '}
+            </span>
+          ))}
+          <br />
+          <small>{equivalence.rule}</small>
+        </p>
+      )}
       {result.recommendation.excluded.map((item) => (
         <p key={item.name} className="error">
           {item.name} excluded: {item.reason}
@@ -88,6 +122,13 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
             <th>Output tok/s</th>
             <th>Accepted</th>
             <th>Cache evidence</th>
+            {spec && (
+              <>
+                <th title="Accepted of drafted tokens, pooled over the windows">Draft acceptance</th>
+                <th>Per request, min</th>
+                <th>Greedy output</th>
+              </>
+            )}
             {sweep && (
               <>
                 <th>Goodput</th>
@@ -135,6 +176,13 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                   </>
                 )}
               </td>
+              {spec && (
+                <>
+                  <td>{condition.speculative ? pct(condition.speculative.acceptance_rate) : '— (no draft)'}</td>
+                  <td>{condition.speculative ? pct(condition.speculative.acceptance_rate_per_request.min) : '—'}</td>
+                  <td>{greedyCell(equivalence, condition.name)}</td>
+                </>
+              )}
               {sweep && (
                 <>
                   <td>{num(condition.goodput_requests_per_s ?? null, 'req/s', 2)}</td>
@@ -177,7 +225,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                 {row.a} → {row.b}
               </td>
               <td>
-                {num(row.difference, 'ms', 2)}{' '}
+                {num(row.difference, verdictUnit(row.metric), 2)}{' '}
                 {row.relative_ci &&
                   row.confidence != null &&
                   `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}
@@ -249,7 +297,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   );
 }
 
-const KINDS = ['quant', 'warmcold', 'sweep'] as const;
+const KINDS = ['quant', 'warmcold', 'sweep', 'capacity', 'spec'] as const;
 
 export function ExperimentsView({ client }: { client: AppServices }) {
   const [list, setList] = useState<ExperimentListItem[] | null>(null);
