@@ -128,7 +128,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(exported.name).toBe(`inferlab-run-${newest.slice(0, 8)}.zip`);
     const entries = storedZipEntries(fs.readFileSync(exported.file));
     expect(entries.map((entry) => entry.name)).toEqual(
-      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json', 'trace.jsonl'].map(
+      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json', 'telemetry.csv', 'trace.jsonl'].map(
         (name) => `inferlab-run-${newest.slice(0, 8)}/${name}`,
       ),
     );
