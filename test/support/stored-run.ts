@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { renderRunExport } from '../../src/main/store/export-run';
 import type { RunStore, StoredRequest } from '../../src/main/store/run-store';
 import type { RequestMetrics } from '../../src/shared/contract/measurement';
@@ -111,14 +112,16 @@ export function storeSampleRun(runs: RunStore): string {
     { series: 'gpu0.utilization', unit: '%', points: Float64Array.from([0, 10, 250, Number.NaN]) },
     { series: 'server.cpu', unit: '%', points: Float64Array.from([0, 95.5, 250, 101]) },
   ]);
-  runs.finishRun(id, 'completed', null, {
-    run_id: id,
+  const summary = summarizeRun({
+    runId: id,
     status: 'completed',
-    metrics: { ttft_ms: { n: 1, p50: 4.1, p95: null } },
-    throughput: { requests_per_s: 1.5, output_tokens_per_s: 12 },
-    requests: { attempted: 2, completed: 1, failed: 1 },
-    groups: {},
+    statusReason: null,
+    workload: { name: 'chat-short', revision: 'rev-1' },
+    rows: runs.measuredRequests(id),
+    load: { mode: 'closed', concurrency: 2 },
+    slo: null,
   });
+  runs.finishRun(id, 'completed', null, summary);
   return id;
 }
 

@@ -47,6 +47,20 @@ describe('the run export schema', () => {
     expect(telemetry.schema_version).toBe(RUN_EXPORT_SCHEMA_VERSION);
     expect(exportDocumentProblem('manifest', manifest)).toBeNull();
     expect(exportDocumentProblem('summary', readJson(path.join(folder, 'summary.json')))).toBeNull();
+    const summary = readJson(path.join(folder, 'summary.json'));
+    expect(exportDocumentProblem('summary', { ...summary, metrics: { ...(summary.metrics as object), ttft_ms: undefined } })).toEqual({
+      field: 'metrics.ttft_ms',
+      message: 'is missing',
+    });
+    expect(
+      exportDocumentProblem('summary', {
+        ...summary,
+        groups: { chat: { ...(summary.groups as { chat: object }).chat, requests: { attempted: -1, completed: 0, failed: 0 } } },
+      }),
+    ).toMatchObject({
+      field: 'groups.chat.requests.attempted',
+    });
+    expect(exportDocumentProblem('summary', { legacy: 'one request', ttft_ms: 3 })).toBeNull();
     expect(exportDocumentProblem('telemetry', telemetry)).toBeNull();
     const lines = jsonLines(path.join(folder, 'requests.jsonl'));
     expect(lines).toHaveLength(3);
