@@ -26,7 +26,7 @@ const metrics = (ttft: number | null, e2e: number | null): RequestMetrics => ({
  * A finished run with the kinds of request a real one holds (warmup, measured, a conversation
  * turn with reasoning, a failure) and telemetry, written through the same store calls a run uses.
  */
-export function storeSampleRun(runs: RunStore): string {
+export function storeSampleRun(runs: RunStore, options: { private?: boolean } = {}): string {
   const id = runs.createRun({
     kind: 'workload',
     modelRef: 'demo:q8_0',
@@ -38,6 +38,7 @@ export function storeSampleRun(runs: RunStore): string {
     manifest: { load: { mode: 'closed', concurrency: 2 }, profile: { name: 'default', parallelSlots: 1 } },
     workload: { name: 'chat-short', revision: 'rev-1', source: 'builtin' } as never,
     environment: { cpu: { cores: 2 } },
+    private: options.private,
   });
   const base = {
     headersMs: 1.5,
@@ -101,7 +102,7 @@ export function storeSampleRun(runs: RunStore): string {
       outputText: null,
     },
   ];
-  runs.addRequests(id, requests);
+  runs.addRequests(id, requests, options);
   runs.setBlockHashes(id, [
     { seq: 0, hashes: ['h1', 'h2'] },
     { seq: 1, hashes: ['h1', 'h3'] },

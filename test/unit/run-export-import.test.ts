@@ -156,6 +156,26 @@ describe('import', () => {
     expect(again.summary).toBe(first.summary);
   });
 
+  it('keeps a private run private: hashes and lengths come back, no text', () => {
+    const dir = tempDir();
+    const source = new RunStore(openDatabase(path.join(dir, 'source.db')));
+    const runId = storeSampleRun(source, { private: true });
+    const folder = writeRunExport(source, runId, path.join(dir, 'export'));
+    const { db, runs: target } = importInto(path.join(dir, 'target.db'), folder);
+    expect(target.getRun(runId)!.private).toBe(1);
+    expect(target.requests(runId).map(requestRecord)).toEqual(source.requests(runId).map(requestRecord));
+    expect(
+      db
+        .prepare(
+          'SELECT COUNT(*) AS n FROM requests WHERE prompt_text IS NOT NULL OR output_text IS NOT NULL OR reasoning_text IS NOT NULL',
+        )
+        .get(),
+    ).toEqual({
+      n: 0,
+    });
+    expect(target.requests(runId)[1]!.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('refuses a run id that is already in the database, and imports nothing twice', () => {
     const { db, runId, folder } = exportedSample();
     expect(() => saveImportedRun(db, readRunExport(folder, anywhere), { from: folder, at: 'now', schema_version: 1 })).toThrow(
