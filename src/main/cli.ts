@@ -25,7 +25,8 @@ Commands:
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
   runs list [--limit N]|show ID|delete ID     stored runs
   compare RUN_ID RUN_ID ...                   runs side by side: each metric's change with its interval and verdict
-  export ID --out DIR                         manifest.json, summary.json, requests.jsonl, requests.csv
+  export ID --out DIR                         manifest.json, summary.json, requests.jsonl, CSVs, telemetry
+  import DIR                                  an exported run folder back into the database, under its own id
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
   experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
@@ -52,6 +53,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   run: async () => (await import('./cli/commands/run')).runCommand,
   runs: async () => (await import('./cli/commands/runs')).runsCommand,
   export: async () => (await import('./cli/commands/runs')).exportCommand,
+  import: async () => (await import('./cli/commands/runs')).importCommand,
   compare: async () => (await import('./cli/commands/compare')).compareCommand,
   experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,
   report: async () => (await import('./cli/commands/experiment')).reportCommand,

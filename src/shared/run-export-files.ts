@@ -8,6 +8,7 @@ export function runExportFiles(rendered: RunExport): { name: string; content: st
     { name: 'requests.jsonl', content: rendered.requestsJsonl },
     { name: 'requests.csv', content: rendered.requestsCsv },
     { name: 'telemetry.json', content: rendered.telemetry },
+    { name: 'telemetry.csv', content: rendered.telemetryCsv },
     ...(rendered.traceJsonl === null ? [] : [{ name: 'trace.jsonl', content: rendered.traceJsonl }]),
   ];
 }

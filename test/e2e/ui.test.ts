@@ -9,6 +9,7 @@ import { ms } from '../../src/renderer/src/components/format';
 import { chromiumPath } from '../../src/main/doctor';
 import { startServe } from '../support/serve';
 import { isolatedDataDir, useTempDirs } from '../support/temp';
+import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { storedZipEntries } from '../support/zip-entries';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { openDatabase } from '../../src/main/store/database';
@@ -128,7 +129,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(exported.name).toBe(`inferlab-run-${newest.slice(0, 8)}.zip`);
     const entries = storedZipEntries(fs.readFileSync(exported.file));
     expect(entries.map((entry) => entry.name)).toEqual(
-      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json', 'trace.jsonl'].map(
+      ['manifest.json', 'summary.json', 'requests.jsonl', 'requests.csv', 'telemetry.json', 'telemetry.csv', 'trace.jsonl'].map(
         (name) => `inferlab-run-${newest.slice(0, 8)}/${name}`,
       ),
     );
@@ -374,6 +375,31 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     } finally {
       made.forEach((id) => store.deleteRun(id));
       db.close();
+    }
+  });
+
+  it('imports an exported run folder from the Runs view, only from the results folder', async () => {
+    const { runs } = views();
+    const source = new RunStore(openDatabase(path.join(tempDir(), 'elsewhere.db')));
+    const runId = storeSampleRun(source);
+    const outside = writeRunExport(source, runId, path.join(tempDir(), 'export'));
+    const inside = path.join(dataDir, 'results', 'sample');
+    fs.cpSync(outside, inside, { recursive: true });
+    await runs.open();
+    await runs.importFolder(outside);
+    await runs.importForm.filter({ hasText: /outside the folders this interface may use for a run export/ }).waitFor();
+    await runs.importFolder(inside);
+    await runs.importForm
+      .getByRole('status')
+      .filter({ hasText: `Imported run ${runId.slice(0, 8)} (3 requests)` })
+      .waitFor();
+    await runs.detail.filter({ hasText: runId.slice(0, 8) }).waitFor();
+    await runs.rows.filter({ has: page.locator(`[title="imported from ${inside}"]`) }).waitFor();
+    const handle = openDatabase(path.join(dataDir, 'ui.db'));
+    try {
+      new RunStore(handle).deleteRun(runId);
+    } finally {
+      handle.close();
     }
   });
 

@@ -80,6 +80,7 @@ describe('inferlab CLI conventions', () => {
     ['run'],
     ['runs'],
     ['export'],
+    ['import'],
     ['experiment'],
     ['experiment', 'quant'],
     ['experiment', 'warmcold'],

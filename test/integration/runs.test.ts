@@ -76,6 +76,7 @@ describe('inferlab run against the real llama-server', () => {
       'requests.csv',
       'requests.jsonl',
       'summary.json',
+      'telemetry.csv',
       'telemetry.json',
       'trace.jsonl',
     ]);
@@ -126,7 +127,7 @@ describe('inferlab run against the real llama-server', () => {
     expect(manifest.server.effectiveConfig.build).toMatch(/^b\d+/);
     expect(manifest.model.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(manifest.environment.cpu.cores).toBeGreaterThan(0);
-    expect(fs.readFileSync(path.join(out, 'requests.csv'), 'utf8').split('\n')[0]).toMatch(/^seq,warmup,group,item_id/);
+    expect(fs.readFileSync(path.join(out, 'requests.csv'), 'utf8').split('\n')[0]).toMatch(/^run_id,seq,warmup,group,item_id/);
 
     const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db, '--json']);
     expect(JSON.parse(shown.stdout).summary.run_id).toBe(summary.run_id);

@@ -1,7 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AppEvents, FirstRequestResult, JobProgress, RunDetail, ServerProfile, SettingsInfo } from '../../src/shared/contract';
+import type {
+  AppEvents,
+  FirstRequestResult,
+  JobProgress,
+  RunDetail,
+  RunExport,
+  ServerProfile,
+  SettingsInfo,
+} from '../../src/shared/contract';
+import { runExportFiles } from '../../src/shared/run-export-files';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
@@ -120,8 +129,21 @@ describe('every service method through the dispatcher', () => {
     expect(await call('runs', 'validate', goodRun)).toEqual({ problem: null });
     expect(await call('runs', 'validate', { ...goodRun, rate: 2 })).toEqual({ problem: expect.stringMatching(/concurrency|rate/) });
     await call('runs', 'cancel', 'no-such-job');
+    const secondExport = path.join(dir, 'second-export');
+    fs.mkdirSync(secondExport);
+    for (const file of runExportFiles(await call<RunExport>('runs', 'exportRun', second.runId)))
+      fs.writeFileSync(path.join(secondExport, file.name), file.content);
     expect(await call('runs', 'remove', second.runId)).toBe(true);
     expect(await call('runs', 'remove', second.runId)).toBe(false);
+    // The removed run comes back from its export, once.
+    expect(await call('runs', 'importRun', secondExport)).toEqual({
+      runId: second.runId,
+      requests: 1,
+      telemetrySeries: expect.any(Number),
+      importedFrom: secondExport,
+    });
+    expect(await failure('runs', 'importRun', secondExport)).toBe('invalid_input');
+    expect(await failure('runs', 'importRun', path.join(dir, 'no-such-export'))).toBe('not_found');
 
     // A finished experiment, its condition summarized from a stored run as the protocols do, to list, read, report and decide on.
     const db = openDatabase(dbPath);

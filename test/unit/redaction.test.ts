@@ -156,7 +156,7 @@ describe('CSV export', () => {
     for (const row of rows) {
       const cells = row.split(',');
       // group and item_id: text, never starting (inside optional quotes) with a formula character.
-      for (const cell of cells.slice(2, 4)) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@\t\r]/);
+      for (const cell of cells.slice(3, 5)) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@\t\r]/);
       // ttft_ms: a negative number, written as a number.
       expect(cells[ttftColumn]).toBe('-3.5');
     }

@@ -7,7 +7,11 @@ import WebSocket from 'ws';
 import { startHeadlessServer, type HeadlessServer } from '../../src/main/headless';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { rpcAccess } from '../../src/main/services/access';
+import { MAX_INPUT_FILE_BYTES } from '../../src/main/core/read-capped';
+import { openDatabase } from '../../src/main/store/database';
+import { RunStore } from '../../src/main/store/run-store';
 import { demoRunSpec } from '../support/specs';
+import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
 
 /**
@@ -200,6 +204,47 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
       expect(reply.error?.code, `${index}: ${reply.error?.message}`).toBe('forbidden');
       expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
     }
+  });
+
+  it('imports a run folder only from inside the results roots: not outside, not through a symlink out, not a huge file', async () => {
+    const face = await rpcFace();
+    const source = new RunStore(openDatabase(path.join(tempDir(), 'source.db')));
+    const runId = storeSampleRun(source);
+    const outside = writeRunExport(source, runId, path.join(tempDir(), 'secret-export'));
+    fs.writeFileSync(path.join(tempDir(), 'marker'), 'PRIVATE-MARKER');
+    const results = path.join(face.dataDir, 'results');
+    fs.mkdirSync(results);
+    const refused = async (folder: string, code: string, message: RegExp) => {
+      const reply = await face.call('runs', 'importRun', folder);
+      expect(reply.ok, folder).toBe(false);
+      expect(reply.error, folder).toMatchObject({ code, message: expect.stringMatching(message) });
+      expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+    };
+    const forbidden = /outside the folders this interface may use for a run export .*roots\.results/;
+
+    for (const folder of [outside, '/etc', os.homedir()]) await refused(folder, 'forbidden', forbidden);
+    // A link to a folder outside, and a folder inside whose file links outside.
+    fs.symlinkSync(outside, path.join(results, 'linked-folder'));
+    await refused(path.join(results, 'linked-folder'), 'forbidden', forbidden);
+    const linkedFile = path.join(results, 'linked-file');
+    fs.cpSync(outside, linkedFile, { recursive: true });
+    const secretLines = path.join(tempDir(), 'requests.jsonl');
+    fs.writeFileSync(secretLines, 'PRIVATE-MARKER\n');
+    fs.rmSync(path.join(linkedFile, 'requests.jsonl'));
+    fs.symlinkSync(secretLines, path.join(linkedFile, 'requests.jsonl'));
+    await refused(linkedFile, 'forbidden', forbidden);
+    // A file inside the roots larger than any export is refused from its size, before it is read.
+    const huge = path.join(results, 'huge');
+    fs.cpSync(outside, huge, { recursive: true });
+    fs.truncateSync(path.join(huge, 'requests.jsonl'), MAX_INPUT_FILE_BYTES + 1);
+    await refused(huge, 'invalid_input', /requests\.jsonl: the exported requests\.jsonl is \d+ bytes, over the 256 MiB/);
+    expect((await face.call('runs', 'list')).result).toEqual([]);
+
+    // The same files inside the roots come in, marked with where they came from.
+    const inside = path.join(results, 'run');
+    fs.cpSync(outside, inside, { recursive: true });
+    expect(await face.call('runs', 'importRun', inside)).toMatchObject({ ok: true, result: { runId, requests: 3, importedFrom: inside } });
+    expect((await face.call('runs', 'list')).result).toMatchObject([{ runId, importedFrom: inside }]);
   });
 
   it('uses the folders the config file adds', async () => {

@@ -17,7 +17,7 @@ function settingsIn(dataDir: string) {
   const profiles = new ProfileStore(openDatabase(path.join(dataDir, 'settings.db')));
   const access = {
     face: 'rpc',
-    paths: rootedPaths({ model: ['/models'], workload: [], text: [] }),
+    paths: rootedPaths({ model: ['/models'], workload: [], text: [], results: [] }),
     endpointHeaders: () => ({}),
   } as ServiceAccess;
   const service = createSettingsService({

@@ -21,6 +21,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'runs delete': { calls: ['runs.remove'] },
   compare: { calls: ['runs.compare'] },
   export: { calls: ['runs.exportRun'] },
+  import: { calls: ['runs.importRun'] },
   'experiment quant': { calls: ['experiments.start', 'experiments.report'] },
   'experiment warmcold': { calls: ['experiments.start', 'experiments.report'] },
   'experiment sweep': { calls: ['experiments.start', 'experiments.report'] },

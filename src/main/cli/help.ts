@@ -5,6 +5,7 @@ import {
   DOCTOR_USAGE,
   EXPERIMENT_USAGE,
   EXPORT_USAGE,
+  IMPORT_USAGE,
   PROFILE_USAGE,
   QUANTIZE_USAGE,
   REPORT_USAGE,
@@ -96,7 +97,17 @@ const HELP: Record<string, HelpEntry> = {
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
-  export: { usage: EXPORT_USAGE, examples: ['inferlab export 1a2b3c4d --out ./run-export'] },
+  export: {
+    usage: EXPORT_USAGE,
+    examples: ['inferlab export 1a2b3c4d --out ./run-export'],
+    notes: 'Every file carries schema_version and is described by resources/run-export.schema.json; inferlab import reads the folder back.',
+  },
+  import: {
+    usage: IMPORT_USAGE,
+    examples: ['inferlab import ./run-export', 'inferlab import ./run-export --db other.db --json'],
+    notes:
+      'Reads manifest.json, summary.json, requests.jsonl and telemetry.json, checks each against resources/run-export.schema.json, and stores the run with every request and the telemetry in one transaction: a problem (a newer schema_version, a malformed line, a run id already in the database) imports nothing and names the file, line and field. The run is marked imported with its folder, and lists, compares and exports like any run.',
+  },
   experiment: { usage: EXPERIMENT_USAGE },
   'experiment quant': {
     usage: EXPERIMENT_USAGE,

@@ -40,7 +40,10 @@ export const RUNS_USAGE =
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
 export const EXPORT_USAGE =
-  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, and trace.jsonl when the prompts were hashed)';
+  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, telemetry.csv, and trace.jsonl when the prompts were hashed)';
+
+export const IMPORT_USAGE =
+  'inferlab import DIR [--db PATH] [--json]  (a folder written by inferlab export: the run comes back under its own id)';
 
 export const SERVE_USAGE =
   'inferlab serve [--host 127.0.0.1] [--port N] [--db PATH]  (--window: for the desktop app, with INFERLAB_WINDOW_TOKEN; ends when stdin closes)';

@@ -18,6 +18,8 @@ export interface UserConfig {
   roots?: {
     models?: string[];
     workloads?: string[];
+    /** Folders of exported runs that may be imported. */
+    results?: string[];
   };
   /**
    * Which endpoint receives which API key: the key in environment variable `env` is sent to
@@ -73,7 +75,7 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
   if (roots !== undefined && (typeof roots !== 'object' || roots === null || Array.isArray(roots))) {
     throw new AppError(ErrorCode.InvalidInput, `${file}: field "roots" must be an object like {"models": ["/data/models"]}`);
   }
-  for (const field of ['models', 'workloads'] as const) {
+  for (const field of ['models', 'workloads', 'results'] as const) {
     const list = roots?.[field];
     if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== 'string' || !path.isAbsolute(entry)))) {
       throw new AppError(ErrorCode.InvalidInput, `${file}: field "roots.${field}" must be a list of absolute folder paths`);

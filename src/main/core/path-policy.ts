@@ -4,7 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from './errors';
 
 /** What a path is for; each kind has its own roots. */
-export type PathKind = 'model' | 'workload' | 'text';
+export type PathKind = 'model' | 'workload' | 'text' | 'results';
 
 /**
  * Which files a face may name. The CLI acts with the rights of the person at the shell and
@@ -57,6 +57,7 @@ const KIND_LABELS: Record<PathKind, { noun: string; setting: string }> = {
   model: { noun: 'model file', setting: 'roots.models' },
   workload: { noun: 'workload file', setting: 'roots.workloads' },
   text: { noun: 'text file', setting: 'roots.workloads' },
+  results: { noun: 'run export', setting: 'roots.results' },
 };
 
 export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPolicy {

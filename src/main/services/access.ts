@@ -22,7 +22,8 @@ export interface ServiceAccess {
 
 /**
  * Requests over RPC: model files under the usual model folders and `roots.models`, workload
- * files among the built-ins, `<data>/workloads` and `roots.workloads`; API keys only to the
+ * files among the built-ins, `<data>/workloads` and `roots.workloads`, exported runs to import
+ * under `<data>/results` and `roots.results`; API keys only to the
  * endpoints `endpointKeys` names. The roots and keys change only in the config file.
  */
 export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
@@ -32,6 +33,8 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
     workload: [builtinWorkloadDir(), path.join(userDataDir(env), 'workloads'), ...(config.roots?.workloads ?? [])],
     // Evaluation texts live with the workloads.
     text: [path.join(userDataDir(env), 'workloads'), ...(config.roots?.workloads ?? [])],
+    // Exported runs to import: <data>/results and the folders the config names.
+    results: [path.join(userDataDir(env), 'results'), ...(config.roots?.results ?? [])],
   };
   const keys = config.endpointKeys ?? [];
   return {

@@ -10,6 +10,9 @@ import type { RunTargetSpec } from '../runner/run-workload';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import { slotsForUsers } from '../runner/conversation-slots';
 import { renderRunExport, runManifest } from '../store/export-run';
+import { readRunExport } from '../store/read-run-export';
+import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-schema';
+import { saveImportedRun } from '../store/save-imported-run';
 import type { RunHead } from '../store/run-store';
 import { checkRunSpec } from './run-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
@@ -46,6 +49,7 @@ function listItem(run: RunHead): RunListItem {
     requests: run.request_count,
     ttftP50: run.ttft_p50,
     outputTokensPerS: run.output_tokens_per_s,
+    importedFrom: run.imported_from,
   };
 }
 
@@ -297,6 +301,22 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     async exportRun(runId) {
       const { run, ...files } = renderRunExport(runs, runId);
       return { fileBase: `inferlab-run-${run.id.slice(0, 8)}`, ...files };
+    },
+    async importRun(folder) {
+      // The folder and each file in it by real location: a symlink inside the roots cannot lead a request out of them.
+      const within = (file: string) => deps.access.paths.check(file, 'results');
+      const exported = readRunExport(within(folder), { checkFile: within });
+      saveImportedRun(deps.store.db, exported, {
+        from: exported.folder,
+        at: new Date().toISOString(),
+        schema_version: RUN_EXPORT_SCHEMA_VERSION,
+      });
+      return {
+        runId: exported.manifest.run_id,
+        requests: exported.requests.length,
+        telemetrySeries: exported.telemetry.length,
+        importedFrom: exported.folder,
+      };
     },
     compare: async (runIds) => compare(runIds),
     async dispose() {

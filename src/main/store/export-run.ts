@@ -1,9 +1,14 @@
 import type { RunExport } from '../../shared/contract/results';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { csvLines } from './csv-cell';
+import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-schema';
+import { telemetryCsv } from './telemetry-csv';
 import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
 
 const CSV_COLUMNS = [
+  // A row copied into a sheet beside another run's still says which run it came from.
+  'run_id',
   'seq',
   'warmup',
   'group',
@@ -31,19 +36,6 @@ const CSV_COLUMNS = [
   'decode_tokens_per_s',
   'reasoning_tokens',
 ] as const;
-
-// A spreadsheet runs a cell starting with one of these as a formula (tab and CR too, after trimming).
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NUMERIC = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?$/i;
-
-function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  let text = String(value);
-  // Text from a workload or a server (group names, item ids, errors) is quoted out of formula
-  // position with a leading apostrophe; numbers, negative ones included, stay numbers.
-  if (typeof value !== 'number' && FORMULA_START.test(text) && !NUMERIC.test(text)) text = `'${text}`;
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
 
 function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
@@ -102,6 +94,7 @@ export function requestRecord(row: RequestRow): Record<string, unknown> {
 
 export function runManifest(run: RunRow): Record<string, unknown> {
   return {
+    schema_version: RUN_EXPORT_SCHEMA_VERSION,
     run_id: run.id,
     kind: run.kind,
     status: run.status,
@@ -126,14 +119,16 @@ export function renderRunExport(store: RunStore, idOrPrefix: string): Omit<RunEx
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${idOrPrefix}`);
   const rows = store.requests(run.id);
   const records = rows.map(requestRecord);
-  const csvRows = records.map((record) => CSV_COLUMNS.map((column) => csvCell(record[column])).join(','));
+  const csvRows = records.map((record) => CSV_COLUMNS.map((column) => (column === 'run_id' ? run.id : record[column])));
+  const telemetry = store.telemetry(run.id);
   return {
     run,
     manifest: `${JSON.stringify(runManifest(run), null, 2)}\n`,
     summary: `${JSON.stringify(parseJson(run.summary_json), null, 2)}\n`,
     requestsJsonl: records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : ''),
-    requestsCsv: `${CSV_COLUMNS.join(',')}\n${csvRows.join('\n')}${csvRows.length ? '\n' : ''}`,
-    telemetry: `${JSON.stringify({ clock: 'ms since the run started (monotonic)', series: store.telemetry(run.id) })}\n`,
+    requestsCsv: csvLines(CSV_COLUMNS, csvRows),
+    telemetry: `${JSON.stringify({ schema_version: RUN_EXPORT_SCHEMA_VERSION, clock: 'ms since the run started (monotonic)', series: telemetry })}\n`,
+    telemetryCsv: telemetryCsv(telemetry),
     traceJsonl: runTrace(rows),
   };
 }

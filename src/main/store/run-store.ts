@@ -152,6 +152,7 @@ export interface RunHead {
   engine_origin: string | null;
   engine_backend: string | null;
   has_engine: 0 | 1;
+  imported_from: string | null;
 }
 
 export interface RunRow {
@@ -521,7 +522,8 @@ export class RunStore {
                 json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
                 json_extract(engine_json, '$.origin') AS engine_origin,
                 json_extract(engine_json, '$.backend') AS engine_backend,
-                engine_json IS NOT NULL AND engine_json != 'null' AS has_engine
+                engine_json IS NOT NULL AND engine_json != 'null' AS has_engine,
+                json_extract(manifest_json, '$.imported.from') AS imported_from
          FROM (SELECT *, rowid AS inserted FROM runs ${where} ORDER BY started_at DESC, rowid DESC LIMIT @limit OFFSET @offset) AS runs
          ORDER BY started_at DESC, inserted DESC`,
       )

@@ -40,6 +40,7 @@ export type {
   ExperimentJobState,
   ExperimentListItem,
   FirstRequestResult,
+  ImportedRun,
   JobProgress,
   RunDetail,
   RunExport,

@@ -53,6 +53,8 @@ export interface RunListItem {
   requests: number;
   ttftP50: number | null;
   outputTokensPerS: number | null;
+  /** The folder an imported run was read from; null for a run measured here. */
+  importedFrom: string | null;
 }
 
 export interface RunDetail {
@@ -71,12 +73,23 @@ export interface RunExport {
   requestsJsonl: string;
   requestsCsv: string;
   telemetry: string;
+  /** The telemetry flattened: a row per sample (t_ms, kind, gpu), a column per field. */
+  telemetryCsv: string;
   /**
    * The run as a Mooncake-style trace (JSON Lines: timestamp ms, input_length, output_length,
    * hash_ids): hashes only, no text, so a private run can be shared. Null when its requests
    * have no block hashes (recorded from schema 10 on, for prompts the server could tokenize).
    */
   traceJsonl: string | null;
+}
+
+/** A run brought back from an exported folder. */
+export interface ImportedRun {
+  runId: string;
+  requests: number;
+  telemetrySeries: number;
+  /** The folder it was read from, as recorded with the run. */
+  importedFrom: string;
 }
 
 export interface ExperimentListItem {

@@ -18,6 +18,7 @@ import type {
   FirstRequestResult,
   RunDetail,
   SettingsInfo,
+  ImportedRun,
   RunExport,
   RunListItem,
   WorkloadInfo,
@@ -189,6 +190,11 @@ export const SERVICE_CONTRACT = {
       "A run's files: manifest, summary, requests (JSONL and CSV) and telemetry.",
       [arg('runId', Name)],
       returns<RunExport>(),
+    ),
+    importRun: method(
+      'Brings an exported run folder (manifest.json, summary.json, requests.jsonl, telemetry.json) back as a run under its own id, all or nothing; the folder must be inside the results roots.',
+      [arg('folder', PathText)],
+      returns<ImportedRun>(),
     ),
     compare: method(
       'Runs side by side, with a verdict per metric where the evidence supports one.',

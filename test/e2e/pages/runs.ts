@@ -24,6 +24,17 @@ export class RunsPage {
     return { name: done.suggestedFilename(), file: (await done.path())! };
   }
 
+  /** Types an exported run folder and presses Import. */
+  async importFolder(folder: string): Promise<void> {
+    const form = this.app.page.getByRole('form', { name: 'import a run' });
+    await form.getByLabel('Exported run folder').fill(folder);
+    await form.getByRole('button', { name: 'Import' }).click();
+  }
+
+  get importForm(): Locator {
+    return this.app.page.getByRole('form', { name: 'import a run' });
+  }
+
   get filter(): Locator {
     return this.app.page.getByPlaceholder(/model, quantization, workload/);
   }

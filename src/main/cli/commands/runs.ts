@@ -8,7 +8,7 @@ import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { formatMs, formatTable } from '../format';
 import { printSummary } from '../summary-table';
-import { RUNS_USAGE, EXPORT_USAGE } from '../usage';
+import { RUNS_USAGE, EXPORT_USAGE, IMPORT_USAGE } from '../usage';
 
 export const runsCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(
@@ -38,6 +38,7 @@ export const runsCommand: CommandHandler = async (args) => {
               model: run.model,
               workload: run.workload,
               requests: run.requests,
+              imported_from: run.importedFrom,
             })),
             null,
             2,
@@ -50,7 +51,7 @@ export const runsCommand: CommandHandler = async (args) => {
             ...items.map((run) => [
               run.runId.slice(0, 8),
               run.startedAt.replace('T', ' ').slice(0, 19),
-              run.status + (run.statusReason ? ` (${run.statusReason.slice(0, 40)})` : ''),
+              run.status + (run.statusReason ? ` (${run.statusReason.slice(0, 40)})` : '') + (run.importedFrom ? ' [imported]' : ''),
               run.model ?? '—',
               run.workload ?? run.kind,
               String(run.requests),
@@ -84,6 +85,26 @@ export const exportCommand: CommandHandler = async (args) => {
     const files = runExportFiles(rendered);
     for (const { name, content } of files) fs.writeFileSync(path.join(outDir, name), content);
     process.stdout.write(`${files.map(({ name }) => path.join(outDir, name)).join('\n')}\n`);
+    return 0;
+  } finally {
+    await container.dispose();
+  }
+};
+
+export const importCommand: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { db: { type: 'string' }, json: { type: 'boolean' } }, IMPORT_USAGE, true);
+  if (positionals.length !== 1) throw new AppError(ErrorCode.Usage, `import needs one folder\n\nUsage: ${IMPORT_USAGE}`);
+  const container = await openCliServices(values.db, shellAccess());
+  try {
+    const imported = await container.services.runs.importRun(positionals[0]!);
+    if (values.json)
+      process.stdout.write(
+        `${JSON.stringify({ run_id: imported.runId, requests: imported.requests, telemetry_series: imported.telemetrySeries, imported_from: imported.importedFrom })}\n`,
+      );
+    else
+      process.stdout.write(
+        `imported run ${imported.runId} (${imported.requests} requests, ${imported.telemetrySeries} telemetry series) from ${imported.importedFrom} into ${container.dbPath}\n`,
+      );
     return 0;
   } finally {
     await container.dispose();

@@ -9,6 +9,7 @@ import { downloadBytes } from '../components/download';
 import { RowsSkeleton } from '../components/Skeleton';
 import { routeOf } from '../state/route';
 import { runExportZip } from './run-export-zip';
+import { ImportRunForm } from './ImportRunForm';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -87,6 +88,13 @@ export function RunsView({ client }: { client: AppServices }) {
           Compare {selection.length} selected
         </button>
       </div>
+      <ImportRunForm
+        client={client}
+        onImported={(runId) => {
+          void load();
+          navigate(routeOf('runs', runId));
+        }}
+      />
       <ErrorBox error={error} />
       {detail && (
         <div className="card" data-testid="run-detail">
@@ -167,6 +175,11 @@ export function RunsView({ client }: { client: AppServices }) {
                     {run.status}
                   </span>
                   {run.statusReason && <small> {run.statusReason}</small>}
+                  {run.importedFrom && (
+                    <span className="badge" title={`imported from ${run.importedFrom}`}>
+                      imported
+                    </span>
+                  )}
                 </td>
                 <td>{run.model ?? '—'}</td>
                 <td>{run.quantization ?? '—'}</td>

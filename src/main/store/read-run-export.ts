@@ -1,0 +1,235 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/read-capped';
+import { exportDocumentProblem, RUN_EXPORT_SCHEMA_VERSION, type ExportDocument } from './run-export-schema';
+import type { TelemetrySeries } from './telemetry-csv';
+
+/** The files import reads; the CSVs and trace are derived from these and are not needed. */
+export const IMPORTED_FILES = ['manifest.json', 'summary.json', 'requests.jsonl', 'telemetry.json'] as const;
+
+export interface ExportedManifest {
+  schema_version: number;
+  run_id: string;
+  kind: string;
+  status: 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
+  status_reason: string | null;
+  started_at: string;
+  ended_at: string | null;
+  private: boolean;
+  workload: { name: string | null; revision: string | null };
+  model: { ref: string | null; path: string | null; size_bytes: number | null; sha256: string | null };
+  engine: unknown;
+  server: unknown;
+  environment: unknown;
+  configuration: Record<string, unknown>;
+}
+
+/** One line of requests.jsonl, as `requestRecord` writes it. */
+export interface ExportedRequest {
+  seq: number;
+  warmup: boolean;
+  group: string | null;
+  item_id: string | null;
+  conversation: number | null;
+  turn: number | null;
+  block_hashes: string[] | null;
+  scheduled_ms: number | null;
+  t0_ms: number;
+  headers_ms: number | null;
+  end_ms: number | null;
+  ttft_ms: number | null;
+  ttfr_ms: number | null;
+  ttfa_ms: number | null;
+  tpot_ms: number | null;
+  e2e_ms: number | null;
+  ttft_from_schedule_ms: number | null;
+  e2e_from_schedule_ms: number | null;
+  queue_ms: number | null;
+  client_overhead_ms: number | null;
+  decode_tokens_per_s: number | null;
+  chunk_offsets_ms: number[];
+  reasoning_chunk_offsets_ms: number[];
+  reasoning_tokens: number | null;
+  reasoning_tokens_note: string | null;
+  reasoning_sha256: string | null;
+  reasoning_chars: number | null;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  output_tokens: number | null;
+  output_tokens_source: string | null;
+  finish_reason: string | null;
+  http_status: number | null;
+  error_class: string | null;
+  error_message: string | null;
+  server_timings: Record<string, unknown> | null;
+  accepted: boolean | null;
+  acceptance: unknown;
+  prompt_sha256: string | null;
+  output_sha256: string | null;
+  prompt_chars: number | null;
+  output_chars: number | null;
+  prompt?: string;
+  output?: string;
+  reasoning?: string;
+}
+
+export interface ExportedRun {
+  folder: string;
+  manifest: ExportedManifest;
+  summary: Record<string, unknown> | null;
+  requests: ExportedRequest[];
+  /** Values a sampler could not read are exported as null. */
+  telemetry: { series: string; unit: string; points: [number, number | null][] }[];
+}
+
+export interface ReadRunExportOptions {
+  /** Every file is held to the caller's roots by its real location, so a symlink cannot lead out of them. */
+  checkFile(file: string): string;
+  maxFileBytes?: number;
+}
+
+const REEXPORT = 'Export the run again with "inferlab export ID --out DIR" and import that folder';
+
+function refuse(file: string, line: number | null, field: string | null, problem: string, remedy = REEXPORT): never {
+  const where = `${file}${line === null ? '' : `:${line}`}`;
+  throw new AppError(ErrorCode.InvalidInput, `${where}: ${field ? `field "${field}" ` : ''}${problem}. ${remedy}.`, {
+    file,
+    line,
+    field,
+  });
+}
+
+function parseJsonText(file: string, line: number | null, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    return refuse(file, line, null, `is not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function conform(document: ExportDocument, file: string, line: number | null, value: unknown): void {
+  const problem = exportDocumentProblem(document, value);
+  if (problem) refuse(file, line, problem.field || null, problem.message);
+}
+
+/** Refuses a version this reader does not know before anything else is read as that version. */
+function checkSchemaVersion(file: string, document: unknown): void {
+  const version = (document as { schema_version?: unknown } | null)?.schema_version;
+  if (version === undefined)
+    refuse(
+      file,
+      null,
+      'schema_version',
+      'is missing: the files come from an Infer Lab that exported no version, or are not a run export',
+      `Export the run again with this version of Infer Lab ("inferlab export ID --out DIR")`,
+    );
+  if (version === RUN_EXPORT_SCHEMA_VERSION) return;
+  if (typeof version === 'number' && Number.isInteger(version) && version > RUN_EXPORT_SCHEMA_VERSION)
+    refuse(
+      file,
+      null,
+      'schema_version',
+      `is ${version}, newer than this Infer Lab reads (${RUN_EXPORT_SCHEMA_VERSION})`,
+      'Update Infer Lab to a version that reads it, then import again',
+    );
+  refuse(
+    file,
+    null,
+    'schema_version',
+    `is ${JSON.stringify(version)}, not a version this Infer Lab knows (it reads ${RUN_EXPORT_SCHEMA_VERSION})`,
+    'Import a folder written by "inferlab export"',
+  );
+}
+
+function parseRequests(file: string, text: string): ExportedRequest[] {
+  const lines = text.split('\n');
+  // The file ends with a newline; only that final empty piece is not a line.
+  if (lines.at(-1) === '') lines.pop();
+  const firstLineOfSeq = new Map<number, number>();
+  return lines.map((content, index) => {
+    const line = index + 1;
+    if (content.trim() === '') refuse(file, line, null, 'is empty; every line holds one request');
+    const record = parseJsonText(file, line, content);
+    conform('request', file, line, record);
+    const { seq } = record as ExportedRequest;
+    const earlier = firstLineOfSeq.get(seq);
+    if (earlier !== undefined) refuse(file, line, 'seq', `is ${seq}, already taken by line ${earlier}`);
+    firstLineOfSeq.set(seq, line);
+    return record as ExportedRequest;
+  });
+}
+
+/**
+ * Reads and checks an exported run folder: every file against the shipped schema, every
+ * request line on its own, the version first. Nothing is written; a problem is refused naming
+ * the file, the line and the field.
+ */
+export function readRunExport(folder: string, options: ReadRunExportOptions): ExportedRun {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(folder);
+  } catch {
+    throw new AppError(ErrorCode.NotFound, `${folder}: no such folder. Name the folder "inferlab export ID --out DIR" wrote.`);
+  }
+  if (!stat.isDirectory())
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${folder}: is a file, not a folder. Name the folder "inferlab export ID --out DIR" wrote (it holds ${IMPORTED_FILES.join(', ')}).`,
+    );
+  const read = (name: (typeof IMPORTED_FILES)[number]) => {
+    const file = options.checkFile(path.join(folder, name));
+    if (!fs.existsSync(file))
+      throw new AppError(
+        ErrorCode.NotFound,
+        `${file}: not found. An exported run folder holds ${IMPORTED_FILES.join(', ')}; ${REEXPORT}.`,
+        { file },
+      );
+    return { file, text: readTextFileCapped(file, `the exported ${name}`, options.maxFileBytes ?? MAX_INPUT_FILE_BYTES) };
+  };
+
+  const manifestFile = read('manifest.json');
+  const manifest = parseJsonText(manifestFile.file, null, manifestFile.text);
+  checkSchemaVersion(manifestFile.file, manifest);
+  conform('manifest', manifestFile.file, null, manifest);
+  const runId = (manifest as ExportedManifest).run_id;
+
+  const summaryFile = read('summary.json');
+  const summary = parseJsonText(summaryFile.file, null, summaryFile.text);
+  conform('summary', summaryFile.file, null, summary);
+  const summaryRunId = (summary as { run_id?: string } | null)?.run_id;
+  if (summaryRunId !== undefined && summaryRunId !== runId)
+    refuse(summaryFile.file, null, 'run_id', `is ${summaryRunId}, but manifest.json is run ${runId}: the files come from two runs`);
+
+  const requestsFile = read('requests.jsonl');
+  const requests = parseRequests(requestsFile.file, requestsFile.text);
+
+  const telemetryFile = read('telemetry.json');
+  const telemetry = parseJsonText(telemetryFile.file, null, telemetryFile.text);
+  checkSchemaVersion(telemetryFile.file, telemetry);
+  conform('telemetry', telemetryFile.file, null, telemetry);
+  const seriesNames = new Set<string>();
+  (telemetry as { series: { series: string }[] }).series.forEach(({ series }, index) => {
+    if (seriesNames.has(series))
+      refuse(telemetryFile.file, null, `series[${index}].series`, `is "${series}", which an earlier series already is`);
+    seriesNames.add(series);
+  });
+
+  return {
+    folder,
+    manifest: manifest as ExportedManifest,
+    summary: summary as Record<string, unknown> | null,
+    requests,
+    telemetry: (telemetry as { series: ExportedRun['telemetry'] }).series,
+  };
+}
+
+/** Telemetry as the store keeps it: a value no sampler read is NaN, as it was before export. */
+export function telemetryForStore(series: ExportedRun['telemetry']): TelemetrySeries[] {
+  return series.map((entry) => ({
+    series: entry.series,
+    unit: entry.unit,
+    points: entry.points.map(([t, value]): [number, number] => [t, value ?? Number.NaN]),
+  }));
+}

@@ -1,0 +1,242 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/main/store/database';
+import { requestRecord, renderRunExport } from '../../src/main/store/export-run';
+import { readRunExport } from '../../src/main/store/read-run-export';
+import { exportDocumentProblem, RUN_EXPORT_SCHEMA_VERSION, runExportSchemaFile } from '../../src/main/store/run-export-schema';
+import { RunStore } from '../../src/main/store/run-store';
+import { saveImportedRun } from '../../src/main/store/save-imported-run';
+import { storeSampleRun, writeRunExport } from '../support/stored-run';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+const anywhere = { checkFile: (file: string) => path.resolve(file) };
+
+function exportedSample() {
+  const dir = tempDir();
+  const db = openDatabase(path.join(dir, 'source.db'));
+  const runs = new RunStore(db);
+  const runId = storeSampleRun(runs);
+  const folder = writeRunExport(runs, runId, path.join(dir, 'export'));
+  return { dir, db, runs, runId, folder };
+}
+
+function importInto(dbFile: string, folder: string) {
+  const db = openDatabase(dbFile);
+  const exported = readRunExport(folder, anywhere);
+  saveImportedRun(db, exported, { from: folder, at: '2026-01-01T00:00:00.000Z', schema_version: RUN_EXPORT_SCHEMA_VERSION });
+  return { db, runs: new RunStore(db), exported };
+}
+
+const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+const jsonLines = (file: string) =>
+  fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('the run export schema', () => {
+  it('ships as a resource and describes every file of a real export, each carrying the one schema_version', () => {
+    expect(fs.existsSync(runExportSchemaFile())).toBe(true);
+    const { folder } = exportedSample();
+    const manifest = readJson(path.join(folder, 'manifest.json'));
+    const telemetry = readJson(path.join(folder, 'telemetry.json'));
+    expect(manifest.schema_version).toBe(RUN_EXPORT_SCHEMA_VERSION);
+    expect(telemetry.schema_version).toBe(RUN_EXPORT_SCHEMA_VERSION);
+    expect(exportDocumentProblem('manifest', manifest)).toBeNull();
+    expect(exportDocumentProblem('summary', readJson(path.join(folder, 'summary.json')))).toBeNull();
+    const summary = readJson(path.join(folder, 'summary.json'));
+    expect(exportDocumentProblem('summary', { ...summary, metrics: { ...(summary.metrics as object), ttft_ms: undefined } })).toEqual({
+      field: 'metrics.ttft_ms',
+      message: 'is missing',
+    });
+    expect(
+      exportDocumentProblem('summary', {
+        ...summary,
+        groups: { chat: { ...(summary.groups as { chat: object }).chat, requests: { attempted: -1, completed: 0, failed: 0 } } },
+      }),
+    ).toMatchObject({
+      field: 'groups.chat.requests.attempted',
+    });
+    expect(exportDocumentProblem('summary', { legacy: 'one request', ttft_ms: 3 })).toBeNull();
+    expect(exportDocumentProblem('telemetry', telemetry)).toBeNull();
+    const lines = jsonLines(path.join(folder, 'requests.jsonl'));
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(exportDocumentProblem('request', line)).toBeNull();
+  });
+
+  it('rejects a broken file naming the field', () => {
+    const { folder } = exportedSample();
+    const manifest = readJson(path.join(folder, 'manifest.json'));
+    const line = jsonLines(path.join(folder, 'requests.jsonl'))[1]!;
+    expect(exportDocumentProblem('manifest', { ...manifest, run_id: undefined })).toEqual({ field: 'run_id', message: 'is missing' });
+    expect(exportDocumentProblem('manifest', { ...manifest, model: { ...(manifest.model as object), sha256: 'xyz' } })).toMatchObject({
+      field: 'model.sha256',
+      message: expect.stringMatching(/pattern/),
+    });
+    expect(exportDocumentProblem('request', { ...line, ttft_ms: 'fast' })).toEqual({ field: 'ttft_ms', message: 'must be number or null' });
+    expect(exportDocumentProblem('request', { ...line, chunk_offsets_ms: [1, 'x'] })).toEqual({
+      field: 'chunk_offsets_ms[1]',
+      message: 'must be number',
+    });
+    expect(exportDocumentProblem('request', { ...line, surprise: 1 })).toEqual({
+      field: 'surprise',
+      message: 'is not a field of this version',
+    });
+    expect(
+      exportDocumentProblem('telemetry', { schema_version: 1, clock: 'ms', series: [{ series: 's', unit: 'u', points: [[1]] }] }),
+    ).toEqual({
+      field: 'series[0].points[0]',
+      message: 'must NOT have fewer than 2 items',
+    });
+  });
+});
+
+describe('CSV exports', () => {
+  it('carry the run id on every request row, and the telemetry as one row per sample with a column per field', () => {
+    const { runs, runId, folder } = exportedSample();
+    const [header, ...rows] = fs.readFileSync(path.join(folder, 'requests.csv'), 'utf8').trim().split('\n');
+    expect(header!.split(',').slice(0, 3)).toEqual(['run_id', 'seq', 'warmup']);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row.startsWith(`${runId},`)).toBe(true);
+    expect(renderRunExport(runs, runId).telemetryCsv).toBe(
+      [
+        't_ms,kind,gpu,cpu_pct,memory_used_MiB,utilization_pct',
+        '0,gpu,0,,512,10',
+        '0,server,,95.5,,',
+        '250,gpu,0,,640.5,',
+        '250,server,,101,,',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('import', () => {
+  it('brings every request, the telemetry, the manifest facts and the summary back under the same id, marked imported', () => {
+    const { runs: source, runId, folder, dir } = exportedSample();
+    const { runs: target } = importInto(path.join(dir, 'target.db'), folder);
+    expect(target.requests(runId).map(requestRecord)).toEqual(source.requests(runId).map(requestRecord));
+    // Timings are the exact doubles that were measured, not rounded on the way.
+    expect(target.chunkOffsets(runId, 1)).toEqual(source.chunkOffsets(runId, 1));
+    expect(target.telemetry(runId).map((series) => ({ ...series, points: JSON.stringify(series.points) }))).toEqual(
+      source.telemetry(runId).map((series) => ({ ...series, points: JSON.stringify(series.points) })),
+    );
+    const original = source.getRun(runId)!;
+    const copy = target.getRun(runId)!;
+    for (const field of [
+      'kind',
+      'status',
+      'started_at',
+      'ended_at',
+      'model_ref',
+      'model_sha256',
+      'model_size_bytes',
+      'engine_json',
+      'server_json',
+      'environment_json',
+      'workload_name',
+      'workload_revision',
+      'summary_json',
+    ] as const)
+      expect(copy[field], field).toEqual(original[field]);
+    expect(JSON.parse(copy.manifest_json)).toEqual({
+      ...JSON.parse(original.manifest_json),
+      imported: { from: folder, at: '2026-01-01T00:00:00.000Z', schema_version: RUN_EXPORT_SCHEMA_VERSION },
+    });
+    expect(target.listRunHeads(10)[0]).toMatchObject({ id: runId, imported_from: folder, request_count: 3 });
+    // Exported again, the copy says the same as the original (its configuration also says where it came from).
+    const again = renderRunExport(target, runId);
+    const first = renderRunExport(source, runId);
+    expect(again.requestsJsonl).toBe(first.requestsJsonl);
+    expect(again.requestsCsv).toBe(first.requestsCsv);
+    expect(again.telemetryCsv).toBe(first.telemetryCsv);
+    expect(again.summary).toBe(first.summary);
+  });
+
+  it('keeps a private run private: hashes and lengths come back, no text', () => {
+    const dir = tempDir();
+    const source = new RunStore(openDatabase(path.join(dir, 'source.db')));
+    const runId = storeSampleRun(source, { private: true });
+    const folder = writeRunExport(source, runId, path.join(dir, 'export'));
+    const { db, runs: target } = importInto(path.join(dir, 'target.db'), folder);
+    expect(target.getRun(runId)!.private).toBe(1);
+    expect(target.requests(runId).map(requestRecord)).toEqual(source.requests(runId).map(requestRecord));
+    expect(
+      db
+        .prepare(
+          'SELECT COUNT(*) AS n FROM requests WHERE prompt_text IS NOT NULL OR output_text IS NOT NULL OR reasoning_text IS NOT NULL',
+        )
+        .get(),
+    ).toEqual({
+      n: 0,
+    });
+    expect(target.requests(runId)[1]!.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refuses a run id that is already in the database, and imports nothing twice', () => {
+    const { db, runId, folder } = exportedSample();
+    expect(() => saveImportedRun(db, readRunExport(folder, anywhere), { from: folder, at: 'now', schema_version: 1 })).toThrow(
+      new RegExp(`Run ${runId} is already in this database; nothing was imported.*runs delete ${runId}`),
+    );
+    expect(new RunStore(db).countRequests(runId)).toBe(3);
+  });
+
+  it('leaves no half-imported run when a write fails part-way', () => {
+    const { dir, folder, runId } = exportedSample();
+    const exported = readRunExport(folder, anywhere);
+    // Two requests with one seq: the second insert fails after the run and the first request were written.
+    exported.requests.push({ ...exported.requests[0]! });
+    const db = openDatabase(path.join(dir, 'target.db'));
+    expect(() => saveImportedRun(db, exported, { from: folder, at: 'now', schema_version: 1 })).toThrow(/UNIQUE|PRIMARY KEY/);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM runs').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM requests WHERE run_id = ?').get(runId)).toEqual({ n: 0 });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM workloads').get()).toEqual({ n: 0 });
+  });
+
+  it('refuses a newer or unknown schema_version, naming the file and what to do', () => {
+    const { folder } = exportedSample();
+    const manifestFile = path.join(folder, 'manifest.json');
+    const manifest = readJson(manifestFile);
+    fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: RUN_EXPORT_SCHEMA_VERSION + 1 }));
+    expect(() => readRunExport(folder, anywhere)).toThrow(
+      `${manifestFile}: field "schema_version" is ${RUN_EXPORT_SCHEMA_VERSION + 1}, newer than this Infer Lab reads (${RUN_EXPORT_SCHEMA_VERSION}). Update Infer Lab to a version that reads it, then import again.`,
+    );
+    fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: undefined }));
+    expect(() => readRunExport(folder, anywhere)).toThrow(/field "schema_version" is missing.*Export the run again/);
+    fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: 'one' }));
+    expect(() => readRunExport(folder, anywhere)).toThrow(/field "schema_version" is "one", not a version this Infer Lab knows/);
+  });
+
+  it('refuses a malformed request line naming the file, the line and the field', () => {
+    const { folder } = exportedSample();
+    const file = path.join(folder, 'requests.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    fs.writeFileSync(file, [lines[0], '{"seq": 1,', lines[2]].join('\n'));
+    expect(() => readRunExport(folder, anywhere)).toThrow(new RegExp(`^${file}:2: is not valid JSON .*Export the run again`));
+    const broken = { ...JSON.parse(lines[2]!), e2e_ms: '12' };
+    fs.writeFileSync(file, [lines[0], lines[1], JSON.stringify(broken)].join('\n'));
+    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:3: field "e2e_ms" must be number or null.`);
+    fs.writeFileSync(file, [lines[0], lines[1], lines[1]].join('\n'));
+    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:3: field "seq" is 1, already taken by line 2.`);
+    fs.writeFileSync(file, [lines[0], '', lines[1]].join('\n'));
+    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:2: is empty`);
+  });
+
+  it('refuses files of two different runs, and a folder without an export', () => {
+    const { folder, dir } = exportedSample();
+    const summaryFile = path.join(folder, 'summary.json');
+    fs.writeFileSync(summaryFile, JSON.stringify({ ...readJson(summaryFile), run_id: 'another-run' }));
+    expect(() => readRunExport(folder, anywhere)).toThrow(
+      /summary.json: field "run_id" is another-run, but manifest.json is run .*two runs/,
+    );
+    const empty = path.join(dir, 'empty');
+    fs.mkdirSync(empty);
+    expect(() => readRunExport(empty, anywhere)).toThrow(
+      /manifest.json: not found. An exported run folder holds manifest.json, summary.json/,
+    );
+    expect(() => readRunExport(path.join(folder, 'manifest.json'), anywhere)).toThrow(/is a file, not a folder/);
+  });
+});
