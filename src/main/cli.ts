@@ -30,6 +30,8 @@ Commands:
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
   experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
+  experiment spec --model MODEL --draft DRAFT [--draft-max 4,8,16]   does a draft model speed it up, output unchanged?
+  check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--run ID]   regression gate: exit 1 when slower beyond --margin
   report EXPERIMENT_ID --out FILE.html        a self-contained HTML report
   decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME]   record a decision; decisions [--json] lists them
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
@@ -55,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   export: async () => (await import('./cli/commands/runs')).exportCommand,
   import: async () => (await import('./cli/commands/runs')).importCommand,
   compare: async () => (await import('./cli/commands/compare')).compareCommand,
+  check: async () => (await import('./cli/commands/check')).checkCommand,
   experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,
   report: async () => (await import('./cli/commands/experiment')).reportCommand,
   decide: async () => (await import('./cli/commands/experiment')).decideCommand,

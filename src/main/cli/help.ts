@@ -9,6 +9,7 @@ import {
   PROFILE_USAGE,
   QUANTIZE_USAGE,
   REPORT_USAGE,
+  CHECK_USAGE,
   RUN_USAGE,
   RUNS_USAGE,
   SCAN_USAGE,
@@ -138,6 +139,16 @@ const HELP: Record<string, HelpEntry> = {
     ],
     notes:
       'Does a draft model speed up this workload without changing its output? Spec off and each draft limit (--draft-max, tokens drafted per step; default 4,8,16) run in rotated windows on fresh servers, with TPOT and throughput verdicts against spec off, and the acceptance rate (accepted of drafted tokens, from the server) per setting. Then untimed greedy passes (temperature 0, one request at a time) compare each draft setting with spec off token for token; spec off runs twice, and only a mismatch where spec off agreed with itself counts. A draft setting is recommended only when it is shown faster and its output is unchanged. The draft needs the same vocabulary as --model; its settings are profile fields (draftModel, draftMax, draftMin, draftPMin, draftGpuLayers) that inferlab run --set also takes.',
+  },
+  check: {
+    usage: CHECK_USAGE,
+    examples: [
+      'inferlab check --baseline 1a2b3c4d',
+      'inferlab check --baseline 1a2b3c4d --engine ~/llama.cpp/build/bin/llama-server --metrics tpot_ms:p50,ttft_ms:p95 --margin 5% --json',
+      'inferlab check --baseline 1a2b3c4d --run 5e6f7a8b,9c0d1e2f',
+    ],
+    notes:
+      'A regression gate for CI. The baseline is a run (or an experiment: the runs of its recommended condition, or --condition). The candidate is the baseline configuration measured again in --repeats windows (default 3), on --engine PATH when given (any llama-server build, to compare a new build or driver with the one you trust) and with --set changes over its profile, or stored runs given with --run. Each run is one window; per metric a one-sided t test over the windows decides whether the candidate is worse by more than --margin (default 5 %) beyond doubt, 5 % error in all. Refused (exit 2) when the model file (sha256) or the workload revision differ: those figures are not comparable.',
   },
   report: { usage: REPORT_USAGE, examples: ['inferlab report 1a2b3c4d --out report.html'] },
   decide: { usage: DECIDE_USAGE, examples: ['inferlab decide 1a2b3c4d --choose q8_0 --reason "same answers, half the memory"'] },

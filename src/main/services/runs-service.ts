@@ -1,4 +1,6 @@
-import { profileWithin } from './access';
+import { profileWithin, resolveModelWithin } from './access';
+import { ExperimentStore } from '../store/experiment-store';
+import type { CheckQuery, CheckResult } from '../experiments/regression-check';
 import type { RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
@@ -73,6 +75,8 @@ export interface RunHooks {
 export interface LocalRunsService extends RunsService {
   /** Starts a run like `start` and resolves with its summary; aborting `signal` cancels it. */
   run(spec: StartRunSpec, hooks?: RunHooks): Promise<RunSummary>;
+  /** The regression gate (CLI only: it may measure with any engine the person at the shell names). */
+  check(query: CheckQuery, hooks?: RunHooks): Promise<CheckResult>;
   dispose(): Promise<void>;
 }
 
@@ -259,8 +263,20 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     return { jobId, done: result };
   }
 
+  const methods = jobMethods(jobs, launch);
   return {
-    ...jobMethods(jobs, launch),
+    ...methods,
+    async check(query, hooks = {}) {
+      const { runRegressionCheck } = await import('../experiments/regression-check');
+      return runRegressionCheck({
+        store: runs,
+        experiments: new ExperimentStore(deps.store.db),
+        query,
+        run: (spec) => methods.run(spec, hooks),
+        modelSha256: async (ref) => runs.hashes.hash(await resolveModelWithin(deps.access, ref)),
+        onStatus: hooks.onStatus,
+      });
+    },
     async list(limit) {
       return runs.listRunHeads(limit ?? 500).map(listItem);
     },

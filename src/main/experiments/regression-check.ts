@@ -1,0 +1,316 @@
+import type { RunSummary } from '../../shared/contract/runs';
+import type { StartRunSpec } from '../../shared/contract/specs';
+import { ErrorCode } from '../../shared/errors';
+import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { AppError } from '../core/errors';
+import { percentile, sortedFinite } from '../metrics/distribution';
+import { regressionDecision, type RegressionDecision } from '../metrics/regression-gate';
+import type { ExperimentStore } from '../store/experiment-store';
+import type { RunRow, RunStore } from '../store/run-store';
+
+const LATENCIES = ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const;
+const STATISTICS = ['p50', 'p90', 'p95', 'p99', 'mean'] as const;
+type Latency = (typeof LATENCIES)[number];
+type Statistic = (typeof STATISTICS)[number];
+export type CheckedMetric = { metric: Latency; statistic: Statistic } | { metric: 'output_tokens_per_s'; statistic: 'mean' };
+
+export const DEFAULT_CHECK_METRICS = 'tpot_ms:p50,ttft_ms:p50,output_tokens_per_s';
+export const DEFAULT_CHECK_MARGIN = 0.05;
+export const DEFAULT_CHECK_REPEATS = 3;
+/** One-sided, for the whole check: the chance of failing a build that is not slower beyond the margin. */
+export const CHECK_ALPHA = 0.05;
+
+/** `tpot_ms:p50,ttft_ms:p95,output_tokens_per_s` → the metrics the gate judges. */
+export function parseCheckMetrics(text: string): CheckedMetric[] {
+  const metrics = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry): CheckedMetric => {
+      const [metric, statistic = 'p50'] = entry.split(':');
+      if (metric === 'output_tokens_per_s') {
+        if (statistic !== 'p50' && statistic !== 'mean')
+          throw new AppError(ErrorCode.Usage, `output_tokens_per_s is one rate per run; drop ":${statistic}"`);
+        return { metric, statistic: 'mean' };
+      }
+      if (!(LATENCIES as readonly string[]).includes(metric!) || !(STATISTICS as readonly string[]).includes(statistic))
+        throw new AppError(
+          ErrorCode.Usage,
+          `--metrics: "${entry}" is not one of ${LATENCIES.join(', ')} with :${STATISTICS.join('|')}, or output_tokens_per_s`,
+        );
+      return { metric: metric as Latency, statistic: statistic as Statistic };
+    });
+  if (metrics.length === 0) throw new AppError(ErrorCode.Usage, '--metrics names no metric');
+  return metrics;
+}
+
+/** `5%` or `0.05` → 0.05. */
+export function parseMargin(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
+  const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : NaN;
+  if (!Number.isFinite(value) || value < 0 || value >= 10)
+    throw new AppError(ErrorCode.Usage, `--margin expects a share like 5% or 0.05, got "${text}"`);
+  return value;
+}
+
+export interface CheckQuery {
+  /** A run, or an experiment whose condition's runs are the baseline windows. */
+  baseline: string;
+  condition?: string | null;
+  /** Stored runs to judge instead of rerunning the baseline's configuration. */
+  candidateRuns?: string[] | null;
+  metrics: CheckedMetric[];
+  margin: number;
+  repeats: number;
+  /** FIELD=VALUE over the baseline's profile for the rerun: what a candidate changes. */
+  settings: string[];
+}
+
+export interface CheckMetricResult extends RegressionDecision {
+  metric: string;
+  baseline_value: number | null;
+  candidate_value: number | null;
+  baseline_windows: number[];
+  candidate_windows: number[];
+}
+
+export interface CheckResult {
+  result: 'pass' | 'regression' | 'insufficient data';
+  margin: number;
+  alpha: number;
+  rule: string;
+  baseline: CheckSide;
+  candidate: CheckSide;
+  metrics: CheckMetricResult[];
+}
+
+interface CheckSide {
+  run_ids: string[];
+  /** Windows other processes competed with (their runs flagged contaminated): the figures may be off. */
+  contaminated: string[];
+  engine: { commit: string | null; backend: string | null; server_path: string | null };
+  model_sha256: string | null;
+  workload_revision: string | null;
+  profile: unknown;
+}
+
+export const CHECK_RULE =
+  'each run is one window; per metric a one-sided pooled t test on the logarithms of the windows’ values (a one-run baseline borrows the spread between windows from the candidate’s); a regression is declared only when the whole one-sided interval lies beyond the margin, the error rate split evenly over the metrics';
+
+function parseJson<T>(text: string | null): T | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
+}
+
+interface Manifest {
+  workload?: { name?: string; revision?: string; source?: string };
+  target?: { kind?: string; model?: string; profile?: Record<string, unknown> };
+  load?: {
+    mode?: string;
+    concurrency?: number;
+    rate?: number;
+    burstiness?: number;
+    maxOutstanding?: number;
+    rampUp?: { shape: 'linear' | 'exponential'; ms: number };
+  };
+  stop?: { requests?: number | null; durationMs?: number | null };
+  warmup?: number;
+  slo?: StartRunSpec['slo'];
+  trace?: unknown;
+}
+
+function side(runs: RunRow[]): CheckSide {
+  const first = runs[0]!;
+  const engine = parseJson<{ commit?: string; backend?: string; serverPath?: string }>(first.engine_json);
+  return {
+    run_ids: runs.map((run) => run.id),
+    contaminated: runs.filter((run) => parseJson<RunSummary>(run.summary_json)?.telemetry?.contention?.contaminated).map((run) => run.id),
+    engine: { commit: engine?.commit ?? null, backend: engine?.backend ?? null, server_path: engine?.serverPath ?? null },
+    model_sha256: first.model_sha256,
+    workload_revision: first.workload_revision,
+    profile: parseJson<Manifest>(first.manifest_json)?.target?.profile ?? null,
+  };
+}
+
+/** The baseline's windows: the run itself, or the runs of one condition of an experiment. */
+function baselineRuns(store: RunStore, experiments: ExperimentStore, query: CheckQuery): RunRow[] {
+  const run = store.findRun(query.baseline);
+  if (run) return [run];
+  const experiment = experiments.get(query.baseline);
+  if (!experiment?.result)
+    throw new AppError(ErrorCode.NotFound, `--baseline ${query.baseline}: no run, and no finished experiment, with that id`);
+  const name = query.condition ?? experiment.result.recommendation.choice ?? experiment.result.conditions[0]?.name;
+  const condition = experiment.result.conditions.find((entry) => entry.name === name);
+  if (!condition)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `experiment ${experiment.id.slice(0, 8)} has no condition "${name}"; its conditions: ${experiment.result.conditions.map((entry) => entry.name).join(', ')}`,
+    );
+  return condition.run_ids.map((id) => store.findRun(id)).filter((entry): entry is RunRow => entry !== undefined);
+}
+
+/** What makes two runs' figures comparable at all: the same model file and the same workload. */
+function assertComparable(baseline: RunRow, candidate: RunRow): void {
+  if (baseline.model_sha256 && candidate.model_sha256 && baseline.model_sha256 !== candidate.model_sha256)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `run ${candidate.id.slice(0, 8)} served another model file (sha256 ${candidate.model_sha256.slice(0, 12)}) than the baseline (${baseline.model_sha256.slice(0, 12)}): nothing to compare`,
+    );
+  if (baseline.workload_revision !== candidate.workload_revision)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `run ${candidate.id.slice(0, 8)} ran workload revision ${candidate.workload_revision?.slice(0, 12)}, the baseline ${baseline.workload_revision?.slice(0, 12)}: the workload changed, so its figures are not comparable`,
+    );
+}
+
+/** The run spec that measures the baseline's configuration again, with `settings` over its profile. */
+export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartRunSpec {
+  const manifest = parseJson<Manifest>(baseline.manifest_json);
+  const refuse = (why: string): never => {
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `the baseline run ${baseline.id.slice(0, 8)} cannot be measured again: ${why}; pass --run ID with a stored candidate run`,
+    );
+  };
+  if (manifest?.target?.kind !== 'model' || !manifest.target.model || !manifest.target.profile) refuse('it did not start its own server');
+  if (manifest!.trace) refuse('it replayed a trace');
+  if (!manifest!.workload?.source) refuse('its workload file is not recorded');
+  const load = manifest!.load ?? {};
+  const profile = Object.entries(manifest!.target!.profile!)
+    .filter(([field]) => field !== 'name')
+    .map(([field, value]) =>
+      field === 'extraFlags' ? `extraFlags=${(value as string[]).join(' ')}` : `${field}=${value === null ? 'none' : String(value)}`,
+    );
+  return {
+    workload: manifest!.workload!.source!,
+    model: manifest!.target!.model!,
+    endpoint: null,
+    profileName: 'default',
+    settings: [...profile, ...settings],
+    concurrency: load.mode === 'closed' ? (load.concurrency ?? 1) : null,
+    rate: load.mode === 'open' ? (load.rate ?? null) : null,
+    burstiness: load.mode === 'open' ? (load.burstiness ?? null) : null,
+    maxOutstanding: load.mode === 'open' ? (load.maxOutstanding ?? null) : null,
+    rampUpS: load.rampUp ? load.rampUp.ms / 1000 : null,
+    rampShape: load.rampUp?.shape ?? null,
+    requests: manifest!.stop?.requests ?? null,
+    durationS: manifest!.stop?.durationMs ? manifest!.stop.durationMs / 1000 : null,
+    warmup: manifest!.warmup ?? 0,
+    slo: manifest!.slo ?? null,
+    private: false,
+  };
+}
+
+/** One window's value of a metric: a statistic over its successful measured requests, or its own output rate. */
+function windowValue(store: RunStore, run: RunRow, metric: CheckedMetric): number | null {
+  if (metric.metric === 'output_tokens_per_s') return parseJson<RunSummary>(run.summary_json)?.throughput?.output_tokens_per_s ?? null;
+  const key = metric.metric;
+  const values = sortedFinite(Float64Array.from(store.latencies(run.id).flatMap((row) => (row[key] === null ? [] : [row[key]!]))));
+  if (values.length === 0) return null;
+  if (metric.statistic === 'mean') return values.reduce((sum, value) => sum + value, 0) / values.length;
+  if (metric.statistic !== 'p50' && values.length < PERCENTILE_MIN_N[metric.statistic]) return null;
+  return percentile(values, Number(metric.statistic.slice(1)) / 100);
+}
+
+/**
+ * The regression gate: the baseline's windows against the candidate's (stored runs, or the
+ * baseline's configuration measured again `repeats` times with `settings` over its profile).
+ * Refuses, before judging anything, a candidate on another model file or workload revision.
+ */
+export async function runRegressionCheck(options: {
+  store: RunStore;
+  experiments: ExperimentStore;
+  query: CheckQuery;
+  /** Measures a run spec and returns its summary (the run is stored). */
+  run: (spec: StartRunSpec) => Promise<RunSummary>;
+  /** The sha256 of a model reference's file now, to refuse a rerun on a changed file before it starts. */
+  modelSha256: (ref: string) => Promise<string | null>;
+  onStatus?: (line: string) => void;
+}): Promise<CheckResult> {
+  const { store, query } = options;
+  const baseline = baselineRuns(store, options.experiments, query);
+  if (baseline.length === 0) throw new AppError(ErrorCode.NotFound, `--baseline ${query.baseline} has no stored runs`);
+  const incomplete = baseline.find((run) => run.status !== 'completed');
+  if (incomplete)
+    throw new AppError(ErrorCode.InvalidInput, `baseline run ${incomplete.id.slice(0, 8)} is ${incomplete.status}, not completed`);
+  const reference = baseline[0]!;
+  for (const run of baseline.slice(1)) assertComparable(reference, run);
+
+  let candidate: RunRow[];
+  if (query.candidateRuns && query.candidateRuns.length > 0) {
+    candidate = query.candidateRuns.map((id) => {
+      const run = store.findRun(id);
+      if (!run) throw new AppError(ErrorCode.NotFound, `--run ${id}: no such run`);
+      if (run.status !== 'completed') throw new AppError(ErrorCode.InvalidInput, `--run ${id} is ${run.status}, not completed`);
+      assertComparable(reference, run);
+      return run;
+    });
+  } else {
+    const spec = rerunSpec(reference, query.settings);
+    const sha256 = await options.modelSha256(spec.model!);
+    if (reference.model_sha256 && sha256 && sha256 !== reference.model_sha256)
+      throw new AppError(
+        ErrorCode.InvalidInput,
+        `${spec.model}: the file changed since the baseline (sha256 ${sha256.slice(0, 12)}, baseline ${reference.model_sha256.slice(0, 12)}); a regression check needs the same model file`,
+      );
+    candidate = [];
+    for (let window = 1; window <= query.repeats; window++) {
+      options.onStatus?.(`candidate window ${window}/${query.repeats}`);
+      const summary = await options.run(spec);
+      const run = store.findRun(summary.run_id)!;
+      // Its workload revision is known once the workload is resolved: a changed file stops the check here.
+      assertComparable(reference, run);
+      if (run.status !== 'completed')
+        throw new AppError(ErrorCode.RequestFailed, `candidate run ${run.id.slice(0, 8)} ${run.status}: ${run.status_reason ?? ''}`);
+      candidate.push(run);
+    }
+  }
+
+  const alpha = CHECK_ALPHA / query.metrics.length;
+  const metrics = query.metrics.map((metric): CheckMetricResult => {
+    const values = (runs: RunRow[]) => runs.map((run) => windowValue(store, run, metric));
+    const [a, b] = [values(baseline), values(candidate)];
+    const present = (list: (number | null)[]) => list.filter((value): value is number => value !== null);
+    const decision = regressionDecision({
+      baseline: present(a),
+      candidate: present(b),
+      margin: query.margin,
+      alpha,
+      higherIsBetter: metric.metric === 'output_tokens_per_s',
+    });
+    const geometric = (list: number[]) =>
+      list.length === 0 ? null : Math.exp(list.reduce((sum, value) => sum + Math.log(value), 0) / list.length);
+    const missing = [...a, ...b].some((value) => value === null);
+    return {
+      metric: metric.metric === 'output_tokens_per_s' ? metric.metric : `${metric.metric} ${metric.statistic}`,
+      baseline_value: geometric(present(a)),
+      candidate_value: geometric(present(b)),
+      baseline_windows: present(a),
+      candidate_windows: present(b),
+      ...decision,
+      note:
+        decision.note ??
+        (missing
+          ? `some windows have no value (${metric.statistic} needs ${metric.statistic === 'p50' || metric.statistic === 'mean' ? 1 : PERCENTILE_MIN_N[metric.statistic as 'p90' | 'p95' | 'p99']} successful requests per run)`
+          : null),
+    };
+  });
+  const result = metrics.some((entry) => entry.verdict === 'regression')
+    ? 'regression'
+    : metrics.some((entry) => entry.verdict === 'insufficient data')
+      ? 'insufficient data'
+      : 'pass';
+  return {
+    result,
+    margin: query.margin,
+    alpha: CHECK_ALPHA,
+    rule: CHECK_RULE,
+    baseline: side(baseline),
+    candidate: side(candidate),
+    metrics,
+  };
+}

@@ -1,0 +1,83 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inferlab } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('inferlab check, the regression gate, against the real server', () => {
+  it('passes a fresh rerun of the same configuration, catches half the threads (exit 1), refuses another model or workload (exit 2)', async () => {
+    const db = path.join(tempDir(), 'gate.db');
+    const run = async (args: string[]) => {
+      const result = await inferlab([
+        'run',
+        '--workload',
+        'chat-short',
+        '--requests',
+        '8',
+        '--concurrency',
+        '1',
+        '--db',
+        db,
+        '--json',
+        ...args,
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout).run_id as string;
+    };
+    const baseline = await run(['--model', 'demo:f16', '--set', 'threads=2']);
+
+    const same = await inferlab(['check', '--baseline', baseline, '--margin', '10%', '--db', db, '--json']);
+    expect(same.code, same.stdout + same.stderr).toBe(0);
+    const passed = JSON.parse(same.stdout);
+    expect(passed.result).toBe('pass');
+    expect(passed.candidate.run_ids).toHaveLength(3);
+    expect(passed.metrics.map((metric: { metric: string }) => metric.metric)).toEqual([
+      'tpot_ms p50',
+      'ttft_ms p50',
+      'output_tokens_per_s',
+    ]);
+    expect(passed.candidate.engine.commit).toBe(passed.baseline.engine.commit);
+
+    const halved = await inferlab([
+      'check',
+      '--baseline',
+      baseline,
+      '--set',
+      'threads=1',
+      '--metrics',
+      'tpot_ms:p50',
+      '--margin',
+      '10%',
+      '--db',
+      db,
+      '--json',
+    ]);
+    const caught = JSON.parse(halved.stdout);
+    expect(halved.code, JSON.stringify(caught.metrics)).toBe(1);
+    expect(caught.result).toBe('regression');
+    expect(caught.metrics[0]).toMatchObject({ metric: 'tpot_ms p50', verdict: 'regression' });
+    expect(caught.metrics[0].worse_by_at_least).toBeGreaterThan(0.1);
+
+    // Figures of another model file, or of another workload, are not comparable: refused before any verdict.
+    const otherModel = await run(['--model', 'demo:q8_0']);
+    const refusedModel = await inferlab(['check', '--baseline', baseline, '--run', otherModel, '--db', db]);
+    expect(refusedModel.code).toBe(2);
+    expect(refusedModel.stderr).toMatch(/served another model file/);
+    const otherWorkload = await inferlab([
+      'run',
+      '--workload',
+      'long-context',
+      '--model',
+      'demo:f16',
+      '--requests',
+      '2',
+      '--db',
+      db,
+      '--json',
+    ]);
+    const refusedWorkload = await inferlab(['check', '--baseline', baseline, '--run', JSON.parse(otherWorkload.stdout).run_id, '--db', db]);
+    expect(refusedWorkload.code).toBe(2);
+    expect(refusedWorkload.stderr).toMatch(/the workload changed/);
+  });
+});
