@@ -490,6 +490,30 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     expect(pageErrors).toEqual([]);
   });
 
+  it('compares speculative decoding with spec off from the Experiments form: acceptance, greedy output, verdicts', async () => {
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.openForm();
+    await experiments.choose('Speculative decoding');
+    await experiments.fill('model', 'demo:f16');
+    await experiments.fill('draft model', '');
+    await experiments.problem.filter({ hasText: /needs a draft model/ }).waitFor();
+    await experiments.fill('draft model', 'demo:q4_k_m');
+    await experiments.fill('draft max', '4');
+    await experiments.fill('repeats', '2');
+    await experiments.fill('requests per window', '2');
+    await experiments.fill('max answer tokens', '8');
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await experiments.startAndFinish();
+    const result = page.getByTestId('experiment-result');
+    await result.getByRole('heading', { name: /Speculative decoding/ }).waitFor();
+    expect(await result.getByTestId('greedy-equivalence').textContent()).toMatch(/draft-max 4: identical/);
+    const draftRow = result.locator('tr', { has: page.locator('th', { hasText: 'draft-max 4' }) }).first();
+    expect(await draftRow.textContent()).toMatch(/100\.0 %|\d+\.\d %/);
+    await shell.screenshot('experiment-spec');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('saves settings to the config file: the name decisions carry, the default profile, the telemetry interval', async () => {
     const { shell, settings, experiments } = views();
     await settings.open();
