@@ -199,6 +199,15 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
         repeats: 2,
         requestsPerWindow: 2,
       }),
+      await face.call('experiments', 'start', {
+        kind: 'spec',
+        model: 'demo:f16',
+        quants: [],
+        workload: 'chat-short',
+        draftModel: draft,
+        repeats: 2,
+        requestsPerWindow: 2,
+      }),
     ];
     for (const [index, reply] of replies.entries()) {
       expect(reply.error?.code, `${index}: ${reply.error?.message}`).toBe('forbidden');
