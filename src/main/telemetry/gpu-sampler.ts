@@ -224,6 +224,10 @@ export class GpuSampler {
     private readonly retain = Number.POSITIVE_INFINITY,
   ) {}
 
+  get isAmd(): boolean {
+    return this.amd !== null;
+  }
+
   get unavailableReason(): string | null {
     if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;
     if (!this.binary) return 'neither nvidia-smi nor amd-smi found: no GPU driver on this machine';
