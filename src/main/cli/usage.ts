@@ -16,7 +16,7 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
            [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
            [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
-       common: [--max-answer-tokens N] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
+       common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
 
 export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';
 

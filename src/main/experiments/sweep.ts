@@ -10,6 +10,7 @@ import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';
 import { windowSchedule } from './windows';
+import type { WindowCooldown } from './window-cooldown';
 
 export { paretoSet } from './sweep-plan';
 
@@ -40,6 +41,7 @@ export async function runSweep(
     /** With SLOs, the share of a condition's requests that must meet them. */
     sloAttainment?: number;
     signal?: AbortSignal;
+    cooldown?: WindowCooldown | null;
     onStatus?: (line: string) => void;
   },
 ): Promise<ExperimentResult> {
@@ -53,6 +55,7 @@ export async function runSweep(
   const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
   const protocol = {
     kind: 'sweep',
+    cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
     workload: options.workload.def.name,
     vary: options.vary,
@@ -88,6 +91,7 @@ export async function runSweep(
           if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
           const entry = byName.get(nameOf(setting.value, concurrency))!;
           options.onStatus?.(`window ${window + 1}/${repeats}: ${entry.name}`);
+          await options.cooldown?.beforeWindow(options.onStatus);
           const { summary } = await runWorkload({
             request: {
               workload: options.workload,

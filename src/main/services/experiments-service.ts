@@ -8,6 +8,7 @@ import { isDemoRef } from '../models/demo-models';
 import { checkExperimentSpec } from './experiment-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
+import { WindowCooldown } from '../experiments/window-cooldown';
 
 /** What a caller awaiting an experiment (the CLI) hears while it goes. */
 export interface ExperimentHooks {
@@ -55,7 +56,9 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       emit();
     };
     // The protocols load with the first experiment: listing and deciding need none of them.
+    const cooldown = spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null;
     const common = async () => ({
+      cooldown,
       runs: deps.store.runs,
       experiments,
       servers: await deps.servers(),
