@@ -4,7 +4,7 @@ import { GGUFValueType } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
 import { decodeBandwidth, decodeLoadOf } from '../../src/main/metrics/decode-bandwidth';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
-import { probeMemoryRead, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
+import { busyCores, probeMemoryRead, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
 import { readDecodeFootprint, type DecodeFootprint } from '../../src/main/models/decode-footprint';
 import { GgmlType, writeGgufFile, type GgufTensor } from '../../src/main/models/gguf-writer';
 import { argvValue } from '../../src/main/runner/run-bandwidth';
@@ -168,5 +168,13 @@ describe('the peak a run is compared with', () => {
     const cached = { gb_per_s: 12.5, threads: 3, buffer_bytes: 1, reps_gb_per_s: [12.5], measured_at: 'then' };
     fs.writeFileSync(path.join(dir, 'memory-read-probe.json'), JSON.stringify({ [probeCacheKey(3)]: cached }));
     expect(await reachableMemoryRead(3, dir)).toEqual(cached);
+  });
+
+  it('looks at how busy the CPUs are before probing', async () => {
+    const root = tempDir();
+    fs.writeFileSync(path.join(root, 'stat'), 'cpu  100 0 100 900 0 0 0 0 0 0\ncpu0 1\ncpu1 1\n');
+    // The counters do not move while it looks: nothing else is running.
+    expect(await busyCores(50, root)).toBe(0);
+    expect(await busyCores(10, path.join(root, 'absent'))).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { readCpuTotals } from '../telemetry/proc-stat';
 
 export interface MemoryReadProbe {
   /** Median over the reps of bytes read per second by all threads together, in GB/s (1e9 bytes). */
@@ -10,6 +11,22 @@ export interface MemoryReadProbe {
   buffer_bytes: number;
   reps_gb_per_s: number[];
   measured_at: string;
+  /** CPU cores other work kept busy just before the probe; null where /proc/stat is not readable. */
+  busy_cores_before?: number | null;
+}
+
+/** Above this many cores of other work the probe reads what is left over: it is used once, not cached. */
+export const PROBE_QUIET_CORES = 0.5;
+const TICKS_PER_SECOND = 100;
+
+/** Cores busy over a short look at /proc/stat (all processes; ours are idle while it looks). */
+export async function busyCores(ms = 500, root = '/proc'): Promise<number | null> {
+  const before = readCpuTotals(root);
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = readCpuTotals(root);
+  if (!before || !after) return null;
+  return (after.busyTicks - before.busyTicks) / TICKS_PER_SECOND / ((performance.now() - started) / 1000);
 }
 
 /**
@@ -114,7 +131,9 @@ export async function reachableMemoryRead(threads: number, cacheDir: string): Pr
   const key = probeCacheKey(threads);
   const cached = cache[key];
   if (cached && cached.gb_per_s > 0) return cached;
-  const probe = await probeMemoryRead(threads);
+  const busy = await busyCores();
+  const probe = { ...(await probeMemoryRead(threads)), busy_cores_before: busy };
+  if (busy !== null && busy > PROBE_QUIET_CORES) return probe;
   cache[key] = probe;
   try {
     fs.mkdirSync(cacheDir, { recursive: true });

@@ -3,7 +3,7 @@ import type { BandwidthPeak, DecodeBandwidth, RunSummary } from '../../shared/co
 import type { EffectiveConfig } from '../../shared/contract/server';
 import { bandwidthUnavailable, decodeBandwidth, decodeLoadOf, type DecodePlacement } from '../metrics/decode-bandwidth';
 import { gpuPeakBandwidth } from '../metrics/gpu-peak-bandwidth';
-import { reachableMemoryRead } from '../metrics/memory-read-probe';
+import { PROBE_QUIET_CORES, reachableMemoryRead } from '../metrics/memory-read-probe';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { readDecodeFootprint } from '../models/decode-footprint';
 import type { GpuOffload } from './gpu-offload';
@@ -13,6 +13,13 @@ export function argvValue(argv: readonly string[], names: readonly string[]): st
   let value: string | null = null;
   for (let i = 0; i < argv.length - 1; i++) if (names.includes(argv[i]!)) value = argv[i + 1]!;
   return value;
+}
+
+/** A probe taken while other work held the CPUs reads low; it says so, and it is not cached. */
+function busyNote(busy: number | null | undefined): string {
+  return busy !== null && busy !== undefined && busy > PROBE_QUIET_CORES
+    ? `; other work kept ${busy.toFixed(1)} cores busy, so it reads low and is measured again next run`
+    : '';
 }
 
 function placementOf(offload: GpuOffload | null): DecodePlacement | { reason: string } {
@@ -57,7 +64,7 @@ export async function runDecodeBandwidth(input: {
         gb_per_s: probe.gb_per_s,
         kind: 'cpu probe',
         label: `reachable with ${probe.threads} thread${probe.threads === 1 ? '' : 's'}`,
-        source: `memory-read probe: median of ${probe.reps_gb_per_s.length} reps over ${(probe.buffer_bytes / 2 ** 20).toFixed(0)} MiB, ${probe.measured_at}`,
+        source: `memory-read probe: median of ${probe.reps_gb_per_s.length} reps over ${(probe.buffer_bytes / 2 ** 20).toFixed(0)} MiB, ${probe.measured_at}${busyNote(probe.busy_cores_before)}`,
       };
     } catch (error) {
       peakReason = `the memory-read probe failed: ${(error as Error).message}`;
