@@ -119,6 +119,9 @@ export function probeCacheKey(threads: number): string {
   return `${os.hostname()}|${os.cpus()[0]?.model ?? 'unknown CPU'}|${os.totalmem()}|threads=${threads}`;
 }
 
+/** Probes taken beside other work: kept for this process only (an experiment probes once), never on disk. */
+const busyProbes = new Map<string, MemoryReadProbe>();
+
 /** The cached probe for this machine and thread count, else a fresh one, cached in `cacheDir`. */
 export async function reachableMemoryRead(threads: number, cacheDir: string): Promise<MemoryReadProbe> {
   const file = path.join(cacheDir, 'memory-read-probe.json');
@@ -131,9 +134,14 @@ export async function reachableMemoryRead(threads: number, cacheDir: string): Pr
   const key = probeCacheKey(threads);
   const cached = cache[key];
   if (cached && cached.gb_per_s > 0) return cached;
+  const earlier = busyProbes.get(key);
+  if (earlier) return earlier;
   const busy = await busyCores();
   const probe = { ...(await probeMemoryRead(threads)), busy_cores_before: busy };
-  if (busy !== null && busy > PROBE_QUIET_CORES) return probe;
+  if (busy !== null && busy > PROBE_QUIET_CORES) {
+    busyProbes.set(key, probe);
+    return probe;
+  }
   cache[key] = probe;
   try {
     fs.mkdirSync(cacheDir, { recursive: true });
