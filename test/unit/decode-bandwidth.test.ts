@@ -4,7 +4,7 @@ import { GGUFValueType } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
 import { decodeBandwidth, decodeLoadOf } from '../../src/main/metrics/decode-bandwidth';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
-import { busyCores, probeMemoryRead, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
+import { otherBusyCores, probeMemoryRead, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
 import { readDecodeFootprint, type DecodeFootprint } from '../../src/main/models/decode-footprint';
 import { GgmlType, writeGgufFile, type GgufTensor } from '../../src/main/models/gguf-writer';
 import { argvValue } from '../../src/main/runner/run-bandwidth';
@@ -170,11 +170,12 @@ describe('the peak a run is compared with', () => {
     expect(await reachableMemoryRead(3, dir)).toEqual(cached);
   });
 
-  it('looks at how busy the CPUs are before probing', async () => {
+  it('says how busy other processes kept the CPUs while it probed', async () => {
     const root = tempDir();
     fs.writeFileSync(path.join(root, 'stat'), 'cpu  100 0 100 900 0 0 0 0 0 0\ncpu0 1\ncpu1 1\n');
-    // The counters do not move while it looks: nothing else is running.
-    expect(await busyCores(50, root)).toBe(0);
-    expect(await busyCores(10, path.join(root, 'absent'))).toBeNull();
+    // The machine's counters do not move while it works: nothing else ran (its own time is never counted against it).
+    const quiet = await otherBusyCores(async () => new Promise((resolve) => setTimeout(() => resolve('done'), 50)), root);
+    expect(quiet).toEqual({ result: 'done', otherBusyCores: 0 });
+    expect((await otherBusyCores(async () => 1, path.join(root, 'absent'))).otherBusyCores).toBeNull();
   });
 });

@@ -11,22 +11,29 @@ export interface MemoryReadProbe {
   buffer_bytes: number;
   reps_gb_per_s: number[];
   measured_at: string;
-  /** CPU cores other work kept busy just before the probe; null where /proc/stat is not readable. */
-  busy_cores_before?: number | null;
+  /** CPU cores other processes kept busy while the probe ran; null where /proc/stat is not readable. */
+  other_busy_cores?: number | null;
 }
 
 /** Above this many cores of other work the probe reads what is left over: it is used once, not cached. */
 export const PROBE_QUIET_CORES = 0.5;
 const TICKS_PER_SECOND = 100;
 
-/** Cores busy over a short look at /proc/stat (all processes; ours are idle while it looks). */
-export async function busyCores(ms = 500, root = '/proc'): Promise<number | null> {
+/**
+ * Runs `work` and says how many cores other processes kept busy meanwhile: the machine's busy
+ * time from /proc/stat less this process's own CPU time (its worker threads included).
+ */
+export async function otherBusyCores<T>(work: () => Promise<T>, root = '/proc'): Promise<{ result: T; otherBusyCores: number | null }> {
   const before = readCpuTotals(root);
+  const ownBefore = process.cpuUsage();
   const started = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, ms));
+  const result = await work();
+  const seconds = (performance.now() - started) / 1000;
+  const own = process.cpuUsage(ownBefore);
   const after = readCpuTotals(root);
-  if (!before || !after) return null;
-  return (after.busyTicks - before.busyTicks) / TICKS_PER_SECOND / ((performance.now() - started) / 1000);
+  if (!before || !after || seconds <= 0) return { result, otherBusyCores: null };
+  const machine = (after.busyTicks - before.busyTicks) / TICKS_PER_SECOND;
+  return { result, otherBusyCores: Math.max(0, (machine - (own.user + own.system) / 1e6) / seconds) };
 }
 
 /**
@@ -136,8 +143,8 @@ export async function reachableMemoryRead(threads: number, cacheDir: string): Pr
   if (cached && cached.gb_per_s > 0) return cached;
   const earlier = busyProbes.get(key);
   if (earlier) return earlier;
-  const busy = await busyCores();
-  const probe = { ...(await probeMemoryRead(threads)), busy_cores_before: busy };
+  const { result, otherBusyCores: busy } = await otherBusyCores(() => probeMemoryRead(threads));
+  const probe = { ...result, other_busy_cores: busy };
   if (busy !== null && busy > PROBE_QUIET_CORES) {
     busyProbes.set(key, probe);
     return probe;

@@ -18,7 +18,7 @@ export function argvValue(argv: readonly string[], names: readonly string[]): st
 /** A probe taken while other work held the CPUs reads low; it says so, and it is not cached. */
 function busyNote(busy: number | null | undefined): string {
   return busy !== null && busy !== undefined && busy > PROBE_QUIET_CORES
-    ? `; other work kept ${busy.toFixed(1)} cores busy, so it reads low and is measured again next run`
+    ? `; other processes kept ${busy.toFixed(1)} cores busy meanwhile, so it reads low and is measured again next run`
     : '';
 }
 
@@ -64,7 +64,7 @@ export async function runDecodeBandwidth(input: {
         gb_per_s: probe.gb_per_s,
         kind: 'cpu probe',
         label: `reachable with ${probe.threads} thread${probe.threads === 1 ? '' : 's'}`,
-        source: `memory-read probe: median of ${probe.reps_gb_per_s.length} reps over ${(probe.buffer_bytes / 2 ** 20).toFixed(0)} MiB, ${probe.measured_at}${busyNote(probe.busy_cores_before)}`,
+        source: `memory-read probe: median of ${probe.reps_gb_per_s.length} reps over ${(probe.buffer_bytes / 2 ** 20).toFixed(0)} MiB, ${probe.measured_at}${busyNote(probe.other_busy_cores)}`,
       };
     } catch (error) {
       peakReason = `the memory-read probe failed: ${(error as Error).message}`;
