@@ -56,9 +56,9 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       emit();
     };
     // The protocols load with the first experiment: listing and deciding need none of them.
-    const cooldown = spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null;
     const common = async () => ({
-      cooldown,
+      // The GPUs' idle state, read before the experiment loads anything.
+      cooldown: spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null,
       runs: deps.store.runs,
       experiments,
       servers: await deps.servers(),
