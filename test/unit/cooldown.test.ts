@@ -59,4 +59,13 @@ describe('cooldown between windows', () => {
     const gpus = await readGpusOnce(standIn);
     expect(gpus?.[0]).toMatchObject({ index: 0, temperatureC: 63, smClockMhz: 2520, memClockMhz: 10501 });
   });
+
+  it('reads without the clock fields where the driver refuses them (stand-in)', async () => {
+    process.env.FAKE_SMI_MODE = 'refuse-clocks';
+    try {
+      expect((await readGpusOnce(standIn))?.[0]).toMatchObject({ index: 0, temperatureC: 63, smClockMhz: 2520, memClockMhz: null });
+    } finally {
+      delete process.env.FAKE_SMI_MODE;
+    }
+  });
 });

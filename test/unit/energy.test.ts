@@ -213,7 +213,7 @@ describe('a telemetry session on a throttled GPU (nvidia-smi stand-in)', () => {
   const children: { kill(): boolean }[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill();
-    for (const key of ['FAKE_SMI_GPU_FILE', 'FAKE_SMI_APPS_FILE']) {
+    for (const key of ['FAKE_SMI_GPU_FILE', 'FAKE_SMI_APPS_FILE', 'FAKE_SMI_MODE']) {
       if (saved[key] === undefined) delete process.env[key];
       else process.env[key] = saved[key];
     }
@@ -252,5 +252,28 @@ describe('a telemetry session on a throttled GPU (nvidia-smi stand-in)', () => {
     expect(energy.joules).toBeCloseTo((699.1 * energy.covered_ms!) / 1000, 6);
     expect(energy.coverage).toBeGreaterThan(0.5);
     expect(energy.coverage).toBeLessThanOrEqual(1);
+  });
+
+  it('samples without the clock fields when the driver refuses them', async () => {
+    process.env.FAKE_SMI_GPU_FILE = 'one-gpu-live.csv';
+    process.env.FAKE_SMI_MODE = 'refuse-clocks';
+    const origin = performance.now();
+    const session = new TelemetrySession({
+      clock: () => performance.now() - origin,
+      serverPid: null,
+      metricsUrl: null,
+      gpuBinary: standIn,
+    });
+    session.start();
+    await session.idleBaseline(0);
+    session.markWindowStart();
+    await delay(1000);
+    session.markWindowEnd();
+    await session.stop();
+    const summary = session.summary();
+    expect(summary.gpu).toMatchObject({ name: 'NVIDIA GeForce RTX 4090', power_w_mean: 250.5, sampling_failure: null });
+    expect(summary.energy!.joules).toBeGreaterThan(0);
+    expect(summary.throttle).toMatchObject({ throttled: null, sm_clock_mhz_mean: 2520, mem_clock_mhz_mean: null });
+    expect(summary.throttle!.reason).toMatch(/carry no throttle reasons/);
   });
 });

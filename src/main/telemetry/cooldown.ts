@@ -1,7 +1,7 @@
 import type { GpuSample } from '../../shared/contract/telemetry';
 import { runToCompletion } from '../core/process';
 import { nvidiaSmiPath } from './gpu-sampler';
-import { GPU_QUERY_FIELDS, parseGpuLine } from './nvidia-smi-parse';
+import { gpuQueryOnceArgs, INVALID_QUERY_FIELD, parseGpuLine } from './nvidia-smi-parse';
 
 /** What a GPU is like at rest: where it must come back to before the next window. */
 export interface IdleState {
@@ -81,14 +81,18 @@ export async function coolDown(options: CooldownOptions): Promise<CooldownResult
   return { reached: false, waited_ms: now() - begun, reason: `timed out: ${warm}` };
 }
 
-/** Every GPU read once with the sampler's own query; null without nvidia-smi or when it fails. */
+/** Every GPU read once with the sampler's own query (without the clock fields where the driver refuses them); null without nvidia-smi or when it fails. */
 export async function readGpusOnce(binary: string | null = nvidiaSmiPath(), timeoutMs = 5000): Promise<GpuSample[] | null> {
   if (!binary) return null;
-  const args = [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'];
-  const run = await runToCompletion(binary, args, { timeoutMs }).catch(() => null);
-  if (!run || run.code !== 0) return null;
-  const samples = run.output.split('\n').flatMap((line) => parseGpuLine(line, 0) ?? []);
-  return samples.length > 0 ? samples : null;
+  for (const withClocks of [true, false]) {
+    const run = await runToCompletion(binary, gpuQueryOnceArgs(withClocks), { timeoutMs }).catch(() => null);
+    if (!run) return null;
+    if (run.code !== 0 && withClocks && INVALID_QUERY_FIELD.test(run.output)) continue;
+    if (run.code !== 0) return null;
+    const samples = run.output.split('\n').flatMap((line) => parseGpuLine(line, 0) ?? []);
+    return samples.length > 0 ? samples : null;
+  }
+  return null;
 }
 
 /**

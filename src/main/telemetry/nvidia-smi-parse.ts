@@ -22,9 +22,22 @@ export const GPU_QUERY_FIELDS = [
 /** Recordings made before clocks.mem and the throttle reasons were queried end at pstate. */
 const GPU_QUERY_FIELDS_BEFORE_CLOCKS = 12;
 
-export function gpuQueryArgs(intervalMs: number): string[] {
-  return [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(intervalMs)];
+/**
+ * The query; `withClocks: false` leaves out the two newest fields, for a driver that
+ * refuses one of them (the rest of the line keeps its order, and the parser reads both forms).
+ */
+export function gpuQueryArgs(intervalMs: number, withClocks = true): string[] {
+  return [...gpuQueryOnceArgs(withClocks), `-lms`, String(intervalMs)];
 }
+
+/** The same query answered once. */
+export function gpuQueryOnceArgs(withClocks = true): string[] {
+  const fields = withClocks ? GPU_QUERY_FIELDS : GPU_QUERY_FIELDS.slice(0, GPU_QUERY_FIELDS_BEFORE_CLOCKS);
+  return [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'];
+}
+
+/** nvidia-smi's answer to a field its driver does not know: `Field "x" is not a valid field to query.` */
+export const INVALID_QUERY_FIELD = /is not a valid field to query/i;
 
 /** Per-process VRAM, with the GPU each line is on (a process split across GPUs has one line per GPU). */
 export const COMPUTE_APP_FIELDS = ['timestamp', 'gpu_uuid', 'pid', 'process_name', 'used_memory'] as const;
