@@ -20,7 +20,7 @@ nvidia-smi > "$out/nvidia-smi.txt" || true
 ./bin/inferlab setup --force 2>&1 | grep -v '%' | tee "$out/setup.log" | tail -12
 ./bin/inferlab doctor --json > "$out/doctor.json" || true
 
-fields=timestamp,index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,temperature.gpu,power.draw,clocks.sm,pstate
+fields=timestamp,index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,temperature.gpu,power.draw,clocks.sm,pstate,clocks.mem,clocks_throttle_reasons.active
 timeout 20 nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits -lms 250 > "$out/idle-query-gpu.csv" || true
 
 timeout 30 nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits -lms 250 > "$out/load-query-gpu.csv" &
@@ -31,6 +31,6 @@ wait || true
 node -e '
   const s = require(process.argv[1]);
   const g = s.telemetry.gpu;
-  console.log(JSON.stringify({ gpu: g, gpu_unavailable_reason: s.telemetry.gpu_unavailable_reason, output_tokens_per_s: s.throughput.output_tokens_per_s, ttft_p50: s.metrics.ttft_ms.p50, tpot_p50: s.metrics.tpot_ms.p50 }, null, 2));
+  console.log(JSON.stringify({ gpu: g, gpu_unavailable_reason: s.telemetry.gpu_unavailable_reason, energy: s.telemetry.energy, throttle: s.telemetry.throttle, decode_bandwidth: s.decode_bandwidth, output_tokens_per_s: s.throughput.output_tokens_per_s, ttft_p50: s.metrics.ttft_ms.p50, tpot_p50: s.metrics.tpot_ms.p50 }, null, 2));
 ' "$out/run-summary.json"
 ls -la "$out"

@@ -74,6 +74,14 @@ describe('telemetry on a run', () => {
       contaminated: expect.any(Boolean),
       samples: expect.any(Number),
     });
+    // Without a GPU, energy comes from RAPL where this machine exposes it, else null with the reason.
+    if (telemetry.energy.source === 'rapl') expect(telemetry.energy.joules).toBeGreaterThan(0);
+    else expect(telemetry.energy).toMatchObject({ joules: null, reason: expect.stringMatching(/RAPL/) });
+    expect(telemetry.throttle.throttled).toBeNull();
+    // A CPU run: every weight, against what the server's threads can read.
+    expect(summary.decode_bandwidth).toMatchObject({ placement: 'cpu', reason: null, peak: { kind: 'cpu probe' } });
+    expect(summary.decode_bandwidth.effective_gb_per_s).toBeGreaterThan(0);
+    expect(summary.decode_bandwidth.peak.label).toMatch(/^reachable with \d+ threads?$/);
   });
 
   it('with the recorded-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
@@ -95,6 +103,12 @@ describe('telemetry on a run', () => {
       other_processes_vram_mib: 300,
     });
     expect(gpu.samples).toBeGreaterThan(0);
+    // The fixture's constant 250.5 W over the span its readings cover; clocks as recorded, nothing slowing them.
+    const { energy, throttle } = JSON.parse(result.stdout).telemetry;
+    expect(energy.source).toBe('nvidia-smi power.draw');
+    expect(energy.joules).toBeCloseTo((250.5 * energy.covered_ms) / 1000, 6);
+    expect(energy.joules_per_request).toBeGreaterThan(0);
+    expect(throttle).toMatchObject({ throttled: false, reasons: [], share_of_samples: 0, mem_clock_mhz_mean: 10501 });
     expect(standInsRunning()).toBe(0);
   });
 

@@ -120,6 +120,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--requests': { args: [...quant, '--requests', '9'], against: quant },
       '--concurrency': { args: [...warm, '--concurrency', '2'], against: warm },
       '--cold-starts': { args: [...warm, '--cold-starts', '2'], against: warm },
+      '--cooldown': { args: [...warm, '--cooldown', '30'], against: warm },
       '--skip-cache-reset': { args: [...warm, '--skip-cache-reset'], against: warm },
       '--vary': { args: ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,4'], against: sweep },
       '--load': { args: [...sweep, '--load', 'concurrency=1,4'], against: sweep },

@@ -22,6 +22,8 @@ describe('nvidia-smi parsing', () => {
       powerW: 250.5,
       smClockMhz: 2520,
       pstate: 'P2',
+      memClockMhz: 10501,
+      throttleReasons: 0,
     });
   });
 
@@ -71,6 +73,8 @@ describe('nvidia-smi parsing', () => {
         powerW: 180,
         smClockMhz: null,
         pstate: null,
+        memClockMhz: null,
+        throttleReasons: null,
       },
     ]);
     expect(parseAmdSmiMetrics('garbage', 0)).toEqual([]);

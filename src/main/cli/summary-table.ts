@@ -1,4 +1,5 @@
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { RunSummary } from '../metrics/run-summary';
 import type { SpeculativeSummary } from '../../shared/contract/runs';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
@@ -98,6 +99,7 @@ export function printSummary(summary: RunSummary): void {
       lines.push(
         `server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`,
       );
+    for (const line of [energyLine(telemetry.energy), throttleLine(telemetry.throttle)]) if (line) lines.push(line);
     lines.push(`sampler: every ${telemetry.sampler.interval_ms} ms, ${telemetry.sampler.cpu_pct.toFixed(2)} % of one core`);
     const contention = telemetry.contention;
     if (contention?.contaminated) lines.push(`CONTAMINATED: ${contention.reason}`);
@@ -106,6 +108,8 @@ export function printSummary(summary: RunSummary): void {
         `competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`,
       );
   }
+  const bandwidth = bandwidthLine(summary.decode_bandwidth);
+  if (bandwidth) lines.push(bandwidth);
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
   const steady = summary.load.steady_state;
   if (steady?.trending)

@@ -17,7 +17,7 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
            [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
            [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
-       common: [--max-answer-tokens N] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
+       common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
 
 export const CHECK_USAGE = `inferlab check --baseline RUN_OR_EXPERIMENT [--condition NAME] [--metrics tpot_ms:p50,ttft_ms:p95,output_tokens_per_s] [--margin 5%]
     [--repeats N] [--set FIELD=VALUE ...] [--engine PATH] | [--run ID[,ID...]]   [--db PATH] [--json]

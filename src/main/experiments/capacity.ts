@@ -12,6 +12,7 @@ import { profileWithSlots } from '../runner/conversation-slots';
 import { searchCapacity, type CapacitySearchSettings, type StepSample } from './capacity-search';
 import { summarizeCondition } from './condition-summary';
 import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import type { WindowCooldown } from './window-cooldown';
 
 export const CAPACITY_DEFAULTS = {
   percentile: 90,
@@ -81,6 +82,7 @@ export async function runCapacity(
     maxLoad?: number;
     keepCache?: boolean;
     signal?: AbortSignal;
+    cooldown?: WindowCooldown | null;
     onStatus?: (line: string) => void;
   },
 ): Promise<ExperimentResult> {
@@ -121,6 +123,7 @@ export async function runCapacity(
     `a load where the generator fell behind is measured again (${settings.invalidRetries} times), never counted as a miss`;
   const protocol = {
     kind: 'capacity',
+    cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
     workload: options.workload.def.name,
     by: options.by,
@@ -166,6 +169,7 @@ export async function runCapacity(
       // Each user keeps a slot for their conversation: more users than slots restarts the server with one per user.
       if (options.by === 'users' && load > slots) await startServer(load);
       if (!keepCache) await server!.erasePromptCache();
+      await options.cooldown?.beforeWindow(options.onStatus);
       const { summary } = await runWorkload({
         request: {
           workload: options.workload,

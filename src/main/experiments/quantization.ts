@@ -35,6 +35,7 @@ import {
 } from './token-pass';
 import { windowSchedule } from './windows';
 import { WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import type { WindowCooldown } from './window-cooldown';
 
 export type { QuantConstraints } from './recommend';
 
@@ -289,6 +290,7 @@ export async function runQuantExperiment(options: {
   kldTextSource?: string | null;
   kldContext?: number;
   signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
   onStatus?: (line: string) => void;
 }): Promise<ExperimentResult> {
   const engine = await options.engine();
@@ -299,6 +301,7 @@ export async function runQuantExperiment(options: {
   const kldContext = options.kldContext ?? EXPERIMENT_DEFAULTS.kldContext;
   const protocol: Record<string, unknown> = {
     kind: 'quant',
+    cooldown: options.cooldown?.describe() ?? null,
     base: options.files?.length ? files[0]!.file : options.baseRef,
     quants: options.files?.length ? null : options.quants,
     files,
@@ -318,6 +321,7 @@ export async function runQuantExperiment(options: {
     for (const { window, condition } of windowSchedule(files, options.repeats)) {
       if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
       options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition.name}`);
+      await options.cooldown?.beforeWindow(options.onStatus);
       const { summary } = await runWorkload({
         request: {
           workload: options.workload,

@@ -12,6 +12,7 @@ import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import type { SingleModelExperimentInputs } from './experiment-inputs';
 import { runSettingWindows, type WindowGoodput } from './sweep';
 import { collectTokens, passItems, startPassServer } from './token-pass';
+import type { WindowCooldown } from './window-cooldown';
 
 export const SPEC_OFF = 'spec off';
 const settingName = (draftMax: number) => `draft-max ${draftMax}`;
@@ -31,6 +32,7 @@ export async function runSpecExperiment(
     concurrency: number;
     requestsPerCondition: number | null;
     repeats?: number;
+    cooldown?: WindowCooldown | null;
     signal?: AbortSignal;
     onStatus?: (line: string) => void;
   },
@@ -57,6 +59,7 @@ export async function runSpecExperiment(
     windows:
       'each window starts spec off and every draft setting on a fresh server, in rotated order; verdicts compare each draft setting with spec off',
     greedy_equivalence: GREEDY_EQUIVALENCE_RULE,
+    cooldown: options.cooldown?.describe() ?? null,
   };
   const experimentId = options.experiments.create('spec', protocol);
   const conditions = settings.map(({ value }) => ({

@@ -11,6 +11,7 @@ import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';
 import { windowSchedule } from './windows';
+import type { WindowCooldown } from './window-cooldown';
 
 export { paretoSet } from './sweep-plan';
 
@@ -41,6 +42,7 @@ export async function runSettingWindows(
   options: SingleModelExperimentInputs & {
     requestsPerCondition: number | null;
     slo: SloSpec | null;
+    cooldown?: WindowCooldown | null;
     signal?: AbortSignal;
     onStatus?: (line: string) => void;
   },
@@ -67,6 +69,7 @@ export async function runSettingWindows(
         if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
         const entry = byName.get(plan.nameOf(setting.value, concurrency))!;
         options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
+        await options.cooldown?.beforeWindow(options.onStatus);
         const { summary } = await runWorkload({
           request: {
             workload: options.workload,
@@ -116,6 +119,7 @@ export async function runSweep(
     /** With SLOs, the share of a condition's requests that must meet them. */
     sloAttainment?: number;
     signal?: AbortSignal;
+    cooldown?: WindowCooldown | null;
     onStatus?: (line: string) => void;
   },
 ): Promise<ExperimentResult> {
@@ -129,6 +133,7 @@ export async function runSweep(
   const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
   const protocol = {
     kind: 'sweep',
+    cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
     workload: options.workload.def.name,
     vary: options.vary,

@@ -12,6 +12,7 @@ import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefix
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
 import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
 import { spreadOverWindows, windowSchedule } from './windows';
+import type { WindowCooldown } from './window-cooldown';
 
 export type WarmColdCondition = 'cold-process' | 'cold-cache' | 'warm-cache';
 export const WARM_COLD_CONDITIONS: readonly WarmColdCondition[] = ['cold-process', 'cold-cache', 'warm-cache'];
@@ -25,6 +26,7 @@ export interface WarmColdOptions extends SingleModelExperimentInputs {
   /** Deliberately leave the prompt cache on in cold-cache: the evidence must then flag contamination. */
   skipCacheReset?: boolean;
   signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
   onStatus?: (line: string) => void;
 }
 
@@ -92,6 +94,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
   const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
   const protocol = {
     kind: 'warmcold',
+    cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
     workload: options.workload.def.name,
     repeats: options.repeats,
@@ -147,6 +150,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
         for (let start = 0; start < startsPerWindow[window]!; start++) {
           options.onStatus?.(`window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`);
           // No probe and no warmup: the one measured request is the first the fresh process sees.
+          await options.cooldown?.beforeWindow(options.onStatus);
           const result = await runWorkload({
             request: {
               ...common,
@@ -191,6 +195,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
       const server = await serverFor(condition);
       // The host cache holds every primed prompt across windows, so one priming pass serves them all.
       const warmup = condition === 'warm-cache' && !primed ? definitionItemCount(options.workload.def) : 0;
+      await options.cooldown?.beforeWindow(options.onStatus);
       const result = await runWorkload({
         request: {
           ...common,

@@ -13,6 +13,7 @@ import {
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
+import { withEnergyPerWork } from '../telemetry/window-energy';
 import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
 import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
 
@@ -309,9 +310,15 @@ export function summarizeRun(input: {
     reasoning: reasoningSummary(ok),
     speculative: speculativeSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
-    telemetry: input.telemetry ?? null,
+    telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),
     ...(turns ? { turns } : {}),
   };
+}
+
+/** Energy per completed request and output token, once the run's counts are known. */
+function withWorkRatios(telemetry: TelemetrySummary | null, completedRequests: number, outputTokens: number): TelemetrySummary | null {
+  if (!telemetry?.energy) return telemetry;
+  return { ...telemetry, energy: withEnergyPerWork(telemetry.energy, { completedRequests, outputTokens }) };
 }
 
 /**

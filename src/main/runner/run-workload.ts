@@ -15,6 +15,9 @@ import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
 import { captureEnvironment } from './environment';
 import { describeGpuOffload } from './gpu-offload';
+import { runDecodeBandwidth } from './run-bandwidth';
+import { bandwidthUnavailable } from '../metrics/decode-bandwidth';
+import { userCacheDir } from '../core/paths';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
 import { tokenRangeFor } from '../workload/trace';
@@ -371,6 +374,14 @@ export async function runWorkload(options: {
       telemetry: telemetry.summary(),
       serverSlots: server?.effectiveConfig?.slots ?? serverSlots,
     });
+    summary.decode_bandwidth = await runDecodeBandwidth({
+      modelPath: request.target.kind === 'endpoint' ? null : modelInfo.path,
+      effectiveConfig: server?.effectiveConfig ?? null,
+      offload: manifest.gpu_offload,
+      summary,
+      rows,
+      cacheDir: userCacheDir(),
+    }).catch((error: Error) => bandwidthUnavailable(`not computed: ${error.message}`));
     try {
       store.saveTelemetry(runId, telemetry.series());
       store.finishRun(runId, run.status, run.statusReason, summary);

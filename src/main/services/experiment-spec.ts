@@ -141,6 +141,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (spec.kind === 'capacity') checkCapacity(spec);
   if (spec.kind === 'spec') checkDraft(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
+  wholeNumber('cooldownS', spec.cooldownS, 1, 3600);
   if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
     invalid('settings must be a list of FIELD=VALUE strings');
   checkConstraints(spec.constraints);

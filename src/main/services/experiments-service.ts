@@ -9,6 +9,7 @@ import { isDemoRef } from '../models/demo-models';
 import { checkExperimentSpec } from './experiment-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
+import { WindowCooldown } from '../experiments/window-cooldown';
 
 /** What a caller awaiting an experiment (the CLI) hears while it goes. */
 export interface ExperimentHooks {
@@ -57,6 +58,8 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
     };
     // The protocols load with the first experiment: listing and deciding need none of them.
     const common = async () => ({
+      // The GPUs' idle state, read before the experiment loads anything.
+      cooldown: spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null,
       runs: deps.store.runs,
       experiments,
       servers: await deps.servers(),

@@ -7,6 +7,7 @@ import { JsonDocumentSplitter } from './json-stream';
 import {
   computeAppsQueryArgs,
   gpuQueryArgs,
+  INVALID_QUERY_FIELD,
   lineTimestamp,
   NVML_FAILURE,
   parseAmdSmiMetrics,
@@ -34,6 +35,8 @@ class SmiLoop<T> {
     private readonly args: string[],
     private readonly parse: (line: string) => T | null,
     private readonly onSample: (sample: T) => void,
+    /** Called once when the query itself is refused, which no restart fixes. */
+    private readonly onRefused?: (line: string) => void,
   ) {}
 
   start(): void {
@@ -41,9 +44,10 @@ class SmiLoop<T> {
     const child = new ManagedProcess(this.binary, this.args, {
       logCapacity: 20,
       onLine: (line) => {
-        if (NVML_FAILURE.test(line)) {
+        if (NVML_FAILURE.test(line) || INVALID_QUERY_FIELD.test(line)) {
           this.failure = line.trim();
           void child.stop(500);
+          if (INVALID_QUERY_FIELD.test(line)) this.onRefused?.(line.trim());
           return;
         }
         const sample = this.parse(line);
@@ -215,6 +219,7 @@ export class GpuSampler {
   private amd: AmdGpuSampler | null = null;
   private startedCpu = 0;
   private smiClock: SmiClock | null = null;
+  private stopped = false;
 
   constructor(
     private readonly clock: () => number,
@@ -223,6 +228,10 @@ export class GpuSampler {
     /** Oldest samples are dropped beyond this many (the idle sampler runs for days). */
     private readonly retain = Number.POSITIVE_INFINITY,
   ) {}
+
+  get isAmd(): boolean {
+    return this.amd !== null;
+  }
 
   get unavailableReason(): string | null {
     if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;
@@ -263,12 +272,20 @@ export class GpuSampler {
       sample.sweep = appSweeps.assign(`${sample.gpuUuid ?? ''}:${sample.pid}`, sample.t);
       return sample;
     };
+    const onGpuSample = (sample: GpuSample) => {
+      this.samples.push(sample);
+      if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
+      this.changes.emit(sample);
+    };
+    // A driver that refuses the clock fields still gets sampled without them (no memory clock, no throttle reasons).
+    const withoutClocks = () => {
+      if (this.stopped) return;
+      const loop = new SmiLoop(this.binary!, gpuQueryArgs(this.intervalMs, false), parseGpu, onGpuSample);
+      this.loops[0] = loop as SmiLoop<unknown>;
+      loop.start();
+    };
     this.loops = [
-      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, (sample) => {
-        this.samples.push(sample);
-        if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
-        this.changes.emit(sample);
-      }),
+      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, onGpuSample, withoutClocks),
       new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), parseApp, (sample) => {
         this.processVram.push(sample);
         if (this.processVram.length > this.retain) this.processVram.splice(0, this.processVram.length - this.retain);
@@ -293,6 +310,7 @@ export class GpuSampler {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop()]);
   }
 }

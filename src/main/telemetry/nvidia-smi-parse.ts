@@ -14,11 +14,30 @@ export const GPU_QUERY_FIELDS = [
   'power.draw',
   'clocks.sm',
   'pstate',
+  'clocks.mem',
+  // The bitmask under its older name: drivers that renamed it to clocks_event_reasons.active still accept this one.
+  'clocks_throttle_reasons.active',
 ] as const;
 
-export function gpuQueryArgs(intervalMs: number): string[] {
-  return [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(intervalMs)];
+/** Recordings made before clocks.mem and the throttle reasons were queried end at pstate. */
+const GPU_QUERY_FIELDS_BEFORE_CLOCKS = 12;
+
+/**
+ * The query; `withClocks: false` leaves out the two newest fields, for a driver that
+ * refuses one of them (the rest of the line keeps its order, and the parser reads both forms).
+ */
+export function gpuQueryArgs(intervalMs: number, withClocks = true): string[] {
+  return [...gpuQueryOnceArgs(withClocks), `-lms`, String(intervalMs)];
 }
+
+/** The same query answered once. */
+export function gpuQueryOnceArgs(withClocks = true): string[] {
+  const fields = withClocks ? GPU_QUERY_FIELDS : GPU_QUERY_FIELDS.slice(0, GPU_QUERY_FIELDS_BEFORE_CLOCKS);
+  return [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'];
+}
+
+/** nvidia-smi's answer to a field its driver does not know: `Field "x" is not a valid field to query.` */
+export const INVALID_QUERY_FIELD = /is not a valid field to query/i;
 
 /** Per-process VRAM, with the GPU each line is on (a process split across GPUs has one line per GPU). */
 export const COMPUTE_APP_FIELDS = ['timestamp', 'gpu_uuid', 'pid', 'process_name', 'used_memory'] as const;
@@ -73,7 +92,7 @@ function textOrNull(raw: string | undefined): string | null {
 /** Parses one `--query-gpu` line; null for anything that is not a data line. */
 export function parseGpuLine(line: string, t: number): GpuSample | null {
   const fields = line.split(',').map((field) => field.trim());
-  if (fields.length !== GPU_QUERY_FIELDS.length) return null;
+  if (fields.length !== GPU_QUERY_FIELDS.length && fields.length !== GPU_QUERY_FIELDS_BEFORE_CLOCKS) return null;
   const index = numberOrNull(fields[1]);
   if (index === null) return null;
   return {
@@ -89,7 +108,17 @@ export function parseGpuLine(line: string, t: number): GpuSample | null {
     powerW: numberOrNull(fields[9]),
     smClockMhz: numberOrNull(fields[10]),
     pstate: textOrNull(fields[11]),
+    memClockMhz: numberOrNull(fields[12]),
+    throttleReasons: bitmaskOrNull(fields[13]),
   };
+}
+
+/** nvidia-smi prints the reasons bitmask as hex ("0x0000000000000004"). */
+function bitmaskOrNull(raw: string | undefined): number | null {
+  const text = raw?.trim() ?? '';
+  if (!/^0x[0-9a-f]{1,16}$/i.test(text)) return numberOrNull(raw);
+  // Every defined reason sits in the low 32 bits; the rest would lose precision as a number.
+  return Number(BigInt(text) & 0xffffffffn);
 }
 
 /**
@@ -163,6 +192,8 @@ export function parseAmdSmiMetrics(json: unknown, t: number): GpuSample[] {
         powerW: value(power.socket_power),
         smClockMhz: null,
         pstate: null,
+        memClockMhz: null,
+        throttleReasons: null,
       },
     ];
   });

@@ -6,6 +6,8 @@ import { GpuSampler } from './gpu-sampler';
 import { llamaServerOnPort, localPort } from './proc-stat';
 import { MetricsScraper } from './metrics-scraper';
 import { ProcessSampler, processTree } from './process-sampler';
+import { RaplMeter } from './rapl';
+import { energyUnavailable, gpuWindowEnergy, raplWindowEnergy, throttleSummary } from './window-energy';
 
 export interface TelemetrySeries {
   series: string;
@@ -17,6 +19,8 @@ export interface TelemetrySeries {
 /** The idle baseline is never shorter than this, whatever the caller asks for. */
 export const MIN_BASELINE_MS = 1000;
 const CONTENTION_MIN_INTERVAL_MS = 500;
+/** RAPL counters wrap after minutes at full load; read far more often than that. */
+const RAPL_READ_MS = 1000;
 /** Waiting for a slow nvidia-smi to cover the baseline ends here. */
 const MAX_BASELINE_WAIT_MS = 10_000;
 
@@ -68,6 +72,8 @@ export class TelemetrySession {
   private stopped = false;
   private readonly serverTreeSeen = new Set<number>();
   private boundaryScrape: Promise<void> | null = null;
+  private readonly rapl: RaplMeter;
+  private raplTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly options: {
@@ -86,8 +92,11 @@ export class TelemetrySession {
       contentionThresholdCores?: number;
       /** A run against an endpoint: a llama-server listening there on this machine is the run's own. */
       endpointUrl?: string | null;
+      /** Where the RAPL counters are (a fake tree in tests). */
+      powercapRoot?: string;
     },
   ) {
+    this.rapl = new RaplMeter(options.powercapRoot);
     const interval = options.intervalMs ?? 250;
     this.gpu = new GpuSampler(
       options.clock,
@@ -158,11 +167,22 @@ export class TelemetrySession {
     // Stamped with the boundary itself, so the window's counters start from this reading.
     this.boundaryScrape = this.scraper?.scrape(t) ?? null;
     this.rememberServerTree();
+    this.rapl.start();
+    this.raplTimer = setInterval(() => this.rapl.read(), RAPL_READ_MS);
+    this.raplTimer.unref();
   }
 
   markWindowEnd(): void {
     this.windowEnd = this.options.clock();
+    this.stopRapl();
     this.rememberServerTree();
+  }
+
+  private stopRapl(): void {
+    if (!this.raplTimer) return;
+    clearInterval(this.raplTimer);
+    this.raplTimer = null;
+    this.rapl.read();
   }
 
   private rememberServerTree(): void {
@@ -186,6 +206,7 @@ export class TelemetrySession {
     if (this.stopped) return;
     this.stopped = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
+    this.stopRapl();
     this.smiCpuSeconds = this.gpu.cpuSeconds();
     this.rememberServerTree();
     this.process?.stop();
@@ -228,6 +249,9 @@ export class TelemetrySession {
     const pids = this.serverPids();
 
     let gpu: TelemetrySummary['gpu'] = null;
+    const measuredWindow = { start: this.windowStart, end: this.windowEnd };
+    let energy = this.windowEnd === null ? energyUnavailable('the measured window did not close', measuredWindow) : null;
+    let throttle: TelemetrySummary['throttle'] = throttleSummary([]);
     // A loop that gave up mid-run still leaves what it sampled; the failure is kept beside it.
     if (this.gpu.samples.length > 0) {
       const sweeps = bySweep(this.gpu.samples);
@@ -267,6 +291,10 @@ export class TelemetrySession {
           utilization_pct_mean: mean(defined(of(window).map((sample) => sample.utilizationPct))),
         };
       });
+      const windowReadings = window.flatMap(onRunGpus);
+      throttle = throttleSummary(windowReadings);
+      const source = this.gpu.isAmd ? 'amd-smi socket_power' : 'nvidia-smi power.draw';
+      energy ??= gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, source);
       gpu = {
         name:
           distinctNames.length === 1 && names.length > 1
@@ -315,6 +343,11 @@ export class TelemetrySession {
         requests_deferred_max: max(defined(window.map((sample) => sample.requestsDeferred))),
       };
     }
+    if (!energy) {
+      const rapl = this.rapl.result();
+      energy = raplWindowEnergy(rapl, measuredWindow);
+      throttle = { ...throttleSummary([]), reason: `no GPU telemetry (${reason})` };
+    }
     const contention = summarizeContention(this.contention.samples, {
       windowStart: this.windowStart,
       windowEnd: this.windowEnd,
@@ -332,6 +365,8 @@ export class TelemetrySession {
       sampler,
       window: { start_ms: this.windowStart, end_ms: this.windowEnd, baseline_ms: baselineMs },
       contention,
+      energy,
+      throttle,
     };
   }
 

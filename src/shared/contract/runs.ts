@@ -151,6 +151,8 @@ export interface RunSummary {
   speculative?: SpeculativeSummary | null;
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
+  /** Memory bandwidth the decode steps used (docs/METRICS.md); absent from runs stored before it was measured. */
+  decode_bandwidth?: DecodeBandwidth;
   /**
    * Conversations only (absent or null otherwise): per turn index, how its requests fared, so
    * prefix reuse shows as the history grows. Means over successful requests that reported the count.
@@ -182,4 +184,44 @@ export interface TurnSummary {
   cached_tokens_mean: number | null;
   /** Cached over prompt tokens, summed over the turn's requests that reported both. */
   cached_share: number | null;
+}
+
+/** The peak a decode bandwidth is shown against. */
+export interface BandwidthPeak {
+  gb_per_s: number;
+  kind: 'cpu probe' | 'gpu datasheet';
+  /** e.g. "reachable with 2 threads" or "NVIDIA H100 SXM5 80GB". */
+  label: string;
+  source: string;
+}
+
+/**
+ * bytes_per_step = weight_bytes + decode_sequences × kv_bytes_per_sequence;
+ * effective_gb_per_s = bytes_per_step × 1000 / tpot_ms_mean / 1e9.
+ */
+export interface DecodeBandwidth {
+  placement: 'cpu' | 'gpu' | null;
+  /** Weights one decode step streams on that device (the offloaded layers' share on a GPU). */
+  weight_bytes: number | null;
+  layers_counted: { counted: number; total: number } | null;
+  kv_cache_types: { k: string; v: string } | null;
+  /** Mean over successful requests of prompt tokens + half the output tokens: the mean context while decoding. */
+  mean_context_tokens: number | null;
+  /** KV-cache bytes one sequence reads per step at the mean context. */
+  kv_bytes_per_sequence: number | null;
+  /** Sequences decoding at once while any did: summed decode time (ttft to e2e) of successful requests over the union of those spans. */
+  decode_sequences: number | null;
+  bytes_per_step: number | null;
+  /** bytes_per_step / decode_sequences. */
+  bytes_per_token: number | null;
+  tpot_ms_mean: number | null;
+  /** decode_sequences × 1000 / tpot_ms_mean. */
+  decode_tokens_per_s: number | null;
+  effective_gb_per_s: number | null;
+  peak: BandwidthPeak | null;
+  peak_reason: string | null;
+  /** effective / peak. */
+  utilization: number | null;
+  /** Why effective_gb_per_s is null. */
+  reason: string | null;
 }

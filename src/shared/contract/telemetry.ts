@@ -17,6 +17,10 @@ export interface GpuSample {
   powerW: number | null;
   smClockMhz: number | null;
   pstate: string | null;
+  /** Absent from readings recorded before the memory clock was queried. */
+  memClockMhz?: number | null;
+  /** nvidia-smi clocks_throttle_reasons.active (NVML's clocks event reasons bitmask); absent from older readings. */
+  throttleReasons?: number | null;
 }
 
 export interface ProcessVramSample {
@@ -125,6 +129,45 @@ export interface TelemetrySummary {
   window?: { start_ms: number | null; end_ms: number | null; baseline_ms: number | null };
   /** Absent from runs stored before it was measured. */
   contention?: ContentionSummary | null;
+  /** Energy over the measured window; absent from runs stored before it was measured. */
+  energy?: EnergySummary;
+  /** Clock slowdowns over the measured window (GPU only); absent from runs stored before it was measured. */
+  throttle?: ThrottleSummary;
+}
+
+/** Energy of the measured window: GPU power integrated over time, else CPU package RAPL counters. */
+export interface EnergySummary {
+  source: 'nvidia-smi power.draw' | 'amd-smi socket_power' | 'rapl' | null;
+  /** Over the GPUs the server ran on (all GPUs when that is unknown), or every CPU package. */
+  joules: number | null;
+  per_gpu: { index: number; name: string | null; joules: number | null; covered_ms: number; samples: number }[] | null;
+  window_ms: number | null;
+  /** The span the integration covers (first to last reading in the window, GPU); the whole window for RAPL. */
+  covered_ms: number | null;
+  /** covered_ms / window_ms. */
+  coverage: number | null;
+  rapl_domains?: string[];
+  /** joules × window_ms / covered_ms: the covered span's mean power over the whole window; what the ratios divide. */
+  joules_window?: number | null;
+  /** Per completed request and per output token of the completed requests (docs/METRICS.md). */
+  joules_per_request: number | null;
+  joules_per_output_token: number | null;
+  output_tokens_per_joule: number | null;
+  /** Why joules is null. */
+  reason: string | null;
+}
+
+export interface ThrottleSummary {
+  /** Whether any window sample had a slowing reason (power cap, thermal, hardware slowdown, power brake); null when unknown. */
+  throttled: boolean | null;
+  /** The slowing reasons seen, by nvidia-smi's names, in bit order. */
+  reasons: string[];
+  /** Readings (per GPU) with a slowing reason over readings with a reasons mask. */
+  share_of_samples: number | null;
+  samples: number;
+  sm_clock_mhz_mean: number | null;
+  mem_clock_mhz_mean: number | null;
+  reason: string | null;
 }
 
 /** A live snapshot for the UI: the latest values, pushed at 4 Hz during runs, 1 Hz idle. */

@@ -51,6 +51,7 @@ export function experimentSpecFromArgs(args: string[]): {
       vary: { type: 'string' },
       load: { type: 'string' },
       'cold-starts': { type: 'string' },
+      cooldown: { type: 'string' },
       'max-answer-tokens': { type: 'string' },
       percentile: { type: 'string' },
       by: { type: 'string' },
@@ -153,6 +154,7 @@ export function experimentSpecFromArgs(args: string[]): {
       kind === 'quant' ? constraintsFromFlags(values, slo) : { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
     kldTextFile: values['kld-text'] ? path.resolve(values['kld-text']) : null,
     coldStarts: values['cold-starts'] === undefined ? null : positiveInteger('cold-starts', values['cold-starts'], 1),
+    cooldownS: values.cooldown === undefined ? null : positiveInteger('cooldown', values.cooldown, 1),
     maxAnswerTokens:
       values['max-answer-tokens'] === undefined ? null : positiveInteger('max-answer-tokens', values['max-answer-tokens'], 1),
     skipCacheReset: values['skip-cache-reset'] ?? false,

@@ -1,4 +1,5 @@
 import type { RunSummary } from '../../../shared/contract/runs';
+import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
 import { bytes, ms, num, pct, pctl } from '../components/format';
 
@@ -81,6 +82,18 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           {summary.telemetry.server_process &&
             ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
         </p>
+      )}
+      {[energyLine(summary.telemetry?.energy), throttleLine(summary.telemetry?.throttle), bandwidthLine(summary.decode_bandwidth)].map(
+        (line, index) =>
+          line && (
+            <p
+              key={index}
+              data-testid={['run-energy', 'run-throttle', 'run-bandwidth'][index]}
+              className={line.startsWith('THROTTLED') ? 'error' : undefined}
+            >
+              {line}
+            </p>
+          ),
       )}
       <p>
         <small>

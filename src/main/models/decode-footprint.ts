@@ -1,0 +1,79 @@
+import { readGgufHeader, tensorDataBytes, type GgufHeader, type GgufMetaValue } from './gguf-reader';
+
+/**
+ * What one decode step reads from memory, from a GGUF file's tensor table and metadata:
+ * every weight a token passes through, and the shape of the KV cache.
+ */
+export interface DecodeFootprint {
+  architecture: string;
+  /** Weights of the repeating blocks (blk.N.*), read in full every step. */
+  blockWeightBytes: number;
+  /** The output projection (output.weight, or token_embd.weight where the output is tied to it) and final norm. */
+  headWeightBytes: number;
+  /** token_embd.weight when it is only looked up (one row per token), which a step does not stream. */
+  embeddingLookupBytes: number;
+  nLayer: number;
+  nHeadKv: number;
+  headDimK: number;
+  headDimV: number;
+  /** Tensors whose type has no known block size: their bytes are missing from the sums. */
+  unknownTypeTensors: string[];
+}
+
+function numberOf(value: GgufMetaValue | undefined): number | null {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  // Some architectures give head_count_kv per layer; the largest bounds the cache.
+  if (value && typeof value === 'object' && value.head.length > 0) {
+    const numbers = value.head.map((item) => Number(item)).filter(Number.isFinite);
+    return numbers.length > 0 ? Math.max(...numbers) : null;
+  }
+  return null;
+}
+
+export function decodeFootprint(header: GgufHeader): DecodeFootprint | { reason: string } {
+  const architecture = header.metadata.get('general.architecture');
+  if (typeof architecture !== 'string') return { reason: 'the GGUF file names no general.architecture' };
+  const meta = (key: string) => numberOf(header.metadata.get(`${architecture}.${key}`));
+  const nLayer = meta('block_count');
+  const embedding = meta('embedding_length');
+  const nHead = meta('attention.head_count');
+  const nHeadKv = meta('attention.head_count_kv') ?? nHead;
+  if (nLayer === null || embedding === null || nHead === null || nHeadKv === null)
+    return { reason: `the GGUF metadata lacks ${architecture}.block_count, embedding_length or attention.head_count` };
+  const headDim = embedding / nHead;
+  let blockWeightBytes = 0;
+  let headWeightBytes = 0;
+  let embeddingBytes = 0;
+  const unknownTypeTensors: string[] = [];
+  const hasOutput = header.tensors.some((tensor) => tensor.name === 'output.weight');
+  for (const tensor of header.tensors) {
+    const bytes = tensorDataBytes(tensor);
+    if (bytes === null) {
+      unknownTypeTensors.push(tensor.name);
+      continue;
+    }
+    if (tensor.name.startsWith('blk.')) blockWeightBytes += bytes;
+    else if (tensor.name === 'token_embd.weight') embeddingBytes += bytes;
+    else headWeightBytes += bytes;
+  }
+  return {
+    architecture,
+    blockWeightBytes,
+    headWeightBytes: headWeightBytes + (hasOutput ? 0 : embeddingBytes),
+    embeddingLookupBytes: hasOutput ? embeddingBytes : 0,
+    nLayer,
+    nHeadKv,
+    headDimK: meta('attention.key_length') ?? headDim,
+    headDimV: meta('attention.value_length') ?? headDim,
+    unknownTypeTensors,
+  };
+}
+
+export function readDecodeFootprint(file: string): DecodeFootprint | { reason: string } {
+  try {
+    return decodeFootprint(readGgufHeader(file));
+  } catch (error) {
+    return { reason: `the model file could not be read: ${(error as Error).message}` };
+  }
+}

@@ -1,0 +1,40 @@
+import type { DecodeBandwidth } from './contract/runs';
+import type { EnergySummary, ThrottleSummary } from './contract/telemetry';
+
+/** One-line readings of a run's energy, clock slowdowns and decode bandwidth, for the CLI and the run view alike. */
+
+const fixed = (value: number | null | undefined, digits: number, unit = '') =>
+  value === null || value === undefined ? '—' : `${value.toFixed(digits)}${unit}`;
+
+/** Three significant digits whatever the size (a joule per token can be 0.0021 or 35). */
+const sig = (value: number | null | undefined, unit = '') =>
+  value === null || value === undefined ? '—' : `${value >= 100 ? value.toFixed(0) : value.toPrecision(3)}${unit}`;
+
+export function energyLine(energy: EnergySummary | undefined): string | null {
+  if (!energy) return null;
+  if (energy.joules === null) return `energy: — (${energy.reason})`;
+  const source = energy.source === 'rapl' ? `RAPL ${energy.rapl_domains?.join(' + ') ?? ''}`.trim() : energy.source;
+  const perGpu =
+    energy.per_gpu && energy.per_gpu.length > 1
+      ? `; per GPU ${energy.per_gpu.map((gpu) => `${gpu.index}: ${sig(gpu.joules, ' J')}`).join(', ')}`
+      : '';
+  return `energy: ${sig(energy.joules, ' J')} (${source}, ${fixed(energy.coverage === null ? null : energy.coverage * 100, 0, ' %')} of the window covered${perGpu}); ${sig(energy.joules_per_request, ' J')}/request, ${sig(energy.joules_per_output_token, ' J')}/output token, ${sig(energy.output_tokens_per_joule)} output tokens/J`;
+}
+
+export function throttleLine(throttle: ThrottleSummary | undefined): string | null {
+  if (!throttle) return null;
+  const clocks = `SM ${fixed(throttle.sm_clock_mhz_mean, 0, ' MHz')}, memory ${fixed(throttle.mem_clock_mhz_mean, 0, ' MHz')}`;
+  if (throttle.throttled === null) return `clocks: throttling unknown (${throttle.reason})`;
+  if (!throttle.throttled) return `clocks: ${clocks}; not throttled in ${throttle.samples} readings`;
+  return `THROTTLED: ${throttle.reasons.join(', ')} in ${fixed((throttle.share_of_samples ?? 0) * 100, 0, ' %')} of ${throttle.samples} readings; ${clocks}`;
+}
+
+export function bandwidthLine(bandwidth: DecodeBandwidth | undefined): string | null {
+  if (!bandwidth) return null;
+  if (bandwidth.effective_gb_per_s === null) return `decode bandwidth: — (${bandwidth.reason})`;
+  const mib = (value: number | null) => (value === null ? '—' : `${(value / 2 ** 20).toFixed(value < 10 * 2 ** 20 ? 2 : 0)} MiB`);
+  const peak = bandwidth.peak
+    ? `${fixed((bandwidth.utilization ?? 0) * 100, 0, ' %')} of ${sig(bandwidth.peak.gb_per_s, ' GB/s')} ${bandwidth.peak.label} (${bandwidth.peak.kind})`
+    : `no peak to compare with (${bandwidth.peak_reason})`;
+  return `decode bandwidth: ${sig(bandwidth.effective_gb_per_s, ' GB/s')}, ${peak}; ${mib(bandwidth.bytes_per_token)} per token (${bandwidth.placement} weights ${mib(bandwidth.weight_bytes)} + KV ${mib(bandwidth.kv_bytes_per_sequence)} at ${fixed(bandwidth.mean_context_tokens, 0)} tokens of context, ${bandwidth.kv_cache_types?.k}/${bandwidth.kv_cache_types?.v}) × ${sig(bandwidth.decode_tokens_per_s)} decode tok/s (${sig(bandwidth.decode_sequences)} sequences at once)${bandwidth.reason ? `; ${bandwidth.reason}` : ''}`;
+}
