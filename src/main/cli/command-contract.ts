@@ -20,6 +20,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'runs show': { calls: ['runs.get'] },
   'runs delete': { calls: ['runs.remove'] },
   compare: { calls: ['runs.compare'] },
+  history: { calls: ['runs.history'] },
   export: { calls: ['runs.exportRun'] },
   import: { calls: ['runs.importRun'] },
   'experiment quant': { calls: ['experiments.start', 'experiments.report'] },

@@ -1,11 +1,5 @@
 import crypto from 'node:crypto';
-import {
-  HISTORY_METRIC_SPECS,
-  HISTORY_METRICS,
-  LATENCY_STATISTICS,
-  type HistoryBuild,
-  type MetricSpec,
-} from '../../shared/contract/history';
+import { metricSpecProblem, readMetricSpec, type HistoryBuild, type MetricSpec } from '../../shared/contract/history';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { Db } from './database';
@@ -26,16 +20,9 @@ export interface HistoryRunRow {
 }
 
 export function parseMetricSpec(text: string): MetricSpec {
-  const [metric, statistic, ...rest] = text.trim().split(':');
-  const known = (HISTORY_METRICS as readonly string[]).includes(metric ?? '');
-  const throughput = metric === 'output_tokens_per_s';
-  const statisticFits = throughput ? statistic === undefined : (LATENCY_STATISTICS as readonly string[]).includes(statistic ?? '');
-  if (!known || !statisticFits || rest.length > 0)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `metric "${text}" is not one a history can show; allowed: ${HISTORY_METRIC_SPECS.join(', ')} (metrics ${HISTORY_METRICS.join(', ')}; statistics ${LATENCY_STATISTICS.join(', ')}, none for output_tokens_per_s)`,
-    );
-  return { metric: metric as MetricSpec['metric'], statistic: throughput ? null : (statistic as MetricSpec['statistic']) };
+  const spec = readMetricSpec(text);
+  if (!spec) throw new AppError(ErrorCode.InvalidInput, metricSpecProblem(text));
+  return spec;
 }
 
 export function parseJson(text: string | null): unknown {

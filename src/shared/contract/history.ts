@@ -22,6 +22,19 @@ export interface MetricSpec {
   statistic: LatencyStatistic | null;
 }
 
+/** The spec `metric:statistic` names, or null when it names none a history can show. */
+export function readMetricSpec(text: string): MetricSpec | null {
+  const [metric, statistic, ...rest] = text.trim().split(':');
+  if (rest.length > 0 || !(HISTORY_METRICS as readonly string[]).includes(metric ?? '')) return null;
+  if (metric === 'output_tokens_per_s') return statistic === undefined ? { metric, statistic: null } : null;
+  if (!(LATENCY_STATISTICS as readonly string[]).includes(statistic ?? '')) return null;
+  return { metric: metric as HistoryMetric, statistic: statistic as LatencyStatistic };
+}
+
+export function metricSpecProblem(text: string): string {
+  return `metric "${text}" is not one a history can show; allowed: ${HISTORY_METRIC_SPECS.join(', ')} (metrics ${HISTORY_METRICS.join(', ')}; statistics ${LATENCY_STATISTICS.join(', ')}, none for output_tokens_per_s)`;
+}
+
 export interface HistoryQuery {
   /** `tpot_ms:p50`, `ttft_ms:p95`, `output_tokens_per_s`, ... (HISTORY_METRIC_SPECS). */
   metric: string;
