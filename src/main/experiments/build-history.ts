@@ -139,7 +139,7 @@ function historyNotes(configurations: HistoryConfiguration[], unfinished: number
     );
   else if (configurations.length > 1)
     notes.push(
-      `${configurations.length} configurations (model file, workload revision, server profile or load differ): each is shown apart, never averaged together. Narrow with --model and --workload, or pick one with --key.`,
+      `${configurations.length} configurations (model file, workload revision, server profile or load differ): each is shown apart, never averaged together.`,
     );
   else if (configurations[0]!.builds.length === 1) notes.push(`Only one engine build so far. ${EMPTY_HINT}`);
   if (unfinished > 0) notes.push(`${unfinished} matching run(s) that did not complete are left out.`);

@@ -53,6 +53,7 @@ function historyText(history: MetricHistory): string {
     title,
     ...history.configurations.map((configuration) => configurationTable(history, configuration)),
     ...history.notes.map((note) => `note: ${note}`),
+    ...(history.configurations.length > 1 ? ['note: narrow with --model and --workload, or pick one configuration with --key KEY.'] : []),
   ].join('\n\n');
 }
 
