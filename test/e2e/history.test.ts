@@ -77,6 +77,10 @@ describe.runIf(executable)('the History view in Chromium against inferlab serve'
   it('says what to do with no runs, then draws a chart and a table per configuration', async () => {
     const shell = new AppShell(page, results);
     const history = new HistoryPage(shell);
+    // Alt+0, by key position, opens the tenth view.
+    await page.evaluate(() => window.dispatchEvent(new KeyboardEvent('keydown', { key: '0', code: 'Digit0', altKey: true })));
+    await expect.poll(() => shell.hash()).toBe('#/history');
+    await shell.open('Runs');
     await history.open();
     await history.empty.waitFor();
     expect(await history.empty.textContent()).toMatch(/inferlab check --baseline RUN --engine PATH/);
