@@ -169,6 +169,8 @@ describe('metricHistory', () => {
     expect(builds[1]!.runs[0]!.runId).toBe(unknown);
     expect(builds[1]!.changePercent).toBeCloseTo(-20, 10);
     expect(history.notes).toContain('1 matching run(s) that did not complete are left out.');
+    const other = metricHistory(store, { metric: 'output_tokens_per_s', statistic: null, key: '0123456789abcdef' });
+    expect(other.notes).toEqual([expect.stringMatching(/^No completed run has the configuration 0123456789abcdef\./)]);
   });
 
   it('says what to do when nothing matches', () => {

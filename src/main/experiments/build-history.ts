@@ -94,11 +94,11 @@ export function metricHistory(store: { db: Db; runs: RunStore }, filter: History
     statistic: filter.metric === 'output_tokens_per_s' ? null : (filter.statistic ?? 'p50'),
   };
   const rows = matchingRuns(store.db, filter);
-  const completed = rows.filter((row) => row.status === 'completed');
+  const inScope = filter.key ? rows.filter((row) => configurationKey(row) === filter.key) : rows;
+  const completed = inScope.filter((row) => row.status === 'completed');
   const groups = new Map<string, { first: HistoryRunRow; runs: (HistoryRun & { engine_json: string | null })[] }>();
   for (const row of completed) {
     const key = configurationKey(row);
-    if (filter.key && key !== filter.key) continue;
     const group = groups.get(key) ?? { first: row, runs: [] };
     const latencies = spec.metric === 'output_tokens_per_s' ? [] : store.runs.latencies(row.id);
     group.runs.push({
@@ -125,7 +125,7 @@ export function metricHistory(store: { db: Db; runs: RunStore }, filter: History
     unit: spec.metric === 'output_tokens_per_s' ? 'tok/s' : 'ms',
     higherIsBetter: spec.metric === 'output_tokens_per_s',
     configurations,
-    notes: historyNotes(configurations, rows.length - completed.length, filter),
+    notes: historyNotes(configurations, inScope.length - completed.length, filter),
   };
 }
 
