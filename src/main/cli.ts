@@ -25,6 +25,8 @@ Commands:
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
   runs list [--limit N]|show ID|delete ID     stored runs
   compare RUN_ID RUN_ID ...                   runs side by side: each metric's change with its interval and verdict
+  history --metric tpot_ms:p50 [--model M] [--workload W]
+                                              a metric across engine builds, per comparable configuration
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, CSVs, telemetry
   import DIR                                  an exported run folder back into the database, under its own id
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
@@ -58,6 +60,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   import: async () => (await import('./cli/commands/runs')).importCommand,
   compare: async () => (await import('./cli/commands/compare')).compareCommand,
   check: async () => (await import('./cli/commands/check')).checkCommand,
+  history: async () => (await import('./cli/commands/history')).historyCommand,
   experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,
   report: async () => (await import('./cli/commands/experiment')).reportCommand,
   decide: async () => (await import('./cli/commands/experiment')).decideCommand,

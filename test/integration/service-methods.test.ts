@@ -13,6 +13,7 @@ import type {
 import { runExportFiles } from '../../src/shared/run-export-files';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
+import type { MetricHistory } from '../../src/shared/contract/history';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
@@ -124,6 +125,11 @@ describe('every service method through the dispatcher', () => {
     expect(detail.summary).toMatchObject({ requests: { attempted: 1, completed: 1 }, metrics: { ttft_ms: { n: 1 } } });
     expect((await call<{ requestsJsonl: string }>('runs', 'exportRun', first.runId)).requestsJsonl.trim().split('\n')).toHaveLength(1);
     expect((await call<{ runs: unknown[] }>('runs', 'compare', [first.runId, second.runId])).runs).toHaveLength(2);
+    const history = await call<MetricHistory>('runs', 'history', { metric: 'ttft_ms:p50', model: 'demo:q8_0' });
+    expect(
+      history.configurations.flatMap((configuration) => configuration.builds.flatMap((build) => build.runs)).map((run) => run.runId),
+    ).toEqual(expect.arrayContaining([first.runId, second.runId]));
+    expect(await failure('runs', 'history', { metric: 'ttft_ms:p42' })).toBe('invalid_input');
     const goodRun = demoRunSpec({ requests: 1 });
     expect(await failure('runs', 'start', { ...goodRun, workload: 'no-such-workload' })).toBe('not_found');
     expect(await call('runs', 'validate', goodRun)).toEqual({ problem: null });

@@ -21,6 +21,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'runs delete': { calls: ['runs.remove'] },
   compare: { calls: ['runs.compare'] },
   check: { calls: ['runs.start'] },
+  history: { calls: ['runs.history'] },
   export: { calls: ['runs.exportRun'] },
   import: { calls: ['runs.importRun'] },
   'experiment quant': { calls: ['experiments.start', 'experiments.report'] },

@@ -18,6 +18,7 @@ import {
   START_USAGE,
   COMPLETION_USAGE,
   COMPARE_USAGE,
+  HISTORY_USAGE,
 } from './usage';
 
 interface HelpEntry {
@@ -98,6 +99,15 @@ const HELP: Record<string, HelpEntry> = {
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
+  history: {
+    usage: HISTORY_USAGE,
+    examples: [
+      'inferlab history --metric tpot_ms:p50',
+      'inferlab history --metric ttft_ms:p95 --model demo:q8_0 --workload chat-short --json',
+    ],
+    notes:
+      'Did a new llama.cpp build or driver make this slower? Completed runs are grouped by engine build (commit and backend), in the order each build first ran: per build its runs, the mean of their own statistic (a p95 needs 20 successful measured requests in a run), a 95 % t interval over runs (two or more), and the change against the first build. Only comparable runs are put together: same model file, workload revision, server profile (by content, not name) and load. Other configurations are printed apart, never averaged; --key picks one. Metrics: ttft_ms, tpot_ms, e2e_ms with :p50 or :p95, and output_tokens_per_s.',
+  },
   export: {
     usage: EXPORT_USAGE,
     examples: ['inferlab export 1a2b3c4d --out ./run-export'],

@@ -43,6 +43,9 @@ export const RUNS_USAGE =
 
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
+export const HISTORY_USAGE =
+  'inferlab history --metric tpot_ms:p50 [--model MODEL_OR_SHA256] [--workload NAME_OR_REVISION] [--key KEY] [--db PATH] [--json]';
+
 export const EXPORT_USAGE =
   'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, telemetry.csv, and trace.jsonl when the prompts were hashed)';
 

@@ -16,6 +16,8 @@ import { readRunExport } from '../store/read-run-export';
 import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-schema';
 import { saveImportedRun } from '../store/save-imported-run';
 import type { RunHead } from '../store/run-store';
+import { metricHistory } from '../experiments/build-history';
+import { parseMetricSpec } from '../store/run-history';
 import { checkRunSpec } from './run-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
@@ -335,6 +337,9 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       };
     },
     compare: async (runIds) => compare(runIds),
+    async history(query) {
+      return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
+    },
     async dispose() {
       await jobs.cancelAll();
     },

@@ -5,6 +5,7 @@ import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { parseRoute, routeHash } from './state/route';
 import { SettingsView } from './views/SettingsView';
 import { CompareView } from './views/CompareView';
+import { HistoryView } from './views/HistoryView';
 import { ExperimentsView } from './views/ExperimentsView';
 import { HomeView } from './views/HomeView';
 import { ModelsView } from './views/ModelsView';
@@ -23,6 +24,8 @@ const NAVIGATION: { view: View; label: string }[] = [
   { view: 'compare', label: 'Compare' },
   { view: 'experiments', label: 'Experiments' },
   { view: 'settings', label: 'Settings' },
+  // Last, so the views before it keep their Alt+digit; Alt+0 opens it.
+  { view: 'history', label: 'History' },
 ];
 
 export function App({ bridge }: { bridge: RpcBridge | null }) {
@@ -67,13 +70,13 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     return () => unsubscribe.forEach((stop) => stop());
   }, [bridge]);
 
-  // Alt+1…9 switch views; Alt+T toggles the theme. Keys by their position (event.code): on macOS,
+  // Alt+1…9 and 0 switch views; Alt+T toggles the theme. Keys by their position (event.code): on macOS,
   // Option+1 types "¡" and event.key never reads "1".
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (!event.altKey) return;
-      const digit = /^(?:Digit|Numpad)([1-9])$/.exec(event.code);
-      const index = digit ? Number(digit[1]) - 1 : -1;
+      const digit = /^(?:Digit|Numpad)([0-9])$/.exec(event.code);
+      const index = digit ? (Number(digit[1]) + 9) % 10 : -1;
       if (index >= 0 && index < NAVIGATION.length) {
         setView(NAVIGATION[index]!.view);
         event.preventDefault();
@@ -104,7 +107,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
             key={item.view}
             type="button"
             aria-current={view === item.view ? 'page' : undefined}
-            title={`Alt+${index + 1}`}
+            title={`Alt+${(index + 1) % 10}`}
             onClick={() => setView(item.view)}
           >
             {item.label}
@@ -124,6 +127,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         {view === 'compare' && <CompareView client={client} />}
         {view === 'experiments' && <ExperimentsView client={client} />}
         {view === 'settings' && <SettingsView client={client} />}
+        {view === 'history' && <HistoryView client={client} />}
       </main>
     </div>
   );

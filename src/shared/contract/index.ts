@@ -51,6 +51,7 @@ export type {
   WorkloadValidation,
 } from './results';
 export type { DoctorReport } from './doctor';
+export type { HistoryBuild, HistoryConfiguration, HistoryQuery, HistoryRun, MetricHistory } from './history';
 
 /** Events pushed from main: whole-state snapshots keyed by channel name. */
 export interface AppEvents {

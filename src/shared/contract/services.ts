@@ -10,6 +10,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
+import type { MetricHistory } from './history';
 import type { ExperimentResult } from './experiments';
 import type { ModelScan, QuantTypeInfo } from './models';
 import type {
@@ -200,6 +201,24 @@ export const SERVICE_CONTRACT = {
       'Runs side by side, with a verdict per metric where the evidence supports one.',
       [arg('runIds', Type.Array(Name, { maxItems: 64 }))],
       returns<Comparison>(),
+    ),
+    history: method(
+      'A metric (tpot_ms:p50, ttft_ms:p95, output_tokens_per_s, ...) across engine builds: completed runs of each comparable configuration (model file, workload revision, server profile, load) apart, one mean with its 95 % interval per build.',
+      [
+        arg(
+          'query',
+          Type.Object(
+            {
+              metric: Type.String({ maxLength: 64 }),
+              model: Type.Optional(Nullable(PathText)),
+              workload: Type.Optional(Nullable(Name)),
+              key: Type.Optional(Nullable(Type.String({ maxLength: 64, pattern: '^[0-9a-f]+$' }))),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      ],
+      returns<MetricHistory>(),
     ),
   },
   experiments: {

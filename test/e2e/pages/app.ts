@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 
-export type ViewLabel = 'Home' | 'Models' | 'Server' | 'Workloads' | 'Run' | 'Runs' | 'Compare' | 'Experiments' | 'Settings';
+export type ViewLabel = 'Home' | 'Models' | 'Server' | 'Workloads' | 'Run' | 'Runs' | 'Compare' | 'Experiments' | 'Settings' | 'History';
 
 /** The app shell: navigation, theme and screenshots. Every page object starts here. */
 export class AppShell {

@@ -1,11 +1,12 @@
 import { useEffect, useRef } from 'react';
-import { LineChart, ScatterChart } from 'echarts/charts';
+import { CustomChart, LineChart, ScatterChart } from 'echarts/charts';
 import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
 import { init, use, type EChartsCoreOption, type EChartsType } from 'echarts/core';
 import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 import { useAppStore } from '../state/store';
 
 use([
+  CustomChart,
   LineChart,
   ScatterChart,
   GridComponent,
