@@ -56,6 +56,11 @@ describe('speculative decoding with the demo models against the real server', ()
     expect(metrics).toEqual(
       expect.arrayContaining(['tpot_ms p50 draft-max 4', 'output_tokens_per_s mean draft-max 4', 'output_tokens_per_s mean draft-max 8']),
     );
+    // Throughput windows hold one rate each; the verdict rests on the requests behind them, so three windows of three requests decide it.
+    const throughput = experiment.verdicts.find(
+      (row: { metric: string; b: string }) => row.metric === 'output_tokens_per_s mean' && row.b === 'draft-max 4',
+    );
+    expect(throughput.verdict, throughput.note).not.toBe('insufficient data');
     expect(experiment.recommendation.choice).toMatch(/^(spec off|draft-max [48])$/);
     const html = fs.readFileSync(report, 'utf8');
     expect(html).toMatch(/<h2>Speculative decoding<\/h2>/);

@@ -113,6 +113,11 @@ export function summarizeCondition(
   };
 }
 
+/** Successful measured requests over all of a side's windows: what its rates rest on. */
+function measuredCount(windows: RequestRow[][]): number {
+  return windows.reduce((sum, rows) => sum + rows.filter((row) => row.warmup === 0 && row.error_class === null).length, 0);
+}
+
 /** Each window's output tokens per second over its own measured span, as a one-value window. */
 function windowRates(windows: RequestRow[][]): number[][] {
   return windows.flatMap((rows) => {
@@ -178,6 +183,7 @@ export function conditionVerdicts(
         bWindows: windowRates(other.windows),
         statistic: 'mean',
         higherIsBetter: true,
+        requests: [measuredCount(baseline.windows), measuredCount(other.windows)],
       });
     }
   }

@@ -32,6 +32,8 @@ export interface VerdictQuestion {
   statistic: Statistic;
   /** Throughput and acceptance: a larger value is the better one. */
   higherIsBetter?: boolean;
+  /** Measured requests behind each side, where a window holds one summary value (a rate) instead of its requests. */
+  requests?: [number, number];
 }
 
 export function statisticOf(sorted: Float64Array, statistic: Statistic): number | null {
@@ -69,7 +71,10 @@ function testWindows(question: VerdictQuestion, settings: VerdictSettings): Wind
   );
   const [aSide, bSide] = sides as [Float64Array[], Float64Array[]];
   const pooled = (side: Float64Array[]) => statisticOf(sortedFinite(side.flatMap((window) => Array.from(window))), question.statistic);
-  const requests: [number, number] = [aSide.reduce((n, w) => n + w.length, 0), bSide.reduce((n, w) => n + w.length, 0)];
+  const requests: [number, number] = question.requests ?? [
+    aSide.reduce((n, w) => n + w.length, 0),
+    bSide.reduce((n, w) => n + w.length, 0),
+  ];
   const base = {
     question,
     aValue: pooled(aSide),
