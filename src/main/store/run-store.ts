@@ -120,6 +120,7 @@ function runSearch(terms: string[], runId: string | null): { where: string; valu
     values[key] = `%${term.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
     clauses.push(
       `(${[
+        'id',
         'model_ref',
         'workload_name',
         'status',

@@ -45,6 +45,7 @@ export interface ExperimentFormState {
   keepCache: boolean;
   draftModel: string;
   draftMax: string;
+  cooldownS: string;
 }
 
 const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
@@ -109,6 +110,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     keepCache: false,
     draftModel: 'demo:q4_k_m',
     draftMax: '4,8,16',
+    cooldownS: '',
   };
 }
 
@@ -157,6 +159,7 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     ...(form.kind === 'warmcold' && form.skipCacheReset ? { skipCacheReset: true } : {}),
     vary: form.kind === 'sweep' ? { field: form.varyField, values: list(form.varyValues) } : null,
     loadConcurrencies: form.kind === 'sweep' && list(form.loadConcurrencies).length > 0 ? list(form.loadConcurrencies).map(Number) : null,
+    cooldownS: number(form.cooldownS),
     draftModel: form.kind === 'spec' ? form.draftModel.trim() : null,
     draftMax: form.kind === 'spec' ? list(form.draftMax).map(Number) : null,
     capacity:
@@ -343,6 +346,10 @@ export function ExperimentForm({
             Concurrency <input type="number" min={1} {...text('concurrency', 'experiment concurrency')} />
           </label>
         )}
+        <label>
+          Cooldown between windows (s){' '}
+          <input type="number" min={1} {...text('cooldownS', 'cooldown')} placeholder="none: GPU idle temperature and clocks" />
+        </label>
         <label>
           Max answer tokens{' '}
           <input type="number" min={1} {...text('maxAnswerTokens', 'max answer tokens')} placeholder="as the workload says" />
