@@ -19,6 +19,8 @@ export interface ServiceOptions {
   access?: ServiceAccess;
   /** Sample the GPU between runs for the live view (serve, the desktop app); CLI commands need none. */
   idleTelemetry?: boolean;
+  /** The llama-server every managed server of this container runs, over the configured one (the CLI's own choice; RPC cannot name one). */
+  llamaServerPath?: string;
 }
 
 export interface AppEvent {
@@ -101,7 +103,9 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
   let engine: Promise<EngineInfo> | null = null;
   const resolveEngine = () =>
-    (engine ??= import('./engines/llamacpp/locate-engine').then(({ requireEngine }) => requireEngine())).catch((error: unknown) => {
+    (engine ??= import('./engines/llamacpp/locate-engine').then(({ requireEngine }) =>
+      requireEngine(options.llamaServerPath ? { ...process.env, INFERLAB_LLAMA_SERVER: options.llamaServerPath } : process.env),
+    )).catch((error: unknown) => {
       engine = null;
       throw error;
     });

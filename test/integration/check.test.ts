@@ -38,7 +38,30 @@ describe('inferlab check, the regression gate, against the real server', () => {
       'output_tokens_per_s',
     ]);
     expect(passed.candidate.engine.commit).toBe(passed.baseline.engine.commit);
+    expect(passed.interleaved).toBe(false);
 
+    // Interleaved: the baseline configuration measured again on its own build, ABBA with the candidate.
+    const interleaved = await inferlab([
+      'check',
+      '--baseline',
+      baseline,
+      '--interleave',
+      '--repeats',
+      '2',
+      '--margin',
+      '10%',
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(interleaved.code, interleaved.stdout + interleaved.stderr).toBe(0);
+    const fresh = JSON.parse(interleaved.stdout);
+    expect(fresh).toMatchObject({ result: 'pass', interleaved: true, stored_baseline: { run_ids: [baseline] } });
+    expect(fresh.baseline.run_ids).toHaveLength(2);
+    expect(fresh.baseline.run_ids).not.toContain(baseline);
+    expect(fresh.baseline.engine).toEqual(passed.baseline.engine);
+
+    // Three windows per check and a draft model that decodes slowly: minutes on two cores, hence the longer limit.
     // A draft model a third of the target's size slows this CPU's decoding several times over (experiment spec measures it).
     // Half the threads is no robust slowdown here: on two cores the client shares them with the server.
     const slower = await inferlab([
@@ -66,6 +89,9 @@ describe('inferlab check, the regression gate, against the real server', () => {
     // Figures of another model file, or of another workload, are not comparable: refused before any verdict.
     const otherModel = await run(['--model', 'demo:q8_0']);
     const refusedModel = await inferlab(['check', '--baseline', baseline, '--run', otherModel, '--db', db]);
+    const storedInterleaved = await inferlab(['check', '--baseline', baseline, '--run', otherModel, '--interleave', '--db', db]);
+    expect(storedInterleaved.code).toBe(2);
+    expect(storedInterleaved.stderr).toMatch(/--interleave are for measuring the candidate again/);
     expect(refusedModel.code).toBe(2);
     expect(refusedModel.stderr).toMatch(/served another model file/);
     const otherWorkload = await inferlab([
@@ -83,5 +109,5 @@ describe('inferlab check, the regression gate, against the real server', () => {
     const refusedWorkload = await inferlab(['check', '--baseline', baseline, '--run', JSON.parse(otherWorkload.stdout).run_id, '--db', db]);
     expect(refusedWorkload.code).toBe(2);
     expect(refusedWorkload.stderr).toMatch(/the workload changed/);
-  });
+  }, 480_000);
 });

@@ -4,7 +4,7 @@ import type { RunStatus, RunStore, StoredRequest } from '../../src/main/store/ru
 export interface HistoryRunSpec {
   startedAt: string;
   /** Null: a run whose engine facts were not recorded. */
-  engine: { commit: string; backend: string } | null;
+  engine: { commit: string; backend: string; serverPath?: string } | null;
   /** TPOT of each successful measured request; TTFT is a tenth of it, E2E ten times it. */
   tpots: number[];
   outputTokensPerS?: number | null;
@@ -13,6 +13,8 @@ export interface HistoryRunSpec {
   workloadRevision?: string;
   profile?: Record<string, unknown>;
   load?: Record<string, unknown>;
+  /** The workload file as the manifest records it; absent, the run cannot be measured again. */
+  workloadSource?: string;
 }
 
 export const HISTORY_PROFILE = { name: 'default', contextSize: 2048, parallelSlots: 1, flashAttention: 'auto' };
@@ -67,7 +69,7 @@ export function storeHistoryRun(store: { db: Db; runs: RunStore }, spec: History
     engine: spec.engine ? { origin: 'managed', version: spec.engine.commit, ...spec.engine } : null,
     server: null,
     manifest: {
-      workload: { name: 'chat-short', revision: spec.workloadRevision ?? 'rev-1' },
+      workload: { name: 'chat-short', revision: spec.workloadRevision ?? 'rev-1', source: spec.workloadSource },
       target: { kind: 'model', model: 'demo:q8_0', profile: spec.profile ?? HISTORY_PROFILE },
       load: spec.load ?? { mode: 'closed', concurrency: 1 },
     },

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { assertPinnedIntegrity } from '../../src/main/engines/llamacpp/pinned-package';
 import { PINNED_SOURCE } from '../../src/main/engines/llamacpp/engine-source';
 import { locateEngine } from '../../src/main/engines/llamacpp/locate-engine';
+import { ENGINE_BINARIES } from '../../src/main/engines/llamacpp/engine-build';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -38,6 +39,31 @@ describe('where llama-server comes from', () => {
     const none = await locateEngine({ ...base, PATH: '/nonexistent' });
     expect(none.engine).toBeNull();
     expect(none.problems.join(' ')).toMatch(/no llama-server configured, on PATH, or built in the cache/);
+  });
+
+  it('knows a configured path inside a managed build as that build, with its backend and route', async () => {
+    const root = tempDir();
+    const binDir = path.join(root, 'engine', 'llama.cpp-80fb11ac73e6', 'cpu-prebuilt', 'bin');
+    const server = fakeServer(binDir, '80fb11a');
+    for (const tool of ENGINE_BINARIES.filter((name) => name !== 'llama-server'))
+      fs.writeFileSync(path.join(binDir, tool), '', { mode: 0o755 });
+    const marker = {
+      commit: '80fb11ac73e6',
+      backend: 'cpu',
+      binDir,
+      builtAt: '2026-12-01T09:50:00Z',
+      buildSeconds: 178,
+      route: 'prebuilt',
+      packages: [],
+    };
+    fs.writeFileSync(path.join(path.dirname(binDir), 'build.json'), JSON.stringify(marker));
+    const env = { PATH: '/nonexistent', INFERLAB_DATA_DIR: root, INFERLAB_CACHE_DIR: path.join(root, 'other-cache') };
+
+    const managed = await locateEngine({ ...env, INFERLAB_LLAMA_SERVER: server });
+    expect(managed.engine).toMatchObject({ origin: 'configured', serverPath: server, backend: 'cpu', build: { route: 'prebuilt' } });
+    // A binary beside no build record is an unknown build, not a guess.
+    const loose = fakeServer(path.join(root, 'loose'), '80fb11a');
+    expect((await locateEngine({ ...env, INFERLAB_LLAMA_SERVER: loose })).engine).toMatchObject({ backend: null, build: null });
   });
 
   it('reports a configured path that is not executable instead of quietly using another', async () => {

@@ -18,6 +18,10 @@ function regressionRate(design: {
   driftSd?: number;
   requestSd?: number;
   requests?: number;
+  /** How much slower the machine got since the stored baseline (1: no drift); it weighs on the candidate's windows. */
+  drift?: number;
+  /** The baseline measured again beside the candidate (`--interleave`): the drift weighs on its windows too. */
+  interleaved?: boolean;
 }): number {
   const normal = gaussian(seededRandom(design.seed));
   const window = (center: number) => {
@@ -28,8 +32,8 @@ function regressionRate(design: {
   let regressions = 0;
   for (let trial = 0; trial < design.trials; trial++) {
     const decision = regressionDecision({
-      baseline: Array.from({ length: design.baselineWindows }, () => window(20)),
-      candidate: Array.from({ length: design.candidateWindows }, () => window(20 * design.ratio)),
+      baseline: Array.from({ length: design.baselineWindows }, () => window(20 * (design.interleaved ? (design.drift ?? 1) : 1))),
+      candidate: Array.from({ length: design.candidateWindows }, () => window(20 * design.ratio * (design.drift ?? 1))),
       margin: design.margin,
       alpha: 0.05,
     });
@@ -69,6 +73,37 @@ describe('regression gate, simulated', () => {
     );
     expect(half).toBeGreaterThanOrEqual(0.95);
     expect(moderate).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('drift since the stored baseline fails an unchanged build, unless the baseline is measured again beside it', () => {
+    const stored = regressionRate({ baselineWindows: 1, candidateWindows: 3, ratio: 1, drift: 1.2, margin: 0.05, trials: TRIALS, seed: 6 });
+    const fresh = regressionRate({
+      baselineWindows: 3,
+      candidateWindows: 3,
+      ratio: 1,
+      drift: 1.2,
+      interleaved: true,
+      margin: 0.05,
+      trials: TRIALS,
+      seed: 7,
+    });
+    const caught = regressionRate({
+      baselineWindows: 3,
+      candidateWindows: 3,
+      ratio: 1.3,
+      drift: 1.2,
+      interleaved: true,
+      margin: 0.05,
+      trials: TRIALS,
+      seed: 8,
+    });
+    console.log(
+      `[regression gate] machine 20 % slower since the baseline, candidate unchanged: false regressions ${(stored * 100).toFixed(1)} % against the stored run, ${(fresh * 100).toFixed(2)} % interleaved (3 + 3); a 1.3× slowdown interleaved: caught ${(caught * 100).toFixed(1)} %`,
+    );
+    // The stored comparison cannot tell drift from a regression (several times alpha): that is what --interleave is for.
+    expect(stored).toBeGreaterThan(0.2);
+    expect(fresh).toBeLessThanOrEqual(0.065);
+    expect(caught).toBeGreaterThanOrEqual(0.8);
   });
 
   it('turns the test around for throughput, where lower is worse, and gives no verdict without a spread', () => {

@@ -155,10 +155,11 @@ const HELP: Record<string, HelpEntry> = {
     examples: [
       'inferlab check --baseline 1a2b3c4d',
       'inferlab check --baseline 1a2b3c4d --engine ~/llama.cpp/build/bin/llama-server --metrics tpot_ms:p50,ttft_ms:p95 --margin 5% --json',
+      'inferlab check --baseline 1a2b3c4d --set threads=4 --interleave --repeats 4',
       'inferlab check --baseline 1a2b3c4d --run 5e6f7a8b,9c0d1e2f',
     ],
     notes:
-      'A regression gate for CI. The baseline is a run (or an experiment: the runs of its recommended condition, or --condition). The candidate is the baseline configuration measured again in --repeats windows (default 3), on --engine PATH when given (any llama-server build, to compare a new build or driver with the one you trust) and with --set changes over its profile, or stored runs given with --run. Each run is one window; per metric a one-sided t test over the windows decides whether the candidate is worse by more than --margin (default 5 %) beyond doubt, 5 % error in all. Refused (exit 2) when the model file (sha256) or the workload revision differ: those figures are not comparable.',
+      'A regression gate for CI. The baseline is a run (or an experiment: the runs of its recommended condition, or --condition). The candidate is the baseline configuration measured again in --repeats windows (default 3), on --engine PATH when given (any llama-server build, to compare a new build or driver with the one you trust) and with --set changes over its profile, or stored runs given with --run. Each run is one window; per metric a one-sided t test over the windows decides whether the candidate is worse by more than --margin (default 5 %) beyond doubt, 5 % error in all. Refused (exit 2) when the model file (sha256) or the workload revision differ: those figures are not comparable. Without --interleave the stored baseline is the reference, so anything that drifted since it was measured counts as change; --interleave measures the baseline configuration again on its own llama-server, in windows alternated with the candidate (ABBA), and judges against those fresh windows (twice the time; refused when the baseline build is gone).',
   },
   report: { usage: REPORT_USAGE, examples: ['inferlab report 1a2b3c4d --out report.html'] },
   decide: { usage: DECIDE_USAGE, examples: ['inferlab decide 1a2b3c4d --choose q8_0 --reason "same answers, half the memory"'] },

@@ -20,7 +20,7 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
        common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
 
 export const CHECK_USAGE = `inferlab check --baseline RUN_OR_EXPERIMENT [--condition NAME] [--metrics tpot_ms:p50,ttft_ms:p95,output_tokens_per_s] [--margin 5%]
-    [--repeats N] [--set FIELD=VALUE ...] [--engine PATH] | [--run ID[,ID...]]   [--db PATH] [--json]
+    [--repeats N] [--set FIELD=VALUE ...] [--engine PATH] [--interleave] | [--run ID[,ID...]]   [--db PATH] [--json]
     exit 0: pass, 1: a regression beyond the margin, 2: cannot be judged (another model file or workload, too few windows)`;
 
 export const REPORT_USAGE = 'inferlab report EXPERIMENT_ID --out FILE.html [--db PATH]';

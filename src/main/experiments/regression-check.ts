@@ -3,6 +3,7 @@ import type { StartRunSpec } from '../../shared/contract/specs';
 import { ErrorCode } from '../../shared/errors';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
+import { isExecutable } from '../core/which';
 import { percentile, sortedFinite } from '../metrics/distribution';
 import { regressionDecision, type RegressionDecision } from '../metrics/regression-gate';
 import type { ExperimentStore } from '../store/experiment-store';
@@ -64,7 +65,15 @@ export interface CheckQuery {
   repeats: number;
   /** FIELD=VALUE over the baseline's profile for the rerun: what a candidate changes. */
   settings: string[];
+  /**
+   * Measure the baseline's configuration again, in windows alternated with the candidate's
+   * (ABBA order), and judge the candidate against those fresh windows: whatever drifted since
+   * the baseline was stored (thermals, drivers, other load) then weighs on both sides alike.
+   */
+  interleave?: boolean;
 }
+
+export type CheckSideName = 'baseline' | 'candidate';
 
 export interface CheckMetricResult extends RegressionDecision {
   metric: string;
@@ -79,13 +88,20 @@ export interface CheckResult {
   margin: number;
   alpha: number;
   rule: string;
+  /** True when the judged baseline windows were measured beside the candidate's. */
+  interleaved: boolean;
+  /** The windows judged as the baseline: the stored runs, or their configuration measured again when interleaved. */
   baseline: CheckSide;
+  /** The stored baseline runs when the judged baseline was measured again (interleaved); null otherwise. */
+  stored_baseline: CheckSide | null;
   candidate: CheckSide;
   metrics: CheckMetricResult[];
 }
 
 interface CheckSide {
   run_ids: string[];
+  /** When the earliest of these runs started: drift since then counts as change unless interleaved. */
+  measured_at: string;
   /** Windows other processes competed with (their runs flagged contaminated): the figures may be off. */
   contaminated: string[];
   engine: { commit: string | null; backend: string | null; server_path: string | null };
@@ -128,6 +144,7 @@ function side(runs: RunRow[]): CheckSide {
   const engine = parseJson<{ commit?: string; backend?: string; serverPath?: string }>(first.engine_json);
   return {
     run_ids: runs.map((run) => run.id),
+    measured_at: runs.map((run) => run.started_at).sort()[0]!,
     contaminated: runs.filter((run) => parseJson<RunSummary>(run.summary_json)?.telemetry?.contention?.contaminated).map((run) => run.id),
     engine: { commit: engine?.commit ?? null, backend: engine?.backend ?? null, server_path: engine?.serverPath ?? null },
     model_sha256: first.model_sha256,
@@ -205,6 +222,22 @@ export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartR
   };
 }
 
+/** The llama-server the baseline ran on, which an interleaved check must run again. */
+function recordedServer(baseline: RunRow): string {
+  const serverPath = parseJson<{ serverPath?: string }>(baseline.engine_json)?.serverPath ?? null;
+  if (!serverPath)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `the baseline run ${baseline.id.slice(0, 8)} does not record its llama-server, so it cannot be measured again beside the candidate; drop --interleave`,
+    );
+  if (!isExecutable(serverPath))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `the baseline's llama-server ${serverPath} is gone, so it cannot be measured again beside the candidate; drop --interleave (drift since ${baseline.started_at} then counts as change)`,
+    );
+  return serverPath;
+}
+
 /** One window's value of a metric: a statistic over its successful measured requests, or its own output rate. */
 function windowValue(store: RunStore, run: RunRow, metric: CheckedMetric): number | null {
   if (metric.metric === 'output_tokens_per_s') return parseJson<RunSummary>(run.summary_json)?.throughput?.output_tokens_per_s ?? null;
@@ -225,14 +258,18 @@ export async function runRegressionCheck(options: {
   store: RunStore;
   experiments: ExperimentStore;
   query: CheckQuery;
-  /** Measures a run spec and returns its summary (the run is stored). */
-  run: (spec: StartRunSpec) => Promise<RunSummary>;
+  /**
+   * Measures a run spec and returns its summary (the run is stored). `baselineServer` is the
+   * baseline's recorded llama-server, given for the baseline side of an interleaved check, which
+   * must run on it; null for the candidate, which runs on whatever engine the caller chose.
+   */
+  run: (spec: StartRunSpec, side: CheckSideName, baselineServer: string | null) => Promise<RunSummary>;
   /** The sha256 of a model reference's file now, to refuse a rerun on a changed file before it starts. */
   modelSha256: (ref: string) => Promise<string | null>;
   onStatus?: (line: string) => void;
 }): Promise<CheckResult> {
   const { store, query } = options;
-  const baseline = baselineRuns(store, options.experiments, query);
+  let baseline = baselineRuns(store, options.experiments, query);
   if (baseline.length === 0) throw new AppError(ErrorCode.NotFound, `--baseline ${query.baseline} has no stored runs`);
   const incomplete = baseline.find((run) => run.status !== 'completed');
   if (incomplete)
@@ -241,6 +278,12 @@ export async function runRegressionCheck(options: {
   for (const run of baseline.slice(1)) assertComparable(reference, run);
 
   let candidate: RunRow[];
+  let storedBaseline: RunRow[] | null = null;
+  if (query.interleave && query.candidateRuns && query.candidateRuns.length > 0)
+    throw new AppError(
+      ErrorCode.Usage,
+      '--interleave measures the baseline again beside a measured candidate; stored --run windows cannot be interleaved',
+    );
   if (query.candidateRuns && query.candidateRuns.length > 0) {
     candidate = query.candidateRuns.map((id) => {
       const run = store.findRun(id);
@@ -257,16 +300,35 @@ export async function runRegressionCheck(options: {
         ErrorCode.InvalidInput,
         `${spec.model}: the file changed since the baseline (sha256 ${sha256.slice(0, 12)}, baseline ${reference.model_sha256.slice(0, 12)}); a regression check needs the same model file`,
       );
-    candidate = [];
-    for (let window = 1; window <= query.repeats; window++) {
-      options.onStatus?.(`candidate window ${window}/${query.repeats}`);
-      const summary = await options.run(spec);
+    const baselineServer = query.interleave ? recordedServer(reference) : null;
+    const measure = async (side: CheckSideName, window: number): Promise<RunRow> => {
+      options.onStatus?.(`${side} window ${window}/${query.repeats}`);
+      const summary = await options.run(
+        side === 'baseline' ? rerunSpec(reference, []) : spec,
+        side,
+        side === 'baseline' ? baselineServer : null,
+      );
       const run = store.findRun(summary.run_id)!;
       // Its workload revision is known once the workload is resolved: a changed file stops the check here.
       assertComparable(reference, run);
       if (run.status !== 'completed')
-        throw new AppError(ErrorCode.RequestFailed, `candidate run ${run.id.slice(0, 8)} ${run.status}: ${run.status_reason ?? ''}`);
-      candidate.push(run);
+        throw new AppError(ErrorCode.RequestFailed, `${side} run ${run.id.slice(0, 8)} ${run.status}: ${run.status_reason ?? ''}`);
+      return run;
+    };
+    candidate = [];
+    const fresh: RunRow[] = [];
+    for (let window = 1; window <= query.repeats; window++) {
+      if (!query.interleave) {
+        candidate.push(await measure('candidate', window));
+        continue;
+      }
+      // ABBA: a trend within the check falls on both sides equally instead of on whichever ran later.
+      const order: CheckSideName[] = window % 2 === 1 ? ['baseline', 'candidate'] : ['candidate', 'baseline'];
+      for (const side of order) (side === 'baseline' ? fresh : candidate).push(await measure(side, window));
+    }
+    if (query.interleave) {
+      storedBaseline = baseline;
+      baseline = fresh;
     }
   }
 
@@ -309,7 +371,9 @@ export async function runRegressionCheck(options: {
     margin: query.margin,
     alpha: CHECK_ALPHA,
     rule: CHECK_RULE,
+    interleaved: storedBaseline !== null,
     baseline: side(baseline),
+    stored_baseline: storedBaseline ? side(storedBaseline) : null,
     candidate: side(candidate),
     metrics,
   };

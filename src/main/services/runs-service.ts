@@ -73,12 +73,20 @@ export interface RunHooks {
   signal?: AbortSignal;
 }
 
+export interface CheckHooks extends RunHooks {
+  /**
+   * Measures a run on another llama-server than this service's: the baseline's own build, for
+   * an interleaved check. Absent, such a check is refused.
+   */
+  runOnServer?: (spec: StartRunSpec, serverPath: string) => Promise<RunSummary>;
+}
+
 /** The runs service plus what only in-process callers get: the awaitable form of a run. */
 export interface LocalRunsService extends RunsService {
   /** Starts a run like `start` and resolves with its summary; aborting `signal` cancels it. */
   run(spec: StartRunSpec, hooks?: RunHooks): Promise<RunSummary>;
   /** The regression gate (CLI only: it may measure with any engine the person at the shell names). */
-  check(query: CheckQuery, hooks?: RunHooks): Promise<CheckResult>;
+  check(query: CheckQuery, hooks?: CheckHooks): Promise<CheckResult>;
   dispose(): Promise<void>;
 }
 
@@ -274,7 +282,12 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         store: runs,
         experiments: new ExperimentStore(deps.store.db),
         query,
-        run: (spec) => methods.run(spec, hooks),
+        run: (spec, _side, baselineServer) => {
+          if (!baselineServer) return methods.run(spec, hooks);
+          if (!hooks.runOnServer)
+            throw new AppError(ErrorCode.InvalidInput, 'this caller cannot measure on the baseline engine; drop --interleave');
+          return hooks.runOnServer(spec, baselineServer);
+        },
         modelSha256: async (ref) => runs.hashes.hash(await resolveModelWithin(deps.access, ref)),
         onStatus: hooks.onStatus,
       });

@@ -15,6 +15,7 @@ import { shellAccess } from '../../services/access';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { formatNumber, formatTable } from '../format';
 import { progressWriter } from '../progress';
+import type { ServiceContainer } from '../../services';
 import { openCliServices } from '../service-context';
 import { CHECK_USAGE as USAGE } from '../usage';
 
@@ -25,7 +26,7 @@ function engineLine(label: string, side: CheckResult['baseline']): string {
   const contaminated = side.contaminated.length
     ? `\n    CONTAMINATED: other processes competed during ${side.contaminated.map((id) => id.slice(0, 8)).join(', ')}; its figures may be off`
     : '';
-  return `  ${label}: ${side.run_ids.length} run(s) ${side.run_ids.map((id) => id.slice(0, 8)).join(', ')}; engine ${engine.commit ?? 'unknown build'} (${engine.backend ?? 'backend unknown'})${engine.server_path ? ` ${engine.server_path}` : ''}${contaminated}`;
+  return `  ${label}: ${side.run_ids.length} run(s) from ${side.measured_at.slice(0, 16).replace('T', ' ')} ${side.run_ids.map((id) => id.slice(0, 8)).join(', ')}; engine ${engine.commit ?? 'unknown build'} (${engine.backend ?? 'backend unknown'})${engine.server_path ? ` ${engine.server_path}` : ''}${contaminated}`;
 }
 
 export function checkTable(result: CheckResult): string {
@@ -48,9 +49,14 @@ export function checkTable(result: CheckResult): string {
       : result.result === 'pass'
         ? `pass: no metric is worse than the baseline by more than ${(result.margin * 100).toFixed(1)} % beyond doubt`
         : 'no decision: a metric had too few windows or requests (see the notes)';
+  const drift = result.interleaved
+    ? ['  the baseline was measured again beside the candidate (ABBA windows): drift since the stored baseline weighs on both sides']
+    : ['  the baseline was not measured again: drift since it was stored counts as change (--interleave measures it beside the candidate)'];
   return [
+    ...(result.stored_baseline ? [engineLine('stored baseline', result.stored_baseline)] : []),
     engineLine('baseline', result.baseline),
     engineLine('candidate', result.candidate),
+    ...drift,
     '',
     formatTable(rows),
     ...(notes.length ? ['', ...notes] : []),
@@ -76,6 +82,7 @@ export const checkCommand: CommandHandler = async (args, signal) => {
       repeats: { type: 'string' },
       set: { type: 'string', multiple: true },
       engine: { type: 'string' },
+      interleave: { type: 'boolean' },
       db: { type: 'string' },
       json: { type: 'boolean' },
     },
@@ -86,8 +93,8 @@ export const checkCommand: CommandHandler = async (args, signal) => {
   };
   if (!values.baseline) usage('--baseline RUN_OR_EXPERIMENT is required');
   const candidateRuns = (values.run ?? []).flatMap((entry) => entry.split(',')).filter(Boolean);
-  if (candidateRuns.length > 0 && (values.engine || values.set || values.repeats))
-    usage('--run judges stored runs; --engine, --set and --repeats are for measuring the candidate again');
+  if (candidateRuns.length > 0 && (values.engine || values.set || values.repeats || values.interleave))
+    usage('--run judges stored runs; --engine, --set, --repeats and --interleave are for measuring the candidate again');
   const query = {
     baseline: values.baseline!,
     condition: values.condition ?? null,
@@ -96,6 +103,7 @@ export const checkCommand: CommandHandler = async (args, signal) => {
     margin: values.margin === undefined ? DEFAULT_CHECK_MARGIN : parseMargin(values.margin),
     repeats: positiveInteger('repeats', values.repeats, DEFAULT_CHECK_REPEATS),
     settings: values.set ?? [],
+    interleave: values.interleave === true,
   };
   if (values.engine) {
     const engine = path.resolve(values.engine);
@@ -104,14 +112,25 @@ export const checkCommand: CommandHandler = async (args, signal) => {
     process.env.INFERLAB_LLAMA_SERVER = engine;
   }
   const container = await openCliServices(values.db, shellAccess());
+  // The baseline's own build, for interleaved windows: a second set of services on the same database.
+  let baselineServices: ServiceContainer | null = null;
   try {
     const progress = progressWriter();
-    const result = await container.runs.check(query, { signal, onStatus: (line) => progress.line(line) });
+    const onStatus = (line: string) => progress.line(line);
+    const result = await container.runs.check(query, {
+      signal,
+      onStatus,
+      runOnServer: async (spec, serverPath) => {
+        baselineServices ??= await openCliServices(values.db, shellAccess(), serverPath);
+        return baselineServices.runs.run(spec, { signal, onStatus });
+      },
+    });
     progress.end();
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else process.stdout.write(`${checkTable(result)}\n`);
     return result.result === 'regression' ? 1 : result.result === 'pass' ? 0 : 2;
   } finally {
+    await (baselineServices as ServiceContainer | null)?.dispose();
     await container.dispose();
   }
 };

@@ -92,6 +92,16 @@ export function findCachedBuild(engineDir: string, backend: EngineBackend, route
   return builds.sort((a, b) => b.builtAt.localeCompare(a.builtAt))[0] ?? null;
 }
 
+/**
+ * The managed build a llama-server path belongs to (a path configured to a cached build, or a
+ * baseline's recorded build), so that its backend and route stay known; null for any other binary.
+ */
+export function managedBuildOf(serverPath: string): ManagedBuild | null {
+  const binDir = path.dirname(path.resolve(serverPath));
+  const marker = readMarker(path.dirname(binDir));
+  return marker && path.resolve(marker.binDir) === binDir ? marker : null;
+}
+
 /** Any cached build of the pinned source: `preferred` first, then GPU backends before the CPU. */
 export function findAnyCachedBuild(engineDir: string, preferred?: EngineBackend): ManagedBuild | null {
   const order: EngineBackend[] = [...(preferred ? [preferred] : []), 'cuda', 'vulkan', 'metal', 'cpu'];

@@ -6,7 +6,7 @@ import { readUserConfig } from '../../core/config';
 import { engineCacheDir } from '../../core/paths';
 import { runToCompletion } from '../../core/process';
 import { findExecutable, isExecutable } from '../../core/which';
-import { findAnyCachedBuild, type ManagedBuild } from './engine-build';
+import { findAnyCachedBuild, managedBuildOf, type ManagedBuild } from './engine-build';
 
 export interface EngineLookup {
   engine: EngineInfo | null;
@@ -23,7 +23,11 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
   const problems: string[] = [];
   const configured = env.INFERLAB_LLAMA_SERVER || readUserConfig(env).engine?.llamaServerPath;
   if (configured) {
-    if (isExecutable(configured)) return { engine: await describe('configured', path.resolve(configured), null), problems };
+    if (isExecutable(configured)) {
+      const managed = managedBuildOf(configured);
+      if (!managed) return { engine: await describe('configured', path.resolve(configured), null), problems };
+      return { engine: await describeManaged('configured', managed), problems };
+    }
     return {
       engine: null,
       problems: [
@@ -34,10 +38,7 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
   const onPath = findExecutable('llama-server', env);
   if (onPath) return { engine: await describe('path', onPath, null), problems };
   const managed = findAnyCachedBuild(engineCacheDir(env), preferredBackend);
-  if (managed) {
-    const info = await describe('managed', path.join(managed.binDir, 'llama-server'), managed.backend);
-    return { engine: { ...info, commit: info.commit ?? managed.commit.slice(0, 7), build: buildFacts(managed) }, problems };
-  }
+  if (managed) return { engine: await describeManaged('managed', managed), problems };
   problems.push('no llama-server configured, on PATH, or built in the cache');
   return { engine: null, problems };
 }
@@ -45,6 +46,11 @@ export async function locateEngine(env: NodeJS.ProcessEnv = process.env, preferr
 async function describe(origin: EngineInfo['origin'], serverPath: string, backend: EngineBackend | null): Promise<EngineInfo> {
   const { version, commit } = await readServerVersion(serverPath);
   return { origin, serverPath, toolsDir: path.dirname(serverPath), version, commit, backend, build: null };
+}
+
+async function describeManaged(origin: EngineInfo['origin'], managed: ManagedBuild): Promise<EngineInfo> {
+  const info = await describe(origin, path.join(managed.binDir, 'llama-server'), managed.backend);
+  return { ...info, commit: info.commit ?? managed.commit.slice(0, 7), build: buildFacts(managed) };
 }
 
 export function buildFacts(build: ManagedBuild): EngineBuildFacts {
@@ -72,8 +78,8 @@ export function toolPath(engine: EngineInfo, tool: 'llama-quantize' | 'llama-ben
 }
 
 /** The engine, or an error that says how to get one. */
-export async function requireEngine(): Promise<EngineInfo> {
-  const { engine, problems } = await locateEngine();
+export async function requireEngine(env: NodeJS.ProcessEnv = process.env): Promise<EngineInfo> {
+  const { engine, problems } = await locateEngine(env);
   if (!engine) throw new AppError(ErrorCode.EngineMissing, `No llama-server: ${problems.join('; ')}. Run ./bin/inferlab setup first.`);
   return engine;
 }

@@ -1,0 +1,100 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCheckMetrics, runRegressionCheck, type CheckSideName } from '../../src/main/experiments/regression-check';
+import { openDatabase } from '../../src/main/store/database';
+import { ExperimentStore } from '../../src/main/store/experiment-store';
+import { RunStore } from '../../src/main/store/run-store';
+import type { RunSummary } from '../../src/shared/contract/runs';
+import { storeHistoryRun } from '../support/history-runs';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+const ENGINE = { commit: 'b5000aa', backend: 'cpu', serverPath: process.execPath };
+
+/**
+ * A stored baseline at TPOT 10 ms, then a machine that drifted 30 % slower since: every window
+ * measured now (either side) is around `now[side]`, with a little spread between windows.
+ */
+async function check(options: { interleave: boolean; now: Record<CheckSideName, number>; serverPath?: string }) {
+  const db = openDatabase(path.join(tempDir(), 'gate.db'));
+  const store = { db, runs: new RunStore(db) };
+  const engine = { ...ENGINE, serverPath: options.serverPath ?? ENGINE.serverPath };
+  const spread = [-0.2, 0.1, 0, 0.2, -0.1, 0.1];
+  const baseline = storeHistoryRun(store, {
+    startedAt: '2026-11-01T10:00:00Z',
+    engine,
+    tpots: [9.9, 10, 10.1],
+    workloadSource: 'builtin:chat-short',
+  });
+  const calls: { side: CheckSideName; server: string | null; settings: string[] }[] = [];
+  const result = await runRegressionCheck({
+    store: store.runs,
+    experiments: new ExperimentStore(db),
+    query: {
+      baseline,
+      metrics: parseCheckMetrics('tpot_ms:p50'),
+      margin: 0.05,
+      repeats: 3,
+      settings: ['threads=1'],
+      interleave: options.interleave,
+    },
+    run: async (spec, side, server) => {
+      calls.push({ side, server, settings: spec.settings ?? [] });
+      const median = options.now[side] + spread[calls.length - 1]!;
+      const id = storeHistoryRun(store, {
+        startedAt: `2026-12-01T10:0${calls.length}:00Z`,
+        engine,
+        tpots: [median - 0.1, median, median + 0.1],
+        workloadSource: 'builtin:chat-short',
+      });
+      return { run_id: id } as RunSummary;
+    },
+    modelSha256: async () => 'a'.repeat(64),
+  });
+  db.close();
+  return { result, calls, baseline };
+}
+
+describe('inferlab check, interleaved with the baseline measured again', () => {
+  it('without interleaving, drift since the stored baseline is judged a regression of an unchanged candidate', async () => {
+    const { result, calls } = await check({ interleave: false, now: { baseline: 13, candidate: 13 } });
+    expect(calls.map((call) => call.side)).toEqual(['candidate', 'candidate', 'candidate']);
+    expect(result.interleaved).toBe(false);
+    expect(result.stored_baseline).toBeNull();
+    expect(result.result).toBe('regression');
+  });
+
+  it('interleaved, the same drift weighs on both sides and the unchanged candidate passes', async () => {
+    const { result, calls, baseline } = await check({ interleave: true, now: { baseline: 13, candidate: 13 } });
+    // ABBA: a trend during the check falls on both sides alike.
+    expect(calls.map((call) => call.side)).toEqual(['baseline', 'candidate', 'candidate', 'baseline', 'baseline', 'candidate']);
+    // The baseline side runs on the baseline's own build and without the candidate's settings.
+    for (const call of calls.filter((entry) => entry.side === 'baseline')) {
+      expect(call.server).toBe(process.execPath);
+      expect(call.settings).not.toContain('threads=1');
+    }
+    for (const call of calls.filter((entry) => entry.side === 'candidate')) {
+      expect(call.server).toBeNull();
+      expect(call.settings).toContain('threads=1');
+    }
+    expect(result.interleaved).toBe(true);
+    expect(result.stored_baseline?.run_ids).toEqual([baseline]);
+    expect(result.baseline.run_ids).toHaveLength(3);
+    expect(result.baseline.run_ids).not.toContain(baseline);
+    expect(result.result).toBe('pass');
+    expect(result.metrics[0]!.ratio).toBeCloseTo(1, 1);
+  });
+
+  it('interleaved, a candidate slower than the fresh baseline is still caught', async () => {
+    const { result } = await check({ interleave: true, now: { baseline: 13, candidate: 16 } });
+    expect(result.result).toBe('regression');
+    expect(result.metrics[0]!.worse_by_at_least).toBeGreaterThan(0.05);
+  });
+
+  it('refuses to interleave when the baseline build is gone, naming it', async () => {
+    const gone = path.join(tempDir(), 'removed-build', 'llama-server');
+    await expect(check({ interleave: true, now: { baseline: 13, candidate: 13 }, serverPath: gone })).rejects.toThrow(
+      new RegExp(`${gone.replace(/[/.]/g, '\\$&')} is gone.*drop --interleave`),
+    );
+  });
+});
