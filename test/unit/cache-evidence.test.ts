@@ -9,6 +9,7 @@ import {
   sharedPrefixTokens,
 } from '../../src/main/experiments/cache-evidence';
 import { contradiction } from '../../src/main/experiments/warm-cold';
+import { parsedTimings } from '../../src/main/store/run-store';
 import { spreadOverWindows } from '../../src/main/experiments/windows';
 
 type Row = {
@@ -35,6 +36,17 @@ describe('reused tokens from the server evidence', () => {
     expect(reusedTokens(row(null))).toBeNull();
     expect(reusedTokens({ cached_tokens: null, timings_json: '{"prompt_n": 3}' })).toBeNull();
     expect(reusedTokens({ cached_tokens: null, timings_json: 'not json' })).toBeNull();
+  });
+});
+
+describe('stored timings', () => {
+  it('reads the stored object and is null for none, unreadable or non-object timings', () => {
+    expect(parsedTimings({ timings_json: '{"cache_n": 4, "draft_n": 2}' })).toEqual({ cache_n: 4, draft_n: 2 });
+    expect(parsedTimings({ timings_json: null })).toBeNull();
+    expect(parsedTimings({ timings_json: '' })).toBeNull();
+    expect(parsedTimings({ timings_json: '{"cache_n": ' })).toBeNull();
+    expect(parsedTimings({ timings_json: 'null' })).toBeNull();
+    expect(parsedTimings({ timings_json: '7' })).toBeNull();
   });
 });
 

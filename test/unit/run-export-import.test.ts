@@ -3,9 +3,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/main/store/database';
 import { requestRecord, renderRunExport } from '../../src/main/store/export-run';
-import { readRunExport } from '../../src/main/store/read-run-export';
+import { readRunExport, type ExportedRequest } from '../../src/main/store/read-run-export';
+import { REQUEST_COLUMNS } from '../../src/main/store/request-columns';
 import { exportDocumentProblem, RUN_EXPORT_SCHEMA_VERSION, runExportSchemaFile } from '../../src/main/store/run-export-schema';
-import { RunStore } from '../../src/main/store/run-store';
+import { RunStore, type RequestRow } from '../../src/main/store/run-store';
 import { saveImportedRun } from '../../src/main/store/save-imported-run';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
@@ -238,5 +239,73 @@ describe('import', () => {
       /manifest.json: not found. An exported run folder holds manifest.json, summary.json/,
     );
     expect(() => readRunExport(path.join(folder, 'manifest.json'), anywhere)).toThrow(/is a file, not a folder/);
+  });
+});
+
+describe('request columns', () => {
+  it('carry every stored request column, each under a field of its own in requests.jsonl', () => {
+    const db = openDatabase(path.join(tempDir(), 'columns.db'));
+    const stored = (db.prepare('PRAGMA table_info(requests)').all() as { name: string }[])
+      .map((column) => column.name)
+      .filter((name) => name !== 'run_id');
+    db.close();
+    expect(REQUEST_COLUMNS.map((entry) => entry.column).sort()).toEqual([...stored].sort());
+    const fields = REQUEST_COLUMNS.map((entry) => entry.field);
+    expect(new Set(fields).size).toBe(fields.length);
+  });
+
+  it('bring back every exported field as it was stored, text and blobs included', () => {
+    const offsets = (values: number[]) => Buffer.from(Float64Array.from(values).buffer);
+    const row: Required<RequestRow> = {
+      seq: 4,
+      warmup: 1,
+      group_name: 'chat',
+      item_id: 'item-1',
+      scheduled_ms: 10.5,
+      t0_ms: 11.25,
+      headers_ms: 12,
+      end_ms: 90,
+      ttft_ms: 20.125,
+      e2e_ms: 78.75,
+      tpot_ms: 3.5,
+      queue_ms: 0.5,
+      client_overhead_ms: 0.25,
+      output_tokens: 17,
+      output_tokens_source: 'usage',
+      prompt_tokens: 40,
+      cached_tokens: 32,
+      finish_reason: 'stop',
+      http_status: 200,
+      error_class: 'partial_stream',
+      error_message: 'stream ended early',
+      timings_json: JSON.stringify({ prompt_n: 8, cache_n: 32, draft_n: 6 }),
+      chunk_offsets: offsets([20.125, 23.5, 27.000001]),
+      accepted: 0,
+      acceptance_json: JSON.stringify({ checks: [{ kind: 'regex', passed: false }] }),
+      prompt_text: 'What is 2 + 2?',
+      output_text: '4',
+      prompt_sha256: 'a'.repeat(64),
+      output_sha256: 'b'.repeat(64),
+      prompt_chars: 14,
+      output_chars: 1,
+      ttfr_ms: 18,
+      ttfa_ms: 20.125,
+      ttft_from_schedule_ms: 20.875,
+      e2e_from_schedule_ms: 79.5,
+      decode_tokens_per_s: 285.7,
+      reasoning_chunk_offsets: offsets([18, 19.5]),
+      reasoning_text: 'adding',
+      reasoning_sha256: 'c'.repeat(64),
+      reasoning_chars: 6,
+      reasoning_tokens: 2,
+      reasoning_tokens_note: 'counted by the server',
+      conversation: 3,
+      turn: 2,
+      block_hashes: JSON.stringify(['h1', 'h2']),
+    };
+    const line = JSON.parse(JSON.stringify(requestRecord(row))) as ExportedRequest;
+    expect(exportDocumentProblem('request', line)).toBeNull();
+    expect(Object.keys(line).sort()).toEqual(REQUEST_COLUMNS.map((entry) => entry.field).sort());
+    expect(Object.fromEntries(REQUEST_COLUMNS.map(({ column, imported }) => [column, imported(line)]))).toEqual(row);
   });
 });

@@ -1,5 +1,5 @@
 import type { CacheEvidence } from '../../shared/contract/experiments';
-import type { RequestRow } from '../store/run-store';
+import { parsedTimings, type RequestRow } from '../store/run-store';
 import type { TokenCounter } from '../workload/token-counter';
 import type { ChatMessage } from '../workload/workload-types';
 
@@ -25,14 +25,8 @@ type EvidenceRow = Pick<RequestRow, 'cached_tokens' | 'timings_json' | 'item_id'
 export function reusedTokens(row: Pick<RequestRow, 'cached_tokens' | 'timings_json'>): number | null {
   const known: number[] = [];
   if (typeof row.cached_tokens === 'number') known.push(row.cached_tokens);
-  if (row.timings_json) {
-    try {
-      const cacheN = (JSON.parse(row.timings_json) as { cache_n?: unknown }).cache_n;
-      if (typeof cacheN === 'number') known.push(cacheN);
-    } catch {
-      // Unreadable timings are missing evidence, not evidence of zero.
-    }
-  }
+  const cacheN = parsedTimings(row)?.cache_n;
+  if (typeof cacheN === 'number') known.push(cacheN);
   return known.length === 0 ? null : Math.max(...known);
 }
 

@@ -6,12 +6,11 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { minimumRequestsToMeet, nearestRankPercentile } from '../metrics/quantile-slo';
 import { measuredWindowMs } from '../metrics/run-summary';
-import { runWorkload } from '../runner/run-workload';
 import type { ManagedServer } from '../server/managed-server';
 import { profileWithSlots } from '../runner/conversation-slots';
 import { searchCapacity, type CapacitySearchSettings, type StepSample } from './capacity-search';
 import { summarizeCondition } from './condition-summary';
-import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
 import type { WindowCooldown } from './window-cooldown';
 
 export const CAPACITY_DEFAULTS = {
@@ -149,159 +148,152 @@ export async function runCapacity(
   >();
   let server: ManagedServer | null = null;
   try {
-    let slots = baseProfile.parallelSlots;
-    const startServer = async (parallelSlots: number) => {
-      await server?.stop();
-      const profile = profileWithSlots(baseProfile, parallelSlots);
-      server = await options.servers.prepare({ modelRef: options.model.ref, profile });
-      const ready = await server.start();
-      if (ready.state !== 'ready')
-        throw new AppError(
-          ErrorCode.ServerStartFailed,
-          `the server did not start with ${parallelSlots} slot(s) of ${profile.contextSize / parallelSlots} tokens (context ${profile.contextSize}): ${ready.fault?.message}`,
-        );
-      slots = parallelSlots;
-    };
-    await startServer(baseProfile.parallelSlots);
-    const measure = async (load: number, look: number): Promise<StepSample> => {
-      if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-      options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);
-      // Each user keeps a slot for their conversation: more users than slots restarts the server with one per user.
-      if (options.by === 'users' && load > slots) await startServer(load);
-      if (!keepCache) await server!.erasePromptCache();
-      await options.cooldown?.beforeWindow(options.onStatus);
-      const { summary } = await runWorkload({
-        request: {
-          workload: options.workload,
-          target: { kind: 'server', server: server!, modelRef: options.model.ref, modelPath: options.model.path },
-          // Never blocked by an outstanding cap: a send held back by the client would read as client-bound, not as the server's queue.
-          load:
-            options.by === 'rate'
-              ? { mode: 'open', rate: load, burstiness: 1, maxOutstanding: perLook + 2, seed: lookSeed(load, look) }
-              : { mode: 'closed', concurrency: load },
-          stop: { requests: options.by === 'users' ? conversationsPerLook : perLook, durationMs: null },
-          warmup: 2,
-          slo: options.slo,
-          ...WINDOW_RUN_DEFAULTS,
-        },
-        store: options.runs,
-        servers: options.servers,
-        engine: options.engine,
-        signal: options.signal,
-      });
-      options.experiments.addRun(experimentId, summary.run_id, loadName(options.by, load), look);
-      const rows = options.runs.measuredRequests(summary.run_id).filter((row) => !row.warmup);
-      const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
-      samples.set(load, entry);
-      if (summary.load.client_bound) return { n: rows.length, violations: {}, clientBound: true };
-      entry.runIds.push(summary.run_id);
-      entry.rows.push(...rows);
-      entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
-      entry.throughput.push(summary.throughput.requests_per_s);
-      entry.achieved.push(summary.load.achieved);
-      entry.slip.push(summary.load.slip_ms_p99 ?? summary.load.slip_ms_max);
-      const violations = Object.fromEntries(
-        metrics.map((metric) => [metric, rows.filter((row) => sloValue(row, metric) > options.slo[metric]!).length]),
-      );
-      return { n: rows.length, violations, clientBound: false };
-    };
-    const outcome = await searchCapacity(settings, measure);
-
-    const mean = (values: (number | null)[]) => {
-      const known = values.filter((value): value is number => value !== null);
-      return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0) / known.length;
-    };
-    const steps: CapacityStepResult[] = outcome.steps.map((step) => {
-      const entry = samples.get(step.load);
-      const rows = entry?.rows ?? [];
-      const good = rows.filter((row) => meetsEverySlo(row, metrics, options.slo)).length;
-      return {
-        load: step.load,
-        phase: step.phase,
-        decision: step.decision,
-        looks: step.looks,
-        requests: step.n,
-        violations: step.violations,
-        percentile_ms: Object.fromEntries(
-          metrics.map((metric) => [
-            metric,
-            finiteOrNull(
-              nearestRankPercentile(
-                rows.map((row) => sloValue(row, metric)),
-                percentile,
-              ),
-            ),
-          ]),
-        ),
-        failed: rows.filter((row) => row.error_class !== null).length,
-        good_fraction: rows.length === 0 ? null : good / rows.length,
-        goodput_requests_per_s: mean(entry?.goodput ?? []),
-        throughput_requests_per_s: mean(entry?.throughput ?? []),
-        achieved_load: mean(entry?.achieved ?? []),
-        slip_ms: mean(entry?.slip ?? []),
-        client_bound_samples: step.invalidSamples,
-        run_ids: entry?.runIds ?? [],
+    return await settleExperiment(options, experimentId, async () => {
+      let slots = baseProfile.parallelSlots;
+      const startServer = async (parallelSlots: number) => {
+        await server?.stop();
+        const profile = profileWithSlots(baseProfile, parallelSlots);
+        server = await options.servers.prepare({ modelRef: options.model.ref, profile });
+        const ready = await server.start();
+        if (ready.state !== 'ready')
+          throw new AppError(
+            ErrorCode.ServerStartFailed,
+            `the server did not start with ${parallelSlots} slot(s) of ${profile.contextSize / parallelSlots} tokens (context ${profile.contextSize}): ${ready.fault?.message}`,
+          );
+        slots = parallelSlots;
       };
+      await startServer(baseProfile.parallelSlots);
+      const measure = async (load: number, look: number): Promise<StepSample> => {
+        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);
+        // Each user keeps a slot for their conversation: more users than slots restarts the server with one per user.
+        if (options.by === 'users' && load > slots) await startServer(load);
+        if (!keepCache) await server!.erasePromptCache();
+        await options.cooldown?.beforeWindow(options.onStatus);
+        const { summary } = await runWindow(
+          options,
+          { experimentId, condition: loadName(options.by, load), window: look },
+          {
+            target: { kind: 'server', server: server!, modelRef: options.model.ref, modelPath: options.model.path },
+            // Never blocked by an outstanding cap: a send held back by the client would read as client-bound, not as the server's queue.
+            load:
+              options.by === 'rate'
+                ? { mode: 'open', rate: load, burstiness: 1, maxOutstanding: perLook + 2, seed: lookSeed(load, look) }
+                : { mode: 'closed', concurrency: load },
+            stop: { requests: options.by === 'users' ? conversationsPerLook : perLook, durationMs: null },
+            warmup: 2,
+            slo: options.slo,
+          },
+        );
+        const rows = options.runs.measuredRequests(summary.run_id).filter((row) => !row.warmup);
+        const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
+        samples.set(load, entry);
+        if (summary.load.client_bound) return { n: rows.length, violations: {}, clientBound: true };
+        entry.runIds.push(summary.run_id);
+        entry.rows.push(...rows);
+        entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
+        entry.throughput.push(summary.throughput.requests_per_s);
+        entry.achieved.push(summary.load.achieved);
+        entry.slip.push(summary.load.slip_ms_p99 ?? summary.load.slip_ms_max);
+        const violations = Object.fromEntries(
+          metrics.map((metric) => [metric, rows.filter((row) => sloValue(row, metric) > options.slo[metric]!).length]),
+        );
+        return { n: rows.length, violations, clientBound: false };
+      };
+      const outcome = await searchCapacity(settings, measure);
+
+      const mean = (values: (number | null)[]) => {
+        const known = values.filter((value): value is number => value !== null);
+        return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0) / known.length;
+      };
+      const steps: CapacityStepResult[] = outcome.steps.map((step) => {
+        const entry = samples.get(step.load);
+        const rows = entry?.rows ?? [];
+        const good = rows.filter((row) => meetsEverySlo(row, metrics, options.slo)).length;
+        return {
+          load: step.load,
+          phase: step.phase,
+          decision: step.decision,
+          looks: step.looks,
+          requests: step.n,
+          violations: step.violations,
+          percentile_ms: Object.fromEntries(
+            metrics.map((metric) => [
+              metric,
+              finiteOrNull(
+                nearestRankPercentile(
+                  rows.map((row) => sloValue(row, metric)),
+                  percentile,
+                ),
+              ),
+            ]),
+          ),
+          failed: rows.filter((row) => row.error_class !== null).length,
+          good_fraction: rows.length === 0 ? null : good / rows.length,
+          goodput_requests_per_s: mean(entry?.goodput ?? []),
+          throughput_requests_per_s: mean(entry?.throughput ?? []),
+          achieved_load: mean(entry?.achieved ?? []),
+          slip_ms: mean(entry?.slip ?? []),
+          client_bound_samples: step.invalidSamples,
+          run_ids: entry?.runIds ?? [],
+        };
+      });
+      const capacity = outcome.capacity;
+      const interval =
+        capacity === null
+          ? null
+          : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
+      const knee = kneeOf(steps, metrics[0]!);
+      const unit = options.by === 'rate' ? 'req/s' : options.by === 'users' ? 'concurrent users' : 'concurrent requests';
+      const capacityResult: CapacityResult = {
+        by: options.by,
+        unit,
+        percentile,
+        slo: options.slo,
+        alpha: settings.alpha,
+        alpha_per_look: alphaPerLook,
+        requests_per_look: perLook,
+        min_requests_to_meet: fewest,
+        rule,
+        capacity,
+        interval,
+        knee,
+        knee_rule: `the lowest load whose p${percentile} ${metrics[0]} is at least twice that of the lowest load measured`,
+        stopped: outcome.stopped,
+        steps,
+      };
+      const conditions: ConditionResult[] = steps
+        .filter((step) => step.run_ids.length > 0)
+        .sort((a, b) => a.load - b.load)
+        .map((step) => ({
+          ...summarizeCondition(options.runs, loadName(options.by, step.load), step.run_ids).result,
+          goodput_requests_per_s: step.goodput_requests_per_s,
+          goodput_fraction: step.good_fraction,
+          meets_slo: step.decision === 'meets' ? true : step.decision === 'misses' ? false : null,
+        }));
+      const result: ExperimentResult = {
+        experiment_id: experimentId,
+        kind: 'capacity',
+        status: 'completed',
+        protocol,
+        conditions,
+        verdicts: [],
+        recommendation: {
+          choice: capacity === null ? null : `${loadName(options.by, capacity)}`,
+          reason:
+            capacity === null
+              ? `No load was shown to meet the SLOs at p${percentile}: ${outcome.stopped}.`
+              : `${capacity} ${unit} is the highest load shown to meet ${metrics.map((metric) => `${metric} ≤ ${options.slo[metric]} ms`).join(' and ')} at p${percentile}` +
+                (interval?.high
+                  ? `; the limit lies between ${capacity} and ${interval.high} ${unit} (${Math.round((1 - settings.alpha) * 100)} % confidence)`
+                  : '; no load was shown to miss') +
+                `. The search stopped because ${outcome.stopped}.`,
+          excluded: [],
+        },
+        capacity: capacityResult,
+      };
+      return result;
     });
-    const capacity = outcome.capacity;
-    const interval =
-      capacity === null
-        ? null
-        : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
-    const knee = kneeOf(steps, metrics[0]!);
-    const unit = options.by === 'rate' ? 'req/s' : options.by === 'users' ? 'concurrent users' : 'concurrent requests';
-    const capacityResult: CapacityResult = {
-      by: options.by,
-      unit,
-      percentile,
-      slo: options.slo,
-      alpha: settings.alpha,
-      alpha_per_look: alphaPerLook,
-      requests_per_look: perLook,
-      min_requests_to_meet: fewest,
-      rule,
-      capacity,
-      interval,
-      knee,
-      knee_rule: `the lowest load whose p${percentile} ${metrics[0]} is at least twice that of the lowest load measured`,
-      stopped: outcome.stopped,
-      steps,
-    };
-    const conditions: ConditionResult[] = steps
-      .filter((step) => step.run_ids.length > 0)
-      .sort((a, b) => a.load - b.load)
-      .map((step) => ({
-        ...summarizeCondition(options.runs, loadName(options.by, step.load), step.run_ids).result,
-        goodput_requests_per_s: step.goodput_requests_per_s,
-        goodput_fraction: step.good_fraction,
-        meets_slo: step.decision === 'meets' ? true : step.decision === 'misses' ? false : null,
-      }));
-    const result: ExperimentResult = {
-      experiment_id: experimentId,
-      kind: 'capacity',
-      status: 'completed',
-      protocol,
-      conditions,
-      verdicts: [],
-      recommendation: {
-        choice: capacity === null ? null : `${loadName(options.by, capacity)}`,
-        reason:
-          capacity === null
-            ? `No load was shown to meet the SLOs at p${percentile}: ${outcome.stopped}.`
-            : `${capacity} ${unit} is the highest load shown to meet ${metrics.map((metric) => `${metric} ≤ ${options.slo[metric]} ms`).join(' and ')} at p${percentile}` +
-              (interval?.high
-                ? `; the limit lies between ${capacity} and ${interval.high} ${unit} (${Math.round((1 - settings.alpha) * 100)} % confidence)`
-                : '; no load was shown to miss') +
-              `. The search stopped because ${outcome.stopped}.`,
-        excluded: [],
-      },
-      capacity: capacityResult,
-    };
-    options.experiments.finish(experimentId, 'completed', result);
-    return result;
-  } catch (error) {
-    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
-    throw error;
   } finally {
     // Assigned inside startServer, which the compiler cannot follow.
     await (server as ManagedServer | null)?.stop();

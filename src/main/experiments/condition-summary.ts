@@ -4,7 +4,7 @@ import { studentTQuantile } from '../metrics/student-t';
 import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
-import { toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
+import { parsedTimings, toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */
 export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
@@ -77,8 +77,8 @@ export function summarizeCondition(
   const measured = rows.filter((row) => row.warmup === 0 && row.error_class === null);
   let cacheN: number | null = null;
   for (const row of measured) {
-    const timings = row.timings_json ? (JSON.parse(row.timings_json) as { cache_n?: number | null }) : null;
-    if (typeof timings?.cache_n === 'number') cacheN = Math.max(cacheN ?? 0, timings.cache_n);
+    const reported = parsedTimings(row)?.cache_n;
+    if (typeof reported === 'number') cacheN = Math.max(cacheN ?? 0, reported);
   }
   const requestRate = meanOverWindows(perWindow.map((window) => window.requests));
   const tokenRate = meanOverWindows(perWindow.map((window) => window.outputTokens));

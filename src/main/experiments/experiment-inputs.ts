@@ -1,5 +1,7 @@
 import type { EngineInfo } from '../../shared/contract/engine';
+import type { ExperimentResult } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
+import { runWorkload, type RunRequest, type RunResult } from '../runner/run-workload';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
@@ -17,9 +19,59 @@ export interface SingleModelExperimentInputs {
 }
 
 /** How every experiment window's run is made: generous timeouts, stored text, no reference, a short idle baseline. */
-export const WINDOW_RUN_DEFAULTS = {
+const WINDOW_RUN_DEFAULTS = {
   timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
   private: false,
   referenceRunId: null,
   baselineMs: 300,
 } as const;
+
+/** What a window's run takes from its experiment: where runs go, how servers start, what runs, when to stop. */
+export type WindowInputs = Pick<SingleModelExperimentInputs, 'runs' | 'experiments' | 'servers' | 'engine' | 'workload'> & {
+  signal?: AbortSignal;
+};
+
+/** Where a window's run belongs: its experiment, its condition and which window of that condition it is. */
+export interface WindowSlot {
+  experimentId: string;
+  condition: string;
+  window: number;
+}
+
+/** What differs between the windows of experiments: where they run, at what load, how many requests, judged how. */
+export type WindowRequest = Pick<RunRequest, 'target' | 'load' | 'stop' | 'warmup' | 'slo' | 'extraBody'>;
+
+/**
+ * One window of an experiment: a run made with the window defaults and recorded under its
+ * condition, so that the experiment's result and its stored runs cannot disagree.
+ */
+export async function runWindow(inputs: WindowInputs, slot: WindowSlot, request: WindowRequest): Promise<RunResult> {
+  const result = await runWorkload({
+    request: { workload: inputs.workload, ...request, ...WINDOW_RUN_DEFAULTS },
+    store: inputs.runs,
+    servers: inputs.servers,
+    engine: inputs.engine,
+    signal: inputs.signal,
+  });
+  inputs.experiments.addRun(slot.experimentId, result.summary.run_id, slot.condition, slot.window);
+  return result;
+}
+
+/**
+ * Runs an experiment and records how it ended: its result when it completes; when it throws,
+ * interrupted if it was cancelled and failed otherwise, so no experiment stays running.
+ */
+export async function settleExperiment(
+  inputs: { experiments: ExperimentStore; signal?: AbortSignal },
+  experimentId: string,
+  body: () => Promise<ExperimentResult>,
+): Promise<ExperimentResult> {
+  try {
+    const result = await body();
+    inputs.experiments.finish(experimentId, 'completed', result);
+    return result;
+  } catch (error) {
+    inputs.experiments.finish(experimentId, inputs.signal?.aborted ? 'interrupted' : 'failed', null);
+    throw error;
+  }
+}

@@ -12,7 +12,6 @@ import { toolPath } from '../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
 import { quantizeModel } from '../models/quantize';
-import { runWorkload } from '../runner/run-workload';
 import type { ServerManager } from '../server/server-manager';
 import type { RequestRow, RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
@@ -34,7 +33,7 @@ import {
   vocabularyProbe,
 } from './token-pass';
 import { windowSchedule } from './windows';
-import { WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import { runWindow, settleExperiment } from './experiment-inputs';
 import type { WindowCooldown } from './window-cooldown';
 
 export type { QuantConstraints } from './recommend';
@@ -314,7 +313,7 @@ export async function runQuantExperiment(options: {
     token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
   };
   const experimentId = options.experiments.create('quant', protocol);
-  try {
+  return settleExperiment(options, experimentId, async () => {
     const runIds = new Map(files.map((entry) => [entry.name, [] as string[]]));
     const loadMs = new Map(files.map((entry) => [entry.name, [] as number[]]));
     const vram = new Map(files.map((entry) => [entry.name, { baseline: [] as number[], peak: [] as number[], server: [] as number[] }]));
@@ -322,23 +321,18 @@ export async function runQuantExperiment(options: {
       if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
       options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition.name}`);
       await options.cooldown?.beforeWindow(options.onStatus);
-      const { summary } = await runWorkload({
-        request: {
-          workload: options.workload,
+      const { summary } = await runWindow(
+        options,
+        { experimentId, condition: condition.name, window },
+        {
           target: { kind: 'model', modelRef: condition.file, modelPath: condition.file, profile: options.profile },
           load: { mode: 'closed', concurrency: options.concurrency },
           stop: { requests: options.requestsPerWindow, durationMs: null },
           warmup: 0,
           slo: options.constraints.slo,
-          ...WINDOW_RUN_DEFAULTS,
         },
-        store: options.runs,
-        servers: options.servers,
-        engine: options.engine,
-        signal: options.signal,
-      });
+      );
       runIds.get(condition.name)!.push(summary.run_id);
-      options.experiments.addRun(experimentId, summary.run_id, condition.name, window);
       const server = options.runs.getRun(summary.run_id)?.server_json;
       const cold = server ? (JSON.parse(server) as { coldStart?: { spawnToReadyMs?: number } }).coldStart?.spawnToReadyMs : undefined;
       if (typeof cold === 'number') loadMs.get(condition.name)!.push(cold);
@@ -430,10 +424,6 @@ export async function runQuantExperiment(options: {
       verdicts,
       recommendation,
     };
-    options.experiments.finish(experimentId, 'completed', result);
     return result;
-  } catch (error) {
-    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
-    throw error;
-  }
+  });
 }

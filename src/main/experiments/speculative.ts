@@ -9,7 +9,7 @@ import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
 import { toMeasuredRequest } from '../store/run-store';
 import { firstDivergence, tokenAgreement } from './agreement';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import type { SingleModelExperimentInputs } from './experiment-inputs';
+import { settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
 import { runSettingWindows, type WindowGoodput } from './sweep';
 import { collectTokens, passItems, startPassServer } from './token-pass';
 import type { WindowCooldown } from './window-cooldown';
@@ -69,7 +69,7 @@ export async function runSpecExperiment(
     runIds: [] as string[],
     goodput: [] as WindowGoodput[],
   }));
-  try {
+  return settleExperiment(options, experimentId, async () => {
     await runSettingWindows(
       { ...options, slo: null },
       {
@@ -123,12 +123,8 @@ export async function runSpecExperiment(
       recommendation: specRecommendation(results, verdicts, equivalence),
       greedy_equivalence: equivalence,
     };
-    options.experiments.finish(experimentId, 'completed', result);
     return result;
-  } catch (error) {
-    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
-    throw error;
-  }
+  });
 }
 
 /** One untimed greedy pass per setting, spec off twice, each on a fresh server of its own. */

@@ -5,10 +5,9 @@ import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
-import { runWorkload } from '../runner/run-workload';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './sweep-plan';
 import { windowSchedule } from './windows';
 import type { WindowCooldown } from './window-cooldown';
@@ -70,22 +69,17 @@ export async function runSettingWindows(
         const entry = byName.get(plan.nameOf(setting.value, concurrency))!;
         options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
         await options.cooldown?.beforeWindow(options.onStatus);
-        const { summary } = await runWorkload({
-          request: {
-            workload: options.workload,
+        const { summary } = await runWindow(
+          options,
+          { experimentId: plan.experimentId, condition: entry.name, window },
+          {
             target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
             load: { mode: 'closed', concurrency },
             stop: { requests: options.requestsPerCondition, durationMs: null },
             warmup: Math.min(concurrency, 4),
             slo: options.slo,
-            ...WINDOW_RUN_DEFAULTS,
           },
-          store: options.runs,
-          servers: options.servers,
-          engine: options.engine,
-          signal: options.signal,
-        });
-        options.experiments.addRun(plan.experimentId, summary.run_id, entry.name, window);
+        );
         entry.runIds.push(summary.run_id);
         entry.goodput.push({
           requestsPerS: summary.goodput.requests_per_s,
@@ -156,7 +150,7 @@ export async function runSweep(
       goodput: [] as WindowGoodput[],
     })),
   );
-  try {
+  return settleExperiment(options, experimentId, async () => {
     await runSettingWindows(options, {
       experimentId,
       settings,
@@ -226,10 +220,6 @@ export async function runSweep(
       verdicts,
       recommendation: { choice: recommendation.choice, reason: recommendation.reason, excluded: recommendation.excluded },
     };
-    options.experiments.finish(experimentId, 'completed', result);
     return result;
-  } catch (error) {
-    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
-    throw error;
-  }
+  });
 }

@@ -3,14 +3,13 @@ import { defaultColdStarts } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { summarize } from '../metrics/distribution';
-import { runWorkload } from '../runner/run-workload';
 import type { ManagedServer } from '../server/managed-server';
 import type { RequestRow } from '../store/run-store';
 import { llamaServerTokenCounter } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from './cache-evidence';
 import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import { type SingleModelExperimentInputs, WINDOW_RUN_DEFAULTS } from './experiment-inputs';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
 import { spreadOverWindows, windowSchedule } from './windows';
 import type { WindowCooldown } from './window-cooldown';
 
@@ -137,184 +136,172 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
     }
     return server;
   };
-  const common = {
-    workload: options.workload,
-    slo: null,
-    ...WINDOW_RUN_DEFAULTS,
-  };
-
   try {
-    for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
-      if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-      if (condition === 'cold-process') {
-        for (let start = 0; start < startsPerWindow[window]!; start++) {
-          options.onStatus?.(`window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`);
-          // No probe and no warmup: the one measured request is the first the fresh process sees.
-          await options.cooldown?.beforeWindow(options.onStatus);
-          const result = await runWorkload({
-            request: {
-              ...common,
-              target: {
-                kind: 'model',
-                modelRef: options.model.ref,
-                modelPath: options.model.path,
-                profile: options.profile,
-                coldStartProbe: false,
+    return await settleExperiment(options, experimentId, async () => {
+      for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
+        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        if (condition === 'cold-process') {
+          for (let start = 0; start < startsPerWindow[window]!; start++) {
+            options.onStatus?.(
+              `window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`,
+            );
+            // No probe and no warmup: the one measured request is the first the fresh process sees.
+            await options.cooldown?.beforeWindow(options.onStatus);
+            const result = await runWindow(
+              options,
+              { experimentId, condition, window },
+              {
+                target: {
+                  kind: 'model',
+                  modelRef: options.model.ref,
+                  modelPath: options.model.path,
+                  profile: options.profile,
+                  coldStartProbe: false,
+                },
+                load: { mode: 'closed', concurrency: 1 },
+                stop: { requests: 1, durationMs: null },
+                warmup: 0,
+                slo: null,
               },
-              load: { mode: 'closed', concurrency: 1 },
-              stop: { requests: 1, durationMs: null },
-              warmup: 0,
-            },
-            store: options.runs,
-            servers: options.servers,
-            engine: options.engine,
-            signal: options.signal,
-          });
-          resolved ??= result.workload;
-          const runId = result.summary.run_id;
-          const serverJson = options.runs.getRun(runId)?.server_json;
-          const ready = serverJson
-            ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs
-            : undefined;
-          const rows = options.runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
-          const measured = rows.find((row) => row.warmup === 0);
-          starts.push({
-            run_id: runId,
-            spawn_to_ready_ms: typeof ready === 'number' ? ready : null,
-            ttft_ms: measured?.ttft_ms ?? null,
-            cached_tokens: measured ? reusedTokens(measured) : null,
-            requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
-          });
-          runIds.get(condition)!.push(runId);
-          coldWindowOf.set(runId, window);
-          options.experiments.addRun(experimentId, runId, condition, window);
+            );
+            resolved ??= result.workload;
+            const runId = result.summary.run_id;
+            const serverJson = options.runs.getRun(runId)?.server_json;
+            const ready = serverJson
+              ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs
+              : undefined;
+            const rows = options.runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
+            const measured = rows.find((row) => row.warmup === 0);
+            starts.push({
+              run_id: runId,
+              spawn_to_ready_ms: typeof ready === 'number' ? ready : null,
+              ttft_ms: measured?.ttft_ms ?? null,
+              cached_tokens: measured ? reusedTokens(measured) : null,
+              requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
+            });
+            runIds.get(condition)!.push(runId);
+            coldWindowOf.set(runId, window);
+          }
+          continue;
         }
-        continue;
+        options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition}`);
+        const server = await serverFor(condition);
+        // The host cache holds every primed prompt across windows, so one priming pass serves them all.
+        const warmup = condition === 'warm-cache' && !primed ? definitionItemCount(options.workload.def) : 0;
+        await options.cooldown?.beforeWindow(options.onStatus);
+        const result = await runWindow(
+          options,
+          { experimentId, condition, window },
+          {
+            target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
+            load: { mode: 'closed', concurrency: options.concurrency },
+            stop: { requests: options.requestsPerWindow, durationMs: null },
+            warmup,
+            slo: null,
+            extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
+          },
+        );
+        if (condition === 'warm-cache') primed = true;
+        resolved ??= result.workload;
+        runIds.get(condition)!.push(result.summary.run_id);
       }
-      options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition}`);
-      const server = await serverFor(condition);
-      // The host cache holds every primed prompt across windows, so one priming pass serves them all.
-      const warmup = condition === 'warm-cache' && !primed ? definitionItemCount(options.workload.def) : 0;
-      await options.cooldown?.beforeWindow(options.onStatus);
-      const result = await runWorkload({
-        request: {
-          ...common,
-          target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
-          load: { mode: 'closed', concurrency: options.concurrency },
-          stop: { requests: options.requestsPerWindow, durationMs: null },
-          warmup,
-          extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
-        },
-        store: options.runs,
-        servers: options.servers,
-        engine: options.engine,
-        signal: options.signal,
+
+      // The warm server's tokenizer is the one whose cache counts are being judged.
+      const warmServer = longLived.get('warm-cache');
+      const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
+      const prefixTokens = warmServer?.address
+        ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address))
+        : new Map<string, number | null>();
+      const expectations: Record<WarmColdCondition, CacheExpectation> = {
+        'cold-process': { kind: 'none' },
+        'cold-cache': { kind: 'none' },
+        'warm-cache': { kind: 'prefix', prefixTokens },
+      };
+
+      const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
+        condition,
+        ...summarizeCondition(options.runs, condition, runIds.get(condition)!),
+      }));
+      const coldStartsResult: ColdStarts = {
+        starts,
+        spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
+        ttft_ms: summarize(starts.flatMap((start) => (start.ttft_ms === null ? [] : [start.ttft_ms]))),
+      };
+      const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
+        const evidence = cacheEvidence(rows, expectations[condition]);
+        // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
+        const reasons = [
+          result.contaminated ? result.contamination_reason : null,
+          contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined),
+        ].filter((text): text is string => Boolean(text));
+        return {
+          ...result,
+          contaminated: result.contaminated || reasons.length > 0,
+          contamination_reason: reasons.length > 0 ? reasons.join('; ') : null,
+          cache_evidence: evidence,
+          ...(condition === 'cold-process'
+            ? {
+                cold_starts: coldStartsResult,
+                cold_start_ms: starts.flatMap((start) =>
+                  start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [],
+                ),
+              }
+            : {}),
+        };
       });
-      if (condition === 'warm-cache') primed = true;
-      resolved ??= result.workload;
-      runIds.get(condition)!.push(result.summary.run_id);
-      options.experiments.addRun(experimentId, result.summary.run_id, condition, window);
-    }
 
-    // The warm server's tokenizer is the one whose cache counts are being judged.
-    const warmServer = longLived.get('warm-cache');
-    const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
-    const prefixTokens = warmServer?.address
-      ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address))
-      : new Map<string, number | null>();
-    const expectations: Record<WarmColdCondition, CacheExpectation> = {
-      'cold-process': { kind: 'none' },
-      'cold-cache': { kind: 'none' },
-      'warm-cache': { kind: 'prefix', prefixTokens },
-    };
-
-    const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
-      condition,
-      ...summarizeCondition(options.runs, condition, runIds.get(condition)!),
-    }));
-    const coldStartsResult: ColdStarts = {
-      starts,
-      spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
-      ttft_ms: summarize(starts.flatMap((start) => (start.ttft_ms === null ? [] : [start.ttft_ms]))),
-    };
-    const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
-      const evidence = cacheEvidence(rows, expectations[condition]);
-      // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
-      const reasons = [
-        result.contaminated ? result.contamination_reason : null,
-        contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined),
-      ].filter((text): text is string => Boolean(text));
-      return {
-        ...result,
-        contaminated: result.contaminated || reasons.length > 0,
-        contamination_reason: reasons.length > 0 ? reasons.join('; ') : null,
-        cache_evidence: evidence,
-        ...(condition === 'cold-process'
+      // A cold-process window is every fresh start of that window, pooled: the starts are its replicates.
+      const windowsOf = (entry: (typeof summaries)[number]) => {
+        if (entry.condition !== 'cold-process') return entry.windows;
+        const grouped: RequestRow[][] = Array.from({ length: options.repeats }, () => []);
+        entry.result.run_ids.forEach((runId, index) => grouped[coldWindowOf.get(runId) ?? 0]!.push(...(entry.windows[index] ?? [])));
+        return grouped.filter((rows) => rows.length > 0);
+      };
+      const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
+      const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
+      const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
+      // A cold-process window holds fresh starts, not requests: more of them come from --cold-starts.
+      const verdicts = conditionVerdicts(
+        order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
+      ).map((row) =>
+        row.b === 'cold-process' && row.note
           ? {
-              cold_starts: coldStartsResult,
-              cold_start_ms: starts.flatMap((start) =>
-                start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [],
+              ...row,
+              note: row.note.replace(
+                /cold-process has a window of (\d+) \(raise --requests\)/,
+                'cold-process has a window of $1 fresh start(s) (raise --cold-starts)',
               ),
             }
-          : {}),
+          : row,
+      );
+
+      const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
+      const contaminated = conditions.filter((condition) => condition.contaminated);
+      const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
+      const baseline =
+        ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
+      const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStartsResult.spawn_to_ready_ms.p50)} (${starts.length} starts).`;
+      const caveats = [
+        ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
+        ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
+      ];
+      const reason =
+        contaminated.length > 0
+          ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
+          : caveats.length > 0
+            ? `${findings} Caveat: ${caveats.join('; ')}.`
+            : findings;
+      const result: ExperimentResult = {
+        experiment_id: experimentId,
+        kind: 'warmcold',
+        status: 'completed',
+        protocol,
+        conditions,
+        verdicts,
+        recommendation: { choice: null, reason, excluded: [] },
       };
+      return result;
     });
-
-    // A cold-process window is every fresh start of that window, pooled: the starts are its replicates.
-    const windowsOf = (entry: (typeof summaries)[number]) => {
-      if (entry.condition !== 'cold-process') return entry.windows;
-      const grouped: RequestRow[][] = Array.from({ length: options.repeats }, () => []);
-      entry.result.run_ids.forEach((runId, index) => grouped[coldWindowOf.get(runId) ?? 0]!.push(...(entry.windows[index] ?? [])));
-      return grouped.filter((rows) => rows.length > 0);
-    };
-    const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
-    const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
-    const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
-    // A cold-process window holds fresh starts, not requests: more of them come from --cold-starts.
-    const verdicts = conditionVerdicts(
-      order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
-    ).map((row) =>
-      row.b === 'cold-process' && row.note
-        ? {
-            ...row,
-            note: row.note.replace(
-              /cold-process has a window of (\d+) \(raise --requests\)/,
-              'cold-process has a window of $1 fresh start(s) (raise --cold-starts)',
-            ),
-          }
-        : row,
-    );
-
-    const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
-    const contaminated = conditions.filter((condition) => condition.contaminated);
-    const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
-    const baseline =
-      ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
-    const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStartsResult.spawn_to_ready_ms.p50)} (${starts.length} starts).`;
-    const caveats = [
-      ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
-      ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
-    ];
-    const reason =
-      contaminated.length > 0
-        ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
-        : caveats.length > 0
-          ? `${findings} Caveat: ${caveats.join('; ')}.`
-          : findings;
-    const result: ExperimentResult = {
-      experiment_id: experimentId,
-      kind: 'warmcold',
-      status: 'completed',
-      protocol,
-      conditions,
-      verdicts,
-      recommendation: { choice: null, reason, excluded: [] },
-    };
-    options.experiments.finish(experimentId, 'completed', result);
-    return result;
-  } catch (error) {
-    options.experiments.finish(experimentId, options.signal?.aborted ? 'interrupted' : 'failed', null);
-    throw error;
   } finally {
     await Promise.allSettled([...longLived.values()].map((server) => server.stop()));
   }

@@ -4,7 +4,8 @@ import { AppError } from '../core/errors';
 import { csvLines } from './csv-cell';
 import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-schema';
 import { telemetryCsv } from './telemetry-csv';
-import { chunkOffsetView, decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
+import { parseJson, REQUEST_COLUMNS } from './request-columns';
+import type { RequestRow, RunRow, RunStore } from './run-store';
 
 const CSV_COLUMNS = [
   // A row copied into a sheet beside another run's still says which run it came from.
@@ -37,59 +38,14 @@ const CSV_COLUMNS = [
   'reasoning_tokens',
 ] as const;
 
-function parseJson(text: string | null): unknown {
-  return text === null ? null : JSON.parse(text);
-}
-
 /** One line of requests.jsonl: timings and outcome; text only when the run kept it. */
 export function requestRecord(row: RequestRow): Record<string, unknown> {
-  return {
-    seq: row.seq,
-    warmup: row.warmup === 1,
-    group: row.group_name,
-    item_id: row.item_id,
-    conversation: row.conversation ?? null,
-    turn: row.turn ?? null,
-    block_hashes: parseJson(row.block_hashes ?? null),
-    scheduled_ms: row.scheduled_ms,
-    t0_ms: row.t0_ms,
-    headers_ms: row.headers_ms,
-    end_ms: row.end_ms,
-    ttft_ms: row.ttft_ms,
-    ttfr_ms: row.ttfr_ms ?? null,
-    ttfa_ms: row.ttfa_ms ?? null,
-    tpot_ms: row.tpot_ms,
-    e2e_ms: row.e2e_ms,
-    ttft_from_schedule_ms: row.ttft_from_schedule_ms ?? null,
-    e2e_from_schedule_ms: row.e2e_from_schedule_ms ?? null,
-    queue_ms: row.queue_ms,
-    client_overhead_ms: row.client_overhead_ms,
-    decode_tokens_per_s: row.decode_tokens_per_s ?? null,
-    chunk_offsets_ms: decodeChunkOffsets(row.chunk_offsets),
-    reasoning_chunk_offsets_ms: Array.from(chunkOffsetView(row.reasoning_chunk_offsets ?? null)),
-    reasoning_tokens: row.reasoning_tokens ?? null,
-    reasoning_tokens_note: row.reasoning_tokens_note ?? null,
-    reasoning_sha256: row.reasoning_sha256 ?? null,
-    reasoning_chars: row.reasoning_chars ?? null,
-    prompt_tokens: row.prompt_tokens,
-    cached_tokens: row.cached_tokens,
-    output_tokens: row.output_tokens,
-    output_tokens_source: row.output_tokens_source,
-    finish_reason: row.finish_reason,
-    http_status: row.http_status,
-    error_class: row.error_class,
-    error_message: row.error_message,
-    server_timings: parseJson(row.timings_json),
-    accepted: row.accepted === null ? null : row.accepted === 1,
-    acceptance: parseJson(row.acceptance_json),
-    prompt_sha256: row.prompt_sha256,
-    output_sha256: row.output_sha256,
-    prompt_chars: row.prompt_chars,
-    output_chars: row.output_chars,
-    ...(row.prompt_text !== null ? { prompt: row.prompt_text } : {}),
-    ...(row.output_text !== null ? { output: row.output_text } : {}),
-    ...(row.reasoning_text ? { reasoning: row.reasoning_text } : {}),
-  };
+  const record: Record<string, unknown> = {};
+  for (const { field, exported } of REQUEST_COLUMNS) {
+    const value = exported(row);
+    if (value !== undefined) record[field] = value;
+  }
+  return record;
 }
 
 export function runManifest(run: RunRow): Record<string, unknown> {

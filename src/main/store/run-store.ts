@@ -267,23 +267,33 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     reasoning_tokens: row.reasoning_tokens ?? null,
     reasoning_tokens_note: row.reasoning_tokens_note ?? null,
     turn: row.turn ?? null,
-    ...draftCounts(row.timings_json),
+    ...draftCounts(parsedTimings(row)),
   };
 }
 
-/** The draft counts in a stored timings object; null for each the server did not report. */
-function draftCounts(timingsJson: string | null): { draft_tokens: number | null; draft_accepted_tokens: number | null } {
-  if (!timingsJson) return { draft_tokens: null, draft_accepted_tokens: null };
+/** Stored server timings as written, each field unchecked: older and imported runs may lack any of them. */
+export type StoredTimings = Partial<Record<keyof ServerTimings, unknown>>;
+
+/**
+ * A request's stored server timings; null when it has none or they do not parse, so that an
+ * unreadable record reads as counts the server did not report, never as zero.
+ */
+export function parsedTimings(row: Pick<RequestRow, 'timings_json'>): StoredTimings | null {
+  if (!row.timings_json) return null;
   try {
-    const timings = JSON.parse(timingsJson) as { draft_n?: unknown; draft_n_accepted?: unknown };
-    return {
-      draft_tokens: typeof timings.draft_n === 'number' ? timings.draft_n : null,
-      draft_accepted_tokens: typeof timings.draft_n_accepted === 'number' ? timings.draft_n_accepted : null,
-    };
+    const timings: unknown = JSON.parse(row.timings_json);
+    return typeof timings === 'object' && timings !== null ? (timings as StoredTimings) : null;
   } catch {
-    // Unreadable timings are missing counts, never zero.
-    return { draft_tokens: null, draft_accepted_tokens: null };
+    return null;
   }
+}
+
+/** The draft counts in a stored timings object; null for each the server did not report. */
+function draftCounts(timings: StoredTimings | null): { draft_tokens: number | null; draft_accepted_tokens: number | null } {
+  return {
+    draft_tokens: typeof timings?.draft_n === 'number' ? timings.draft_n : null,
+    draft_accepted_tokens: typeof timings?.draft_n_accepted === 'number' ? timings.draft_n_accepted : null,
+  };
 }
 
 export function chunkOffsetView(blob: Buffer | null): Float64Array {

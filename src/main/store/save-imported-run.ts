@@ -2,6 +2,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { Db } from './database';
 import { telemetryForStore, type ExportedRequest, type ExportedRun } from './read-run-export';
+import { jsonOrNull, REQUEST_COLUMNS } from './request-columns';
 
 /** Where an imported run came from; kept in the run's configuration (manifest_json), which every export carries. */
 export interface ImportMark {
@@ -10,59 +11,8 @@ export interface ImportMark {
   schema_version: number;
 }
 
-const offsetsBlob = (offsets: readonly number[]) => Buffer.from(Float64Array.from(offsets).buffer);
-const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
-
 function requestRow(runId: string, record: ExportedRequest): Record<string, unknown> {
-  return {
-    run_id: runId,
-    seq: record.seq,
-    warmup: record.warmup ? 1 : 0,
-    group_name: record.group,
-    item_id: record.item_id,
-    scheduled_ms: record.scheduled_ms,
-    t0_ms: record.t0_ms,
-    headers_ms: record.headers_ms,
-    end_ms: record.end_ms,
-    ttft_ms: record.ttft_ms,
-    e2e_ms: record.e2e_ms,
-    tpot_ms: record.tpot_ms,
-    queue_ms: record.queue_ms,
-    client_overhead_ms: record.client_overhead_ms,
-    output_tokens: record.output_tokens,
-    output_tokens_source: record.output_tokens_source,
-    prompt_tokens: record.prompt_tokens,
-    cached_tokens: record.cached_tokens,
-    finish_reason: record.finish_reason,
-    http_status: record.http_status,
-    error_class: record.error_class,
-    error_message: record.error_message,
-    timings_json: jsonOrNull(record.server_timings),
-    chunk_offsets: offsetsBlob(record.chunk_offsets_ms),
-    accepted: record.accepted === null ? null : record.accepted ? 1 : 0,
-    acceptance_json: jsonOrNull(record.acceptance),
-    prompt_text: record.prompt ?? null,
-    output_text: record.output ?? null,
-    prompt_sha256: record.prompt_sha256,
-    output_sha256: record.output_sha256,
-    prompt_chars: record.prompt_chars,
-    output_chars: record.output_chars,
-    ttfr_ms: record.ttfr_ms,
-    ttfa_ms: record.ttfa_ms,
-    ttft_from_schedule_ms: record.ttft_from_schedule_ms,
-    e2e_from_schedule_ms: record.e2e_from_schedule_ms,
-    decode_tokens_per_s: record.decode_tokens_per_s,
-    // The writer stores no blob for a request that streamed no reasoning.
-    reasoning_chunk_offsets: record.reasoning_chunk_offsets_ms.length ? offsetsBlob(record.reasoning_chunk_offsets_ms) : null,
-    reasoning_text: record.reasoning ?? null,
-    reasoning_sha256: record.reasoning_sha256,
-    reasoning_chars: record.reasoning_chars,
-    reasoning_tokens: record.reasoning_tokens,
-    reasoning_tokens_note: record.reasoning_tokens_note,
-    conversation: record.conversation,
-    turn: record.turn,
-    block_hashes: jsonOrNull(record.block_hashes),
-  };
+  return { run_id: runId, ...Object.fromEntries(REQUEST_COLUMNS.map(({ column, imported }) => [column, imported(record)])) };
 }
 
 function insertStatement(db: Db, table: string, columns: readonly string[]) {

@@ -5,6 +5,7 @@ import type { AppServices, QualityGate, QuantObjective, StartExperimentSpec } fr
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { ModelField } from '../components/ModelField';
+import { NumberField } from '../components/NumberField';
 
 type Kind = StartExperimentSpec['kind'];
 
@@ -290,20 +291,13 @@ export function ExperimentForm({
       </fieldset>
       <fieldset>
         <legend>Design</legend>
-        {kind !== 'capacity' && (
-          <label>
-            Repeats <input type="number" min={1} {...text('repeats', 'repeats')} />
-          </label>
-        )}
-        <label>
-          {kind === 'sweep' ? 'Requests per condition' : kind === 'capacity' ? 'Requests per look' : 'Requests per window'}{' '}
-          <input
-            type="number"
-            min={1}
-            {...text('requestsPerWindow', 'requests per window')}
-            placeholder={kind === 'capacity' ? 'what the percentile needs' : undefined}
-          />
-        </label>
+        {kind !== 'capacity' && <NumberField label="Repeats" min={1} {...text('repeats', 'repeats')} />}
+        <NumberField
+          label={kind === 'sweep' ? 'Requests per condition' : kind === 'capacity' ? 'Requests per look' : 'Requests per window'}
+          min={1}
+          {...text('requestsPerWindow', 'requests per window')}
+          placeholder={kind === 'capacity' ? 'what the percentile needs' : undefined}
+        />
         {kind === 'capacity' && (
           <>
             <label>
@@ -326,15 +320,9 @@ export function ExperimentForm({
                 <option value="users">concurrent users (conversations)</option>
               </select>
             </label>
-            <label>
-              Percentile <input type="number" min={50} max={99.9} step="any" {...text('percentile', 'capacity percentile')} />
-            </label>
-            <label>
-              First load <input type="number" min={0} step="any" {...text('startLoad', 'capacity start')} placeholder="1" />
-            </label>
-            <label>
-              Highest load <input type="number" min={0} step="any" {...text('maxLoad', 'capacity max load')} placeholder="default" />
-            </label>
+            <NumberField label="Percentile" min={50} max={99.9} step="any" {...text('percentile', 'capacity percentile')} />
+            <NumberField label="First load" min={0} step="any" {...text('startLoad', 'capacity start')} placeholder="1" />
+            <NumberField label="Highest load" min={0} step="any" {...text('maxLoad', 'capacity max load')} placeholder="default" />
             <label>
               <input type="checkbox" checked={form.keepCache} onChange={(event) => set('keepCache', event.target.checked)} /> Keep the
               prompt cache between steps (the workload reuses prefixes)
@@ -342,18 +330,20 @@ export function ExperimentForm({
           </>
         )}
         {kind !== 'sweep' && kind !== 'capacity' && (
-          <label>
-            Concurrency <input type="number" min={1} {...text('concurrency', 'experiment concurrency')} />
-          </label>
+          <NumberField label="Concurrency" min={1} {...text('concurrency', 'experiment concurrency')} />
         )}
-        <label>
-          Cooldown between windows (s){' '}
-          <input type="number" min={1} {...text('cooldownS', 'cooldown')} placeholder="none: GPU idle temperature and clocks" />
-        </label>
-        <label>
-          Max answer tokens{' '}
-          <input type="number" min={1} {...text('maxAnswerTokens', 'max answer tokens')} placeholder="as the workload says" />
-        </label>
+        <NumberField
+          label="Cooldown between windows (s)"
+          min={1}
+          {...text('cooldownS', 'cooldown')}
+          placeholder="none: GPU idle temperature and clocks"
+        />
+        <NumberField
+          label="Max answer tokens"
+          min={1}
+          {...text('maxAnswerTokens', 'max answer tokens')}
+          placeholder="as the workload says"
+        />
         <label>
           Profile{' '}
           <select aria-label="experiment profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>
@@ -368,9 +358,7 @@ export function ExperimentForm({
         </label>
         {kind === 'warmcold' && (
           <>
-            <label>
-              Fresh server starts <input type="number" min={1} {...text('coldStarts', 'cold starts')} placeholder="one per window" />
-            </label>
+            <NumberField label="Fresh server starts" min={1} {...text('coldStarts', 'cold starts')} placeholder="one per window" />
             <label>
               <input type="checkbox" checked={form.skipCacheReset} onChange={(event) => set('skipCacheReset', event.target.checked)} />{' '}
               Leave the prompt cache on in cold-cache (flagged as contaminated)
@@ -413,23 +401,25 @@ export function ExperimentForm({
           <legend>{kind === 'quant' ? 'Gates and recommendation' : 'SLO'}</legend>
           {kind === 'quant' && (
             <>
-              <label>
-                VRAM budget (MiB) <input type="number" min={1} {...text('vramBudgetMib', 'vram budget')} />
-              </label>
-              <label>
-                Min token agreement{' '}
-                <input type="number" min={0} max={1} step="any" {...text('minAgreement', 'min agreement')} placeholder="0–1" />
-              </label>
-              <label>
-                Max KLD (nats) <input type="number" min={0} step="any" {...text('maxKld', 'max kld')} />
-              </label>
-              <label>
-                Acceptance alpha <input type="number" min={0} max={0.5} step="any" {...text('acceptanceAlpha', 'acceptance alpha')} />
-              </label>
-              <label>
-                Min acceptance{' '}
-                <input type="number" min={0} max={1} step="any" {...text('minAcceptance', 'min acceptance')} placeholder="0–1" />
-              </label>
+              <NumberField label="VRAM budget (MiB)" min={1} {...text('vramBudgetMib', 'vram budget')} />
+              <NumberField
+                label="Min token agreement"
+                min={0}
+                max={1}
+                step="any"
+                {...text('minAgreement', 'min agreement')}
+                placeholder="0–1"
+              />
+              <NumberField label="Max KLD (nats)" min={0} step="any" {...text('maxKld', 'max kld')} />
+              <NumberField label="Acceptance alpha" min={0} max={0.5} step="any" {...text('acceptanceAlpha', 'acceptance alpha')} />
+              <NumberField
+                label="Min acceptance"
+                min={0}
+                max={1}
+                step="any"
+                {...text('minAcceptance', 'min acceptance')}
+                placeholder="0–1"
+              />
               <span>
                 Gates off:{' '}
                 {GATES.map(({ gate, label }) => (
@@ -467,15 +457,9 @@ export function ExperimentForm({
               </label>
             </>
           )}
-          <label>
-            SLO TTFT (ms) <input type="number" min={0} step="any" {...text('sloTtft', 'experiment slo ttft')} />
-          </label>
-          <label>
-            TPOT (ms) <input type="number" min={0} step="any" {...text('sloTpot', 'experiment slo tpot')} />
-          </label>
-          <label>
-            E2E (ms) <input type="number" min={0} step="any" {...text('sloE2e', 'experiment slo e2e')} />
-          </label>
+          <NumberField label="SLO TTFT (ms)" min={0} step="any" {...text('sloTtft', 'experiment slo ttft')} />
+          <NumberField label="TPOT (ms)" min={0} step="any" {...text('sloTpot', 'experiment slo tpot')} />
+          <NumberField label="E2E (ms)" min={0} step="any" {...text('sloE2e', 'experiment slo e2e')} />
         </fieldset>
       )}
       <p role="status" data-testid="experiment-problem" className={problem ? 'error' : 'empty'}>

@@ -3,6 +3,7 @@ import { useServiceCheck } from '../hooks/use-service-check';
 import { useRunChoices } from '../hooks/use-run-choices';
 import type { AppServices, RunListItem, StartRunSpec } from '../../../shared/contract';
 import { ModelField } from '../components/ModelField';
+import { NumberField } from '../components/NumberField';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
 interface RunFormState {
@@ -211,21 +212,12 @@ export function RunForm({
           <input type="radio" name="load" checked={form.load === 'open'} onChange={() => set('load', 'open')} /> Open loop
         </label>
         {form.load === 'closed' ? (
-          <label>
-            Concurrency <input aria-label="concurrency" type="number" min={1} {...text('concurrency')} />
-          </label>
+          <NumberField label="Concurrency" aria-label="concurrency" min={1} {...text('concurrency')} />
         ) : (
           <>
-            <label>
-              Rate (req/s) <input aria-label="rate" type="number" min={0} step="any" {...text('rate')} />
-            </label>
-            <label>
-              Burstiness{' '}
-              <input aria-label="burstiness" type="number" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
-            </label>
-            <label>
-              Max outstanding <input aria-label="max outstanding" type="number" min={1} {...text('maxOutstanding')} placeholder="256" />
-            </label>
+            <NumberField label="Rate (req/s)" aria-label="rate" min={0} step="any" {...text('rate')} />
+            <NumberField label="Burstiness" aria-label="burstiness" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
+            <NumberField label="Max outstanding" aria-label="max outstanding" min={1} {...text('maxOutstanding')} placeholder="256" />
           </>
         )}
         <label>
@@ -239,12 +231,8 @@ export function RunForm({
         ) : (
           <input aria-label="duration seconds" type="number" min={0} step="any" {...text('durationS')} placeholder="seconds" />
         )}
-        <label>
-          Warmup <input aria-label="warmup" type="number" min={0} {...text('warmup')} />
-        </label>
-        <label>
-          Ramp-up (s) <input aria-label="ramp up seconds" type="number" min={0} step="any" {...text('rampUpS')} placeholder="none" />
-        </label>
+        <NumberField label="Warmup" aria-label="warmup" min={0} {...text('warmup')} />
+        <NumberField label="Ramp-up (s)" aria-label="ramp up seconds" min={0} step="any" {...text('rampUpS')} placeholder="none" />
         <label>
           Ramp{' '}
           <select
@@ -259,22 +247,18 @@ export function RunForm({
       </fieldset>
       <fieldset>
         <legend>Judging</legend>
-        <label>
-          SLO TTFT (ms) <input aria-label="slo ttft" type="number" min={0} step="any" {...text('sloTtft')} />
-        </label>
-        <label>
-          TPOT (ms) <input aria-label="slo tpot" type="number" min={0} step="any" {...text('sloTpot')} />
-        </label>
-        <label>
-          E2E (ms) <input aria-label="slo e2e" type="number" min={0} step="any" {...text('sloE2e')} />
-        </label>
-        <label>
-          First-token timeout (s){' '}
-          <input aria-label="first token timeout" type="number" min={0} step="any" {...text('firstTokenTimeoutS')} placeholder="120" />
-        </label>
-        <label>
-          Timeout (s) <input aria-label="timeout" type="number" min={0} step="any" {...text('timeoutS')} placeholder="600" />
-        </label>
+        <NumberField label="SLO TTFT (ms)" aria-label="slo ttft" min={0} step="any" {...text('sloTtft')} />
+        <NumberField label="TPOT (ms)" aria-label="slo tpot" min={0} step="any" {...text('sloTpot')} />
+        <NumberField label="E2E (ms)" aria-label="slo e2e" min={0} step="any" {...text('sloE2e')} />
+        <NumberField
+          label="First-token timeout (s)"
+          aria-label="first token timeout"
+          min={0}
+          step="any"
+          {...text('firstTokenTimeoutS')}
+          placeholder="120"
+        />
+        <NumberField label="Timeout (s)" aria-label="timeout" min={0} step="any" {...text('timeoutS')} placeholder="600" />
         <label>
           Reference run{' '}
           <select aria-label="reference run" value={form.referenceRunId} onChange={(event) => set('referenceRunId', event.target.value)}>

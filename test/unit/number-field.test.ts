@@ -1,0 +1,23 @@
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { NumberField } from '../../src/renderer/src/components/NumberField';
+
+describe('number fields in the forms', () => {
+  it('lay out the label before a number input that keeps its own aria-label and limits', () => {
+    const markup = renderToStaticMarkup(
+      createElement(NumberField, {
+        label: 'SLO TTFT (ms)',
+        'aria-label': 'slo ttft',
+        min: 0,
+        step: 'any',
+        placeholder: 'none',
+        value: '250',
+        onChange: () => undefined,
+      }),
+    );
+    expect(markup).toBe(
+      '<label>SLO TTFT (ms) <input type="number" aria-label="slo ttft" min="0" step="any" placeholder="none" value="250"/></label>',
+    );
+  });
+});
