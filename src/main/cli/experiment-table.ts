@@ -1,10 +1,16 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
+import { cooldownLine } from '../../shared/cooldown-line';
 import { agreementCell, qualityLines } from '../experiments/recommend';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
+  const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
+  return `${experimentBody(result)}${cooldown}`;
+}
+
+function experimentBody(result: ExperimentResult): string {
   if (result.kind === 'capacity' && result.capacity) return capacityTable(result.capacity, result.recommendation.reason);
   if (result.kind === 'spec' && result.greedy_equivalence) return specTable(result, result.greedy_equivalence);
   if (result.kind === 'sweep') {

@@ -6,6 +6,7 @@ import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
 import type { ExperimentStore } from '../store/experiment-store';
+import type { WindowCooldown } from './window-cooldown';
 
 /** What every experiment on one model needs: where runs go, how servers start, what runs. */
 export interface SingleModelExperimentInputs {
@@ -59,15 +60,17 @@ export async function runWindow(inputs: WindowInputs, slot: WindowSlot, request:
 
 /**
  * Runs an experiment and records how it ended: its result when it completes; when it throws,
- * interrupted if it was cancelled and failed otherwise, so no experiment stays running.
+ * interrupted if it was cancelled and failed otherwise, so no experiment stays running. A
+ * cooldown's waits are added to the result, so how each window started is on record.
  */
 export async function settleExperiment(
-  inputs: { experiments: ExperimentStore; signal?: AbortSignal },
+  inputs: { experiments: ExperimentStore; signal?: AbortSignal; cooldown?: WindowCooldown | null },
   experimentId: string,
   body: () => Promise<ExperimentResult>,
 ): Promise<ExperimentResult> {
   try {
-    const result = await body();
+    const measured = await body();
+    const result = inputs.cooldown ? { ...measured, cooldown_waits: [...inputs.cooldown.waits] } : measured;
     inputs.experiments.finish(experimentId, 'completed', result);
     return result;
   } catch (error) {

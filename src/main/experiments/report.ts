@@ -3,6 +3,7 @@ import { bubbleDiameter, quantTradeoffPoints } from '../../shared/quant-tradeoff
 import { capacitySection } from './capacity-report';
 import { escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
+import { cooldownLine } from '../../shared/cooldown-line';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -194,6 +195,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
 <h1>${REPORT_TITLES[result.kind]}</h1>
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
+${result.cooldown_waits ? `<p>${escape(cooldownLine(result.cooldown_waits))}</p>` : ''}
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>

@@ -2,6 +2,7 @@ import type { GpuSample } from '../../shared/contract/telemetry';
 import { runToCompletion } from '../core/process';
 import { nvidiaSmiPath } from './gpu-sampler';
 import { gpuQueryOnceArgs, INVALID_QUERY_FIELD, parseGpuLine } from './nvidia-smi-parse';
+import type { CooldownWait } from '../../shared/contract/experiments';
 
 /** What a GPU is like at rest: where it must come back to before the next window. */
 export interface IdleState {
@@ -25,13 +26,7 @@ export interface CooldownOptions {
   now?: () => number;
 }
 
-export interface CooldownResult {
-  /** true: back at the baseline; false: the timeout came first; null: nothing to wait for (the reason says why). */
-  reached: boolean | null;
-  waited_ms: number;
-  /** Which GPU figure was still above its baseline at the timeout, or why nothing was waited for. */
-  reason: string | null;
-}
+export type CooldownResult = CooldownWait;
 
 export function idleStateOf(samples: readonly GpuSample[]): IdleState[] {
   return samples.map((sample) => ({

@@ -153,6 +153,19 @@ export interface ExperimentResult {
   capacity?: CapacityResult;
   /** Speculative-decoding experiments: whether greedy outputs stay the same with the draft. */
   greedy_equivalence?: GreedyEquivalence;
+  /**
+   * With a cooldown (`--cooldown S`): each wait before a window after the first, in order, so a
+   * window that started warm (the timeout came first) or without any wait is on record.
+   */
+  cooldown_waits?: CooldownWait[];
+}
+
+export interface CooldownWait {
+  /** true: back at the idle baseline; false: the timeout came first; null: nothing to wait for (the reason says why). */
+  reached: boolean | null;
+  waited_ms: number;
+  /** Which GPU figure was still above its baseline at the timeout, or why nothing was waited for. */
+  reason: string | null;
 }
 
 /**

@@ -13,6 +13,7 @@ import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
 import { CapacityPanel } from './CapacityPanel';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { routeOf } from '../state/route';
+import { cooldownLine } from '../../../shared/cooldown-line';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -76,6 +77,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           <small>{equivalence.rule}</small>
         </p>
       )}
+      {result.cooldown_waits && <p data-testid="cooldown-line">{cooldownLine(result.cooldown_waits)}</p>}
       {result.recommendation.excluded.map((item) => (
         <p key={item.name} className="error">
           {item.name} excluded: {item.reason}
