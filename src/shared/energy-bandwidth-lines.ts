@@ -1,3 +1,4 @@
+import type { ConditionEfficiency } from './contract/experiments';
 import type { DecodeBandwidth } from './contract/runs';
 import type { EnergySummary, ThrottleSummary } from './contract/telemetry';
 
@@ -37,4 +38,22 @@ export function bandwidthLine(bandwidth: DecodeBandwidth | undefined): string | 
     ? `${fixed((bandwidth.utilization ?? 0) * 100, 0, ' %')} of ${sig(bandwidth.peak.gb_per_s, ' GB/s')} ${bandwidth.peak.label} (${bandwidth.peak.kind})`
     : `no peak to compare with (${bandwidth.peak_reason})`;
   return `decode bandwidth: ${sig(bandwidth.effective_gb_per_s, ' GB/s')}, ${peak}; ${mib(bandwidth.bytes_per_token)} per token (${bandwidth.placement} weights ${mib(bandwidth.weight_bytes)} + KV ${mib(bandwidth.kv_bytes_per_sequence)} at ${fixed(bandwidth.mean_context_tokens, 0)} tokens of context, ${bandwidth.kv_cache_types?.k}/${bandwidth.kv_cache_types?.v}) × ${sig(bandwidth.decode_tokens_per_s)} decode tok/s (${sig(bandwidth.decode_sequences)} sequences at once)${bandwidth.reason ? `; ${bandwidth.reason}` : ''}`;
+}
+
+/**
+ * A condition's energy and bandwidth as two table cells, for the experiment tables in the CLI,
+ * the view and the report. Energy cannot be negative, so an interval that reaches below zero
+ * (few windows) is shown from zero.
+ */
+export function efficiencyCells(efficiency: ConditionEfficiency | undefined): { energy: string; bandwidth: string } {
+  if (!efficiency) return { energy: '—', bandwidth: '—' };
+  const energy =
+    efficiency.joules_per_output_token === null
+      ? `— (${efficiency.energy_reason})`
+      : `${sig(efficiency.joules_per_output_token, ' J')}${efficiency.joules_per_output_token_ci ? ` [${sig(Math.max(0, efficiency.joules_per_output_token_ci[0]))}, ${sig(efficiency.joules_per_output_token_ci[1])}]` : ''}`;
+  const bandwidth =
+    efficiency.decode_gb_per_s === null
+      ? `— (${efficiency.bandwidth_reason})`
+      : `${sig(efficiency.decode_gb_per_s, ' GB/s')}${efficiency.bandwidth_utilization === null ? '' : `, ${fixed(efficiency.bandwidth_utilization * 100, 0, ' %')} of ${efficiency.bandwidth_peak}`}`;
+  return { energy, bandwidth };
 }

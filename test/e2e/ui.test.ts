@@ -326,6 +326,11 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
     await experiments.compareDemoQuantizations();
     expect(await experiments.result.textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
     await page.getByRole('img', { name: 'quant-tradeoff' }).waitFor();
+    // Each quantization's decode bandwidth against this CPU's read probe; energy says why it is missing here (no RAPL, no GPU).
+    const bandwidths = await page.getByTestId('condition-bandwidth').allTextContents();
+    expect(bandwidths).toHaveLength(3);
+    for (const cell of bandwidths) expect(cell).toMatch(/^\d[\d.]* GB\/s, \d+ % of reachable with \d+ threads? \(cpu probe\)$/);
+    for (const cell of await page.getByTestId('condition-energy').allTextContents()) expect(cell).toMatch(/^(\d[\d.]* J|— \(.+\))/);
     expect(await experiments.downloadReport()).toMatch(/^inferlab-quant-[0-9a-f]{8}\.html$/);
     await experiments.decide('smallest file, no significant TTFT loss', 'Ana');
     await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).filter({ hasText: 'Ana' }).waitFor();

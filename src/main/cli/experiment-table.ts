@@ -1,5 +1,6 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
+import { efficiencyCells } from '../../shared/energy-bandwidth-lines';
 import { agreementCell, qualityLines } from '../experiments/recommend';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 import { verdictTable } from './verdict-table';
@@ -7,7 +8,18 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
-  return `${experimentBody(result)}${cooldown}`;
+  return `${experimentBody(result)}${efficiencyLines(result)}${cooldown}`;
+}
+
+/** Each condition's energy per output token and decode bandwidth, means over its windows. */
+function efficiencyLines(result: ExperimentResult): string {
+  const measured = result.kind === 'capacity' ? [] : result.conditions.filter((condition) => condition.efficiency);
+  if (measured.length === 0) return '';
+  const lines = measured.map((condition) => {
+    const cells = efficiencyCells(condition.efficiency);
+    return `  ${condition.name}: energy ${cells.energy}/output token; decode bandwidth ${cells.bandwidth}`;
+  });
+  return `\n\nenergy and decode bandwidth (means over windows, 95 % interval in brackets):\n${lines.join('\n')}`;
 }
 
 function experimentBody(result: ExperimentResult): string {

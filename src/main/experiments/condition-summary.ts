@@ -1,4 +1,4 @@
-import type { ConditionResult, VerdictRow } from '../../shared/contract/experiments';
+import type { ConditionEfficiency, ConditionResult, VerdictRow } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
 import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
@@ -38,6 +38,7 @@ export function summarizeCondition(
   const rows: RequestRow[] = [];
   const windows: RequestRow[][] = [];
   const perWindow: { requests: number | null; outputTokens: number | null }[] = [];
+  const summaries: (RunSummary | null)[] = [];
   const contended: string[] = [];
   const measuredAll: MeasuredRequest[] = [];
   let metricsCached: number | null = null;
@@ -48,6 +49,7 @@ export function summarizeCondition(
     rows.push(...runRows);
     const stored = store.getRun(runId);
     const summary = stored?.summary_json ? (JSON.parse(stored.summary_json) as RunSummary) : null;
+    summaries.push(summary);
     const cached = summary?.telemetry?.server_metrics?.cached_prompt_tokens;
     if (typeof cached === 'number') metricsCached = (metricsCached ?? 0) + cached;
     const contention = contentionOf(summary);
@@ -109,7 +111,43 @@ export function summarizeCondition(
         contended.length > 0
           ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}`
           : null,
+      efficiency: conditionEfficiency(summaries),
     },
+  };
+}
+
+/** Energy per output token and decode bandwidth over a condition's windows, each window one value. */
+export function conditionEfficiency(summaries: readonly (RunSummary | null)[]): ConditionEfficiency {
+  const energies = summaries.map((summary) => summary?.telemetry?.energy ?? null);
+  const bandwidths = summaries.map((summary) => summary?.decode_bandwidth ?? null);
+  const joules = meanOverWindows(energies.map((energy) => energy?.joules_per_output_token ?? null));
+  const gbPerS = meanOverWindows(bandwidths.map((bandwidth) => bandwidth?.effective_gb_per_s ?? null));
+  const utilization = meanOverWindows(bandwidths.map((bandwidth) => bandwidth?.utilization ?? null));
+  const firstReason = (reasons: (string | null | undefined)[], fallback: string) =>
+    reasons.find((reason): reason is string => typeof reason === 'string' && reason.length > 0) ?? fallback;
+  const peak = bandwidths.find((bandwidth) => bandwidth?.peak)?.peak ?? null;
+  return {
+    joules_per_output_token: joules.mean,
+    joules_per_output_token_ci: joules.ci,
+    energy_windows: joules.windows,
+    energy_reason:
+      joules.windows > 0
+        ? null
+        : firstReason(
+            energies.map((energy) => energy?.reason),
+            'no window measured energy',
+          ),
+    decode_gb_per_s: gbPerS.mean,
+    bandwidth_utilization: utilization.mean,
+    bandwidth_peak: peak ? `${peak.label} (${peak.kind})` : null,
+    bandwidth_windows: gbPerS.windows,
+    bandwidth_reason:
+      gbPerS.windows > 0
+        ? null
+        : firstReason(
+            bandwidths.map((bandwidth) => bandwidth?.reason),
+            'no window measured decode bandwidth',
+          ),
   };
 }
 

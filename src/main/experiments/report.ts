@@ -4,6 +4,7 @@ import { capacitySection } from './capacity-report';
 import { escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
+import { efficiencyCells } from '../../shared/energy-bandwidth-lines';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -146,7 +147,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
   const metricRows = conditions
     .map(
       (condition) =>
-        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
+        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${escape(efficiencyCells(condition.efficiency).energy)}</td><td>${escape(efficiencyCells(condition.efficiency).bandwidth)}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
     )
     .join('');
   const quantRows =
@@ -199,7 +200,7 @@ ${result.cooldown_waits ? `<p>${escape(cooldownLine(result.cooldown_waits))}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>
-<table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Contaminated</th></tr>${metricRows}</table>
+<table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
 ${quantRows}
 ${result.capacity ? capacitySection(result.capacity) : ''}
 ${evidenceSection(result)}

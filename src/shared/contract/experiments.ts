@@ -25,6 +25,8 @@ export interface ConditionResult {
   };
   contaminated: boolean;
   contamination_reason: string | null;
+  /** Energy per output token and decode memory bandwidth, means over the windows that have them; absent from older experiments. */
+  efficiency?: ConditionEfficiency;
   /** Cold-process windows: spawn → first token of each fresh server. */
   cold_start_ms?: number[];
   file_bytes?: number;
@@ -158,6 +160,22 @@ export interface ExperimentResult {
    * window that started warm (the timeout came first) or without any wait is on record.
    */
   cooldown_waits?: CooldownWait[];
+}
+
+export interface ConditionEfficiency {
+  /** Mean of each window's joules per output token, with a 95 % interval over windows. */
+  joules_per_output_token: number | null;
+  joules_per_output_token_ci: [number, number] | null;
+  energy_windows: number;
+  /** Why no window has energy (the first window's reason), or null. */
+  energy_reason: string | null;
+  /** Mean of each window's effective decode bandwidth and its share of the peak it was compared with. */
+  decode_gb_per_s: number | null;
+  bandwidth_utilization: number | null;
+  /** The peak the utilization is a share of (the first window's), e.g. "reachable with 2 threads (probe)". */
+  bandwidth_peak: string | null;
+  bandwidth_windows: number;
+  bandwidth_reason: string | null;
 }
 
 export interface CooldownWait {

@@ -14,6 +14,7 @@ import { CapacityPanel } from './CapacityPanel';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { routeOf } from '../state/route';
 import { cooldownLine } from '../../../shared/cooldown-line';
+import { efficiencyCells } from '../../../shared/energy-bandwidth-lines';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -148,6 +149,10 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                 <th>Same top token</th>
               </>
             )}
+            <th title="Mean over windows of each window's joules per output token">Energy / output token</th>
+            <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">
+              Decode bandwidth
+            </th>
             <th>Contaminated</th>
           </tr>
         </thead>
@@ -204,6 +209,8 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                   <td>{pct(condition.same_top_p ?? null)}</td>
                 </>
               )}
+              <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
+              <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
               <td>{condition.contaminated ? <span className="error">yes: {condition.contamination_reason}</span> : 'no'}</td>
             </tr>
           ))}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { conditionEfficiency } from '../../src/main/experiments/condition-summary';
+import { efficiencyCells } from '../../src/shared/energy-bandwidth-lines';
+import type { RunSummary } from '../../src/shared/contract/runs';
+
+/** A window's summary with only what the efficiency reads. */
+const window = (
+  joulesPerToken: number | null,
+  gbPerS: number | null,
+  utilization: number | null,
+  reasons: { energy?: string; bandwidth?: string } = {},
+) =>
+  ({
+    telemetry: { energy: { joules_per_output_token: joulesPerToken, reason: reasons.energy ?? null } },
+    decode_bandwidth: {
+      effective_gb_per_s: gbPerS,
+      utilization,
+      peak: utilization === null ? null : { gb_per_s: 50, kind: 'cpu probe', label: 'reachable with 2 threads', source: 'probe' },
+      reason: reasons.bandwidth ?? null,
+    },
+  }) as unknown as RunSummary;
+
+describe("a condition's energy and decode bandwidth", () => {
+  it('averages the windows that have them, with a t interval over windows', () => {
+    const efficiency = conditionEfficiency([window(0.2, 30, 0.6), window(0.4, 34, 0.68), null]);
+    expect(efficiency.joules_per_output_token).toBeCloseTo(0.3, 12);
+    // Two windows: mean 0.3, sd √0.02, t(0.975, 1) = 12.706.
+    const half = 12.706204736174698 * (Math.sqrt(0.02) / Math.sqrt(2));
+    expect(efficiency.joules_per_output_token_ci![0]).toBeCloseTo(0.3 - half, 6);
+    expect(efficiency.joules_per_output_token_ci![1]).toBeCloseTo(0.3 + half, 6);
+    expect(efficiency).toMatchObject({ energy_windows: 2, decode_gb_per_s: 32, bandwidth_windows: 2, energy_reason: null });
+    expect(efficiency.bandwidth_utilization).toBeCloseTo(0.64, 12);
+    expect(efficiency.bandwidth_peak).toBe('reachable with 2 threads (cpu probe)');
+    expect(efficiencyCells(efficiency)).toEqual({
+      energy: '0.300 J [0.00, 1.57]',
+      bandwidth: '32.0 GB/s, 64 % of reachable with 2 threads (cpu probe)',
+    });
+  });
+
+  it('says why when no window measured them, and is a dash for experiments stored before it existed', () => {
+    const none = conditionEfficiency([
+      window(null, null, null, { energy: 'no RAPL counters readable', bandwidth: 'no successful request' }),
+    ]);
+    expect(none).toMatchObject({
+      joules_per_output_token: null,
+      energy_reason: 'no RAPL counters readable',
+      bandwidth_reason: 'no successful request',
+    });
+    expect(efficiencyCells(none)).toEqual({ energy: '— (no RAPL counters readable)', bandwidth: '— (no successful request)' });
+    expect(efficiencyCells(undefined)).toEqual({ energy: '—', bandwidth: '—' });
+  });
+});
