@@ -132,6 +132,39 @@ describe('the capacity search', () => {
     expect(four.decision).toBe('meets');
   });
 
+  it('sets contaminated samples aside like client-bound ones: a compile beside the server does not lower the capacity', async () => {
+    const searches = 200;
+    let covered = 0;
+    let underclaimedByContention = 0;
+    for (let seed = 0; seed < searches; seed++) {
+      const truth = 3 + (seed % 7) * 1.7;
+      const clean = await searchCapacity(settings, simulatedServer(truth, 5000 + seed));
+      const random = seededRandom(9000 + seed);
+      const server = simulatedServer(truth, 5000 + seed);
+      let contaminated = 0;
+      const outcome = await searchCapacity(settings, async (load, look) => {
+        // A third of the samples ran beside another process: every request over the limit, and flagged.
+        if (random() < 1 / 3) {
+          contaminated += 1;
+          return { n: 150, violations: { ttft_ms: 150, tpot_ms: 150 }, clientBound: false, contaminated: true };
+        }
+        return server(load, look);
+      });
+      expect(outcome.steps.reduce((sum, step) => sum + step.contaminatedSamples, 0)).toBe(contaminated);
+      for (const step of outcome.steps) if (step.decision === 'misses') expect(step.n).toBeGreaterThan(0);
+      const high = outcome.lowestMiss ?? Infinity;
+      if (outcome.capacity !== null && outcome.capacity <= truth && truth < high) covered += 1;
+      if (clean.capacity !== null && (outcome.capacity ?? 0) < clean.capacity / 2) underclaimedByContention += 1;
+    }
+    console.log(
+      `[capacity search] a third of samples contaminated: coverage ${(covered / searches).toFixed(3)}, capacity under half the clean search's in ${underclaimedByContention} of ${searches}`,
+    );
+    // Counted as samples, these would be misses at every load: the interval would miss the truth nearly always.
+    expect(covered / searches).toBeGreaterThanOrEqual(0.95);
+    // A load contaminated three times in a row is unmeasurable and the search stays below it: precision lost, never correctness.
+    expect(underclaimedByContention / searches).toBeLessThanOrEqual(0.15);
+  });
+
   it('sets a load aside as unmeasurable when the client stays behind, and stays below it', async () => {
     const server = simulatedServer(100, 13);
     const outcome = await searchCapacity(settings, async (load, look) =>

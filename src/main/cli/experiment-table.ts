@@ -120,7 +120,7 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
       .map((step) => [
         String(step.load),
         `${step.phase} #${capacity.steps.indexOf(step) + 1}`,
-        step.decision === 'invalid' ? 'invalid (client behind)' : step.decision,
+        step.decision === 'invalid' ? `invalid (${step.invalid_reason ?? 'client behind'})` : step.decision,
         `${step.requests}${step.looks > 1 ? ` (${step.looks} looks)` : ''}`,
         // A null percentile with failures fell on a failed request: above every limit.
         ...metrics.map((metric) =>

@@ -117,7 +117,7 @@ export function capacitySection(capacity: CapacityResult): string {
   const rows = steps
     .map(
       (step) =>
-        `<tr><th>${step.load}</th><td>${escape(step.phase)}</td><td class="${step.decision === 'meets' ? 'good' : step.decision === 'misses' ? 'bad' : ''}">${escape(step.decision)}</td><td>${step.requests}</td>${metrics.map((metric) => `<td>${fmt(step.percentile_ms[metric] ?? null)}</td><td>${step.violations[metric] ?? 0}</td>`).join('')}<td>${step.good_fraction === null ? '—' : `${(step.good_fraction * 100).toFixed(0)} %`}</td><td>${fmt(step.goodput_requests_per_s, 2)}</td><td>${fmt(step.throughput_requests_per_s, 2)}</td><td>${fmt(step.achieved_load, 2)}</td><td>${fmt(step.slip_ms, 1)}</td><td>${step.client_bound_samples}</td></tr>`,
+        `<tr><th>${step.load}</th><td>${escape(step.phase)}</td><td class="${step.decision === 'meets' ? 'good' : step.decision === 'misses' ? 'bad' : ''}">${escape(step.decision === 'invalid' ? `invalid (${step.invalid_reason ?? 'client behind'})` : step.decision)}</td><td>${step.requests}</td>${metrics.map((metric) => `<td>${fmt(step.percentile_ms[metric] ?? null)}</td><td>${step.violations[metric] ?? 0}</td>`).join('')}<td>${step.good_fraction === null ? '—' : `${(step.good_fraction * 100).toFixed(0)} %`}</td><td>${fmt(step.goodput_requests_per_s, 2)}</td><td>${fmt(step.throughput_requests_per_s, 2)}</td><td>${fmt(step.achieved_load, 2)}</td><td>${fmt(step.slip_ms, 1)}</td><td>${step.client_bound_samples}</td><td>${step.contaminated_samples ?? 0}</td></tr>`,
     )
     .join('');
   const answer =
@@ -128,7 +128,7 @@ export function capacitySection(capacity: CapacityResult): string {
           ? `; the limit lies in [${capacity.interval.low}, ${capacity.interval.high}) ${escape(capacity.unit)} (${Math.round((1 - capacity.alpha) * 100)} % confidence)`
           : '; no load was shown to miss');
   return `<h2>Capacity</h2><p>${answer}. Knee: ${capacity.knee === null ? 'none seen' : `${capacity.knee} ${escape(capacity.unit)}`} (${escape(capacity.knee_rule)}). The search stopped because ${escape(capacity.stopped)}.</p>
-<table><tr><th>${escape(xName)}</th><th>Step</th><th>Decision</th><th>Requests</th>${metrics.map((metric) => `<th>${escape(metric)} ${p} (≤ ${capacity.slo[metric as keyof typeof capacity.slo]} ms)</th><th>Over the limit</th>`).join('')}<th>Good</th><th>Goodput (req/s)</th><th>Throughput (req/s)</th><th>${capacity.by === 'rate' ? 'Sent (req/s)' : 'Achieved (req/s)'}</th><th>Slip (ms)</th><th>Client-bound samples</th></tr>${rows}</table>
+<table><tr><th>${escape(xName)}</th><th>Step</th><th>Decision</th><th>Requests</th>${metrics.map((metric) => `<th>${escape(metric)} ${p} (≤ ${capacity.slo[metric as keyof typeof capacity.slo]} ms)</th><th>Over the limit</th>`).join('')}<th>Good</th><th>Goodput (req/s)</th><th>Throughput (req/s)</th><th>${capacity.by === 'rate' ? 'Sent (req/s)' : 'Achieved (req/s)'}</th><th>Slip (ms)</th><th>Client-bound samples</th><th>Contaminated samples</th></tr>${rows}</table>
 <p><small>Rule: ${escape(capacity.rule)}.</small></p>
 <div class="charts">${latency}${goodput}</div>`;
 }

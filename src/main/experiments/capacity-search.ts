@@ -6,6 +6,11 @@ export interface StepSample {
   violations: Record<string, number>;
   /** The load generator fell behind its schedule: the offered load was not delivered, so nothing is known about it. */
   clientBound: boolean;
+  /**
+   * Other processes competed for the machine while it ran (the contention sampler's verdict):
+   * its latencies measure them as much as the server, so it is no evidence either way.
+   */
+  contaminated?: boolean;
 }
 
 export interface CapacitySearchSettings {
@@ -37,8 +42,12 @@ export interface SearchStep {
   n: number;
   violations: Record<string, number>;
   decision: QuantileDecision | 'invalid';
-  /** Client-bound samples taken again (never counted as SLO misses). */
+  /** Client-bound or contaminated samples taken again (never counted as SLO misses). */
   invalidSamples: number;
+  /** Of those, the ones other processes competed with. */
+  contaminatedSamples: number;
+  /** Why the last sample set aside was: what an 'invalid' load could not get past. */
+  invalidReason: 'client behind' | 'other processes competed' | null;
 }
 
 export interface SearchOutcome {
@@ -81,12 +90,19 @@ export async function searchCapacity(
       violations: Object.fromEntries(settings.metrics.map((metric) => [metric, 0])),
       decision: 'inconclusive',
       invalidSamples: 0,
+      contaminatedSamples: 0,
+      invalidReason: null,
     };
     steps.push(step);
     while (step.looks < settings.maxLooks) {
       const sample = await measure(load, step.looks);
-      if (sample.clientBound) {
+      if (sample.clientBound || sample.contaminated) {
         step.invalidSamples += 1;
+        if (sample.clientBound) step.invalidReason = 'client behind';
+        else {
+          step.contaminatedSamples += 1;
+          step.invalidReason = 'other processes competed';
+        }
         if (step.invalidSamples > settings.invalidRetries) {
           step.decision = 'invalid';
           return step;

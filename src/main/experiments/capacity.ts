@@ -119,7 +119,7 @@ export async function runCapacity(
     `${fewest} requests are the fewest with which a load can be shown to meet; failed requests count as above every limit; ` +
     `${options.by === 'rate' ? 'open-loop TTFT and e2e count from the scheduled time; ' : ''}` +
     `${options.by === 'users' ? `a users look is ${conversationsPerLook} conversations (about ${perLook} requests), every turn judged, and the server gets a slot per user; ` : ''}` +
-    `a load where the generator fell behind is measured again (${settings.invalidRetries} times), never counted as a miss`;
+    `a sample where the generator fell behind, or where other processes competed for the machine (the contention sampler), is measured again (up to ${settings.invalidRetries} times, then the load is unmeasurable), never counted as a miss`;
   const protocol = {
     kind: 'capacity',
     cooldown: options.cooldown?.describe() ?? null,
@@ -189,6 +189,10 @@ export async function runCapacity(
         const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
         samples.set(load, entry);
         if (summary.load.client_bound) return { n: rows.length, violations: {}, clientBound: true };
+        if (summary.telemetry?.contention?.contaminated) {
+          options.onStatus?.(`${loadName(options.by, load)}: ${summary.telemetry.contention.reason}; measured again, not counted`);
+          return { n: rows.length, violations: {}, clientBound: false, contaminated: true };
+        }
         entry.runIds.push(summary.run_id);
         entry.rows.push(...rows);
         entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
@@ -234,7 +238,9 @@ export async function runCapacity(
           throughput_requests_per_s: mean(entry?.throughput ?? []),
           achieved_load: mean(entry?.achieved ?? []),
           slip_ms: mean(entry?.slip ?? []),
-          client_bound_samples: step.invalidSamples,
+          client_bound_samples: step.invalidSamples - step.contaminatedSamples,
+          contaminated_samples: step.contaminatedSamples,
+          invalid_reason: step.invalidReason,
           run_ids: entry?.runIds ?? [],
         };
       });

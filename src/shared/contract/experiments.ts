@@ -230,6 +230,10 @@ export interface CapacityStepResult {
   achieved_load: number | null;
   slip_ms: number | null;
   client_bound_samples: number;
+  /** Samples other processes competed with, measured again like client-bound ones; absent from older results. */
+  contaminated_samples?: number;
+  /** Why the load's last set-aside sample was not counted; an 'invalid' load could not get past it. */
+  invalid_reason?: 'client behind' | 'other processes competed' | null;
   run_ids: string[];
 }
 

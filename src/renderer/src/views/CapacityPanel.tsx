@@ -46,7 +46,7 @@ export function CapacityPanel({ capacity }: { capacity: CapacityResult }) {
               <th>{step.load}</th>
               <td>{step.phase}</td>
               <td className={step.decision === 'misses' ? 'error' : undefined}>
-                {step.decision === 'invalid' ? 'invalid (client behind)' : step.decision}
+                {step.decision === 'invalid' ? `invalid (${step.invalid_reason ?? 'client behind'})` : step.decision}
               </td>
               <td>{step.requests}</td>
               {metrics.map((metric) => (
