@@ -7,7 +7,7 @@ import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
 import { otherBusyCores, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
 import { readDecodeFootprint, type DecodeFootprint } from '../../src/main/models/decode-footprint';
 import { GgmlType, writeGgufFile, type GgufTensor } from '../../src/main/models/gguf-writer';
-import { argvValue } from '../../src/main/runner/run-bandwidth';
+import { argvValue, runDecodeBandwidth } from '../../src/main/runner/run-bandwidth';
 import { measuredRequest } from '../support/measured-request';
 import { useTempDirs } from '../support/temp';
 
@@ -125,6 +125,19 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     };
     expect(decodeBandwidth({ ...base, kvCacheTypes: { k: 'f16', v: 'f16' }, tpotMsMean: null }).reason).toMatch(/no TPOT/);
     expect(decodeBandwidth({ ...base, kvCacheTypes: { k: 'q3_x', v: 'f16' }, tpotMsMean: 5 }).reason).toBe('unknown KV-cache type q3_x');
+  });
+
+  it('is null with the reason for a server that drafts with a second model (no wrong figure for speculative decoding)', async () => {
+    const bandwidth = await runDecodeBandwidth({
+      modelPath: handMadeModel(),
+      effectiveConfig: { argv: ['-m', 'target.gguf', '-md', 'draft.gguf', '--spec-type', 'draft-simple'] } as never,
+      offload: { state: 'none' } as never,
+      summary: { metrics: { tpot_ms: { mean: 5 } } } as never,
+      rows: [],
+      cacheDir: tempDir(),
+    });
+    expect(bandwidth.effective_gb_per_s).toBeNull();
+    expect(bandwidth.reason).toMatch(/^speculative decoding: a target step verifies several drafted tokens/);
   });
 
   it('takes the mean decode context and the sequences decoding at once from the requests', () => {

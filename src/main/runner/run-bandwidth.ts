@@ -43,6 +43,12 @@ export async function runDecodeBandwidth(input: {
   cacheDir: string;
 }): Promise<DecodeBandwidth> {
   if (!input.modelPath) return bandwidthUnavailable('an endpoint run: the model file, and so its weights, is not known here');
+  // With a draft model a target step verifies several drafted tokens and the draft reads its own
+  // weights: bytes per output token are no longer one step's weights, so no figure beats a wrong one.
+  if (argvValue(input.effectiveConfig?.argv ?? [], ['-md', '--model-draft']))
+    return bandwidthUnavailable(
+      'speculative decoding: a target step verifies several drafted tokens and the draft model reads its own weights, so the bytes per output token are not one step’s weights',
+    );
   const footprint = readDecodeFootprint(input.modelPath);
   if ('reason' in footprint) return bandwidthUnavailable(footprint.reason);
   const placement = placementOf(input.offload);
