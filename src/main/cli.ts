@@ -16,6 +16,7 @@ Commands:
   demo [--out DIR] [--db PATH] [--json]       the full demo: quantization and warm/cold experiments on the demo models, with reports
   demo --quick [--model MODEL] [--max-tokens N]
                                               serve a model, measure one streamed completion, store it
+  demo --capacity                             the demo model's capacity under a p90 TTFT limit, in a few minutes
   server start --model MODEL [--profile NAME] [--set FIELD=VALUE ...] [--json]
                                               run llama-server until Ctrl-C (JSON line per state change)
   server profile list|show NAME|save NAME [--from NAME] [--set ...]|delete NAME
@@ -23,6 +24,8 @@ Commands:
   models quantize SRC --to Q8_0,Q4_K_M [--out DIR]
   run --workload FILE|NAME (--model MODEL | --endpoint URL) [load] [--slo ttft=MS,tpot=MS,e2e=MS] [--private] [--json]
       load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
+  run --trace FILE.jsonl --model MODEL [--trace-speed X] [--trace-window START:END]
+                                              replay a Mooncake-style trace at its own timing, shared blocks token-identical
   runs list [--limit N]|show ID|delete ID     stored runs
   compare RUN_ID RUN_ID ...                   runs side by side: each metric's change with its interval and verdict
   history --metric tpot_ms:p50 [--model M] [--workload W]
@@ -33,7 +36,10 @@ Commands:
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
   experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
   experiment spec --model MODEL --draft DRAFT [--draft-max 4,8,16]   does a draft model speed it up, output unchanged?
-  check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--run ID]   regression gate: exit 1 when slower beyond --margin
+  experiment capacity --model MODEL --slo ttft=MS[,tpot=MS] [--percentile 90] [--by rate|concurrency|users]
+                                              the highest load that meets every SLO at the percentile, with an interval
+  check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--interleave] [--run ID]
+                                              regression gate: exit 1 when slower beyond --margin
   report EXPERIMENT_ID --out FILE.html        a self-contained HTML report
   decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME]   record a decision; decisions [--json] lists them
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)

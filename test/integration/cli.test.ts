@@ -118,7 +118,18 @@ describe('inferlab CLI conventions', () => {
     const result = await inferlab(args);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: inferlab <command>/);
-    expect(result.stdout).toMatch(/experiment quant/);
+    // Every experiment kind, and the ways of running that are not plain flags of another line.
+    for (const line of ['warmcold', 'quant', 'sweep', 'spec', 'capacity'].map((kind) => `experiment ${kind} --model`))
+      expect(result.stdout).toContain(line);
+    for (const line of [
+      'demo --capacity',
+      'run --trace FILE.jsonl',
+      'check --baseline',
+      '[--interleave]',
+      'history --metric',
+      'import DIR',
+    ])
+      expect(result.stdout).toContain(line);
   });
 
   it("help CMD prints that command's usage", async () => {
