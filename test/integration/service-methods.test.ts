@@ -14,6 +14,7 @@ import { runExportFiles } from '../../src/shared/run-export-files';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
 import type { MetricHistory } from '../../src/shared/contract/history';
+import type { Comparison } from '../../src/shared/contract/compare';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
@@ -124,7 +125,12 @@ describe('every service method through the dispatcher', () => {
     // A first request stores the same summary as any run, so it lists, compares and exports alike.
     expect(detail.summary).toMatchObject({ requests: { attempted: 1, completed: 1 }, metrics: { ttft_ms: { n: 1 } } });
     expect((await call<{ requestsJsonl: string }>('runs', 'exportRun', first.runId)).requestsJsonl.trim().split('\n')).toHaveLength(1);
-    expect((await call<{ runs: unknown[] }>('runs', 'compare', [first.runId, second.runId])).runs).toHaveLength(2);
+    const comparison = await call<Comparison>('runs', 'compare', [first.runId, second.runId]);
+    expect(comparison.runs).toHaveLength(2);
+    // Energy and bandwidth sit beside the latencies, one value per run (null with no RAPL or GPU, as here for energy).
+    expect(comparison.rows.map((row) => row.metric)).toEqual(
+      expect.arrayContaining(['energy per output token', 'decode bandwidth', 'decode bandwidth of peak']),
+    );
     const history = await call<MetricHistory>('runs', 'history', { metric: 'ttft_ms:p50', model: 'demo:q8_0' });
     expect(
       history.configurations.flatMap((configuration) => configuration.builds.flatMap((build) => build.runs)).map((run) => run.runId),

@@ -162,6 +162,15 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       differences: compared.map(() => null),
     });
     rows.push({ metric: 'VRAM peak', unit: 'MiB', values: compared.map((run) => run.vramPeakMib), differences: compared.map(() => null) });
+    // One value per run, no interval: a run is one window, and energy or bandwidth has no per-request spread to bootstrap.
+    const perRun = (metric: string, unit: string, value: (summary: RunSummary | null) => number | null | undefined) =>
+      rows.push({ metric, unit, values: compared.map((run) => value(run.summary) ?? null), differences: compared.map(() => null) });
+    perRun('energy per output token', 'J', (summary) => summary?.telemetry?.energy?.joules_per_output_token);
+    perRun('decode bandwidth', 'GB/s', (summary) => summary?.decode_bandwidth?.effective_gb_per_s);
+    perRun('decode bandwidth of peak', '%', (summary) => {
+      const utilization = summary?.decode_bandwidth?.utilization;
+      return utilization === null || utilization === undefined ? null : utilization * 100;
+    });
     const notes: string[] = [];
     if (new Set(compared.map((run) => run.workloadRevision)).size > 1)
       notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');

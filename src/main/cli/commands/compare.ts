@@ -8,7 +8,10 @@ import { openCliServices } from '../service-context';
 import { COMPARE_USAGE as USAGE } from '../usage';
 
 function cell(value: number | null | undefined, unit: string): string {
-  return value == null ? '—' : `${formatNumber(value, Math.abs(value) < 10 ? 2 : 1)}${unit ? ` ${unit}` : ''}`;
+  if (value == null) return '—';
+  // A joule per output token can be 0.0021 on a GPU: three significant digits, not two decimals.
+  const text = unit === 'J' && Math.abs(value) < 10 ? value.toPrecision(3) : formatNumber(value, Math.abs(value) < 10 ? 2 : 1);
+  return `${text}${unit ? ` ${unit}` : ''}`;
 }
 
 /** One row per metric: the baseline's value, then each run's value, change with its interval, and verdict. */

@@ -136,7 +136,7 @@ export function CompareView({ client }: { client: AppServices }) {
                     const diff = row.differences[index];
                     return (
                       <td key={index}>
-                        {num(value, row.unit, row.unit === 'ms' ? 2 : 1)}
+                        {num(value, row.unit, row.unit === 'ms' ? 2 : row.unit === 'J' ? 4 : 1)}
                         {diff && diff.difference !== null && (
                           <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
                             {diff.difference >= 0 ? '+' : ''}
