@@ -41,19 +41,57 @@ export function bandwidthLine(bandwidth: DecodeBandwidth | undefined): string | 
 }
 
 /**
- * A condition's energy and bandwidth as two table cells, for the experiment tables in the CLI,
- * the view and the report. Energy cannot be negative, so an interval that reaches below zero
- * (few windows) is shown from zero.
+ * A condition's energy and bandwidth as two short table cells, for the experiment tables in the
+ * CLI, the view and the report; why a value is missing, and the peak a share is of, are said
+ * once under the table (`efficiencyNotes`). Energy cannot be negative, so an interval that
+ * reaches below zero (few windows) is shown from zero.
  */
 export function efficiencyCells(efficiency: ConditionEfficiency | undefined): { energy: string; bandwidth: string } {
   if (!efficiency) return { energy: '—', bandwidth: '—' };
+  const interval = efficiency.joules_per_output_token_ci;
   const energy =
     efficiency.joules_per_output_token === null
-      ? `— (${efficiency.energy_reason})`
-      : `${sig(efficiency.joules_per_output_token, ' J')}${efficiency.joules_per_output_token_ci ? ` [${sig(Math.max(0, efficiency.joules_per_output_token_ci[0]))}, ${sig(efficiency.joules_per_output_token_ci[1])}]` : ''}`;
+      ? '—'
+      : `${sig(efficiency.joules_per_output_token, ' J')}${interval ? ` [${sig(Math.max(0, interval[0]))}, ${sig(interval[1])}]` : ''}`;
   const bandwidth =
     efficiency.decode_gb_per_s === null
-      ? `— (${efficiency.bandwidth_reason})`
-      : `${sig(efficiency.decode_gb_per_s, ' GB/s')}${efficiency.bandwidth_utilization === null ? '' : `, ${fixed(efficiency.bandwidth_utilization * 100, 0, ' %')} of ${efficiency.bandwidth_peak}`}`;
+      ? '—'
+      : `${sig(efficiency.decode_gb_per_s, ' GB/s')}${efficiency.bandwidth_utilization === null ? '' : ` (${fixed(efficiency.bandwidth_utilization * 100, 0, ' %')})`}`;
   return { energy, bandwidth };
+}
+
+/** The lines under an experiment's table: the peak each share is of, and why values are missing, each said once. */
+export function efficiencyNotes(conditions: readonly { name: string; efficiency?: ConditionEfficiency }[]): string[] {
+  const measured = conditions.filter((condition) => condition.efficiency);
+  const missing = (
+    label: string,
+    reasonOf: (efficiency: ConditionEfficiency) => string | null,
+    isNull: (efficiency: ConditionEfficiency) => boolean,
+  ) => {
+    const byReason = new Map<string, string[]>();
+    for (const condition of measured) {
+      if (!isNull(condition.efficiency!)) continue;
+      const reason = reasonOf(condition.efficiency!) ?? 'no reason given';
+      byReason.set(reason, [...(byReason.get(reason) ?? []), condition.name]);
+    }
+    return [...byReason].map(
+      ([reason, names]) => `${label}: — for ${names.length === measured.length ? 'every condition' : names.join(', ')} (${reason})`,
+    );
+  };
+  const peaks = [
+    ...new Set(measured.map((condition) => condition.efficiency!.bandwidth_peak).filter((peak): peak is string => peak !== null)),
+  ];
+  return [
+    ...peaks.map((peak) => `decode bandwidth (%): share of ${peak}`),
+    ...missing(
+      'energy per output token',
+      (efficiency) => efficiency.energy_reason,
+      (efficiency) => efficiency.joules_per_output_token === null,
+    ),
+    ...missing(
+      'decode bandwidth',
+      (efficiency) => efficiency.bandwidth_reason,
+      (efficiency) => efficiency.decode_gb_per_s === null,
+    ),
+  ];
 }

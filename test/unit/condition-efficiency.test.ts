@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { conditionEfficiency } from '../../src/main/experiments/condition-summary';
-import { efficiencyCells } from '../../src/shared/energy-bandwidth-lines';
+import { efficiencyCells, efficiencyNotes } from '../../src/shared/energy-bandwidth-lines';
 import type { RunSummary } from '../../src/shared/contract/runs';
 
 /** A window's summary with only what the efficiency reads. */
@@ -31,10 +31,8 @@ describe("a condition's energy and decode bandwidth", () => {
     expect(efficiency).toMatchObject({ energy_windows: 2, decode_gb_per_s: 32, bandwidth_windows: 2, energy_reason: null });
     expect(efficiency.bandwidth_utilization).toBeCloseTo(0.64, 12);
     expect(efficiency.bandwidth_peak).toBe('reachable with 2 threads (cpu probe)');
-    expect(efficiencyCells(efficiency)).toEqual({
-      energy: '0.300 J [0.00, 1.57]',
-      bandwidth: '32.0 GB/s, 64 % of reachable with 2 threads (cpu probe)',
-    });
+    expect(efficiencyCells(efficiency)).toEqual({ energy: '0.300 J [0.00, 1.57]', bandwidth: '32.0 GB/s (64 %)' });
+    expect(efficiencyNotes([{ name: 'a', efficiency }])).toEqual(['decode bandwidth (%): share of reachable with 2 threads (cpu probe)']);
   });
 
   it('says why when no window measured them, and is a dash for experiments stored before it existed', () => {
@@ -46,7 +44,29 @@ describe("a condition's energy and decode bandwidth", () => {
       energy_reason: 'no RAPL counters readable',
       bandwidth_reason: 'no successful request',
     });
-    expect(efficiencyCells(none)).toEqual({ energy: '— (no RAPL counters readable)', bandwidth: '— (no successful request)' });
+    expect(efficiencyCells(none)).toEqual({ energy: '—', bandwidth: '—' });
     expect(efficiencyCells(undefined)).toEqual({ energy: '—', bandwidth: '—' });
+    // Said once under the table, for every condition it applies to.
+    const measured = conditionEfficiency([window(0.2, 30, 0.6)]);
+    expect(
+      efficiencyNotes([
+        { name: 'f16', efficiency: none },
+        { name: 'q8_0', efficiency: none },
+      ]),
+    ).toEqual([
+      'energy per output token: — for every condition (no RAPL counters readable)',
+      'decode bandwidth: — for every condition (no successful request)',
+    ]);
+    expect(
+      efficiencyNotes([
+        { name: 'spec off', efficiency: measured },
+        { name: 'draft-max 4', efficiency: none },
+        { name: 'stored before', efficiency: undefined },
+      ]),
+    ).toEqual([
+      'decode bandwidth (%): share of reachable with 2 threads (cpu probe)',
+      'energy per output token: — for draft-max 4 (no RAPL counters readable)',
+      'decode bandwidth: — for draft-max 4 (no successful request)',
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
-import { efficiencyCells } from '../../shared/energy-bandwidth-lines';
+import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { agreementCell, qualityLines } from '../experiments/recommend';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 import { verdictTable } from './verdict-table';
@@ -15,18 +15,12 @@ export function experimentTable(result: ExperimentResult): string {
 function efficiencyLines(result: ExperimentResult): string {
   const measured = result.kind === 'capacity' ? [] : result.conditions.filter((condition) => condition.efficiency);
   if (measured.length === 0) return '';
-  // One reason for every condition (no RAPL, no GPU) is said once, not once per row.
-  const energyReasons = new Set(measured.map((condition) => condition.efficiency!.energy_reason));
-  const sharedEnergyReason =
-    measured.every((condition) => condition.efficiency!.joules_per_output_token === null) && energyReasons.size === 1
-      ? [...energyReasons][0]!
-      : null;
   const lines = measured.map((condition) => {
     const cells = efficiencyCells(condition.efficiency);
-    return `  ${condition.name}: ${sharedEnergyReason ? '' : `energy per output token ${cells.energy}; `}decode bandwidth ${cells.bandwidth}`;
+    return `  ${condition.name}: energy per output token ${cells.energy}; decode bandwidth ${cells.bandwidth}`;
   });
-  if (sharedEnergyReason) lines.push(`  energy per output token: — for every condition (${sharedEnergyReason})`);
-  return `\n\nenergy and decode bandwidth (means over windows, 95 % interval in brackets):\n${lines.join('\n')}`;
+  const notes = efficiencyNotes(measured).map((note) => `  ${note}`);
+  return `\n\nenergy and decode bandwidth (means over windows, the energy's 95 % interval in brackets):\n${[...lines, ...notes].join('\n')}`;
 }
 
 function experimentBody(result: ExperimentResult): string {

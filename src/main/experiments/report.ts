@@ -4,7 +4,7 @@ import { capacitySection } from './capacity-report';
 import { escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
-import { efficiencyCells } from '../../shared/energy-bandwidth-lines';
+import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -201,6 +201,7 @@ ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
+${efficiencyNotes(conditions).length ? `<p><small>${efficiencyNotes(conditions).map(escape).join('<br>')}</small></p>` : ''}
 ${quantRows}
 ${result.capacity ? capacitySection(result.capacity) : ''}
 ${evidenceSection(result)}

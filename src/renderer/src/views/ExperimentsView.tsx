@@ -14,7 +14,7 @@ import { CapacityPanel } from './CapacityPanel';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { routeOf } from '../state/route';
 import { cooldownLine } from '../../../shared/cooldown-line';
-import { efficiencyCells } from '../../../shared/energy-bandwidth-lines';
+import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 
 const QUANT_DEMO: StartExperimentSpec = {
   kind: 'quant',
@@ -149,7 +149,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
                 <th>Same top token</th>
               </>
             )}
-            <th title="Mean over windows of each window's joules per output token">Energy / output token</th>
+            <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">Energy / output token</th>
             <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">
               Decode bandwidth
             </th>
@@ -216,6 +216,18 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           ))}
         </tbody>
       </table>
+      {efficiencyNotes(result.conditions).length > 0 && (
+        <p data-testid="efficiency-notes">
+          <small>
+            {efficiencyNotes(result.conditions).map((note) => (
+              <span key={note}>
+                {note}
+                <br />
+              </span>
+            ))}
+          </small>
+        </p>
+      )}
       {result.kind !== 'capacity' && (
         <h3>
           Verdicts{' '}
