@@ -1,6 +1,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { NameSelectField } from '../../src/renderer/src/components/NameSelectField';
 import { NumberField } from '../../src/renderer/src/components/NumberField';
 
 describe('number fields in the forms', () => {
@@ -18,6 +19,21 @@ describe('number fields in the forms', () => {
     );
     expect(markup).toBe(
       '<label>SLO TTFT (ms) <input type="number" aria-label="slo ttft" min="0" step="any" placeholder="none" value="250"/></label>',
+    );
+  });
+
+  it('lay out a choice among named things with the select keeping its own aria-label', () => {
+    const markup = renderToStaticMarkup(
+      createElement(NameSelectField, {
+        label: 'Workload',
+        ariaLabel: 'experiment workload',
+        value: 'chat-short',
+        items: [{ name: 'chat-short' }, { name: 'prefix-share' }],
+        onChange: () => undefined,
+      }),
+    );
+    expect(markup).toBe(
+      '<label>Workload <select aria-label="experiment workload"><option selected="">chat-short</option><option>prefix-share</option></select></label>',
     );
   });
 });

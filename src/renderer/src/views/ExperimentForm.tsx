@@ -6,6 +6,7 @@ import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
+import { NameSelectField } from '../components/NameSelectField';
 
 type Kind = StartExperimentSpec['kind'];
 
@@ -280,14 +281,13 @@ export function ExperimentForm({
             Types, the first the baseline <input {...text('quants', 'quant types')} size={24} placeholder="f16,q8_0,q4_k_m" />
           </label>
         )}
-        <label>
-          Workload{' '}
-          <select aria-label="experiment workload" value={form.workload} onChange={(event) => set('workload', event.target.value)}>
-            {workloads.map((workload) => (
-              <option key={workload.name}>{workload.name}</option>
-            ))}
-          </select>
-        </label>
+        <NameSelectField
+          label="Workload"
+          ariaLabel="experiment workload"
+          value={form.workload}
+          items={workloads}
+          onChange={(name) => set('workload', name)}
+        />
       </fieldset>
       <fieldset>
         <legend>Design</legend>
@@ -344,14 +344,13 @@ export function ExperimentForm({
           {...text('maxAnswerTokens', 'max answer tokens')}
           placeholder="as the workload says"
         />
-        <label>
-          Profile{' '}
-          <select aria-label="experiment profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>
-            {profiles.map((profile) => (
-              <option key={profile.name}>{profile.name}</option>
-            ))}
-          </select>
-        </label>
+        <NameSelectField
+          label="Profile"
+          ariaLabel="experiment profile"
+          value={form.profileName}
+          items={profiles}
+          onChange={(name) => set('profileName', name)}
+        />
         <label>
           Settings over the profile{' '}
           <textarea {...text('settings', 'experiment settings')} rows={2} placeholder="one FIELD=VALUE per line" />

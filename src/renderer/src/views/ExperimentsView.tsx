@@ -52,6 +52,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const spec = result.kind === 'spec';
   const equivalence = result.greedy_equivalence;
   const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
+  const efficiency = useMemo(() => efficiencyNotes(result.conditions), [result]);
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
@@ -216,10 +217,10 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           ))}
         </tbody>
       </table>
-      {efficiencyNotes(result.conditions).length > 0 && (
+      {efficiency.length > 0 && (
         <p data-testid="efficiency-notes">
           <small>
-            {efficiencyNotes(result.conditions).map((note) => (
+            {efficiency.map((note) => (
               <span key={note}>
                 {note}
                 <br />

@@ -4,6 +4,7 @@ import { useRunChoices } from '../hooks/use-run-choices';
 import type { AppServices, RunListItem, StartRunSpec } from '../../../shared/contract';
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
+import { NameSelectField } from '../components/NameSelectField';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
 interface RunFormState {
@@ -150,14 +151,13 @@ export function RunForm({
     >
       <fieldset>
         <legend>What</legend>
-        <label>
-          Workload{' '}
-          <select aria-label="workload" value={form.workload} onChange={(event) => set('workload', event.target.value)}>
-            {workloads.map((workload) => (
-              <option key={workload.name}>{workload.name}</option>
-            ))}
-          </select>
-        </label>
+        <NameSelectField
+          label="Workload"
+          ariaLabel="workload"
+          value={form.workload}
+          items={workloads}
+          onChange={(name) => set('workload', name)}
+        />
         <label>
           <input type="radio" name="target" checked={form.target === 'model'} onChange={() => set('target', 'model')} /> Managed
           llama-server
@@ -169,14 +169,13 @@ export function RunForm({
         {form.target === 'model' ? (
           <>
             <ModelField client={client} value={form.model} onChange={(model) => set('model', model)} />
-            <label>
-              Profile{' '}
-              <select aria-label="profile" value={form.profileName} onChange={(event) => set('profileName', event.target.value)}>
-                {profiles.map((profile) => (
-                  <option key={profile.name}>{profile.name}</option>
-                ))}
-              </select>
-            </label>
+            <NameSelectField
+              label="Profile"
+              ariaLabel="profile"
+              value={form.profileName}
+              items={profiles}
+              onChange={(name) => set('profileName', name)}
+            />
             <label>
               Settings over the profile{' '}
               <textarea
