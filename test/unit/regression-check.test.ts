@@ -21,6 +21,8 @@ async function check(options: {
   serverPath?: string;
   /** Calls (1-based) whose run other processes competed with: a tenfold TPOT, flagged by the contention sampler. */
   contaminatedCalls?: number[];
+  /** The baseline came in through `inferlab import`, its engine path an executable here. */
+  importedBaseline?: { from: string };
 }) {
   const db = openDatabase(path.join(tempDir(), 'gate.db'));
   const store = { db, runs: new RunStore(db) };
@@ -32,6 +34,11 @@ async function check(options: {
     tpots: [9.9, 10, 10.1],
     workloadSource: 'builtin:chat-short',
   });
+  if (options.importedBaseline)
+    db.prepare(`UPDATE runs SET manifest_json = json_set(manifest_json, '$.imported', json(?)) WHERE id = ?`).run(
+      JSON.stringify(options.importedBaseline),
+      baseline,
+    );
   const calls: { side: CheckSideName; server: string | null; settings: string[] }[] = [];
   const result = await runRegressionCheck({
     store: store.runs,
@@ -117,6 +124,12 @@ describe('inferlab check, interleaved with the baseline measured again', () => {
     expect(result.candidate.run_ids).toHaveLength(3);
     expect(result.candidate.contaminated).toEqual([]);
     expect(result.result).toBe('pass');
+  });
+
+  it('never runs the llama-server an imported baseline names (attack: an export that points at a program of its choosing)', async () => {
+    await expect(
+      check({ interleave: true, now: { baseline: 13, candidate: 13 }, importedBaseline: { from: '/downloads/shared-run' } }),
+    ).rejects.toThrow(/was imported from \/downloads\/shared-run: its llama-server path belongs to the machine it was measured on/);
   });
 
   it('refuses to interleave when the baseline build is gone, naming it', async () => {

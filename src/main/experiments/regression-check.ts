@@ -226,6 +226,14 @@ export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartR
 
 /** The llama-server the baseline ran on, which an interleaved check must run again. */
 function recordedServer(baseline: RunRow): string {
+  // An imported run's engine path was written on another machine, by whoever made the export:
+  // running whatever file it names here would let an export choose a program to execute.
+  const imported = parseJson<{ imported?: { from?: string } }>(baseline.manifest_json)?.imported;
+  if (imported)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `the baseline run ${baseline.id.slice(0, 8)} was imported${imported.from ? ` from ${imported.from}` : ''}: its llama-server path belongs to the machine it was measured on and is not run here; drop --interleave, or measure a baseline on this machine`,
+    );
   const serverPath = parseJson<{ serverPath?: string }>(baseline.engine_json)?.serverPath ?? null;
   if (!serverPath)
     throw new AppError(
