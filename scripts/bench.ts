@@ -27,6 +27,7 @@ import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
 import { chromium } from 'playwright-core';
 import { chromiumPath } from '../src/main/doctor';
 import { seededRandom } from '../src/main/models/random';
+import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workload/acceptance';
 
 interface Row {
   figure: string;
@@ -223,6 +224,25 @@ async function generatorSlip(): Promise<void> {
     figure: `open-loop generator at ${rate} req/s offered (5000 requests), p50 / p99 slip`,
     value: `${fmt(slip.p50)} / ${fmt(slip.p99)}; achieved ${(slips.length / elapsed).toFixed(1)} req/s`,
     target: 'p99 slip < 5 ms',
+  });
+}
+
+/** The cost of running a user regex on the worker that bounds it (docs/SECURITY.md, "Bounded user regexes"). */
+async function regexCheckOverhead(): Promise<void> {
+  const rounds = 2000;
+  const check = (i: number) => [[{ regex: `^The ${i % 7}` }], `The ${i % 7} capital`, null] as const;
+  // The worker's first start is not part of a check's cost.
+  await evaluateAcceptanceAsync(...check(0));
+  let started = performance.now();
+  for (let i = 0; i < rounds; i++) evaluateAcceptance(...check(i));
+  const blockingUs = ((performance.now() - started) / rounds) * 1000;
+  started = performance.now();
+  for (let i = 0; i < rounds; i++) await evaluateAcceptanceAsync(...check(i));
+  const awaitedUs = ((performance.now() - started) / rounds) * 1000;
+  rows.push({
+    figure: `acceptance regex check on the bounded worker (${rounds} checks), blocking / awaited`,
+    value: `${fmt(blockingUs, 'µs', 0)} / ${fmt(awaitedUs, 'µs', 0)}`,
+    target: 'well under 2 ms each',
   });
 }
 
@@ -519,6 +539,7 @@ async function main(): Promise<void> {
   await cliStartup();
   await storeIngest();
   await generatorSlip();
+  await regexCheckOverhead();
   await clientOverhead();
   await compareRender();
   await liveTimelineMemory();

@@ -61,3 +61,41 @@ export function desktopWindowOptions(bounds: WindowBounds, packaged: boolean, pr
     },
   };
 }
+
+/** The parts of a window's web contents that its confinement sets. */
+export interface ConfinableContents {
+  setWindowOpenHandler(handler: () => { action: 'deny' }): void;
+  on(event: 'will-navigate', listener: (event: { preventDefault(): void }) => void): unknown;
+}
+
+/** The window stays on the page it was given: no new windows, no navigation (a link cannot swap the service's page for another). */
+export function confineWindowContents(contents: ConfinableContents): void {
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  contents.on('will-navigate', (event) => event.preventDefault());
+}
+
+type ResponseHeaders = Record<string, string | string[]>;
+
+/** The parts of the window's session that its hardening sets. */
+export interface HardenableSession {
+  webRequest: {
+    onHeadersReceived(
+      listener: (
+        details: { responseHeaders?: ResponseHeaders },
+        callback: (response: { responseHeaders: ResponseHeaders }) => void,
+      ) => void,
+    ): void;
+  };
+  setPermissionRequestHandler(handler: (contents: unknown, permission: string, callback: (granted: boolean) => void) => void): void;
+}
+
+/**
+ * Every response gets the desktop CSP, whatever the page's own headers say, and every permission
+ * request (camera, notifications, …) is refused: the page needs none.
+ */
+export function hardenSession(session: HardenableSession): void {
+  session.webRequest.onHeadersReceived((details, callback) =>
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [DESKTOP_CONTENT_SECURITY_POLICY] } }),
+  );
+  session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+}

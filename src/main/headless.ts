@@ -210,7 +210,8 @@ export async function startHeadlessServer(
     try {
       const url = parseTarget(request);
       if (!url) return refuseUpgrade(socket, 400, 'Bad Request');
-      if (url.pathname !== '/rpc' || !hostAllowed(request)) return refuseUpgrade(socket, 403, 'Forbidden');
+      if (!hostAllowed(request)) return refuseUpgrade(socket, 421, 'Misdirected Request');
+      if (url.pathname !== '/rpc') return refuseUpgrade(socket, 403, 'Forbidden');
       // Browsers always send Origin: a page from elsewhere is refused even with the cookie.
       const origin = request.headers.origin;
       if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase())))

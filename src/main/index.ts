@@ -6,7 +6,7 @@ import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { projectRoot, userDataDir } from './core/paths';
 import { loadWindowState, saveWindowState } from './window-state';
 import { CHOOSE_MODEL_CHANNEL } from '../shared/desktop-bridge';
-import { DESKTOP_CONTENT_SECURITY_POLICY, desktopWindowOptions, isFromService, isServiceUrl } from './desktop-shell';
+import { confineWindowContents, desktopWindowOptions, hardenSession, isFromService, isServiceUrl } from './desktop-shell';
 import { encodeGrantRequest, parseGrantReply, type GrantReply } from './window-grants';
 
 /**
@@ -94,17 +94,13 @@ function createWindow(url: string): BrowserWindow {
   );
   if (state.maximized) window.maximize();
   window.on('close', () => saveWindowState(windowStateFile(), { ...window.getNormalBounds(), maximized: window.isMaximized() }));
-  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  window.webContents.on('will-navigate', (event) => event.preventDefault());
+  confineWindowContents(window.webContents);
   void window.loadURL(url);
   return window;
 }
 
 void app.whenReady().then(async () => {
-  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
-    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [DESKTOP_CONTENT_SECURITY_POLICY] } });
-  });
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  hardenSession(session.defaultSession);
   try {
     serviceUrl = await startService();
     mainWindow = createWindow(serviceUrl);

@@ -25,12 +25,22 @@ describe.skipIf(!binary)('Electron shell', () => {
       const window = await app.firstWindow();
       await window.getByRole('heading', { name: 'System check' }).waitFor();
       await window.locator('tr[data-check="engine"]').waitFor({ timeout: 30_000 });
-      const exposed = await window.evaluate(() => ({
-        require: typeof (globalThis as { require?: unknown }).require,
-        process: typeof (globalThis as { process?: unknown }).process,
-        bridge: Object.keys((globalThis as { inferlab?: object }).inferlab ?? {}).sort(),
-      }));
-      expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: [] });
+      // The preload (src/preload/index.ts) exposes one object with one function, and nothing of Node or ipcRenderer.
+      const exposed = await window.evaluate(() => {
+        const bridge = (globalThis as { inferlabDesktop?: Record<string, unknown> }).inferlabDesktop;
+        return {
+          require: typeof (globalThis as { require?: unknown }).require,
+          process: typeof (globalThis as { process?: unknown }).process,
+          ipcRenderer: typeof (globalThis as { ipcRenderer?: unknown }).ipcRenderer,
+          bridge: bridge === undefined ? null : Object.fromEntries(Object.entries(bridge).map(([key, value]) => [key, typeof value])),
+        };
+      });
+      expect(exposed).toEqual({
+        require: 'undefined',
+        process: 'undefined',
+        ipcRenderer: 'undefined',
+        bridge: { chooseModelFile: 'function' },
+      });
       const preferences = await app.evaluate(({ BrowserWindow }) => {
         type Preferences = { contextIsolation?: boolean; sandbox?: boolean; nodeIntegration?: boolean };
         const contents = BrowserWindow.getAllWindows()[0]!.webContents as unknown as { getLastWebPreferences(): Preferences };

@@ -87,27 +87,68 @@ describe('the capacity search', () => {
     };
   }
 
-  it('reports an interval that covers the true capacity at least 1 − α of the time, and is narrow', async () => {
-    const searches = 400;
+  /** Searches for seeded servers of known capacity: how often [capacity, lowestMiss) covers the truth, and the claims above it. */
+  async function coverage(searchSettings: CapacitySearchSettings, searches: number) {
     let covered = 0;
     let overclaimed = 0;
     const widths: number[] = [];
     for (let seed = 0; seed < searches; seed++) {
       const truth = 3 + (seed % 7) * 1.7;
-      const outcome = await searchCapacity(settings, simulatedServer(truth, 1000 + seed));
+      const outcome = await searchCapacity(searchSettings, simulatedServer(truth, 1000 + seed));
       if (outcome.capacity !== null && outcome.capacity > truth) overclaimed += 1;
       const high = outcome.lowestMiss ?? Infinity;
       if (outcome.capacity !== null && outcome.capacity <= truth && truth < high) covered += 1;
       if (outcome.capacity !== null && outcome.lowestMiss !== null) widths.push((outcome.lowestMiss - outcome.capacity) / truth);
     }
     widths.sort((a, b) => a - b);
-    const median = widths[Math.floor(widths.length / 2)]!;
+    return { covered: covered / searches, overclaimed: overclaimed / searches, medianWidth: widths[Math.floor(widths.length / 2)]! };
+  }
+
+  it('reports an interval that covers the true capacity at least 1 − α of the time, and is narrow', async () => {
+    const { covered, overclaimed, medianWidth } = await coverage(settings, 400);
     console.log(
-      `[capacity search] coverage ${(covered / searches).toFixed(3)}, over-claimed ${(overclaimed / searches).toFixed(3)}, median width ${(median * 100).toFixed(0)} % of capacity`,
+      `[capacity search] coverage ${covered.toFixed(3)}, over-claimed ${overclaimed.toFixed(3)}, median width ${(medianWidth * 100).toFixed(0)} % of capacity`,
     );
-    expect(covered / searches).toBeGreaterThanOrEqual(0.95);
-    expect(overclaimed / searches).toBeLessThanOrEqual(0.05);
-    expect(median).toBeLessThan(0.6);
+    expect(covered).toBeGreaterThanOrEqual(0.95);
+    expect(overclaimed).toBeLessThanOrEqual(0.05);
+    expect(medianWidth).toBeLessThan(0.6);
+  });
+
+  /**
+   * The least favourable server for the decisions: up to `capacity` every load sits exactly on the
+   * SLO (a tenth of requests over the limit at p90), so each look below it may be called a miss
+   * by chance, and above it the exceedance grows as in `simulatedServer`.
+   */
+  function boundaryServer(capacity: number, seed: number, perLook = 150) {
+    const random = seededRandom(seed);
+    const q = 1 - settings.percentile / 100;
+    return async (load: number): Promise<StepSample> => {
+      const exceedance = load <= capacity ? q : Math.min(1, q * Math.exp((load - capacity) / (0.15 * capacity)));
+      return { n: perLook, violations: { ttft_ms: violations(random, perLook, exceedance), tpot_ms: 0 }, clientBound: false };
+    };
+  }
+
+  /** How often a search claims something false: a miss at a load that meets, or a capacity above the true one. */
+  async function wrongClaimRate(searchSettings: CapacitySearchSettings, searches: number): Promise<number> {
+    let wrong = 0;
+    for (let seed = 0; seed < searches; seed++) {
+      const truth = 3 + (seed % 7) * 1.7;
+      const outcome = await searchCapacity(searchSettings, boundaryServer(truth, 3000 + seed));
+      if ((outcome.capacity !== null && outcome.capacity > truth) || (outcome.lowestMiss !== null && outcome.lowestMiss <= truth))
+        wrong += 1;
+    }
+    return wrong / searches;
+  }
+
+  it('makes a false claim at most α of the time on a server that sits on the SLO up to its capacity; deciding each look at α does not', async () => {
+    const split = await wrongClaimRate(settings, 400);
+    // The mistake the split prevents: every look decided at the full α, as if it were the only one.
+    const perLook = await wrongClaimRate({ ...settings, alpha: settings.alpha * settings.maxSteps * settings.maxLooks }, 400);
+    console.log(
+      `[capacity search on the SLO boundary] false claims: α split over looks ${split.toFixed(3)}, every look at α ${perLook.toFixed(3)}`,
+    );
+    expect(split).toBeLessThanOrEqual(settings.alpha);
+    expect(perLook).toBeGreaterThan(settings.alpha);
   });
 
   it('finds a higher capacity for a looser SLO (a server that crosses later)', async () => {
@@ -132,8 +173,11 @@ describe('the capacity search', () => {
     expect(four.decision).toBe('meets');
   });
 
-  it('sets contaminated samples aside like client-bound ones: a compile beside the server does not lower the capacity', async () => {
-    const searches = 200;
+  /**
+   * Searches in which a third of the samples ran beside another process (every request over the
+   * limit); `flagged` says whether they reach the search marked contaminated, as the run marks them.
+   */
+  async function searchesUnderContention(flagged: boolean, searches: number) {
     let covered = 0;
     let underclaimedByContention = 0;
     for (let seed = 0; seed < searches; seed++) {
@@ -143,26 +187,39 @@ describe('the capacity search', () => {
       const server = simulatedServer(truth, 5000 + seed);
       let contaminated = 0;
       const outcome = await searchCapacity(settings, async (load, look) => {
-        // A third of the samples ran beside another process: every request over the limit, and flagged.
         if (random() < 1 / 3) {
           contaminated += 1;
-          return { n: 150, violations: { ttft_ms: 150, tpot_ms: 150 }, clientBound: false, contaminated: true };
+          return { n: 150, violations: { ttft_ms: 150, tpot_ms: 150 }, clientBound: false, contaminated: flagged };
         }
         return server(load, look);
       });
-      expect(outcome.steps.reduce((sum, step) => sum + step.contaminatedSamples, 0)).toBe(contaminated);
+      if (flagged) expect(outcome.steps.reduce((sum, step) => sum + step.contaminatedSamples, 0)).toBe(contaminated);
       for (const step of outcome.steps) if (step.decision === 'misses') expect(step.n).toBeGreaterThan(0);
       const high = outcome.lowestMiss ?? Infinity;
       if (outcome.capacity !== null && outcome.capacity <= truth && truth < high) covered += 1;
       if (clean.capacity !== null && (outcome.capacity ?? 0) < clean.capacity / 2) underclaimedByContention += 1;
     }
+    return { covered: covered / searches, underclaimed: underclaimedByContention / searches };
+  }
+
+  it('sets contaminated samples aside like client-bound ones: a compile beside the server does not lower the capacity', async () => {
+    const searches = 200;
+    const { covered, underclaimed } = await searchesUnderContention(true, searches);
     console.log(
-      `[capacity search] a third of samples contaminated: coverage ${(covered / searches).toFixed(3)}, capacity under half the clean search's in ${underclaimedByContention} of ${searches}`,
+      `[capacity search] a third of samples contaminated: coverage ${covered.toFixed(3)}, capacity under half the clean search's in ${Math.round(underclaimed * searches)} of ${searches}`,
     );
-    // Counted as samples, these would be misses at every load: the interval would miss the truth nearly always.
-    expect(covered / searches).toBeGreaterThanOrEqual(0.95);
+    expect(covered).toBeGreaterThanOrEqual(0.95);
     // A load contaminated three times in a row is unmeasurable and the search stays below it: precision lost, never correctness.
-    expect(underclaimedByContention / searches).toBeLessThanOrEqual(0.15);
+    expect(underclaimed).toBeLessThanOrEqual(0.15);
+  });
+
+  it('measures the coverage collapse of a search that counts contaminated samples as measurements: the simulation can tell', async () => {
+    const { covered, underclaimed } = await searchesUnderContention(false, 200);
+    console.log(
+      `[capacity search, contaminated samples counted] coverage ${covered.toFixed(3)}, capacity under half in ${(underclaimed * 100).toFixed(0)} %`,
+    );
+    // Each contaminated look is a batch of misses: loads are called misses far below the truth.
+    expect(covered).toBeLessThan(0.5);
   });
 
   it('sets a load aside as unmeasurable when the client stays behind, and stays below it', async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { GpuSample } from '../../src/shared/contract/telemetry';
 import { coolDown, coolDownBetweenWindows, idleStateOf, readGpusOnce } from '../../src/main/telemetry/cooldown';
 
-// The recorded-format nvidia-smi stand-in (test/fixtures/nvidia-smi/README.md).
+// The nvidia-smi stand-in, replaying lines constructed from its documented format (test/fixtures/nvidia-smi/README.md).
 const standIn = path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', 'bin', 'nvidia-smi');
 
 const reading = (temperatureC: number, smClockMhz: number, memClockMhz = 2619): GpuSample => ({

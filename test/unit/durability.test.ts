@@ -15,17 +15,27 @@ import { useTempDirs } from '../support/temp';
 const tempDir = useTempDirs();
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
 
-/** Opens `file` in a fresh Node process once the wall clock reaches `at`, so two of them collide. */
-function openInChild(script: string, file: string, at: number): Promise<{ code: number | null; output: string }> {
+interface OpenedInChild {
+  code: number | null;
+  output: string;
+  /** When `openDatabase` was entered and left, in ms since the epoch at sub-millisecond resolution. */
+  interval: { start: number; end: number } | null;
+}
+
+/** Opens `file` in a fresh Node process as soon as every party to `barrier` has loaded the sources. */
+function openInChild(script: string, file: string, barrier: string, party: string): Promise<OpenedInChild> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, file, String(at)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, file, barrier, party], {
       cwd: projectRoot(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => {
+      const line = /^interval (\S+) (\S+)$/m.exec(output);
+      resolve({ code, output, interval: line ? { start: Number(line[1]), end: Number(line[2]) } : null });
+    });
   });
 }
 
@@ -33,29 +43,49 @@ describe('durability', () => {
   it('lets two processes open the same fresh database at once: both migrate or wait, neither fails', async () => {
     const dir = tempDir();
     const script = path.join(dir, 'open.ts');
+    const parties = ['first', 'second'];
     fs.writeFileSync(
       script,
       [
+        "import fs from 'node:fs';",
         `import { openDatabase, schemaVersion } from ${JSON.stringify(path.join(projectRoot(), 'src/main/store/database.ts'))};`,
-        'const [file, at] = process.argv.slice(2);',
-        'while (Date.now() < Number(at)) {}',
+        'const [file, barrier, party] = process.argv.slice(2);',
+        // A barrier on files, not on the clock: however slowly each process starts, neither opens the database before both can.
+        "fs.writeFileSync(`${barrier}.${party}`, '');",
+        'const deadline = Date.now() + 30_000;',
+        `while (!${JSON.stringify(parties)}.every((name) => fs.existsSync(\`\${barrier}.\${name}\`))) {`,
+        "  if (Date.now() > deadline) throw new Error('the other process never arrived');",
+        '}',
+        'const start = performance.timeOrigin + performance.now();',
         'const db = openDatabase(file);',
+        'const end = performance.timeOrigin + performance.now();',
         'console.log(`version ${schemaVersion(db)}`);',
+        'console.log(`interval ${start} ${end}`);',
         'db.close();',
       ].join('\n'),
     );
     const newest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
-    for (let round = 0; round < 3; round++) {
+    // Overlap is the point: a round in which one process finished before the other began tested
+    // nothing, so it does not count, and three rounds that did overlap are required.
+    let overlapping = 0;
+    const gaps: string[] = [];
+    for (let round = 0; round < 8 && overlapping < 3; round++) {
       const file = path.join(dir, `race-${round}.db`);
-      // Far enough ahead for both interpreters to have loaded the sources.
-      const at = Date.now() + 4000;
-      const results = await Promise.all([openInChild(script, file, at), openInChild(script, file, at)]);
+      const barrier = path.join(dir, `barrier-${round}`);
+      const results = await Promise.all(parties.map((party) => openInChild(script, file, barrier, party)));
       for (const result of results) {
         expect(result.output).toContain(`version ${newest}`);
         expect(result.code).toBe(0);
       }
+      const [a, b] = results.map((result) => result.interval!);
+      if (a!.start < b!.end && b!.start < a!.end) overlapping += 1;
+      else {
+        const from = (time: number) => (time - a!.start).toFixed(1);
+        gaps.push(`first [0, ${from(a!.end)}] ms, second [${from(b!.start)}, ${from(b!.end)}] ms`);
+      }
     }
-  }, 60_000);
+    expect(overlapping, `rounds whose opens did not overlap: ${gaps.join('; ')}`).toBe(3);
+  }, 90_000);
 
   it('doctor runs PRAGMA quick_check and reports a damaged database', () => {
     const dir = tempDir();

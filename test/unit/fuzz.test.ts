@@ -2,14 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/main/core/errors';
 import { GgufFormatError, readGgufHeader } from '../../src/main/models/gguf-reader';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
+import { createCompletionStreamReader, emptyCompletion } from '../../src/main/runner/stream-client';
 import { parseServerMetrics } from '../../src/main/telemetry/metrics-scraper';
 import { parseWorkloadText } from '../../src/main/workload/parse-workload';
 import type { AppServices } from '../../src/shared/contract';
+import { ErrorCode } from '../../src/shared/errors';
 import { writeValidTinyModel } from '../support/hostile-gguf';
 
 // Property-based hostile input: each parser either succeeds or fails with its own clear
@@ -94,42 +95,125 @@ describe('hostile input', () => {
     }
   });
 
-  it('SSE parsing: any chunking of any byte stream never throws out of the parser', () => {
+  /** Reads `bytes` cut at the given piece lengths, on a clock that ticks once per event, so two readings compare whole. */
+  function readStream(bytes: Uint8Array, pieces: number[]) {
+    const result = emptyCompletion();
+    let tick = 0;
+    const reader = createCompletionStreamReader(result, undefined, () => ++tick);
+    let offset = 0;
+    for (const length of pieces) {
+      reader.feed(bytes.subarray(offset, offset + length));
+      offset += length;
+    }
+    reader.feed(bytes.subarray(offset));
+    return { result, failure: reader.failure };
+  }
+
+  const lineEnd = fc.constantFrom('\n', '\r\n', '\r');
+  const pieceLengths = fc.array(fc.nat(24), { maxLength: 80 });
+
+  it('stream client: however a valid event stream is cut into byte chunks, it reads the same tokens as in one chunk', () => {
+    // Multi-byte characters, so that cuts land inside UTF-8 sequences.
+    const token = fc.record({
+      kind: fc.constantFrom('answer', 'reasoning'),
+      text: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+    });
+    const stream = fc.record({
+      tokens: fc.array(token, { maxLength: 25 }),
+      eol: lineEnd,
+      comments: fc.boolean(),
+      finishReason: fc.constantFrom('stop', 'length'),
+      usage: fc.record({ prompt_tokens: fc.nat(5000), completion_tokens: fc.nat(5000) }),
+    });
     fc.assert(
-      fc.property(fc.string({ maxLength: 2000 }), fc.array(fc.nat(50), { maxLength: 40 }), (stream, cuts) => {
-        const events: string[] = [];
-        const parser = createParser({ onEvent: (event) => events.push(event.data), onError: () => {} });
-        let offset = 0;
-        for (const cut of cuts) {
-          parser.feed(stream.slice(offset, offset + cut));
-          offset += cut;
-        }
-        parser.feed(stream.slice(offset));
+      fc.property(stream, pieceLengths, ({ tokens, eol, comments, finishReason, usage }, pieces) => {
+        const event = (payload: unknown) => `${comments ? `: keep-alive${eol}` : ''}data: ${JSON.stringify(payload)}${eol}${eol}`;
+        const text = [
+          ...tokens.map(({ kind, text }) =>
+            event({ choices: [{ delta: kind === 'answer' ? { content: text } : { reasoning_content: text } }] }),
+          ),
+          event({ choices: [{ delta: {}, finish_reason: finishReason }] }),
+          event({ choices: [], usage }),
+          `data: [DONE]${eol}${eol}`,
+        ].join('');
+        const bytes = new TextEncoder().encode(text);
+        const whole = readStream(bytes, []);
+        expect(whole.failure).toBeNull();
+        expect(whole.result.text).toBe(
+          tokens
+            .filter((t) => t.kind === 'answer')
+            .map((t) => t.text)
+            .join(''),
+        );
+        expect(whole.result.reasoningText).toBe(
+          tokens
+            .filter((t) => t.kind === 'reasoning')
+            .map((t) => t.text)
+            .join(''),
+        );
+        expect(whole.result.contentChunkTimes).toHaveLength(tokens.length);
+        expect(whole.result.finishReason).toBe(finishReason);
+        expect(whole.result.usage).toEqual({ ...usage, cached_tokens: null });
+        // A lone CR may be the first half of a CRLF, so a CR-only stream's last event waits for the connection's end.
+        expect(whole.result.endAt).toBe(eol === '\r' ? null : tokens.length + 3);
+        expect(readStream(bytes, pieces)).toEqual(whole);
       }),
       RUNS,
     );
   });
 
-  it('SSE parsing: however a stream of events is cut into chunks, exactly its events come out, in order', () => {
-    const data = fc.string({ maxLength: 200 }).filter((text) => !/[\r\n]/.test(text));
-    fc.assert(
-      fc.property(fc.array(data, { maxLength: 30 }), fc.array(fc.nat(64), { maxLength: 60 }), (sent, cuts) => {
-        const stream = sent.map((text) => `data: ${text}\n\n`).join('');
-        const events: string[] = [];
-        const parser = createParser({ onEvent: (event) => events.push(event.data) });
-        let offset = 0;
-        for (const cut of cuts) {
-          parser.feed(stream.slice(offset, offset + cut));
-          offset += cut;
-        }
-        parser.feed(stream.slice(offset));
-        expect(events).toEqual(sent);
-      }),
-      RUNS,
+  it('stream client: arbitrary bytes, cut anywhere, give a reading or a classified failure, the same for every cut', () => {
+    const payload = fc.oneof(
+      fc.constantFrom(
+        '[DONE]',
+        '{"choices":[{"delta":{"content":"é😀"}}]}',
+        '{"choices":[{"delta":{"content":5,"reasoning_content":{}},"finish_reason":7}]}',
+        '{"choices":[null],"usage":null,"timings":"x"}',
+        '{"choices":{"0":{"text":"a"}}}',
+        '{"choices":[{"delta":null,"text":"b","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":"2"}}',
+        '{"error":{"message":"overloaded"}}',
+        '{"error":"x"}',
+        'null',
+        '[]',
+        '7',
+        '{',
+      ),
+      fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)),
+      fc.string({ unit: 'binary', maxLength: 20 }),
     );
+    const event = fc.tuple(fc.constantFrom('data: ', 'data:'), payload, lineEnd).map(([field, data, eol]) => `${field}${data}${eol}${eol}`);
+    const noise = fc.oneof(
+      fc.constantFrom(': comment', 'event: message', 'retry: x', 'id: 1', '\uFEFF', 'data'),
+      lineEnd,
+      fc.string({ maxLength: 8 }),
+    );
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 600 }),
+      fc.array(fc.oneof(event, noise), { maxLength: 30 }).map((parts) => new TextEncoder().encode(parts.join(''))),
+    );
+    const outcomes = { read: 0, failed: 0 };
+    fc.assert(
+      fc.property(bytes, pieceLengths, (input, pieces) => {
+        const whole = readStream(input, []);
+        if (whole.failure) {
+          outcomes.failed += 1;
+          const expected = whole.failure.class === 'malformed_chunk' ? /^not (JSON|a JSON object): / : /^server error in stream: /;
+          expect(['malformed_chunk', 'http_status']).toContain(whole.failure.class);
+          expect(whole.failure.message).toMatch(expected);
+        } else outcomes.read += 1;
+        expect(typeof whole.result.text).toBe('string');
+        expect(typeof whole.result.reasoningText).toBe('string');
+        expect(whole.result.finishReason === null || typeof whole.result.finishReason === 'string').toBe(true);
+        expect(readStream(input, pieces)).toEqual(whole);
+      }),
+      { ...RUNS, numRuns: 1000 },
+    );
+    // Both ways out were taken, or the property proved less than it says.
+    expect(outcomes.failed).toBeGreaterThan(50);
+    expect(outcomes.read).toBeGreaterThan(50);
   });
 
-  it('Prometheus parsing: arbitrary text gives numbers or nulls, never a crash', () => {
+  it('Prometheus parsing: arbitrary text gives numbers or nulls, or an invalid_input AppError naming the refused line', () => {
     const lines = fc.array(
       fc.oneof(
         fc.string({ maxLength: 80 }),
@@ -138,11 +222,13 @@ describe('hostile input', () => {
           'llamacpp:tokens_predicted_total 12',
           'llamacpp:requests_processing NaN',
           'x{a="b"} 1e309',
+          'x{a=b} 1',
           '# HELP',
         ),
       ),
       { maxLength: 30 },
     );
+    let refused = 0;
     fc.assert(
       fc.property(lines, (text) => {
         try {
@@ -150,12 +236,15 @@ describe('hostile input', () => {
           for (const value of [sample.predictedTokensTotal, sample.promptTokensTotal, sample.requestsProcessing])
             expect(value === null || typeof value === 'number').toBe(true);
         } catch (error) {
-          // The parser library rejects malformed exposition text with an Error; what matters is that it is catchable.
-          expect(error).toBeInstanceOf(Error);
+          refused += 1;
+          expect(error).toBeInstanceOf(AppError);
+          expect((error as AppError).code).toBe(ErrorCode.InvalidInput);
+          expect((error as AppError).message).toMatch(/^Invalid Prometheus metrics: Encountered invalid line: /);
         }
       }),
       RUNS,
     );
+    expect(refused).toBeGreaterThan(10);
   });
 
   it('RPC boundary: any JSON envelope is answered with a result or {code, message}', async () => {

@@ -179,17 +179,30 @@ describe('inferlab serve survives malformed input', () => {
     }
     expect((await get(server.port, '/', { cookie: `inferlab_token_${server.port}=%E0%A4%A` })).status).toBe(401);
     expect((await get(server.port, '/', { cookie: 'inferlab_token=%E0%A4%A' })).status).toBe(401);
-    await raw(server.port, `GET //a:99999/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
-    await raw(server.port, 'GET / HTTP/1.1\r\nHost: [\r\n\r\n');
-    await raw(server.port, `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
-    await raw(
-      server.port,
-      `GET /rpc%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: inferlab_token=%E0%A4%A\r\n\r\n`,
+    const status = (reply: string) => /^HTTP\/1\.1 (\d{3}) /.exec(reply)?.[1] ?? reply;
+    const upgrade = `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n`;
+    const auth = `Authorization: Bearer ${token}\r\n`;
+    const close = 'Connection: close\r\n';
+    // Request targets that URL rejects: a port out of range, an unclosed IPv6 literal.
+    expect(status(await raw(server.port, `GET //a:99999/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${auth}${close}\r\n`))).toBe('400');
+    expect(status(await raw(server.port, `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${auth}${close}\r\n`))).toBe('400');
+    expect(status(await raw(server.port, `GET //a:99999/rpc HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${upgrade}${auth}\r\n`))).toBe(
+      '400',
     );
-    await raw(
-      server.port,
-      `GET //a:99999/rpc HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
-    );
+    // A Host naming anything but this server is what DNS rebinding sends: 421, even with the token.
+    for (const host of ['[', `evil.example:${server.port}`, '127.0.0.1', `127.0.0.1:${server.port + 1}`]) {
+      expect(status(await raw(server.port, `GET / HTTP/1.1\r\nHost: ${host}\r\n${auth}${close}\r\n`)), host).toBe('421');
+      expect(status(await raw(server.port, `GET /rpc HTTP/1.1\r\nHost: ${host}\r\n${upgrade}${auth}\r\n`)), host).toBe('421');
+    }
+    // An upgrade to any path but /rpc, here one with a bad escape and a bad cookie.
+    expect(
+      status(
+        await raw(
+          server.port,
+          `GET /rpc%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${upgrade}Cookie: inferlab_token=%E0%A4%A\r\n\r\n`,
+        ),
+      ),
+    ).toBe('403');
     await stillServes(server.port, token!);
   });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseServerMetrics } from '../../src/main/telemetry/metrics-scraper';
 import { NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine } from '../../src/main/telemetry/nvidia-smi-parse';
 
-// Recorded-format fixtures (see test/fixtures/nvidia-smi/README.md).
+// Fixtures constructed from nvidia-smi's documented format, not captured on a GPU (see test/fixtures/nvidia-smi/README.md).
 const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', name), 'utf8');
 
 describe('nvidia-smi parsing', () => {

@@ -9,7 +9,7 @@ import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { useTempDirs } from '../support/temp';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 
-// The recorded-format nvidia-smi stand-in (test/fixtures/nvidia-smi/README.md).
+// The nvidia-smi stand-in, replaying lines constructed from its documented format (test/fixtures/nvidia-smi/README.md).
 const standIn = path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', 'bin', 'nvidia-smi');
 const tempDir = useTempDirs();
 

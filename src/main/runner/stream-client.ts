@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import type { RequestErrorClass, ServerTimings, Usage } from '../../shared/contract/measurement';
 
@@ -58,7 +59,8 @@ interface ChatChunk {
 
 function parseUsage(raw: ChatChunk['usage']): Usage | null {
   if (!raw || typeof raw.completion_tokens !== 'number' || typeof raw.prompt_tokens !== 'number') return null;
-  const cached = raw.prompt_tokens_details?.cached_tokens;
+  const details = raw.prompt_tokens_details;
+  const cached = typeof details === 'object' && details !== null ? details.cached_tokens : undefined;
   return {
     prompt_tokens: raw.prompt_tokens,
     completion_tokens: raw.completion_tokens,
@@ -69,13 +71,124 @@ function parseUsage(raw: ChatChunk['usage']): Usage | null {
 function parseTimings(raw: ChatChunk['timings']): ServerTimings | null {
   if (!raw || typeof raw.prompt_ms !== 'number' || typeof raw.predicted_ms !== 'number') return null;
   return {
-    prompt_n: raw.prompt_n ?? 0,
+    prompt_n: typeof raw.prompt_n === 'number' ? raw.prompt_n : 0,
     prompt_ms: raw.prompt_ms,
-    predicted_n: raw.predicted_n ?? 0,
+    predicted_n: typeof raw.predicted_n === 'number' ? raw.predicted_n : 0,
     predicted_ms: raw.predicted_ms,
     cache_n: typeof raw.cache_n === 'number' ? raw.cache_n : null,
     draft_n: typeof raw.draft_n === 'number' ? raw.draft_n : null,
     draft_n_accepted: typeof raw.draft_n_accepted === 'number' ? raw.draft_n_accepted : null,
+  };
+}
+
+/** A completion before any byte of the answer has arrived. */
+export function emptyCompletion(): StreamedCompletion {
+  return {
+    t0: 0,
+    headersAt: null,
+    contentChunkTimes: [],
+    answerChunkTimes: [],
+    reasoningChunkTimes: [],
+    finishAt: null,
+    endAt: null,
+    httpStatus: null,
+    finishReason: null,
+    text: '',
+    reasoningText: '',
+    usage: null,
+    timings: null,
+    error: null,
+  };
+}
+
+const textOrEmpty = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** The body of a successful streaming response, read as it arrives. */
+export interface CompletionStreamReader {
+  /** Bytes as they came off the socket: a chunk may end inside an event or inside a UTF-8 sequence. */
+  feed(bytes: Uint8Array): void;
+  /** The first event that made the stream unusable; once set, later bytes are ignored. */
+  readonly failure: { class: RequestErrorClass; message: string } | null;
+}
+
+/**
+ * Turns a server-sent event stream into `result`'s text, chunk arrival times, finish reason,
+ * usage and timings. Endpoints are not trusted: an event that is not a JSON object, or carries
+ * an error, ends the reading with a classified failure instead of throwing, and fields of the
+ * wrong type are ignored. What comes out never depends on how the bytes were split.
+ */
+export function createCompletionStreamReader(
+  result: StreamedCompletion,
+  onText?: StreamRequestOptions['onText'],
+  now: () => number = () => performance.now(),
+): CompletionStreamReader {
+  let failure: CompletionStreamReader['failure'] = null;
+  const decoder = new StringDecoder('utf8');
+  const onEvent = (data: string) => {
+    if (failure) return;
+    const arrived = now();
+    if (data === '[DONE]') {
+      result.endAt = arrived;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      failure = { class: 'malformed_chunk', message: `not JSON: ${data.slice(0, 200)}` };
+      return;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      failure = { class: 'malformed_chunk', message: `not a JSON object: ${data.slice(0, 200)}` };
+      return;
+    }
+    const chunk = parsed as ChatChunk;
+    if (chunk.error) {
+      const message = textOrEmpty((chunk.error as { message?: unknown }).message) || 'unknown';
+      failure = { class: 'http_status', message: `server error in stream: ${message}` };
+      return;
+    }
+    const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    const fields = (typeof choice === 'object' && choice !== null ? choice : {}) as NonNullable<ChatChunk['choices']>[number];
+    const delta = typeof fields.delta === 'object' && fields.delta !== null ? fields.delta : {};
+    const answer = typeof delta.content === 'string' ? delta.content : textOrEmpty(fields.text);
+    const reasoning = textOrEmpty(delta.reasoning_content);
+    if (answer || reasoning) result.contentChunkTimes.push(arrived);
+    if (reasoning) {
+      result.reasoningChunkTimes.push(arrived);
+      result.reasoningText += reasoning;
+      onText?.(reasoning, 'reasoning');
+    }
+    if (answer) {
+      result.answerChunkTimes.push(arrived);
+      result.text += answer;
+      onText?.(answer, 'answer');
+    }
+    const finishReason = textOrEmpty(fields.finish_reason);
+    if (finishReason) {
+      result.finishReason = finishReason;
+      result.finishAt ??= arrived;
+    }
+    const usage = typeof chunk.usage === 'object' && chunk.usage !== null ? chunk.usage : undefined;
+    const timings = typeof chunk.timings === 'object' && chunk.timings !== null ? chunk.timings : undefined;
+    result.usage = parseUsage(usage) ?? result.usage;
+    result.timings = parseTimings(timings) ?? result.timings;
+  };
+  const parser = createParser({ onEvent: (event) => onEvent(event.data) });
+  let started = false;
+  return {
+    feed: (bytes) => {
+      if (failure) return;
+      let text = decoder.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      if (!text) return;
+      // The byte order mark the event-stream format allows at the very start, wherever the first chunk ended.
+      if (!started) text = text.replace(/^\uFEFF/, '');
+      started = true;
+      if (text) parser.feed(text);
+    },
+    get failure() {
+      return failure;
+    },
   };
 }
 
@@ -106,22 +219,7 @@ function attempt(
     options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`,
   );
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
-  const result: StreamedCompletion = {
-    t0: 0,
-    headersAt: null,
-    contentChunkTimes: [],
-    answerChunkTimes: [],
-    reasoningChunkTimes: [],
-    finishAt: null,
-    endAt: null,
-    httpStatus: null,
-    finishReason: null,
-    text: '',
-    reasoningText: '',
-    usage: null,
-    timings: null,
-    error: null,
-  };
+  const result = emptyCompletion();
 
   return new Promise((resolve) => {
     let settled = false;
@@ -159,63 +257,23 @@ function attempt(
     request.on('response', (response) => {
       result.headersAt = performance.now();
       result.httpStatus = response.statusCode ?? null;
-      response.setEncoding('utf8');
       if (!response.statusCode || response.statusCode < 200 || response.statusCode > 299) {
+        response.setEncoding('utf8');
         let body = '';
         response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 2000)));
         response.on('end', () => finish({ class: 'http_status', message: `HTTP ${response.statusCode}: ${body.trim()}` }));
         response.on('error', () => finish({ class: 'http_status', message: `HTTP ${response.statusCode}` }));
         return;
       }
-      let done = false;
-      const parser = createParser({
-        onEvent: (event) => {
-          const arrived = performance.now();
-          if (event.data === '[DONE]') {
-            done = true;
-            result.endAt = arrived;
-            return;
-          }
-          let chunk: ChatChunk;
-          try {
-            chunk = JSON.parse(event.data) as ChatChunk;
-          } catch {
-            fail('malformed_chunk', `not JSON: ${event.data.slice(0, 200)}`);
-            return;
-          }
-          if (chunk.error) {
-            fail('http_status', `server error in stream: ${chunk.error.message ?? 'unknown'}`);
-            return;
-          }
-          const choice = chunk.choices?.[0];
-          const answer = choice?.delta?.content ?? choice?.text ?? '';
-          const reasoning = choice?.delta?.reasoning_content ?? '';
-          if (answer || reasoning) result.contentChunkTimes.push(arrived);
-          if (reasoning) {
-            result.reasoningChunkTimes.push(arrived);
-            result.reasoningText += reasoning;
-            options.onText?.(reasoning, 'reasoning');
-          }
-          if (answer) {
-            result.answerChunkTimes.push(arrived);
-            result.text += answer;
-            options.onText?.(answer, 'answer');
-          }
-          if (choice?.finish_reason) {
-            result.finishReason = choice.finish_reason;
-            result.finishAt ??= arrived;
-          }
-          result.usage = parseUsage(chunk.usage) ?? result.usage;
-          result.timings = parseTimings(chunk.timings) ?? result.timings;
-        },
+      const reader = createCompletionStreamReader(result, options.onText);
+      response.on('data', (bytes: Buffer) => {
+        if (settled) return;
+        reader.feed(bytes);
+        if (reader.failure) fail(reader.failure.class, reader.failure.message);
       });
-      response.on('data', (chunk: string) => {
-        if (!settled) parser.feed(chunk);
-      });
-      response.on('end', () => {
-        if (!done && result.finishReason === null) finish({ class: 'partial_stream', message: 'the stream ended without a finish reason' });
-        else finish(result.finishReason === null ? { class: 'partial_stream', message: 'the stream ended without a finish reason' } : null);
-      });
+      response.on('end', () =>
+        finish(result.finishReason === null ? { class: 'partial_stream', message: 'the stream ended without a finish reason' } : null),
+      );
       response.on('error', (error) => finish({ class: 'partial_stream', message: error.message }));
     });
 

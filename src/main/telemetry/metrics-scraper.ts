@@ -1,5 +1,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ServerMetricsSample } from '../../shared/contract/telemetry';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
 
 /** Counter and gauge names per engine: llama.cpp's `llamacpp:*`, vLLM's `vllm:*`, SGLang's `sglang:*`. */
 const NAMES = {
@@ -10,10 +12,22 @@ const NAMES = {
   requestsDeferred: ['llamacpp:requests_deferred', 'vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
 } as const;
 
-/** Reads the figures Infer Lab uses from Prometheus text; families it does not know are ignored. */
+/** The exposition text's families, or an `invalid_input` error naming the line the parser refused. */
+function parseExposition(text: string): ReturnType<typeof parsePrometheusTextFormat> {
+  try {
+    return parsePrometheusTextFormat(text);
+  } catch (error) {
+    throw new AppError(ErrorCode.InvalidInput, `Invalid Prometheus metrics: ${(error as Error).message}`.slice(0, 300));
+  }
+}
+
+/**
+ * Reads the figures Infer Lab uses from Prometheus text; families it does not know are ignored.
+ * Text the exposition parser refuses is an `invalid_input` AppError: the endpoint is not trusted.
+ */
 export function parseServerMetrics(text: string, t: number): ServerMetricsSample {
   const values = new Map<string, number>();
-  for (const family of parsePrometheusTextFormat(text)) {
+  for (const family of parseExposition(text)) {
     const sum = family.metrics.reduce((total, metric) => total + (Number(metric.value ?? metric.sum ?? 0) || 0), 0);
     values.set(family.name, sum);
   }
