@@ -5,11 +5,12 @@ import { ServerSessionStore } from './store/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
 import { isExecutable } from './core/which';
-import { planEngine } from './engines/llamacpp/engine-plan';
+import { planEngine, type MachineFacts } from './engines/llamacpp/engine-plan';
 import { probeMachine } from './engines/llamacpp/machine-probe';
 import { describeEngineBuild, gpuEngineCheck } from './engines/llamacpp/engine-verdict';
 import { missingBuildPrerequisites } from './engines/llamacpp/engine-build';
 import { locateEngine } from './engines/llamacpp/locate-engine';
+import { gpuBuildKey, readFailedGpuBuild } from './engines/llamacpp/gpu-build-fallback';
 import { checkDemoFile, DEMO_VARIANTS } from './models/demo-models';
 import { openDatabase, quickCheck, schemaVersion } from './store/database';
 
@@ -32,7 +33,14 @@ export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string | nul
   return candidates.find((candidate) => isExecutable(candidate)) ?? null;
 }
 
-async function gpuInventory(): Promise<GpuSummary[]> {
+/**
+ * The GPUs runs will measure: nvidia-smi's list where the driver answers (the tool the
+ * sampler reads, and one that sees a GPU inside containers where the PCI scan does not),
+ * else the operating system's list of graphics controllers.
+ */
+async function gpuInventory(facts: MachineFacts): Promise<GpuSummary[]> {
+  if (facts.nvidia)
+    return facts.nvidia.gpus.map((model) => ({ vendor: 'NVIDIA', model, vramMib: null, driver: facts.nvidia!.driverVersion }));
   try {
     const graphics = await si.graphics();
     return graphics.controllers
@@ -146,7 +154,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
         },
   );
 
-  const gpuEngine = gpuEngineCheck(facts, engine, plan);
+  const gpuEngine = gpuEngineCheck(facts, engine, plan, readFailedGpuBuild(engineCacheDir(env), gpuBuildKey(plan, facts.nvcc)));
   if (gpuEngine) checks.push(gpuEngine);
 
   if (!engine || engine.origin === 'managed') {
@@ -190,7 +198,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
         },
   );
 
-  const gpus = await gpuInventory();
+  const gpus = await gpuInventory(facts);
   checks.push(
     gpus.length > 0
       ? {

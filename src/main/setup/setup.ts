@@ -5,6 +5,7 @@ import { AppError } from '../core/errors';
 import { engineCacheDir } from '../core/paths';
 import { ensureEngineBuild, type BuildProgress } from '../engines/llamacpp/engine-build';
 import { planEngine, type EnginePlan } from '../engines/llamacpp/engine-plan';
+import { buildWithGpuFallback } from '../engines/llamacpp/gpu-build-fallback';
 import { probeMachine } from '../engines/llamacpp/machine-probe';
 import { ensurePinnedSource } from '../engines/llamacpp/engine-source';
 import { locateEngine, toolPath } from '../engines/llamacpp/locate-engine';
@@ -55,22 +56,36 @@ export async function runSetup(options: {
     options.log(`using ${existing.origin} llama-server at ${existing.serverPath}`);
     engine = existing;
   } else {
-    const chosen = planEngine(probeMachine(), { backend: options.backend, fromSource: options.fromSource });
+    const facts = probeMachine();
+    const chosen = planEngine(facts, { backend: options.backend, fromSource: options.fromSource });
     plan = { route: chosen.route, backend: chosen.backend, reason: chosen.reason };
     options.log(`engine plan: ${describePlan(chosen)} (${chosen.reason})`);
-    const build = await ensureEngineBuild({
+    const build = await buildWithGpuFallback({
       engineDir: engineCacheDir(),
       plan: chosen,
-      force: options.force,
-      progress: options.progress,
+      cpuPlan: () => planEngine(facts, { backend: 'cpu', fromSource: options.fromSource }),
+      nvcc: facts.nvcc,
+      explicit: Boolean(options.backend),
+      retry: Boolean(options.force),
+      log: options.log,
       signal: options.signal,
-      smokeModel: async (quantizeBinary) => {
-        const states = await ensureDemoModels({ vocabFile: await vocabFile(), quantizeBinary, log: options.log });
-        const model = states.find((state) => state.ref === 'demo:q8_0') ?? states[0];
-        if (!model) throw new AppError(ErrorCode.EngineMissing, 'no demo model to smoke-test the engine with');
-        return model.path;
-      },
+      build: (each) =>
+        ensureEngineBuild({
+          engineDir: engineCacheDir(),
+          plan: each,
+          force: options.force,
+          progress: options.progress,
+          signal: options.signal,
+          smokeModel: async (quantizeBinary) => {
+            const states = await ensureDemoModels({ vocabFile: await vocabFile(), quantizeBinary, log: options.log });
+            const model = states.find((state) => state.ref === 'demo:q8_0') ?? states[0];
+            if (!model) throw new AppError(ErrorCode.EngineMissing, 'no demo model to smoke-test the engine with');
+            return model.path;
+          },
+        }),
     });
+    if (build.backend !== chosen.backend)
+      plan = { route: build.route ?? 'source', backend: build.backend, reason: `fell back from ${chosen.backend}: ${chosen.reason}` };
     warnings.push(...build.warnings);
     engineReused = build.reused;
     const how =
