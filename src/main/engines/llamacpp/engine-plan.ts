@@ -63,19 +63,36 @@ function majorOf(version: string | null): number | null {
   return Number.isFinite(major) ? major : null;
 }
 
-/** The newest CUDA runtime found that the driver can run. */
+/**
+ * The newest CUDA runtime found that the driver can run. A driver that names no CUDA version
+ * ("CUDA Version: N/A": its user-mode CUDA library is missing) can run none.
+ */
 function usableCudaRuntime(facts: MachineFacts): CudaRuntime | null {
   const driverMajor = majorOf(facts.nvidia?.driverCudaVersion ?? null);
-  return facts.cudaRuntimes.find((runtime) => driverMajor === null || runtime.major <= driverMajor) ?? null;
+  if (driverMajor === null) return null;
+  return facts.cudaRuntimes.find((runtime) => runtime.major <= driverMajor) ?? null;
 }
 
-function realVulkanGpu(facts: MachineFacts): VulkanDevice | null {
-  return facts.vulkanDevices?.find((device) => /GPU/.test(device.type)) ?? null;
+/** Vulkan's device types from most to least worth measuring: a laptop lists its integrated GPU first. */
+const VULKAN_PREFERENCE = ['DISCRETE_GPU', 'INTEGRATED_GPU', 'VIRTUAL_GPU'];
+
+/** The Vulkan GPU an engine should run on: a discrete one over an integrated one, never a software renderer. */
+export function realVulkanGpu(facts: MachineFacts): VulkanDevice | null {
+  const gpus = (facts.vulkanDevices ?? []).filter((device) => /GPU/.test(device.type));
+  const rank = (device: VulkanDevice) => {
+    const index = VULKAN_PREFERENCE.findIndex((type) => device.type.endsWith(type));
+    return index < 0 ? VULKAN_PREFERENCE.length : index;
+  };
+  return [...gpus].sort((a, b) => rank(a) - rank(b))[0] ?? null;
 }
 
 function missingCudaRuntime(facts: MachineFacts): string {
   const found = facts.cudaRuntimes.map((runtime) => `CUDA ${runtime.major}`).join(', ');
-  const driver = facts.nvidia?.driverCudaVersion ? `; the driver supports CUDA up to ${facts.nvidia.driverCudaVersion}` : '';
+  const driver = facts.nvidia?.driverCudaVersion
+    ? `; the driver supports CUDA up to ${facts.nvidia.driverCudaVersion}`
+    : "; nvidia-smi names no CUDA version, so the driver's CUDA library (libcuda.so.1) is missing or does not load";
+  if (facts.nvidia && !facts.nvidia.driverCudaVersion && found)
+    return `the ${found} runtime was found${driver} (reinstall the NVIDIA driver with its CUDA library)`;
   const what = found
     ? `only the ${found} runtime was found, newer than the driver${driver}`
     : `no CUDA 13 or 12 runtime libraries were found (${CUDA_RUNTIME_LIBRARIES(13).join(', ')} or their .12 versions)${driver}`;

@@ -11,10 +11,19 @@ export interface LlamaLogFacts {
 }
 
 const OFFLOADED = /offloaded (\d+)\/(\d+) layers to GPU/;
-// "load_tensors:   CPU_Mapped model buffer size =    29.37 MiB", "llama_kv_cache:        CPU KV buffer size =     8.00 MiB"
-const BUFFER = /\b([\w.-]+)\s+(model|KV|compute|output|RS)\s+buffer size\s*=\s*([\d.]+)\s*MiB/;
-const TRAINED_CONTEXT = /n_ctx_train\s*=\s*(\d+)/;
-const CONTEXT = /llama_context:\s+n_ctx\s*=\s*(\d+)/;
+// Every build's buffer lines: "load_tensors:   CPU_Mapped model buffer size =    29.37 MiB", the 2024
+// "llm_load_tensors:      CUDA0 buffer size =  5434.38 MiB" (no kind: weights), a device named in full
+// ("Radeon RX 570 Series buffer size"), and decimal commas where the C locale is not in force ("14674,45").
+const BUFFER = /(?:^|:)\s*([^:=]+?)\s+(?:(model|KV|compute|output|RS)\s+)?buffer size\s*=\s*(\d+(?:[.,]\d+)?)\s*MiB/;
+// "n_ctx_train = 4096" in the metadata, "n_ctx_train (163840)" in the warning that the context is below it.
+const TRAINED_CONTEXT = /n_ctx_train\s*(?:=\s*|\(\s*)(\d+)/;
+// "llama_context:", and in older builds "llama_new_context_with_model:" or "llama_init_from_model:".
+const CONTEXT = /(?:llama_context|llama_new_context_with_model|llama_init_from_model):\s+n_ctx\s*=\s*(\d+)/;
+
+/** A MiB figure as any locale prints it. */
+function mib(text: string): number {
+  return Number(text.replace(',', '.'));
+}
 
 export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
   const facts: LlamaLogFacts = { layersOffloaded: null, buffersMib: {}, trainedContext: null, contextSize: null, listening: false };
@@ -23,20 +32,22 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
     if (offloaded) facts.layersOffloaded = { offloaded: Number(offloaded[1]), total: Number(offloaded[2]) };
     const buffer = BUFFER.exec(line);
     if (buffer) {
-      const key = `${buffer[1]} ${buffer[2]}`;
-      facts.buffersMib[key] = (facts.buffersMib[key] ?? 0) + Number(buffer[3]);
+      const key = `${buffer[1]} ${buffer[2] ?? 'model'}`;
+      facts.buffersMib[key] = (facts.buffersMib[key] ?? 0) + mib(buffer[3]!);
     }
     const trained = TRAINED_CONTEXT.exec(line);
     if (trained) facts.trainedContext = Number(trained[1]);
     const context = CONTEXT.exec(line);
     if (context) facts.contextSize = Number(context[1]);
-    if (line.includes('listening on http')) facts.listening = true;
+    if (LISTENING.test(line)) facts.listening = true;
   }
   return facts;
 }
 
-export const LOAD_PROGRESS = /load_tensors|llama_model_loader|load_model|llama_context|llama_kv_cache|print_info|warming up|sched_reserve/;
-export const LISTENING = /listening on http/;
+export const LOAD_PROGRESS =
+  /load_tensors|llama_model_loader|load_model|llama_context|llama_new_context_with_model|llama_init_from_model|llama_kv_cache|print_info|warming up|sched_reserve/;
+// "main: server is listening on http://127.0.0.1:8080"; some builds print the address without the scheme.
+export const LISTENING = /listening on (?:http|[\w.[\]:-]+:\d+)/;
 
 interface FaultRule {
   code: ServerFaultCode;

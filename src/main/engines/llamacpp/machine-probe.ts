@@ -11,11 +11,15 @@ export function parseNvidiaSmiList(text: string): string[] {
   return [...text.matchAll(/^GPU \d+: (.+?)(?: \(UUID: [^)]*\))?\s*$/gm)].map((match) => match[1]!.trim());
 }
 
-/** Driver and CUDA versions from the header of plain `nvidia-smi`. */
+/**
+ * Driver and CUDA versions from the header of plain `nvidia-smi`: "Driver Version: 580.95.05  CUDA
+ * Version: 13.0", and from driver 610 on "KMD Version: 610.43.02  CUDA UMD Version: 13.3". "N/A"
+ * (no CUDA user-mode driver found) reads as null.
+ */
 export function parseNvidiaSmiHeader(text: string): { driverVersion: string | null; driverCudaVersion: string | null } {
   return {
-    driverVersion: /Driver Version:\s*([\d.]+)/.exec(text)?.[1] ?? null,
-    driverCudaVersion: /CUDA Version:\s*([\d.]+)/.exec(text)?.[1] ?? null,
+    driverVersion: /(?:Driver|KMD) Version:\s*(\d[\d.]*)/.exec(text)?.[1] ?? /NVIDIA-SMI\s+(\d[\d.]*)/.exec(text)?.[1] ?? null,
+    driverCudaVersion: /CUDA (?:UMD )?Version:\s*(\d[\d.]*)/.exec(text)?.[1] ?? null,
   };
 }
 
