@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { planEngine, realVulkanGpu, type MachineFacts } from '../../src/main/engines/llamacpp/engine-plan';
 import { LISTENING, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
 import { parseNvidiaSmiHeader, parseNvidiaSmiList, parseVulkanSummary } from '../../src/main/engines/llamacpp/machine-probe';
+import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
 import { capturedFiles, readCaptured } from '../support/captured';
 
 // Every file read here is captured output of the real tool, copied from the public source its header names
@@ -138,5 +139,24 @@ describe('captured llama.cpp startup logs, every build and format', () => {
     expect(LISTENING.test('main: server is listening on http://127.0.0.1:8080')).toBe(true);
     // Older builds print this before the model is loaded: not yet ready.
     expect(LISTENING.test('main: HTTP server is listening, hostname: 127.0.0.1, port: 8080, http threads: 7')).toBe(false);
+  });
+});
+
+describe('datasheet bandwidth by the exact board a captured nvidia-smi names', () => {
+  const boardIn = (file: string) => /, (NVIDIA [^,]+),/.exec(readCaptured(file))![1]!;
+
+  it('gives the SUPER its own figure, not the plain board the name starts with', () => {
+    const name = boardIn('nvidia-smi/compute-apps-rtx4080super-595.71.05-load.csv');
+    expect(name).toBe('NVIDIA GeForce RTX 4080 SUPER');
+    expect(gpuPeakBandwidth(name).peak).toMatchObject({ gb_per_s: 736, label: 'NVIDIA GeForce RTX 4080 SUPER' });
+    expect(gpuPeakBandwidth('NVIDIA GeForce RTX 4080').peak?.gb_per_s).toBe(716.8);
+  });
+
+  it('says a variant it does not know is unknown rather than borrowing a figure', () => {
+    for (const name of ['NVIDIA GeForce RTX 3050 Laptop GPU', 'NVIDIA GeForce RTX 2080 SUPER', 'NVIDIA GeForce RTX 4090 D']) {
+      expect(gpuPeakBandwidth(name).peak, name).toBeNull();
+      expect(gpuPeakBandwidth(name).reason).toMatch(/is not in the table of known GPUs/);
+    }
+    expect(gpuPeakBandwidth('NVIDIA GeForce RTX 4060 Ti 16GB').peak?.label).toBe('NVIDIA GeForce RTX 4060 Ti');
   });
 });

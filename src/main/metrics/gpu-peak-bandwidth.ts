@@ -3,7 +3,7 @@ import type { BandwidthPeak } from '../../shared/contract/runs';
 /**
  * Peak memory bandwidth of known GPUs, from NVIDIA's datasheets and product pages (GB/s,
  * 1e9 bytes). nvidia-smi names the board; the first pattern that matches it wins, so the
- * more specific names come first.
+ * more specific names come first, and a consumer board's pattern refuses its variants.
  */
 const KNOWN_GPUS: { pattern: RegExp; label: string; gbPerS: number; source: string }[] = [
   { pattern: /H200/i, label: 'NVIDIA H200 (HBM3e)', gbPerS: 4800, source: 'NVIDIA H200 Tensor Core GPU datasheet' },
@@ -19,14 +19,84 @@ const KNOWN_GPUS: { pattern: RegExp; label: string; gbPerS: number; source: stri
   { pattern: /\bA10\b/i, label: 'NVIDIA A10', gbPerS: 600, source: 'NVIDIA A10 Tensor Core GPU datasheet' },
   { pattern: /\bT4\b/i, label: 'NVIDIA T4', gbPerS: 320, source: 'NVIDIA T4 Tensor Core GPU datasheet' },
   { pattern: /V100/i, label: 'NVIDIA V100 (SXM2/PCIe)', gbPerS: 900, source: 'NVIDIA V100 Tensor Core GPU datasheet' },
-  { pattern: /RTX 5090/i, label: 'NVIDIA GeForce RTX 5090', gbPerS: 1792, source: 'NVIDIA GeForce RTX 5090 specifications' },
-  { pattern: /RTX 4090/i, label: 'NVIDIA GeForce RTX 4090', gbPerS: 1008, source: 'NVIDIA GeForce RTX 4090 specifications' },
-  { pattern: /RTX 4080/i, label: 'NVIDIA GeForce RTX 4080', gbPerS: 716.8, source: 'NVIDIA GeForce RTX 4080 specifications' },
-  { pattern: /RTX 3090 Ti/i, label: 'NVIDIA GeForce RTX 3090 Ti', gbPerS: 1008, source: 'NVIDIA GeForce RTX 3090 Ti specifications' },
-  { pattern: /RTX 3090/i, label: 'NVIDIA GeForce RTX 3090', gbPerS: 936, source: 'NVIDIA GeForce RTX 3090 specifications' },
+  // A board's name ends where its variant would begin: "RTX 4080" must not take "RTX 4080 SUPER"'s figure.
+  { pattern: board('RTX 5090'), label: 'NVIDIA GeForce RTX 5090', gbPerS: 1792, source: 'NVIDIA GeForce RTX 5090 specifications' },
+  { pattern: board('RTX 5080'), label: 'NVIDIA GeForce RTX 5080', gbPerS: 960, source: 'NVIDIA GeForce RTX 5080 specifications' },
+  { pattern: board('RTX 5070 Ti'), label: 'NVIDIA GeForce RTX 5070 Ti', gbPerS: 896, source: 'NVIDIA GeForce RTX 5070 Ti specifications' },
+  { pattern: board('RTX 5070'), label: 'NVIDIA GeForce RTX 5070', gbPerS: 672, source: 'NVIDIA GeForce RTX 5070 specifications' },
+  {
+    pattern: board('RTX 4090 Laptop GPU'),
+    label: 'NVIDIA GeForce RTX 4090 Laptop GPU',
+    gbPerS: 576,
+    source: 'NVIDIA GeForce RTX 40 Series Laptop specifications',
+  },
+  { pattern: board('RTX 4090'), label: 'NVIDIA GeForce RTX 4090', gbPerS: 1008, source: 'NVIDIA GeForce RTX 4090 specifications' },
+  {
+    pattern: board('RTX 4080 SUPER'),
+    label: 'NVIDIA GeForce RTX 4080 SUPER',
+    gbPerS: 736,
+    source: 'NVIDIA GeForce RTX 4080 SUPER specifications',
+  },
+  {
+    pattern: board('RTX 4080 Laptop GPU'),
+    label: 'NVIDIA GeForce RTX 4080 Laptop GPU',
+    gbPerS: 432,
+    source: 'NVIDIA GeForce RTX 40 Series Laptop specifications',
+  },
+  { pattern: board('RTX 4080'), label: 'NVIDIA GeForce RTX 4080', gbPerS: 716.8, source: 'NVIDIA GeForce RTX 4080 specifications' },
+  {
+    pattern: board('RTX 4070 Ti SUPER'),
+    label: 'NVIDIA GeForce RTX 4070 Ti SUPER',
+    gbPerS: 672,
+    source: 'NVIDIA GeForce RTX 4070 family specifications',
+  },
+  {
+    pattern: board('RTX 4070 Ti'),
+    label: 'NVIDIA GeForce RTX 4070 Ti',
+    gbPerS: 504,
+    source: 'NVIDIA GeForce RTX 4070 family specifications',
+  },
+  {
+    pattern: board('RTX 4070 SUPER'),
+    label: 'NVIDIA GeForce RTX 4070 SUPER',
+    gbPerS: 504,
+    source: 'NVIDIA GeForce RTX 4070 family specifications',
+  },
+  { pattern: board('RTX 4070'), label: 'NVIDIA GeForce RTX 4070', gbPerS: 504, source: 'NVIDIA GeForce RTX 4070 family specifications' },
+  {
+    pattern: board('RTX 4060 Ti'),
+    label: 'NVIDIA GeForce RTX 4060 Ti',
+    gbPerS: 288,
+    source: 'NVIDIA GeForce RTX 4060 family specifications',
+  },
+  { pattern: board('RTX 4060'), label: 'NVIDIA GeForce RTX 4060', gbPerS: 272, source: 'NVIDIA GeForce RTX 4060 family specifications' },
+  { pattern: board('RTX 3090 Ti'), label: 'NVIDIA GeForce RTX 3090 Ti', gbPerS: 1008, source: 'NVIDIA GeForce RTX 3090 Ti specifications' },
+  { pattern: board('RTX 3090'), label: 'NVIDIA GeForce RTX 3090', gbPerS: 936, source: 'NVIDIA GeForce RTX 3090 specifications' },
+  {
+    pattern: board('RTX 3080 Ti'),
+    label: 'NVIDIA GeForce RTX 3080 Ti',
+    gbPerS: 912,
+    source: 'NVIDIA GeForce RTX 3080 family specifications',
+  },
+  {
+    pattern: board('RTX 3080'),
+    label: 'NVIDIA GeForce RTX 3080 (10 GB)',
+    gbPerS: 760,
+    source: 'NVIDIA GeForce RTX 3080 family specifications',
+  },
+  { pattern: board('RTX 3070'), label: 'NVIDIA GeForce RTX 3070', gbPerS: 448, source: 'NVIDIA GeForce RTX 3070 family specifications' },
   { pattern: /RTX A6000/i, label: 'NVIDIA RTX A6000', gbPerS: 768, source: 'NVIDIA RTX A6000 datasheet' },
   { pattern: /RTX 6000 Ada/i, label: 'NVIDIA RTX 6000 Ada', gbPerS: 960, source: 'NVIDIA RTX 6000 Ada datasheet' },
 ];
+
+/**
+ * A consumer board by its exact name: the name may go on with a memory size ("12GB") but not with
+ * a variant (Ti, SUPER, Laptop GPU, D), which has a figure of its own or none known.
+ */
+function board(model: string): RegExp {
+  const escaped = model.replace(/ /g, '\\s+');
+  return new RegExp(`${escaped}(?!\\s*(?:Ti|SUPER|Laptop|Mobile|D\\b|Max-Q)\\b)(?![\\w])`, 'i');
+}
 
 /** The datasheet peak of one GPU by its nvidia-smi name, or null with the reason. */
 export function gpuPeakBandwidth(name: string | null): { peak: BandwidthPeak | null; reason: string | null } {
