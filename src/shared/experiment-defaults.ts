@@ -49,3 +49,21 @@ export const PERCENTILE_MIN_N = { p50: 1, p90: 10, p95: 20, p99: 100 } as const;
 export function defaultColdStarts(repeats: number): number {
   return Math.max(repeats, EXPERIMENT_DEFAULTS.warmCold.coldStarts);
 }
+
+/**
+ * The demo keeps the statistical defaults (windows, requests per window) and shortens the
+ * answers instead, to stay within a few minutes on two cores; the cap is part of the
+ * workload revision recorded with every run, and printed.
+ */
+export const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8, capacity: 16 } as const;
+
+/** The demo's quantization comparison: the CLI demo's first step and the UI's "Compare the demo quantizations" are this one spec. */
+export const DEMO_QUANT_SPEC = {
+  kind: 'quant',
+  model: 'demo:f16',
+  quants: ['f16', 'q8_0', 'q4_k_m'],
+  workload: 'chat-short',
+  repeats: EXPERIMENT_DEFAULTS.repeats,
+  requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
+  maxAnswerTokens: DEMO_ANSWER_TOKENS.quant,
+} as const;

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
-import { chromiumPath } from '../../src/main/doctor';
+import { CHROMIUM_FLAGS, describeWithChromium } from '../support/chromium';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { around, storeHistoryRun } from '../support/history-runs';
@@ -14,18 +14,6 @@ import { HistoryPage } from './pages/history';
 
 const tempDir = useTempDirs();
 const results = path.join(projectRoot(), 'test-results');
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
-
-const executable = chromiumPath();
-if (!executable) console.log('[e2e] UI tests need Chromium: apt-get install -y chromium (or set INFERLAB_CHROMIUM)');
 
 /** Three runs on an old build and three on a new one, and one run at another load: two configurations. */
 function seedRuns(file: string): void {
@@ -51,7 +39,7 @@ function seedRuns(file: string): void {
   }
 }
 
-describe.runIf(executable)('the History view in Chromium against inferlab serve', () => {
+describeWithChromium('the History view in Chromium against inferlab serve', (executable) => {
   let browser: Browser;
   let serve: Awaited<ReturnType<typeof startServe>>;
   let page: Page;
@@ -62,7 +50,7 @@ describe.runIf(executable)('the History view in Chromium against inferlab serve'
   beforeAll(async () => {
     fs.mkdirSync(results, { recursive: true });
     serve = await startServe(['--db', database], { INFERLAB_DATA_DIR: dataDir });
-    browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
+    browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));

@@ -6,7 +6,8 @@ import WebSocket from 'ws';
 import Database from 'better-sqlite3';
 import { projectRoot } from '../../src/main/core/paths';
 import { ms } from '../../src/renderer/src/components/format';
-import { chromiumPath } from '../../src/main/doctor';
+import { CHROMIUM_FLAGS, describeWithChromium } from '../support/chromium';
+import { machineReport } from '../support/machine';
 import { startServe } from '../support/serve';
 import { isolatedDataDir, useTempDirs } from '../support/temp';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
@@ -27,20 +28,8 @@ import { WorkloadsPage } from './pages/workloads';
 
 const tempDir = useTempDirs();
 const screenshots = path.join(projectRoot(), 'test-results', 'screenshots');
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
-const executable = chromiumPath();
-if (!executable) console.log('[e2e] UI tests need Chromium: apt-get install -y chromium (or set INFERLAB_CHROMIUM)');
-
-describe.runIf(executable)('the UI in Chromium against inferlab serve and the real engine', () => {
+describeWithChromium('the UI in Chromium against inferlab serve and the real engine', (executable) => {
   let browser: Browser;
   let serve: Awaited<ReturnType<typeof startServe>>;
   let page: Page;
@@ -51,7 +40,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
   beforeAll(async () => {
     fs.mkdirSync(screenshots, { recursive: true });
     serve = await startServe(['--db', path.join(dataDir, 'ui.db')], { INFERLAB_DATA_DIR: dataDir });
-    browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
+    browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
@@ -578,7 +567,7 @@ describe.runIf(executable)('the UI in Chromium against inferlab serve and the re
   });
 });
 
-describe.runIf(executable)('inferlab serve beyond loopback', () => {
+describe('inferlab serve beyond loopback', () => {
   it('requires the access token printed in its URL', async () => {
     const serve = await startServe(['--host', '0.0.0.0', '--db', path.join(tempDir(), 'token.db')]);
     try {
@@ -616,12 +605,14 @@ describe.runIf(executable)('inferlab serve beyond loopback', () => {
   });
 });
 
-describe.runIf(executable)('Home on a GPU machine whose engine is a CPU build', () => {
-  it('says at the top that runs measure the CPU, with the reason and the fix', async () => {
-    // The recorded-format nvidia-smi stand-in plays the GPU; the engine is this machine's CPU build.
+describeWithChromium('Home on a GPU machine whose engine is a CPU build', (executable) => {
+  it('says at the top that runs measure the CPU, with the reason and the fix', async (context) => {
+    // The constructed-output nvidia-smi stand-in plays a GPU; the case needs this machine's engine to be a CPU build.
+    const { engineBackend } = await machineReport();
+    if (engineBackend !== 'cpu') context.skip(`this machine's engine is a ${engineBackend} build, not the CPU build the case needs`);
     const standIn = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'bin');
     const serve = await startServe(['--db', path.join(tempDir(), 'gpu.db')], { PATH: `${standIn}:${process.env.PATH}` });
-    const browser = await chromium.launch({ executablePath: executable!, args: CHROMIUM_FLAGS });
+    const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(serve.url);

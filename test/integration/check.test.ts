@@ -1,20 +1,29 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/main/core/paths';
 import { inferlab } from '../support/cli';
+import { requireEngine } from '../support/engine';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 
 describe('inferlab check, the regression gate, against the real server', () => {
   it('passes a fresh rerun of the same configuration, catches a slower server setting (exit 1), refuses another model or workload (exit 2)', async () => {
-    const db = path.join(tempDir(), 'gate.db');
+    const dir = tempDir();
+    const db = path.join(dir, 'gate.db');
+    // chat-short with answers cut to 12 tokens: every window the gate measures stays short, even with the slow draft model.
+    const workload = path.join(dir, 'short-answers.yaml');
+    const chatShort = fs.readFileSync(path.join(projectRoot(), 'resources', 'workloads', 'chat-short.yaml'), 'utf8');
+    expect(chatShort).toContain('max_tokens: 48');
+    fs.writeFileSync(workload, chatShort.replace('name: chat-short', 'name: short-answers').replace('max_tokens: 48', 'max_tokens: 12'));
     const run = async (args: string[]) => {
       const result = await inferlab([
         'run',
         '--workload',
-        'chat-short',
+        workload,
         '--requests',
-        '8',
+        '6',
         '--concurrency',
         '1',
         '--db',
@@ -27,7 +36,11 @@ describe('inferlab check, the regression gate, against the real server', () => {
     };
     const baseline = await run(['--model', 'demo:f16', '--set', 'threads=2']);
 
-    const same = await inferlab(['check', '--baseline', baseline, '--margin', '10%', '--db', db, '--json']);
+    // --engine: another llama-server binary (here a copy of this build's folder, as a person's own build would be).
+    const engineCopy = path.join(dir, 'engine-copy');
+    fs.cpSync((await requireEngine()).toolsDir, engineCopy, { recursive: true, verbatimSymlinks: true });
+    const copiedServer = path.join(engineCopy, 'llama-server');
+    const same = await inferlab(['check', '--baseline', baseline, '--engine', copiedServer, '--margin', '10%', '--db', db, '--json']);
     expect(same.code, same.stdout + same.stderr).toBe(0);
     const passed = JSON.parse(same.stdout);
     expect(passed.result).toBe('pass');
@@ -38,6 +51,8 @@ describe('inferlab check, the regression gate, against the real server', () => {
       'output_tokens_per_s',
     ]);
     expect(passed.candidate.engine.commit).toBe(passed.baseline.engine.commit);
+    expect(passed.candidate.engine.server_path).toBe(copiedServer);
+    expect(passed.baseline.engine.server_path).not.toBe(copiedServer);
     expect(passed.interleaved).toBe(false);
 
     // Interleaved: the baseline configuration measured again on its own build, ABBA with the candidate.
@@ -61,7 +76,7 @@ describe('inferlab check, the regression gate, against the real server', () => {
     expect(fresh.baseline.run_ids).not.toContain(baseline);
     expect(fresh.baseline.engine).toEqual(passed.baseline.engine);
 
-    // Three windows per check and a draft model that decodes slowly: minutes on two cores, hence the longer limit.
+    // Three windows per check and a draft model that decodes slowly, hence the longer limit.
     // A draft model a third of the target's size slows this CPU's decoding several times over (experiment spec measures it).
     // Half the threads is no robust slowdown here: on two cores the client shares them with the server.
     const slower = await inferlab([
@@ -109,5 +124,5 @@ describe('inferlab check, the regression gate, against the real server', () => {
     const refusedWorkload = await inferlab(['check', '--baseline', baseline, '--run', JSON.parse(otherWorkload.stdout).run_id, '--db', db]);
     expect(refusedWorkload.code).toBe(2);
     expect(refusedWorkload.stderr).toMatch(/the workload changed/);
-  }, 480_000);
+  }, 300_000);
 });

@@ -8,6 +8,7 @@ import { engineCacheDir, projectRoot } from '../../src/main/core/paths';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
+import { machineReport } from '../support/machine';
 import { inferlab } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 
@@ -58,8 +59,10 @@ describe('inferlab CLI', () => {
     expect(result.code).toBe(report.checks.some((check: { status: string }) => check.status === 'missing') ? 1 : 0);
   });
 
-  it('doctor says loudly when a machine with an NVIDIA GPU has only a CPU engine', async () => {
-    // The recorded-format nvidia-smi stand-in plays the GPU this machine lacks; the engine is this machine's CPU build.
+  it('doctor says loudly when a machine with an NVIDIA GPU has only a CPU engine', async (context) => {
+    // The constructed-output nvidia-smi stand-in plays a GPU; the case needs this machine's engine to be a CPU build.
+    const { engineBackend } = await machineReport();
+    if (engineBackend !== 'cpu') context.skip(`this machine's engine is a ${engineBackend} build, not the CPU build the case needs`);
     const standIn = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'bin');
     const result = await inferlab(['doctor', '--json', '--db', path.join(tempDir(), 'doctor.db')], {
       PATH: `${standIn}:${process.env.PATH}`,

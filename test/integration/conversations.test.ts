@@ -98,8 +98,11 @@ describe('multi-turn conversations against the real server', () => {
         expect(messages.slice(1, -1)).toEqual(expected);
         expect(messages.at(-1)).toEqual({ role: 'user', content: USERS[index] });
         if (index > 0) {
-          // The server reused the conversation so far from its cache, and more of it each turn.
-          expect(request.cached_tokens!).toBeGreaterThan(turns[index - 1]!.cached_tokens!);
+          // The server reused the conversation so far from its cache. Not always its own: both users send
+          // the same messages, and llama-server gives a request the slot whose prompt is most like it, so a
+          // turn may land in the other user's slot and reuse less than the turn before did.
+          expect(request.cached_tokens!).toBeGreaterThan(0);
+          expect(request.cached_tokens!).toBeLessThan(request.prompt_tokens!);
           expect(request.prompt_tokens!).toBeGreaterThan(turns[index - 1]!.prompt_tokens!);
           // The user thought for 150 ms after the previous answer before sending.
           expect(request.t0_ms - turns[index - 1]!.end_ms).toBeGreaterThanOrEqual(149);
@@ -113,7 +116,8 @@ describe('multi-turn conversations against the real server', () => {
       [4, 2],
     ]);
     const cached = summary.turns.map((turn: { cached_tokens_mean: number }) => turn.cached_tokens_mean);
-    for (let k = 1; k < cached.length; k++) expect(cached[k]).toBeGreaterThan(cached[k - 1]);
+    // Over the conversation the reuse grows, whichever slot each turn landed in.
+    expect(cached.at(-1)).toBeGreaterThan(cached[0]);
   }, 120_000);
 
   it('a reference history appends the fixed answers, not the model’s, so prompt lengths are reproducible', async () => {

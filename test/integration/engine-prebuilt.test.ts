@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
+import type { EngineInfo } from '../../src/shared/contract/engine';
 import { engineCacheDir } from '../../src/main/core/paths';
 import { runToCompletion } from '../../src/main/core/process';
 import { ensureEngineBuild, type BuildProgress, type ManagedBuild } from '../../src/main/engines/llamacpp/engine-build';
@@ -8,7 +9,7 @@ import type { EnginePlan } from '../../src/main/engines/llamacpp/engine-plan';
 import { smokeTestEngine } from '../../src/main/engines/llamacpp/engine-smoke';
 import { PINNED_SOURCE, readPinnedSourceRecord, sourceDirFor } from '../../src/main/engines/llamacpp/engine-source';
 import { packPinnedPackage } from '../../src/main/engines/llamacpp/pinned-package';
-import { compositionFor, PREBUILT_PACKAGES } from '../../src/main/engines/llamacpp/prebuilt-packages';
+import { compositionFor, compositionPackages, PREBUILT_PACKAGES } from '../../src/main/engines/llamacpp/prebuilt-packages';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { requireEngine } from '../support/engine';
 import { useTempDirs } from '../support/temp';
@@ -51,16 +52,30 @@ function offlineNpmEnv(): NodeJS.ProcessEnv {
   return { ...process.env, npm_config_cache: tempDir(), npm_config_offline: 'true', npm_config_fetch_retries: '0' };
 }
 
+/** The managed engine, or a skip that says why: the cases below are about the build setup makes. */
+async function managedEngineOrSkip(context: TestContext) {
+  const engine = await requireEngine();
+  if (engine.origin !== 'managed' || !engine.backend)
+    context.skip(`the suite runs on a ${engine.origin} llama-server (${engine.serverPath}), not a managed build`);
+  return engine;
+}
+
+function cudaMajorOf(engine: EngineInfo): 12 | 13 | null {
+  if (engine.backend !== 'cuda') return null;
+  return engine.build?.packages.some((item) => item.name.endsWith('-cuda-ext')) ? 12 : 13;
+}
+
 describe.skipIf(!linuxX64)('the engine compiled on prebuilt libraries', () => {
-  it('is the engine this suite runs on, proven by its smoke test and naming what it loaded', async () => {
-    const engine = await requireEngine();
-    if (engine.origin !== 'managed') {
-      console.log(`skipped: the suite runs on a ${engine.origin} llama-server (${engine.serverPath}), not a managed build`);
-      return;
-    }
+  it('is the engine this suite runs on, proven by its smoke test and naming what it loaded', async (context) => {
+    const engine = await managedEngineOrSkip(context);
+    if (engine.build?.route !== 'prebuilt')
+      context.skip(`this engine was built from source (${engine.build?.fallbackReason ?? 'asked for'})`);
+    // The packages the backend's composition names, in order: the CPU package alone, or it with a GPU package.
+    const composition = compositionFor(engine.backend!, process.arch, cudaMajorOf(engine));
+    expect(composition, `no prebuilt composition for ${engine.backend}`).not.toBeNull();
     expect(engine.build).toMatchObject({
       route: 'prebuilt',
-      packages: [{ name: '@node-llama-cpp/linux-x64', version: PINNED_SOURCE.version }],
+      packages: compositionPackages(composition!).map((item) => ({ name: item.name, version: PINNED_SOURCE.version })),
     });
     expect(engine.build?.cpuVariant).toMatch(/^[a-z0-9_-]+$/);
     // Every library the server needs resolves inside the engine's own folder (the $ORIGIN run path).
@@ -70,24 +85,24 @@ describe.skipIf(!linuxX64)('the engine compiled on prebuilt libraries', () => {
     for (const line of own) expect(line).toContain(`=> ${engine.toolsDir}/`);
     expect(ldd.output).not.toMatch(/not found/);
 
-    const smoke = await smokeTestEngine({ binDir: engine.toolsDir, backend: 'cpu', model: await resolveModelRef('demo:q8_0') });
+    const smoke = await smokeTestEngine({ binDir: engine.toolsDir, backend: engine.backend!, model: await resolveModelRef('demo:q8_0') });
     expect(smoke.tokensGenerated).toBeGreaterThan(0);
     expect(smoke.cpuVariant).toBe(engine.build?.cpuVariant);
   });
 
-  it('fails its smoke test when a library is missing, naming the tool and the library', async () => {
-    const engine = await requireEngine();
-    if (engine.origin !== 'managed') return;
+  it('fails its smoke test when a library is missing, naming the tool and the library', async (context) => {
+    const engine = await managedEngineOrSkip(context);
     const broken = copyOfEngine(engine.toolsDir);
     fs.rmSync(path.join(broken, 'libllama-common.so'));
-    await expect(smokeTestEngine({ binDir: broken, backend: 'cpu', model: await resolveModelRef('demo:q8_0') })).rejects.toThrow(
+    await expect(smokeTestEngine({ binDir: broken, backend: engine.backend!, model: await resolveModelRef('demo:q8_0') })).rejects.toThrow(
       /smoke test failed: llama-quantize does not start[\s\S]*libllama-common\.so/,
     );
   });
 
-  it('refuses a GPU engine that loads no GPU backend and offloads nothing', async () => {
-    const engine = await requireEngine();
-    if (engine.origin !== 'managed') return;
+  it('refuses a GPU engine that loads no GPU backend and offloads nothing', async (context) => {
+    const engine = await managedEngineOrSkip(context);
+    if (engine.backend !== 'cpu')
+      context.skip(`the case asks a CPU engine to pass as a CUDA one; this machine's engine is a ${engine.backend} build`);
     // The CPU engine asked to prove itself as a CUDA engine: exactly a CUDA package whose runtime did not load.
     await expect(smokeTestEngine({ binDir: engine.toolsDir, backend: 'cuda', model: await resolveModelRef('demo:q8_0') })).rejects.toThrow(
       /this cuda engine did not load its GPU backend \(loaded: libggml-cpu-/,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { inferlab } from '../support/cli';
+import { machineReport } from '../support/machine';
 import { useTempDirs } from '../support/temp';
 import fs from 'node:fs';
 
@@ -43,7 +44,9 @@ describe('experiments with the demo models against the real server', () => {
     expect(q4.kld_mean).toBeGreaterThan(q8.kld_mean);
     expect(q8.run_ids).toHaveLength(2);
     expect(f16.load_ms).toBeGreaterThan(0);
-    expect(f16.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
+    // VRAM is measured where the product sees a GPU, and null (never zero) where it sees none.
+    if ((await machineReport()).gpus.length === 0) expect(f16.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
+    else expect(f16.vram.peak_mib).toBeGreaterThan(0);
     // Two windows per condition are below the three a verdict needs: every latency question says so, and how to fix it.
     expect(experiment.verdicts).toHaveLength(8);
     for (const verdict of experiment.verdicts)

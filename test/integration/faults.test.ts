@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { identify, isAlive } from '../../src/main/core/process-identity';
+import { DEFAULT_TIMEOUTS } from '../../src/main/server/managed-server';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { runWorkload } from '../../src/main/runner/run-workload';
@@ -32,8 +33,10 @@ describe('faults against the real server', () => {
     let pid: number | null = null;
     harness.servers.changes.on((snapshot) => snapshot.state === 'ready' && (pid = snapshot.pid));
     let stopped = false;
+    let stoppedAt = 0;
+    const timeouts = { firstTokenMs: 1500, totalMs: 3000 };
     try {
-      const started = Date.now();
+      const started = performance.now();
       const { summary } = await runWorkload({
         request: {
           workload: { def: readWorkloadFile(workloadPath('chat-short')), file: workloadPath('chat-short') },
@@ -42,7 +45,7 @@ describe('faults against the real server', () => {
           stop: { requests: 200, durationMs: null },
           warmup: 0,
           slo: null,
-          timeouts: { firstTokenMs: 1500, totalMs: 3000 },
+          timeouts,
           private: false,
           referenceRunId: null,
           baselineMs: 100,
@@ -53,16 +56,28 @@ describe('faults against the real server', () => {
         onProgress: (progress) => {
           if (!stopped && progress.finished >= 2 && pid) {
             stopped = true;
+            stoppedAt = performance.now();
             process.kill(pid, 'SIGSTOP');
           }
         },
       });
+      const afterStop = performance.now() - stoppedAt;
       expect(summary.status).toBe('aborted');
       expect(summary.status_reason).toMatch(/stopped responding: 3 requests in a row failed \((first_token_timeout|total_timeout)\)/);
       expect(
         (summary.requests.failures_by_class.first_token_timeout ?? 0) + (summary.requests.failures_by_class.total_timeout ?? 0),
       ).toBeGreaterThanOrEqual(3);
-      expect(Date.now() - started).toBeLessThan(30_000);
+      // The hang was waited out by the timeouts: no failed request ended before its timeout was due (Node's
+      // millisecond timers may fire a fraction of a millisecond early on the high-resolution clock).
+      const failed = harness.store.runs.measuredRequests(summary.run_id).filter((row) => row.error_class !== null);
+      expect(failed.length).toBeGreaterThanOrEqual(3);
+      for (const row of failed) {
+        const due = row.error_class === 'first_token_timeout' ? timeouts.firstTokenMs : timeouts.totalMs;
+        expect(row.end_ms! - row.t0_ms, row.error_class!).toBeGreaterThanOrEqual(due - 2);
+      }
+      // Nor did the run wait longer than three total timeouts and the server's stop, give or take what
+      // starting the server and its first requests took on this machine just before.
+      expect(afterStop).toBeLessThan(3 * timeouts.totalMs + DEFAULT_TIMEOUTS.stopGraceMs + (stoppedAt - started));
       expect(isAlive(identify(pid!))).toBe(false);
     } finally {
       await harness.dispose();

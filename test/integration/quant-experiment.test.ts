@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { experimentTable } from '../../src/main/cli/experiment-table';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { inferlab } from '../support/cli';
+import { machineReport } from '../support/machine';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -130,5 +131,81 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
     await refused(`a=${original},b=${path.join(dir, 'nope.gguf')}`, /--files entry "b=.*nope\.gguf": no file at/);
     await refused(`a=${original},b=${shortText}`, /--files entry "b=.*short\.txt": .* is not a GGUF file/);
     await refused(`a=${original},${copy}`, /--files entry ".*copy\.gguf" is not NAME=PATH/);
+  }, 300_000);
+
+  it('the gate flags reach the recommendation, and check takes an experiment as its baseline (its recommended condition)', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'g.db');
+    const experiment = async (flags: string[]) => {
+      const result = await inferlab([
+        'experiment',
+        'quant',
+        '--model',
+        'demo:f16',
+        '--quants',
+        'f16,q8_0,q4_k_m',
+        '--workload',
+        smallWorkload(dir),
+        '--repeats',
+        '1',
+        '--requests',
+        '2',
+        '--min-agreement',
+        '0.2',
+        '--acceptance-alpha',
+        'off',
+        '--objective',
+        'memory',
+        ...flags,
+        '--db',
+        db,
+        '--json',
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout);
+    };
+    // The demo's q8_0 is about 1e-6 nats from f16 and q4_k_m about 5e-5: a 1e-5 ceiling passes one and fails the other.
+    const gated = await experiment(['--max-kld', '0.00001']);
+    expect(gated.protocol.constraints).toMatchObject({
+      minAgreement: 0.2,
+      maxKld: 0.00001,
+      objective: 'memory',
+      disabledGates: ['acceptance'],
+    });
+    const gate = (name: string) => gated.recommendation.gates.find((each: { name: string }) => each.name === name);
+    const status = (name: string, condition: string) =>
+      gate(name).conditions.find((cell: { name: string }) => cell.name === condition).status;
+    expect(gate('acceptance').threshold).toMatch(/^off/);
+    expect(gate('token agreement').threshold).toMatch(/≥ 20\.0 %/);
+    expect([status('kld', 'q8_0'), status('kld', 'q4_k_m')]).toEqual(['pass', 'fail']);
+    // By memory, the smallest file that passes every gate.
+    expect(gated.recommendation.choice).toBe('q8_0');
+
+    // A VRAM budget no server fits: where the product sees a GPU the gate fails, where it sees none it cannot be checked.
+    const budgeted = await experiment(['--vram-budget', '100']);
+    const vram = budgeted.recommendation.gates.find((each: { name: string }) => each.name === 'VRAM budget');
+    expect(vram.threshold).toBe('server-attributable VRAM ≤ 100 MiB');
+    const expected = (await machineReport()).gpus.length > 0 ? 'fail' : 'unknown';
+    for (const cell of vram.conditions) expect(cell.status, cell.name).toBe(expected);
+    expect(budgeted.recommendation.choice).toBeNull();
+
+    // check --baseline EXPERIMENT stands for the runs of its recommended condition (q8_0): f16's runs served another file.
+    const f16Runs = gated.conditions[0].run_ids.join(',');
+    const refused = await inferlab(['check', '--baseline', gated.experiment_id, '--run', f16Runs, '--db', db]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/served another model file .* than the baseline/);
+    const sameFile = await inferlab([
+      'check',
+      '--baseline',
+      gated.experiment_id,
+      '--condition',
+      'f16',
+      '--run',
+      f16Runs,
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(JSON.parse(sameFile.stdout).baseline.run_ids).toEqual(gated.conditions[0].run_ids);
   }, 300_000);
 });

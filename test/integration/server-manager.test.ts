@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -60,10 +61,14 @@ describe('ServerManager against the real llama-server', () => {
       const crashed = new Promise<{ snapshot: ServerSnapshot; at: number }>((resolve) =>
         server.changes.on((snapshot) => snapshot.state === 'crashed' && resolve({ snapshot, at: performance.now() })),
       );
-      const killedAt = performance.now();
+      // A process this test starts and kills beside the server, its pipes like the server's: the moment it
+      // is seen to exit is when this (possibly busy) process could first know of the server's death.
+      const sentinel = spawn('sleep', ['600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const sentinelSeen = new Promise<number>((resolve) => sentinel.once('close', () => resolve(performance.now())));
       process.kill(ready.pid!, 'SIGKILL');
-      const { snapshot, at } = await crashed;
-      expect(at - killedAt).toBeLessThan(1000);
+      sentinel.kill('SIGKILL');
+      const [{ snapshot, at }, seen] = await Promise.all([crashed, sentinelSeen]);
+      expect(at - seen, `crash reported ${(at - seen).toFixed(0)} ms after the sentinel's exit was seen`).toBeLessThan(1000);
       expect(snapshot.fault?.code).toBe('crashed');
       expect(snapshot.fault?.signal).toBe('SIGKILL');
       expect(snapshot.fault?.logTail.length).toBeGreaterThan(0);

@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunJobState } from '../../src/shared/contract';
+import type { RunJobState, ServerProfile } from '../../src/shared/contract';
+import { ErrorCode } from '../../src/shared/errors';
+import { AppError } from '../../src/main/core/errors';
 import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { requireEngine } from '../support/engine';
@@ -69,22 +71,44 @@ describe('processes started on behalf of requests', () => {
     const victim = path.join(tempDir(), 'victim');
     fs.writeFileSync(victim, 'keep me');
     const base = { ...defaultProfile('audit'), contextSize: 1024, threads: 1 };
-    const hostile = [
-      { ...base, extraFlags: ['--log-file', victim] },
-      { ...base, extraFlags: ['--rpc', '10.0.0.1:50052'] },
-      { ...base, extraFlags: ['--lora', victim] },
-      { ...base, extraFlags: ['--chat-template-file', victim] },
-      { ...base, extraFlags: ['-mu', 'http://127.0.0.1:9/x.gguf'] },
-      { ...base, threads: '1; touch /tmp/inferlab-pwned' as unknown as number },
-      { ...base, name: '$(touch /tmp/inferlab-pwned)' },
+    // Each request is refused as invalid input, for the reason the profile rules give, before anything is launched.
+    const hostile: [ServerProfile, string, RegExp][] = [
+      [
+        { ...base, extraFlags: ['--log-file', victim] },
+        'extraFlags',
+        /--log-file is not allowed: Infer Lab sets the server's logging itself/,
+      ],
+      [{ ...base, extraFlags: ['--rpc', '10.0.0.1:50052'] }, 'extraFlags', /--rpc is not allowed: it changes how the server is reached/],
+      [{ ...base, extraFlags: ['--lora', victim] }, 'extraFlags', /--lora is not allowed: it loads an adapter/],
+      [
+        { ...base, extraFlags: ['--chat-template-file', victim] },
+        'extraFlags',
+        /--chat-template-file is not allowed: it changes the chat template/,
+      ],
+      [{ ...base, extraFlags: ['-mu', 'http://127.0.0.1:9/x.gguf'] }, 'extraFlags', /-mu is not allowed: it changes which model is served/],
+      [
+        { ...base, threads: '1; touch /tmp/inferlab-pwned' as unknown as number },
+        'threads',
+        /threads must be an integer from 1 to 4096, got "1; touch \/tmp\/inferlab-pwned"/,
+      ],
+      [{ ...base, name: '$(touch /tmp/inferlab-pwned)' }, 'name', /name must be 1-64 letters, digits, dots, dashes or underscores/],
     ];
-    for (const profile of hostile) {
-      await expect(
-        container.services.servers.start('demo:q8_0', profile, { force: true }),
-        JSON.stringify(profile.extraFlags),
-      ).rejects.toThrow();
+    for (const [profile, field, reason] of hostile) {
+      const refusal = await container.services.servers.start('demo:q8_0', profile, { force: true }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refusal, JSON.stringify(profile)).toBeInstanceOf(AppError);
+      expect((refusal as AppError).code).toBe(ErrorCode.InvalidInput);
+      expect((refusal as AppError).message).toMatch(/^Server profile ".*" is not valid:/);
+      expect((refusal as AppError).message).toMatch(reason);
+      const problems = ((refusal as AppError).details as { problems: { field: string }[] }).problems;
+      expect(problems.map((problem) => problem.field)).toEqual([field]);
     }
-    await expect(container.services.servers.start('demo:q8_0; touch /tmp/inferlab-pwned', base, { force: true })).rejects.toThrow();
+    await expect(container.services.servers.start('demo:q8_0; touch /tmp/inferlab-pwned', base, { force: true })).rejects.toMatchObject({
+      code: ErrorCode.InvalidInput,
+      message: expect.stringMatching(/^Unknown demo model "demo:q8_0; touch \/tmp\/inferlab-pwned"; expected one of demo:/),
+    });
     // Asking the engine for its version is the only launch so far.
     const serving = () => launches.filter((launch) => launch.file === engine.serverPath && !launch.args.includes('--version'));
     expect(serving()).toEqual([]);
@@ -108,6 +132,8 @@ describe('processes started on behalf of requests', () => {
       durationS: null,
       warmup: 0,
       private: false,
+      // Another llama-server on the machine must not turn this run into a refusal: the audit is about what is launched.
+      force: true,
     });
     const state = await finished;
     expect(state.error).toBeNull();

@@ -25,7 +25,7 @@ describe('speculative decoding with the demo models against the real server', ()
       '--requests',
       '3',
       '--max-answer-tokens',
-      '24',
+      '12',
       '--db',
       path.join(dir, 'e.db'),
       '--json',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
 import { inferlab, startInferlab } from '../support/cli';
+import { machineReport } from '../support/machine';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -28,7 +29,7 @@ describe('telemetry on a run', () => {
   it('reports gpu: null with the reason, plus real process and server metrics; predicted tokens match the run', async () => {
     const dir = tempDir();
     const db = path.join(dir, 't.db');
-    // A PATH with no nvidia-smi or amd-smi on it, so this holds on a GPU machine too.
+    // A PATH with no nvidia-smi or amd-smi on it: GPU telemetry is absent whatever the machine has.
     const result = await inferlab(
       [
         'run',
@@ -78,13 +79,16 @@ describe('telemetry on a run', () => {
     if (telemetry.energy.source === 'rapl') expect(telemetry.energy.joules).toBeGreaterThan(0);
     else expect(telemetry.energy).toMatchObject({ joules: null, reason: expect.stringMatching(/RAPL/) });
     expect(telemetry.throttle.throttled).toBeNull();
-    // A CPU run: every weight, against what the server's threads can read.
-    expect(summary.decode_bandwidth).toMatchObject({ placement: 'cpu', reason: null, peak: { kind: 'cpu probe' } });
-    expect(summary.decode_bandwidth.effective_gb_per_s).toBeGreaterThan(0);
-    expect(summary.decode_bandwidth.peak.label).toMatch(/^reachable with \d+ threads?$/);
+    // The engine decides where decoding runs, not the PATH: a CPU engine reads every weight
+    // against what the server's threads can read; a GPU engine's run is never called a CPU one.
+    if ((await machineReport()).engineBackend === 'cpu') {
+      expect(summary.decode_bandwidth).toMatchObject({ placement: 'cpu', reason: null, peak: { kind: 'cpu probe' } });
+      expect(summary.decode_bandwidth.effective_gb_per_s).toBeGreaterThan(0);
+      expect(summary.decode_bandwidth.peak.label).toMatch(/^reachable with \d+ threads?$/);
+    } else expect(summary.decode_bandwidth.placement).not.toBe('cpu');
   });
 
-  it('with the recorded-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
+  it('with the constructed-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
     const db = path.join(tempDir(), 'gpu.db');
     const result = await inferlab(
       ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '8', '--force', '--db', db, '--json'],
@@ -174,9 +178,12 @@ describe('telemetry on a run', () => {
   it('samples an AMD GPU through the amd-smi stand-in when nvidia-smi is absent', { timeout: 240_000 }, async () => {
     const db = path.join(tempDir(), 'amd.db');
     const amdDir = path.join(projectRoot(), 'test', 'fixtures', 'nvidia-smi', 'amd-bin');
+    // The stand-in's folder and node alone: a real nvidia-smi anywhere on the PATH (often /usr/bin) would be read first.
+    const nodeOnly = tempDir();
+    fs.symlinkSync(process.execPath, path.join(nodeOnly, 'node'));
     const result = await inferlab(
       ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--force', '--db', db, '--json'],
-      { PATH: `${amdDir}:${process.env.PATH}` },
+      { PATH: `${amdDir}:${nodeOnly}` },
     );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;

@@ -33,7 +33,7 @@ describe('trace replay against the real server', () => {
     const run = await inferlab(['run', '--trace', trace, '--trace-speed', '2', '--model', 'demo:q8_0', '--db', db, '--json']);
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout);
-    expect(summary.load).toMatchObject({ mode: 'open', client_bound: false });
+    expect(summary.load).toMatchObject({ mode: 'open' });
     const out = path.join(dir, 'export');
     expect((await inferlab(['export', summary.run_id, '--out', out, '--db', db])).code).toBe(0);
     const rows = fs
@@ -60,13 +60,22 @@ describe('trace replay against the real server', () => {
     expect(rows[1]!.cached_tokens).toBeGreaterThanOrEqual(1024);
     expect(rows[1]!.cached_tokens).toBeLessThan(1100);
     expect(rows[2]!.cached_tokens).toBeLessThan(16);
-    // Scheduled at the trace's gaps at twice its speed; sent within the slip the run reports.
+    // Scheduled at the trace's gaps at twice its speed; sent in the trace's order, never before the scheduled
+    // time, and within the slip the run reports. How small that slip is on an idle machine is a benchmark
+    // figure (npm run bench: the open-loop generator's slip), not something a shared machine can promise.
     const gaps = TRACE.map((record) => (record.timestamp - TRACE[0]!.timestamp) / 2);
     for (const [index, row] of rows.entries()) {
       expect(row.scheduled_ms - rows[0]!.scheduled_ms).toBeCloseTo(gaps[index]!, 6);
+      expect(row.t0_ms).toBeGreaterThanOrEqual(row.scheduled_ms);
       expect(Math.abs(row.t0_ms - rows[0]!.t0_ms - gaps[index]!)).toBeLessThanOrEqual(summary.load.slip_ms_max + 1e-6);
     }
-    expect(summary.load.slip_ms_max).toBeLessThan(50);
+    const sends = rows.map((row) => row.t0_ms);
+    expect(sends).toEqual([...sends].sort((a, b) => a - b));
+    // The run says whether it kept to the trace: offered at the trace's mean rate, it is client-bound exactly
+    // when a send slipped by more than the mean gap (at least 5 ms).
+    const meanGap = gaps[gaps.length - 1]! / (gaps.length - 1);
+    expect(summary.load.offered).toBeCloseTo(1000 / meanGap, 6);
+    expect(summary.load.client_bound).toBe(summary.load.slip_ms_max > Math.max(5, meanGap));
     // The run exports as a trace again: hashes only, the same blocks shared, the same lengths, the replayed timing.
     const exported = fs
       .readFileSync(path.join(out, 'trace.jsonl'), 'utf8')

@@ -25,7 +25,7 @@ export class ExperimentsPage {
 
   async compareDemoQuantizations(): Promise<void> {
     await this.app.page.getByRole('button', { name: 'Compare the demo quantizations' }).click();
-    // Three fresh servers, 6 windows of 32 requests each, a KLD pass: about 100 s on two cores.
+    // The demo's quantization step: three fresh servers, 6 windows of 32 requests of 16 tokens, a KLD pass.
     await this.result.waitFor({ timeout: 270_000 });
   }
 

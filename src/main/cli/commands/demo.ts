@@ -6,18 +6,11 @@ import { ErrorCode } from '../../../shared/errors';
 import { shellAccess } from '../../services/access';
 import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
-import { defaultColdStarts, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
+import { defaultColdStarts, DEMO_ANSWER_TOKENS, DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { resolveModelRef } from '../../models/demo-models';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { DEMO_USAGE as USAGE } from '../usage';
-
-/**
- * The demo keeps the statistical defaults (windows, requests per window) and shortens the
- * answers instead, to stay within a few minutes on two cores; the cap is part of the
- * workload revision recorded with every run, and printed.
- */
-const DEMO_ANSWER_TOKENS = { quant: 16, warmCold: 8, capacity: 16 } as const;
 
 /**
  * The capacity demo: Poisson arrivals searched from 4 req/s (a lower start costs minutes per
@@ -63,17 +56,7 @@ async function fullDemo(values: DemoValues, signal: AbortSignal): Promise<number
     say(
       `1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order`,
     );
-    const quant = await container.experiments.run(
-      {
-        ...common,
-        kind: 'quant',
-        model: 'demo:f16',
-        quants: ['f16', 'q8_0', 'q4_k_m'],
-        workload: 'chat-short',
-        maxAnswerTokens: DEMO_ANSWER_TOKENS.quant,
-      },
-      hooks,
-    );
+    const quant = await container.experiments.run({ ...common, ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] }, hooks);
     say(
       `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows; cold-process: ${defaultColdStarts(EXPERIMENT_DEFAULTS.repeats)} fresh servers, one first request each`,
     );

@@ -3,7 +3,7 @@ import type { AppServices, DecisionRecord, ExperimentListItem, StartExperimentSp
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes, ms, num, pct, pctl, when } from '../components/format';
-import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
+import { DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
 import { downloadFile } from '../components/download';
@@ -16,14 +16,7 @@ import { routeOf } from '../state/route';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 
-const QUANT_DEMO: StartExperimentSpec = {
-  kind: 'quant',
-  model: 'demo:f16',
-  quants: ['f16', 'q8_0', 'q4_k_m'],
-  workload: 'chat-short',
-  repeats: EXPERIMENT_DEFAULTS.repeats,
-  requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
-};
+const QUANT_DEMO: StartExperimentSpec = { ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] };
 
 const EXPERIMENT_TITLES: Record<ExperimentResult['kind'], string> = {
   quant: 'Quantization',

@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { demoModelsDir } from '../../src/main/core/paths';
+import { openDatabase } from '../../src/main/store/database';
+import { RunStore } from '../../src/main/store/run-store';
+import { inferlab } from '../support/cli';
+import { storeSampleRun } from '../support/stored-run';
+import { isolatedDataDir, useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+// Commands the README lists that need no measurement: each is run as a person would, from the CLI.
+describe('inferlab commands that manage stored things', () => {
+  const dataDir = isolatedDataDir(demoModelsDir());
+  const env = { INFERLAB_DATA_DIR: dataDir };
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('server profile save, show, save --from, list and delete, with errors that name the profile', async () => {
+    const db = path.join(tempDir(), 'profiles.db');
+    const cli = (args: string[]) => inferlab(['server', 'profile', ...args, '--db', db], env);
+    const saved = await cli(['save', 'long', '--set', 'contextSize=16384']);
+    expect(saved.code).toBe(0);
+    expect(saved.stderr).toMatch(/saved server profile long/);
+    const shown = await cli(['show', 'long']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^contextSize\s+16384\s/m);
+    await cli(['save', 'long-two-threads', '--from', 'long', '--set', 'threads=1']);
+    const listed = JSON.parse((await cli(['list', '--json'])).stdout) as { name: string; contextSize: number; threads: number }[];
+    expect(listed.find((profile) => profile.name === 'long-two-threads')).toMatchObject({ contextSize: 16384, threads: 1 });
+
+    expect((await cli(['delete', 'long'])).code).toBe(0);
+    const gone = await cli(['show', 'long']);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/No server profile named "long"\. Saved profiles: default, long-two-threads/);
+    const kept = await cli(['delete', 'default']);
+    expect(kept.code).toBe(2);
+    expect(kept.stderr).toMatch(/The default profile cannot be deleted/);
+    const bad = await cli(['save', 'broken', '--set', 'contextSize=lots']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/contextSize/);
+  });
+
+  it('runs list --limit shows the newest runs first; runs delete removes one run and its requests, and says so', async () => {
+    const db = path.join(tempDir(), 'runs.db');
+    const store = new RunStore(openDatabase(db));
+    const ids = [storeSampleRun(store), storeSampleRun(store), storeSampleRun(store)];
+    const listAll = async () => JSON.parse((await inferlab(['runs', 'list', '--db', db, '--json'])).stdout) as { run_id: string }[];
+    const all = await listAll();
+    expect(all.map((run) => run.run_id).sort()).toEqual([...ids].sort());
+
+    const limited = await inferlab(['runs', 'list', '--limit', '2', '--db', db, '--json']);
+    expect(limited.code).toBe(0);
+    expect((JSON.parse(limited.stdout) as { run_id: string }[]).map((run) => run.run_id)).toEqual(all.slice(0, 2).map((run) => run.run_id));
+    const badLimit = await inferlab(['runs', 'list', '--limit', '0', '--db', db]);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toMatch(/--limit/);
+
+    const victim = ids[1]!;
+    expect(store.countRequests(victim)).toBeGreaterThan(0);
+    const deleted = await inferlab(['runs', 'delete', victim, '--db', db]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout + deleted.stderr).toMatch(new RegExp(victim.slice(0, 8)));
+    expect((await listAll()).map((run) => run.run_id).sort()).toEqual([ids[0], ids[2]].sort());
+    expect(store.countRequests(victim)).toBe(0);
+    const again = await inferlab(['runs', 'delete', victim, '--db', db]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/No run/);
+  });
+
+  it('models quantize --out writes the quantized file into that folder, and refuses a path that is not a folder', async () => {
+    const out = tempDir();
+    const result = await inferlab(['models', 'quantize', 'demo:f16', '--to', 'Q4_0', '--out', out, '--json'], env);
+    expect(result.code, result.stderr).toBe(0);
+    const [made] = JSON.parse(result.stdout) as { path: string; quantization: string; valid: boolean; sizeBytes: number }[];
+    expect(made).toMatchObject({ path: path.join(out, 'demo-q4_0.gguf'), quantization: 'Q4_0', valid: true });
+    expect(fs.statSync(made!.path).size).toBe(made!.sizeBytes);
+    const refused = await inferlab(['models', 'quantize', 'demo:f16', '--to', 'Q4_0', '--out', '/dev/null/x'], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/the output folder \/dev\/null\/x is not a folder/);
+  });
+});
