@@ -91,7 +91,7 @@ describe('telemetry on a run', () => {
   it('with the constructed-output nvidia-smi stand-in, GPU figures equal the fixture and no sampler outlives the run', async () => {
     const db = path.join(tempDir(), 'gpu.db');
     const result = await inferlab(
-      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '8', '--force', '--db', db, '--json'],
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '2', '--force', '--db', db, '--json'],
       withStandIn(),
     );
     expect(result.code, result.stderr).toBe(0);
