@@ -88,15 +88,19 @@ export function realVulkanGpu(facts: MachineFacts): VulkanDevice | null {
 
 function missingCudaRuntime(facts: MachineFacts): string {
   const found = facts.cudaRuntimes.map((runtime) => `CUDA ${runtime.major}`).join(', ');
-  const driver = facts.nvidia?.driverCudaVersion
-    ? `; the driver supports CUDA up to ${facts.nvidia.driverCudaVersion}`
-    : "; nvidia-smi names no CUDA version, so the driver's CUDA library (libcuda.so.1) is missing or does not load";
-  if (facts.nvidia && !facts.nvidia.driverCudaVersion && found)
-    return `the ${found} runtime was found${driver} (reinstall the NVIDIA driver with its CUDA library)`;
+  const driverCuda = facts.nvidia?.driverCudaVersion ?? null;
+  const install = "(install NVIDIA's cuda-cudart and libcublas packages, or `pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12`)";
+  if (facts.nvidia && !driverCuda) {
+    const noDriverCuda = "nvidia-smi names no CUDA version, so the driver's CUDA library (libcuda.so.1) is missing or does not load";
+    return found
+      ? `the ${found} runtime was found, but ${noDriverCuda} (reinstall the NVIDIA driver with its CUDA library)`
+      : `no CUDA 13 or 12 runtime libraries were found (${CUDA_RUNTIME_LIBRARIES(13).join(', ')} or their .12 versions), and ${noDriverCuda} ${install}`;
+  }
+  const driver = driverCuda ? `; the driver supports CUDA up to ${driverCuda}` : '';
   const what = found
     ? `only the ${found} runtime was found, newer than the driver${driver}`
     : `no CUDA 13 or 12 runtime libraries were found (${CUDA_RUNTIME_LIBRARIES(13).join(', ')} or their .12 versions)${driver}`;
-  return `${what} (install NVIDIA's cuda-cudart and libcublas packages, or \`pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12\`)`;
+  return `${what} ${install}`;
 }
 
 function cpuOnGpuWarning(facts: MachineFacts, why: string): string {

@@ -92,31 +92,28 @@ export async function buildWithGpuFallback(options: GpuFallbackOptions): Promise
   const { plan, engineDir } = options;
   if (plan.backend === 'cpu') return options.build(plan);
   const key = gpuBuildKey(plan, options.nvcc);
+  const others = readRecords(engineDir).filter((record) => record.key !== key);
+  const onCpu = async (why: string): Promise<EngineBuildOutcome> => {
+    const outcome = await options.build(options.cpuPlan());
+    return { ...outcome, warnings: [...outcome.warnings, cpuWarning(plan, why)] };
+  };
+
   const earlier = options.explicit || options.retry ? null : readFailedGpuBuild(engineDir, key);
   if (earlier) {
     options.log(`the ${plan.backend} engine failed to build here on ${earlier.at}; using the CPU engine`);
-    const outcome = await options.build(options.cpuPlan());
-    return { ...outcome, warnings: [...outcome.warnings, cpuWarning(plan, `its build failed on ${earlier.at}: ${earlier.reason}`)] };
+    return onCpu(`its build failed on ${earlier.at}: ${earlier.reason}`);
   }
   try {
     const outcome = await options.build(plan);
-    const records = readRecords(engineDir);
-    if (records.some((record) => record.key === key))
-      writeRecords(
-        engineDir,
-        records.filter((record) => record.key !== key),
-      );
+    // A retry that worked: the failure on record no longer holds.
+    if (readFailedGpuBuild(engineDir, key)) writeRecords(engineDir, others);
     return outcome;
   } catch (error) {
     if (options.signal?.aborted || options.explicit) throw error;
     const reason = failureReason(error);
-    writeRecords(engineDir, [
-      ...readRecords(engineDir).filter((record) => record.key !== key),
-      { key, at: new Date().toISOString(), reason },
-    ]);
+    writeRecords(engineDir, [...others, { key, at: new Date().toISOString(), reason }]);
     options.log(`the ${plan.backend} engine failed to build: ${reason}`);
     options.log('falling back to the CPU engine');
-    const outcome = await options.build(options.cpuPlan());
-    return { ...outcome, warnings: [...outcome.warnings, cpuWarning(plan, `its build failed: ${reason}`)] };
+    return onCpu(`its build failed: ${reason}`);
   }
 }
