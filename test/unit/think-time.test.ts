@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { turnSummaries } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/models/random';
-import { drawThinkTime, pause } from '../../src/main/runner/think-time';
+import { drawThinkTime, pauseUntil } from '../../src/main/runner/think-time';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';
 
@@ -26,10 +26,23 @@ describe('think time between turns', () => {
   it('a pause ends early when the run is halted', async () => {
     const halt = new AbortController();
     const started = performance.now();
-    const waiting = pause(10_000, halt.signal);
+    const waiting = pauseUntil(started + 10_000, halt.signal);
     setTimeout(() => halt.abort(), 20);
     await waiting;
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('a pause never ends before its deadline on the high-resolution clock, however the timers round', async () => {
+    const never = new AbortController().signal;
+    const early: number[] = [];
+    for (let attempt = 0; attempt < 200; attempt++) {
+      // Fractional deadlines are where a millisecond timer wakes early.
+      const deadline = performance.now() + 1 + (attempt % 7) * 0.37;
+      await pauseUntil(deadline, never);
+      const woke = performance.now();
+      if (woke < deadline) early.push(deadline - woke);
+    }
+    expect(early).toEqual([]);
   });
 });
 

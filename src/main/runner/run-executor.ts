@@ -13,7 +13,7 @@ import { blockHashes, hashSentPrompts, type SentPrompt } from './block-hashes';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from './stream-client';
-import { drawThinkTime, pause } from './think-time';
+import { drawThinkTime, pauseUntil } from './think-time';
 
 export interface RunTarget {
   baseUrl: string;
@@ -221,7 +221,7 @@ export async function executeRun(options: {
       if (index === conversation.turns.length - 1) return;
       const thinkMs = drawThinkTime(conversation.think_time, thinkRandom);
       const answeredAt = completion.endAt ?? performance.now();
-      await pause(answeredAt + thinkMs - performance.now(), halt.signal);
+      await pauseUntil(answeredAt + thinkMs, halt.signal);
       due = scheduledAt === null ? null : answeredAt + thinkMs;
     }
   };

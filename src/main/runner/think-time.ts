@@ -8,16 +8,29 @@ export function drawThinkTime(think: ThinkTime, random: () => number): number {
   return -Math.log(1 - random()) * think.exponential_ms;
 }
 
-/** Waits `ms` (nothing when ≤ 0), ending early when `signal` aborts. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
+/**
+ * Waits until `performance.now()` reaches `deadline` (at once when it has), ending early when
+ * `signal` aborts. Node's timers count on a millisecond loop clock and may wake up to a
+ * millisecond before the deadline on the high-resolution clock, so an early wake waits again:
+ * a user's think time is never cut short.
+ */
+export function pauseUntil(deadline: number, signal: AbortSignal): Promise<void> {
+  if (performance.now() >= deadline || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
+    let timer = setTimeout(wake, deadline - performance.now());
+    function wake() {
+      const left = deadline - performance.now();
+      if (left > 0 && !signal.aborted) {
+        timer = setTimeout(wake, Math.max(1, left));
+        return;
+      }
+      finish();
+    }
+    function finish() {
       clearTimeout(timer);
-      signal.removeEventListener('abort', done);
+      signal.removeEventListener('abort', finish);
       resolve();
     }
-    signal.addEventListener('abort', done, { once: true });
+    signal.addEventListener('abort', finish, { once: true });
   });
 }
