@@ -15,6 +15,9 @@ import { storedZipEntries } from '../support/zip-entries';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
+import { ExperimentStore } from '../../src/main/store/experiment-store';
+import { inferlab } from '../support/cli';
+import { readCaptured } from '../support/captured';
 import { AppShell } from './pages/app';
 import { ComparePage } from './pages/compare';
 import { ExperimentsPage } from './pages/experiments';
@@ -309,10 +312,74 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(pageErrors).toEqual([]);
   });
 
-  it('runs a quantization experiment from the Experiments view and records a decision', async () => {
+  it('explains a pasted llama.cpp log in the Server view: devices, where the weights went, the warning', async () => {
+    const { shell, server } = views();
+    await server.open();
+    await server.explain(readCaptured('llama-logs/cuda-2024-partial-offload-78of81-rtx4060ti-rtx3060.log'));
+    expect(await server.facts.getByRole('row', { name: /^Devices/ }).textContent()).toMatch(
+      /CUDA0 NVIDIA GeForce RTX 4060 Ti — used; CUDA1 NVIDIA GeForce RTX 3060 — used/,
+    );
+    expect(await server.facts.getByRole('row', { name: /^Offload/ }).textContent()).toMatch(/partial \(cuda\): 78\/81 layers/);
+    expect(await server.warnings.textContent()).toMatch(/^MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB \(52 %\)/);
+    await shell.screenshot('server-explain');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('runs the demo in full from the CLI into the app database; the Experiments view shows both results and records a decision', async () => {
     const { shell, experiments } = views();
     await experiments.open();
-    await experiments.compareDemoQuantizations();
+    // The view's button starts the quantization step the CLI demo runs: started, seen running, cancelled;
+    // the experiment itself runs once, in full, from the CLI below.
+    await experiments.startDemoQuantizations();
+    await experiments.cancel();
+    await experiments.phase.filter({ hasText: 'cancelled' }).waitFor({ timeout: 60_000 });
+
+    const reports = tempDir();
+    const db = path.join(dataDir, 'ui.db');
+    const demo = await inferlab(['demo', '--db', db, '--out', reports], { INFERLAB_DATA_DIR: dataDir });
+    expect(demo.code, demo.stderr).toBe(0);
+    // Progress on stderr, tables on stdout: the quantization step, then warm against cold.
+    expect(demo.stderr).toMatch(/^1\/2 quantization: demo f16, q8_0 and q4_k_m/m);
+    expect(demo.stderr).toMatch(/^2\/2 warm against cold: demo q8_0 on prefix-share/m);
+    expect(demo.stdout).toMatch(/^Quantization \(synthetic demo model/m);
+    for (const condition of ['f16', 'q8_0', 'q4_k_m', 'cold-process', 'cold-cache', 'warm-cache'])
+      expect(demo.stdout).toMatch(new RegExp(`^${condition} +\\d+ +\\d`, 'm'));
+    expect(demo.stdout).toMatch(/^recommendation: (f16|q8_0|q4_k_m):/m);
+    expect(demo.stdout).toMatch(/^  warm-cache: 192 of 192 requests reused ≥ 95 % of their shared prefix$/m);
+    expect(demo.stdout).toMatch(/^  cold-cache: 192 of 192 requests reused no cached prompt tokens$/m);
+    const written = demo.stdout.split('Reports:\n')[1]!.trim().split('\n');
+    expect(written.map((file) => path.basename(file))).toEqual([
+      expect.stringMatching(/^inferlab-quant-[0-9a-f]{8}\.html$/),
+      expect.stringMatching(/^inferlab-warmcold-[0-9a-f]{8}\.html$/),
+    ]);
+    for (const file of written) {
+      const html = fs.readFileSync(file, 'utf8');
+      expect(html).toMatch(/<svg/);
+      // A report opens offline: nothing it shows is fetched from elsewhere.
+      expect(html).not.toMatch(/(src|href)=["']https?:/);
+    }
+
+    // What the demo stored, read from the app's database: every condition proven as its name says.
+    const connection = openDatabase(db);
+    const stored = new ExperimentStore(connection);
+    const completed = stored.list().filter((row) => row.status === 'completed');
+    const quant = stored.get(completed.find((row) => row.kind === 'quant')!.id)!.result!;
+    const warmcold = stored.get(completed.find((row) => row.kind === 'warmcold')!.id)!.result!;
+    connection.close();
+    const [f16, q8, q4] = quant.conditions;
+    expect(quant.conditions.map((condition) => condition.name)).toEqual(['f16', 'q8_0', 'q4_k_m']);
+    expect(f16!.file_bytes!).toBeGreaterThan(q8!.file_bytes!);
+    expect(q8!.file_bytes!).toBeGreaterThan(q4!.file_bytes!);
+    expect(q4!.kld_mean!).toBeGreaterThan(q8!.kld_mean!);
+    expect(quant.verdicts.every((verdict) => verdict.verdict !== 'insufficient data')).toBe(true);
+    const byName = Object.fromEntries(warmcold.conditions.map((condition) => [condition.name, condition]));
+    expect(byName['warm-cache']!.cache_evidence).toMatchObject({ measured: 192, confirmed: 192, contradicted: 0 });
+    expect(byName['cold-cache']!.cache_evidence).toMatchObject({ measured: 192, confirmed: 192, contradicted: 0 });
+    expect(byName['cold-process']!.cold_starts!.starts.every((start) => start.cached_tokens === 0)).toBe(true);
+
+    // The view lists what the CLI stored; the quantization opens with its chart, efficiency and report.
+    await page.reload();
+    await experiments.openStored('quant', 'completed');
     expect(await experiments.result.textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
     await page.getByRole('img', { name: 'quant-tradeoff' }).waitFor();
     // Each quantization's decode bandwidth against this CPU's read probe; energy says why it is missing here (no RAPL, no GPU).
@@ -330,8 +397,10 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await experiments.decide('smallest file, no significant TTFT loss', 'Ana');
     await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).filter({ hasText: 'Ana' }).waitFor();
     await shell.screenshot('experiments');
+    await experiments.openStored('warmcold', 'completed');
+    await expect.poll(() => experiments.result.textContent()).toMatch(/warm-cache/);
     expect(pageErrors).toEqual([]);
-  }, 300_000);
+  }, 400_000);
 
   it('sets up the engine from Home: the cached build for the backend is found, not rebuilt', async () => {
     const { shell, home } = views();
@@ -493,6 +562,37 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await shell.screenshot('experiment-capacity');
     expect(pageErrors).toEqual([]);
   });
+
+  it('runs demo --capacity from the CLI into the app database and shows its search in the Experiments view', async () => {
+    const { shell, experiments } = views();
+    const reports = tempDir();
+    const demo = await inferlab(['demo', '--capacity', '--db', path.join(dataDir, 'ui.db'), '--out', reports], {
+      INFERLAB_DATA_DIR: dataDir,
+    });
+    expect(demo.code, demo.stderr).toBe(0);
+    expect(demo.stderr).toMatch(/^capacity: demo q8_0 on chat-short .* Poisson arrivals from 4 req\/s, the highest rate whose p90 TTFT/m);
+    expect(demo.stderr).toMatch(/^rate=4: look 1, 86 requests$/m);
+    expect(demo.stdout).toMatch(/^Capacity under an SLO \(synthetic demo model/m);
+    // The first load of the search is the demo's start, with its step and verdict.
+    expect(demo.stdout).toMatch(/^4 +bracket #1 +(meets|misses)/m);
+    // Whatever this machine serves, the answer is a load shown to meet the SLO, or says that none was.
+    const answer = /^capacity: (none shown|(\d+(?:\.\d+)?) req\/s at p90)/m.exec(demo.stdout);
+    expect(answer, demo.stdout).not.toBeNull();
+    if (answer![2]) expect(demo.stdout).toMatch(new RegExp(`^${answer![2]} +\\S+ #\\d+ +meets`, 'm'));
+    const report = demo.stdout.split('Report:\n')[1]!.trim();
+    expect(path.basename(report)).toMatch(/^inferlab-capacity-[0-9a-f]{8}\.html$/);
+    expect(fs.readFileSync(report, 'utf8')).not.toMatch(/(src|href)=["']https?:/);
+
+    await experiments.open();
+    await page.reload();
+    await experiments.openStored('capacity', 'completed');
+    const capacity = page.getByTestId('capacity-result');
+    await expect.poll(() => capacity.getByTestId('capacity-answer').textContent()).toMatch(/req\/s at p90|No load/);
+    expect((await capacity.locator('tbody tr[data-decision="meets"]').count()) > 0).toBe(answer![2] !== undefined);
+    await capacity.getByRole('img', { name: 'capacity', exact: true }).locator('canvas').waitFor();
+    await shell.screenshot('experiment-capacity-demo');
+    expect(pageErrors).toEqual([]);
+  }, 480_000);
 
   it('compares speculative decoding with spec off from the Experiments form: acceptance, greedy output, verdicts', async () => {
     const { shell, experiments } = views();

@@ -4,7 +4,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
-import { inferlab } from '../support/cli';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { inferlab, startInferlab } from '../support/cli';
+import { requireEngine } from '../support/engine';
+import { CAPTURED_DIR } from '../support/captured';
 import { storeSampleRun } from '../support/stored-run';
 import { isolatedDataDir, useTempDirs } from '../support/temp';
 
@@ -78,5 +82,78 @@ describe('inferlab commands that manage stored things', () => {
     const refused = await inferlab(['models', 'quantize', 'demo:f16', '--to', 'Q4_0', '--out', '/dev/null/x'], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/the output folder \/dev\/null\/x is not a folder/);
+  });
+
+  it('server explain reads the startup log of this engine’s llama-server, from a file or standard input, and refuses what is not a log', async () => {
+    const engine = await requireEngine();
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    // The engine's own startup log at the verbosity managed servers use.
+    const server = spawn(
+      engine.serverPath,
+      [
+        '-m',
+        path.join(dataDir, 'demo-models', 'demo-q8_0.gguf'),
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '-t',
+        '1',
+        '-c',
+        '2048',
+        '-np',
+        '2',
+        '-lv',
+        '4',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        if (/listening on/.test(log)) resolve();
+      };
+      server.stdout.on('data', onData);
+      server.stderr.on('data', onData);
+      server.on('exit', (code) => reject(new Error(`llama-server exited (${code}) before listening:\n${log}`)));
+    });
+    server.kill('SIGKILL');
+
+    const child = startInferlab(['server', 'explain', '-', '--json'], env);
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stdin.end(log);
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    const explanation = JSON.parse(stdout);
+    expect(explanation.build).toMatch(new RegExp(`\\(${engine.commit!.slice(0, 7)}`));
+    expect(explanation).toMatchObject({
+      // Two slots share the 2048-token context: 1024 tokens per sequence.
+      context: { size: 2048, perSequence: 1024, trained: 4096 },
+      slots: 2,
+      kvTypes: { k: 'f16', v: 'f16' },
+    });
+    expect(explanation.backend).toBe(engine.backend === 'cpu' ? 'cpu' : engine.backend);
+
+    const captured = path.join(CAPTURED_DIR, 'llama-logs', 'cuda-2024-partial-offload-78of81-rtx4060ti-rtx3060.log');
+    const text = await inferlab(['server', 'explain', captured], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^devices +CUDA0 NVIDIA GeForce RTX 4060 Ti \[used\]; CUDA1 NVIDIA GeForce RTX 3060 \[used\]$/m);
+    expect(text.stdout).toMatch(/^offload +partial \(cuda\): 78\/81 layers; 3 of 81 layers stayed on the CPU/m);
+    expect(text.stdout).toMatch(/^warnings:\n  MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB \(52 %\)/m);
+
+    const notALog = path.join(tempDir(), 'notes.txt');
+    fs.writeFileSync(notALog, 'shopping list\n');
+    const refused = await inferlab(['server', 'explain', notALog], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/notes\.txt: no llama\.cpp startup lines found/);
+    const missing = await inferlab(['server', 'explain', path.join(tempDir(), 'absent.log')], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/absent\.log: cannot read it \(ENOENT\)/);
   });
 });

@@ -103,7 +103,10 @@ describe('every service method through the dispatcher', () => {
         { timeout: 30_000 },
       )
       .toBe('ready');
-    expect((await call<string[]>('servers', 'logs', started.id)).length).toBeGreaterThan(0);
+    const logTail = await call<string[]>('servers', 'logs', started.id);
+    expect(logTail.length).toBeGreaterThan(0);
+    // The server's own log, explained: its slots and context, as the Server view shows a pasted one.
+    expect(await call('servers', 'explainLog', logTail.join('\n'))).toMatchObject({ slots: expect.any(Number), warnings: [] });
     expect((await call<{ state: string }>('servers', 'stop', started.id)).state).toBe('stopped');
 
     const workloads = await call<{ name: string }[]>('workloads', 'list');

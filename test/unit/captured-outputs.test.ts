@@ -91,6 +91,7 @@ describe('captured llama.cpp startup logs, every build and format', () => {
       },
       trainedContext: null,
       contextSize: 4096,
+      inputEmbedding: null,
       listening: false,
     });
     expect(facts('cuda-2024-partial-offload-78of81-rtx4060ti-rtx3060.log')).toMatchObject({

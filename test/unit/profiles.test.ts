@@ -146,6 +146,7 @@ describe('llama-server log reading', () => {
       buffersMib: { 'CPU_Mapped model': 29.37, 'CUDA0 model': 4096.5, 'CUDA0 KV': 8, 'CUDA0 compute': 14.01 },
       trainedContext: 4096,
       contextSize: 2048,
+      inputEmbedding: null,
       listening: true,
     });
   });

@@ -13,6 +13,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   demo: { calls: ['demo.firstRequest', 'experiments.start', 'experiments.report'] },
   'server start': { calls: ['servers.profiles', 'servers.start', 'servers.stop'] },
   'server profile': { calls: ['servers.profiles', 'servers.saveProfile', 'servers.deleteProfile'] },
+  'server explain': { calls: ['servers.explainLog'] },
   'models scan': { calls: ['models.scan'] },
   'models quantize': { calls: ['models.quantize'] },
   run: { calls: ['runs.start'] },

@@ -16,6 +16,7 @@ import {
   SERVE_USAGE,
   SETUP_USAGE,
   START_USAGE,
+  EXPLAIN_USAGE,
   COMPLETION_USAGE,
   COMPARE_USAGE,
   HISTORY_USAGE,
@@ -69,7 +70,13 @@ const HELP: Record<string, HelpEntry> = {
     usage: DEMO_USAGE,
     examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32', 'inferlab demo --capacity'],
   },
-  server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}`, notes: 'extra-flags' },
+  server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}\n       ${EXPLAIN_USAGE}`, notes: 'extra-flags' },
+  'server explain': {
+    usage: EXPLAIN_USAGE,
+    examples: ['inferlab server explain llama-server.log', 'journalctl -u llama-server | inferlab server explain -'],
+    notes:
+      'Reads a llama-server or llama.cpp log (any build since 2024; journald or other line prefixes and decimal commas are fine) and prints what decides performance: the build, the backend and its devices, layers and weight bytes per device, the KV cache and its types, the context, flash attention and slots. Then the warnings: most weights in host memory (MoE experts or layers left on the CPU), no layers on a GPU that was found, an integrated GPU used beside a discrete one, a quantized V cache without flash attention, a context beyond the trained length; and the failure the log ends in, with its fix.',
+  },
   'server start': {
     usage: START_USAGE,
     examples: [

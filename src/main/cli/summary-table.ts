@@ -1,3 +1,4 @@
+import { offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { RunSummary } from '../metrics/run-summary';
@@ -108,6 +109,9 @@ export function printSummary(summary: RunSummary): void {
         `competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`,
       );
   }
+  const offload = offloadLine(summary.gpu_offload);
+  if (offload) lines.push(offload);
+  if (summary.gpu_offload?.warning) lines.push(summary.gpu_offload.warning);
   const bandwidth = bandwidthLine(summary.decode_bandwidth);
   if (bandwidth) lines.push(bandwidth);
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);

@@ -61,6 +61,9 @@ export const START_USAGE =
 export const PROFILE_USAGE =
   'inferlab server profile list [--json] | show NAME | save NAME [--from NAME] [--set FIELD=VALUE ...] | delete NAME';
 
+export const EXPLAIN_USAGE =
+  'inferlab server explain LOG|- [--json]  (a llama-server or llama.cpp log from any build: facts, where the weights went, warnings)';
+
 export const SETUP_USAGE = 'inferlab setup [--force] [--backend cpu|cuda|vulkan|metal] [--from-source]';
 
 export const COMPLETION_USAGE = 'inferlab completion bash|zsh  (prints a completion script: source <(inferlab completion bash))';

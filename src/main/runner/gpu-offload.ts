@@ -1,20 +1,17 @@
 import type { EngineInfo } from '../../shared/contract/engine';
+import type { GpuOffload } from '../../shared/contract/runs';
 import type { EffectiveConfig } from '../../shared/contract/server';
+import { offloadByPlacement } from '../../shared/gpu-offload';
+import { weightPlacement } from '../../shared/weight-placement';
 
-/** Whether a run's model ran on a GPU, as every run's manifest states it. */
-export interface GpuOffload {
-  state: 'full' | 'partial' | 'none' | 'unknown';
-  backend: EngineInfo['backend'];
-  layers: { offloaded: number; total: number } | null;
-  /** Why nothing (or not everything) was offloaded; null when everything was. */
-  reason: string | null;
-}
+export type { GpuOffload };
 
 const GPU_LIBRARY = /^libggml-(cuda|vulkan|metal|hip|sycl)\.so$/;
 
 export function describeGpuOffload(engine: EngineInfo, config: EffectiveConfig | null): GpuOffload {
   const layers = config?.layersOffloaded ?? null;
-  const base = { backend: engine.backend, layers };
+  const weights = config ? weightPlacement(config.buffersMib, config.inputEmbedding ?? null) : null;
+  const base = { backend: engine.backend, layers, weights, warning: null };
   if (engine.backend === 'cpu') {
     const reason = engine.build?.fallbackReason
       ? `the engine is a CPU build: the prebuilt GPU engine failed (${engine.build.fallbackReason.split('\n')[0]})`
@@ -24,10 +21,5 @@ export function describeGpuOffload(engine: EngineInfo, config: EffectiveConfig |
   const libraries = config?.backendLibraries;
   if (engine.backend && libraries && libraries.length > 0 && !libraries.some((name) => GPU_LIBRARY.test(name)))
     return { ...base, state: 'none', reason: `the ${engine.backend} backend library did not load (loaded: ${libraries.join(', ')})` };
-  if (!layers) return { ...base, state: 'unknown', reason: 'the server log did not say how many layers were offloaded' };
-  if (layers.offloaded === 0)
-    return { ...base, state: 'none', reason: "no layers were offloaded (the profile's gpuLayers, or no GPU device)" };
-  if (layers.offloaded < layers.total)
-    return { ...base, state: 'partial', reason: `${layers.total - layers.offloaded} of ${layers.total} layers stayed on the CPU` };
-  return { ...base, state: 'full', reason: null };
+  return offloadByPlacement(engine.backend, layers, weights);
 }

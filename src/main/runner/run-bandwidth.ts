@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { weightsBeyondEmbeddingInHost } from '../../shared/weight-placement';
 import type { BandwidthPeak, DecodeBandwidth, RunSummary } from '../../shared/contract/runs';
 import type { EffectiveConfig } from '../../shared/contract/server';
 import { bandwidthUnavailable, decodeBandwidth, decodeLoadOf, type DecodePlacement } from '../metrics/decode-bandwidth';
@@ -25,6 +26,12 @@ function busyNote(busy: number | null | undefined): string {
 function placementOf(offload: GpuOffload | null): DecodePlacement | { reason: string } {
   if (!offload) return { reason: 'no offload record for this run' };
   if (offload.state === 'none') return { device: 'cpu' };
+  // Weights split between host memory and a GPU are read at two speeds: no single peak describes the step.
+  const everyLayer = offload.layers !== null && offload.layers.offloaded >= offload.layers.total;
+  if (everyLayer && offload.weights && offload.weights.gpu_mib > 0 && weightsBeyondEmbeddingInHost(offload.weights))
+    return {
+      reason: `the weights are split between host memory (${offload.weights.host_mib.toFixed(0)} MiB) and the GPU (${offload.weights.gpu_mib.toFixed(0)} MiB), read at two speeds: no single peak to compare with`,
+    };
   if (offload.layers && offload.layers.offloaded > 0) return { device: 'gpu', ...offload.layers };
   return { reason: `where the layers ran is unknown: ${offload.reason ?? offload.state}` };
 }

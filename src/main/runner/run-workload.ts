@@ -374,6 +374,7 @@ export async function runWorkload(options: {
       telemetry: telemetry.summary(),
       serverSlots: server?.effectiveConfig?.slots ?? serverSlots,
     });
+    summary.gpu_offload = manifest.gpu_offload;
     summary.decode_bandwidth = await runDecodeBandwidth({
       modelPath: request.target.kind === 'endpoint' ? null : modelInfo.path,
       effectiveConfig: server?.effectiveConfig ?? null,

@@ -1,3 +1,4 @@
+import { explainLlamaLog } from '../engines/llamacpp/log-explain';
 import type { ServersService, ServerStartOptions } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
@@ -90,5 +91,6 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
     },
     stop: async (serverId) => servers.stop(serverId),
     logs: async (serverId) => servers.get(serverId).logTail(200),
+    explainLog: async (text) => explainLlamaLog(text),
   };
 }

@@ -1,6 +1,8 @@
 /** Run summaries: the names of DESIGN.md's measurement contract, shared by CLI, exports and UI. */
 import type { SloSpec } from './specs';
 import type { TelemetrySummary } from './telemetry';
+import type { EngineBackend } from './engine';
+import type { WeightPlacement } from '../weight-placement';
 
 export type { SloSpec } from './specs';
 
@@ -89,6 +91,19 @@ export interface GroupSummary {
   goodput: { requests_per_s: number | null; fraction: number | null };
 }
 
+/** Whether a run's model ran on a GPU, as every run's manifest states it. */
+export interface GpuOffload {
+  state: 'full' | 'partial' | 'none' | 'unknown';
+  backend: EngineBackend | null;
+  layers: { offloaded: number; total: number } | null;
+  /** Why nothing (or not everything) was offloaded; null when everything was. */
+  reason: string | null;
+  /** Weight bytes per device from the server's buffer lines; null when its log gave none (absent in older records). */
+  weights?: WeightPlacement | null;
+  /** Set on a GPU engine when most weight bytes sit in host memory: decode then runs at host-memory speed. */
+  warning?: string | null;
+}
+
 export interface RunSummary {
   run_id: string;
   status: string;
@@ -153,6 +168,8 @@ export interface RunSummary {
   telemetry: TelemetrySummary | null;
   /** Memory bandwidth the decode steps used (docs/METRICS.md); absent from runs stored before it was measured. */
   decode_bandwidth?: DecodeBandwidth;
+  /** Where the model ran (managed servers only); absent in older records and for endpoints. */
+  gpu_offload?: GpuOffload | null;
   /**
    * Conversations only (absent or null otherwise): per turn index, how its requests fared, so
    * prefix reuse shows as the history grows. Means over successful requests that reported the count.

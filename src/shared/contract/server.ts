@@ -1,4 +1,5 @@
 /** Server lifecycle, profiles and effective configuration: the shapes the UI and CLI see. */
+import type { GpuOffload } from './runs';
 import type { ServerProfile } from './specs';
 
 export type { FlashAttention, ServerProfile } from './specs';
@@ -64,6 +65,8 @@ export interface EffectiveConfig {
   layersOffloaded: { offloaded: number; total: number } | null;
   /** Buffer sizes in MiB by "device kind", e.g. {"CPU_Mapped model": 29.37, "CUDA0 KV": 8}. */
   buffersMib: Record<string, number>;
+  /** The input token-embedding table's shape (n_vocab × n_embd) from the log; absent in older records. */
+  inputEmbedding?: { vocabulary: number; width: number } | null;
   /** The ggml backend libraries the server process loaded (e.g. libggml-cpu-zen4.so, libggml-cuda.so); absent where not readable. */
   backendLibraries?: string[];
   argv: string[];
@@ -91,4 +94,25 @@ export interface ServerSnapshot {
 export interface ProfileProblem {
   field: keyof ServerProfile;
   message: string;
+}
+
+/** What a llama-server or llama.cpp log says about the build, the devices and where the model went (`server explain`). */
+export interface LogExplanation {
+  /** "5908 (538cc77f)", with the compiler and target where printed. */
+  build: string | null;
+  /** cuda, rocm, vulkan, metal, sycl or cpu: the backend whose devices held the weights. */
+  backend: string | null;
+  devices: { id: string; name: string; integrated: boolean | null; used: boolean | null }[];
+  layers: { offloaded: number; total: number } | null;
+  offload: GpuOffload | null;
+  kvMib: Record<string, number>;
+  kvTypes: { k: string; v: string } | null;
+  context: { size: number | null; perSequence: number | null; trained: number | null };
+  flashAttention: 'on' | 'off' | 'auto' | null;
+  slots: number | null;
+  /** A failure the log ends in, with its fix. */
+  fault: { code: ServerFaultCode; hint: string } | null;
+  /** What costs performance, each with the fix. */
+  warnings: string[];
+  lines: number;
 }

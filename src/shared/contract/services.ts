@@ -25,7 +25,7 @@ import type {
   WorkloadInfo,
   WorkloadValidation,
 } from './results';
-import type { ProfileProblem, ServerSnapshot } from './server';
+import type { LogExplanation, ProfileProblem, ServerSnapshot } from './server';
 import {
   EngineSetupOptionsSchema,
   FirstRequestSpecSchema,
@@ -141,6 +141,11 @@ export const SERVICE_CONTRACT = {
     ),
     stop: method('Stops a server: SIGTERM, a grace period, then SIGKILL.', [arg('serverId', Name)], returns<ServerSnapshot>()),
     logs: method("The tail of a server's log.", [arg('serverId', Name)], Type.Array(Type.String())),
+    explainLog: method(
+      'Reads a pasted llama-server or llama.cpp log from any build: the build, devices, where the weights went, KV cache, context, flash attention, slots, and the warnings that cost performance.',
+      [arg('text', Type.String({ maxLength: 16 * 2 ** 20 }))],
+      returns<LogExplanation>(),
+    ),
   },
   workloads: {
     list: method('The built-in and saved workloads.', [], returns<WorkloadInfo[]>()),

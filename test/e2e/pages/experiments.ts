@@ -23,10 +23,31 @@ export class ExperimentsPage {
     return (await download).suggestedFilename();
   }
 
-  async compareDemoQuantizations(): Promise<void> {
+  /** Starts the demo's quantization step from the toolbar and waits until the view shows it running. */
+  async startDemoQuantizations(): Promise<void> {
     await this.app.page.getByRole('button', { name: 'Compare the demo quantizations' }).click();
-    // The demo's quantization step: three fresh servers, 6 windows of 32 requests of 16 tokens, a KLD pass.
-    await this.result.waitFor({ timeout: 270_000 });
+    await this.phase.filter({ hasText: 'running' }).waitFor();
+  }
+
+  async cancel(): Promise<void> {
+    await this.app.page.getByRole('button', { name: 'Cancel' }).click();
+  }
+
+  /** The running or last job's phase badge and message. */
+  get phase(): Locator {
+    return this.app.page.getByTestId('experiment-phase');
+  }
+
+  /** Opens the newest stored experiment of `kind` with `status` from the Experiments table and waits for its result. */
+  async openStored(kind: string, status: string): Promise<void> {
+    const row = this.app.page
+      .getByTestId('experiments-table')
+      .getByRole('row')
+      .filter({ has: this.app.page.getByRole('cell', { name: kind, exact: true }) })
+      .filter({ has: this.app.page.getByRole('cell', { name: status, exact: true }) })
+      .first();
+    await row.getByRole('button').click();
+    await this.result.waitFor();
   }
 
   get form(): Locator {

@@ -26,4 +26,19 @@ export class ServerPage {
     await this.app.page.getByRole('button', { name: 'Stop', exact: true }).click();
     await this.state('stopped', 15_000);
   }
+
+  /** Pastes a log into the explainer and waits for its facts. */
+  async explain(log: string): Promise<void> {
+    await this.app.page.getByLabel('log to explain').fill(log);
+    await this.app.page.getByRole('button', { name: 'Explain', exact: true }).click();
+    await this.facts.waitFor();
+  }
+
+  get facts(): Locator {
+    return this.app.page.getByTestId('log-facts');
+  }
+
+  get warnings(): Locator {
+    return this.app.page.getByTestId('log-warnings');
+  }
 }

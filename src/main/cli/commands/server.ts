@@ -6,7 +6,9 @@ import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { shellAccess } from '../../services/access';
 import { formatMs, formatTable } from '../format';
-import { START_USAGE, PROFILE_USAGE } from '../usage';
+import { START_USAGE, PROFILE_USAGE, EXPLAIN_USAGE } from '../usage';
+import { logExplanationText } from '../log-explanation-text';
+import fs from 'node:fs';
 
 function stateLine(snapshot: ServerSnapshot, authorization: string | null): Record<string, unknown> {
   const line: Record<string, unknown> = {
@@ -143,9 +145,73 @@ const profile: CommandHandler = async (args) => {
   }
 };
 
+/** A log larger than this is not a startup log; its start is what matters, so only that much is read. */
+const EXPLAIN_MAX_BYTES = 16 * 2 ** 20;
+
+async function readLog(file: string): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total >= EXPLAIN_MAX_BYTES) break;
+    }
+    return Buffer.concat(chunks).subarray(0, EXPLAIN_MAX_BYTES).toString('utf8');
+  }
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    if (!(await handle.stat()).isFile())
+      throw new AppError(ErrorCode.Usage, `${file}: not a regular file; give a log file, or - for standard input`);
+    const buffer = Buffer.alloc(Math.min(EXPLAIN_MAX_BYTES, (await handle.stat()).size));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+const explain: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' } }, EXPLAIN_USAGE, true);
+  if (positionals.length !== 1)
+    throw new AppError(ErrorCode.Usage, `Give one log file, or - for standard input\n\nUsage: ${EXPLAIN_USAGE}`);
+  const file = positionals[0]!;
+  let text: string;
+  try {
+    text = await readLog(file);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new AppError(
+      ErrorCode.Usage,
+      `${file}: cannot read it (${code ?? (error as Error).message}); give a llama-server log file, or - for standard input`,
+    );
+  }
+  const container = await openCliServices(values.db, shellAccess());
+  let explanation;
+  try {
+    explanation = await container.services.servers.explainLog(text);
+  } finally {
+    await container.dispose();
+  }
+  const source = file === '-' ? 'standard input' : file;
+  if (explanation.backend === null && explanation.layers === null && explanation.build === null && explanation.fault === null)
+    throw new AppError(
+      ErrorCode.Usage,
+      `${source}: no llama.cpp startup lines found (no build, device, buffer or layer line); give the log llama-server printed while it started`,
+    );
+  if (values.json) process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
+  else process.stdout.write(logExplanationText(explanation, source));
+  return 0;
+};
+
 export const serverCommand: CommandHandler = async (args, signal) => {
   const [action, ...rest] = args;
   if (action === 'start') return start(rest, signal);
   if (action === 'profile') return profile(rest, signal);
-  throw new AppError(ErrorCode.Usage, `Unknown server action "${action ?? ''}"\n\nUsage: ${START_USAGE}\n       ${PROFILE_USAGE}`);
+  if (action === 'explain') return explain(rest, signal);
+  throw new AppError(
+    ErrorCode.Usage,
+    `Unknown server action "${action ?? ''}"\n\nUsage: ${START_USAGE}\n       ${PROFILE_USAGE}\n       ${EXPLAIN_USAGE}`,
+  );
 };

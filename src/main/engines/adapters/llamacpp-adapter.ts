@@ -47,6 +47,7 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
         trainedContext: facts.trainedContext,
         layersOffloaded: facts.layersOffloaded,
         buffersMib: facts.buffersMib,
+        inputEmbedding: facts.inputEmbedding,
         ...(pid !== undefined && process.platform === 'linux' ? { backendLibraries: loadedBackendLibraries(pid) } : {}),
         argv,
       };

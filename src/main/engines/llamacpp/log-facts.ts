@@ -1,5 +1,6 @@
 import type { ServerFaultCode } from '../../../shared/contract/server';
 import { PORT_TAKEN_HINT } from '../../core/ports';
+import type { InputEmbeddingShape } from '../../../shared/weight-placement';
 
 /** Facts llama-server prints while loading, read back as part of the effective configuration. */
 export interface LlamaLogFacts {
@@ -7,6 +8,8 @@ export interface LlamaLogFacts {
   buffersMib: Record<string, number>;
   trainedContext: number | null;
   contextSize: number | null;
+  /** The input token-embedding table's shape (n_vocab × n_embd) from the model metadata. */
+  inputEmbedding: InputEmbeddingShape | null;
   listening: boolean;
 }
 
@@ -20,13 +23,26 @@ const TRAINED_CONTEXT = /n_ctx_train\s*(?:=\s*|\(\s*)(\d+)/;
 // "llama_context:", and in older builds "llama_new_context_with_model:" or "llama_init_from_model:".
 const CONTEXT = /(?:llama_context|llama_new_context_with_model|llama_init_from_model):\s+n_ctx\s*=\s*(\d+)/;
 
+// "print_info: n_vocab = 32768" (2024: "llm_load_print_meta: n_vocab = 32000"); not n_embd_head_k and kin.
+const VOCABULARY = /\bn_vocab\s*=\s*(\d+)/;
+const EMBEDDING_WIDTH = /\bn_embd\s*=\s*(\d+)/;
+
 /** A MiB figure as any locale prints it. */
 function mib(text: string): number {
   return Number(text.replace(',', '.'));
 }
 
 export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
-  const facts: LlamaLogFacts = { layersOffloaded: null, buffersMib: {}, trainedContext: null, contextSize: null, listening: false };
+  const facts: LlamaLogFacts = {
+    layersOffloaded: null,
+    buffersMib: {},
+    trainedContext: null,
+    contextSize: null,
+    inputEmbedding: null,
+    listening: false,
+  };
+  let vocabulary: number | null = null;
+  let width: number | null = null;
   for (const line of lines) {
     const offloaded = OFFLOADED.exec(line);
     if (offloaded) facts.layersOffloaded = { offloaded: Number(offloaded[1]), total: Number(offloaded[2]) };
@@ -40,7 +56,10 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
     const context = CONTEXT.exec(line);
     if (context) facts.contextSize = Number(context[1]);
     if (LISTENING.test(line)) facts.listening = true;
+    vocabulary = Number(VOCABULARY.exec(line)?.[1] ?? vocabulary) || vocabulary;
+    width = Number(EMBEDDING_WIDTH.exec(line)?.[1] ?? width) || width;
   }
+  if (vocabulary && width) facts.inputEmbedding = { vocabulary, width };
   return facts;
 }
 

@@ -6,6 +6,7 @@ import { ms } from '../components/format';
 import { useAppStore } from '../state/store';
 import { useAction } from '../hooks/use-action';
 import { ModelField } from '../components/ModelField';
+import { LogExplainer } from './LogExplainer';
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 
 /** The editor's controls; labels and help come from the one table of profile fields. */
@@ -332,6 +333,7 @@ export function ServerView({ client }: { client: AppServices }) {
           <pre className="log" aria-label="server log">
             {logs.slice(-60).join('\n') || 'No server running.'}
           </pre>
+          <LogExplainer client={client} />
         </div>
       </div>
     </section>

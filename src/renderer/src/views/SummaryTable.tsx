@@ -1,3 +1,4 @@
+import { offloadLine } from '../../../shared/gpu-offload';
 import type { RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
@@ -81,6 +82,17 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
             : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
           {summary.telemetry.server_process &&
             ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
+        </p>
+      )}
+      {summary.gpu_offload && (
+        <p data-testid="run-offload" className={summary.gpu_offload.warning ? 'error' : undefined}>
+          {offloadLine(summary.gpu_offload)}
+          {summary.gpu_offload.warning && (
+            <>
+              <br />
+              <strong>{summary.gpu_offload.warning}</strong>
+            </>
+          )}
         </p>
       )}
       {[energyLine(summary.telemetry?.energy), throttleLine(summary.telemetry?.throttle), bandwidthLine(summary.decode_bandwidth)].map(

@@ -1,0 +1,117 @@
+import { useState } from 'react';
+import type { AppServices } from '../../../shared/contract';
+import type { LogExplanation } from '../../../shared/contract/server';
+import { offloadLine } from '../../../shared/gpu-offload';
+import { ErrorBox } from '../components/ErrorBox';
+import { useAction } from '../hooks/use-action';
+
+const mib = (value: number) => `${value >= 10 ? value.toFixed(0) : value.toFixed(2)} MiB`;
+
+function factRows(explanation: LogExplanation): [string, string][] {
+  const { context } = explanation;
+  return [
+    ['Build', explanation.build ?? '—'],
+    ['Backend', explanation.backend ?? '—'],
+    [
+      'Devices',
+      explanation.devices
+        .map(
+          (device) =>
+            `${device.id} ${device.name}${device.integrated ? ' (integrated)' : ''}${device.used === true ? ' — used' : device.used === false ? ' — unused' : ''}`,
+        )
+        .join('; ') || '—',
+    ],
+    ['Offload', offloadLine(explanation.offload)?.replace(/^offload: /, '') ?? '—'],
+    [
+      'KV cache',
+      [
+        Object.entries(explanation.kvMib)
+          .map(([device, size]) => `${device} ${mib(size)}`)
+          .join(', '),
+        explanation.kvTypes ? `K ${explanation.kvTypes.k}, V ${explanation.kvTypes.v}` : '',
+      ]
+        .filter(Boolean)
+        .join('; ') || '—',
+    ],
+    [
+      'Context',
+      [
+        context.size === null ? '' : `${context.size} tokens`,
+        context.perSequence === null ? '' : `${context.perSequence} per sequence`,
+        context.trained === null ? '' : `trained on ${context.trained}`,
+      ]
+        .filter(Boolean)
+        .join(', ') || '—',
+    ],
+    ['Flash attention', explanation.flashAttention ?? '—'],
+    ['Slots', explanation.slots === null ? '—' : String(explanation.slots)],
+  ];
+}
+
+/** Paste or drop a llama-server or llama.cpp log from anywhere (a bug report, another box) and read what it says. */
+export function LogExplainer({ client }: { client: AppServices }) {
+  const [text, setText] = useState('');
+  const [explanation, setExplanation] = useState<LogExplanation | null>(null);
+  const { error, run } = useAction();
+  const onDrop = (event: React.DragEvent<HTMLTextAreaElement>) => {
+    const file = event.dataTransfer.files[0];
+    if (!file) return;
+    event.preventDefault();
+    void file.text().then(setText);
+  };
+  return (
+    <div className="card" data-testid="log-explainer">
+      <h2>Explain a log</h2>
+      <p>
+        <small>
+          Paste or drop a llama-server or llama.cpp log from any build (or <code>inferlab server explain LOG</code>): what ran where, and
+          what costs performance.
+        </small>
+      </p>
+      <textarea
+        aria-label="log to explain"
+        rows={6}
+        value={text}
+        onChange={(event) => setText(event.target.value)}
+        onDrop={onDrop}
+        placeholder="load_tensors: offloaded 33/33 layers to GPU …"
+      />
+      <div className="toolbar">
+        <button type="button" disabled={text.trim() === ''} onClick={() => void run(() => client.servers.explainLog(text), setExplanation)}>
+          Explain
+        </button>
+      </div>
+      <ErrorBox error={error} />
+      {explanation && (
+        <>
+          <table data-testid="log-facts">
+            <tbody>
+              {factRows(explanation).map(([name, value]) => (
+                <tr key={name}>
+                  <th scope="row">{name}</th>
+                  <td>{value}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {explanation.fault && (
+            <p className="error">
+              Failed ({explanation.fault.code}): {explanation.fault.hint}
+            </p>
+          )}
+          {explanation.warnings.length === 0 ? (
+            <p data-testid="log-warnings">No warnings.</p>
+          ) : (
+            <ul data-testid="log-warnings">
+              {explanation.warnings.map((warning) => (
+                <li key={warning} className="error">
+                  {warning}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
