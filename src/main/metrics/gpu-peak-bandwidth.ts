@@ -5,7 +5,14 @@ import type { BandwidthPeak } from '../../shared/contract/runs';
  * 1e9 bytes). nvidia-smi names the board; the first pattern that matches it wins, so the
  * more specific names come first, and a consumer board's pattern refuses its variants.
  */
-const KNOWN_GPUS: { pattern: RegExp; label: string; gbPerS: number; source: string }[] = [
+interface KnownGpu {
+  pattern: RegExp;
+  label: string;
+  gbPerS: number;
+  source: string;
+}
+
+const KNOWN_GPUS: KnownGpu[] = [
   { pattern: /H200/i, label: 'NVIDIA H200 (HBM3e)', gbPerS: 4800, source: 'NVIDIA H200 Tensor Core GPU datasheet' },
   { pattern: /H100 NVL/i, label: 'NVIDIA H100 NVL', gbPerS: 3900, source: 'NVIDIA H100 Tensor Core GPU datasheet' },
   { pattern: /H100.*(HBM3|SXM)/i, label: 'NVIDIA H100 SXM5 80GB', gbPerS: 3350, source: 'NVIDIA H100 Tensor Core GPU datasheet' },
@@ -20,74 +27,39 @@ const KNOWN_GPUS: { pattern: RegExp; label: string; gbPerS: number; source: stri
   { pattern: /\bT4\b/i, label: 'NVIDIA T4', gbPerS: 320, source: 'NVIDIA T4 Tensor Core GPU datasheet' },
   { pattern: /V100/i, label: 'NVIDIA V100 (SXM2/PCIe)', gbPerS: 900, source: 'NVIDIA V100 Tensor Core GPU datasheet' },
   // A board's name ends where its variant would begin: "RTX 4080" must not take "RTX 4080 SUPER"'s figure.
-  { pattern: board('RTX 5090'), label: 'NVIDIA GeForce RTX 5090', gbPerS: 1792, source: 'NVIDIA GeForce RTX 5090 specifications' },
-  { pattern: board('RTX 5080'), label: 'NVIDIA GeForce RTX 5080', gbPerS: 960, source: 'NVIDIA GeForce RTX 5080 specifications' },
-  { pattern: board('RTX 5070 Ti'), label: 'NVIDIA GeForce RTX 5070 Ti', gbPerS: 896, source: 'NVIDIA GeForce RTX 5070 Ti specifications' },
-  { pattern: board('RTX 5070'), label: 'NVIDIA GeForce RTX 5070', gbPerS: 672, source: 'NVIDIA GeForce RTX 5070 specifications' },
-  {
-    pattern: board('RTX 4090 Laptop GPU'),
-    label: 'NVIDIA GeForce RTX 4090 Laptop GPU',
-    gbPerS: 576,
-    source: 'NVIDIA GeForce RTX 40 Series Laptop specifications',
-  },
-  { pattern: board('RTX 4090'), label: 'NVIDIA GeForce RTX 4090', gbPerS: 1008, source: 'NVIDIA GeForce RTX 4090 specifications' },
-  {
-    pattern: board('RTX 4080 SUPER'),
-    label: 'NVIDIA GeForce RTX 4080 SUPER',
-    gbPerS: 736,
-    source: 'NVIDIA GeForce RTX 4080 SUPER specifications',
-  },
-  {
-    pattern: board('RTX 4080 Laptop GPU'),
-    label: 'NVIDIA GeForce RTX 4080 Laptop GPU',
-    gbPerS: 432,
-    source: 'NVIDIA GeForce RTX 40 Series Laptop specifications',
-  },
-  { pattern: board('RTX 4080'), label: 'NVIDIA GeForce RTX 4080', gbPerS: 716.8, source: 'NVIDIA GeForce RTX 4080 specifications' },
-  {
-    pattern: board('RTX 4070 Ti SUPER'),
-    label: 'NVIDIA GeForce RTX 4070 Ti SUPER',
-    gbPerS: 672,
-    source: 'NVIDIA GeForce RTX 4070 family specifications',
-  },
-  {
-    pattern: board('RTX 4070 Ti'),
-    label: 'NVIDIA GeForce RTX 4070 Ti',
-    gbPerS: 504,
-    source: 'NVIDIA GeForce RTX 4070 family specifications',
-  },
-  {
-    pattern: board('RTX 4070 SUPER'),
-    label: 'NVIDIA GeForce RTX 4070 SUPER',
-    gbPerS: 504,
-    source: 'NVIDIA GeForce RTX 4070 family specifications',
-  },
-  { pattern: board('RTX 4070'), label: 'NVIDIA GeForce RTX 4070', gbPerS: 504, source: 'NVIDIA GeForce RTX 4070 family specifications' },
-  {
-    pattern: board('RTX 4060 Ti'),
-    label: 'NVIDIA GeForce RTX 4060 Ti',
-    gbPerS: 288,
-    source: 'NVIDIA GeForce RTX 4060 family specifications',
-  },
-  { pattern: board('RTX 4060'), label: 'NVIDIA GeForce RTX 4060', gbPerS: 272, source: 'NVIDIA GeForce RTX 4060 family specifications' },
-  { pattern: board('RTX 3090 Ti'), label: 'NVIDIA GeForce RTX 3090 Ti', gbPerS: 1008, source: 'NVIDIA GeForce RTX 3090 Ti specifications' },
-  { pattern: board('RTX 3090'), label: 'NVIDIA GeForce RTX 3090', gbPerS: 936, source: 'NVIDIA GeForce RTX 3090 specifications' },
-  {
-    pattern: board('RTX 3080 Ti'),
-    label: 'NVIDIA GeForce RTX 3080 Ti',
-    gbPerS: 912,
-    source: 'NVIDIA GeForce RTX 3080 family specifications',
-  },
-  {
-    pattern: board('RTX 3080'),
-    label: 'NVIDIA GeForce RTX 3080 (10 GB)',
-    gbPerS: 760,
-    source: 'NVIDIA GeForce RTX 3080 family specifications',
-  },
-  { pattern: board('RTX 3070'), label: 'NVIDIA GeForce RTX 3070', gbPerS: 448, source: 'NVIDIA GeForce RTX 3070 family specifications' },
+  geforce('RTX 5090', 1792),
+  geforce('RTX 5080', 960),
+  geforce('RTX 5070 Ti', 896),
+  geforce('RTX 5070', 672),
+  geforce('RTX 4090 Laptop GPU', 576, 'RTX 40 Series Laptop'),
+  geforce('RTX 4090', 1008),
+  geforce('RTX 4080 SUPER', 736),
+  geforce('RTX 4080 Laptop GPU', 432, 'RTX 40 Series Laptop'),
+  geforce('RTX 4080', 716.8),
+  geforce('RTX 4070 Ti SUPER', 672, 'RTX 4070 family'),
+  geforce('RTX 4070 Ti', 504, 'RTX 4070 family'),
+  geforce('RTX 4070 SUPER', 504, 'RTX 4070 family'),
+  geforce('RTX 4070', 504, 'RTX 4070 family'),
+  geforce('RTX 4060 Ti', 288, 'RTX 4060 family'),
+  geforce('RTX 4060', 272, 'RTX 4060 family'),
+  geforce('RTX 3090 Ti', 1008),
+  geforce('RTX 3090', 936),
+  geforce('RTX 3080 Ti', 912, 'RTX 3080 family'),
+  geforce('RTX 3080', 760, 'RTX 3080 family', ' (10 GB)'),
+  geforce('RTX 3070', 448, 'RTX 3070 family'),
   { pattern: /RTX A6000/i, label: 'NVIDIA RTX A6000', gbPerS: 768, source: 'NVIDIA RTX A6000 datasheet' },
   { pattern: /RTX 6000 Ada/i, label: 'NVIDIA RTX 6000 Ada', gbPerS: 960, source: 'NVIDIA RTX 6000 Ada datasheet' },
 ];
+
+/** A GeForce board's entry: matched by its exact name, labelled and sourced from its product page. */
+function geforce(model: string, gbPerS: number, specs = model, labelNote = ''): KnownGpu {
+  return {
+    pattern: board(model),
+    label: `NVIDIA GeForce ${model}${labelNote}`,
+    gbPerS,
+    source: `NVIDIA GeForce ${specs} specifications`,
+  };
+}
 
 /**
  * A consumer board by its exact name: the name may go on with a memory size ("12GB") but not with

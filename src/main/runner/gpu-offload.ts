@@ -4,8 +4,6 @@ import type { EffectiveConfig } from '../../shared/contract/server';
 import { offloadByPlacement } from '../../shared/gpu-offload';
 import { weightPlacement } from '../../shared/weight-placement';
 
-export type { GpuOffload };
-
 const GPU_LIBRARY = /^libggml-(cuda|vulkan|metal|hip|sycl)\.so$/;
 
 export function describeGpuOffload(engine: EngineInfo, config: EffectiveConfig | null): GpuOffload {

@@ -1,13 +1,12 @@
 import os from 'node:os';
 import { weightsBeyondEmbeddingInHost } from '../../shared/weight-placement';
-import type { BandwidthPeak, DecodeBandwidth, RunSummary } from '../../shared/contract/runs';
+import type { BandwidthPeak, DecodeBandwidth, GpuOffload, RunSummary } from '../../shared/contract/runs';
 import type { EffectiveConfig } from '../../shared/contract/server';
 import { bandwidthUnavailable, decodeBandwidth, decodeLoadOf, type DecodePlacement } from '../metrics/decode-bandwidth';
 import { gpuPeakBandwidth } from '../metrics/gpu-peak-bandwidth';
 import { PROBE_QUIET_CORES, reachableMemoryRead } from '../metrics/memory-read-probe';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { readDecodeFootprint } from '../models/decode-footprint';
-import type { GpuOffload } from './gpu-offload';
 
 /** The value of a flag in the argv the server ran with (its last occurrence wins, as in llama.cpp). */
 export function argvValue(argv: readonly string[], names: readonly string[]): string | null {

@@ -161,9 +161,9 @@ async function readLog(file: string): Promise<string> {
   }
   const handle = await fs.promises.open(file, 'r');
   try {
-    if (!(await handle.stat()).isFile())
-      throw new AppError(ErrorCode.Usage, `${file}: not a regular file; give a log file, or - for standard input`);
-    const buffer = Buffer.alloc(Math.min(EXPLAIN_MAX_BYTES, (await handle.stat()).size));
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new AppError(ErrorCode.Usage, `${file}: not a regular file; give a log file, or - for standard input`);
+    const buffer = Buffer.alloc(Math.min(EXPLAIN_MAX_BYTES, stat.size));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     return buffer.subarray(0, bytesRead).toString('utf8');
   } finally {

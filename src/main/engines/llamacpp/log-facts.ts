@@ -56,8 +56,10 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
     const context = CONTEXT.exec(line);
     if (context) facts.contextSize = Number(context[1]);
     if (LISTENING.test(line)) facts.listening = true;
-    vocabulary = Number(VOCABULARY.exec(line)?.[1] ?? vocabulary) || vocabulary;
-    width = Number(EMBEDDING_WIDTH.exec(line)?.[1] ?? width) || width;
+    const vocabularyLine = VOCABULARY.exec(line);
+    if (vocabularyLine) vocabulary = Number(vocabularyLine[1]);
+    const widthLine = EMBEDDING_WIDTH.exec(line);
+    if (widthLine) width = Number(widthLine[1]);
   }
   if (vocabulary && width) facts.inputEmbedding = { vocabulary, width };
   return facts;

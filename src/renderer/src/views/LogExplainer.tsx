@@ -1,51 +1,16 @@
 import { useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
 import type { LogExplanation } from '../../../shared/contract/server';
-import { offloadLine } from '../../../shared/gpu-offload';
+import { logExplanationRows } from '../../../shared/log-explanation-rows';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
 
-const mib = (value: number) => `${value >= 10 ? value.toFixed(0) : value.toFixed(2)} MiB`;
-
+/** The fact rows with sentence-case names, a used device marked with a dash. */
 function factRows(explanation: LogExplanation): [string, string][] {
-  const { context } = explanation;
-  return [
-    ['Build', explanation.build ?? '—'],
-    ['Backend', explanation.backend ?? '—'],
-    [
-      'Devices',
-      explanation.devices
-        .map(
-          (device) =>
-            `${device.id} ${device.name}${device.integrated ? ' (integrated)' : ''}${device.used === true ? ' — used' : device.used === false ? ' — unused' : ''}`,
-        )
-        .join('; ') || '—',
-    ],
-    ['Offload', offloadLine(explanation.offload)?.replace(/^offload: /, '') ?? '—'],
-    [
-      'KV cache',
-      [
-        Object.entries(explanation.kvMib)
-          .map(([device, size]) => `${device} ${mib(size)}`)
-          .join(', '),
-        explanation.kvTypes ? `K ${explanation.kvTypes.k}, V ${explanation.kvTypes.v}` : '',
-      ]
-        .filter(Boolean)
-        .join('; ') || '—',
-    ],
-    [
-      'Context',
-      [
-        context.size === null ? '' : `${context.size} tokens`,
-        context.perSequence === null ? '' : `${context.perSequence} per sequence`,
-        context.trained === null ? '' : `trained on ${context.trained}`,
-      ]
-        .filter(Boolean)
-        .join(', ') || '—',
-    ],
-    ['Flash attention', explanation.flashAttention ?? '—'],
-    ['Slots', explanation.slots === null ? '—' : String(explanation.slots)],
-  ];
+  return logExplanationRows(explanation, (used) => (used === true ? ' — used' : used === false ? ' — unused' : '')).map(([name, value]) => [
+    name[0]!.toUpperCase() + name.slice(1),
+    value,
+  ]);
 }
 
 /** Paste or drop a llama-server or llama.cpp log from anywhere (a bug report, another box) and read what it says. */
