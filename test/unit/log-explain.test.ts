@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainLlamaLog } from '../../src/main/engines/llamacpp/log-explain';
+import { EXPLAIN_LINE_CHARS, EXPLAIN_MAX_CHARS, explainLlamaLog } from '../../src/main/engines/llamacpp/log-explain';
 import { capturedFiles, readCaptured } from '../support/captured';
 
 const explain = (file: string) => explainLlamaLog(readCaptured(`llama-logs/${file}`));
@@ -108,4 +108,25 @@ describe('server explain on constructed lines in current and other formats', () 
       expect.stringMatching(/^CONTEXT BEYOND THE TRAINED LENGTH: 8192 tokens per sequence, the model was trained on 4096/),
     ]);
   });
+});
+
+describe('server explain on hostile text', () => {
+  it('reads only the first 512 characters of a line and the first 4 MiB of a log', () => {
+    expect(explainLlamaLog(`${' '.repeat(100)}srv init: initializing slots, n_slots = 4`).slots).toBe(4);
+    expect(explainLlamaLog(`${' '.repeat(EXPLAIN_LINE_CHARS)}srv init: initializing slots, n_slots = 4`).slots).toBeNull();
+    const late = `${'print_info: n_vocab = 32000\n'.repeat(Math.ceil(EXPLAIN_MAX_CHARS / 28))}srv init: n_slots = 4`;
+    expect(explainLlamaLog(late).slots).toBeNull();
+  });
+
+  // Each of these made some pattern scan the rest of the line from every place it could start:
+  // before the limits one 200 kB line took up to 1.7 s, 16 MiB of them hours.
+  it.each(['Vulkan0: x ', 'K (f16): ', 'ggml_backend_x_buffer_type_alloc_buffer: allocating ', `: ${' '.repeat(40)}`])(
+    '16 MiB of %j, as one line and as 1000-character lines, is explained within the test timeout',
+    (unit) => {
+      for (const newline of ['', '\n']) {
+        const text = (unit.repeat(Math.ceil(1000 / unit.length)) + newline).repeat(Math.ceil((16 * 2 ** 20) / 1000));
+        expect(explainLlamaLog(text).warnings).toEqual([]);
+      }
+    },
+  );
 });

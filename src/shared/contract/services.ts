@@ -143,7 +143,7 @@ export const SERVICE_CONTRACT = {
     logs: method("The tail of a server's log.", [arg('serverId', Name)], Type.Array(Type.String())),
     explainLog: method(
       'Reads a pasted llama-server or llama.cpp log from any build: the build, devices, where the weights went, KV cache, context, flash attention, slots, and the warnings that cost performance.',
-      [arg('text', Type.String({ maxLength: 16 * 2 ** 20 }))],
+      [arg('text', Type.String({ maxLength: 4 * 2 ** 20 }))],
       returns<LogExplanation>(),
     ),
   },

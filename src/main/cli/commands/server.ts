@@ -146,7 +146,7 @@ const profile: CommandHandler = async (args) => {
 };
 
 /** A log larger than this is not a startup log; its start is what matters, so only that much is read. */
-const EXPLAIN_MAX_BYTES = 16 * 2 ** 20;
+const EXPLAIN_MAX_BYTES = 4 * 2 ** 20;
 
 async function readLog(file: string): Promise<string> {
   if (file === '-') {

@@ -24,6 +24,15 @@ const CONTEXT_PER_SEQUENCE = /\bn_ctx_(?:per_)?seq\s*=\s*(\d+)/;
 const SLOTS = /\bn_slots\s*=\s*(\d+)/;
 const V_TYPES_WITHOUT_FLASH = /^(f16|bf16|f32)$/;
 
+/**
+ * A pasted log is untrusted text, and several patterns here (and the fault rules) cost time in
+ * proportion to a line's length for each place they could start. llama.cpp's lines are under
+ * 400 characters and its startup facts come first, so only the start of each line, and of the
+ * log, is read: the cost stays linear in the input whatever it holds.
+ */
+export const EXPLAIN_MAX_CHARS = 4 * 2 ** 20;
+export const EXPLAIN_LINE_CHARS = 512;
+
 const BACKEND_OF_DEVICE: readonly [RegExp, string][] = [
   [/^CUDA\d/, 'cuda'],
   [/^ROCm\d/, 'rocm'],
@@ -43,7 +52,10 @@ function flashAttentionState(value: string): LogExplanation['flashAttention'] {
  * other prefixes) into the facts that decide performance, and the warnings a user should act on.
  */
 export function explainLlamaLog(text: string): LogExplanation {
-  const lines = text.split(/\r?\n/);
+  const lines = text
+    .slice(0, EXPLAIN_MAX_CHARS)
+    .split(/\r?\n/)
+    .map((line) => (line.length > EXPLAIN_LINE_CHARS ? line.slice(0, EXPLAIN_LINE_CHARS) : line));
   const facts = parseLogFacts(lines);
   const devices: LogExplanation['devices'] = [];
   const used = new Set<string>();
