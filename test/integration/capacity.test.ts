@@ -7,6 +7,7 @@ import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 import { checkExperimentSpec } from '../../src/main/services/experiment-spec';
 import { shellAccess } from '../../src/main/services/access';
 import { useTempDirs } from '../support/temp';
+import { decideQuantile } from '../../src/main/metrics/quantile-slo';
 
 const tempDir = useTempDirs();
 // At p90 a look is 86 requests: enough for a limit between two loads to be decided rather than left inconclusive.
@@ -154,13 +155,18 @@ describe('capacity under an SLO, against the real server', () => {
     expect(requests).toHaveLength(tight.requests_per_look);
     const searched = tight.steps.find((step) => step.load === tight.interval!.low)!;
     const slowdown = Math.max(1, searched.throughput_requests_per_s! / summary.throughput.requests_per_s);
-    const confirmed = nearestRank(
-      requests.map((row) => row.ttft_ms ?? Number.POSITIVE_INFINITY),
-      PERCENTILE,
-    );
-    expect(confirmed, `limit ${tightMs} ms, this run ${slowdown.toFixed(2)}× slower than the search`).toBeLessThanOrEqual(
-      tightMs * slowdown,
-    );
+    // The search showed the share above the limit to be under 10 %; a fresh sample of the same load has its own
+    // noise, so near the limit its share may come out a little above 10 %. What it must not do is show the load
+    // missing: as many requests above the limit as would be rare (α 0.01) were the share 10 % or less.
+    const limit = tightMs * slowdown;
+    const above = requests.filter((row) => row.ttft_ms === null || row.ttft_ms > limit).length;
+    expect(
+      decideQuantile(above, requests.length, PERCENTILE, 0, 0.01),
+      `limit ${tightMs} ms, this run ${slowdown.toFixed(2)}× slower than the search: ${above} of ${requests.length} above ${limit.toFixed(1)} ms (p${PERCENTILE} ${nearestRank(
+        requests.map((row) => row.ttft_ms ?? Number.POSITIVE_INFINITY),
+        PERCENTILE,
+      ).toFixed(1)} ms)`,
+    ).not.toBe('misses');
   }, 300_000);
 });
 
