@@ -1,6 +1,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cameBunched } from '../../src/main/metrics/bunched-delivery';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { executeRun } from '../../src/main/runner/run-executor';
@@ -147,6 +148,39 @@ describe('stream client against a real HTTP stream', () => {
     expect(metrics.queue_ms).toBe(Math.max(0, first - completion.t0 - 12.5));
     expect(metrics.client_overhead_ms).toBe(finishAt - completion.t0 - 112.5);
     expect(metrics.decode_tokens_per_s).toBe(40);
+  });
+
+  it('tells tokens streamed as decoded from tokens a buffer held back and let go at once', async () => {
+    // Both streams come from a server that reports 20 ms per decode step (predicted_ms 100 over
+    // predicted_n 6). The first writes each token as it is made; the second is what a proxy
+    // buffering the response (or a starved HTTP thread) delivers: everything together at the end.
+    const timings = { prompt_n: 10, prompt_ms: 5, predicted_n: 6, predicted_ms: 100, cache_n: 0 };
+    const words = ['One', ' two', ' three', ' four', ' five'];
+    const streamed = await stream([
+      { after: 0, data: role },
+      ...words.map((word) => ({ after: 20, data: say(word) })),
+      { after: 20, data: finish() },
+      { after: 0, data: usage(10, 6, timings) },
+      { after: 0, data: DONE },
+    ]);
+    const held = await stream([
+      { after: 0, data: role },
+      ...words.map((word, i) => ({ after: i === 0 ? 120 : 0, data: say(word) })),
+      { after: 0, data: finish() },
+      { after: 0, data: usage(10, 6, timings) },
+      { after: 0, data: DONE },
+    ]);
+    const asMeasured = (completion: StreamedCompletion) => ({ ...deriveRequestMetrics(completion), error_class: null });
+    const streamedMetrics = asMeasured(streamed);
+    const heldMetrics = asMeasured(held);
+    expect(streamedMetrics.decode_tokens_per_s).toBe(50);
+    expect(heldMetrics.decode_tokens_per_s).toBe(50);
+    expect(streamedMetrics.tpot_ms).toBeGreaterThanOrEqual(19);
+    expect(heldMetrics.tpot_ms).toBeLessThan(5);
+    // The held stream's TTFT swallowed the decode: 120 ms where the server had its first token after 5.
+    expect(heldMetrics.ttft_ms).toBeGreaterThanOrEqual(119);
+    expect(cameBunched(streamedMetrics)).toBe(false);
+    expect(cameBunched(heldMetrics)).toBe(true);
   });
 
   it('gives "Paris" + EOS one decode step of TPOT, and a single token none', async () => {

@@ -114,6 +114,7 @@ export function printSummary(summary: RunSummary): void {
   if (summary.gpu_offload?.warning) lines.push(summary.gpu_offload.warning);
   const bandwidth = bandwidthLine(summary.decode_bandwidth);
   if (bandwidth) lines.push(bandwidth);
+  if (summary.delivery?.warning) lines.push(summary.delivery.warning);
   if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
   const steady = summary.load.steady_state;
   if (steady?.trending)

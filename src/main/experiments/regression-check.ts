@@ -106,6 +106,8 @@ interface CheckSide {
   measured_at: string;
   /** Windows other processes competed with (their runs flagged contaminated): the figures may be off. */
   contaminated: string[];
+  /** Windows where some requests' tokens reached the client bunched (metrics/bunched-delivery.ts): their TPOT measures delivery. */
+  bunched?: string[];
   engine: { commit: string | null; backend: string | null; server_path: string | null };
   model_sha256: string | null;
   workload_revision: string | null;
@@ -148,6 +150,7 @@ function side(runs: RunRow[]): CheckSide {
     run_ids: runs.map((run) => run.id),
     measured_at: runs.map((run) => run.started_at).sort()[0]!,
     contaminated: runs.filter((run) => parseJson<RunSummary>(run.summary_json)?.telemetry?.contention?.contaminated).map((run) => run.id),
+    bunched: runs.filter((run) => (parseJson<RunSummary>(run.summary_json)?.delivery?.bunched_requests ?? 0) > 0).map((run) => run.id),
     engine: { commit: engine?.commit ?? null, backend: engine?.backend ?? null, server_path: engine?.serverPath ?? null },
     model_sha256: first.model_sha256,
     workload_revision: first.workload_revision,

@@ -13,6 +13,7 @@ import {
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
+import { bunchedDelivery } from './bunched-delivery';
 import { withEnergyPerWork } from '../telemetry/window-energy';
 import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
 import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
@@ -311,6 +312,7 @@ export function summarizeRun(input: {
     speculative: speculativeSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
     telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),
+    delivery: bunchedDelivery(measured),
     ...(turns ? { turns } : {}),
   };
 }

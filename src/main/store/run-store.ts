@@ -239,7 +239,6 @@ function privateHashKey(db: Db): Buffer {
   return (db.prepare("SELECT value FROM database_secrets WHERE name = 'hash_key'").get() as { value: Buffer }).value;
 }
 
-/** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
 /** A stored request as the summary takes it. */
 export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
   return {
@@ -267,6 +266,7 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     reasoning_tokens: row.reasoning_tokens ?? null,
     reasoning_tokens_note: row.reasoning_tokens_note ?? null,
     turn: row.turn ?? null,
+    decode_tokens_per_s: row.decode_tokens_per_s ?? null,
     ...draftCounts(parsedTimings(row)),
   };
 }
@@ -296,6 +296,7 @@ function draftCounts(timings: StoredTimings | null): { draft_tokens: number | nu
   };
 }
 
+/** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
 export function chunkOffsetView(blob: Buffer | null): Float64Array {
   if (!blob || blob.byteLength === 0) return new Float64Array(0);
   if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8);

@@ -88,4 +88,6 @@ export interface MeasuredRequest {
   /** Speculative decoding: the server's timings.draft_n and draft_n_accepted; null where it reported none. */
   draft_tokens?: number | null;
   draft_accepted_tokens?: number | null;
+  /** The server's own decode pace, (predicted_n − 1) / predicted_ms; null where it reported no timings. */
+  decode_tokens_per_s?: number | null;
 }

@@ -170,11 +170,22 @@ export interface RunSummary {
   decode_bandwidth?: DecodeBandwidth;
   /** Where the model ran (managed servers only); absent in older records and for endpoints. */
   gpu_offload?: GpuOffload | null;
+  /** Whether the client received tokens as the server made them (metrics/bunched-delivery.ts); absent from older runs. */
+  delivery?: BunchedDelivery;
   /**
    * Conversations only (absent or null otherwise): per turn index, how its requests fared, so
    * prefix reuse shows as the history grows. Means over successful requests that reported the count.
    */
   turns?: TurnSummary[] | null;
+}
+
+export interface BunchedDelivery {
+  /** Successful requests of three or more tokens. */
+  judged_requests: number;
+  /** Of those, the ones whose tokens reached the client much faster than the server decoded them. */
+  bunched_requests: number;
+  /** What that means and what to do; null when none came bunched. */
+  warning: string | null;
 }
 
 /** Whether the measured window's throughput was steady (metrics/steady-state.ts). */

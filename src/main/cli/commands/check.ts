@@ -26,7 +26,10 @@ function engineLine(label: string, side: CheckResult['baseline']): string {
   const contaminated = side.contaminated.length
     ? `\n    CONTAMINATED: other processes competed during ${side.contaminated.map((id) => id.slice(0, 8)).join(', ')}; its figures may be off`
     : '';
-  return `  ${label}: ${side.run_ids.length} run(s) from ${side.measured_at.slice(0, 16).replace('T', ' ')} ${side.run_ids.map((id) => id.slice(0, 8)).join(', ')}; engine ${engine.commit ?? 'unknown build'} (${engine.backend ?? 'backend unknown'})${engine.server_path ? ` ${engine.server_path}` : ''}${contaminated}`;
+  const bunched = side.bunched?.length
+    ? `\n    BUNCHED TOKENS in ${side.bunched.map((id) => id.slice(0, 8)).join(', ')}: some answers reached the client faster than the server decoded them, so their TPOT measures delivery (inferlab runs show ID)`
+    : '';
+  return `  ${label}: ${side.run_ids.length} run(s) from ${side.measured_at.slice(0, 16).replace('T', ' ')} ${side.run_ids.map((id) => id.slice(0, 8)).join(', ')}; engine ${engine.commit ?? 'unknown build'} (${engine.backend ?? 'backend unknown'})${engine.server_path ? ` ${engine.server_path}` : ''}${contaminated}${bunched}`;
 }
 
 export function checkTable(result: CheckResult): string {

@@ -107,6 +107,11 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
             </p>
           ),
       )}
+      {summary.delivery?.warning && (
+        <p data-testid="run-delivery" className="error">
+          <strong>{summary.delivery.warning}</strong>
+        </p>
+      )}
       <p>
         <small>
           Latencies over successful requests; percentiles by linear interpolation; “n too small”: p90 needs n ≥ {PERCENTILE_MIN_N.p90}, p95
