@@ -37,7 +37,7 @@ export function bandwidthLine(bandwidth: DecodeBandwidth | undefined): string | 
   const peak = bandwidth.peak
     ? `${fixed((bandwidth.utilization ?? 0) * 100, 0, ' %')} of ${sig(bandwidth.peak.gb_per_s, ' GB/s')} ${bandwidth.peak.label} (${bandwidth.peak.kind})`
     : `no peak to compare with (${bandwidth.peak_reason})`;
-  return `decode bandwidth: ${sig(bandwidth.effective_gb_per_s, ' GB/s')}, ${peak}; ${mib(bandwidth.bytes_per_token)} per token (${bandwidth.placement} weights ${mib(bandwidth.weight_bytes)} + KV ${mib(bandwidth.kv_bytes_per_sequence)} at ${fixed(bandwidth.mean_context_tokens, 0)} tokens of context, ${bandwidth.kv_cache_types?.k}/${bandwidth.kv_cache_types?.v}) × ${sig(bandwidth.decode_tokens_per_s)} decode tok/s (${sig(bandwidth.decode_sequences)} sequences at once)${bandwidth.reason ? `; ${bandwidth.reason}` : ''}`;
+  return `decode bandwidth: ${sig(bandwidth.effective_gb_per_s, ' GB/s')}, ${peak}; ${mib(bandwidth.bytes_per_token)} per token (${bandwidth.placement} weights ${mib(bandwidth.weight_bytes)} + KV ${mib(bandwidth.kv_bytes_per_sequence)} at ${fixed(bandwidth.mean_context_tokens, 0)} tokens of context, ${bandwidth.kv_cache_types?.k}/${bandwidth.kv_cache_types?.v}) × ${sig(bandwidth.decode_tokens_per_s)} decode tok/s (${sig(bandwidth.decode_sequences)} sequences at once)${bandwidth.reason ? `; ${bandwidth.reason}` : ''}${bandwidth.cache_note ? `; ${bandwidth.cache_note}` : ''}`;
 }
 
 /**
@@ -81,8 +81,14 @@ export function efficiencyNotes(conditions: readonly { name: string; efficiency?
   const peaks = [
     ...new Set(measured.map((condition) => condition.efficiency!.bandwidth_peak).filter((peak): peak is string => peak !== null)),
   ];
+  const nearCache = new Map<string, string[]>();
+  for (const condition of measured) {
+    const note = condition.efficiency!.bandwidth_cache_note;
+    if (note) nearCache.set(note, [...(nearCache.get(note) ?? []), condition.name]);
+  }
   return [
     ...peaks.map((peak) => `decode bandwidth (%): share of ${peak}`),
+    ...[...nearCache].map(([note, names]) => `decode bandwidth (%) of ${names.join(', ')}: ${note}`),
     ...missing(
       'energy per output token',
       (efficiency) => efficiency.energy_reason,

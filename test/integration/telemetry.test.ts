@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
@@ -195,6 +196,59 @@ describe('telemetry on a run', () => {
       power_w_mean: 180,
     });
   });
+
+  it(
+    "reads the serving machine's GPUs from a GPU exporter (--gpu-metrics-url) instead of this machine's",
+    { timeout: 240_000 },
+    async () => {
+      // A real HTTP server answering a constructed dcgm-exporter page: two L4s on host gpu-node-7,
+      // the power rising once the run has begun. The nvidia-smi stand-in on the PATH must not be read.
+      const page = (power: number) =>
+        [0, 1]
+          .flatMap((gpu) => {
+            const labels = `gpu="${gpu}",UUID="GPU-${gpu}",device="nvidia${gpu}",modelName="NVIDIA L4",Hostname="gpu-node-7"`;
+            return [
+              `DCGM_FI_DEV_FB_USED{${labels}} ${gpu === 0 ? 9000 : 300}`,
+              `DCGM_FI_DEV_FB_FREE{${labels}} ${gpu === 0 ? 13000 : 21700}`,
+              `DCGM_FI_DEV_GPU_UTIL{${labels}} ${gpu === 0 ? 90 : 0}`,
+              `DCGM_FI_DEV_POWER_USAGE{${labels}} ${gpu === 0 ? power : 16}`,
+            ];
+          })
+          .join('\n');
+      let scrapes = 0;
+      const server = http.createServer((_request, response) => {
+        scrapes += 1;
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end(`${page(60)}\n`);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`;
+        const db = path.join(tempDir(), 'exporter.db');
+        const result = await inferlab(
+          ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '3', '--gpu-metrics-url', url, '--db', db, '--json'],
+          withStandIn(),
+        );
+        expect(result.code, result.stderr).toBe(0);
+        const telemetry = JSON.parse(result.stdout).telemetry;
+        expect(telemetry.gpu).toMatchObject({
+          name: '2× NVIDIA L4',
+          gpu_count: 2,
+          memory_total_mib: 44000,
+          peak_used_mib: 9300,
+          power_w_mean: 76,
+          utilization_pct_mean: 45,
+          sampling_failure: null,
+        });
+        expect(telemetry.gpu.per_gpu.map((gpu: { host: string }) => gpu.host)).toEqual(['gpu-node-7', 'gpu-node-7']);
+        expect(telemetry.energy.source).toBe('dcgm-exporter power');
+        expect(scrapes).toBeGreaterThanOrEqual(3);
+        expect(standInsRunning()).toBe(0);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  );
 
   it('restarts an nvidia-smi loop that dies', { timeout: 240_000 }, async () => {
     const db = path.join(tempDir(), 'restart.db');

@@ -90,6 +90,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
         args: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9', '--metrics-url', 'http://127.0.0.1:9/metrics'],
         against: ['--workload', 'chat-short', '--endpoint', 'http://127.0.0.1:9'],
       },
+      '--gpu-metrics-url': { args: [...base, '--gpu-metrics-url', 'http://127.0.0.1:9400/metrics'] },
       '--private': { args: [...base, '--private'] },
     };
     const spec = (args: string[]) => runSpecFromArgs(args).spec;

@@ -35,6 +35,22 @@ describe("a condition's energy and decode bandwidth", () => {
     expect(efficiencyNotes([{ name: 'a', efficiency }])).toEqual(['decode bandwidth (%): share of reachable with 2 threads (cpu probe)']);
   });
 
+  it('says once under the table which conditions read partly from the CPU cache, where a share can pass 100 %', () => {
+    const note = "the bytes read per step are under 4× this CPU's 32 MiB last-level cache: part of each step is read from cache";
+    const nearCache = (summary: RunSummary) => ({ ...summary, decode_bandwidth: { ...summary.decode_bandwidth!, cache_note: note } });
+    const small = conditionEfficiency([window(0.2, 53, 1.28), nearCache(window(0.2, 53, 1.28))]);
+    expect(small.bandwidth_cache_note).toBe(note);
+    const large = conditionEfficiency([window(0.2, 30, 0.6)]);
+    expect(large.bandwidth_cache_note).toBeNull();
+    expect(
+      efficiencyNotes([
+        { name: 'f16', efficiency: large },
+        { name: 'q8_0', efficiency: small },
+        { name: 'q4_k_m', efficiency: small },
+      ]),
+    ).toEqual(['decode bandwidth (%): share of reachable with 2 threads (cpu probe)', `decode bandwidth (%) of q8_0, q4_k_m: ${note}`]);
+  });
+
   it('says why when no window measured them, and is a dash for experiments stored before it existed', () => {
     const none = conditionEfficiency([
       window(null, null, null, { energy: 'no RAPL counters readable', bandwidth: 'no successful request' }),

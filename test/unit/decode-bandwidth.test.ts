@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GGUFValueType } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
+import { lastLevelCacheBytes } from '../../src/main/metrics/cpu-cache';
 import { decodeBandwidth, decodeLoadOf } from '../../src/main/metrics/decode-bandwidth';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
 import { otherBusyCores, reachableMemoryRead, probeCacheKey } from '../../src/main/metrics/memory-read-probe';
@@ -111,6 +112,53 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     expect(result.effective_gb_per_s).toBeCloseTo((2706 * 50) / 1e9, 12);
     expect(result.utilization).toBeNull();
     expect(result.peak_reason).toBe('not in the table');
+  });
+
+  it('says when a CPU step reads little more than the last-level cache, where a share of the DRAM probe can pass 100 %', () => {
+    const footprint = readDecodeFootprint(handMadeModel()) as DecodeFootprint;
+    const base = {
+      footprint,
+      kvCacheTypes: { k: 'f16', v: 'f16' },
+      meanContextTokens: 0,
+      decodeSequences: 1,
+      tpotMsMean: 1,
+      peak: null,
+      peakReason: null,
+    };
+    const cpu = { ...base, placement: { device: 'cpu' as const } };
+    const step = decodeBandwidth(cpu).bytes_per_step!;
+    expect(step).toBeGreaterThan(0);
+    expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: step / 4 + 1 }).cache_note).toMatch(
+      /^the bytes read per step are under 4× this CPU's 0\.0 MiB last-level cache: .* can pass 100 %$/,
+    );
+    expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: step / 4 }).cache_note).toBeNull();
+    expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: null }).cache_note).toBeNull();
+    // A GPU's weights are not in the CPU's cache.
+    expect(
+      decodeBandwidth({ ...base, placement: { device: 'gpu', offloaded: 3, total: 3 }, lastLevelCacheBytes: 2 ** 30 }).cache_note,
+    ).toBeNull();
+  });
+
+  it('reads the last-level cache from sysfs: the highest level, data or unified, never instruction', () => {
+    const dir = tempDir();
+    const cache = (index: number, level: number, type: string, size: string) => {
+      fs.mkdirSync(path.join(dir, `index${index}`));
+      for (const [file, text] of Object.entries({ level: String(level), type, size }))
+        fs.writeFileSync(path.join(dir, `index${index}`, file), `${text}\n`);
+    };
+    // Constructed in the shape of this machine's /sys/devices/system/cpu/cpu0/cache (AMD EPYC, 32 MiB L3).
+    cache(0, 1, 'Data', '48K');
+    cache(1, 1, 'Instruction', '32K');
+    cache(2, 2, 'Unified', '1024K');
+    cache(3, 3, 'Unified', '32768K');
+    expect(lastLevelCacheBytes(dir)).toBe(32 * 2 ** 20);
+    fs.writeFileSync(path.join(dir, 'index3', 'size'), '64M\n');
+    expect(lastLevelCacheBytes(dir)).toBe(64 * 2 ** 20);
+    fs.rmSync(path.join(dir, 'index3'), { recursive: true });
+    fs.rmSync(path.join(dir, 'index2'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'index1', 'level'), '4\n');
+    expect(lastLevelCacheBytes(dir)).toBe(48 * 2 ** 10);
+    expect(lastLevelCacheBytes(path.join(dir, 'absent'))).toBeNull();
   });
 
   it('is null with the reason without TPOT or with an unknown cache type', () => {

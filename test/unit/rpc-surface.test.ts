@@ -344,5 +344,18 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
       code: 'forbidden',
       message: expect.stringMatching(/metricsUrl must be on the endpoint's own host/),
     });
+    // A GPU exporter has its own port on the serving machine, but no other host.
+    const gpuProbe = await face.call('runs', 'start', { ...run, gpuMetricsUrl: 'http://169.254.169.254:9400/metrics' });
+    expect(gpuProbe.error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/gpuMetricsUrl must be on the endpoint's own host \(any port\)/),
+    });
+    const managed = await face.call('runs', 'start', {
+      ...run,
+      endpoint: null,
+      model: 'demo:q8_0',
+      gpuMetricsUrl: 'http://127.0.0.1:9400/metrics',
+    });
+    expect(managed.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/gpuMetricsUrl must be on the endpoint/) });
   });
 });

@@ -141,6 +141,7 @@ export function conditionEfficiency(summaries: readonly (RunSummary | null)[]): 
     bandwidth_utilization: utilization.mean,
     bandwidth_peak: peak ? `${peak.label} (${peak.kind})` : null,
     bandwidth_windows: gbPerS.windows,
+    bandwidth_cache_note: bandwidths.find((bandwidth) => bandwidth?.cache_note)?.cache_note ?? null,
     bandwidth_reason:
       gbPerS.windows > 0
         ? null

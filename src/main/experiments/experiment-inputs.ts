@@ -19,12 +19,11 @@ export interface SingleModelExperimentInputs {
   profile: ServerProfile;
 }
 
-/** How every experiment window's run is made: generous timeouts, stored text, no reference, a short idle baseline. */
+/** How every experiment window's run is made: generous timeouts, stored text, no reference (and the idle baseline's floor, MIN_BASELINE_MS). */
 const WINDOW_RUN_DEFAULTS = {
   timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
   private: false,
   referenceRunId: null,
-  baselineMs: 300,
 } as const;
 
 /** What a window's run takes from its experiment: where runs go, how servers start, what runs, when to stop. */

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { readCpuTotals } from '../telemetry/proc-stat';
+import { lastLevelCacheBytes } from './cpu-cache';
 
 export interface MemoryReadProbe {
   /** Median over the reps of bytes read per second by all threads together, in GB/s (1e9 bytes). */
@@ -50,18 +51,6 @@ parentPort.on('message', (passes) => {
   parentPort.postMessage(found);
 });
 `;
-
-/** The last-level cache, from sysfs; null where not readable. */
-function lastLevelCacheBytes(): number | null {
-  try {
-    const text = fs.readFileSync('/sys/devices/system/cpu/cpu0/cache/index3/size', 'utf8').trim();
-    const match = /^(\d+)([KMG]?)$/i.exec(text);
-    if (!match) return null;
-    return Number(match[1]) * ({ '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 } as Record<string, number>)[match[2]!.toUpperCase()]!;
-  } catch {
-    return null;
-  }
-}
 
 /** Far larger than the last-level cache (8×, at least 512 MiB), and never more than a quarter of free memory. */
 export function probeBufferBytes(): number {

@@ -3,6 +3,7 @@ import { weightsBeyondEmbeddingInHost } from '../../shared/weight-placement';
 import type { BandwidthPeak, DecodeBandwidth, GpuOffload, RunSummary } from '../../shared/contract/runs';
 import type { EffectiveConfig } from '../../shared/contract/server';
 import { bandwidthUnavailable, decodeBandwidth, decodeLoadOf, type DecodePlacement } from '../metrics/decode-bandwidth';
+import { lastLevelCacheBytes } from '../metrics/cpu-cache';
 import { gpuPeakBandwidth } from '../metrics/gpu-peak-bandwidth';
 import { PROBE_QUIET_CORES, reachableMemoryRead } from '../metrics/memory-read-probe';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
@@ -92,5 +93,6 @@ export async function runDecodeBandwidth(input: {
     tpotMsMean: input.summary.metrics.tpot_ms.mean,
     peak,
     peakReason,
+    lastLevelCacheBytes: placement.device === 'cpu' ? lastLevelCacheBytes() : null,
   });
 }

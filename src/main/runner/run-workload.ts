@@ -40,6 +40,8 @@ export interface RunRequest {
   target: RunTargetSpec;
   /** A Prometheus URL to scrape for endpoint runs (a managed server's own /metrics is used otherwise). */
   metricsUrl?: string | null;
+  /** A GPU exporter's Prometheus page (dcgm-exporter, AMD's device-metrics-exporter): GPU telemetry of the machine the server is on. */
+  gpuMetricsUrl?: string | null;
   /** Idle sampling before the measured window, for the telemetry baseline. */
   baselineMs?: number;
   /** How often telemetry samples; the config file's telemetry.intervalMs, else 250 ms. */
@@ -321,6 +323,7 @@ export async function runWorkload(options: {
       beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
       intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
       endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
+      gpuMetricsUrl: request.gpuMetricsUrl ?? null,
     });
     options.onTelemetry?.(telemetry);
     let execution;

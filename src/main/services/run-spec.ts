@@ -76,6 +76,17 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   ) {
     throw new AppError(ErrorCode.Forbidden, "over RPC, metricsUrl must be on the endpoint's own host");
   }
+  // A GPU exporter listens on its own port of the machine that serves: over RPC, only the endpoint's host.
+  if (
+    shape.gpuMetricsUrl &&
+    access.face === 'rpc' &&
+    (target.kind !== 'endpoint' || new URL(shape.gpuMetricsUrl).hostname !== new URL(target.url).hostname)
+  ) {
+    throw new AppError(
+      ErrorCode.Forbidden,
+      "over RPC, gpuMetricsUrl must be on the endpoint's own host (any port); for other hosts use inferlab run --gpu-metrics-url",
+    );
+  }
   return { target, request: { ...shape.request, workload: { def, file } } };
 }
 
@@ -114,11 +125,25 @@ function withTraceOptions(def: WorkloadDef, trace: StartRunSpec['trace']): Workl
   };
 }
 
+/** An http(s) URL, normalized; anything else (file:, data:, no scheme) is refused naming the field. */
+function httpUrl(field: string, value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // refused below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    invalid(`${field} must be an http(s) URL such as http://gpu-host:9400/metrics, got ${JSON.stringify(value)}`);
+  return url.toString();
+}
+
 /** The checks that need no file, database or server: field types, ranges and combinations. */
 export function checkRunShape(spec: StartRunSpec): {
   request: Omit<CheckedRun['request'], 'workload'>;
   endpoint: string | null;
   metricsUrl: string | null;
+  gpuMetricsUrl: string | null;
 } {
   if (typeof spec !== 'object' || spec === null) invalid('a run spec must be an object');
   if (typeof spec.workload !== 'string' || spec.workload === '') invalid('workload is required');
@@ -155,19 +180,15 @@ export function checkRunShape(spec: StartRunSpec): {
     invalid('settings must be a list of FIELD=VALUE strings');
 
   const endpoint = spec.endpoint ? endpointUrl(spec.endpoint) : null;
-  let metricsUrl: string | null = null;
-  if (spec.metricsUrl) {
-    try {
-      metricsUrl = new URL(spec.metricsUrl).toString();
-    } catch {
-      invalid(`metricsUrl must be an http(s) URL, got ${JSON.stringify(spec.metricsUrl)}`);
-    }
-  }
+  const metricsUrl = spec.metricsUrl ? httpUrl('metricsUrl', spec.metricsUrl) : null;
+  const gpuMetricsUrl = spec.gpuMetricsUrl ? httpUrl('gpuMetricsUrl', spec.gpuMetricsUrl) : null;
   return {
     endpoint,
     metricsUrl,
+    gpuMetricsUrl,
     request: {
       metricsUrl,
+      gpuMetricsUrl,
       load,
       stop: { requests, durationMs: durationS === null ? null : durationS * 1000 },
       warmup: spec.warmup,

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import type { GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
+import type { EnergySummary, GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
 import { Emitter } from '../core/emitter';
 import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
+import { GpuExporterSampler } from './gpu-exporter-sampler';
 import { JsonDocumentSplitter } from './json-stream';
 import {
   computeAppsQueryArgs,
@@ -217,6 +218,7 @@ export class GpuSampler {
   readonly changes = new Emitter<GpuSample>();
   private loops: SmiLoop<unknown>[] = [];
   private amd: AmdGpuSampler | null = null;
+  private exporter: GpuExporterSampler | null = null;
   private startedCpu = 0;
   private smiClock: SmiClock | null = null;
   private stopped = false;
@@ -227,13 +229,24 @@ export class GpuSampler {
     private readonly binary: string | null = nvidiaSmiPath(),
     /** Oldest samples are dropped beyond this many (the idle sampler runs for days). */
     private readonly retain = Number.POSITIVE_INFINITY,
+    /** A GPU exporter's Prometheus page (the server's GPUs are on another machine): read instead of this machine's GPUs. */
+    private readonly exporterUrl: string | null = null,
   ) {}
 
-  get isAmd(): boolean {
-    return this.amd !== null;
+  /** Where the power readings came from, as energy figures name their source. */
+  get powerSource(): NonNullable<EnergySummary['source']> {
+    if (this.exporter)
+      return this.exporter.kind === 'amd-device-metrics-exporter' ? 'amd-device-metrics-exporter power' : 'dcgm-exporter power';
+    return this.amd ? 'amd-smi socket_power' : 'nvidia-smi power.draw';
+  }
+
+  /** The machine each GPU index is on, where a GPU exporter labels it. */
+  hostOf(index: number): string | null {
+    return this.exporter?.hosts.get(index) ?? null;
   }
 
   get unavailableReason(): string | null {
+    if (this.exporter) return this.exporter.failure;
     if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;
     if (!this.binary) return 'neither nvidia-smi nor amd-smi found: no GPU driver on this machine';
     const failure = this.loops.find((loop) => loop.failure)?.failure;
@@ -242,15 +255,16 @@ export class GpuSampler {
   }
 
   start(): void {
-    if (this.loops.length > 0 || this.amd) return;
+    if (this.loops.length > 0 || this.amd || this.exporter) return;
+    if (this.exporterUrl) {
+      this.exporter = new GpuExporterSampler(this.exporterUrl, this.clock, Math.max(1000, this.intervalMs), (sample) => this.keep(sample));
+      this.exporter.start();
+      return;
+    }
     if (!this.binary) {
       const amdSmi = findExecutable('amd-smi');
       if (!amdSmi) return;
-      this.amd = new AmdGpuSampler(amdSmi, this.clock, (sample) => {
-        this.samples.push(sample);
-        if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
-        this.changes.emit(sample);
-      });
+      this.amd = new AmdGpuSampler(amdSmi, this.clock, (sample) => this.keep(sample));
       this.amd.start();
       return;
     }
@@ -272,11 +286,7 @@ export class GpuSampler {
       sample.sweep = appSweeps.assign(`${sample.gpuUuid ?? ''}:${sample.pid}`, sample.t);
       return sample;
     };
-    const onGpuSample = (sample: GpuSample) => {
-      this.samples.push(sample);
-      if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
-      this.changes.emit(sample);
-    };
+    const onGpuSample = (sample: GpuSample) => this.keep(sample);
     // A driver that refuses the clock fields still gets sampled without them (no memory clock, no throttle reasons).
     const withoutClocks = () => {
       if (this.stopped) return;
@@ -295,6 +305,12 @@ export class GpuSampler {
     this.startedCpu = 0;
   }
 
+  private keep(sample: GpuSample): void {
+    this.samples.push(sample);
+    if (this.samples.length > this.retain) this.samples.splice(0, this.samples.length - this.retain);
+    this.changes.emit(sample);
+  }
+
   /** How many samples were placed by nvidia-smi's timestamp and how many by arrival. */
   get timestampCounts(): { device: number; arrival: number } {
     return this.smiClock?.counts ?? { device: 0, arrival: this.samples.length };
@@ -311,7 +327,7 @@ export class GpuSampler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop()]);
+    await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop(), this.exporter?.stop()]);
   }
 }
 

@@ -94,6 +94,8 @@ export class TelemetrySession {
       endpointUrl?: string | null;
       /** Where the RAPL counters are (a fake tree in tests). */
       powercapRoot?: string;
+      /** A GPU exporter's Prometheus page, read instead of this machine's GPUs (a server on another machine). */
+      gpuMetricsUrl?: string | null;
     },
   ) {
     this.rapl = new RaplMeter(options.powercapRoot);
@@ -103,6 +105,7 @@ export class TelemetrySession {
       interval,
       options.gpuBinary === undefined ? undefined : options.gpuBinary,
       options.retainSamples,
+      options.gpuMetricsUrl ?? null,
     );
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
     this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock, undefined, options.metricsHeaders) : null;
@@ -245,7 +248,9 @@ export class TelemetrySession {
     const wallSeconds = Math.max(0.001, ((this.stoppedAt || performance.now()) - this.startedAt) / 1000);
     const ownCpuSeconds = this.smiCpuSeconds + ((this.process?.busyMs ?? 0) + this.contention.busyMs) / 1000;
     const sampler = { interval_ms: this.intervalMs, cpu_pct: (ownCpuSeconds / wallSeconds) * 100 };
-    const reason = this.gpu.unavailableReason ?? (this.gpu.samples.length === 0 ? 'nvidia-smi produced no samples' : null);
+    const reason =
+      this.gpu.unavailableReason ??
+      (this.gpu.samples.length === 0 ? `${this.options.gpuMetricsUrl ? 'the GPU exporter' : 'nvidia-smi'} produced no samples` : null);
     const pids = this.serverPids();
 
     let gpu: TelemetrySummary['gpu'] = null;
@@ -284,6 +289,7 @@ export class TelemetrySession {
         const of = (list: typeof sweeps) => list.flatMap((sweep) => sweep.samples.filter((sample) => sample.index === index));
         return {
           index,
+          ...(this.gpu.hostOf(index) ? { host: this.gpu.hostOf(index) } : {}),
           name: first(index).name,
           memory_total_mib: first(index).memoryTotalMib,
           baseline_used_mib: mean(defined(of(baseline).map((sample) => sample.memoryUsedMib))),
@@ -293,8 +299,7 @@ export class TelemetrySession {
       });
       const windowReadings = window.flatMap(onRunGpus);
       throttle = throttleSummary(windowReadings);
-      const source = this.gpu.isAmd ? 'amd-smi socket_power' : 'nvidia-smi power.draw';
-      energy ??= gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, source);
+      energy ??= gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, this.gpu.powerSource);
       gpu = {
         name:
           distinctNames.length === 1 && names.length > 1

@@ -176,6 +176,8 @@ export interface ConditionEfficiency {
   bandwidth_peak: string | null;
   bandwidth_windows: number;
   bandwidth_reason: string | null;
+  /** The first window's cache_note (DecodeBandwidth): a share of the DRAM probe that cache reads may lift. */
+  bandwidth_cache_note?: string | null;
 }
 
 export interface CooldownWait {

@@ -252,4 +252,9 @@ export interface DecodeBandwidth {
   utilization: number | null;
   /** Why effective_gb_per_s is null. */
   reason: string | null;
+  /**
+   * CPU runs whose bytes per step are within a few times the last-level cache: why the share of the
+   * DRAM probe can pass 100 %. Absent from runs stored before it was checked.
+   */
+  cache_note?: string | null;
 }

@@ -104,6 +104,10 @@ export const StartRunSpecSchema = Type.Object(
     timeoutS: Maybe(Type.Number()),
     referenceRunId: Maybe(Name, "A stored run whose outputs this run's outputs are compared with."),
     metricsUrl: Maybe(PathText, 'Prometheus metrics to scrape for an endpoint run.'),
+    gpuMetricsUrl: Maybe(
+      PathText,
+      "A GPU exporter's Prometheus page (dcgm-exporter, AMD device-metrics-exporter) for the serving machine's GPUs.",
+    ),
     private: Type.Boolean(),
   },
   { ...Strict, description: 'Everything a run can be asked for, from the UI or the CLI; optional fields take their defaults.' },

@@ -108,6 +108,8 @@ export interface TelemetrySummary {
     sampling_failure?: string | null;
     per_gpu?: {
       index: number;
+      /** The machine the GPU is on, where a GPU exporter labels it (--gpu-metrics-url). */
+      host?: string | null;
       name: string | null;
       memory_total_mib: number | null;
       baseline_used_mib: number | null;
@@ -137,7 +139,7 @@ export interface TelemetrySummary {
 
 /** Energy of the measured window: GPU power integrated over time, else CPU package RAPL counters. */
 export interface EnergySummary {
-  source: 'nvidia-smi power.draw' | 'amd-smi socket_power' | 'rapl' | null;
+  source: 'nvidia-smi power.draw' | 'amd-smi socket_power' | 'dcgm-exporter power' | 'amd-device-metrics-exporter power' | 'rapl' | null;
   /** Over the GPUs the server ran on (all GPUs when that is unknown), or every CPU package. */
   joules: number | null;
   per_gpu: { index: number; name: string | null; joules: number | null; covered_ms: number; samples: number }[] | null;

@@ -66,6 +66,7 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
       set: { type: 'string', multiple: true },
       'api-key-env': { type: 'string' },
       'metrics-url': { type: 'string' },
+      'gpu-metrics-url': { type: 'string' },
       private: { type: 'boolean' },
       force: { type: 'boolean' },
       db: { type: 'string' },
@@ -126,6 +127,7 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     timeoutS: positive('timeout', values.timeout, false) ?? null,
     referenceRunId: values.reference ?? null,
     metricsUrl: values['metrics-url'] ?? null,
+    gpuMetricsUrl: values['gpu-metrics-url'] ?? null,
     private: values.private ?? false,
   };
   // Bad input fails here, before the database is opened or a server started.

@@ -1,0 +1,104 @@
+import type { GpuSample } from '../../shared/contract/telemetry';
+import { parseGpuExporterMetrics, type GpuExporterKind } from './gpu-exporter-parse';
+
+/** A GPU exporter's page for 8 GPUs with every default field is about 200 kB; far more is no exporter. */
+export const EXPORTER_MAX_BYTES = 8 * 2 ** 20;
+const SCRAPE_TIMEOUT_MS = 2000;
+
+/** The body of `response`, refused beyond `maxBytes` without reading the rest. */
+async function boundedText(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) throw new Error(`the page is ${declared} bytes, over the ${maxBytes}-byte limit`);
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new Error(`the page passed the ${maxBytes}-byte limit`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * GPU telemetry of a remote machine from a Prometheus exporter (NVIDIA's dcgm-exporter, AMD's
+ * device-metrics-exporter), scraped on the run's clock: each scrape is one sweep, each GPU keeps
+ * the index it first got. The exporter samples the GPUs at its own interval (dcgm-exporter's
+ * `-c`, 30 s by default), so readings repeat until it samples again.
+ */
+export class GpuExporterSampler {
+  readonly samples: GpuSample[] = [];
+  kind: GpuExporterKind | null = null;
+  failures = 0;
+  lastError: string | null = null;
+  readonly hosts = new Map<number, string | null>();
+  private readonly indexes = new Map<string, number>();
+  private sweep = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly clock: () => number,
+    private readonly intervalMs: number,
+    private readonly onSample: (sample: GpuSample) => void,
+    private readonly maxBytes = EXPORTER_MAX_BYTES,
+  ) {}
+
+  /** Why there is no GPU telemetry: set while no scrape has given a GPU. */
+  get failure(): string | null {
+    if (this.samples.length > 0) return null;
+    if (this.lastError) return `the GPU exporter at ${this.url} failed: ${this.lastError}`;
+    if (this.sweep > 0) return `the GPU exporter at ${this.url} lists no GPU memory, utilization or power series`;
+    return null;
+  }
+
+  async scrape(): Promise<void> {
+    const t = this.clock();
+    try {
+      const response = await fetch(this.url, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS), redirect: 'error' });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const { kind, readings } = parseGpuExporterMetrics(await boundedText(response, this.maxBytes), t);
+      this.sweep += 1;
+      this.kind ??= kind;
+      for (const reading of readings) {
+        let index = this.indexes.get(reading.key);
+        if (index === undefined) {
+          index = this.indexes.size;
+          this.indexes.set(reading.key, index);
+          this.hosts.set(index, reading.host);
+        }
+        const sample: GpuSample = { ...reading.sample, index, sweep: this.sweep };
+        this.samples.push(sample);
+        this.onSample(sample);
+      }
+      this.lastError = null;
+    } catch (error) {
+      this.failures += 1;
+      this.lastError = (error as Error).message;
+    }
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.inFlight = this.scrape();
+    this.timer = setInterval(() => {
+      // A slow exporter is not scraped twice at once.
+      this.inFlight ??= this.scrape().finally(() => (this.inFlight = null));
+    }, this.intervalMs);
+    this.timer.unref();
+    void this.inFlight.finally(() => (this.inFlight = null));
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.inFlight;
+  }
+}
