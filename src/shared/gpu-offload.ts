@@ -54,3 +54,15 @@ export function offloadLine(offload: GpuOffload | null | undefined): string | nu
   const body = [facts, offload.reason].filter(Boolean).join('; ');
   return body ? `${head}: ${body}` : head;
 }
+
+/**
+ * The offload warnings of an experiment's conditions, each said once with the conditions it
+ * applies to: a condition whose weights sat mostly in host memory measured the CPU as much as the GPU.
+ */
+export function offloadWarnings(conditions: readonly { name: string; offload_warning?: string | null }[]): string[] {
+  const byWarning = new Map<string, string[]>();
+  for (const condition of conditions)
+    if (condition.offload_warning)
+      byWarning.set(condition.offload_warning, [...(byWarning.get(condition.offload_warning) ?? []), condition.name]);
+  return [...byWarning].map(([warning, names]) => `${names.join(', ')}: ${warning}`);
+}

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Distribution } from '../../src/shared/contract/runs';
 import type { ConditionResult, ExperimentResult } from '../../src/shared/contract/experiments';
+import { experimentTable } from '../../src/main/cli/experiment-table';
 import { quantTradeoffSvg, renderExperimentReport } from '../../src/main/experiments/report';
+import { offloadWarnings } from '../../src/shared/gpu-offload';
 
 const MIB = 2 ** 20;
 const distribution = (p50: number | null): Distribution => ({
@@ -143,5 +145,30 @@ describe('the quantization trade-off chart in the HTML report', () => {
     expect(html).toContain('<h1>Warm against cold</h1>');
     expect(chartOf(html)).toBeUndefined();
     expect(html).not.toContain('<circle');
+  });
+});
+
+describe('where the weights sat, in every face of an experiment', () => {
+  it('warns once per warning, naming the conditions, in the report and the CLI table; escapes what it prints', () => {
+    const warning = 'MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB (52 %) <on the CPU>';
+    const result = experiment(
+      'quant',
+      [
+        condition('f16', 3, { file_bytes: MIB, offload_warning: warning }),
+        condition('q8_0', 2, { file_bytes: MIB, offload_warning: warning }),
+        condition('q4_k_m', 1.5, { file_bytes: MIB, offload_warning: null }),
+      ],
+      null,
+    );
+    expect(offloadWarnings(result.conditions)).toEqual([`f16, q8_0: ${warning}`]);
+    const html = renderExperimentReport(result);
+    expect(html).toContain(
+      '<p class="bad" data-offload-warnings>f16, q8_0: MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB (52 %) &lt;on the CPU&gt;</p>',
+    );
+    expect(experimentTable(result)).toContain(`\nf16, q8_0: ${warning}`);
+    // None warned (or a result stored before the field existed): nothing is printed.
+    const quiet = experiment('quant', [condition('f16', 3, { file_bytes: MIB })], null);
+    expect(renderExperimentReport(quiet)).not.toContain('data-offload-warnings');
+    expect(experimentTable(quiet)).not.toContain('HOST MEMORY');
   });
 });

@@ -1,6 +1,7 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
+import { offloadWarnings } from '../../shared/gpu-offload';
 import { agreementCell, qualityLines } from '../experiments/recommend';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 import { verdictTable } from './verdict-table';
@@ -8,7 +9,10 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
-  return `${experimentBody(result)}${efficiencyLines(result)}${cooldown}`;
+  const offload = offloadWarnings(result.conditions)
+    .map((line) => `\n${line}`)
+    .join('');
+  return `${experimentBody(result)}${efficiencyLines(result)}${offload}${cooldown}`;
 }
 
 /** Each condition's energy per output token and decode bandwidth, means over its windows. */

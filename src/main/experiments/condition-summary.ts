@@ -112,6 +112,7 @@ export function summarizeCondition(
           ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}`
           : null,
       efficiency: conditionEfficiency(summaries),
+      offload_warning: summaries.find((window) => window?.gpu_offload?.warning)?.gpu_offload?.warning ?? null,
     },
   };
 }

@@ -5,6 +5,7 @@ import { escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
+import { offloadWarnings } from '../../shared/gpu-offload';
 
 /** A horizontal bar chart as inline SVG: no scripts, no network. */
 function barChart(title: string, unit: string, bars: { label: string; value: number | null }[]): string {
@@ -152,6 +153,8 @@ export function renderExperimentReport(result: ExperimentResult): string {
     .join('');
   const notes = efficiencyNotes(conditions);
   const efficiencyNotesHtml = notes.length ? `<p><small>${notes.map(escape).join('<br>')}</small></p>` : '';
+  const offload = offloadWarnings(conditions);
+  const offloadHtml = offload.length ? `<p class="bad" data-offload-warnings>${offload.map(escape).join('<br>')}</p>` : '';
   const quantRows =
     result.kind === 'quant'
       ? `<h2>Quantization</h2><table><tr><th>Condition</th><th>File</th><th>Load (spawn → ready)</th><th>VRAM peak</th><th>Agreement with ${escape(conditions[0]?.name)}</th><th>First divergence (chars)</th><th>KLD mean</th><th>Same top token</th></tr>${conditions.map((condition) => `<tr><th>${escape(condition.name)}</th><td>${fmt((condition.file_bytes ?? 0) / 2 ** 20, 1)} MiB</td><td>${fmt(condition.load_ms, 1)} ms</td><td>${condition.vram?.peak_mib === null || condition.vram?.peak_mib === undefined ? '— (no GPU telemetry)' : `${fmt(condition.vram.peak_mib, 0)} MiB`}</td><td>${condition.agreement_with_baseline === null || condition.agreement_with_baseline === undefined ? '—' : `${(condition.agreement_with_baseline * 100).toFixed(1)} %`}</td><td>${fmt(condition.first_divergence_chars_mean, 1)}</td><td>${fmt(condition.kld_mean, 6)}</td><td>${condition.same_top_p === null || condition.same_top_p === undefined ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`}</td></tr>`).join('')}</table>${quantTradeoffSvg(result)}`
@@ -204,6 +207,7 @@ ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
 ${efficiencyNotesHtml}
+${offloadHtml}
 ${quantRows}
 ${result.capacity ? capacitySection(result.capacity) : ''}
 ${evidenceSection(result)}

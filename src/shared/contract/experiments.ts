@@ -25,6 +25,8 @@ export interface ConditionResult {
   };
   contaminated: boolean;
   contamination_reason: string | null;
+  /** The first window's warning on where the weights sat (GpuOffload.warning); absent from older results. */
+  offload_warning?: string | null;
   /** Energy per output token and decode memory bandwidth, means over the windows that have them; absent from older experiments. */
   efficiency?: ConditionEfficiency;
   /** Cold-process windows: spawn → first token of each fresh server. */

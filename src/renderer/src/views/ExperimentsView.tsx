@@ -15,6 +15,7 @@ import { verdictUnit } from '../../../shared/verdict-units';
 import { routeOf } from '../state/route';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
+import { offloadWarnings } from '../../../shared/gpu-offload';
 
 const QUANT_DEMO: StartExperimentSpec = { ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] };
 
@@ -46,6 +47,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const equivalence = result.greedy_equivalence;
   const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
   const efficiency = useMemo(() => efficiencyNotes(result.conditions), [result]);
+  const offload = useMemo(() => offloadWarnings(result.conditions), [result]);
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
@@ -210,6 +212,16 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
           ))}
         </tbody>
       </table>
+      {offload.length > 0 && (
+        <p data-testid="offload-warnings" className="error">
+          {offload.map((line) => (
+            <span key={line}>
+              <strong>{line}</strong>
+              <br />
+            </span>
+          ))}
+        </p>
+      )}
       {efficiency.length > 0 && (
         <p data-testid="efficiency-notes">
           <small>
