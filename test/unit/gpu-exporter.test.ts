@@ -230,16 +230,17 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
     await unrelated.scrape();
     expect(unrelated.failure).toMatch(/lists no GPU memory, utilization or power series/);
 
+    const received: unknown[] = [];
     const huge = new GpuExporterSampler(
       await exporter(() => `# ${'x'.repeat(4096)}\n`.repeat(64)),
       () => 0,
       1000,
-      () => {},
+      (sample) => received.push(sample),
       64 * 1024,
     );
     await huge.scrape();
     expect(huge.failure).toMatch(/over the 65536-byte limit|passed the 65536-byte limit/);
-    expect(huge.samples).toHaveLength(0);
+    expect(received).toHaveLength(0);
   });
 
   it('takes only an http(s) URL, naming the field', () => {

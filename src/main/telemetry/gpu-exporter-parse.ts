@@ -1,7 +1,5 @@
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { GpuSample } from '../../shared/contract/telemetry';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
+import { parseExposition, type MetricFamilies } from './prometheus-text';
 
 /** One GPU (or MIG instance) in one scrape, keyed so the same device keeps its index across scrapes. */
 export interface ExporterGpuReading {
@@ -75,23 +73,17 @@ const label = (labels: Record<string, string>, ...names: string[]) => {
   return null;
 };
 
-/** The exposition text's families, or an `invalid_input` error: the exporter is not trusted. */
-function families(text: string): ReturnType<typeof parsePrometheusTextFormat> {
-  try {
-    // Only the samples and their TYPE matter here. HELP lines go: dcgm-exporter prints
-    // `# HELP NAME` with no text for some fields (captured), which the parser refuses. The
-    // parser also drops a last line without its newline.
-    const kept = text
-      .split('\n')
-      .filter((line) => !line.startsWith('#') || /^# TYPE \S+ \S+\s*$/.test(line))
-      .join('\n');
-    return parsePrometheusTextFormat(`${kept}\n`);
-  } catch (error) {
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `Invalid Prometheus metrics from the GPU exporter: ${(error as Error).message}`.slice(0, 300),
-    );
-  }
+/**
+ * Only the samples and their TYPE matter here. HELP lines go: dcgm-exporter prints `# HELP NAME`
+ * with no text for some fields (captured), which the parser refuses. The parser also drops a
+ * last line without its newline.
+ */
+function families(text: string): MetricFamilies {
+  const kept = text
+    .split('\n')
+    .filter((line) => !line.startsWith('#') || /^# TYPE \S+ \S+\s*$/.test(line))
+    .join('\n');
+  return parseExposition(`${kept}\n`, 'the GPU exporter');
 }
 
 /**

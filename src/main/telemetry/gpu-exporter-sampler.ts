@@ -1,5 +1,6 @@
 import type { GpuSample } from '../../shared/contract/telemetry';
 import { parseGpuExporterMetrics, type GpuExporterKind } from './gpu-exporter-parse';
+import { PeriodicScrape } from './prometheus-text';
 
 /** A GPU exporter's page for 8 GPUs with every default field is about 200 kB; far more is no exporter. */
 export const EXPORTER_MAX_BYTES = 8 * 2 ** 20;
@@ -33,27 +34,28 @@ async function boundedText(response: Response, maxBytes: number): Promise<string
  * `-c`, 30 s by default), so readings repeat until it samples again.
  */
 export class GpuExporterSampler {
-  readonly samples: GpuSample[] = [];
   kind: GpuExporterKind | null = null;
   failures = 0;
   lastError: string | null = null;
   readonly hosts = new Map<number, string | null>();
   private readonly indexes = new Map<string, number>();
   private sweep = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<void> | null = null;
+  private gpusSeen = false;
+  private readonly loop: PeriodicScrape;
 
   constructor(
     private readonly url: string,
     private readonly clock: () => number,
-    private readonly intervalMs: number,
+    intervalMs: number,
     private readonly onSample: (sample: GpuSample) => void,
     private readonly maxBytes = EXPORTER_MAX_BYTES,
-  ) {}
+  ) {
+    this.loop = new PeriodicScrape(() => this.scrape(), intervalMs);
+  }
 
   /** Why there is no GPU telemetry: set while no scrape has given a GPU. */
   get failure(): string | null {
-    if (this.samples.length > 0) return null;
+    if (this.gpusSeen) return null;
     if (this.lastError) return `the GPU exporter at ${this.url} failed: ${this.lastError}`;
     if (this.sweep > 0) return `the GPU exporter at ${this.url} lists no GPU memory, utilization or power series`;
     return null;
@@ -74,9 +76,8 @@ export class GpuExporterSampler {
           this.indexes.set(reading.key, index);
           this.hosts.set(index, reading.host);
         }
-        const sample: GpuSample = { ...reading.sample, index, sweep: this.sweep };
-        this.samples.push(sample);
-        this.onSample(sample);
+        this.gpusSeen = true;
+        this.onSample({ ...reading.sample, index, sweep: this.sweep });
       }
       this.lastError = null;
     } catch (error) {
@@ -86,19 +87,10 @@ export class GpuExporterSampler {
   }
 
   start(): void {
-    if (this.timer) return;
-    this.inFlight = this.scrape();
-    this.timer = setInterval(() => {
-      // A slow exporter is not scraped twice at once.
-      this.inFlight ??= this.scrape().finally(() => (this.inFlight = null));
-    }, this.intervalMs);
-    this.timer.unref();
-    void this.inFlight.finally(() => (this.inFlight = null));
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.inFlight;
+    await this.loop.stop();
   }
 }

@@ -286,16 +286,15 @@ export class GpuSampler {
       sample.sweep = appSweeps.assign(`${sample.gpuUuid ?? ''}:${sample.pid}`, sample.t);
       return sample;
     };
-    const onGpuSample = (sample: GpuSample) => this.keep(sample);
     // A driver that refuses the clock fields still gets sampled without them (no memory clock, no throttle reasons).
     const withoutClocks = () => {
       if (this.stopped) return;
-      const loop = new SmiLoop(this.binary!, gpuQueryArgs(this.intervalMs, false), parseGpu, onGpuSample);
+      const loop = new SmiLoop(this.binary!, gpuQueryArgs(this.intervalMs, false), parseGpu, (sample: GpuSample) => this.keep(sample));
       this.loops[0] = loop as SmiLoop<unknown>;
       loop.start();
     };
     this.loops = [
-      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, onGpuSample, withoutClocks),
+      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, (sample: GpuSample) => this.keep(sample), withoutClocks),
       new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), parseApp, (sample) => {
         this.processVram.push(sample);
         if (this.processVram.length > this.retain) this.processVram.splice(0, this.processVram.length - this.retain);

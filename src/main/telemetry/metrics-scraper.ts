@@ -1,7 +1,5 @@
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ServerMetricsSample } from '../../shared/contract/telemetry';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
+import { parseExposition, PeriodicScrape } from './prometheus-text';
 
 /** Counter and gauge names per engine: llama.cpp's `llamacpp:*`, vLLM's `vllm:*`, SGLang's `sglang:*`. */
 const NAMES = {
@@ -11,15 +9,6 @@ const NAMES = {
   requestsProcessing: ['llamacpp:requests_processing', 'vllm:num_requests_running', 'sglang:num_running_reqs'],
   requestsDeferred: ['llamacpp:requests_deferred', 'vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
 } as const;
-
-/** The exposition text's families, or an `invalid_input` error naming the line the parser refused. */
-function parseExposition(text: string): ReturnType<typeof parsePrometheusTextFormat> {
-  try {
-    return parsePrometheusTextFormat(text);
-  } catch (error) {
-    throw new AppError(ErrorCode.InvalidInput, `Invalid Prometheus metrics: ${(error as Error).message}`.slice(0, 300));
-  }
-}
 
 /**
  * Reads the figures Infer Lab uses from Prometheus text; families it does not know are ignored.
@@ -50,15 +39,16 @@ export class MetricsScraper {
   readonly samples: ServerMetricsSample[] = [];
   failures = 0;
   lastError: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<void> | null = null;
+  private readonly loop: PeriodicScrape;
 
   constructor(
     private readonly url: string,
     private readonly clock: () => number,
-    private readonly intervalMs = 1000,
+    intervalMs = 1000,
     private readonly headers: Readonly<Record<string, string>> = {},
-  ) {}
+  ) {
+    this.loop = new PeriodicScrape(() => this.scrape(), intervalMs);
+  }
 
   /**
    * One reading, stamped when it was asked for: the server answers /metrics from its own
@@ -80,20 +70,11 @@ export class MetricsScraper {
   }
 
   start(): void {
-    if (this.timer) return;
-    this.inFlight = this.scrape();
-    this.timer = setInterval(() => {
-      this.inFlight = this.scrape();
-    }, this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   /** Stops, after one last scrape so the run's counters include its final requests. */
   async stop(): Promise<void> {
-    if (!this.timer) return;
-    clearInterval(this.timer);
-    this.timer = null;
-    await this.inFlight;
-    await this.scrape();
+    if (await this.loop.stop()) await this.scrape();
   }
 }
