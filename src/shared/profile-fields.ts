@@ -38,4 +38,8 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
     help: 'A draft stops at a token the draft model gives less than this probability, 0 to 1 (--spec-draft-p-min).',
   },
   draftGpuLayers: { label: 'Draft GPU layers', help: 'Layers of the draft model on the GPU: 999 = all (-ngld).' },
+  gpuDevices: {
+    label: 'GPUs',
+    help: 'all, or GPU indexes as nvidia-smi numbers them (0,1); telemetry, VRAM and bandwidth then count only these (CUDA_VISIBLE_DEVICES).',
+  },
 };

@@ -10,6 +10,7 @@ import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
 import { ServerManager } from '../../src/main/server/server-manager';
 import { DEFAULT_TIMEOUTS } from '../../src/main/server/managed-server';
+import { requireEngine } from '../support/engine';
 import { serverHarness } from '../support/servers';
 import { useTempDirs } from '../support/temp';
 
@@ -158,6 +159,42 @@ describe('ServerManager against the real llama-server', () => {
       expect(harness.servers.list()).toHaveLength(1);
     } finally {
       await harness.dispose();
+    }
+  });
+
+  it('confines a server to the chosen GPUs through its environment; refuses a GPU the machine lacks and an engine that cannot choose', async () => {
+    // Constructed: nvidia-smi listing GPUs 0 and 1 (this machine has none), and an engine record
+    // that says CUDA around the real CPU binary, which ignores the variables it is given.
+    const twoGpus = async () =>
+      new Map<number, number | null>([
+        [0, 1024],
+        [1, 1212],
+      ]);
+    const cuda = await serverHarness(tempDir(), { readGpuUsed: twoGpus }, async () => ({ ...(await requireEngine()), backend: 'cuda' }));
+    try {
+      const ready = await cuda.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '1' } });
+      expect(ready.state).toBe('ready');
+      // The baseline for the server's own footprint is the chosen GPU's, not both.
+      expect(ready.gpuUsedBeforeSpawnMib).toBe(1212);
+      const environ = fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toEqual(expect.arrayContaining(['CUDA_VISIBLE_DEVICES=1', 'CUDA_DEVICE_ORDER=PCI_BUS_ID', 'HIP_VISIBLE_DEVICES=1']));
+      await expect(cuda.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '1,2' } })).rejects.toThrow(
+        /gpuDevices=1,2: GPU 2 is not on this machine; nvidia-smi lists 0, 1/,
+      );
+      await expect(cuda.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '0,0' } })).rejects.toThrow(
+        /gpuDevices: gpuDevices lists a GPU twice/,
+      );
+      expect(cuda.servers.list().filter((server) => server.state !== 'stopped')).toHaveLength(1);
+    } finally {
+      await cuda.dispose();
+    }
+    const cpu = await serverHarness(tempDir(), { readGpuUsed: twoGpus }, async () => ({ ...(await requireEngine()), backend: 'cpu' }));
+    try {
+      await expect(cpu.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '0' } })).rejects.toThrow(
+        /gpuDevices=0: this engine is a CPU build and runs on no GPU/,
+      );
+    } finally {
+      await cpu.dispose();
     }
   });
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { EngineInfo } from '../../src/shared/contract/engine';
 import { findFreePort } from '../../src/main/core/ports';
 import { DEFAULT_TIMEOUTS, type ServerOptions } from '../../src/main/server/managed-server';
 import { ServerManager } from '../../src/main/server/server-manager';
@@ -9,9 +10,10 @@ import { requireEngine } from './engine';
 export async function serverHarness(
   dir: string,
   options: Partial<ServerOptions> = {},
+  engine: () => Promise<EngineInfo> = requireEngine,
 ): Promise<{ store: AppStore; servers: ServerManager; dispose(): Promise<void> }> {
   const store = await openAppStore(path.join(dir, 'runs.db'));
-  const servers = new ServerManager(requireEngine, store.sessions, path.join(dir, 'logs'), {
+  const servers = new ServerManager(engine, store.sessions, path.join(dir, 'logs'), {
     timeouts: DEFAULT_TIMEOUTS,
     choosePort: () => findFreePort(),
     ...options,

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readUsedMemoryOnce, SmiClock, SweepCounter } from '../../src/main/telemetry/gpu-sampler';
+import { readGpuMemoryOnce, SmiClock, SweepCounter, usedMibOf } from '../../src/main/telemetry/gpu-sampler';
 import { parseComputeAppLine, parseSmiTimestamp } from '../../src/main/telemetry/nvidia-smi-parse';
 import { MIN_BASELINE_MS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { useTempDirs } from '../support/temp';
@@ -83,10 +83,17 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     return child.pid!;
   }
 
-  it('reads used memory once, summed over GPUs, before a server exists', async () => {
+  it('reads used memory once per GPU before a server exists, summed over every GPU or the chosen ones', async () => {
     process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
-    expect(await readUsedMemoryOnce(standIn)).toBe(1024 + 1212);
-    expect(await readUsedMemoryOnce(null)).toBeNull();
+    const used = await readGpuMemoryOnce(standIn);
+    expect([...used!]).toEqual([
+      [0, 1024],
+      [1, 1212],
+    ]);
+    expect(usedMibOf(used, null)).toBe(1024 + 1212);
+    expect(usedMibOf(used, [1])).toBe(1212);
+    expect(usedMibOf(used, [2])).toBeNull();
+    expect(await readGpuMemoryOnce(null)).toBeNull();
   });
 
   it("sums VRAM over GPUs and the server's processes per pass, keeps a ≥ 1 s baseline, and places late readings by their timestamps", async () => {
@@ -142,6 +149,48 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(gpu.timestamps!.device).toBeGreaterThan(0);
     expect(gpu.timestamps!.arrival).toBe(0);
     expect(summary.contention!.other_gpu_processes).toEqual([{ pid: 4242, command: 'python3', used_mib_max: 700 }]);
+  });
+
+  it('counts only the GPUs the profile chose; the other GPU stays in per_gpu as other activity', async () => {
+    process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
+    process.env.FAKE_SMI_APPS_FILE = 'compute-apps-two-gpus.csv';
+    const serverPid = fakeServer();
+    const origin = performance.now();
+    const session = new TelemetrySession({
+      clock: () => performance.now() - origin,
+      serverPid,
+      metricsUrl: null,
+      gpuBinary: standIn,
+      gpuIndexes: [1],
+      beforeLoadUsedMib: 1212,
+    });
+    session.start();
+    await session.idleBaseline(0);
+    session.markWindowStart();
+    await delay(800);
+    session.markWindowEnd();
+    await session.stop();
+    const summary = session.summary();
+    const gpu = summary.gpu!;
+    // GPU 1 alone: 1212 MiB before load + 20000 of the server's, 70 % busy, 500 W.
+    expect(gpu).toMatchObject({
+      name: 'NVIDIA H100 80GB HBM3',
+      gpu_count: 2,
+      chosen_indexes: [1],
+      memory_total_mib: 81559,
+      baseline_used_mib: 21212,
+      peak_used_mib: 21212,
+      server_used_mib_peak: 20000,
+      other_processes_vram_mib: 700,
+      utilization_pct_mean: 70,
+      power_w_mean: 500,
+    });
+    expect(gpu.per_gpu!.map((entry) => [entry.index, entry.peak_used_mib])).toEqual([
+      [0, 31024],
+      [1, 21212],
+    ]);
+    expect(summary.energy!.per_gpu!.map((entry) => entry.index)).toEqual([0, 1]);
+    expect(summary.energy!.joules).toBeCloseTo(summary.energy!.per_gpu![1]!.joules!, 6);
   });
 
   it('without timestamps (a fixed stamp from another time) falls back to arrival and still sums one GPU', async () => {

@@ -1,3 +1,4 @@
+import { gpuChoiceLine } from '../../shared/gpu-choice-line';
 import { offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
@@ -92,6 +93,8 @@ export function printSummary(summary: RunSummary): void {
         ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
         : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`,
     );
+    const choice = gpu && gpuChoiceLine(gpu);
+    if (choice) lines.push(choice);
     if (telemetry.server_process)
       lines.push(
         `server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`,

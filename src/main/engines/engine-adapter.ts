@@ -16,8 +16,12 @@ export interface LaunchInput {
 export interface ManagedEngineAdapter {
   id: EngineId;
   capabilities: EngineCapabilities;
-  /** Program and arguments; the program comes from configuration the user saved, never from a request. */
-  launch(input: LaunchInput): { program: string; args: string[] };
+  /**
+   * Program, arguments and the environment it adds (the chosen GPUs); the program comes from
+   * configuration the user saved, never from a request. Throws when the profile asks for what
+   * this engine cannot do.
+   */
+  launch(input: LaunchInput): { program: string; args: string[]; env: Record<string, string> };
   /**
    * The environment variable through which the server takes an API key (never argv, which
    * every local user can read), or null for an engine that has none.

@@ -1,3 +1,4 @@
+import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
@@ -194,12 +195,9 @@ export async function runWorkload(options: {
   });
   let stopServer = async () => {};
   let serverSlots: number | null = null;
-  const draftModel =
-    request.target.kind === 'model'
-      ? request.target.profile.draftModel
-      : request.target.kind === 'server'
-        ? request.target.server.profile.draftModel
-        : null;
+  const serverProfile =
+    request.target.kind === 'model' ? request.target.profile : request.target.kind === 'server' ? request.target.server.profile : null;
+  const draftModel = serverProfile?.draftModel ?? null;
 
   if (request.target.kind === 'model') {
     const target = request.target;
@@ -324,6 +322,7 @@ export async function runWorkload(options: {
       intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
       endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
       gpuMetricsUrl: request.gpuMetricsUrl ?? null,
+      gpuIndexes: selectedGpuIndexes(serverProfile?.gpuDevices),
     });
     options.onTelemetry?.(telemetry);
     let execution;

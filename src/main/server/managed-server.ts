@@ -11,7 +11,9 @@ import { redactArgv } from '../core/redact';
 import type { ServerAddress } from '../core/server-address';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
-import { readUsedMemoryOnce } from '../telemetry/gpu-sampler';
+import { readGpuMemoryOnce, usedMibOf } from '../telemetry/gpu-sampler';
+import { assertGpusPresent } from '../engines/gpu-selection';
+import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import { findLlamaServers, readProcStat } from '../telemetry/proc-stat';
 import { olderThan, oversubscription } from './oversubscription';
 import { RotatingLogFile } from './server-log-file';
@@ -39,8 +41,8 @@ export interface ServerOptions {
   force?: boolean;
   /** Servers of the same manager: the app schedules them itself, so they never crowd this one out. */
   siblingPids?: () => ReadonlySet<number>;
-  /** Reads used GPU memory once, just before the spawn (a stand-in in tests). */
-  readGpuUsed?: () => Promise<number | null>;
+  /** Reads each GPU's used memory once, just before the spawn (a stand-in in tests). */
+  readGpuUsed?: () => Promise<ReadonlyMap<number, number | null> | null>;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
@@ -156,7 +158,7 @@ export class ManagedServer {
   }
 
   private async startOnce(port: number): Promise<ServerSnapshot> {
-    const { program, args } = this.engine.launch({
+    const { program, args, env } = this.engine.launch({
       modelPath: this.model.path,
       port,
       profile: this.profile,
@@ -171,11 +173,13 @@ export class ManagedServer {
     this.earlyLines.length = 0;
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
-    // What the GPUs held before this server existed: the baseline for its own footprint.
-    const gpuUsedBeforeSpawnMib = await (this.options.readGpuUsed ?? (() => readUsedMemoryOnce()))().catch(() => null);
+    // What the chosen GPUs held before this server existed: the baseline for its own footprint.
+    const gpuUsed = await (this.options.readGpuUsed ?? (() => readGpuMemoryOnce()))().catch(() => null);
+    assertGpusPresent(this.profile.gpuDevices, gpuUsed ? [...gpuUsed.keys()] : null);
+    const gpuUsedBeforeSpawnMib = usedMibOf(gpuUsed, selectedGpuIndexes(this.profile.gpuDevices));
     const spawnedAt = performance.now();
     const child = new ManagedProcess(program, args, {
-      env: this.engine.apiKeyEnv ? { ...process.env, [this.engine.apiKeyEnv]: this.apiKey } : process.env,
+      env: { ...process.env, ...env, ...(this.engine.apiKeyEnv ? { [this.engine.apiKeyEnv]: this.apiKey } : {}) },
       logCapacity: 500,
       onLine: (line) => {
         this.logFile?.write(line);

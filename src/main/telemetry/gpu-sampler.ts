@@ -331,20 +331,29 @@ export class GpuSampler {
 }
 
 /**
- * Used memory summed over every GPU, read once (the moment before a server is spawned);
- * null without nvidia-smi or when it fails or takes too long.
+ * Used memory per GPU index, read once (the moment before a server is spawned); a GPU whose
+ * reading is not a number is listed with null. Null without nvidia-smi or when it fails or
+ * takes too long.
  */
-export async function readUsedMemoryOnce(binary: string | null = nvidiaSmiPath(), timeoutMs = 5000): Promise<number | null> {
+export async function readGpuMemoryOnce(
+  binary: string | null = nvidiaSmiPath(),
+  timeoutMs = 5000,
+): Promise<ReadonlyMap<number, number | null> | null> {
   if (!binary) return null;
   const run = await runToCompletion(binary, usedMemoryOnceArgs(), { timeoutMs }).catch(() => null);
   if (!run || run.code !== 0) return null;
-  let total = 0;
-  let seen = 0;
+  const used = new Map<number, number | null>();
   for (const line of run.output.split('\n')) {
-    const [index, used] = line.split(',').map((field) => field.trim());
-    if (!index || !/^\d+$/.test(index) || !used || !/^\d+(\.\d+)?$/.test(used)) continue;
-    total += Number(used);
-    seen += 1;
+    const [index, mib] = line.split(',').map((field) => field.trim());
+    if (!index || !/^\d+$/.test(index)) continue;
+    used.set(Number(index), mib && /^\d+(\.\d+)?$/.test(mib) ? Number(mib) : null);
   }
-  return seen > 0 ? total : null;
+  return used.size > 0 ? used : null;
+}
+
+/** The used memory of the chosen GPUs (every GPU for null), summed; null when none of them had a reading. */
+export function usedMibOf(used: ReadonlyMap<number, number | null> | null, indexes: readonly number[] | null): number | null {
+  if (!used) return null;
+  const readings = [...used].filter(([index, mib]) => mib !== null && (indexes === null || indexes.includes(index)));
+  return readings.length === 0 ? null : readings.reduce((sum, [, mib]) => sum + mib!, 0);
 }

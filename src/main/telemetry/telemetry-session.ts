@@ -96,6 +96,8 @@ export class TelemetrySession {
       powercapRoot?: string;
       /** A GPU exporter's Prometheus page, read instead of this machine's GPUs (a server on another machine). */
       gpuMetricsUrl?: string | null;
+      /** The GPUs the server was confined to (the profile's gpuDevices); null or absent: every GPU counts. */
+      gpuIndexes?: readonly number[] | null;
     },
   ) {
     this.rapl = new RaplMeter(options.powercapRoot);
@@ -259,12 +261,21 @@ export class TelemetrySession {
     let throttle: TelemetrySummary['throttle'] = throttleSummary([]);
     // A loop that gave up mid-run still leaves what it sampled; the failure is kept beside it.
     if (this.gpu.samples.length > 0) {
+      const chosen = this.options.gpuIndexes ?? null;
+      const isChosen = (index: number) => chosen === null || chosen.includes(index);
+      const chosenOnly = (samples: GpuSample[]) => samples.filter((sample) => isChosen(sample.index));
+      const indexOfUuid = new Map(this.gpu.samples.map((sample) => [sample.uuid, sample.index]));
+      // A process on a GPU outside the choice is other GPU activity, whoever it belongs to.
+      const onChosenGpu = (sample: ProcessVramSample) => {
+        const index = sample.gpuUuid ? indexOfUuid.get(sample.gpuUuid) : undefined;
+        return index === undefined || isChosen(index);
+      };
       const sweeps = bySweep(this.gpu.samples);
       const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t));
       const window = sweeps.filter((sweep) => this.inWindow(sweep.t));
-      const used = (sweep: { samples: GpuSample[] }) => sumOf(sweep.samples, (sample) => sample.memoryUsedMib);
+      const used = (sweep: { samples: GpuSample[] }) => sumOf(chosenOnly(sweep.samples), (sample) => sample.memoryUsedMib);
 
-      const appSweeps = bySweep(this.gpu.processVram);
+      const appSweeps = bySweep(this.gpu.processVram.filter(onChosenGpu));
       const windowApps = appSweeps.filter((sweep) => this.inWindow(sweep.t));
       const serverVram = defined(windowApps.map((sweep) => this.serverVramOf(sweep.samples, pids)));
       const others = defined(
@@ -274,13 +285,16 @@ export class TelemetrySession {
         }),
       );
 
-      // Utilization and power describe the GPUs the server is on; all of them when that is unknown.
+      // Utilization and power describe the GPUs the server is on: those chosen, else those its
+      // processes were seen on, else all of them.
       const serverGpus = new Set(
         this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!),
       );
       const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))].sort((a, b) => a - b);
       const first = (index: number) => this.gpu.samples.find((sample) => sample.index === index)!;
-      const runGpus = new Set(indexes.filter((index) => serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? '')));
+      const runGpus = new Set(
+        indexes.filter((index) => (chosen !== null ? isChosen(index) : serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? ''))),
+      );
       const onRunGpus = (sweep: { samples: GpuSample[] }) => sweep.samples.filter((sample) => runGpus.has(sample.index));
       const names = [...runGpus].map((index) => first(index).name ?? 'unknown GPU');
       const distinctNames = [...new Set(names)];
@@ -306,7 +320,8 @@ export class TelemetrySession {
             ? `${names.length}× ${distinctNames[0]}`
             : distinctNames.join(' + ') || 'unknown GPU',
         gpu_count: indexes.length,
-        memory_total_mib: sumOf(sweeps[0]!.samples, (sample) => sample.memoryTotalMib),
+        ...(chosen !== null ? { chosen_indexes: [...chosen] } : {}),
+        memory_total_mib: sumOf(chosenOnly(sweeps[0]!.samples), (sample) => sample.memoryTotalMib),
         before_load_used_mib: this.options.beforeLoadUsedMib ?? null,
         baseline_used_mib: mean(defined(baseline.map(used))),
         peak_used_mib: max(defined(window.map(used))),

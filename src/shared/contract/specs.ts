@@ -57,6 +57,12 @@ export const ServerProfileSchema = Type.Object(
     draftMin: Type.Integer({ description: 'Fewest tokens drafted per step.' }),
     draftPMin: Type.Number({ description: 'A draft stops at a token the draft model gives less than this probability.' }),
     draftGpuLayers: Type.Integer({ description: 'Layers of the draft model placed on the GPU.' }),
+    gpuDevices: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'The GPUs the server may use: "all", or indexes as nvidia-smi numbers them, e.g. "0,1". Telemetry counts only these.',
+      }),
+    ),
     extraFlags: Type.Array(Name, { maxItems: 256, description: 'Further flags, as argv items, e.g. ["--mlock"].' }),
   },
   { ...Strict, description: 'A named set of llama-server options. Every field is passed explicitly at launch.' },

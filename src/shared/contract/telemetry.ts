@@ -83,13 +83,16 @@ export interface ServerMetricsSample {
 /** The `telemetry` block of a run summary. `null` GPU figures always come with a reason. */
 export interface TelemetrySummary {
   /**
-   * Memory figures sum every GPU at each sampling instant (a model split across GPUs
-   * counts whole). Baseline: the idle sampling before the window (≥ 1 s), after the
-   * server loaded; before_load: all GPUs just before the server process was spawned.
+   * Memory figures sum the run's GPUs at each sampling instant (a model split across GPUs
+   * counts whole): every GPU, or those the profile chose (chosen_indexes). Baseline: the idle
+   * sampling before the window (≥ 1 s), after the server loaded; before_load: the same GPUs
+   * just before the server process was spawned.
    */
   gpu: {
     name: string;
     gpu_count?: number;
+    /** The GPUs the profile confined the server to (gpuDevices); the rest of per_gpu is other GPU activity. Absent: every GPU. */
+    chosen_indexes?: number[];
     memory_total_mib: number | null;
     before_load_used_mib?: number | null;
     baseline_used_mib: number | null;

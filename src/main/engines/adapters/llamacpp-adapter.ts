@@ -2,6 +2,7 @@ import type { EngineInfo } from '../../../shared/contract/engine';
 import type { EngineCapabilities } from '../../../shared/contract/server';
 import { fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 import { buildLlamaServerArgs } from '../llamacpp/launch-args';
+import { gpuSelectionEnv } from '../gpu-selection';
 import { loadedBackendLibraries } from '../llamacpp/engine-smoke';
 import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../llamacpp/log-facts';
 
@@ -24,6 +25,7 @@ export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
     launch: ({ modelPath, port, profile, draftModelPath }) => ({
       program: engine.serverPath,
       args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null),
+      env: gpuSelectionEnv(profile.gpuDevices, engine.backend),
     }),
     apiKeyEnv: 'LLAMA_API_KEY',
     healthPath: '/health',

@@ -1,4 +1,5 @@
 import type { ServerAddress } from '../../core/server-address';
+import { gpuSelectionEnv } from '../gpu-selection';
 import type { EngineCapabilities, ServerFaultCode } from '../../../shared/contract/server';
 import { emptyEffectiveConfig, fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 
@@ -94,6 +95,8 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
         ...(profile.cacheRamMib === 0 ? ['--no-enable-prefix-caching'] : ['--enable-prefix-caching']),
         ...profile.extraFlags,
       ],
+      // A CUDA or ROCm build: which one is the Python environment's business.
+      env: gpuSelectionEnv(profile.gpuDevices, null),
     }),
     healthPath: '/health',
     metricsPath: '/metrics',
@@ -135,6 +138,7 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
         ...(profile.cacheRamMib === 0 ? ['--disable-radix-cache'] : []),
         ...profile.extraFlags,
       ],
+      env: gpuSelectionEnv(profile.gpuDevices, null),
     }),
     healthPath: '/health',
     metricsPath: '/metrics',

@@ -23,6 +23,7 @@ export function defaultProfile(name = DEFAULT_PROFILE_NAME): ServerProfile {
     draftMin: 0,
     draftPMin: 0.75,
     draftGpuLayers: 999,
+    gpuDevices: 'all',
     extraFlags: [],
   };
 }

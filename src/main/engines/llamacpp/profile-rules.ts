@@ -4,6 +4,7 @@ import { AppError } from '../../core/errors';
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { extraFlagProblems } from './extra-flags';
 import { MANAGED_FLAGS } from './launch-args';
+import { parseGpuDevices } from '../../../shared/gpu-devices';
 
 export { KV_CACHE_TYPES };
 const UNQUANTIZED_KV = new Set(['f32', 'f16', 'bf16']);
@@ -27,6 +28,7 @@ const ALIASES: Record<keyof typeof PROFILE_FIELD_HELP, string[]> = {
   draftMin: ['spec-draft-n-min'],
   draftPMin: ['spec-draft-p-min', 'draft-p-min'],
   draftGpuLayers: ['ngld', 'gpu-layers-draft', 'spec-draft-ngl'],
+  gpuDevices: ['devices', 'device', 'dev'],
 };
 
 /** Each profile field, the llama-server names --set also accepts for it, and its help (declared in shared/profile-fields). */
@@ -70,7 +72,7 @@ export function validateProfile(
     integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
     integerProblem(profile, 'cacheReuse', 0, 1_048_576),
   ];
-  problems.push(...draftProblems(profile, engine));
+  problems.push(...draftProblems(profile, engine), ...gpuDeviceProblems(profile));
   if (!['on', 'off', 'auto'].includes(profile.flashAttention))
     problems.push({
       field: 'flashAttention',
@@ -124,6 +126,22 @@ export function validateProfile(
     }
   }
   return problems.filter((problem): problem is ProfileProblem => problem !== null);
+}
+
+/** llama-server's own device choice, by backend device name (CUDA0, Vulkan1); see gpuDevices. */
+const DEVICE_FLAGS = ['-dev', '--device'];
+
+function gpuDeviceProblems(profile: ServerProfile): ProfileProblem[] {
+  if (profile.gpuDevices === undefined) return [];
+  if (typeof profile.gpuDevices !== 'string') return [{ field: 'gpuDevices', message: 'gpuDevices must be "all" or indexes such as 0,1' }];
+  const parsed = parseGpuDevices(profile.gpuDevices);
+  if ('problem' in parsed) return [{ field: 'gpuDevices', message: parsed.problem }];
+  const flag = DEVICE_FLAGS.find((name) => profile.extraFlags.includes(name));
+  if (parsed.indexes !== null && flag)
+    return [
+      { field: 'extraFlags', message: `${flag} and gpuDevices both choose GPUs; keep one (gpuDevices also limits telemetry to them)` },
+    ];
+  return [];
 }
 
 /** Extra flags that draft-free speculation may use, but that a profile with a draft model sets itself. */

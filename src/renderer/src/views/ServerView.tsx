@@ -10,7 +10,13 @@ import { LogExplainer } from './LogExplainer';
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 
 /** The editor's controls; labels and help come from the one table of profile fields. */
-const CONTROLS: { key: keyof typeof PROFILE_FIELD_HELP; kind: 'number' | 'text' | 'select' | 'checkbox'; options?: readonly string[] }[] = [
+/** A text control left empty holds `empty`: no draft model, every GPU. */
+const CONTROLS: {
+  key: keyof typeof PROFILE_FIELD_HELP;
+  kind: 'number' | 'text' | 'select' | 'checkbox';
+  options?: readonly string[];
+  empty?: { value: string | null; shown: string };
+}[] = [
   { key: 'contextSize', kind: 'number' },
   { key: 'parallelSlots', kind: 'number' },
   { key: 'batchSize', kind: 'number' },
@@ -23,11 +29,12 @@ const CONTROLS: { key: keyof typeof PROFILE_FIELD_HELP; kind: 'number' | 'text' 
   { key: 'cacheRamMib', kind: 'number' },
   { key: 'cacheReuse', kind: 'number' },
   { key: 'allowContextOverTrained', kind: 'checkbox' },
-  { key: 'draftModel', kind: 'text' },
+  { key: 'draftModel', kind: 'text', empty: { value: null, shown: 'none' } },
   { key: 'draftMax', kind: 'number' },
   { key: 'draftMin', kind: 'number' },
   { key: 'draftPMin', kind: 'number' },
   { key: 'draftGpuLayers', kind: 'number' },
+  { key: 'gpuDevices', kind: 'text', empty: { value: 'all', shown: 'all' } },
 ];
 const FIELDS = CONTROLS.map((control) => ({ ...control, ...PROFILE_FIELD_HELP[control.key] }));
 
@@ -241,8 +248,10 @@ export function ServerView({ client }: { client: AppServices }) {
               ) : field.kind === 'text' ? (
                 <input
                   value={String(profile[field.key] ?? '')}
-                  placeholder="none"
-                  onChange={(event) => update(field.key, event.target.value.trim() === '' ? null : event.target.value)}
+                  placeholder={field.empty?.shown}
+                  onChange={(event) =>
+                    update(field.key, event.target.value.trim() === '' ? (field.empty?.value ?? null) : event.target.value)
+                  }
                 />
               ) : (
                 <input

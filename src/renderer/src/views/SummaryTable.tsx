@@ -1,3 +1,4 @@
+import { gpuChoiceLine } from '../../../shared/gpu-choice-line';
 import { offloadLine } from '../../../shared/gpu-offload';
 import type { RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
@@ -82,6 +83,12 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
             : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
           {summary.telemetry.server_process &&
             ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
+          {gpu && gpuChoiceLine(gpu) && (
+            <>
+              <br />
+              <span data-testid="gpu-choice">{gpuChoiceLine(gpu)}</span>
+            </>
+          )}
         </p>
       )}
       {summary.gpu_offload && (

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { parseGpuDevices } from '../../src/shared/gpu-devices';
+import { gpuChoiceLine } from '../../src/shared/gpu-choice-line';
+import { assertGpusPresent, gpuSelectionEnv } from '../../src/main/engines/gpu-selection';
+import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
+import { vllmAdapter } from '../../src/main/engines/adapters/python-servers';
+
+describe('choosing the GPUs a server uses (gpuDevices)', () => {
+  it('reads "all" or nvidia-smi indexes, and names what is wrong with anything else', () => {
+    expect(parseGpuDevices('all')).toEqual({ indexes: null });
+    expect(parseGpuDevices('')).toEqual({ indexes: null });
+    expect(parseGpuDevices('1, 0')).toEqual({ indexes: [0, 1] });
+    expect(parseGpuDevices('3')).toEqual({ indexes: [3] });
+    for (const bad of ['GPU0', '0;1', '-1', '64', '0,', 'CUDA0', '1.5'])
+      expect(parseGpuDevices(bad), bad).toEqual({
+        problem: expect.stringMatching(/^gpuDevices must be "all" or GPU indexes from 0 to 63/),
+      });
+    expect(parseGpuDevices('1,1')).toEqual({ problem: 'gpuDevices lists a GPU twice: "1,1"' });
+  });
+
+  it('is a profile setting that --set takes by name or as devices=, validated with the rest', () => {
+    expect(defaultProfile().gpuDevices).toBe('all');
+    expect(applySettings(defaultProfile(), ['devices=0,1']).gpuDevices).toBe('0,1');
+    expect(applySettings(defaultProfile(), ['gpuDevices=2']).gpuDevices).toBe('2');
+    expect(validateProfile({ ...defaultProfile(), gpuDevices: '0,1' })).toEqual([]);
+    expect(validateProfile({ ...defaultProfile(), gpuDevices: 'first' })).toEqual([
+      { field: 'gpuDevices', message: expect.stringMatching(/got "first"/) },
+    ]);
+    // llama-server's own --device beside gpuDevices: two choices that could disagree.
+    expect(validateProfile({ ...defaultProfile(), gpuDevices: '1', extraFlags: ['--device', 'CUDA0'] })).toEqual([
+      { field: 'extraFlags', message: expect.stringMatching(/--device and gpuDevices both choose GPUs; keep one/) },
+    ]);
+    expect(validateProfile({ ...defaultProfile(), extraFlags: ['--device', 'Vulkan1'] })).toEqual([]);
+    // A profile saved before the field existed chooses every GPU.
+    const { gpuDevices: _omitted, ...older } = defaultProfile();
+    expect(validateProfile(older)).toEqual([]);
+  });
+
+  it("maps the choice to the CUDA and ROCm environment in nvidia-smi's (PCI bus) order; refuses engines that number GPUs otherwise", () => {
+    expect(gpuSelectionEnv('all', 'cuda')).toEqual({});
+    expect(gpuSelectionEnv(undefined, 'cpu')).toEqual({});
+    const env = { CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0,2', HIP_VISIBLE_DEVICES: '0,2' };
+    expect(gpuSelectionEnv('2,0', 'cuda')).toEqual(env);
+    // vLLM and SGLang: a CUDA or ROCm build, whichever the Python environment holds.
+    expect(gpuSelectionEnv('2,0', null)).toEqual(env);
+    expect(vllmAdapter('vllm').launch({ modelPath: '/m', port: 1, profile: { ...defaultProfile(), gpuDevices: '2,0' } }).env).toEqual(env);
+    expect(() => gpuSelectionEnv('0', 'cpu')).toThrow(/gpuDevices=0: this engine is a CPU build and runs on no GPU; set gpuDevices=all/);
+    expect(() => gpuSelectionEnv('0', 'metal')).toThrow(/one GPU; set gpuDevices=all/);
+    expect(() => gpuSelectionEnv('1', 'vulkan')).toThrow(/numbers GPUs its own way.*--device VulkanN to extraFlags/);
+  });
+
+  it('refuses GPUs this machine does not list, before anything is spawned on them', () => {
+    expect(() => assertGpusPresent('0,1', [0, 1, 2, 3])).not.toThrow();
+    expect(() => assertGpusPresent('all', [])).not.toThrow();
+    // Without nvidia-smi there is nothing to check against; the engine's own log tells.
+    expect(() => assertGpusPresent('5', null)).not.toThrow();
+    expect(() => assertGpusPresent('1,4,5', [0, 1])).toThrow('gpuDevices=1,4,5: GPUs 4, 5 are not on this machine; nvidia-smi lists 0, 1');
+    expect(() => assertGpusPresent('0', [])).toThrow('gpuDevices=0: GPU 0 is not on this machine; nvidia-smi lists none');
+  });
+
+  it('says which GPUs a run counted and what the others did, as other GPU activity', () => {
+    const perGpu = (index: number, peak: number, busy: number) => ({
+      index,
+      name: 'NVIDIA H100 80GB HBM3',
+      memory_total_mib: 81559,
+      baseline_used_mib: peak,
+      peak_used_mib: peak,
+      utilization_pct_mean: busy,
+    });
+    const gpu = {
+      name: 'NVIDIA H100 80GB HBM3',
+      gpu_count: 3,
+      memory_total_mib: 81559,
+      baseline_used_mib: 21212,
+      peak_used_mib: 21212,
+      server_used_mib_peak: 20000,
+      utilization_pct_mean: 70,
+      power_w_mean: 500,
+      samples: 4,
+      other_processes_vram_mib: null,
+      per_gpu: [perGpu(0, 31024, 80), perGpu(1, 21212, 70), perGpu(2, 0, 0)],
+    };
+    expect(gpuChoiceLine(gpu)).toBeNull();
+    expect(gpuChoiceLine({ ...gpu, chosen_indexes: [1] })).toBe(
+      'GPU 1 of 3 counted (gpuDevices=1); other GPU activity: GPU 0 (NVIDIA H100 80GB HBM3) peak 31024 MiB, 80 % busy; GPU 2 (NVIDIA H100 80GB HBM3) peak 0 MiB, 0 % busy',
+    );
+  });
+});
