@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseServerMetrics } from '../../src/main/telemetry/metrics-scraper';
-import { NVML_FAILURE, parseAmdSmiMetrics, parseComputeAppLine, parseGpuLine } from '../../src/main/telemetry/nvidia-smi-parse';
+import { NVML_FAILURE, parseComputeAppLine, parseGpuLine } from '../../src/main/telemetry/nvidia-smi-parse';
+import { readAmdSmiDocument } from '../../src/main/telemetry/amd-smi-parse';
 
 // Fixtures constructed from nvidia-smi's documented format, not captured on a GPU (see test/fixtures/nvidia-smi/README.md).
 const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', name), 'utf8');
@@ -58,8 +59,8 @@ describe('nvidia-smi parsing', () => {
     expect(parseComputeAppLine('No running processes found', 1)).toBeNull();
   });
 
-  it('reads amd-smi metric JSON', () => {
-    expect(parseAmdSmiMetrics(JSON.parse(fixture('amd-smi-metric.json')), 3)).toEqual([
+  it('reads amd-smi metric JSON (the constructed stand-in document)', () => {
+    expect(readAmdSmiDocument(JSON.parse(fixture('amd-smi-metric.json')), 3).samples).toEqual([
       {
         t: 3,
         index: 0,
@@ -77,7 +78,7 @@ describe('nvidia-smi parsing', () => {
         throttleReasons: null,
       },
     ]);
-    expect(parseAmdSmiMetrics('garbage', 0)).toEqual([]);
+    expect(readAmdSmiDocument('garbage', 0)).toEqual({ samples: [], notes: [] });
   });
 });
 

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readGpuMemoryOnce, SmiClock, SweepCounter, usedMibOf } from '../../src/main/telemetry/gpu-sampler';
+import { readGpuMemoryOnce, usedMibOf } from '../../src/main/telemetry/gpu-sampler';
+import { SmiClock, SweepCounter } from '../../src/main/telemetry/gpu-sample-clock';
 import { parseComputeAppLine, parseSmiTimestamp } from '../../src/main/telemetry/nvidia-smi-parse';
 import { MIN_BASELINE_MS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { useTempDirs } from '../support/temp';
@@ -191,6 +192,33 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     ]);
     expect(summary.energy!.per_gpu!.map((entry) => entry.index)).toEqual([0, 1]);
     expect(summary.energy!.joules).toBeCloseTo(summary.energy!.per_gpu![1]!.joules!, 6);
+  });
+
+  it("carries amd-smi's reasons for missing figures into the run: an APU's usage and power are N/A", async () => {
+    // No nvidia-smi: the amd-smi stand-in is found on the PATH, answering as the captured APU did.
+    const amdDir = path.join(__dirname, '..', 'fixtures', 'nvidia-smi', 'amd-bin');
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${amdDir}:${savedPath}`;
+    process.env.FAKE_AMD_FILE = 'amd-smi-metric-apu-usage-na.json';
+    try {
+      const origin = performance.now();
+      const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, gpuBinary: null });
+      session.start();
+      await session.idleBaseline(0);
+      session.markWindowStart();
+      await delay(1200);
+      session.markWindowEnd();
+      await session.stop();
+      const gpu = session.summary().gpu!;
+      expect(gpu).toMatchObject({ peak_used_mib: 96, utilization_pct_mean: null, power_w_mean: null });
+      expect(gpu.sampling_notes).toEqual([
+        'GPU 0: amd-smi reports usage as "N/A", so no utilization',
+        'GPU 0: amd-smi reports power.socket_power as "N/A", so no power or energy',
+      ]);
+    } finally {
+      process.env.PATH = savedPath;
+      delete process.env.FAKE_AMD_FILE;
+    }
   });
 
   it('without timestamps (a fixed stamp from another time) falls back to arrival and still sums one GPU', async () => {

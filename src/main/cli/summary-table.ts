@@ -95,6 +95,7 @@ export function printSummary(summary: RunSummary): void {
     );
     const choice = gpu && gpuChoiceLine(gpu);
     if (choice) lines.push(choice);
+    for (const note of gpu?.sampling_notes ?? []) lines.push(`GPU telemetry: ${note}`);
     if (telemetry.server_process)
       lines.push(
         `server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`,

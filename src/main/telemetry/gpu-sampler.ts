@@ -1,17 +1,17 @@
-import fs from 'node:fs';
 import type { EnergySummary, GpuSample, ProcessVramSample } from '../../shared/contract/telemetry';
 import { Emitter } from '../core/emitter';
 import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { GpuExporterSampler } from './gpu-exporter-sampler';
-import { JsonDocumentSplitter } from './json-stream';
+import { AmdGpuSampler } from './amd-smi-sampler';
+import { SmiClock, SweepCounter } from './gpu-sample-clock';
+import { readCpuSeconds } from './proc-stat';
 import {
   computeAppsQueryArgs,
   gpuQueryArgs,
   INVALID_QUERY_FIELD,
   lineTimestamp,
   NVML_FAILURE,
-  parseAmdSmiMetrics,
   parseComputeAppLine,
   parseGpuLine,
   usedMemoryOnceArgs,
@@ -84,131 +84,8 @@ class SmiLoop<T> {
   }
 }
 
-export function readCpuSeconds(pid: number): number {
-  try {
-    // Fields 14 and 15 (utime, stime) in clock ticks; 100 ticks per second on Linux.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 export function nvidiaSmiPath(): string | null {
   return findExecutable('nvidia-smi');
-}
-
-/**
- * AMD GPUs through one long-lived `amd-smi metric ... --json --watch 1` (seconds are its
- * finest interval): every JSON document it prints becomes one sample per GPU. The flags
- * follow amd-smi's documented CLI; without an AMD GPU here it is tested against a stand-in.
- */
-export class AmdGpuSampler {
-  readonly samples: GpuSample[] = [];
-  private child: ManagedProcess | null = null;
-  private stopped = false;
-  failure: string | null = null;
-
-  constructor(
-    private readonly binary: string,
-    private readonly clock: () => number,
-    private readonly onSample: (sample: GpuSample) => void,
-  ) {}
-
-  static args(): string[] {
-    return ['metric', '--usage', '--mem-usage', '--power', '--temperature', '--json', '--watch', '1'];
-  }
-
-  start(): void {
-    let sweep = 0;
-    const splitter = new JsonDocumentSplitter((document) => {
-      sweep += 1;
-      for (const sample of parseAmdSmiMetrics(document, this.clock())) {
-        sample.sweep = sweep;
-        this.samples.push(sample);
-        this.onSample(sample);
-      }
-    });
-    this.child = new ManagedProcess(this.binary, AmdGpuSampler.args(), {
-      logCapacity: 20,
-      onLine: (line, stream) => {
-        if (stream === 'stdout') splitter.write(`${line}\n`);
-        else if (/error|not found|failed/i.test(line)) this.failure = line.trim();
-      },
-    });
-    void this.child.exited.then(() => {
-      if (!this.stopped && this.samples.length === 0) this.failure ??= `amd-smi exited: ${this.child?.logs.text(3)}`;
-    });
-  }
-
-  cpuSeconds(): number {
-    return this.child?.pid ? readCpuSeconds(this.child.pid) : 0;
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.child?.stop(1000);
-  }
-}
-
-/**
- * Numbers the readings of one pass over the GPUs (or compute processes): a pass ends when
- * a key comes round again or the readings drift more than half an interval apart.
- */
-export class SweepCounter {
-  private id = 0;
-  private keys = new Set<string>();
-  private t = Number.NEGATIVE_INFINITY;
-
-  constructor(private readonly intervalMs: number) {}
-
-  assign(key: string, t: number): number {
-    if (this.id === 0 || this.keys.has(key) || Math.abs(t - this.t) > this.intervalMs / 2) {
-      this.id += 1;
-      this.keys = new Set();
-      this.t = t;
-    }
-    this.keys.add(key);
-    return this.id;
-  }
-}
-
-/**
- * Places nvidia-smi's own timestamps on the run's clock. Its output can reach us late
- * (a pipe is block-buffered), so arrival time would smear samples across the window
- * boundaries; a timestamp that cannot be right (before sampling began, after it arrived,
- * another time zone) falls back to arrival and is counted as such.
- */
-export class SmiClock {
-  readonly counts = { device: 0, arrival: 0 };
-  private readonly epochOffset: number;
-  private readonly startedAt: number;
-
-  constructor(
-    private readonly clock: () => number,
-    now = Date.now(),
-  ) {
-    this.startedAt = clock();
-    this.epochOffset = now - this.startedAt;
-  }
-
-  place(epochMs: number | null, arrival = this.clock()): number {
-    if (epochMs !== null) {
-      const t = epochMs - this.epochOffset;
-      // nvidia-smi stamps to the millisecond; the slack covers that and clock granularity.
-      if (t >= this.startedAt - 2000 && t <= arrival + 1000) {
-        this.counts.device += 1;
-        return t;
-      }
-    }
-    this.counts.arrival += 1;
-    return arrival;
-  }
 }
 
 /** GPU memory/utilization for every GPU plus VRAM per process, on the caller's clock. */
@@ -238,6 +115,11 @@ export class GpuSampler {
     if (this.exporter)
       return this.exporter.kind === 'amd-device-metrics-exporter' ? 'amd-device-metrics-exporter power' : 'dcgm-exporter power';
     return this.amd ? 'amd-smi socket_power' : 'nvidia-smi power.draw';
+  }
+
+  /** Why readings lack figures, or how they were taken, as the sampling tool made necessary. */
+  get notes(): string[] {
+    return [...(this.amd?.notes ?? [])];
   }
 
   /** The machine each GPU index is on, where a GPU exporter labels it. */

@@ -207,3 +207,15 @@ export function localPort(url: string): number | null {
     return null;
   }
 }
+
+/** A process's CPU time so far (user + system), in seconds; 0 once it is gone. */
+export function readCpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 (utime, stime), in clock ticks.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { ProcessSample } from '../../shared/contract/telemetry';
-import { readCpuSeconds } from './gpu-sampler';
+import { readCpuSeconds } from './proc-stat';
 
 const PAGE_SIZE = 4096;
 

@@ -335,6 +335,7 @@ export class TelemetrySession {
         timestamps: { ...this.gpu.timestampCounts },
         per_gpu: perGpu,
         sampling_failure: this.gpu.unavailableReason,
+        ...(this.gpu.notes.length > 0 ? { sampling_notes: this.gpu.notes } : {}),
       };
     }
 

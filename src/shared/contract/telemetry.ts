@@ -109,6 +109,8 @@ export interface TelemetrySummary {
     timestamps?: { device: number; arrival: number };
     /** Set when sampling stopped part-way (nvidia-smi kept exiting): the figures cover what was sampled. */
     sampling_failure?: string | null;
+    /** Why figures are missing or how they were read, where the tool said (amd-smi's "N/A", a fallback). */
+    sampling_notes?: string[];
     per_gpu?: {
       index: number;
       /** The machine the GPU is on, where a GPU exporter labels it (--gpu-metrics-url). */

@@ -83,6 +83,12 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
             : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
           {summary.telemetry.server_process &&
             ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
+          {gpu?.sampling_notes?.map((note) => (
+            <span key={note} data-testid="gpu-sampling-note">
+              <br />
+              GPU telemetry: {note}
+            </span>
+          ))}
           {gpu && gpuChoiceLine(gpu) && (
             <>
               <br />

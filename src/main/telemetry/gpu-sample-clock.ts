@@ -1,0 +1,54 @@
+/**
+ * Numbers the readings of one pass over the GPUs (or compute processes): a pass ends when
+ * a key comes round again or the readings drift more than half an interval apart.
+ */
+export class SweepCounter {
+  private id = 0;
+  private keys = new Set<string>();
+  private t = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly intervalMs: number) {}
+
+  assign(key: string, t: number): number {
+    if (this.id === 0 || this.keys.has(key) || Math.abs(t - this.t) > this.intervalMs / 2) {
+      this.id += 1;
+      this.keys = new Set();
+      this.t = t;
+    }
+    this.keys.add(key);
+    return this.id;
+  }
+}
+
+/**
+ * Places nvidia-smi's own timestamps on the run's clock. Its output can reach us late
+ * (a pipe is block-buffered), so arrival time would smear samples across the window
+ * boundaries; a timestamp that cannot be right (before sampling began, after it arrived,
+ * another time zone) falls back to arrival and is counted as such.
+ */
+export class SmiClock {
+  readonly counts = { device: 0, arrival: 0 };
+  private readonly epochOffset: number;
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly clock: () => number,
+    now = Date.now(),
+  ) {
+    this.startedAt = clock();
+    this.epochOffset = now - this.startedAt;
+  }
+
+  place(epochMs: number | null, arrival = this.clock()): number {
+    if (epochMs !== null) {
+      const t = epochMs - this.epochOffset;
+      // nvidia-smi stamps to the millisecond; the slack covers that and clock granularity.
+      if (t >= this.startedAt - 2000 && t <= arrival + 1000) {
+        this.counts.device += 1;
+        return t;
+      }
+    }
+    this.counts.arrival += 1;
+    return arrival;
+  }
+}
