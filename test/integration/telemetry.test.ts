@@ -55,7 +55,7 @@ describe('telemetry on a run', () => {
     const summary = JSON.parse(result.stdout);
     const telemetry = summary.telemetry;
     expect(telemetry.gpu).toBeNull();
-    expect(telemetry.gpu_unavailable_reason).toMatch(/neither nvidia-smi nor amd-smi found/);
+    expect(telemetry.gpu_unavailable_reason).toMatch(/neither nvidia-smi, amd-smi nor ioreg found/);
     expect(telemetry.server_process.cpu_pct_mean).toBeGreaterThan(0);
     expect(telemetry.server_process.rss_peak_bytes).toBeGreaterThan(10 * 2 ** 20);
     await inferlab(['export', summary.run_id, '--out', path.join(dir, 'export'), '--db', db]);

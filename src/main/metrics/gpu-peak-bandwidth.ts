@@ -1,9 +1,10 @@
 import type { BandwidthPeak } from '../../shared/contract/runs';
 
 /**
- * Peak memory bandwidth of known GPUs, from NVIDIA's datasheets and product pages (GB/s,
- * 1e9 bytes). nvidia-smi names the board; the first pattern that matches it wins, so the
- * more specific names come first, and a consumer board's pattern refuses its variants.
+ * Peak memory bandwidth of known GPUs, from NVIDIA's datasheets and product pages and Apple's
+ * chip announcements (GB/s, 1e9 bytes). nvidia-smi names the board, ioreg the Apple chip and
+ * its GPU cores; the first pattern that matches wins, so the more specific names come first,
+ * and a consumer board's pattern refuses its variants.
  */
 interface KnownGpu {
   pattern: RegExp;
@@ -49,7 +50,37 @@ const KNOWN_GPUS: KnownGpu[] = [
   geforce('RTX 3070', 448, 'RTX 3070 family'),
   { pattern: /RTX A6000/i, label: 'NVIDIA RTX A6000', gbPerS: 768, source: 'NVIDIA RTX A6000 datasheet' },
   { pattern: /RTX 6000 Ada/i, label: 'NVIDIA RTX 6000 Ada', gbPerS: 960, source: 'NVIDIA RTX 6000 Ada datasheet' },
+  // Unified memory: the figure is the chip's, shared by CPU and GPU. Where one chip came with two
+  // memory buses, the GPU core count tells them apart.
+  apple('M1', 68.25, 'LPDDR4X-4266 on a 128-bit bus (Apple gives no figure for M1)'),
+  apple('M1 Pro', 200),
+  apple('M1 Max', 400),
+  apple('M1 Ultra', 800),
+  apple('M2', 100),
+  apple('M2 Pro', 200),
+  apple('M2 Max', 400),
+  apple('M2 Ultra', 800),
+  apple('M3', 100),
+  apple('M3 Pro', 150),
+  apple('M3 Max', 300, "Apple's M3 Max announcement (30-core GPU)", 30),
+  apple('M3 Max', 400, "Apple's M3 Max announcement (40-core GPU)", 40),
+  apple('M3 Ultra', 819),
+  apple('M4', 120),
+  apple('M4 Pro', 273),
+  apple('M4 Max', 410, "Apple's M4 Max announcement (32-core GPU)", 32),
+  apple('M4 Max', 546, "Apple's M4 Max announcement (40-core GPU)", 40),
 ];
+
+/** An Apple chip's entry: its exact name as ioreg's "model" gives it, and for a split chip its GPU core count. */
+function apple(chip: string, gbPerS: number, source = `Apple's ${chip} announcement`, gpuCores?: number): KnownGpu {
+  const cores = gpuCores === undefined ? '' : `.*\\(${gpuCores}-core GPU\\)`;
+  return {
+    pattern: new RegExp(`^Apple ${chip}(?!\\s*(?:Pro|Max|Ultra)\\b)(?![\\w])${cores}`),
+    label: `Apple ${chip}${gpuCores === undefined ? '' : ` (${gpuCores}-core GPU)`}`,
+    gbPerS,
+    source,
+  };
+}
 
 /** A GeForce board's entry: matched by its exact name, labelled and sourced from its product page. */
 function geforce(model: string, gbPerS: number, specs = model, labelNote = ''): KnownGpu {

@@ -4,8 +4,7 @@ import { readAmdSmiDocument } from './amd-smi-parse';
 import { SweepCounter } from './gpu-sample-clock';
 import { readCpuSeconds } from './proc-stat';
 import { JsonDocumentSplitter } from './json-stream';
-
-const POLL_TIMEOUT_MS = 5000;
+import { PolledCommand } from './polled-command';
 
 /**
  * AMD GPUs through one long-lived `amd-smi metric ... --json --watch 1` (seconds are its finest
@@ -22,9 +21,8 @@ export class AmdGpuSampler {
   private child: ManagedProcess | null = null;
   private stopped = false;
   private documentSeen = false;
-  private polling: Promise<void> | null = null;
+  private polling: PolledCommand | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
-  private wakePoll: (() => void) | null = null;
   private readonly sweeps = new SweepCounter(1000);
 
   constructor(
@@ -62,7 +60,18 @@ export class AmdGpuSampler {
         `amd-smi metric --watch --json printed no JSON in ${this.watchSilenceMs / 1000} s (as amd-smi 7.1.1 does); read with amd-smi metric --json once every ${this.pollIntervalMs / 1000} s instead, one process start per reading`,
       );
       void child.stop(1000);
-      this.polling = this.poll();
+      this.polling = new PolledCommand(
+        this.binary,
+        AmdGpuSampler.metricArgs(),
+        this.pollIntervalMs,
+        (stdout) => this.splitter().write(stdout),
+        (exit, stderr) => {
+          if (this.samples.length > 0) return true;
+          this.failure = `amd-smi metric --json exited with ${exit.code ?? exit.signal}: ${stderr}`;
+          return false;
+        },
+      );
+      this.polling.start();
     }, this.watchSilenceMs);
     this.silenceTimer.unref();
   }
@@ -83,49 +92,17 @@ export class AmdGpuSampler {
     }
   }
 
-  /** One `amd-smi metric --json` per interval, never two at once, until stopped. */
-  private async poll(): Promise<void> {
-    while (!this.stopped) {
-      const began = this.clock();
-      const lines: string[] = [];
-      const child = new ManagedProcess(this.binary, AmdGpuSampler.metricArgs(), {
-        logCapacity: 20,
-        onLine: (line, stream) => void (stream === 'stdout' && lines.push(line)),
-      });
-      this.child = child;
-      const timeout = setTimeout(() => void child.stop(1000), POLL_TIMEOUT_MS);
-      const exit = await child.exited;
-      clearTimeout(timeout);
-      if (this.stopped) return;
-      if (exit.code === 0) this.splitter().write(lines.join('\n'));
-      else if (this.samples.length === 0) {
-        this.failure = `amd-smi metric --json exited with ${exit.code ?? exit.signal}: ${child.logs.text(3)}`;
-        return;
-      }
-      const wait = Math.max(0, this.pollIntervalMs - (this.clock() - began));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        this.wakePoll = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
   cpuSeconds(): number {
     return this.child?.pid ? readCpuSeconds(this.child.pid) : 0;
   }
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.polling ? this.polling.pid : this.child?.pid;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
-    this.wakePoll?.();
-    await this.child?.stop(1000);
-    await this.polling;
+    await Promise.all([this.child?.stop(1000), this.polling?.stop()]);
   }
 }

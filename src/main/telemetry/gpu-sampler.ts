@@ -4,6 +4,7 @@ import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { GpuExporterSampler } from './gpu-exporter-sampler';
 import { AmdGpuSampler } from './amd-smi-sampler';
+import { IoregSampler } from './ioreg-sampler';
 import { SmiClock, SweepCounter } from './gpu-sample-clock';
 import { readCpuSeconds } from './proc-stat';
 import {
@@ -95,6 +96,7 @@ export class GpuSampler {
   readonly changes = new Emitter<GpuSample>();
   private loops: SmiLoop<unknown>[] = [];
   private amd: AmdGpuSampler | null = null;
+  private ioreg: IoregSampler | null = null;
   private exporter: GpuExporterSampler | null = null;
   private startedCpu = 0;
   private smiClock: SmiClock | null = null;
@@ -110,16 +112,17 @@ export class GpuSampler {
     private readonly exporterUrl: string | null = null,
   ) {}
 
-  /** Where the power readings came from, as energy figures name their source. */
-  get powerSource(): NonNullable<EnergySummary['source']> {
+  /** Where the power readings came from, as energy figures name their source; null where the source has none (ioreg). */
+  get powerSource(): NonNullable<EnergySummary['source']> | null {
     if (this.exporter)
       return this.exporter.kind === 'amd-device-metrics-exporter' ? 'amd-device-metrics-exporter power' : 'dcgm-exporter power';
+    if (this.ioreg) return null;
     return this.amd ? 'amd-smi socket_power' : 'nvidia-smi power.draw';
   }
 
   /** Why readings lack figures, or how they were taken, as the sampling tool made necessary. */
   get notes(): string[] {
-    return [...(this.amd?.notes ?? [])];
+    return [...(this.amd?.notes ?? []), ...(this.ioreg?.notes ?? [])];
   }
 
   /** The machine each GPU index is on, where a GPU exporter labels it. */
@@ -130,14 +133,15 @@ export class GpuSampler {
   get unavailableReason(): string | null {
     if (this.exporter) return this.exporter.failure;
     if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;
-    if (!this.binary) return 'neither nvidia-smi nor amd-smi found: no GPU driver on this machine';
+    if (this.ioreg) return this.ioreg.failure && this.samples.length === 0 ? `ioreg failed: ${this.ioreg.failure}` : null;
+    if (!this.binary) return 'neither nvidia-smi, amd-smi nor ioreg found: no GPU driver on this machine';
     const failure = this.loops.find((loop) => loop.failure)?.failure;
     if (failure) return `nvidia-smi failed: ${failure}`;
     return null;
   }
 
   start(): void {
-    if (this.loops.length > 0 || this.amd || this.exporter) return;
+    if (this.loops.length > 0 || this.amd || this.ioreg || this.exporter) return;
     if (this.exporterUrl) {
       this.exporter = new GpuExporterSampler(this.exporterUrl, this.clock, Math.max(1000, this.intervalMs), (sample) => this.keep(sample));
       this.exporter.start();
@@ -145,9 +149,14 @@ export class GpuSampler {
     }
     if (!this.binary) {
       const amdSmi = findExecutable('amd-smi');
-      if (!amdSmi) return;
-      this.amd = new AmdGpuSampler(amdSmi, this.clock, (sample) => this.keep(sample));
-      this.amd.start();
+      const ioreg = amdSmi ? null : findExecutable('ioreg');
+      if (amdSmi) {
+        this.amd = new AmdGpuSampler(amdSmi, this.clock, (sample) => this.keep(sample));
+        this.amd.start();
+      } else if (ioreg) {
+        this.ioreg = new IoregSampler(ioreg, this.clock, this.intervalMs, (sample) => this.keep(sample));
+        this.ioreg.start();
+      }
       return;
     }
     const smiClock = new SmiClock(this.clock);
@@ -199,7 +208,7 @@ export class GpuSampler {
 
   /** The sampler's own helper processes, so they are not counted as competition. */
   pids(): number[] {
-    return [...this.loops.map((loop) => loop.pid), this.amd?.pid].filter((pid): pid is number => pid !== undefined);
+    return [...this.loops.map((loop) => loop.pid), this.amd?.pid, this.ioreg?.pid].filter((pid): pid is number => pid !== undefined);
   }
 
   cpuSeconds(): number {
@@ -208,7 +217,7 @@ export class GpuSampler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop(), this.exporter?.stop()]);
+    await Promise.all([...this.loops.map((loop) => loop.stop()), this.amd?.stop(), this.ioreg?.stop(), this.exporter?.stop()]);
   }
 }
 

@@ -7,6 +7,7 @@ import { llamaServerOnPort, localPort } from './proc-stat';
 import { MetricsScraper } from './metrics-scraper';
 import { ProcessSampler, processTree } from './process-sampler';
 import { RaplMeter } from './rapl';
+import { MAC_POWER_NOTE } from './ioreg-parse';
 import { energyUnavailable, gpuWindowEnergy, raplWindowEnergy, throttleSummary } from './window-energy';
 
 export interface TelemetrySeries {
@@ -313,7 +314,10 @@ export class TelemetrySession {
       });
       const windowReadings = window.flatMap(onRunGpus);
       throttle = throttleSummary(windowReadings);
-      energy ??= gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, this.gpu.powerSource);
+      const powerSource = this.gpu.powerSource;
+      energy ??= powerSource
+        ? gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, powerSource)
+        : energyUnavailable(MAC_POWER_NOTE, measuredWindow);
       gpu = {
         name:
           distinctNames.length === 1 && names.length > 1
