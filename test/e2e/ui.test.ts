@@ -322,6 +322,16 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(await server.facts.getByRole('row', { name: /^Offload/ }).textContent()).toMatch(/partial \(cuda\): 78\/81 layers/);
     expect(await server.warnings.textContent()).toMatch(/^MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB \(52 %\)/);
     await shell.screenshot('server-explain');
+    // The profile's GPU choice is checked as it is typed, and a bad one cannot start a server.
+    const gpus = server.profileField('GPUs');
+    expect(await gpus.locator('input').getAttribute('placeholder')).toBe('all');
+    await gpus.locator('input').fill('first');
+    await expect.poll(() => gpus.locator('small.error').textContent()).toMatch(/^gpuDevices must be "all" or GPU indexes from 0 to 63/);
+    expect(await server.startButton.isDisabled()).toBe(true);
+    await gpus.locator('input').fill('0,1');
+    await expect.poll(() => gpus.locator('small.error').count()).toBe(0);
+    await gpus.locator('input').fill('');
+    await expect.poll(() => server.startButton.isDisabled()).toBe(false);
     expect(pageErrors).toEqual([]);
   });
 

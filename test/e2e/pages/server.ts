@@ -34,6 +34,16 @@ export class ServerPage {
     await this.facts.waitFor();
   }
 
+  /** The profile editor's control for one field, by the label the editor shows. */
+  profileField(label: string): Locator {
+    const page = this.app.page;
+    return page.locator('label').filter({ has: page.locator('span', { hasText: new RegExp(`^${label}$`) }) });
+  }
+
+  get startButton(): Locator {
+    return this.app.page.getByRole('button', { name: 'Start', exact: true });
+  }
+
   get facts(): Locator {
     return this.app.page.getByTestId('log-facts');
   }
