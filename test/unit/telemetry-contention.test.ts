@@ -153,10 +153,10 @@ describe('/proc accounting (fake /proc)', () => {
     expect(sample.interval_ms).toBe(1000);
     expect(sample.other_cpu_cores).toBeCloseTo(1.25, 6);
     expect(sample.processes.sort((a, b) => b.cores - a.cores)).toEqual([
-      { pid: 300, command: 'node -e for(;;){}', cores: 0.9 },
-      { pid: 400, command: 'llama-server --threads 1', cores: 0.3 },
+      { pid: 300, command: 'node', cores: 0.9 },
+      { pid: 400, command: 'llama-server', cores: 0.3 },
     ]);
-    expect(sample.llama_servers).toEqual([{ pid: 400, command: 'llama-server --threads 1', cores: 0.3 }]);
+    expect(sample.llama_servers).toEqual([{ pid: 400, command: 'llama-server', cores: 0.3 }]);
 
     const summary = summarizeContention(sampler.samples, {
       windowStart: 0,
@@ -173,12 +173,12 @@ describe('/proc accounting (fake /proc)', () => {
       // One sample cannot support a p95 (PERCENTILE_MIN_N.p95 = 20).
       other_cpu_cores_p95: null,
       contaminated: true,
-      other_llama_servers: [{ pid: 400, command: 'llama-server --threads 1', cpu_cores_mean: 0.3, busy: true }],
+      other_llama_servers: [{ pid: 400, command: 'llama-server', cpu_cores_mean: 0.3, busy: true }],
       unavailable_reason: null,
     });
-    expect(summary.top_processes[0]).toEqual({ pid: 300, command: 'node -e for(;;){}', cpu_cores_mean: 0.9 });
+    expect(summary.top_processes[0]).toEqual({ pid: 300, command: 'node', cpu_cores_mean: 0.9 });
     expect(summary.reason).toMatch(
-      /other processes used 1\.25 CPU cores on average \(threshold 0\.5; 2 cores in all\): pid 300 node -e for\(;;\)\{\} 0\.90/,
+      /other processes used 1\.25 CPU cores on average \(threshold 0\.5; 2 cores in all\): pid 300 node 0\.90/,
     );
     expect(summary.reason).toMatch(/another llama-server \(pid 400\) was busy, 0\.30 cores/);
   });
@@ -269,6 +269,66 @@ describe('/proc accounting (fake /proc)', () => {
       other_cpu_cores_mean: null,
       unavailable_reason: expect.stringMatching(/not readable/),
     });
+  });
+});
+
+describe("other people's command lines stay theirs", () => {
+  // Attack: another user's processes run with secrets in their argv, which every local user can
+  // read; a run that recorded them would put those secrets in summary.json and shared exports.
+  const secrets = ['sk-live-7Hq2SECRET', 'hf_aBcSECRETtoken', 'pSECRETpw', 'SECRET-bearer'];
+  const withSecrets = (proc: FakeProc, utime: number) => {
+    proc.process({ pid: 10, ppid: 1, comm: 'vllm', utime, start: 5, argv: ['/opt/venv/bin/vllm', 'serve', 'm', '--api-key', secrets[0]!] });
+    proc.process({ pid: 11, ppid: 1, comm: 'llama-server', utime, start: 6, argv: ['llama-server', '--hf-token', secrets[1]!, '-t', '1'] });
+    proc.process({ pid: 12, ppid: 1, comm: 'mysql', utime, start: 7, argv: ['mysql', '-uroot', `-${secrets[2]!}`] });
+    proc.process({
+      pid: 13,
+      ppid: 1,
+      comm: 'python3',
+      utime,
+      start: 8,
+      argv: ['python3', '-m', 'sglang.launch_server', '--api-key', secrets[3]!],
+    });
+  };
+
+  it('records each competing process by its program (and Python module), never by its arguments', () => {
+    const proc = new FakeProc(2);
+    withSecrets(proc, 0);
+    proc.setBusy(1000, 0);
+    let now = 0;
+    const sampler = new ContentionSampler({
+      clock: () => now,
+      serverPid: null,
+      selfPids: () => [],
+      procRoot: proc.root,
+      gpuProcesses: () => [{ t: 0, pid: 10, usedMib: 4000, gpuUuid: 'GPU-1', name: '/opt/venv/bin/vllm' }],
+    });
+    sampler.sample();
+    now = 1000;
+    withSecrets(proc, 40);
+    proc.setBusy(1000 + 160, 0);
+    sampler.sample();
+    const summary = summarizeContention(sampler.samples, {
+      windowStart: 0,
+      windowEnd: 1000,
+      thresholdCores: 0.5,
+      intervalMs: 250,
+      cpus: 2,
+    });
+    expect(summary.top_processes.map((entry) => entry.command).sort()).toEqual([
+      'llama-server',
+      'mysql',
+      'python3 -m sglang.launch_server',
+      'vllm',
+    ]);
+    expect(summary.other_gpu_processes).toEqual([{ pid: 10, command: 'vllm', used_mib_max: 4000 }]);
+    const recorded = JSON.stringify({ summary, samples: sampler.samples });
+    for (const secret of secrets) expect(recorded).not.toContain(secret);
+
+    // The refusal to oversubscribe names the other server the same way, in its message and its details.
+    const found = findLlamaServers({ root: proc.root, cores: 2 });
+    expect(found.map((server) => server.command)).toEqual(['llama-server']);
+    const refusal = oversubscription({ threads: 2, cores: 2, others: found });
+    expect(JSON.stringify({ refusal, found })).not.toContain(secrets[1]);
   });
 });
 

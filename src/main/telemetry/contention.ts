@@ -1,6 +1,16 @@
 import type { ContentionSample, ContentionSummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
-import { descendants, isLlamaServer, listProcesses, readCmdline, readCpuTotals, TICKS_PER_SECOND, type ProcStat } from './proc-stat';
+import path from 'node:path';
+import {
+  descendants,
+  executableName,
+  isLlamaServer,
+  listProcesses,
+  readCmdline,
+  readCpuTotals,
+  TICKS_PER_SECOND,
+  type ProcStat,
+} from './proc-stat';
 
 /** Another llama-server averaging more than this many cores over the window was serving someone else. */
 export const LLAMA_SERVER_BUSY_CORES = 0.1;
@@ -53,12 +63,12 @@ export class ContentionSampler {
     return this.cpus;
   }
 
-  /** argv of a pid, read once per process lifetime (pid + start time). */
+  /** What a pid runs (its executable's name, never its arguments), read once per process lifetime (pid + start time). */
   command(process: ProcStat): string {
     const key = `${process.pid}:${process.startTicks}`;
     let command = this.commands.get(key);
     if (command === undefined) {
-      command = readCmdline(process.pid, this.root).join(' ') || `[${process.comm}]`;
+      command = executableName(readCmdline(process.pid, this.root), process.comm);
       this.commands.set(key, command);
     }
     return command;
@@ -103,10 +113,9 @@ export class ContentionSampler {
           ownTicks += ticks;
           continue;
         }
-        const argv = process.comm === 'llama-server' || ticks > 0 ? this.command(process) : '';
-        if (isLlamaServer(process, argv.split(' ')))
-          llamaServers.push({ pid: process.pid, command: argv, cores: ticks / TICKS_PER_SECOND / seconds });
-        if (ticks > 0) others.push({ pid: process.pid, command: argv, cores: ticks / TICKS_PER_SECOND / seconds });
+        const command = process.comm === 'llama-server' || ticks > 0 ? this.command(process) : '';
+        if (isLlamaServer(process, [command])) llamaServers.push({ pid: process.pid, command, cores: ticks / TICKS_PER_SECOND / seconds });
+        if (ticks > 0) others.push({ pid: process.pid, command, cores: ticks / TICKS_PER_SECOND / seconds });
       }
       // The machine-wide total also holds processes that came and went between two ticks.
       const otherTicks = Math.max(0, totals.busyTicks - previous.busyTicks - ownTicks);
@@ -119,7 +128,7 @@ export class ContentionSampler {
         llama_servers: llamaServers,
         gpu_processes: gpu.map((entry) => ({
           pid: entry.pid,
-          command: entry.name ?? this.commandOf(entry.pid, perPid),
+          command: entry.name ? path.basename(entry.name) : this.commandOf(entry.pid, perPid),
           used_mib: entry.usedMib,
         })),
       };

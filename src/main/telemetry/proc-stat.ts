@@ -134,6 +134,19 @@ export function isLlamaServer(process: ProcStat, argv: readonly string[]): boole
   return process.comm === 'llama-server' || path.basename(argv[0] ?? '') === 'llama-server';
 }
 
+/**
+ * What a process is, without what it was given: the program's file name, and for a Python
+ * program run as a module, the module (`python3 -m vllm.entrypoints.openai.api_server`).
+ * Other people's argv hold their secrets (`--api-key sk-…`, `--hf-token hf_…`, `-pPASSWORD`),
+ * and what is recorded of their processes ends up in runs and exports users share.
+ */
+export function executableName(argv: readonly string[], comm: string): string {
+  const program = path.basename(argv[0] ?? '');
+  if (!program) return `[${comm}]`;
+  const moduleName = /^python[\d.]*$/.test(program) && argv[1] === '-m' ? argv[2] : undefined;
+  return moduleName && /^[\w.]+$/.test(moduleName) ? `${program} -m ${moduleName}` : program;
+}
+
 /** `-t N` / `--threads N` / `--threads=N` from a llama-server argv; null when not given. */
 export function threadsFromArgv(argv: readonly string[]): number | null {
   for (let i = 0; i < argv.length; i++) {
@@ -170,7 +183,7 @@ export function findLlamaServers(options: { root?: string; cores: number; exclud
     const threads = threadsFromArgv(argv);
     found.push({
       pid: process.pid,
-      command: argv.join(' ') || process.comm,
+      command: executableName(argv, process.comm),
       parentCommand: readCmdline(process.ppid, root).join(' '),
       threads: threads ?? options.cores,
       threadsGiven: threads !== null,
