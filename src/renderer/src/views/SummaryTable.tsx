@@ -9,6 +9,7 @@ const METRICS = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_o
 
 export function SummaryTable({ summary }: { summary: RunSummary }) {
   const gpu = summary.telemetry?.gpu;
+  const gpuChoice = gpu ? gpuChoiceLine(gpu) : null;
   return (
     <div className="summary" data-testid="run-summary">
       <p>
@@ -89,10 +90,10 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
               GPU telemetry: {note}
             </span>
           ))}
-          {gpu && gpuChoiceLine(gpu) && (
+          {gpuChoice && (
             <>
               <br />
-              <span data-testid="gpu-choice">{gpuChoiceLine(gpu)}</span>
+              <span data-testid="gpu-choice">{gpuChoice}</span>
             </>
           )}
         </p>
