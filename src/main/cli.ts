@@ -13,10 +13,11 @@ Commands:
   doctor [--json] [--db PATH]                 what works, what is missing, and how to fix it
   setup [--force] [--backend cpu|cuda|vulkan|metal]
                                               build or locate llama.cpp, make the demo models
-  demo [--out DIR] [--db PATH] [--json]       the full demo: quantization and warm/cold experiments on the demo models, with reports
+  demo [--repeats N] [--requests N] [--out DIR] [--db PATH] [--json]
+                                              the full demo: quantization and warm/cold experiments on the demo models, with reports
   demo --quick [--model MODEL] [--max-tokens N]
                                               serve a model, measure one streamed completion, store it
-  demo --capacity                             the demo model's capacity under a p90 TTFT limit, in a few minutes
+  demo --capacity [--percentile 90]           the demo model's capacity under a p90 TTFT limit, in a few minutes
   server start --model MODEL [--profile NAME] [--set FIELD=VALUE ...] [--json]
                                               run llama-server until Ctrl-C (JSON line per state change)
   server profile list|show NAME|save NAME [--from NAME] [--set ...]|delete NAME

@@ -40,6 +40,12 @@ describe('inferlab CLI', () => {
     [['demo', '--quick', '--model', '/nonexistent/x.gguf', '--db', '/dev/null/never.db'], /Model file not found: \/nonexistent\/x.gguf/],
     [['demo', '--quick', '--model', 'demo:nope'], /Unknown demo model "demo:nope"/],
     [['demo', '--bogus'], /Unknown option '--bogus'/],
+    [['demo', '--quick', '--repeats', '3'], /--repeats is for the full demo \(no --quick, no --capacity\) only/],
+    [['demo', '--capacity', '--model', 'demo:f16'], /--model is for demo --quick only/],
+    [['demo', '--requests', '8', '--percentile', '50'], /--percentile is for demo --capacity only/],
+    [['demo', '--capacity', '--percentile', '20'], /the percentile must be from 50 to 99\.9, got 20/],
+    [['demo', '--capacity', '--percentile', 'p9x'], /--percentile must be a number like 90 or 99, got "p9x"/],
+    [['demo', '--repeats', '0'], /--repeats must be a positive integer, got "0"/],
     [['setup', '--backend', 'tpu'], /--backend must be one of cpu, cuda, vulkan, metal, got "tpu"/],
     [['frobnicate'], /Unknown command "frobnicate"/],
   ])('exits 2 with a message naming the problem for %j', async (args, message) => {

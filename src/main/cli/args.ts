@@ -37,6 +37,15 @@ export function positiveInteger(name: string, raw: string | undefined, fallback:
   return value;
 }
 
+/** A percentile flag: "90", "p99" or "99.9"; the range is the experiment check's to judge. */
+export function percentileOption(raw: string | undefined, fallback: number, usage: string): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw.replace(/^p/i, ''));
+  if (raw.trim() === '' || !Number.isFinite(value))
+    throw new AppError(ErrorCode.Usage, `--percentile must be a number like 90 or 99, got "${raw}"\n\nUsage: ${usage}`);
+  return value;
+}
+
 /** Human progress goes to stderr, terminal or not, so CI logs show where a long command is. */
 export function progressLine(line: string): void {
   process.stderr.write(`${line}\n`);

@@ -1,3 +1,4 @@
+import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
 import {
   DECIDE_USAGE,
@@ -68,7 +69,17 @@ const HELP: Record<string, HelpEntry> = {
   },
   demo: {
     usage: DEMO_USAGE,
-    examples: ['inferlab demo', 'inferlab demo --quick --model demo:q8_0 --max-tokens 32', 'inferlab demo --capacity'],
+    examples: [
+      'inferlab demo',
+      'inferlab demo --repeats 3 --requests 8',
+      'inferlab demo --quick --model demo:q8_0 --max-tokens 32',
+      'inferlab demo --capacity',
+      'inferlab demo --capacity --percentile 50',
+    ],
+    notes:
+      `The full demo compares the demo quantizations, then warm against cold, at the experiment defaults (${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests per condition). ` +
+      `--repeats and --requests trade its length for the width of its intervals; below ${EXPERIMENT_DEFAULTS.minWindowsPerSide} windows or ${EXPERIMENT_DEFAULTS.minRequestsPerSide} requests per condition no latency verdict is given. ` +
+      'demo --capacity searches the highest Poisson rate whose p90 TTFT stays within 100 ms; --percentile 50 judges the median, with shorter looks.',
   },
   server: { usage: `${START_USAGE}\n       ${PROFILE_USAGE}\n       ${EXPLAIN_USAGE}`, notes: 'extra-flags' },
   'server explain': {

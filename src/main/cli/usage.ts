@@ -4,7 +4,8 @@
  */
 
 export const DEMO_USAGE =
-  'inferlab demo [--quick [--model MODEL] [--max-tokens N] | --capacity] [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
+  'inferlab demo [--repeats N] [--requests N (per window)] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
+  '    [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 

@@ -188,7 +188,10 @@ export async function runCapacity(
         const rows = options.runs.measuredRequests(summary.run_id).filter((row) => !row.warmup);
         const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
         samples.set(load, entry);
-        if (summary.load.client_bound) return { n: rows.length, violations: {}, clientBound: true };
+        if (summary.load.client_bound) {
+          options.onStatus?.(`${loadName(options.by, load)}: the client fell behind its send schedule; measured again, not counted`);
+          return { n: rows.length, violations: {}, clientBound: true };
+        }
         if (summary.telemetry?.contention?.contaminated) {
           options.onStatus?.(`${loadName(options.by, load)}: ${summary.telemetry.contention.reason}; measured again, not counted`);
           return { n: rows.length, violations: {}, clientBound: false, contaminated: true };

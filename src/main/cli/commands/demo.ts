@@ -4,11 +4,13 @@ import { userDataDir } from '../../core/paths';
 import { AppError } from '../../core/errors';
 import { ErrorCode } from '../../../shared/errors';
 import { shellAccess } from '../../services/access';
+import { checkExperimentShape } from '../../services/experiment-spec';
+import type { StartExperimentSpec } from '../../../shared/contract';
 import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
 import { defaultColdStarts, DEMO_ANSWER_TOKENS, DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { resolveModelRef } from '../../models/demo-models';
-import { parseOptions, positiveInteger, type CommandHandler } from '../args';
+import { parseOptions, percentileOption, positiveInteger, type CommandHandler } from '../args';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { DEMO_USAGE as USAGE } from '../usage';
 
@@ -20,6 +22,19 @@ import { DEMO_USAGE as USAGE } from '../usage';
 const DEMO_CAPACITY = { ttftMs: 100, percentile: 90, startRate: 4 } as const;
 
 type DemoValues = { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean };
+
+/** The full demo's size: the experiment defaults unless --repeats / --requests ask for fewer (a quicker look, weaker verdicts) or more. */
+type FullDemoSize = { repeats: number; requestsPerWindow: number };
+
+/** Bad numbers fail before the database is opened or a server started, worded as the experiment command words them. */
+function checkedShape(spec: StartExperimentSpec): StartExperimentSpec {
+  try {
+    checkExperimentShape(spec);
+  } catch (error) {
+    throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${USAGE}`);
+  }
+  return spec;
+}
 
 /** What both experiment demos share: the services, the report folder and progress on stderr (not with --json); disposed after. */
 async function withDemoServices(
@@ -41,29 +56,34 @@ async function withDemoServices(
  * The full demo on the embedded default: a quantization experiment over the three demo
  * models and a warm/cold experiment on prefix-share, tables printed, reports written.
  */
-async function fullDemo(values: DemoValues, signal: AbortSignal): Promise<number> {
+async function fullDemo(values: DemoValues, size: FullDemoSize, signal: AbortSignal): Promise<number> {
+  const common = {
+    model: '',
+    quants: [],
+    ...size,
+    concurrency: 1,
+    profileName: values.profile ?? 'default',
+    settings: values.set ?? [],
+  };
+  const quantSpec = checkedShape({ ...DEMO_QUANT_SPEC, ...common, model: DEMO_QUANT_SPEC.model, quants: [...DEMO_QUANT_SPEC.quants] });
+  const warmSpec = checkedShape({
+    ...common,
+    kind: 'warmcold',
+    model: 'demo:q8_0',
+    workload: 'prefix-share',
+    maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold,
+  });
+  const windows = `${size.repeats} windows of ${size.requestsPerWindow} requests`;
   return withDemoServices(values, async ({ container, outDir, say }) => {
-    const common = {
-      model: '',
-      quants: [],
-      repeats: EXPERIMENT_DEFAULTS.repeats,
-      requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
-      concurrency: 1,
-      profileName: values.profile ?? 'default',
-      settings: values.set ?? [],
-    };
     const hooks = { signal, onStatus: say };
     say(
-      `1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows of ${EXPERIMENT_DEFAULTS.requestsPerWindow} requests in rotated order`,
+      `1/2 quantization: demo f16, q8_0 and q4_k_m, each on a fresh server, chat-short (answers capped at ${DEMO_ANSWER_TOKENS.quant} tokens), ${windows} in rotated order`,
     );
-    const quant = await container.experiments.run({ ...common, ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] }, hooks);
+    const quant = await container.experiments.run(quantSpec, hooks);
     say(
-      `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${EXPERIMENT_DEFAULTS.repeats} windows; cold-process: ${defaultColdStarts(EXPERIMENT_DEFAULTS.repeats)} fresh servers, one first request each`,
+      `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${windows}; cold-process: ${defaultColdStarts(size.repeats)} fresh servers, one first request each`,
     );
-    const warm = await container.experiments.run(
-      { ...common, kind: 'warmcold', model: 'demo:q8_0', workload: 'prefix-share', maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold },
-      hooks,
-    );
+    const warm = await container.experiments.run(warmSpec, hooks);
     const reports: string[] = [];
     for (const result of [quant, warm]) {
       const report = await container.services.experiments.report(result.experiment_id);
@@ -82,36 +102,37 @@ async function fullDemo(values: DemoValues, signal: AbortSignal): Promise<number
   });
 }
 
-/** `demo --capacity`: the highest Poisson rate demo q8_0 serves at p90 TTFT ≤ 100 ms on this machine. */
-async function capacityDemo(values: DemoValues, signal: AbortSignal): Promise<number> {
+/**
+ * `demo --capacity`: the highest Poisson rate demo q8_0 serves at p90 TTFT ≤ 100 ms on this
+ * machine; --percentile 50 asks the median instead, with looks about a sixth as long.
+ */
+async function capacityDemo(values: DemoValues, percentile: number, signal: AbortSignal): Promise<number> {
+  const spec = checkedShape({
+    kind: 'capacity',
+    model: 'demo:q8_0',
+    quants: [],
+    workload: 'chat-short',
+    repeats: 1,
+    requestsPerWindow: null,
+    concurrency: 1,
+    profileName: values.profile ?? 'default',
+    settings: values.set ?? [],
+    constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: { ttft_ms: DEMO_CAPACITY.ttftMs } },
+    maxAnswerTokens: DEMO_ANSWER_TOKENS.capacity,
+    capacity: {
+      by: 'rate',
+      percentile,
+      start: DEMO_CAPACITY.startRate,
+      maxLoad: null,
+      keepCache: false,
+    },
+  });
   return withDemoServices(values, async ({ container, outDir, say }) => {
     say(
       `capacity: demo q8_0 on chat-short (answers capped at ${DEMO_ANSWER_TOKENS.capacity} tokens), Poisson arrivals from ${DEMO_CAPACITY.startRate} req/s, ` +
-        `the highest rate whose p${DEMO_CAPACITY.percentile} TTFT (from the scheduled time) stays ≤ ${DEMO_CAPACITY.ttftMs} ms`,
+        `the highest rate whose p${percentile} TTFT (from the scheduled time) stays ≤ ${DEMO_CAPACITY.ttftMs} ms`,
     );
-    const result = await container.experiments.run(
-      {
-        kind: 'capacity',
-        model: 'demo:q8_0',
-        quants: [],
-        workload: 'chat-short',
-        repeats: 1,
-        requestsPerWindow: null,
-        concurrency: 1,
-        profileName: values.profile ?? 'default',
-        settings: values.set ?? [],
-        constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: { ttft_ms: DEMO_CAPACITY.ttftMs } },
-        maxAnswerTokens: DEMO_ANSWER_TOKENS.capacity,
-        capacity: {
-          by: 'rate',
-          percentile: DEMO_CAPACITY.percentile,
-          start: DEMO_CAPACITY.startRate,
-          maxLoad: null,
-          keepCache: false,
-        },
-      },
-      { signal, onStatus: say },
-    );
+    const result = await container.experiments.run(spec, { signal, onStatus: say });
     const report = await container.services.experiments.report(result.experiment_id);
     const file = path.join(outDir, report.fileName);
     fs.writeFileSync(file, report.html);
@@ -130,6 +151,9 @@ export const demoCommand: CommandHandler = async (args, signal) => {
     {
       quick: { type: 'boolean' },
       capacity: { type: 'boolean' },
+      repeats: { type: 'string' },
+      requests: { type: 'string' },
+      percentile: { type: 'string' },
       model: { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
@@ -142,12 +166,27 @@ export const demoCommand: CommandHandler = async (args, signal) => {
   );
   if (values.quick && values.capacity)
     throw new AppError(ErrorCode.Usage, `--quick and --capacity are separate demos: choose one\n\nUsage: ${USAGE}`);
-  if (values.capacity) {
-    if (values.model !== undefined || values['max-tokens'] !== undefined)
-      throw new AppError(ErrorCode.Usage, `--model and --max-tokens are for demo --quick only\n\nUsage: ${USAGE}`);
-    return capacityDemo(values, signal);
-  }
-  if (!values.quick) return fullDemo(values, signal);
+  const onlyFor = (flags: (keyof typeof values)[], demo: string) => {
+    const given = flags.filter((flag) => values[flag] !== undefined);
+    if (given.length > 0)
+      throw new AppError(
+        ErrorCode.Usage,
+        `${given.map((flag) => `--${flag}`).join(' and ')} ${given.length > 1 ? 'are' : 'is'} for ${demo} only\n\nUsage: ${USAGE}`,
+      );
+  };
+  if (!values.quick) onlyFor(['model', 'max-tokens'], 'demo --quick');
+  if (!values.capacity) onlyFor(['percentile'], 'demo --capacity');
+  if (values.quick || values.capacity) onlyFor(['repeats', 'requests'], 'the full demo (no --quick, no --capacity)');
+  if (values.capacity) return capacityDemo(values, percentileOption(values.percentile, DEMO_CAPACITY.percentile, USAGE), signal);
+  if (!values.quick)
+    return fullDemo(
+      values,
+      {
+        repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
+        requestsPerWindow: positiveInteger('requests', values.requests, EXPERIMENT_DEFAULTS.requestsPerWindow),
+      },
+      signal,
+    );
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
   const modelRef = values.model ?? 'demo:q8_0';
   // Bad input fails here, before the database is opened or anything is started.

@@ -9,7 +9,7 @@ import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import { constraintsFromFlags } from '../../experiments/recommend';
 import { experimentTable } from '../experiment-table';
-import { parseOptions, positiveInteger, type CommandHandler } from '../args';
+import { parseOptions, percentileOption, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
@@ -123,8 +123,7 @@ export function experimentSpecFromArgs(args: string[]): {
     if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency' && values.by !== 'users')
       usage(`--by must be rate, concurrency or users, got "${values.by}"`);
     if (!slo) usage('experiment capacity needs --slo, e.g. --slo ttft=500,tpot=50');
-    const percentile = values.percentile === undefined ? 90 : Number(values.percentile.replace(/^p/i, ''));
-    if (!Number.isFinite(percentile)) usage(`--percentile must be a number like 90 or 99, got "${values.percentile}"`);
+    const percentile = percentileOption(values.percentile, 90, USAGE);
     capacity = {
       by: (values.by as 'rate' | 'concurrency' | 'users' | undefined) ?? 'rate',
       percentile,
