@@ -1,15 +1,31 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Seeded simulations and pure unit tests keep every core busy; servers get the machine alone.
+const everyCore = Math.max(2, os.availableParallelism());
+const simulations = 'test/unit/**/*-simulation.test.ts';
 
 export default defineConfig({
   test: {
     projects: [
       {
-        // The groups run one after another: simulations and servers must not compete for the two
-        // cores, since a run that competes with other processes is (rightly) marked contaminated.
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', sequence: { groupOrder: 0 } },
+        // The groups run one after another: simulations and servers must not compete for the cores,
+        // since a run that competes with other processes is (rightly) marked contaminated, and the
+        // unit tests that drive stand-in samplers on a clock do not share the cores with simulations.
+        test: { name: 'simulation', include: [simulations], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 0 } },
       },
       {
-        // Real llama-server processes: one file at a time on a two-core machine.
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: [simulations],
+          environment: 'node',
+          maxWorkers: everyCore,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Real llama-server processes: one file at a time.
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
@@ -17,7 +33,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -28,7 +44,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

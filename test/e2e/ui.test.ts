@@ -17,6 +17,7 @@ import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { inferlab } from '../support/cli';
+import { expectDemoQuantizationsProven, expectWarmColdProven } from '../support/experiment-proofs';
 import { readCaptured } from '../support/captured';
 import { AppShell } from './pages/app';
 import { ComparePage } from './pages/compare';
@@ -381,17 +382,13 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     const quant = stored.get(completed.find((row) => row.kind === 'quant')!.id)!.result!;
     const warmcold = stored.get(completed.find((row) => row.kind === 'warmcold')!.id)!.result!;
     connection.close();
-    const [f16, q8, q4] = quant.conditions;
-    expect(quant.conditions.map((condition) => condition.name)).toEqual(['f16', 'q8_0', 'q4_k_m']);
-    expect(f16!.file_bytes!).toBeGreaterThan(q8!.file_bytes!);
-    expect(q8!.file_bytes!).toBeGreaterThan(q4!.file_bytes!);
-    expect(q4!.kld_mean!).toBeGreaterThan(q8!.kld_mean!);
+    // One run of each experiment proves it end to end, here for the CLI and the view alike.
+    await expectDemoQuantizationsProven(quant, 3);
     expect(quant.verdicts.every((verdict) => verdict.verdict !== 'insufficient data')).toBe(true);
-    const byName = Object.fromEntries(warmcold.conditions.map((condition) => [condition.name, condition]));
-    expect(byName['warm-cache']!.cache_evidence).toMatchObject({ measured: 60, confirmed: 60, contradicted: 0 });
-    expect(byName['cold-cache']!.cache_evidence).toMatchObject({ measured: 60, confirmed: 60, contradicted: 0 });
-    expect(byName['cold-process']!.cold_starts!.starts).toHaveLength(8);
-    expect(byName['cold-process']!.cold_starts!.starts.every((start) => start.cached_tokens === 0)).toBe(true);
+    expectWarmColdProven(warmcold, db, 60, 8);
+    const rendered = await inferlab(['report', quant.experiment_id.slice(0, 8), '--out', path.join(reports, 'again.html'), '--db', db]);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(reports, 'again.html'), 'utf8')).toMatch(/<svg/);
 
     // The view lists what the CLI stored; the quantization opens with its chart, efficiency and report.
     await page.reload();

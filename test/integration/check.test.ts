@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/main/core/paths';
 import { inferlab } from '../support/cli';
 import { requireEngine } from '../support/engine';
 import { useTempDirs } from '../support/temp';
+import { chatShortWithAnswersOf } from '../support/short-workload';
 
 const tempDir = useTempDirs();
 
@@ -13,10 +13,7 @@ describe('inferlab check, the regression gate, against the real server', () => {
     const dir = tempDir();
     const db = path.join(dir, 'gate.db');
     // chat-short with answers cut to 12 tokens: every window the gate measures stays short, even with the slow draft model.
-    const workload = path.join(dir, 'short-answers.yaml');
-    const chatShort = fs.readFileSync(path.join(projectRoot(), 'resources', 'workloads', 'chat-short.yaml'), 'utf8');
-    expect(chatShort).toContain('max_tokens: 48');
-    fs.writeFileSync(workload, chatShort.replace('name: chat-short', 'name: short-answers').replace('max_tokens: 48', 'max_tokens: 12'));
+    const workload = chatShortWithAnswersOf(dir, 12);
     const run = async (args: string[]) => {
       const result = await inferlab([
         'run',
@@ -117,10 +114,11 @@ describe('inferlab check, the regression gate, against the real server', () => {
     expect(storedInterleaved.stderr).toMatch(/--interleave are for measuring the candidate again/);
     expect(refusedModel.code).toBe(2);
     expect(refusedModel.stderr).toMatch(/served another model file/);
+    // The built-in chat-short: the baseline's prompts, but answers of another length.
     const otherWorkload = await inferlab([
       'run',
       '--workload',
-      'long-context',
+      'chat-short',
       '--model',
       'demo:f16',
       '--requests',

@@ -69,8 +69,9 @@ describe('telemetry on a run', () => {
     // The window opens after warmup: the server's counters over it hold the measured requests only.
     expect(telemetry.server_metrics.predicted_tokens).toBe(measuredOutputTokens);
     expect(telemetry.sampler.interval_ms).toBe(250);
-    expect(telemetry.window.baseline_ms).toBeGreaterThanOrEqual(1000);
-    expect(telemetry.window.start_ms).toBeGreaterThan(telemetry.window.baseline_ms);
+    // No GPU tool, so no idle baseline to wait for: the window opens after the two warmup requests.
+    expect(telemetry.window.baseline_ms).toBe(0);
+    expect(telemetry.window.start_ms).toBeGreaterThan(0);
     expect(telemetry.contention).toMatchObject({
       threshold_cpu_cores: 0.5,
       contaminated: expect.any(Boolean),

@@ -194,6 +194,27 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(summary.energy!.joules).toBeCloseTo(summary.energy!.per_gpu![1]!.joules!, 6);
   });
 
+  it('takes no idle baseline where no GPU tool exists: it would have nothing to sample, and every run would wait for it', async () => {
+    const savedPath = process.env.PATH;
+    // A PATH with no nvidia-smi, amd-smi or ioreg on it.
+    process.env.PATH = tempDir();
+    try {
+      const origin = performance.now();
+      const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, gpuBinary: null });
+      session.start();
+      await session.idleBaseline(MIN_BASELINE_MS);
+      session.markWindowStart();
+      session.markWindowEnd();
+      await session.stop();
+      const summary = session.summary();
+      expect(summary.gpu).toBeNull();
+      expect(summary.gpu_unavailable_reason).toMatch(/neither nvidia-smi, amd-smi nor ioreg found/);
+      expect(summary.window!.baseline_ms).toBe(0);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+
   it("carries amd-smi's reasons for missing figures into the run: an APU's usage and power are N/A", async () => {
     // No nvidia-smi: the amd-smi stand-in is found on the PATH, answering as the captured APU did.
     const amdDir = path.join(__dirname, '..', 'fixtures', 'nvidia-smi', 'amd-bin');

@@ -130,6 +130,11 @@ export class GpuSampler {
     return this.exporter?.hosts.get(index) ?? null;
   }
 
+  /** No GPU tool on this machine and no exporter to read: nothing an idle baseline could sample. Known once started. */
+  get hasNoSource(): boolean {
+    return !this.exporterUrl && !this.binary && !this.amd && !this.ioreg;
+  }
+
   get unavailableReason(): string | null {
     if (this.exporter) return this.exporter.failure;
     if (this.amd) return this.amd.failure && this.samples.length === 0 ? `amd-smi failed: ${this.amd.failure}` : null;

@@ -52,7 +52,7 @@ function sumOf(samples: readonly GpuSample[], pick: (sample: GpuSample) => numbe
  * (/proc), the server's /metrics and the competition for the machine. Started before the
  * measured window for an idle baseline; always stopped, whatever happened to the run.
  *
- * The run's timeline: start() → idle baseline (≥ 1 s, server loaded, nothing sent) →
+ * The run's timeline: start() → idle baseline (≥ 1 s with a GPU tool, server loaded, nothing sent) →
  * warmup (neither baseline nor window) → markWindowStart() → measured requests →
  * markWindowEnd().
  */
@@ -150,11 +150,17 @@ export class TelemetrySession {
   /**
    * Idle sampling before anything is sent: at least MIN_BASELINE_MS (callers asking for
    * less get that), and, with a GPU, until its samples span that long (nvidia-smi can take
-   * seconds to start), up to a cap. Marks where the baseline ends.
+   * seconds to start), up to a cap. None where no GPU tool exists: every run on such a
+   * machine would wait a second for nothing. Marks where the baseline ends.
    */
   async idleBaseline(requestedMs = MIN_BASELINE_MS): Promise<void> {
-    const wanted = Math.max(MIN_BASELINE_MS, requestedMs);
     const begun = this.options.clock();
+    // Only GPU figures (idle memory, the cooldown's idle temperature and clocks) come from the baseline.
+    if (this.gpu.hasNoSource) {
+      this.baselineEnd = this.baselineStart ?? begun;
+      return;
+    }
+    const wanted = Math.max(MIN_BASELINE_MS, requestedMs);
     const covered = () => {
       if (this.options.clock() - begun < wanted) return false;
       if (this.gpu.unavailableReason || this.gpu.pids().length === 0) return true;
