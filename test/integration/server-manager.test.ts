@@ -188,6 +188,21 @@ describe('ServerManager against the real llama-server', () => {
     } finally {
       await cuda.dispose();
     }
+    // Started from a shell that set CUDA_VISIBLE_DEVICES, a profile that leaves the GPUs to the environment follows it.
+    const inherited = await serverHarness(tempDir(), { readGpuUsed: twoGpus, environment: { CUDA_VISIBLE_DEVICES: '1' } }, async () => ({
+      ...(await requireEngine()),
+      backend: 'cuda',
+    }));
+    try {
+      const ready = await inherited.servers.start({ modelRef: 'demo:q8_0', profile });
+      expect(ready.state).toBe('ready');
+      expect(inherited.servers.get(ready.id).profile.gpuDevices).toBe('1');
+      expect(ready.gpuUsedBeforeSpawnMib).toBe(1212);
+      const environ = fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toEqual(expect.arrayContaining(['CUDA_VISIBLE_DEVICES=1', 'CUDA_DEVICE_ORDER=PCI_BUS_ID']));
+    } finally {
+      await inherited.dispose();
+    }
     const cpu = await serverHarness(tempDir(), { readGpuUsed: twoGpus }, async () => ({ ...(await requireEngine()), backend: 'cpu' }));
     try {
       await expect(cpu.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '0' } })).rejects.toThrow(

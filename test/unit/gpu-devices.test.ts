@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseGpuDevices } from '../../src/shared/gpu-devices';
 import { gpuChoiceLine } from '../../src/shared/gpu-choice-line';
-import { assertGpusPresent, gpuSelectionEnv } from '../../src/main/engines/gpu-selection';
+import { assertGpusPresent, gpuSelectionEnv, withInheritedGpuChoice } from '../../src/main/engines/gpu-selection';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { vllmAdapter } from '../../src/main/engines/adapters/python-servers';
@@ -48,6 +48,30 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
     expect(() => gpuSelectionEnv('0', 'cpu')).toThrow(/gpuDevices=0: this engine is a CPU build and runs on no GPU; set gpuDevices=all/);
     expect(() => gpuSelectionEnv('0', 'metal')).toThrow(/one GPU; set gpuDevices=all/);
     expect(() => gpuSelectionEnv('1', 'vulkan')).toThrow(/numbers GPUs its own way.*--device VulkanN to extraFlags/);
+  });
+
+  it('follows CUDA_VISIBLE_DEVICES set in the shell when the profile leaves the choice to the environment', () => {
+    const all = defaultProfile();
+    const inherited = (environment: NodeJS.ProcessEnv, backend: 'cuda' | 'cpu' | 'vulkan' | null = 'cuda', profile = all) =>
+      withInheritedGpuChoice(profile, backend, environment).gpuDevices;
+    // Indexes, read as nvidia-smi's: launch, telemetry and the presence check then follow them.
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '1' })).toBe('1');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '2, 0', CUDA_DEVICE_ORDER: 'PCI_BUS_ID' })).toBe('0,2');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '1' }, null)).toBe('1');
+    // Nothing set, or nothing to map to nvidia-smi's numbers: every GPU counts, the server gets the value as it was.
+    expect(inherited({})).toBe('all');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '1', CUDA_DEVICE_ORDER: 'FASTEST_FIRST' })).toBe('all');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: 'GPU-8f3a2c1e-0b4d-4e55-9a61-2f7c9d0e1b23' })).toBe('all');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: 'MIG-1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b' })).toBe('all');
+    // The profile's own choice wins; engines that do not read CUDA's variables ignore them.
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '1' }, 'cuda', { ...all, gpuDevices: '0' })).toBe('0');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '1' }, 'cpu')).toBe('all');
+    expect(inherited({ CUDA_VISIBLE_DEVICES: '' }, 'vulkan')).toBe('all');
+    // A value that hides every GPU would put a CUDA server on the CPU without a word.
+    for (const hidden of ['', ' ', '-1', 'NoDevFiles'])
+      expect(() => inherited({ CUDA_VISIBLE_DEVICES: hidden })).toThrow(
+        /CUDA_VISIBLE_DEVICES=.* in inferlab's environment hides every GPU: the server would run on the CPU; unset it, or choose GPUs with gpuDevices/,
+      );
   });
 
   it('refuses GPUs this machine does not list, before anything is spawned on them', () => {

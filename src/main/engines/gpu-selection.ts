@@ -1,6 +1,7 @@
 import type { EngineBackend } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
-import { selectedGpuIndexes } from '../../shared/gpu-devices';
+import type { ServerProfile } from '../../shared/contract/server';
+import { ALL_GPUS, parseGpuDevices, selectedGpuIndexes } from '../../shared/gpu-devices';
 import { AppError } from '../core/errors';
 
 /**
@@ -42,4 +43,34 @@ export function assertGpusPresent(gpuDevices: string | undefined, listed: readon
       ErrorCode.InvalidInput,
       `gpuDevices=${indexes.join(',')}: ${missing.length === 1 ? 'GPU' : 'GPUs'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on this machine; nvidia-smi lists ${listed.length === 0 ? 'none' : listed.join(', ')}`,
     );
+}
+
+/**
+ * A profile that leaves the GPUs to the environment (`gpuDevices` "all") but is started from
+ * a shell that set CUDA_VISIBLE_DEVICES: the server would run on those GPUs while telemetry
+ * counted every one. Indexes (read as nvidia-smi's, the order CUDA uses with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID) become the profile's choice, so launch, telemetry and the
+ * presence check all follow them. A value that hides every GPU is refused: a CUDA server
+ * would run on the CPU without a word. UUIDs, MIG instances and a CUDA_DEVICE_ORDER of
+ * FASTEST_FIRST cannot be mapped to nvidia-smi's indexes: they reach the server unchanged
+ * and telemetry counts every GPU. Engines that do not read CUDA's variables ignore them.
+ */
+export function withInheritedGpuChoice(
+  profile: ServerProfile,
+  backend: EngineBackend | null,
+  environment: NodeJS.ProcessEnv = process.env,
+): ServerProfile {
+  const inherited = environment.CUDA_VISIBLE_DEVICES;
+  if (inherited === undefined || backend === 'cpu' || backend === 'metal' || backend === 'vulkan') return profile;
+  if ((profile.gpuDevices ?? ALL_GPUS) !== ALL_GPUS) return profile;
+  const trimmed = inherited.trim();
+  if (trimmed === '' || trimmed.startsWith('-') || /^nodevfiles$/i.test(trimmed))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `CUDA_VISIBLE_DEVICES=${JSON.stringify(inherited)} in inferlab's environment hides every GPU: the server would run on the CPU; unset it, or choose GPUs with gpuDevices (--set devices=0,1)`,
+    );
+  const order = environment.CUDA_DEVICE_ORDER;
+  if (order !== undefined && order !== 'PCI_BUS_ID') return profile;
+  const parsed = parseGpuDevices(trimmed);
+  return 'indexes' in parsed && parsed.indexes !== null ? { ...profile, gpuDevices: parsed.indexes.join(',') } : profile;
 }

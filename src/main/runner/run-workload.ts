@@ -195,7 +195,7 @@ export async function runWorkload(options: {
   });
   let stopServer = async () => {};
   let serverSlots: number | null = null;
-  const serverProfile =
+  let serverProfile =
     request.target.kind === 'model' ? request.target.profile : request.target.kind === 'server' ? request.target.server.profile : null;
   const draftModel = serverProfile?.draftModel ?? null;
 
@@ -207,6 +207,8 @@ export async function runWorkload(options: {
       coldStartProbe: target.coldStartProbe,
       force: target.force,
     });
+    // As launched: GPUs inherited from the environment are the ones telemetry counts.
+    serverProfile = managed.profile;
     stopServer = async () => void (await managed.stop());
     serverLost = new Promise((resolve) =>
       managed.changes.on((snapshot) => {

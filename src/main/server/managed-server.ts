@@ -43,6 +43,8 @@ export interface ServerOptions {
   siblingPids?: () => ReadonlySet<number>;
   /** Reads each GPU's used memory once, just before the spawn (a stand-in in tests). */
   readGpuUsed?: () => Promise<ReadonlyMap<number, number | null> | null>;
+  /** The environment servers inherit GPU choices from (CUDA_VISIBLE_DEVICES); this process's own unless given. */
+  environment?: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };

@@ -16,6 +16,7 @@ import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-s
 import { findLlamaServers } from '../telemetry/proc-stat';
 import { oversubscription } from './oversubscription';
 import { assertValidProfile } from '../engines/llamacpp/profile-rules';
+import { withInheritedGpuChoice } from '../engines/gpu-selection';
 import type { ServerSessionStore } from '../store/server-sessions';
 
 export interface StartServerRequest {
@@ -68,20 +69,15 @@ export class ServerManager implements Disposable {
     } else {
       assertValidProfile(request.profile, undefined, engineId);
     }
-    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(await this.engine()) : pythonServerAdapter(engineId);
-    const server = new ManagedServer(
-      adapter,
-      { ref: request.modelRef, path: modelPath, draftPath },
-      request.profile,
-      this.sessions,
-      this.logDir,
-      {
-        ...this.options,
-        coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
-        force: forced(request) || this.options.force,
-        siblingPids: () => this.ownPids(),
-      },
-    );
+    const engine = engineId === 'llama.cpp' ? await this.engine() : null;
+    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!) : pythonServerAdapter(engineId);
+    const profile = withInheritedGpuChoice(request.profile, engine ? engine.backend : null, this.options.environment);
+    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
+      ...this.options,
+      coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
+      force: forced(request) || this.options.force,
+      siblingPids: () => this.ownPids(),
+    });
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     server.logLines.on((line) => this.logLines.emit({ serverId: server.id, line }));
