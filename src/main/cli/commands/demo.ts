@@ -57,19 +57,13 @@ async function withDemoServices(
  * models and a warm/cold experiment on prefix-share, tables printed, reports written.
  */
 async function fullDemo(values: DemoValues, size: FullDemoSize, signal: AbortSignal): Promise<number> {
-  const common = {
-    model: '',
-    quants: [],
-    ...size,
-    concurrency: 1,
-    profileName: values.profile ?? 'default',
-    settings: values.set ?? [],
-  };
-  const quantSpec = checkedShape({ ...DEMO_QUANT_SPEC, ...common, model: DEMO_QUANT_SPEC.model, quants: [...DEMO_QUANT_SPEC.quants] });
+  const common = { ...size, concurrency: 1, profileName: values.profile ?? 'default', settings: values.set ?? [] };
+  const quantSpec = checkedShape({ ...DEMO_QUANT_SPEC, ...common, quants: [...DEMO_QUANT_SPEC.quants] });
   const warmSpec = checkedShape({
     ...common,
     kind: 'warmcold',
     model: 'demo:q8_0',
+    quants: [],
     workload: 'prefix-share',
     maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold,
   });

@@ -8,6 +8,7 @@ import { parseQuantFiles } from '../../experiments/quantization';
 import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import { constraintsFromFlags } from '../../experiments/recommend';
+import { CAPACITY_DEFAULTS } from '../../experiments/capacity';
 import { experimentTable } from '../experiment-table';
 import { parseOptions, percentileOption, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
@@ -123,7 +124,7 @@ export function experimentSpecFromArgs(args: string[]): {
     if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency' && values.by !== 'users')
       usage(`--by must be rate, concurrency or users, got "${values.by}"`);
     if (!slo) usage('experiment capacity needs --slo, e.g. --slo ttft=500,tpot=50');
-    const percentile = percentileOption(values.percentile, 90, USAGE);
+    const percentile = percentileOption(values.percentile, CAPACITY_DEFAULTS.percentile, USAGE);
     capacity = {
       by: (values.by as 'rate' | 'concurrency' | 'users' | undefined) ?? 'rate',
       percentile,
