@@ -587,8 +587,9 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(demo.stderr).toMatch(/^capacity: demo q8_0 on chat-short .* Poisson arrivals from 4 req\/s, the highest rate whose p50 TTFT/m);
     expect(demo.stderr).toMatch(/^rate=4: look 1, 14 requests$/m);
     expect(demo.stdout).toMatch(/^Capacity under an SLO \(synthetic demo model/m);
-    // The first load of the search is the demo's start, with its step and verdict.
-    expect(demo.stdout).toMatch(/^4 +bracket #1 +(meets|misses)/m);
+    // The first load of the search is the demo's start, with its step and verdict. A 14-request look can leave it
+    // undecided (on a busy two-core CI machine: 9 of 28 over the limit at 4 req/s), and the search then bisects below it.
+    expect(demo.stdout).toMatch(/^4 +bracket #1 +(meets|misses|inconclusive|invalid)/m);
     // Whatever this machine serves, the answer is a load shown to meet the SLO, or says that none was.
     const answer = /^capacity: (none shown|(\d+(?:\.\d+)?) req\/s at p50)/m.exec(demo.stdout);
     expect(answer, demo.stdout).not.toBeNull();
