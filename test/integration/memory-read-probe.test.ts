@@ -4,23 +4,27 @@ import { otherBusyCores, probeMemoryRead } from '../../src/main/metrics/memory-r
 
 // With the integration files, which run one at a time: beside the parallel unit tests the probe would measure them.
 describe('the memory-read probe', () => {
-  it('measures a positive read bandwidth, stable within a factor of 1.5 across two probes', { timeout: 60_000 }, async () => {
+  it('measures a positive read bandwidth; of three probes, two agree within a factor of 1.5', { timeout: 60_000 }, async () => {
     const probe = () => otherBusyCores(() => probeMemoryRead(2, { bufferBytes: 256 * 2 ** 20, reps: 9 }));
-    const first = await probe();
-    const second = await probe();
+    const probes = [await probe(), await probe(), await probe()];
     const cores = os.availableParallelism();
-    // Other work on a shared machine leaves a probe a share of the cores; its two threads can read no faster
-    // than that share lets them, so each probe's bound is widened by what others took while it ran.
+    // Other work in this machine leaves a probe a share of the cores; its two threads can read no faster than that
+    // share lets them, so a pair's bound is widened by what others took while its slower probe ran.
     const share = (busy: number | null) => Math.max(0.05, (cores - Math.min(busy ?? 0, cores)) / cores);
-    const [firstShare, secondShare] = [share(first.otherBusyCores), share(second.otherBusyCores)];
-    const ratio = second.result.gb_per_s / first.result.gb_per_s;
     console.log(
-      `[memory-read probe] 2 threads: ${first.result.gb_per_s.toFixed(1)} GB/s, then ${second.result.gb_per_s.toFixed(1)} GB/s ` +
-        `(others busy: ${first.otherBusyCores?.toFixed(2)}, then ${second.otherBusyCores?.toFixed(2)} cores)`,
+      `[memory-read probe] 2 threads: ${probes.map((p) => `${p.result.gb_per_s.toFixed(1)} GB/s`).join(', ')} ` +
+        `(others busy: ${probes.map((p) => p.otherBusyCores?.toFixed(2)).join(', ')} cores)`,
     );
-    expect(first.result.gb_per_s).toBeGreaterThan(0);
-    expect(second.result.gb_per_s).toBeGreaterThan(0);
-    expect(ratio).toBeGreaterThan(secondShare / 1.5);
-    expect(ratio).toBeLessThan(1.5 / firstShare);
+    for (const { result } of probes) expect(result.gb_per_s).toBeGreaterThan(0);
+    // A virtual machine shares its host's memory bus with neighbours it cannot see, so one probe of three may be
+    // off by more (captured on CI: 34.9 then 54.7 GB/s with this machine idle); a probe whose figure is noise fails
+    // this, since no two of its three would agree.
+    const sorted = [...probes].sort((a, b) => a.result.gb_per_s - b.result.gb_per_s);
+    const pairs = [
+      [sorted[0]!, sorted[1]!],
+      [sorted[1]!, sorted[2]!],
+    ] as const;
+    const agreeing = pairs.filter(([slow, fast]) => fast.result.gb_per_s / slow.result.gb_per_s < 1.5 / share(slow.otherBusyCores));
+    expect(agreeing.length).toBeGreaterThan(0);
   });
 });
