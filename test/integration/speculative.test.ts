@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { inferlab } from '../support/cli';
+import { inferlab, type CliResult } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 import { chatShortWithAnswersOf } from '../support/short-workload';
 
@@ -10,33 +10,24 @@ const tempDir = useTempDirs();
 
 describe('speculative decoding with the demo models against the real server', () => {
   it('demo:q4_k_m drafts for demo:f16: acceptance in (0, 1], the same greedy output as spec off, TPOT and throughput verdicts', async () => {
-    const dir = tempDir();
-    const report = path.join(dir, 'spec.html');
-    const result = await inferlab([
-      'experiment',
-      'spec',
-      '--model',
-      'demo:f16',
-      '--draft',
-      'demo:q4_k_m',
-      '--draft-max',
-      '4,8',
-      '--repeats',
-      '3',
-      '--requests',
-      '3',
-      '--max-answer-tokens',
-      '12',
-      // Two decode threads beside a draft model oversubscribe two cores: drafted TPOT 37-43 ms against 2.7-3.8 ms with one
-      // (measured on this VM). Nothing here depends on speed, so one thread halves the test.
-      '--set',
-      'threads=1',
-      '--db',
-      path.join(dir, 'e.db'),
-      '--json',
-      '--report',
-      report,
-    ]);
+    // A condition measured beside a burst of other work on this machine gets no verdict, rightly; the verdicts are what
+    // this test proves, so a contaminated experiment is measured once more (the second must be clean), saying why.
+    let dir = '';
+    let report = '';
+    let result: CliResult = { code: null, stdout: '', stderr: '' };
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      dir = tempDir();
+      report = path.join(dir, 'spec.html');
+      result = await measureSpeculative(dir, report);
+      if (result.code !== 0) break;
+      const contaminated = (JSON.parse(result.stdout).conditions as { name: string; contamination_reason: string | null }[]).filter(
+        (condition) => condition.contamination_reason,
+      );
+      if (contaminated.length === 0) break;
+      console.log(
+        `[speculative] attempt ${attempt}: ${contaminated.map((c) => `${c.name} contaminated: ${c.contamination_reason}`).join('; ')}`,
+      );
+    }
     expect(result.code, result.stderr).toBe(0);
     const experiment = JSON.parse(result.stdout);
     const [off, four, eight] = experiment.conditions;
@@ -107,3 +98,31 @@ describe('speculative decoding with the demo models against the real server', ()
     expect(result.code).not.toBe(0);
   });
 });
+
+function measureSpeculative(dir: string, report: string): Promise<CliResult> {
+  return inferlab([
+    'experiment',
+    'spec',
+    '--model',
+    'demo:f16',
+    '--draft',
+    'demo:q4_k_m',
+    '--draft-max',
+    '4,8',
+    '--repeats',
+    '3',
+    '--requests',
+    '3',
+    '--max-answer-tokens',
+    '12',
+    // Two decode threads beside a draft model oversubscribe two cores: drafted TPOT 37-43 ms against 2.7-3.8 ms with one
+    // (measured on this VM). Nothing here depends on speed, so one thread halves the test.
+    '--set',
+    'threads=1',
+    '--db',
+    path.join(dir, 'e.db'),
+    '--json',
+    '--report',
+    report,
+  ]);
+}
