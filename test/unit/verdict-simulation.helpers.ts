@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { EXPERIMENT_DEFAULTS } from '../../src/shared/experiment-defaults';
 import { decideVerdicts, type VerdictQuestion, type VerdictSettings } from '../../src/main/metrics/window-verdicts';
 import { seededRandom } from '../../src/main/models/random';
 
@@ -53,4 +55,32 @@ export function simulateExperiment(design: SimulatedDesign, seed: number, settin
     }
   });
   return decideVerdicts(questions, settings);
+}
+
+/** Window drift (sd of the mean) in the A/A cells: none, the drift the defaults are built for, and twice that. */
+export const AA_DRIFTS = [0, 0.05, 0.1];
+const AA_TRIALS = 2000;
+
+/**
+ * One A/A cell: 2,000 simulated experiments at the shipped defaults in which nothing differs;
+ * at most 6 % of them may call any condition faster or slower.
+ */
+export function expectFewFalseVerdicts(driftSd: number, requestsPerWindow: number): void {
+  let falseExperiments = 0;
+  let decided = 0;
+  for (let trial = 0; trial < AA_TRIALS; trial++) {
+    const rows = simulateExperiment(
+      { windows: EXPERIMENT_DEFAULTS.repeats, requestsPerWindow, driftSd, requestCv: 0.2, candidates: 2, shift: 1 },
+      1 + trial + requestsPerWindow * 1e5 + driftSd * 1e7,
+    );
+    if (rows.some((row) => row.verdict === 'faster' || row.verdict === 'slower')) falseExperiments += 1;
+    decided += rows.filter((row) => row.verdict !== 'insufficient data').length;
+  }
+  const rate = falseExperiments / AA_TRIALS;
+  console.log(
+    `A/A drift ${driftSd}, ${requestsPerWindow}/window: ${(rate * 100).toFixed(2)} % of ${AA_TRIALS} experiments with a false verdict`,
+  );
+  expect(rate).toBeLessThanOrEqual(0.06);
+  // The test must have decided something: a procedure that always abstains would pass trivially.
+  expect(decided).toBeGreaterThan(AA_TRIALS * 2);
 }
