@@ -82,10 +82,13 @@ function describeLoad(load: LoadSpec): LoadDescription {
 function replayLoad(
   workload: ResolvedWorkload,
   asked: LoadSpec,
+  requestLimit: number | null,
 ): { load: LoadSpec; description: { requests: number; span_ms: number } } | null {
   const schedule = workload.groups.flatMap((group) => group.items.flatMap((item) => (item.replay ? [item.replay.arrival_ms] : [])));
   if (schedule.length === 0) return null;
   const span = schedule[schedule.length - 1]! - schedule[0]!;
+  // A run cut short by --requests replays the trace's opening part: the record says how much of it, not the whole file.
+  const replayed = Math.min(schedule.length, requestLimit ?? schedule.length);
   return {
     load: {
       mode: 'open',
@@ -94,7 +97,7 @@ function replayLoad(
       maxOutstanding: asked.mode === 'open' ? asked.maxOutstanding : 256,
       schedule,
     },
-    description: { requests: schedule.length, span_ms: span },
+    description: { requests: replayed, span_ms: schedule[replayed - 1]! - schedule[0]! },
   };
 }
 
@@ -261,7 +264,7 @@ export async function runWorkload(options: {
     const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
     const environment = await captureEnvironment();
     // A replayed trace brings its own arrival times: they replace the asked-for load.
-    const replay = replayLoad(workload, request.load);
+    const replay = replayLoad(workload, request.load, request.stop.requests);
     const runLoad = replay?.load ?? request.load;
     const load = { ...describeLoad(runLoad), ...(replay ? { replayed_trace: replay.description } : {}) };
     const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
