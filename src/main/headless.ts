@@ -26,7 +26,7 @@ export function isLoopback(host: string): boolean {
 }
 
 export interface HeadlessServer {
-  /** The address to open once: it carries the token, which the server swaps for a cookie. */
+  /** The address to open: it carries the token, which the page keeps for this tab in sessionStorage. */
   url: string;
   port: number;
   token: string;
@@ -64,7 +64,7 @@ export function loadOrCreateToken(file: string): string {
   return token;
 }
 
-/** Cookies ignore ports, so two servers on one host would overwrite each other's without it. */
+/** Cookies ignore ports, so two servers on one host would overwrite each other's page keys without it. */
 function cookieName(port: number): string {
   return `inferlab_token_${port}`;
 }
@@ -115,11 +115,14 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
 
 /**
  * `inferlab serve`: the renderer and the `/rpc` WebSocket over one HTTP server. Every request
- * needs the random token, loopback included: any local process can send any Origin, so the
- * Origin check only keeps other web pages out. The token arrives once in the printed URL and
- * is swapped for an HttpOnly, SameSite=Strict cookie; non-browser clients may send it as a
- * Bearer header or `?token=`. The Host header must name this server (no DNS rebinding). No
- * input ends the process: every handler answers bad input with a 4xx or a close frame.
+ * needs a credential, loopback included: any local process can send any Origin, so the
+ * Origin check only keeps other web pages out. `/rpc` takes only the random token, as
+ * `?token=` or a Bearer header. The page gets the token from the printed URL and keeps it in
+ * sessionStorage, which belongs to this origin alone, port included. The cookie the browser
+ * is given opens the UI's static files and nothing else: browsers send cookies for a host to
+ * every port on it, so a cookie reaches any other service on this host, and it must be useless
+ * there. The Host header must name this server (no DNS rebinding). No input ends the
+ * process: every handler answers bad input with a 4xx or a close frame.
  */
 export async function startHeadlessServer(
   options: {
@@ -136,6 +139,8 @@ export async function startHeadlessServer(
   const { container, rendererDir, host } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const token = 'token' in options ? options.token : loadOrCreateToken(options.tokenFile);
+  // What the cookie carries: new with every start, and no key to /rpc.
+  const pageKey = crypto.randomBytes(24).toString('base64url');
   const dispatcher = new RpcDispatcher(container.services);
   const transport = createWebSocketTransport(dispatcher, container.events, log);
   let allowedHosts = new Set<string>();
@@ -144,8 +149,9 @@ export async function startHeadlessServer(
 
   const hostAllowed = (request: http.IncomingMessage) => allowedHosts.has((request.headers.host ?? '').toLowerCase());
   const queryToken = (url: URL) => url.searchParams.get('token');
-  const authorized = (request: http.IncomingMessage, url: URL) =>
-    sameToken(cookieValue(request, cookie), token) || sameToken(bearer(request), token) || sameToken(queryToken(url), token);
+  const hasToken = (request: http.IncomingMessage, url: URL) => sameToken(bearer(request), token) || sameToken(queryToken(url), token);
+  const mayReadPage = (request: http.IncomingMessage, url: URL) =>
+    hasToken(request, url) || sameToken(cookieValue(request, cookie), pageKey);
   const baseHeaders = {
     'content-security-policy': CONTENT_SECURITY_POLICY,
     'x-content-type-options': 'nosniff',
@@ -159,15 +165,10 @@ export async function startHeadlessServer(
     const url = parseTarget(request);
     if (!url) return plain(response, 400, 'Bad request target');
     if (!hostAllowed(request)) return plain(response, 421, 'Misdirected request: unknown Host');
-    if (!authorized(request, url)) return plain(response, 401, 'Open the URL printed by inferlab serve: it carries the access token.');
+    // A wrong token is refused even beside a good cookie: a stale bookmark should say so, not half work.
+    if (url.searchParams.has('token') ? !hasToken(request, url) : !mayReadPage(request, url))
+      return plain(response, 401, 'Open the URL printed by inferlab serve: it carries the access token.');
     if (request.method !== 'GET' && request.method !== 'HEAD') return plain(response, 405, 'Method not allowed');
-    if (url.searchParams.has('token')) {
-      // Swap the token for a cookie and drop it from the address bar and history.
-      url.searchParams.delete('token');
-      const location = `/${url.pathname.replace(/^\/+/, '')}${url.search}`;
-      response.writeHead(303, { ...baseHeaders, location, 'set-cookie': `${cookie}=${token}; HttpOnly; SameSite=Strict; Path=/` }).end();
-      return;
-    }
     const decoded = decodePath(url.pathname);
     if (decoded === null) return plain(response, 400, 'Bad percent-encoding in the path');
     const relative = decoded === '/' ? 'index.html' : decoded.replace(/^\/+/, '');
@@ -179,6 +180,8 @@ export async function startHeadlessServer(
       'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream',
       'cache-control': 'no-cache',
     };
+    // The page itself moves the token from the address bar into sessionStorage (api/ws-bridge.ts).
+    if (url.searchParams.has('token')) headers['set-cookie'] = `${cookie}=${pageKey}; HttpOnly; SameSite=Strict; Path=/`;
     if (request.method === 'HEAD') {
       response.writeHead(200, headers).end();
       return;
@@ -212,11 +215,11 @@ export async function startHeadlessServer(
       if (!url) return refuseUpgrade(socket, 400, 'Bad Request');
       if (!hostAllowed(request)) return refuseUpgrade(socket, 421, 'Misdirected Request');
       if (url.pathname !== '/rpc') return refuseUpgrade(socket, 403, 'Forbidden');
-      // Browsers always send Origin: a page from elsewhere is refused even with the cookie.
+      // Browsers always send Origin: a page from elsewhere is refused even with the token.
       const origin = request.headers.origin;
       if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase())))
         return refuseUpgrade(socket, 403, 'Forbidden');
-      if (!authorized(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
+      if (!hasToken(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
       transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request));
     } catch (error) {
       log(`serve: WebSocket upgrade failed: ${(error as Error).stack ?? error}`);

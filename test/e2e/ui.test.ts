@@ -639,6 +639,23 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(pageErrors).toEqual([]);
   });
 
+  it('keeps the token out of the address bar; a tab without it gets the page and is told to open the printed URL', async () => {
+    // The page moved the token into this tab's sessionStorage. Another tab holds only the cookie, which opens the
+    // page's files and nothing else: it is told what to do, and gets no data.
+    expect(page.url()).not.toContain('token=');
+    const cookies = await page.context().cookies();
+    expect(cookies.map((cookie) => cookie.name)).toEqual([`inferlab_token_${new URL(serve.url).port}`]);
+    const other = await browser.newContext();
+    try {
+      await other.addCookies(cookies);
+      const tab = await other.newPage();
+      await tab.goto(`${new URL(serve.url).origin}/`);
+      await tab.getByRole('alert').filter({ hasText: 'Open the URL printed by inferlab serve: it carries the access token.' }).waitFor();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('saves settings to the config file: the name decisions carry, the default profile, the telemetry interval', async () => {
     const { shell, settings, experiments } = views();
     await settings.open();
@@ -688,9 +705,9 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
 
 describe('inferlab serve beyond loopback', () => {
   it('requires the access token printed in its URL', async () => {
-    const serve = await startServe(['--host', '0.0.0.0', '--db', path.join(tempDir(), 'token.db')]);
+    const exposed = await startServe(['--host', '0.0.0.0', '--db', path.join(tempDir(), 'token.db')]);
     try {
-      const printed = new URL(serve.url);
+      const printed = new URL(exposed.url);
       const token = printed.searchParams.get('token');
       expect(token).toMatch(/^[\w-]{32}$/);
       // Connect over loopback while presenting the host the server was started for.
@@ -707,8 +724,7 @@ describe('inferlab serve beyond loopback', () => {
       };
       expect(await get(local)).toBe(401);
       expect(await get(`${local}?token=wrong${token!.slice(5)}`)).toBe(401);
-      // The token is swapped for a cookie on a redirect to the clean URL.
-      expect(await get(`${local}?token=${token}`)).toBe(303);
+      expect(await get(`${local}?token=${token}`)).toBe(200);
       const wsStatus = await new Promise<number | string>((resolve) => {
         const socket = new WebSocket(`ws://127.0.0.1:${printed.port}/rpc`, {
           headers: { ...headers, origin: `http://0.0.0.0:${printed.port}` },
@@ -719,7 +735,7 @@ describe('inferlab serve beyond loopback', () => {
       });
       expect(wsStatus).toBe(401);
     } finally {
-      await serve.stop();
+      await exposed.stop();
     }
   });
 });

@@ -43,8 +43,8 @@ describe('the desktop main process', () => {
     expect(outcome.errors).toEqual([]);
     expect(outcome.natives).toEqual([]);
     expect(outcome.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/);
-    // The credential opens the service (swapped for a cookie); the bare address is refused.
-    expect(outcome.status).toBe(303);
+    // The credential opens the service; the bare address is refused.
+    expect(outcome.status).toBe(200);
     expect(outcome.unauthorized).toBe(401);
     expect(outcome.csp).toEqual([DESKTOP_CONTENT_SECURITY_POLICY]);
     expect(outcome.permission).toBe(false);

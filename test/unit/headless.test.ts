@@ -116,16 +116,18 @@ describe('inferlab serve: authentication on loopback too', () => {
     expect((await get(server.port, '/', { authorization: `Bearer ${token!.slice(1)}x` })).status).toBe(401);
   });
 
-  it('answers 401 without the token; with ?token= sets a port-scoped HttpOnly SameSite=Strict cookie and redirects to a clean URL', async () => {
-    const { server, token } = await serve();
+  it('answers 401 without a credential; ?token= serves the page and a cookie that opens its files only, never /rpc', async () => {
+    const { server, token, tokenFile } = await serve();
     const bare = await get(server.port, '/');
     expect(bare.status).toBe(401);
     expect(bare.body).not.toMatch(/<title>ui/);
     expect((await get(server.port, '/index.html')).status).toBe(401);
+    expect((await get(server.port, `/?token=${token!.slice(1)}x`)).status).toBe(401);
 
+    // No redirect: the page moves the token from the address bar into sessionStorage itself.
     const entry = await get(server.port, `/?token=${token}`);
-    expect(entry.status).toBe(303);
-    expect(entry.headers.location).toBe('/');
+    expect(entry.status).toBe(200);
+    expect(entry.body).toMatch(/<title>ui/);
     const cookie = entry.headers['set-cookie']?.[0] ?? '';
     expect(cookie).toContain(`inferlab_token_${server.port}=`);
     expect(cookie).toMatch(/;\s*HttpOnly/i);
@@ -138,9 +140,17 @@ describe('inferlab serve: authentication on loopback too', () => {
     // Another port's cookie (another serve on the same host) does not open this one.
     expect((await get(server.port, '/', { cookie: pair.replace(`_${server.port}=`, '_1=') })).status).toBe(401);
 
-    const socket = await connect(server.port, { origin: `http://127.0.0.1:${server.port}`, cookie: pair });
-    expect(socket.kind).toBe('open');
-    if (socket.kind === 'open') socket.socket.close();
+    // Attack: browsers send a host's cookies to every port on it, so any other local service the browser visits
+    // receives this one. It holds no token, and presented to /rpc, as a browser or as a script would, it opens nothing.
+    expect(pair.split('=')[1]).not.toBe(token);
+    expect(pair).not.toContain(token!);
+    const origin = `http://127.0.0.1:${server.port}`;
+    expect(await connect(server.port, { origin, cookie: pair })).toEqual({ kind: 'refused', status: 401 });
+    expect(await connect(server.port, { cookie: pair })).toEqual({ kind: 'refused', status: 401 });
+    expect(await connect(server.port, { query: `?token=${pair.split('=')[1]}` })).toEqual({ kind: 'refused', status: 401 });
+    // A new start hands out a new page key: a cookie from an earlier start opens nothing.
+    const again = await serve({ tokenFile });
+    expect((await get(again.server.port, '/', { cookie: pair.replace(`_${server.port}=`, `_${again.server.port}=`) })).status).toBe(401);
   });
 
   it('keeps the token in a 0600 file so a bookmarked URL survives a restart', async () => {
@@ -151,13 +161,13 @@ describe('inferlab serve: authentication on loopback too', () => {
     running.splice(running.indexOf(first.server), 1);
     const second = await serve({ tokenFile: first.tokenFile });
     expect(second.token).toBe(first.token);
-    expect((await get(second.server.port, `/?token=${first.token}`)).status).toBe(303);
+    expect((await get(second.server.port, `/?token=${first.token}`)).status).toBe(200);
   });
 });
 
 describe('inferlab serve survives malformed input', () => {
   async function stillServes(port: number, token: string) {
-    expect((await get(port, `/?token=${token}`)).status).toBe(303);
+    expect((await get(port, `/?token=${token}`)).status).toBe(200);
     const socket = await connect(port, { query: `?token=${token}` });
     expect(socket.kind).toBe('open');
     if (socket.kind === 'open') {
@@ -170,12 +180,14 @@ describe('inferlab serve survives malformed input', () => {
     const { server, token } = await serve();
     // What an <img src> on any web page can send: no token needed to reach the parser.
     expect((await get(server.port, '/%E0%A4%A')).status).toBe(401);
-    const entry = await get(server.port, `/%E0%A4%A?token=${token}`);
-    expect(entry.headers.location).toBe('/%E0%A4%A');
+    expect((await get(server.port, `/%E0%A4%A?token=${token}`)).status).toBe(400);
+    const entry = await get(server.port, `/?token=${token}`);
     expect((await get(server.port, '/%E0%A4%A', { cookie: entry.headers['set-cookie']![0]!.split(';')[0]! })).status).toBe(400);
-    // A doubled slash must not turn the clean-URL redirect into one to another site.
+    // A doubled slash is a path like any other: the page, never a redirect to another site.
     for (const target of [`//evil.example/?token=${token}`, `/%2F/evil.example/?token=${token}`, `/\\evil.example/?token=${token}`]) {
-      expect((await get(server.port, target)).headers.location).toMatch(/^\/(?![/\\])/);
+      const answer = await get(server.port, target);
+      expect(answer.headers.location).toBeUndefined();
+      expect(answer.status).toBe(200);
     }
     expect((await get(server.port, '/', { cookie: `inferlab_token_${server.port}=%E0%A4%A` })).status).toBe(401);
     expect((await get(server.port, '/', { cookie: 'inferlab_token=%E0%A4%A' })).status).toBe(401);

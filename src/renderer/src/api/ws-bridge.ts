@@ -2,11 +2,33 @@ import type { RpcResponse } from '../../../shared/contract';
 import type { RpcBridge } from './client';
 import { ErrorCode } from '../../../shared/errors';
 
+const TOKEN_KEY = 'inferlab-token';
+export const NO_TOKEN_MESSAGE = 'Open the URL printed by inferlab serve: it carries the access token.';
+
+/**
+ * The access token: taken from the address the server printed, kept in this tab's
+ * sessionStorage (scoped to this origin, port included, unlike a cookie) and removed from the
+ * address bar and history. Null when the page was opened without it.
+ */
+export function takeAccessToken(location: Location = window.location, storage: Storage = window.sessionStorage): string | null {
+  const params = new URLSearchParams(location.search);
+  const given = params.get('token');
+  if (given) {
+    storage.setItem(TOKEN_KEY, given);
+    params.delete('token');
+    const query = params.toString();
+    window.history.replaceState(window.history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+    return given;
+  }
+  return storage.getItem(TOKEN_KEY);
+}
+
 /**
  * The browser's bridge: one WebSocket to `/rpc` on the page's own origin, requests matched
  * to answers by id, events fanned out to listeners. Reconnects when the socket drops.
  */
 export function webSocketBridge(location: Location = window.location): RpcBridge {
+  const token = takeAccessToken(location);
   const listeners = new Set<(name: string, payload: unknown) => void>();
   const pending = new Map<number, (response: RpcResponse) => void>();
   let nextId = 1;
@@ -14,9 +36,8 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
   let opened: Promise<void>;
 
   const connect = () => {
-    const token = new URLSearchParams(location.search).get('token');
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    socket = new WebSocket(`${scheme}://${location.host}/rpc${token ? `?token=${encodeURIComponent(token)}` : ''}`);
+    socket = new WebSocket(`${scheme}://${location.host}/rpc?token=${encodeURIComponent(token!)}`);
     opened = new Promise((resolve, reject) => {
       socket.addEventListener('open', () => resolve(), { once: true });
       socket.addEventListener('error', () => reject(new Error('Cannot connect to the Infer Lab server')), { once: true });
@@ -38,6 +59,13 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       setTimeout(connect, 1000);
     });
   };
+  if (!token) {
+    // Without the token every call would be refused: say what to do instead of retrying forever.
+    return {
+      call: async () => ({ ok: false, error: { code: ErrorCode.Forbidden, message: NO_TOKEN_MESSAGE } }),
+      on: () => () => {},
+    };
+  }
   connect();
 
   return {
