@@ -5,7 +5,7 @@
 
 /** The window shows only the local service's pages: its own scripts, no eval, no other host. */
 export const DESKTOP_CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The address `inferlab serve --window` prints: loopback, this launch's credential, nothing else. */
 export function isServiceUrl(raw: string, credential: string): boolean {

@@ -1,6 +1,8 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readFileCapped } from '../../src/main/core/read-capped';
 import { parseWorkloadText, readWorkloadFile } from '../../src/main/workload/parse-workload';
 import { resolveWorkload } from '../../src/main/workload/resolve-workload';
 import { estimatingTokenCounter } from '../../src/main/workload/token-counter';
@@ -75,5 +77,27 @@ describe('bounded inputs', () => {
     const started = performance.now();
     await expect(resolveWorkload(readWorkloadFile(file), file, estimatingTokenCounter)).rejects.toThrow(/huge\.json.*256 MiB/);
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('files that are not regular files', () => {
+  it('refuses a FIFO no one writes to at once, naming it: opening it blocking would freeze the process for good', () => {
+    const fifo = path.join(tempDir(), 'workload.yaml');
+    execFileSync('mkfifo', [fifo]);
+    // In a child with a deadline: on code that opens it blocking, the read never returns and the child is killed.
+    const script = `import(${JSON.stringify(path.resolve('src/main/core/read-capped.ts'))}).then((m) => {
+      try { m.readFileCapped(process.argv[1], 'the workload'); console.log('read'); } catch (error) { console.log(error.message); }
+    })`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script, fifo], { timeout: 30_000, encoding: 'utf8' });
+    expect(child.signal, `the read blocked: ${child.stderr}`).toBeNull();
+    expect(child.stdout.trim()).toBe(
+      `${fifo}: the workload is a FIFO (named pipe), not a regular file; save its contents to a file and give that file`,
+    );
+  });
+
+  it('refuses a device such as /dev/zero before reading a byte', () => {
+    expect(() => readFileCapped('/dev/zero', 'the evaluation text')).toThrow(
+      '/dev/zero: the evaluation text is a device, not a regular file; save its contents to a file and give that file',
+    );
   });
 });

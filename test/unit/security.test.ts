@@ -66,6 +66,8 @@ const REQUIRED_POLICY = {
   'connect-src': ["'self'"],
   'object-src': ["'none'"],
   'base-uri': ["'none'"],
+  // Markup that slips into the page (a tooltip) can post no form anywhere.
+  'form-action': ["'none'"],
   'frame-ancestors': ["'none'"],
 };
 
@@ -251,6 +253,7 @@ describe('the UI as inferlab serve sends it', () => {
     const own = directives(meta ?? '');
     for (const name of ['default-src', 'script-src', 'connect-src'] as const) expect(own[name], name).toEqual(REQUIRED_POLICY[name]);
     expect(own['object-src']).toEqual(["'none'"]);
+    expect(own['form-action']).toEqual(["'none'"]);
   });
 
   it('loads nothing from another host: the page names only its own files, and no asset loads a remote address', async () => {

@@ -10,9 +10,12 @@ function mib(bytes: number): string {
 }
 
 /**
- * Reads a whole file, refusing it past `maxBytes`. The size is checked from the open
- * descriptor and again while reading, so a file that grows, a FIFO or a device such as
- * /dev/zero is refused at the cap instead of read until memory runs out.
+ * Reads a whole regular file, refusing it past `maxBytes`. Opened without blocking: opening a
+ * FIFO that no one writes to would otherwise wait forever and freeze the process (the service
+ * of `serve` included). What was opened is checked from its descriptor, so a FIFO, a device
+ * such as /dev/zero or a socket is refused before any read, whatever the path pointed to
+ * when looked at before; the size is checked again while reading, so a file that grows is
+ * refused at the cap instead of read until memory runs out.
  */
 export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Buffer {
   const tooLarge = (size: string) =>
@@ -22,7 +25,7 @@ export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_
     });
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new AppError(
@@ -33,7 +36,12 @@ export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_
   try {
     const stat = fs.fstatSync(fd);
     if (stat.isDirectory()) throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} is a folder, not a file`);
-    if (stat.isFile() && stat.size > maxBytes) throw tooLarge(`${stat.size} bytes`);
+    if (!stat.isFile())
+      throw new AppError(
+        ErrorCode.InvalidInput,
+        `${file}: ${what} is ${specialKind(stat)}, not a regular file; save its contents to a file and give that file`,
+      );
+    if (stat.size > maxBytes) throw tooLarge(`${stat.size} bytes`);
     const chunks: Buffer[] = [];
     let total = 0;
     const chunk = Buffer.allocUnsafe(1024 * 1024);
@@ -48,6 +56,13 @@ export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_
   } finally {
     fs.closeSync(fd);
   }
+}
+
+function specialKind(stat: fs.Stats): string {
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  if (stat.isSocket()) return 'a socket';
+  return 'a special file';
 }
 
 export function readTextFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): string {

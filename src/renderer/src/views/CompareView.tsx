@@ -5,6 +5,7 @@ import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
 import { useAppStore } from '../state/store';
+import { tradeOffOption } from './compare-trade-off';
 import { useAction } from '../hooks/use-action';
 
 function cdf(values: number[]): [number, number][] {
@@ -51,29 +52,7 @@ export function CompareView({ client }: { client: AppServices }) {
     [comparison, metric],
   );
 
-  const tradeOff = useMemo(
-    () => ({
-      animation: false,
-      title: { text: 'Output throughput against TTFT p95 (one point per run)', textStyle: { fontSize: 13 } },
-      tooltip: {
-        trigger: 'item',
-        formatter: (item: { data: [number, number, string] }) =>
-          `${item.data[2]}: ${item.data[1].toFixed(1)} tok/s at ${item.data[0].toFixed(1)} ms`,
-      },
-      xAxis: { type: 'value', name: 'TTFT p95 (ms)', nameLocation: 'middle', nameGap: 24 },
-      yAxis: { type: 'value', name: 'output tok/s' },
-      series: [
-        {
-          type: 'scatter',
-          symbolSize: 10,
-          data: (comparison?.runs ?? [])
-            .filter((run) => run.ttftP95Ms !== null && run.outputTokensPerS !== null)
-            .map((run) => [run.ttftP95Ms, run.outputTokensPerS, run.label]),
-        },
-      ],
-    }),
-    [comparison],
-  );
+  const tradeOff = useMemo(() => tradeOffOption(comparison?.runs ?? []), [comparison]);
   const vram = useMemo(
     () => ({
       animation: false,

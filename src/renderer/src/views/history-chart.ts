@@ -1,6 +1,7 @@
 import type { CustomSeriesRenderItemAPI, CustomSeriesRenderItemParams, CustomSeriesRenderItemReturn } from 'echarts';
 import type { EChartsCoreOption } from 'echarts/core';
 import type { HistoryConfiguration, MetricHistory } from '../../../shared/contract/history';
+import { escapeHtml } from '../../../shared/html-escape';
 
 const MEAN_COLOR = '#0969da';
 const RUN_COLOR = '#8c959f';
@@ -64,7 +65,8 @@ export function historyChartOption(history: MetricHistory, configuration: Histor
           }));
         }),
         tooltip: {
-          formatter: (item: { name: string; value: [number, number] }) => `run ${item.name}: ${item.value[1].toFixed(2)} ${unit}`,
+          formatter: (item: { name: string; value: [number, number] }) =>
+            escapeHtml(`run ${item.name}: ${item.value[1].toFixed(2)} ${unit}`),
         },
       },
       {
@@ -78,7 +80,9 @@ export function historyChartOption(history: MetricHistory, configuration: Histor
           formatter: (item: { dataIndex: number }) => {
             const build = builds[item.dataIndex]!;
             const interval = build.interval ? ` [${build.interval[0].toFixed(2)}, ${build.interval[1].toFixed(2)}]` : '';
-            return `${build.label}: mean ${build.mean === null ? '—' : build.mean.toFixed(2)} ${unit}${interval} over ${build.runs.length} run(s)`;
+            return escapeHtml(
+              `${build.label}: mean ${build.mean === null ? '—' : build.mean.toFixed(2)} ${unit}${interval} over ${build.runs.length} run(s)`,
+            );
           },
         },
       },
