@@ -7,6 +7,7 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE, restrict, writePrivateFile } from 
 import { RpcDispatcher } from './rpc/dispatcher';
 import type { ServiceContainer } from './services';
 import { createWebSocketTransport } from './transport/ws';
+import { NO_TOKEN_MESSAGE } from '../shared/serve-access';
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -166,8 +167,7 @@ export async function startHeadlessServer(
     if (!url) return plain(response, 400, 'Bad request target');
     if (!hostAllowed(request)) return plain(response, 421, 'Misdirected request: unknown Host');
     // A wrong token is refused even beside a good cookie: a stale bookmark should say so, not half work.
-    if (url.searchParams.has('token') ? !hasToken(request, url) : !mayReadPage(request, url))
-      return plain(response, 401, 'Open the URL printed by inferlab serve: it carries the access token.');
+    if (url.searchParams.has('token') ? !hasToken(request, url) : !mayReadPage(request, url)) return plain(response, 401, NO_TOKEN_MESSAGE);
     if (request.method !== 'GET' && request.method !== 'HEAD') return plain(response, 405, 'Method not allowed');
     const decoded = decodePath(url.pathname);
     if (decoded === null) return plain(response, 400, 'Bad percent-encoding in the path');

@@ -71,7 +71,7 @@ export class ServerManager implements Disposable {
     }
     const engine = engineId === 'llama.cpp' ? await this.engine() : null;
     const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!) : pythonServerAdapter(engineId);
-    const profile = withInheritedGpuChoice(request.profile, engine ? engine.backend : null, this.options.environment);
+    const profile = withInheritedGpuChoice(request.profile, engine?.backend ?? null, this.options.environment);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,
       coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,

@@ -1,9 +1,9 @@
 import type { RpcResponse } from '../../../shared/contract';
 import type { RpcBridge } from './client';
 import { ErrorCode } from '../../../shared/errors';
+import { NO_TOKEN_MESSAGE } from '../../../shared/serve-access';
 
 const TOKEN_KEY = 'inferlab-token';
-export const NO_TOKEN_MESSAGE = 'Open the URL printed by inferlab serve: it carries the access token.';
 
 /**
  * The access token: taken from the address the server printed, kept in this tab's
@@ -29,6 +29,13 @@ export function takeAccessToken(location: Location = window.location, storage: S
  */
 export function webSocketBridge(location: Location = window.location): RpcBridge {
   const token = takeAccessToken(location);
+  if (!token) {
+    // Without the token every call would be refused: say what to do instead of retrying forever.
+    return {
+      call: async () => ({ ok: false, error: { code: ErrorCode.Forbidden, message: NO_TOKEN_MESSAGE } }),
+      on: () => () => {},
+    };
+  }
   const listeners = new Set<(name: string, payload: unknown) => void>();
   const pending = new Map<number, (response: RpcResponse) => void>();
   let nextId = 1;
@@ -37,7 +44,7 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
 
   const connect = () => {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    socket = new WebSocket(`${scheme}://${location.host}/rpc?token=${encodeURIComponent(token!)}`);
+    socket = new WebSocket(`${scheme}://${location.host}/rpc?token=${encodeURIComponent(token)}`);
     opened = new Promise((resolve, reject) => {
       socket.addEventListener('open', () => resolve(), { once: true });
       socket.addEventListener('error', () => reject(new Error('Cannot connect to the Infer Lab server')), { once: true });
@@ -59,13 +66,6 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       setTimeout(connect, 1000);
     });
   };
-  if (!token) {
-    // Without the token every call would be refused: say what to do instead of retrying forever.
-    return {
-      call: async () => ({ ok: false, error: { code: ErrorCode.Forbidden, message: NO_TOKEN_MESSAGE } }),
-      on: () => () => {},
-    };
-  }
   connect();
 
   return {
