@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runToCompletion } from '../../src/main/core/process';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
 import { serverHarness } from '../support/servers';
@@ -91,6 +92,49 @@ describe('a real llama-server and its credentials', () => {
       expect(harness.servers.list()).toEqual([]);
     } finally {
       await harness.dispose();
+    }
+  });
+
+  it("starts its children without the user's credentials or llama-server settings from the environment", async () => {
+    // Planted where a user's shell would have them: our own key, other services' keys, a
+    // Hugging Face token, and a LLAMA_ARG_* that would quietly change the measured server.
+    const planted: Record<string, string> = {
+      INFERLAB_API_KEY: 'sk-inferlab-PLANTED',
+      INFERLAB_WINDOW_TOKEN: 'window-PLANTED-0123456789abcdef0123456789',
+      OPENAI_API_KEY: 'sk-openai-PLANTED',
+      HF_TOKEN: 'hf_PLANTED',
+      AWS_SECRET_ACCESS_KEY: 'aws-PLANTED',
+      LLAMA_ARG_CTX_SIZE: '256',
+    };
+    const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, planted);
+    const harness = await serverHarness(tempDir());
+    try {
+      const server = await harness.servers.prepare({
+        modelRef: 'demo:q8_0',
+        profile: { ...defaultProfile('clean-env'), contextSize: 1024, threads: 1 },
+        force: true,
+      });
+      const ready = await server.start();
+      const environ = fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0');
+      const leaked = environ.filter((entry) => Object.values(planted).some((value) => entry.endsWith(`=${value}`)));
+      expect(leaked).toEqual([]);
+      // What it needs still reaches it: its own key, and the user's PATH.
+      expect(environ.some((entry) => entry.startsWith('LLAMA_API_KEY='))).toBe(true);
+      expect(environ).toContain(`PATH=${process.env.PATH}`);
+      // The profile's context, not the environment's.
+      expect(ready.effectiveConfig!.contextSize).toBe(1024);
+      await server.stop();
+
+      // Every other child (nvidia-smi, llama-quantize, the build's cmake) starts the same way.
+      const env = await runToCompletion('env', []);
+      expect(env.output.split('\n').filter((line) => Object.values(planted).some((value) => line.endsWith(`=${value}`)))).toEqual([]);
+    } finally {
+      await harness.dispose();
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     }
   });
 });

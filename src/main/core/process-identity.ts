@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { childEnvironment } from './child-env';
 
 /**
  * A process is identified by pid *and* start time, so that a recycled pid belonging to an
@@ -13,7 +14,7 @@ export interface ProcessIdentity {
 
 /** macOS has no /proc: `ps` gives the start time to the second, enough to tell a recycled pid apart. */
 function startSecondsFromPs(pid: number): number | null {
-  const result = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+  const result = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000, env: childEnvironment() });
   const started = Date.parse(result.stdout?.trim() ?? '');
   return result.status === 0 && Number.isFinite(started) ? Math.round(started / 1000) : null;
 }

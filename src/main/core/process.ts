@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { childEnvironment } from './child-env';
 import { LineSplitter, LogTail } from './log-tail';
 import { orphanWatchdog } from './orphan-watchdog';
 import type { Disposable } from './disposable';
@@ -9,7 +10,12 @@ export interface ProcessExit {
 }
 
 export interface ManagedProcessOptions {
+  /** The environment to start from (the user's by default); credentials are withheld from it (child-env.ts). */
   env?: NodeJS.ProcessEnv;
+  /** Withheld names this child legitimately uses. */
+  keepCredentials?: (name: string) => boolean;
+  /** Variables the child must have, added after the filter (the managed server's own key). */
+  grantedEnv?: Record<string, string>;
   cwd?: string;
   /** Lines kept in memory from stdout and stderr together. */
   logCapacity?: number;
@@ -36,7 +42,7 @@ export class ManagedProcess implements Disposable {
     this.logs = new LogTail(options.logCapacity ?? 500);
     this.child = spawn(binary, [...args], {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: { ...childEnvironment(options.env ?? process.env, options.keepCredentials), ...options.grantedEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: process.platform !== 'win32',
       shell: false,

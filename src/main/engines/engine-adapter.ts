@@ -27,6 +27,8 @@ export interface ManagedEngineAdapter {
    * every local user can read), or null for an engine that has none.
    */
   apiKeyEnv: string | null;
+  /** Credentials from the user's environment this engine uses itself (every other one is withheld: core/child-env.ts). */
+  keepsCredential?: (name: string) => boolean;
   healthPath: string;
   metricsPath: string | null;
   /** How to drop the engine's prompt/prefix cache between conditions, where it has one. */

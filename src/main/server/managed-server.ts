@@ -181,7 +181,8 @@ export class ManagedServer {
     const gpuUsedBeforeSpawnMib = usedMibOf(gpuUsed, selectedGpuIndexes(this.profile.gpuDevices));
     const spawnedAt = performance.now();
     const child = new ManagedProcess(program, args, {
-      env: { ...process.env, ...env, ...(this.engine.apiKeyEnv ? { [this.engine.apiKeyEnv]: this.apiKey } : {}) },
+      keepCredentials: this.engine.keepsCredential,
+      grantedEnv: { ...env, ...(this.engine.apiKeyEnv ? { [this.engine.apiKeyEnv]: this.apiKey } : {}) },
       logCapacity: 500,
       onLine: (line) => {
         this.logFile?.write(line);

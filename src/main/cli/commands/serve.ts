@@ -37,6 +37,8 @@ export const serveCommand: CommandHandler = async (args, signal) => {
   // the service ends when the app's end of stdin closes (the app quit or died).
   const forWindow = values.window === true;
   const windowToken = process.env.INFERLAB_WINDOW_TOKEN ?? '';
+  // Read once; nothing this process starts later needs it.
+  delete process.env.INFERLAB_WINDOW_TOKEN;
   if (forWindow && (values.host !== undefined || windowToken.length < 32))
     throw new AppError(
       ErrorCode.Usage,

@@ -1,4 +1,5 @@
 import type { ServerAddress } from '../../core/server-address';
+import { keepHuggingFaceToken } from '../../core/child-env';
 import { gpuSelectionEnv } from '../gpu-selection';
 import type { EngineCapabilities, ServerFaultCode } from '../../../shared/contract/server';
 import { emptyEffectiveConfig, fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
@@ -73,6 +74,7 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
   return {
     id: 'vllm',
     apiKeyEnv: 'VLLM_API_KEY',
+    keepsCredential: keepHuggingFaceToken,
     capabilities: PYTHON_SERVER_CAPABILITIES,
     launch: ({ modelPath, port, profile }) => ({
       program,
@@ -115,6 +117,7 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
     id: 'sglang',
     // SGLang takes its key only as a flag, which other local users could read.
     apiKeyEnv: null,
+    keepsCredential: keepHuggingFaceToken,
     capabilities: PYTHON_SERVER_CAPABILITIES,
     launch: ({ modelPath, port, profile }) => ({
       program,

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { childEnvironment } from '../../core/child-env';
 import { findExecutable } from '../../core/which';
 import { findNvcc } from './backend';
 import { CUDA_RUNTIME_LIBRARIES, type CudaRuntime, type MachineFacts, type NvidiaFacts, type VulkanDevice } from './engine-plan';
@@ -95,7 +96,7 @@ export function cudaLibraryFolders(env: NodeJS.ProcessEnv = process.env): string
 
 function capture(binary: string | null, args: string[]): string | null {
   if (!binary) return null;
-  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 15_000 });
+  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 15_000, env: childEnvironment() });
   return result.status === 0 ? result.stdout : null;
 }
 

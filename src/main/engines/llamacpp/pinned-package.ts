@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../../shared/errors';
+import { keepNpmCredentials } from '../../core/child-env';
 import { AppError } from '../../core/errors';
 import { runToCompletion } from '../../core/process';
 
@@ -18,8 +19,15 @@ function npmCommand(env: NodeJS.ProcessEnv): { binary: string; prefixArgs: strin
   return { binary: process.platform === 'win32' ? 'npm.cmd' : 'npm', prefixArgs: [] };
 }
 
-export async function mustRun(step: string, binary: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const result = await runToCompletion(binary, args, { cwd, env });
+export async function mustRun(
+  step: string,
+  binary: string,
+  args: string[],
+  cwd?: string,
+  env?: NodeJS.ProcessEnv,
+  keepCredentials?: (name: string) => boolean,
+): Promise<string> {
+  const result = await runToCompletion(binary, args, { cwd, env, keepCredentials });
   if (result.code !== 0) {
     throw new AppError(
       ErrorCode.EngineBuildFailed,
@@ -53,6 +61,7 @@ export async function packPinnedPackage(ref: PinnedPackageRef, dir: string, env:
     [...npm.prefixArgs, 'pack', `${ref.name}@${ref.version}`, '--pack-destination', dir, '--silent'],
     dir,
     env,
+    keepNpmCredentials,
   );
   const tarball = fs.readdirSync(dir).find((name) => name.endsWith('.tgz') && !before.has(name));
   if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, `npm pack ${ref.name}@${ref.version} produced no tarball`);
