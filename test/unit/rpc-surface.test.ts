@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startHeadlessServer, type HeadlessServer } from '../../src/main/headless';
 import { createServices, type ServiceContainer } from '../../src/main/services';
-import { rpcAccess } from '../../src/main/services/access';
+import { rpcAccess, type ServiceAccess } from '../../src/main/services/access';
+import { resolveModelRef } from '../../src/main/models/demo-models';
 import { MAX_INPUT_FILE_BYTES } from '../../src/main/core/read-capped';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
@@ -32,6 +33,7 @@ interface Face {
   ): Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>;
   container: ServiceContainer;
   dataDir: string;
+  access: ServiceAccess;
 }
 
 async function rpcFace(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Face> {
@@ -64,6 +66,7 @@ async function rpcFace(config: Record<string, unknown> = {}, env: Record<string,
   return {
     container,
     dataDir,
+    access,
     call: (service, method, ...args) =>
       new Promise((resolve) => {
         const id = next++;
@@ -213,6 +216,33 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
       expect(reply.error?.code, `${index}: ${reply.error?.message}`).toBe('forbidden');
       expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
     }
+  });
+
+  it('writes quantizations only inside the roots: a model granted through the dialog opens that file, not its folder', async () => {
+    const face = await rpcFace();
+    const folder = tempDir();
+    const model = path.join(folder, 'granted-f16.gguf');
+    fs.copyFileSync(await resolveModelRef('demo:f16'), model);
+    face.access.paths.grant(model, 'model');
+
+    const quantize = await face.call('models', 'quantize', model, ['Q4_0']);
+    expect(quantize.error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/granted-q4_0\.gguf is outside the folders/),
+    });
+    const experiment = await face.call('experiments', 'start', {
+      kind: 'quant',
+      model,
+      quants: ['f16', 'q8_0'],
+      workload: 'chat-short',
+      repeats: 2,
+      requestsPerWindow: 2,
+    });
+    expect(experiment.error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/granted-q8_0\.gguf is outside the folders/),
+    });
+    expect(fs.readdirSync(folder)).toEqual(['granted-f16.gguf']);
   });
 
   it('imports a run folder only from inside the results roots: not outside, not through a symlink out, not a huge file', async () => {

@@ -14,7 +14,7 @@ export type PathKind = 'model' | 'workload' | 'text' | 'results';
  */
 export interface PathPolicy {
   readonly unrestricted: boolean;
-  /** The absolute path to use, or an error naming the roots. `file` need not exist yet (an output). */
+  /** The absolute path to use (see usablePath), or an error naming the roots. `file` need not exist yet (an output). */
   check(file: string, kind: PathKind): string;
   roots(kind: PathKind): readonly string[];
   /**
@@ -48,6 +48,19 @@ function realLocation(file: string): string {
   }
 }
 
+/**
+ * The path handed on after a check. Handing on the path as given would let a symlink in it be
+ * swapped between the check and the use, so the checked real location is what is used. A model
+ * keeps its own file name (the Hugging Face cache's snapshot names are symlinks to blobs named
+ * by hash, and the name is what runs are labelled with) under its folder's real location:
+ * swapping that last link needs write access to a folder inside the model roots.
+ */
+function usablePath(file: string, real: string, kind: PathKind): string {
+  if (kind !== 'model') return real;
+  const absolute = path.resolve(file);
+  return path.join(realLocation(path.dirname(absolute)), path.basename(absolute));
+}
+
 function isInside(child: string, root: string): boolean {
   const relative = path.relative(root, child);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
@@ -72,7 +85,7 @@ export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPol
       if (typeof file !== 'string' || file.length === 0 || file.includes('\0'))
         throw new AppError(ErrorCode.InvalidInput, `a ${KIND_LABELS[kind].noun} path must be a non-empty string`);
       const real = realLocation(file);
-      if (realRoots[kind].some((root) => isInside(real, root))) return path.resolve(file);
+      if (realRoots[kind].some((root) => isInside(real, root))) return usablePath(file, real, kind);
       throw new AppError(
         ErrorCode.Forbidden,
         `${file} is outside the folders this interface may use for a ${KIND_LABELS[kind].noun} (${roots[kind].join(', ') || 'none configured'}). ` +

@@ -93,6 +93,13 @@ export function checkQuantFiles(entries: { name: string; file: string; entry?: s
   return files;
 }
 
+/** Where each quantization of a GGUF file is read from or written to: the file itself when it already is that type, else its sibling `<stem>-<type>.gguf`. */
+export function quantFilesOf(base: string, quants: readonly string[]): { quant: string; file: string }[] {
+  const baseType = describeModel(base).quantization?.toLowerCase() ?? null;
+  const stem = path.basename(base, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
+  return quants.map((quant) => ({ quant, file: quant === baseType ? base : path.join(path.dirname(base), `${stem}-${quant}.gguf`) }));
+}
+
 /**
  * The file for each quantization of a model: the demo variants by name; for a GGUF path,
  * the file itself when it already is that type, a sibling `<stem>-<type>.gguf`, or one made
@@ -118,15 +125,12 @@ export async function resolveQuantFiles(
     );
   }
   const base = await resolveModelRef(baseRef);
-  const baseType = describeModel(base).quantization?.toLowerCase() ?? null;
-  const stem = path.basename(base, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
   const results: { name: string; file: string }[] = [];
-  for (const quant of quants) {
-    if (quant === baseType) {
+  for (const { quant, file: sibling } of quantFilesOf(base, quants)) {
+    if (sibling === base) {
       results.push({ name: quant, file: base });
       continue;
     }
-    const sibling = path.join(path.dirname(base), `${stem}-${quant}.gguf`);
     if (!fs.existsSync(sibling)) {
       const binary = toolPath(engine, 'llama-quantize');
       if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is needed to make missing quantizations');

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
 import { readTextFileCapped } from '../core/read-capped';
-import { checkQuantFiles, type QuantFile } from '../experiments/quantization';
+import { checkQuantFiles, quantFilesOf, type QuantFile } from '../experiments/quantization';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { hasConversations } from '../runner/conversation-slots';
 import { isDemoRef } from '../models/demo-models';
@@ -172,6 +172,9 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
         )
       : null;
   const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
+  // The quantizations a quant experiment reads or makes beside its model are held to the same roots.
+  if (spec.kind === 'quant' && model && !isDemoRef(model.ref))
+    for (const { file: sibling } of quantFilesOf(model.path, quantNames(spec))) access.paths.check(sibling, 'model');
   let kldText: CheckedExperiment['kldText'] = null;
   if (spec.kldTextFile) {
     const source = access.paths.check(spec.kldTextFile, 'text');
@@ -193,7 +196,9 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
     repeats: wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000),
     requestsPerWindow: wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: wholeNumber('concurrency', spec.concurrency, 1, 4096),
-    quants: (spec.quants ?? []).map((quant) => quant.trim().toLowerCase()),
+    quants: quantNames(spec),
     constraints: checkConstraints(spec.constraints),
   };
 }
+
+const quantNames = (spec: StartExperimentSpec): string[] => (spec.quants ?? []).map((quant) => quant.trim().toLowerCase());

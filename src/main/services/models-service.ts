@@ -68,6 +68,8 @@ export function createModelsService(
       types,
       outDir === null ? null : access.paths.check(outDir, 'model'),
     );
+    // Written beside the source by default: a file granted through the dialog opens that file, not its folder.
+    for (const { target } of plan.targets) access.paths.check(target, 'model');
     const binary = toolPath(await engine(), 'llama-quantize');
     if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
     return launchProgressJob(running, events, 'quantize', async (signal, report) => {
