@@ -23,6 +23,8 @@ async function check(options: {
   contaminatedCalls?: number[];
   /** The baseline came in through `inferlab import`, its engine path an executable here. */
   importedBaseline?: { from: string };
+  /** Every model path the check hashes, i.e. opens. */
+  hashed?: string[];
 }) {
   const db = openDatabase(path.join(tempDir(), 'gate.db'));
   const store = { db, runs: new RunStore(db) };
@@ -66,7 +68,10 @@ async function check(options: {
         telemetry: { contention: { contaminated, reason: contaminated ? 'a compile used 1.2 cores' : null } },
       } as RunSummary;
     },
-    modelSha256: async () => 'a'.repeat(64),
+    modelSha256: async (file) => {
+      options.hashed?.push(file);
+      return 'a'.repeat(64);
+    },
   });
   db.close();
   return { result, calls, baseline };
@@ -130,6 +135,16 @@ describe('inferlab check, interleaved with the baseline measured again', () => {
     await expect(
       check({ interleave: true, now: { baseline: 13, candidate: 13 }, importedBaseline: { from: '/downloads/shared-run' } }),
     ).rejects.toThrow(/was imported from \/downloads\/shared-run: its llama-server path belongs to the machine it was measured on/);
+  });
+
+  it('never opens the model or workload an imported baseline names (attack: an export that points at files of its choosing)', async () => {
+    const hashed: string[] = [];
+    await expect(
+      check({ interleave: false, now: { baseline: 13, candidate: 13 }, importedBaseline: { from: '/downloads/shared-run' }, hashed }),
+    ).rejects.toThrow(
+      /cannot be measured again: it was imported from \/downloads\/shared-run, and the model, workload and draft paths it records belong to the machine it was measured on.*pass --run ID/,
+    );
+    expect(hashed).toEqual([]);
   });
 
   it('refuses to interleave when the baseline build is gone, naming it', async () => {

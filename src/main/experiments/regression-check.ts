@@ -198,6 +198,13 @@ export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartR
       `the baseline run ${baseline.id.slice(0, 8)} cannot be measured again: ${why}; pass --run ID with a stored candidate run`,
     );
   };
+  // An imported run's paths were written on another machine, by whoever made the export: opening
+  // them here would let an export choose which of this machine's files are read as a model or workload.
+  const imported = parseJson<{ imported?: { from?: string } }>(baseline.manifest_json)?.imported;
+  if (imported)
+    refuse(
+      `it was imported${imported.from ? ` from ${imported.from}` : ''}, and the model, workload and draft paths it records belong to the machine it was measured on, so they are not opened here`,
+    );
   if (manifest?.target?.kind !== 'model' || !manifest.target.model || !manifest.target.profile) refuse('it did not start its own server');
   if (manifest!.trace) refuse('it replayed a trace');
   if (!manifest!.workload?.source) refuse('its workload file is not recorded');
@@ -235,7 +242,7 @@ function recordedServer(baseline: RunRow): string {
   if (imported)
     throw new AppError(
       ErrorCode.InvalidInput,
-      `the baseline run ${baseline.id.slice(0, 8)} was imported${imported.from ? ` from ${imported.from}` : ''}: its llama-server path belongs to the machine it was measured on and is not run here; drop --interleave, or measure a baseline on this machine`,
+      `the baseline run ${baseline.id.slice(0, 8)} was imported${imported.from ? ` from ${imported.from}` : ''}: its llama-server path belongs to the machine it was measured on and is not run here; measure a baseline on this machine, or judge a candidate measured here with --run ID`,
     );
   const serverPath = parseJson<{ serverPath?: string }>(baseline.engine_json)?.serverPath ?? null;
   if (!serverPath)
@@ -306,6 +313,7 @@ export async function runRegressionCheck(options: {
       return run;
     });
   } else {
+    const baselineServer = query.interleave ? recordedServer(reference) : null;
     const spec = rerunSpec(reference, query.settings);
     const sha256 = await options.modelSha256(spec.model!);
     if (reference.model_sha256 && sha256 && sha256 !== reference.model_sha256)
@@ -313,7 +321,6 @@ export async function runRegressionCheck(options: {
         ErrorCode.InvalidInput,
         `${spec.model}: the file changed since the baseline (sha256 ${sha256.slice(0, 12)}, baseline ${reference.model_sha256.slice(0, 12)}); a regression check needs the same model file`,
       );
-    const baselineServer = query.interleave ? recordedServer(reference) : null;
     const measure = async (side: CheckSideName, window: number): Promise<RunRow> => {
       for (let attempt = 0; ; attempt++) {
         options.onStatus?.(`${side} window ${window}/${query.repeats}`);
