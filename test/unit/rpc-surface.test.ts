@@ -296,16 +296,30 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
 });
 
 describe('over RPC, the API key goes only to the endpoint configured for it', () => {
-  async function recordingEndpoint(): Promise<{ url: string; authorizations: (string | null)[] }> {
+  /** An endpoint that records each request's Authorization header, at `host` (another machine's address, where one stands in). */
+  async function recordingEndpoint(host = '127.0.0.1'): Promise<{ url: string; authorizations: (string | null)[] }> {
     const authorizations: (string | null)[] = [];
     const server = http.createServer((request, response) => {
       authorizations.push(request.headers.authorization ?? null);
       response.writeHead(500).end();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, authorizations };
+    return { url: `http://${host}:${(server.address() as { port: number }).port}`, authorizations };
   }
+
+  const RUN = {
+    workload: 'chat-short',
+    model: null,
+    endpoint: 'http://127.0.0.1:9/v1',
+    profileName: 'default',
+    concurrency: null,
+    rate: null,
+    requests: 1,
+    durationS: null,
+    warmup: 0,
+    private: false,
+  };
 
   async function runAgainst(face: Face, endpoint: string): Promise<void> {
     const finished = new Promise<void>((resolve) =>
@@ -314,19 +328,8 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
         if (event.name === 'run.progress' && (phase === 'finished' || phase === 'failed')) resolve();
       }),
     );
-    const reply = await face.call('runs', 'start', {
-      workload: 'chat-short',
-      model: null,
-      endpoint,
-      profileName: 'default',
-      concurrency: null,
-      rate: null,
-      requests: 1,
-      durationS: null,
-      warmup: 0,
-      private: false,
-    });
-    expect(reply.ok).toBe(true);
+    const reply = await face.call('runs', 'start', { ...RUN, endpoint });
+    expect(reply.ok, reply.error?.message).toBe(true);
     await finished;
   }
 
@@ -353,20 +356,30 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
     expect(configured.authorizations.every((value) => value === 'Bearer team-secret')).toBe(true);
   });
 
+  it("sends nothing to a host other than this machine's loopback unless the config file names it", async (context) => {
+    // This machine's own network address stands in for another host: the service treats it as one.
+    const address = Object.values(os.networkInterfaces())
+      .flat()
+      .find((entry) => entry?.family === 'IPv4' && !entry.internal)?.address;
+    if (!address) return context.skip('this machine has no non-loopback IPv4 address to stand in for another host');
+    const other = await recordingEndpoint(address);
+    const face = await rpcFace();
+    for (const endpoint of [`${other.url}/v1`, 'http://169.254.169.254/latest', 'http://metadata.google.internal/v1']) {
+      const reply = await face.call('runs', 'start', { ...RUN, endpoint });
+      expect(reply.error, endpoint).toMatchObject({
+        code: 'forbidden',
+        message: expect.stringMatching(/is not an endpoint this interface may send requests to .*"roots\.endpoints"/),
+      });
+    }
+    expect(other.authorizations).toEqual([]);
+    // Named in the config file, it is run against.
+    await runAgainst(await rpcFace({ roots: { endpoints: [other.url] } }), `${other.url}/v1`);
+    expect(other.authorizations.length).toBeGreaterThan(0);
+  });
+
   it('refuses a request that names a key variable, or a metrics URL on another host', async () => {
     const face = await rpcFace();
-    const run = {
-      workload: 'chat-short',
-      model: null,
-      endpoint: 'http://127.0.0.1:9/v1',
-      profileName: 'default',
-      concurrency: null,
-      rate: null,
-      requests: 1,
-      durationS: null,
-      warmup: 0,
-      private: false,
-    };
+    const run = RUN;
     const named = await face.call('runs', 'start', { ...run, apiKeyEnv: 'HOME' });
     expect(named.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/cannot name an API-key variable/) });
     const probe = await face.call('runs', 'start', { ...run, metricsUrl: 'http://169.254.169.254/latest/meta-data' });

@@ -19,6 +19,7 @@ function settingsIn(dataDir: string) {
     face: 'rpc',
     paths: rootedPaths({ model: ['/models'], workload: [], text: [], results: [] }),
     endpointHeaders: () => ({}),
+    checkEndpoint: () => undefined,
   } as ServiceAccess;
   const service = createSettingsService({
     access,

@@ -20,6 +20,8 @@ export interface UserConfig {
     workloads?: string[];
     /** Folders of exported runs that may be imported. */
     results?: string[];
+    /** Endpoints besides this machine's loopback that runs may target (URL prefixes: scheme, host, port, path). */
+    endpoints?: string[];
   };
   /**
    * Which endpoint receives which API key: the key in environment variable `env` is sent to
@@ -81,6 +83,12 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
       throw new AppError(ErrorCode.InvalidInput, `${file}: field "roots.${field}" must be a list of absolute folder paths`);
     }
   }
+  const endpoints = roots?.endpoints;
+  if (endpoints !== undefined && (!Array.isArray(endpoints) || endpoints.some((entry) => !isHttpUrl(entry))))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${file}: field "roots.endpoints" must be a list of http(s) URLs like "http://gpu-box:8000"`,
+    );
   const keys = (parsed as UserConfig).endpointKeys;
   if (keys !== undefined) {
     if (!Array.isArray(keys))
@@ -131,4 +139,14 @@ export function updateUserConfig(change: (config: UserConfig) => UserConfig, env
   fs.writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(temporary, file);
   return readUserConfig(env);
+}
+
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }

@@ -4,7 +4,7 @@ import { readUserConfig } from '../core/config';
 import { AppError } from '../core/errors';
 import { userDataDir } from '../core/paths';
 import { rootedPaths, unrestrictedPaths, type PathKind, type PathPolicy } from '../core/path-policy';
-import { configuredEndpointHeaders, endpointHeaders } from '../engines/adapters/endpoints';
+import { configuredEndpointHeaders, endpointCovers, endpointHeaders, isLoopbackUrl } from '../engines/adapters/endpoints';
 import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders } from '../models/model-library';
 import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
@@ -18,13 +18,15 @@ export interface ServiceAccess {
   paths: PathPolicy;
   /** The key for an endpoint; `keyVariable` (an environment variable's name) only from the shell. */
   endpointHeaders(url: string, keyVariable?: string | null): Record<string, string>;
+  /** Refuses an endpoint this face may not send requests to. */
+  checkEndpoint(url: string): void;
 }
 
 /**
  * Requests over RPC: model files under the usual model folders and `roots.models`, workload
  * files among the built-ins, `<data>/workloads` and `roots.workloads`, exported runs to import
- * under `<data>/results` and `roots.results`; API keys only to the
- * endpoints `endpointKeys` names. The roots and keys change only in the config file.
+ * under `<data>/results` and `roots.results`; endpoints on loopback, under `roots.endpoints` or
+ * `endpointKeys`; API keys only to the endpoints `endpointKeys` names. The roots and keys change only in the config file.
  */
 export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
   const config = readUserConfig(env);
@@ -37,9 +39,21 @@ export function rpcAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess {
     results: [path.join(userDataDir(env), 'results'), ...(config.roots?.results ?? [])],
   };
   const keys = config.endpointKeys ?? [];
+  const endpoints = [...(config.roots?.endpoints ?? []), ...keys.map((entry) => entry.endpoint)];
   return {
     face: 'rpc',
     paths: rootedPaths(roots),
+    checkEndpoint(url) {
+      // A page holding the UI must not turn the service into a client of any host it can reach
+      // (a cloud metadata address, another machine's admin port): this machine, and what the config names.
+      if (isLoopbackUrl(url) || endpoints.some((endpoint) => endpointCovers(endpoint, url))) return;
+      throw new AppError(
+        ErrorCode.Forbidden,
+        `${url} is not an endpoint this interface may send requests to (this machine's loopback${endpoints.length ? `, ${endpoints.join(', ')}` : ''}). ` +
+          'Add it to "roots.endpoints" in the config file, or use the CLI, which may name any endpoint.',
+        { endpoints },
+      );
+    },
     endpointHeaders(url, keyVariable) {
       // Naming a variable would let a request send any of the user's secrets to a host of its choosing.
       if (keyVariable)
@@ -57,6 +71,7 @@ export function shellAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess
   return {
     face: 'shell',
     paths: unrestrictedPaths,
+    checkEndpoint: () => undefined,
     endpointHeaders: (_url, keyVariable) => endpointHeaders(env, keyVariable || 'INFERLAB_API_KEY'),
   };
 }

@@ -66,6 +66,7 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   if (spec.model) {
     target = { kind: 'model', modelRef: spec.model, modelPath: await resolveModelWithin(access, spec.model) };
   } else {
+    access.checkEndpoint(shape.endpoint!);
     target = { kind: 'endpoint', url: shape.endpoint!, headers: access.endpointHeaders(shape.endpoint!, spec.apiKeyEnv ?? null) };
   }
   // Over RPC the app fetches only from the endpoint's own host: a request cannot make it probe others.

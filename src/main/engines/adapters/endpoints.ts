@@ -141,6 +141,17 @@ export function endpointHeaders(env: NodeJS.ProcessEnv = process.env, keyVariabl
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
+/** Whether a URL's host is this machine's loopback, written as an address or as `localhost` (not a name that merely resolves there). */
+export function isLoopbackUrl(target: string): boolean {
+  let host: string;
+  try {
+    host = new URL(target).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 /** Whether `target` lies under `configured`: same scheme, host and port, and a path at or below it. */
 export function endpointCovers(configured: string, target: string): boolean {
   let base: URL;

@@ -198,7 +198,10 @@ export function RunForm({
             <label>
               Metrics URL <input aria-label="metrics url" {...text('metricsUrl')} size={28} placeholder="on the endpoint's own host" />
             </label>
-            <small>Its API key comes from endpointKeys in config.json, never from this page.</small>
+            <small>
+              Another machine's endpoint must be listed under roots.endpoints in config.json; its API key comes from endpointKeys there,
+              never from this page.
+            </small>
           </>
         )}
       </fieldset>
