@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { inferlab, startInferlab } from '../support/cli';
+import { requireEngine } from '../support/engine';
 import { useTempDirs } from '../support/temp';
 
 /**
@@ -97,6 +98,47 @@ describe('private runs leave no text behind', () => {
     expect(JSON.parse(result.stdout).requests.completed).toBe(4);
     await exportAll(root, env, db);
     expect(result.stdout + result.stderr).not.toContain(MARKER);
+    expect(filesWithMarker(root).filter((file) => file !== workload)).toEqual([]);
+  });
+
+  it('refuses a private run on a llama-server that logs request text, and runs on one that does not', async () => {
+    // Two configured engines that are the real llama-server, one started with -v as a build
+    // whose launch level logs bodies would be; neither is the managed build, so both are asked.
+    const engine = await requireEngine();
+    const { root, env, db, workload } = isolated();
+    const wrapper = (name: string, extra: string): string => {
+      const file = path.join(root, 'engines', name, 'llama-server');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `#!/bin/sh\nexec '${engine.serverPath}' "$@"${extra}\n`, { mode: 0o755 });
+      return file;
+    };
+    const args = [
+      'run',
+      '--workload',
+      workload,
+      '--model',
+      'demo:q8_0',
+      '--private',
+      '--requests',
+      '2',
+      '--set',
+      'c=1024',
+      '--db',
+      db,
+      '--json',
+    ];
+
+    const refused = await inferlab(args, { ...env, INFERLAB_LLAMA_SERVER: wrapper('logs-bodies', ' -v') });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /a private run keeps prompts and outputs out of every file, but this llama-server .* wrote the (request text|streamed reply) into its log/,
+    );
+    expect(refused.stdout + refused.stderr).not.toContain(MARKER);
+    expect(filesWithMarker(root).filter((file) => file !== workload)).toEqual([]);
+
+    const ran = await inferlab(args, { ...env, INFERLAB_LLAMA_SERVER: wrapper('quiet', '') });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout).requests.completed).toBe(2);
     expect(filesWithMarker(root).filter((file) => file !== workload)).toEqual([]);
   });
 

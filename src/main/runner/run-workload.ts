@@ -197,6 +197,7 @@ export async function runWorkload(options: {
     sha256: await store.hashes.hash(path),
   });
   let stopServer = async () => {};
+  let managed: ManagedServer | null = null;
   let serverSlots: number | null = null;
   let serverProfile =
     request.target.kind === 'model' ? request.target.profile : request.target.kind === 'server' ? request.target.server.profile : null;
@@ -204,22 +205,23 @@ export async function runWorkload(options: {
 
   if (request.target.kind === 'model') {
     const target = request.target;
-    const managed = await options.servers.prepare({
+    const prepared = await options.servers.prepare({
       modelRef: target.modelRef,
       profile: target.profile,
       coldStartProbe: target.coldStartProbe,
       force: target.force,
     });
+    managed = prepared;
     // As launched: GPUs inherited from the environment are the ones telemetry counts.
-    serverProfile = managed.profile;
-    stopServer = async () => void (await managed.stop());
+    serverProfile = prepared.profile;
+    stopServer = async () => void (await prepared.stop());
     serverLost = new Promise((resolve) =>
-      managed.changes.on((snapshot) => {
+      prepared.changes.on((snapshot) => {
         if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
       }),
     );
     options.onStatus?.(`starting llama-server on ${target.modelRef}`);
-    server = await managed.start();
+    server = await prepared.start();
     if (server.state !== 'ready' || !server.baseUrl) {
       await stopServer();
       throw new AppError(
@@ -229,7 +231,7 @@ export async function runWorkload(options: {
       );
     }
     baseUrl = server.baseUrl;
-    headers = { ...managed.authHeaders };
+    headers = { ...prepared.authHeaders };
     engineInfo = await options.engine();
     modelInfo = await modelFacts(target.modelRef, target.modelPath);
   } else if (request.target.kind === 'server') {
@@ -257,6 +259,12 @@ export async function runWorkload(options: {
 
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
+    // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
+    const managedServer = request.target.kind === 'model' ? managed : request.target.kind === 'server' ? request.target.server : null;
+    if (request.private && managedServer && (engineInfo as EngineInfo).origin !== 'managed') {
+      options.onStatus?.('checking that this llama-server keeps no request text in its log');
+      await managedServer.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
+    }
     const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
     options.onStatus?.(`resolving workload ${request.workload.def.name}`);
     const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);

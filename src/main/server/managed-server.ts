@@ -16,6 +16,7 @@ import { assertGpusPresent } from '../engines/gpu-selection';
 import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import { findLlamaServers, readProcStat } from '../telemetry/proc-stat';
 import { olderThan, oversubscription } from './oversubscription';
+import { logPrivacyRefusal, probeLogPrivacy } from './log-privacy';
 import { RotatingLogFile } from './server-log-file';
 import type { ServerSessionStore } from '../store/server-sessions';
 
@@ -120,6 +121,19 @@ export class ManagedServer {
     const address = this.address;
     if (!address || !this.engine.capabilities.slotErase) return;
     await eraseSlots(address, this.snapshotState.effectiveConfig?.slots ?? this.profile.parallelSlots);
+  }
+
+  /**
+   * Refuses to serve a private run when this server's log keeps request or reply text (a build
+   * other than the pinned one may log bodies at the level it is started with), then empties the
+   * cache the check filled. See log-privacy.ts.
+   */
+  async assertLogKeepsNoText(serverPath: string): Promise<void> {
+    const address = this.address;
+    if (!address) throw new AppError(ErrorCode.ServerStartFailed, `the server ${this.id} is ${this.snapshotState.state}, not ready`);
+    const probe = await probeLogPrivacy(address, this.logLines);
+    if (probe.leaked) throw logPrivacyRefusal(serverPath, probe.leaked);
+    await this.erasePromptCache();
   }
 
   /** The last lines of the server's log, newest last. */
