@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readFileCapped } from '../../src/main/core/read-capped';
+import { openDatabase } from '../../src/main/store/database';
+import { ModelHashCache } from '../../src/main/store/model-hashes';
 import { parseWorkloadText, readWorkloadFile } from '../../src/main/workload/parse-workload';
 import { resolveWorkload } from '../../src/main/workload/resolve-workload';
 import { estimatingTokenCounter } from '../../src/main/workload/token-counter';
@@ -93,6 +95,31 @@ describe('files that are not regular files', () => {
     expect(child.stdout.trim()).toBe(
       `${fifo}: the workload is a FIFO (named pipe), not a regular file; save its contents to a file and give that file`,
     );
+  });
+
+  it('refuses to hash a model file that is a FIFO, which would hold a thread of the I/O pool until written to', async () => {
+    const dir = tempDir();
+    const fifo = path.join(dir, 'model.gguf');
+    execFileSync('mkfifo', [fifo]);
+    const db = openDatabase(path.join(dir, 'hashes.db'));
+    try {
+      const hashed = new ModelHashCache(db).hash(fifo).then(
+        () => 'hashed',
+        (error: Error) => error.message,
+      );
+      const stuck = new Promise((resolve) => setTimeout(() => resolve('still reading after 5 s'), 5000).unref());
+      expect(await Promise.race([hashed, stuck])).toBe(
+        `${fifo}: the file to hash is a FIFO (named pipe), not a regular file; save its contents to a file and give that file`,
+      );
+    } finally {
+      db.close();
+      // Frees a reader that did block, so the worker can exit.
+      try {
+        fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+      } catch {
+        // No reader: nothing blocked.
+      }
+    }
   });
 
   it('refuses a device such as /dev/zero before reading a byte', () => {

@@ -1,12 +1,20 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { openRegularFile } from './read-capped';
 
-/** sha256 of a file, streamed so large models never sit in memory. */
-export function sha256File(file: string): Promise<string> {
+/**
+ * sha256 of a file, streamed so large models never sit in memory. Only a regular file is read:
+ * a FIFO would hold a thread of libuv's pool until someone wrote to it.
+ */
+export function sha256File(file: string, onBytes?: (bytes: number) => void): Promise<string> {
+  const { fd } = openRegularFile(file, 'the file to hash');
   return new Promise((resolve, reject) => {
     const hash = crypto.createHash('sha256');
-    fs.createReadStream(file, { highWaterMark: 1 << 22 })
-      .on('data', (chunk) => hash.update(chunk))
+    fs.createReadStream(file, { fd, highWaterMark: 1 << 22 })
+      .on('data', (chunk) => {
+        hash.update(chunk);
+        onBytes?.(chunk.length);
+      })
       .on('error', reject)
       .on('end', () => resolve(hash.digest('hex')));
   });

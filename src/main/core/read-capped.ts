@@ -23,24 +23,8 @@ export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_
       file,
       limitBytes: maxBytes,
     });
-  let fd: number;
+  const { fd, stat } = openRegularFile(file, what);
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new AppError(
-      code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput,
-      `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`,
-    );
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    if (stat.isDirectory()) throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} is a folder, not a file`);
-    if (!stat.isFile())
-      throw new AppError(
-        ErrorCode.InvalidInput,
-        `${file}: ${what} is ${specialKind(stat)}, not a regular file; save its contents to a file and give that file`,
-      );
     if (stat.size > maxBytes) throw tooLarge(`${stat.size} bytes`);
     const chunks: Buffer[] = [];
     let total = 0;
@@ -56,6 +40,34 @@ export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Opens a file for reading without blocking and refuses, from its descriptor, anything that is
+ * not a regular file (see readFileCapped). The caller closes the descriptor.
+ */
+export function openRegularFile(file: string, what: string): { fd: number; stat: fs.Stats } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new AppError(
+      code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput,
+      `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`,
+    );
+  }
+  const stat = fs.fstatSync(fd);
+  const problem = stat.isDirectory()
+    ? 'is a folder, not a file'
+    : stat.isFile()
+      ? null
+      : `is ${specialKind(stat)}, not a regular file; save its contents to a file and give that file`;
+  if (problem) {
+    fs.closeSync(fd);
+    throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
+  }
+  return { fd, stat };
 }
 
 function specialKind(stat: fs.Stats): string {

@@ -1,5 +1,5 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { sha256File } from '../core/hash';
 import type { Db } from './database';
 
 /**
@@ -21,17 +21,10 @@ export class ModelHashCache {
     const known = this.cached(file);
     if (known) return known;
     const stat = fs.statSync(file);
-    const digest = await new Promise<string>((resolve, reject) => {
-      const hash = crypto.createHash('sha256');
-      let done = 0;
-      fs.createReadStream(file, { highWaterMark: 1 << 22 })
-        .on('data', (chunk) => {
-          hash.update(chunk);
-          done += chunk.length;
-          onProgress?.(done, stat.size);
-        })
-        .on('error', reject)
-        .on('end', () => resolve(hash.digest('hex')));
+    let done = 0;
+    const digest = await sha256File(file, (bytes) => {
+      done += bytes;
+      onProgress?.(done, stat.size);
     });
     this.db
       .prepare('INSERT OR REPLACE INTO model_hashes (path, size, mtime_ms, sha256, hashed_at) VALUES (?, ?, ?, ?, ?)')
