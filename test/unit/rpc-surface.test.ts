@@ -286,6 +286,22 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'list')).result).toMatchObject([{ runId, importedFrom: inside }]);
   });
 
+  it('answers other calls while it reads a large import', async () => {
+    const face = await rpcFace();
+    const source = new RunStore(openDatabase(path.join(tempDir(), 'source.db')));
+    const folder = writeRunExport(source, storeSampleRun(source), path.join(face.dataDir, 'results', 'large'));
+    // 20,000 request lines, each checked on its own: seconds of work the service must not stall behind.
+    const file = path.join(folder, 'requests.jsonl');
+    const line = JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[0]!) as Record<string, unknown>;
+    fs.writeFileSync(file, Array.from({ length: 20_000 }, (_, seq) => `${JSON.stringify({ ...line, seq })}\n`).join(''));
+
+    const order: string[] = [];
+    const imported = face.call('runs', 'importRun', folder).then((reply) => order.push(`import ${reply.ok}`));
+    const answered = face.call('servers', 'defaultProfile').then((reply) => order.push(`profile ${reply.ok}`));
+    await Promise.all([imported, answered]);
+    expect(order).toEqual(['profile true', 'import true']);
+  });
+
   it('uses the folders the config file adds', async () => {
     const models = tempDir();
     const face = await rpcFace({ roots: { models: [models] } });

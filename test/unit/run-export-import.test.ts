@@ -23,9 +23,9 @@ function exportedSample() {
   return { dir, db, runs, runId, folder };
 }
 
-function importInto(dbFile: string, folder: string) {
+async function importInto(dbFile: string, folder: string) {
   const db = openDatabase(dbFile);
-  const exported = readRunExport(folder, anywhere);
+  const exported = await readRunExport(folder, anywhere);
   saveImportedRun(db, exported, { from: folder, at: '2026-01-01T00:00:00.000Z', schema_version: RUN_EXPORT_SCHEMA_VERSION });
   return { db, runs: new RunStore(db), exported };
 }
@@ -39,7 +39,7 @@ const jsonLines = (file: string) =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('the run export schema', () => {
-  it('ships as a resource and describes every file of a real export, each carrying the one schema_version', () => {
+  it('ships as a resource and describes every file of a real export, each carrying the one schema_version', async () => {
     expect(fs.existsSync(runExportSchemaFile())).toBe(true);
     const { folder } = exportedSample();
     const manifest = readJson(path.join(folder, 'manifest.json'));
@@ -68,7 +68,7 @@ describe('the run export schema', () => {
     for (const line of lines) expect(exportDocumentProblem('request', line)).toBeNull();
   });
 
-  it('rejects a broken file naming the field', () => {
+  it('rejects a broken file naming the field', async () => {
     const { folder } = exportedSample();
     const manifest = readJson(path.join(folder, 'manifest.json'));
     const line = jsonLines(path.join(folder, 'requests.jsonl'))[1]!;
@@ -96,7 +96,7 @@ describe('the run export schema', () => {
 });
 
 describe('CSV exports', () => {
-  it('carry the run id on every request row, and the telemetry as one row per sample with a column per field', () => {
+  it('carry the run id on every request row, and the telemetry as one row per sample with a column per field', async () => {
     const { runs, runId, folder } = exportedSample();
     const [header, ...rows] = fs.readFileSync(path.join(folder, 'requests.csv'), 'utf8').trim().split('\n');
     expect(header!.split(',').slice(0, 3)).toEqual(['run_id', 'seq', 'warmup']);
@@ -116,9 +116,9 @@ describe('CSV exports', () => {
 });
 
 describe('import', () => {
-  it('brings every request, the telemetry, the manifest facts and the summary back under the same id, marked imported', () => {
+  it('brings every request, the telemetry, the manifest facts and the summary back under the same id, marked imported', async () => {
     const { runs: source, runId, folder, dir } = exportedSample();
-    const { runs: target } = importInto(path.join(dir, 'target.db'), folder);
+    const { runs: target } = await importInto(path.join(dir, 'target.db'), folder);
     expect(target.requests(runId).map(requestRecord)).toEqual(source.requests(runId).map(requestRecord));
     // Timings are the exact doubles that were measured, not rounded on the way.
     expect(target.chunkOffsets(runId, 1)).toEqual(source.chunkOffsets(runId, 1));
@@ -157,12 +157,12 @@ describe('import', () => {
     expect(again.summary).toBe(first.summary);
   });
 
-  it('keeps a private run private: hashes and lengths come back, no text', () => {
+  it('keeps a private run private: hashes and lengths come back, no text', async () => {
     const dir = tempDir();
     const source = new RunStore(openDatabase(path.join(dir, 'source.db')));
     const runId = storeSampleRun(source, { private: true });
     const folder = writeRunExport(source, runId, path.join(dir, 'export'));
-    const { db, runs: target } = importInto(path.join(dir, 'target.db'), folder);
+    const { db, runs: target } = await importInto(path.join(dir, 'target.db'), folder);
     expect(target.getRun(runId)!.private).toBe(1);
     expect(target.requests(runId).map(requestRecord)).toEqual(source.requests(runId).map(requestRecord));
     expect(
@@ -177,17 +177,18 @@ describe('import', () => {
     expect(target.requests(runId)[1]!.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('refuses a run id that is already in the database, and imports nothing twice', () => {
+  it('refuses a run id that is already in the database, and imports nothing twice', async () => {
     const { db, runId, folder } = exportedSample();
-    expect(() => saveImportedRun(db, readRunExport(folder, anywhere), { from: folder, at: 'now', schema_version: 1 })).toThrow(
+    const readBack = await readRunExport(folder, anywhere);
+    expect(() => saveImportedRun(db, readBack, { from: folder, at: 'now', schema_version: 1 })).toThrow(
       new RegExp(`Run ${runId} is already in this database; nothing was imported.*runs delete ${runId}`),
     );
     expect(new RunStore(db).countRequests(runId)).toBe(3);
   });
 
-  it('leaves no half-imported run when a write fails part-way', () => {
+  it('leaves no half-imported run when a write fails part-way', async () => {
     const { dir, folder, runId } = exportedSample();
-    const exported = readRunExport(folder, anywhere);
+    const exported = await readRunExport(folder, anywhere);
     // Two requests with one seq: the second insert fails after the run and the first request were written.
     exported.requests.push({ ...exported.requests[0]! });
     const db = openDatabase(path.join(dir, 'target.db'));
@@ -197,53 +198,53 @@ describe('import', () => {
     expect(db.prepare('SELECT COUNT(*) AS n FROM workloads').get()).toEqual({ n: 0 });
   });
 
-  it('refuses a newer or unknown schema_version, naming the file and what to do', () => {
+  it('refuses a newer or unknown schema_version, naming the file and what to do', async () => {
     const { folder } = exportedSample();
     const manifestFile = path.join(folder, 'manifest.json');
     const manifest = readJson(manifestFile);
     fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: RUN_EXPORT_SCHEMA_VERSION + 1 }));
-    expect(() => readRunExport(folder, anywhere)).toThrow(
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(
       `${manifestFile}: field "schema_version" is ${RUN_EXPORT_SCHEMA_VERSION + 1}, newer than this Infer Lab reads (${RUN_EXPORT_SCHEMA_VERSION}). Update Infer Lab to a version that reads it, then import again.`,
     );
     fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: undefined }));
-    expect(() => readRunExport(folder, anywhere)).toThrow(/field "schema_version" is missing.*Export the run again/);
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(/field "schema_version" is missing.*Export the run again/);
     fs.writeFileSync(manifestFile, JSON.stringify({ ...manifest, schema_version: 'one' }));
-    expect(() => readRunExport(folder, anywhere)).toThrow(/field "schema_version" is "one", not a version this Infer Lab knows/);
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(/field "schema_version" is "one", not a version this Infer Lab knows/);
   });
 
-  it('refuses a malformed request line naming the file, the line and the field', () => {
+  it('refuses a malformed request line naming the file, the line and the field', async () => {
     const { folder } = exportedSample();
     const file = path.join(folder, 'requests.jsonl');
     const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
     fs.writeFileSync(file, [lines[0], '{"seq": 1,', lines[2]].join('\n'));
-    expect(() => readRunExport(folder, anywhere)).toThrow(new RegExp(`^${file}:2: is not valid JSON .*Export the run again`));
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(new RegExp(`^${file}:2: is not valid JSON .*Export the run again`));
     const broken = { ...JSON.parse(lines[2]!), e2e_ms: '12' };
     fs.writeFileSync(file, [lines[0], lines[1], JSON.stringify(broken)].join('\n'));
-    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:3: field "e2e_ms" must be number or null.`);
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(`${file}:3: field "e2e_ms" must be number or null.`);
     fs.writeFileSync(file, [lines[0], lines[1], lines[1]].join('\n'));
-    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:3: field "seq" is 1, already taken by line 2.`);
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(`${file}:3: field "seq" is 1, already taken by line 2.`);
     fs.writeFileSync(file, [lines[0], '', lines[1]].join('\n'));
-    expect(() => readRunExport(folder, anywhere)).toThrow(`${file}:2: is empty`);
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(`${file}:2: is empty`);
   });
 
-  it('refuses files of two different runs, and a folder without an export', () => {
+  it('refuses files of two different runs, and a folder without an export', async () => {
     const { folder, dir } = exportedSample();
     const summaryFile = path.join(folder, 'summary.json');
     fs.writeFileSync(summaryFile, JSON.stringify({ ...readJson(summaryFile), run_id: 'another-run' }));
-    expect(() => readRunExport(folder, anywhere)).toThrow(
+    await expect(readRunExport(folder, anywhere)).rejects.toThrow(
       /summary.json: field "run_id" is another-run, but manifest.json is run .*two runs/,
     );
     const empty = path.join(dir, 'empty');
     fs.mkdirSync(empty);
-    expect(() => readRunExport(empty, anywhere)).toThrow(
+    await expect(readRunExport(empty, anywhere)).rejects.toThrow(
       /manifest.json: not found. An exported run folder holds manifest.json, summary.json/,
     );
-    expect(() => readRunExport(path.join(folder, 'manifest.json'), anywhere)).toThrow(/is a file, not a folder/);
+    await expect(readRunExport(path.join(folder, 'manifest.json'), anywhere)).rejects.toThrow(/is a file, not a folder/);
   });
 });
 
 describe('request columns', () => {
-  it('carry every stored request column, each under a field of its own in requests.jsonl', () => {
+  it('carry every stored request column, each under a field of its own in requests.jsonl', async () => {
     const db = openDatabase(path.join(tempDir(), 'columns.db'));
     const stored = (db.prepare('PRAGMA table_info(requests)').all() as { name: string }[])
       .map((column) => column.name)
@@ -254,7 +255,7 @@ describe('request columns', () => {
     expect(new Set(fields).size).toBe(fields.length);
   });
 
-  it('bring back every exported field as it was stored, text and blobs included', () => {
+  it('bring back every exported field as it was stored, text and blobs included', async () => {
     const offsets = (values: number[]) => Buffer.from(Float64Array.from(values).buffer);
     const row: Required<RequestRow> = {
       seq: 4,

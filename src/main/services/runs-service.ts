@@ -345,7 +345,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     async importRun(folder) {
       // The folder and each file in it by real location: a symlink inside the roots cannot lead a request out of them.
       const within = (file: string) => deps.access.paths.check(file, 'results');
-      const exported = readRunExport(within(folder), { checkFile: within });
+      const exported = await readRunExport(within(folder), { checkFile: within });
       saveImportedRun(deps.store.db, exported, {
         from: exported.folder,
         at: new Date().toISOString(),

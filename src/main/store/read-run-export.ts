@@ -90,6 +90,9 @@ export interface ReadRunExportOptions {
   maxFileBytes?: number;
 }
 
+/** manifest.json and summary.json are parsed in one piece; real ones are kilobytes. */
+const DOCUMENT_BYTES = 16 * 1024 * 1024;
+
 const REEXPORT = 'Export the run again with "inferlab export ID --out DIR" and import that folder';
 
 function refuse(file: string, line: number | null, field: string | null, problem: string, remedy = REEXPORT): never {
@@ -143,13 +146,25 @@ function checkSchemaVersion(file: string, document: unknown): void {
   );
 }
 
-function parseRequests(file: string, text: string): ExportedRequest[] {
-  const lines = text.split('\n');
-  // The file ends with a newline; only that final empty piece is not a line.
-  if (lines.at(-1) === '') lines.pop();
+/** Request lines checked between two turns of the event loop: a few milliseconds of parsing and schema checks. */
+const LINES_PER_TURN = 2000;
+
+/**
+ * The request lines, each parsed and checked on its own. A full export may hold hundreds of
+ * megabytes of them, so the work yields to the event loop every LINES_PER_TURN lines: the
+ * service answers other calls (and a cancelled page) while an import is read.
+ */
+async function parseRequests(file: string, text: string): Promise<ExportedRequest[]> {
+  const requests: ExportedRequest[] = [];
   const firstLineOfSeq = new Map<number, number>();
-  return lines.map((content, index) => {
-    const line = index + 1;
+  let start = 0;
+  let line = 0;
+  // The file ends with a newline; only that final empty piece is not a line.
+  while (start < text.length) {
+    const end = text.indexOf('\n', start);
+    const content = text.slice(start, end === -1 ? text.length : end);
+    start = end === -1 ? text.length : end + 1;
+    line++;
     if (content.trim() === '') refuse(file, line, null, 'is empty; every line holds one request');
     const record = parseJsonText(file, line, content);
     conform('request', file, line, record);
@@ -157,8 +172,10 @@ function parseRequests(file: string, text: string): ExportedRequest[] {
     const earlier = firstLineOfSeq.get(seq);
     if (earlier !== undefined) refuse(file, line, 'seq', `is ${seq}, already taken by line ${earlier}`);
     firstLineOfSeq.set(seq, line);
-    return record as ExportedRequest;
-  });
+    requests.push(record as ExportedRequest);
+    if (line % LINES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return requests;
 }
 
 /**
@@ -166,7 +183,7 @@ function parseRequests(file: string, text: string): ExportedRequest[] {
  * request line on its own, the version first. Nothing is written; a problem is refused naming
  * the file, the line and the field.
  */
-export function readRunExport(folder: string, options: ReadRunExportOptions): ExportedRun {
+export async function readRunExport(folder: string, options: ReadRunExportOptions): Promise<ExportedRun> {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(folder);
@@ -186,7 +203,11 @@ export function readRunExport(folder: string, options: ReadRunExportOptions): Ex
         `${file}: not found. An exported run folder holds ${IMPORTED_FILES.join(', ')}; ${REEXPORT}.`,
         { file },
       );
-    return { file, text: readTextFileCapped(file, `the exported ${name}`, options.maxFileBytes ?? MAX_INPUT_FILE_BYTES) };
+    const cap = Math.min(
+      options.maxFileBytes ?? MAX_INPUT_FILE_BYTES,
+      name === 'manifest.json' || name === 'summary.json' ? DOCUMENT_BYTES : Infinity,
+    );
+    return { file, text: readTextFileCapped(file, `the exported ${name}`, cap) };
   };
 
   const manifestFile = read('manifest.json');
@@ -203,7 +224,7 @@ export function readRunExport(folder: string, options: ReadRunExportOptions): Ex
     refuse(summaryFile.file, null, 'run_id', `is ${summaryRunId}, but manifest.json is run ${runId}: the files come from two runs`);
 
   const requestsFile = read('requests.jsonl');
-  const requests = parseRequests(requestsFile.file, requestsFile.text);
+  const requests = await parseRequests(requestsFile.file, requestsFile.text);
 
   const telemetryFile = read('telemetry.json');
   const telemetry = parseJsonText(telemetryFile.file, null, telemetryFile.text);
