@@ -6,7 +6,7 @@ import { openRegularFile } from './read-capped';
  * sha256 of a file, streamed so large models never sit in memory. Only a regular file is read:
  * a FIFO would hold a thread of libuv's pool until someone wrote to it.
  */
-export function sha256File(file: string, onBytes?: (bytes: number) => void): Promise<string> {
+export async function sha256File(file: string, onBytes?: (bytes: number) => void): Promise<string> {
   const { fd } = openRegularFile(file, 'the file to hash');
   return new Promise((resolve, reject) => {
     const hash = crypto.createHash('sha256');
