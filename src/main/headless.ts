@@ -8,6 +8,7 @@ import { RpcDispatcher } from './rpc/dispatcher';
 import type { ServiceContainer } from './services';
 import { createWebSocketTransport } from './transport/ws';
 import { NO_TOKEN_MESSAGE } from '../shared/serve-access';
+import { isLoopback } from './core/loopback';
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -21,10 +22,6 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
 };
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 export interface HeadlessServer {
   /** The address to open: it carries the token, which the page keeps for this tab in sessionStorage. */

@@ -99,13 +99,7 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
         throw new AppError(ErrorCode.InvalidInput, `${where} must be {"endpoint": URL, "env": VARIABLE}`);
       if (typeof entry.env !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entry.env))
         throw new AppError(ErrorCode.InvalidInput, `${where}.env must name an environment variable, got ${JSON.stringify(entry.env)}`);
-      let url: URL | null = null;
-      try {
-        url = typeof entry.endpoint === 'string' ? new URL(entry.endpoint) : null;
-      } catch {
-        url = null;
-      }
-      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      if (!isHttpUrl(entry.endpoint))
         throw new AppError(ErrorCode.InvalidInput, `${where}.endpoint must be an http(s) URL, got ${JSON.stringify(entry.endpoint)}`);
     });
   }

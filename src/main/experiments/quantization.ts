@@ -11,7 +11,7 @@ import { userCacheDir } from '../core/paths';
 import { toolPath } from '../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
-import { quantizeModel } from '../models/quantize';
+import { quantizedFileName, quantizeModel } from '../models/quantize';
 import type { ServerManager } from '../server/server-manager';
 import type { RequestRow, RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
@@ -96,8 +96,10 @@ export function checkQuantFiles(entries: { name: string; file: string; entry?: s
 /** Where each quantization of a GGUF file is read from or written to: the file itself when it already is that type, else its sibling `<stem>-<type>.gguf`. */
 export function quantFilesOf(base: string, quants: readonly string[]): { quant: string; file: string }[] {
   const baseType = describeModel(base).quantization?.toLowerCase() ?? null;
-  const stem = path.basename(base, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
-  return quants.map((quant) => ({ quant, file: quant === baseType ? base : path.join(path.dirname(base), `${stem}-${quant}.gguf`) }));
+  return quants.map((quant) => ({
+    quant,
+    file: quant === baseType ? base : path.join(path.dirname(base), quantizedFileName(base, quant)),
+  }));
 }
 
 /**

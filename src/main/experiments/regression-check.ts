@@ -189,6 +189,13 @@ function assertComparable(baseline: RunRow, candidate: RunRow): void {
     );
 }
 
+/** For a run that came in through `inferlab import`, " from <folder>" (or "" where the folder is not recorded); null for a run measured here. */
+function importedFrom(run: RunRow): string | null {
+  const imported = parseJson<{ imported?: { from?: string } }>(run.manifest_json)?.imported;
+  if (!imported) return null;
+  return imported.from ? ` from ${imported.from}` : '';
+}
+
 /** The run spec that measures the baseline's configuration again, with `settings` over its profile. */
 export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartRunSpec {
   const manifest = parseJson<Manifest>(baseline.manifest_json);
@@ -200,10 +207,10 @@ export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartR
   };
   // An imported run's paths were written on another machine, by whoever made the export: opening
   // them here would let an export choose which of this machine's files are read as a model or workload.
-  const imported = parseJson<{ imported?: { from?: string } }>(baseline.manifest_json)?.imported;
-  if (imported)
+  const imported = importedFrom(baseline);
+  if (imported !== null)
     refuse(
-      `it was imported${imported.from ? ` from ${imported.from}` : ''}, and the model, workload and draft paths it records belong to the machine it was measured on, so they are not opened here`,
+      `it was imported${imported}, and the model, workload and draft paths it records belong to the machine it was measured on, so they are not opened here`,
     );
   if (manifest?.target?.kind !== 'model' || !manifest.target.model || !manifest.target.profile) refuse('it did not start its own server');
   if (manifest!.trace) refuse('it replayed a trace');
@@ -238,11 +245,11 @@ export function rerunSpec(baseline: RunRow, settings: readonly string[]): StartR
 function recordedServer(baseline: RunRow): string {
   // An imported run's engine path was written on another machine, by whoever made the export:
   // running whatever file it names here would let an export choose a program to execute.
-  const imported = parseJson<{ imported?: { from?: string } }>(baseline.manifest_json)?.imported;
-  if (imported)
+  const imported = importedFrom(baseline);
+  if (imported !== null)
     throw new AppError(
       ErrorCode.InvalidInput,
-      `the baseline run ${baseline.id.slice(0, 8)} was imported${imported.from ? ` from ${imported.from}` : ''}: its llama-server path belongs to the machine it was measured on and is not run here; measure a baseline on this machine, or judge a candidate measured here with --run ID`,
+      `the baseline run ${baseline.id.slice(0, 8)} was imported${imported}: its llama-server path belongs to the machine it was measured on and is not run here; measure a baseline on this machine, or judge a candidate measured here with --run ID`,
     );
   const serverPath = parseJson<{ serverPath?: string }>(baseline.engine_json)?.serverPath ?? null;
   if (!serverPath)

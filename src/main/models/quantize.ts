@@ -69,10 +69,14 @@ export function checkQuantTypes(types: readonly string[]): string[] {
   return [...types];
 }
 
+/** A quantization's file name: the source's without its float suffix, and the type: model-f16.gguf → model-q4_k_m.gguf. */
+export function quantizedFileName(source: string, type: string): string {
+  return `${path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '')}-${type.toLowerCase()}.gguf`;
+}
+
 /**
  * What a quantization will write, checked before anything runs: a valid source, an existing
- * output folder (the source's by default), and no file that would be overwritten. The new
- * files are named after the source without its float suffix: model-f16.gguf → model-q4_k_m.gguf.
+ * output folder (the source's by default), and no file that would be overwritten (named by quantizedFileName).
  */
 export function planQuantization(
   source: string,
@@ -85,8 +89,7 @@ export function planQuantization(
   const folder = path.resolve(outDir ?? path.dirname(source));
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory())
     throw new AppError(ErrorCode.NotFound, `the output folder ${folder} is not a folder`);
-  const stem = path.basename(source, '.gguf').replace(/[-.](f16|f32|bf16)$/i, '');
-  const targets = types.map((type) => ({ type, target: path.join(folder, `${stem}-${type.toLowerCase()}.gguf`) }));
+  const targets = types.map((type) => ({ type, target: path.join(folder, quantizedFileName(source, type)) }));
   const existing = targets.filter((item) => fs.existsSync(item.target));
   if (existing.length > 0) {
     throw new AppError(

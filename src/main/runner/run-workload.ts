@@ -197,7 +197,8 @@ export async function runWorkload(options: {
     sha256: await store.hashes.hash(path),
   });
   let stopServer = async () => {};
-  let managed: ManagedServer | null = null;
+  // The server this run's requests go to, when Infer Lab started it.
+  let managed: ManagedServer | null = request.target.kind === 'server' ? request.target.server : null;
   let serverSlots: number | null = null;
   let serverProfile =
     request.target.kind === 'model' ? request.target.profile : request.target.kind === 'server' ? request.target.server.profile : null;
@@ -260,10 +261,9 @@ export async function runWorkload(options: {
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
     // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
-    const managedServer = request.target.kind === 'model' ? managed : request.target.kind === 'server' ? request.target.server : null;
-    if (request.private && managedServer && (engineInfo as EngineInfo).origin !== 'managed') {
+    if (request.private && managed && (engineInfo as EngineInfo).origin !== 'managed') {
       options.onStatus?.('checking that this llama-server keeps no request text in its log');
-      await managedServer.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
+      await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
     }
     const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
     options.onStatus?.(`resolving workload ${request.workload.def.name}`);

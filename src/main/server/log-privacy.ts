@@ -7,7 +7,6 @@ import type { ServerAddress } from '../core/server-address';
 export interface LogPrivacyProbe {
   /** What the server wrote into its log that a private run must keep out of every file; null when nothing. */
   leaked: 'the request text' | 'the streamed reply' | null;
-  lines: number;
 }
 
 /**
@@ -42,7 +41,7 @@ export async function probeLogPrivacy(server: ServerAddress, logLines: Emitter<s
     : completionId !== null && seen.some((line) => line.includes(completionId))
       ? 'the streamed reply'
       : null;
-  return { leaked, lines: seen.length };
+  return { leaked };
 }
 
 /** The refusal for a private run on a server whose log keeps text. */

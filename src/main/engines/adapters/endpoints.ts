@@ -1,6 +1,7 @@
 import type { EngineCapabilities } from '../../../shared/contract/server';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
+import { isLoopback } from '../../core/loopback';
 
 /**
  * Engines Infer Lab does not launch: an Ollama daemon (models loaded and unloaded through
@@ -141,15 +142,13 @@ export function endpointHeaders(env: NodeJS.ProcessEnv = process.env, keyVariabl
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
-/** Whether a URL's host is this machine's loopback, written as an address or as `localhost` (not a name that merely resolves there). */
+/** Whether a URL's host is this machine's loopback (see core/loopback.ts). */
 export function isLoopbackUrl(target: string): boolean {
-  let host: string;
   try {
-    host = new URL(target).hostname.toLowerCase();
+    return isLoopback(new URL(target).hostname);
   } catch {
     return false;
   }
-  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Whether `target` lies under `configured`: same scheme, host and port, and a path at or below it. */

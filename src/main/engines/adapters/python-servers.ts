@@ -68,14 +68,23 @@ export function splitCommand(command: string): string[] {
   return parts.map((part) => part.replace(/^"|"$/g, ''));
 }
 
+/** What vLLM and SGLang share: capabilities, routes, credentials, fault classes and how the effective configuration is read. */
+const PYTHON_SERVER_COMMON = {
+  keepsCredential: keepHuggingFaceToken,
+  capabilities: PYTHON_SERVER_CAPABILITIES,
+  healthPath: '/health',
+  metricsPath: '/metrics',
+  classifyFault: classify,
+  readEffectiveConfig: (server: ServerAddress, _lines: readonly string[], argv: string[]) => readOpenAiModelConfig(server, argv),
+} satisfies Partial<ManagedEngineAdapter>;
+
 export function vllmAdapter(command: string): ManagedEngineAdapter {
   const [program, ...prefix] = splitCommand(command);
   if (!program) throw new Error('vLLM command is empty');
   return {
     id: 'vllm',
     apiKeyEnv: 'VLLM_API_KEY',
-    keepsCredential: keepHuggingFaceToken,
-    capabilities: PYTHON_SERVER_CAPABILITIES,
+    ...PYTHON_SERVER_COMMON,
     launch: ({ modelPath, port, profile }) => ({
       program,
       args: [
@@ -100,13 +109,9 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
       // A CUDA or ROCm build: which one is the Python environment's business.
       env: gpuSelectionEnv(profile.gpuDevices, null),
     }),
-    healthPath: '/health',
-    metricsPath: '/metrics',
     cacheReset: { method: 'POST', path: '/reset_prefix_cache' },
     isLoadProgress: (line) => /Loading|weights|Memory profiling|graph|KV cache|Starting vLLM/i.test(line),
     isListening: (line) => /Uvicorn running on|Application startup complete/.test(line),
-    classifyFault: classify,
-    readEffectiveConfig: (server, _lines, argv) => readOpenAiModelConfig(server, argv),
   };
 }
 
@@ -117,8 +122,7 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
     id: 'sglang',
     // SGLang takes its key only as a flag, which other local users could read.
     apiKeyEnv: null,
-    keepsCredential: keepHuggingFaceToken,
-    capabilities: PYTHON_SERVER_CAPABILITIES,
+    ...PYTHON_SERVER_COMMON,
     launch: ({ modelPath, port, profile }) => ({
       program,
       args: [
@@ -143,12 +147,8 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
       ],
       env: gpuSelectionEnv(profile.gpuDevices, null),
     }),
-    healthPath: '/health',
-    metricsPath: '/metrics',
     cacheReset: { method: 'POST', path: '/flush_cache' },
     isLoadProgress: (line) => /Load weight|Memory pool|Capture cuda graph|KV Cache|Init torch/i.test(line),
     isListening: (line) => /Uvicorn running on|The server is fired up/.test(line),
-    classifyFault: classify,
-    readEffectiveConfig: (server, _lines, argv) => readOpenAiModelConfig(server, argv),
   };
 }
