@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ServerSnapshot } from '../../src/shared/contract/server';
 import { findFreePort } from '../../src/main/core/ports';
 import { identify, isAlive } from '../../src/main/core/process-identity';
+import { parseNvidiaSmiGpus } from '../../src/main/engines/gpu-identity';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
 import { ServerManager } from '../../src/main/server/server-manager';
@@ -188,11 +189,36 @@ describe('ServerManager against the real llama-server', () => {
     } finally {
       await cuda.dispose();
     }
-    // Started from a shell that set CUDA_VISIBLE_DEVICES, a profile that leaves the GPUs to the environment follows it.
-    const inherited = await serverHarness(tempDir(), { readGpuUsed: twoGpus, environment: { CUDA_VISIBLE_DEVICES: '1' } }, async () => ({
+    // Constructed listings: GPU 1's UUID is also the second Vulkan device's, behind an integrated GPU.
+    const listings = async (withVulkan: boolean) => ({
+      nvidia: parseNvidiaSmiGpus('GPU 0: NVIDIA H200 (UUID: GPU-aaaa0000-0000-0000-0000-000000000000)\nGPU 1: NVIDIA H200 (UUID: GPU-bbbb1111-0000-0000-0000-000000000000)\n'),
+      vulkan: withVulkan
+        ? [
+            { index: 0, name: 'Intel(R) Graphics', type: 'PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU', uuid: '868088a7-0400-0000-0002-000000000000' },
+            { index: 1, name: 'NVIDIA H200', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU', uuid: 'aaaa0000-0000-0000-0000-000000000000' },
+            { index: 2, name: 'NVIDIA H200', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU', uuid: 'bbbb1111-0000-0000-0000-000000000000' },
+          ]
+        : null,
+    });
+    const vulkan = await serverHarness(tempDir(), { readGpuUsed: twoGpus, readGpuIdentities: listings }, async () => ({
       ...(await requireEngine()),
-      backend: 'cuda',
+      backend: 'vulkan',
     }));
+    try {
+      const ready = await vulkan.servers.start({ modelRef: 'demo:q8_0', profile: { ...profile, gpuDevices: '1' } });
+      const environ = fs.readFileSync(`/proc/${ready.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain('GGML_VK_VISIBLE_DEVICES=2');
+      expect(environ.filter((entry) => entry.startsWith('CUDA_VISIBLE_DEVICES='))).toEqual([]);
+    } finally {
+      await vulkan.dispose();
+    }
+    // Started from a shell that set CUDA_VISIBLE_DEVICES (here by UUID prefix), a profile that
+    // leaves the GPUs to the environment follows it.
+    const inherited = await serverHarness(
+      tempDir(),
+      { readGpuUsed: twoGpus, readGpuIdentities: listings, environment: { CUDA_VISIBLE_DEVICES: 'GPU-bbbb1111' } },
+      async () => ({ ...(await requireEngine()), backend: 'cuda' }),
+    );
     try {
       const ready = await inherited.servers.start({ modelRef: 'demo:q8_0', profile });
       expect(ready.state).toBe('ready');

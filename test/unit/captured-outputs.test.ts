@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { planEngine, realVulkanGpu, type MachineFacts } from '../../src/main/engines/llamacpp/engine-plan';
 import { LISTENING, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
-import { parseNvidiaSmiHeader, parseNvidiaSmiList, parseVulkanSummary } from '../../src/main/engines/llamacpp/machine-probe';
+import { parseNvidiaSmiHeader, parseNvidiaSmiList } from '../../src/main/engines/llamacpp/machine-probe';
+import { parseNvidiaSmiGpus, parseVulkanSummary } from '../../src/main/engines/gpu-identity';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
 import { capturedFiles, readCaptured } from '../support/captured';
 
@@ -50,6 +51,17 @@ describe('captured nvidia-smi -L', () => {
     const gpus = parseNvidiaSmiList(readCaptured('nvidia-smi/list-gpus-8xH100-mig.txt'));
     expect(gpus).toEqual(Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'));
   });
+
+  it('keeps each GPU\'s index and UUID, and its MIG instances under it', () => {
+    const gpus = parseNvidiaSmiGpus(readCaptured('nvidia-smi/list-gpus-8xH100-mig.txt'));
+    expect(gpus.map((gpu) => gpu.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(gpus.every((gpu) => /^GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/.test(gpu.uuid ?? ''))).toBe(true);
+    expect(new Set(gpus.map((gpu) => gpu.uuid)).size).toBe(8);
+    expect(gpus[0]).toMatchObject({ uuid: 'GPU-63d1e50a-b952-d15c-0740-12bc14859142' });
+    expect(gpus[0]!.migUuids).toHaveLength(7);
+    expect(gpus[0]!.migUuids[0]).toBe('MIG-4d0efb7d-0970-51d9-b761-0686be6b8af3');
+    expect(gpus.flatMap((gpu) => gpu.migUuids)).toHaveLength(56);
+  });
 });
 
 describe('captured vulkaninfo --summary', () => {
@@ -69,6 +81,9 @@ describe('captured vulkaninfo --summary', () => {
     ['summary-devices-amdgpu-pro-rx6600xt.txt', 'AMD Radeon RX 6600 XT', 1],
   ])('%s: the engine plan picks %s among %i devices', (file, chosen, count) => {
     expect(facts(file).vulkanDevices).toHaveLength(count);
+    expect(facts(file).vulkanDevices!.map((device) => device.index)).toEqual(Array.from({ length: count }, (_, index) => index));
+    // Every capture gives GPU0's deviceUUID; the Windows one breaks off before GPU1's.
+    expect(facts(file).vulkanDevices![0]!.uuid).toMatch(/^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/);
     expect(realVulkanGpu(facts(file))?.name).toBe(chosen);
     expect(planEngine(facts(file))).toMatchObject({ backend: 'vulkan', reason: expect.stringContaining(chosen) });
   });

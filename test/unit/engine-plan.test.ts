@@ -7,8 +7,8 @@ import {
   parseLdconfigCache,
   parseNvidiaSmiHeader,
   parseNvidiaSmiList,
-  parseVulkanSummary,
 } from '../../src/main/engines/llamacpp/machine-probe';
+import { parseVulkanSummary } from '../../src/main/engines/gpu-identity';
 import { useTempDirs } from '../support/temp';
 
 const fixture = (name: string) => fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'machines', name), 'utf8');
@@ -43,8 +43,8 @@ describe('reading the machine', () => {
 
   it('reads Vulkan devices with their types, software renderers included', () => {
     expect(parseVulkanSummary(fixture('vulkaninfo-nvidia-and-llvmpipe.txt'))).toEqual([
-      { name: 'NVIDIA GeForce RTX 4090', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU' },
-      { name: 'llvmpipe (LLVM 15.0.6, 256 bits)', type: 'PHYSICAL_DEVICE_TYPE_CPU' },
+      { index: 0, name: 'NVIDIA GeForce RTX 4090', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU', uuid: null },
+      { index: 1, name: 'llvmpipe (LLVM 15.0.6, 256 bits)', type: 'PHYSICAL_DEVICE_TYPE_CPU', uuid: null },
     ]);
     expect(parseVulkanSummary('')).toEqual([]);
   });

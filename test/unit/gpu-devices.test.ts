@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseGpuDevices } from '../../src/shared/gpu-devices';
 import { gpuChoiceLine } from '../../src/shared/gpu-choice-line';
-import { assertGpusPresent, gpuSelectionEnv, withInheritedGpuChoice } from '../../src/main/engines/gpu-selection';
+import { assertGpusPresent, gpuSelectionEnv, needsGpuIdentities, withInheritedGpuChoice } from '../../src/main/engines/gpu-selection';
+import { parseNvidiaSmiGpus, parseVulkanSummary, type GpuIdentities } from '../../src/main/engines/gpu-identity';
+import { readCaptured } from '../support/captured';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { vllmAdapter } from '../../src/main/engines/adapters/python-servers';
@@ -50,6 +52,32 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
     expect(() => gpuSelectionEnv('1', 'vulkan')).toThrow(/numbers GPUs its own way.*--device VulkanN to extraFlags/);
   });
 
+  it("maps a Vulkan engine's choice through each GPU's UUID to the loader's order (GGML_VK_VISIBLE_DEVICES)", () => {
+    // Captured: a laptop whose Vulkan loader lists the Intel iGPU first (GPU0), the RTX 4070 second.
+    // Constructed: that machine's `nvidia-smi -L`, with the UUID its Vulkan driver reported.
+    const laptop: GpuIdentities = {
+      nvidia: parseNvidiaSmiGpus('GPU 0: NVIDIA GeForce RTX 4070 Laptop GPU (UUID: GPU-7E611089-1272-699D-8985-AB84FEF4311E)\n'),
+      vulkan: parseVulkanSummary(readCaptured('vulkaninfo/summary-intel-rpls-igpu-rtx4070-laptop-llvmpipe.txt')),
+    };
+    expect(gpuSelectionEnv('0', 'vulkan', laptop)).toEqual({ GGML_VK_VISIBLE_DEVICES: '1' });
+    expect(gpuSelectionEnv('all', 'vulkan', laptop)).toEqual({});
+    expect(() => gpuSelectionEnv('1', 'vulkan', laptop)).toThrow(/gpuDevices=1: .*GPU 1 is not on this machine; nvidia-smi lists 0; set gpuDevices=all/);
+    expect(() => gpuSelectionEnv('0', 'vulkan', { ...laptop, vulkan: null })).toThrow(/vulkaninfo is not installed.*apt-get install vulkan-tools/);
+    expect(() => gpuSelectionEnv('0', 'vulkan', { ...laptop, nvidia: null })).toThrow(/nvidia-smi lists no GPU here/);
+    // A Vulkan driver that does not report the NVML UUID (an AMD card, an older summary): nothing is guessed.
+    const noUuid = { ...laptop, vulkan: laptop.vulkan!.map((device) => ({ ...device, uuid: null })) };
+    expect(() => gpuSelectionEnv('0', 'vulkan', noUuid)).toThrow(
+      /no Vulkan device has GPU 0's UUID \(GPU-7E611089-1272-699D-8985-AB84FEF4311E\); vulkaninfo --summary lists GPU0 Intel\(R\) Graphics \(RPL-S\), GPU1 NVIDIA GeForce RTX 4070 Laptop GPU, GPU2 llvmpipe/,
+    );
+    // The listings are read only when a choice needs them.
+    expect(needsGpuIdentities({ ...defaultProfile(), gpuDevices: '0' }, 'vulkan', {})).toBe(true);
+    expect(needsGpuIdentities(defaultProfile(), 'vulkan', {})).toBe(false);
+    expect(needsGpuIdentities({ ...defaultProfile(), gpuDevices: '0' }, 'cuda', {})).toBe(false);
+    expect(needsGpuIdentities(defaultProfile(), 'cuda', { CUDA_VISIBLE_DEVICES: '1' })).toBe(false);
+    expect(needsGpuIdentities(defaultProfile(), 'cuda', { CUDA_VISIBLE_DEVICES: 'GPU-7e61' })).toBe(true);
+    expect(needsGpuIdentities(defaultProfile(), null, { CUDA_VISIBLE_DEVICES: '0,gpu-7e61' })).toBe(true);
+  });
+
   it('follows CUDA_VISIBLE_DEVICES set in the shell when the profile leaves the choice to the environment', () => {
     const all = defaultProfile();
     const inherited = (environment: NodeJS.ProcessEnv, backend: 'cuda' | 'cpu' | 'vulkan' | null = 'cuda', profile = all) =>
@@ -63,6 +91,20 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
     expect(inherited({ CUDA_VISIBLE_DEVICES: '1', CUDA_DEVICE_ORDER: 'FASTEST_FIRST' })).toBe('all');
     expect(inherited({ CUDA_VISIBLE_DEVICES: 'GPU-8f3a2c1e-0b4d-4e55-9a61-2f7c9d0e1b23' })).toBe('all');
     expect(inherited({ CUDA_VISIBLE_DEVICES: 'MIG-1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b' })).toBe('all');
+    // GPU UUIDs, whole or a unique prefix as CUDA takes them, found in `nvidia-smi -L` (captured, 8 × H100).
+    const h100s = parseNvidiaSmiGpus(readCaptured('nvidia-smi/list-gpus-8xH100-mig.txt'));
+    const byUuid = (value: string, order?: string) =>
+      withInheritedGpuChoice(all, 'cuda', { CUDA_VISIBLE_DEVICES: value, ...(order ? { CUDA_DEVICE_ORDER: order } : {}) }, h100s).gpuDevices;
+    expect(byUuid('GPU-7e7d2a20-56b8-3220-e75c-1f3185864bda')).toBe('1');
+    expect(byUuid('gpu-7E7D2A20, GPU-63d1e50a')).toBe('0,1');
+    expect(byUuid('3,GPU-7e7d2a20')).toBe('1,3');
+    // A UUID names one GPU whatever the order; an index under FASTEST_FIRST does not.
+    expect(byUuid('GPU-7e7d2a20', 'FASTEST_FIRST')).toBe('1');
+    expect(byUuid('3,GPU-7e7d2a20', 'FASTEST_FIRST')).toBe('all');
+    // Unknown, ambiguous, or a MIG instance (not a whole GPU): passed through unchanged, every GPU counted.
+    expect(byUuid('GPU-00000000')).toBe('all');
+    expect(byUuid('GPU-')).toBe('all');
+    expect(byUuid('MIG-4d0efb7d-0970-51d9-b761-0686be6b8af3')).toBe('all');
     // The profile's own choice wins; engines that do not read CUDA's variables ignore them.
     expect(inherited({ CUDA_VISIBLE_DEVICES: '1' }, 'cuda', { ...all, gpuDevices: '0' })).toBe('0');
     expect(inherited({ CUDA_VISIBLE_DEVICES: '1' }, 'cpu')).toBe('all');

@@ -13,6 +13,7 @@ import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
 import { readGpuMemoryOnce, usedMibOf } from '../telemetry/gpu-sampler';
 import { assertGpusPresent } from '../engines/gpu-selection';
+import type { GpuIdentities } from '../engines/gpu-identity';
 import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import { findLlamaServers, readProcStat } from '../telemetry/proc-stat';
 import { olderThan, oversubscription } from './oversubscription';
@@ -46,6 +47,8 @@ export interface ServerOptions {
   readGpuUsed?: () => Promise<ReadonlyMap<number, number | null> | null>;
   /** The environment servers inherit GPU choices from (CUDA_VISIBLE_DEVICES); this process's own unless given. */
   environment?: NodeJS.ProcessEnv;
+  /** Reads nvidia-smi -L and (when asked) vulkaninfo, to match a GPU choice to devices (a stand-in in tests). */
+  readGpuIdentities?: (withVulkan: boolean, environment: NodeJS.ProcessEnv) => Promise<GpuIdentities>;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };

@@ -16,7 +16,8 @@ import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-s
 import { findLlamaServers } from '../telemetry/proc-stat';
 import { oversubscription } from './oversubscription';
 import { assertValidProfile } from '../engines/llamacpp/profile-rules';
-import { withInheritedGpuChoice } from '../engines/gpu-selection';
+import { needsGpuIdentities, withInheritedGpuChoice } from '../engines/gpu-selection';
+import { probeGpuIdentities } from '../engines/gpu-identity';
 import type { ServerSessionStore } from '../store/server-sessions';
 
 export interface StartServerRequest {
@@ -70,8 +71,13 @@ export class ServerManager implements Disposable {
       assertValidProfile(request.profile, undefined, engineId);
     }
     const engine = engineId === 'llama.cpp' ? await this.engine() : null;
-    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!) : pythonServerAdapter(engineId);
-    const profile = withInheritedGpuChoice(request.profile, engine?.backend ?? null, this.options.environment);
+    const backend = engine?.backend ?? null;
+    const environment = this.options.environment ?? process.env;
+    const identities = needsGpuIdentities(request.profile, backend, environment)
+      ? await (this.options.readGpuIdentities ?? probeGpuIdentities)(backend === 'vulkan', environment)
+      : null;
+    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId);
+    const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,
       coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,

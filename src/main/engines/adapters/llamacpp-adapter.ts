@@ -2,6 +2,7 @@ import type { EngineInfo } from '../../../shared/contract/engine';
 import type { EngineCapabilities } from '../../../shared/contract/server';
 import { fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 import { buildLlamaServerArgs } from '../llamacpp/launch-args';
+import type { GpuIdentities } from '../gpu-identity';
 import { gpuSelectionEnv } from '../gpu-selection';
 import { loadedBackendLibraries } from '../llamacpp/engine-smoke';
 import { classifyFault, LISTENING, LOAD_PROGRESS, parseLogFacts } from '../llamacpp/log-facts';
@@ -18,14 +19,15 @@ export const LLAMACPP_CAPABILITIES: EngineCapabilities = {
   kvCacheTypes: true,
 };
 
-export function llamaCppAdapter(engine: EngineInfo): ManagedEngineAdapter {
+/** `identities`: the machine's GPU listings, read when a Vulkan engine's GPU choice must be matched to its devices. */
+export function llamaCppAdapter(engine: EngineInfo, identities: GpuIdentities | null = null): ManagedEngineAdapter {
   return {
     id: 'llama.cpp',
     capabilities: LLAMACPP_CAPABILITIES,
     launch: ({ modelPath, port, profile, draftModelPath }) => ({
       program: engine.serverPath,
       args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null),
-      env: gpuSelectionEnv(profile.gpuDevices, engine.backend),
+      env: gpuSelectionEnv(profile.gpuDevices, engine.backend, identities),
     }),
     apiKeyEnv: 'LLAMA_API_KEY',
     healthPath: '/health',

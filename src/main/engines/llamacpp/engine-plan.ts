@@ -1,4 +1,5 @@
 import type { EngineBackend } from '../../../shared/contract/engine';
+import type { VulkanDevice } from '../gpu-identity';
 import { compositionFor, type PrebuiltComposition } from './prebuilt-packages';
 
 /** What the machine offers an engine; gathered by machine-probe.ts, decided on here. */
@@ -27,11 +28,6 @@ export interface CudaRuntime {
   libraries: Record<string, string>;
 }
 
-export interface VulkanDevice {
-  name: string;
-  /** PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, ..._INTEGRATED_GPU, ..._CPU (a software renderer), ... */
-  type: string;
-}
 
 /** What the prebuilt CUDA backend loads beside the driver's libcuda.so.1. */
 export const CUDA_RUNTIME_LIBRARIES = (major: number): string[] => [

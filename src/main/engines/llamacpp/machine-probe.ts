@@ -5,11 +5,12 @@ import path from 'node:path';
 import { childEnvironment } from '../../core/child-env';
 import { findExecutable } from '../../core/which';
 import { findNvcc } from './backend';
-import { CUDA_RUNTIME_LIBRARIES, type CudaRuntime, type MachineFacts, type NvidiaFacts, type VulkanDevice } from './engine-plan';
+import { CUDA_RUNTIME_LIBRARIES, type CudaRuntime, type MachineFacts, type NvidiaFacts } from './engine-plan';
+import { parseNvidiaSmiGpus, parseVulkanSummary } from '../gpu-identity';
 
 /** GPU names from `nvidia-smi -L` ("GPU 0: NVIDIA H200 (UUID: GPU-…)"). */
 export function parseNvidiaSmiList(text: string): string[] {
-  return [...text.matchAll(/^GPU \d+: (.+?)(?: \(UUID: [^)]*\))?\s*$/gm)].map((match) => match[1]!.trim());
+  return parseNvidiaSmiGpus(text).map((gpu) => gpu.name);
 }
 
 /**
@@ -22,17 +23,6 @@ export function parseNvidiaSmiHeader(text: string): { driverVersion: string | nu
     driverVersion: /(?:Driver|KMD) Version:\s*(\d[\d.]*)/.exec(text)?.[1] ?? /NVIDIA-SMI\s+(\d[\d.]*)/.exec(text)?.[1] ?? null,
     driverCudaVersion: /CUDA (?:UMD )?Version:\s*(\d[\d.]*)/.exec(text)?.[1] ?? null,
   };
-}
-
-/** Devices from `vulkaninfo --summary`: each device block names its deviceType and deviceName. */
-export function parseVulkanSummary(text: string): VulkanDevice[] {
-  const devices: VulkanDevice[] = [];
-  for (const block of text.split(/^GPU\d+:\s*$/m).slice(1)) {
-    const type = /deviceType\s*=\s*(\S+)/.exec(block)?.[1];
-    const name = /deviceName\s*=\s*(.+?)\s*$/m.exec(block)?.[1];
-    if (type && name) devices.push({ name, type });
-  }
-  return devices;
 }
 
 /** Library name → path from `ldconfig -p` ("libcudart.so.13 (libc6,x86-64) => /usr/…/libcudart.so.13"). */
