@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 /**
- * Layering (DESIGN.md "Layout"): src/shared is pure TypeScript; only the Electron entry and
+ * Layering (docs/ARCHITECTURE.md): src/shared is pure TypeScript; only the Electron entry and
  * the IPC transport may import electron; the renderer talks to main only through the contract.
  */
 const restrict = (paths, patterns, message) => ({
@@ -17,23 +17,61 @@ const restrict = (paths, patterns, message) => ({
 });
 
 /**
- * The layers of src/main, lowest first (src/shared below them all). A module may import from
- * its own layer or any lower one, never from a higher one, so no cycle can cross layers and
- * the CLI, the services and the transports stay the top of the graph.
+ * What each unit of src/main (a folder, or a file at its top) may import, type-only imports
+ * included; src/shared is open to all and imports none of them. The matrix is explicit rather
+ * than a ladder so that a unit's dependencies are a decision, and docs/ARCHITECTURE.md draws it.
  */
-const LAYERS = [
-  ['shared'],
-  ['core'],
-  ['engines', 'models', 'workload', 'store'],
-  ['server', 'runner', 'metrics', 'telemetry'],
-  ['experiments', 'demo', 'setup'],
-  ['services', 'services.ts', 'rpc', 'doctor.ts'],
-  ['transport', 'cli', 'cli.ts', 'index.ts', 'desktop-shell.ts', 'window-grants.ts', 'headless.ts', 'window-state.ts'],
-];
-/** What the CLI may not import values from, and the one exception: the extra-flag allow-list that --help prints. */
-const FACE_FORBIDDEN = ['store', 'runner', 'server', 'engines'];
-const FACE_EXCEPTIONS = [path.join('engines', 'llamacpp', 'extra-flags')];
-const layerOf = new Map(LAYERS.flatMap((units, level) => units.map((unit) => [unit, level])));
+const ALLOWED_IMPORTS = {
+  shared: [],
+  core: ['shared'],
+  models: ['shared', 'core'],
+  workload: ['shared', 'core', 'models'],
+  telemetry: ['shared', 'core'],
+  client: ['shared', 'core'],
+  engines: ['shared', 'core'],
+  store: ['shared', 'core', 'workload'],
+  server: ['shared', 'core', 'client', 'engines', 'models', 'store', 'telemetry'],
+  metrics: ['shared', 'core', 'client', 'models', 'telemetry'],
+  runner: ['shared', 'core', 'client', 'engines', 'metrics', 'models', 'server', 'store', 'telemetry', 'workload'],
+  experiments: ['shared', 'core', 'client', 'engines', 'metrics', 'models', 'runner', 'server', 'store', 'telemetry', 'workload'],
+  demo: ['shared', 'core', 'client', 'metrics', 'models', 'runner', 'server', 'store', 'workload'],
+  setup: ['shared', 'core', 'engines', 'models'],
+  'doctor.ts': ['shared', 'core', 'engines', 'models', 'server', 'store', 'telemetry'],
+  services: [
+    'shared',
+    'core',
+    'client',
+    'demo',
+    'engines',
+    'experiments',
+    'metrics',
+    'models',
+    'runner',
+    'server',
+    'setup',
+    'store',
+    'telemetry',
+    'workload',
+  ],
+  'services.ts': ['shared', 'core', 'doctor.ts', 'engines', 'server', 'services', 'store', 'telemetry'],
+  rpc: ['shared', 'core'],
+  transport: ['shared', 'core', 'rpc', 'services.ts'],
+  'headless.ts': ['shared', 'core', 'rpc', 'services.ts', 'transport'],
+  // The faces: the CLI reaches everything below through the services, and reads models' names and quantization types.
+  cli: ['shared', 'core', 'doctor.ts', 'headless.ts', 'models', 'services', 'services.ts', 'window-grants.ts'],
+  'cli.ts': ['shared', 'core', 'cli', 'services'],
+  'window-grants.ts': ['shared', 'core'],
+  'window-state.ts': ['shared', 'core'],
+  'desktop-shell.ts': ['shared', 'core'],
+  'index.ts': ['shared', 'core', 'desktop-shell.ts', 'window-grants.ts', 'window-state.ts'],
+};
+export { ALLOWED_IMPORTS };
+
+/** Single modules a unit may import outside its list, each for a stated reason. */
+const ALLOWED_MODULES = {
+  // --help prints the extra-flag allow-list itself.
+  cli: [path.join('engines', 'llamacpp', 'extra-flags')],
+};
 const SRC = path.join(import.meta.dirname, 'src');
 
 /** The folder (or top-level file) of src/main a path belongs to; 'shared' for src/shared; null outside. */
@@ -53,43 +91,25 @@ const layersPlugin = {
         if (from === null) return {};
         const check = (node, specifier) => {
           if (typeof specifier !== 'string' || !specifier.startsWith('.')) return;
-          const to = unitOf(path.resolve(path.dirname(context.filename), specifier));
-          if (to === null || to === from) return;
-          for (const unit of [from, to]) {
-            if (!layerOf.has(unit))
-              return context.report({ node, message: `src/main/${unit} is in no layer: add it to LAYERS in eslint.config.js` });
-          }
-          if (layerOf.get(to) > layerOf.get(from)) {
-            context.report({
-              node,
-              message: `${from} (layer ${layerOf.get(from)}) may not import ${to} (layer ${layerOf.get(to)}): imports point down, ${LAYERS.map((units) => units.join('/')).join(' ← ')}`,
-            });
-          }
-        };
-        // The CLI is a face: it reaches the store, runner, servers and engines through the services, never directly.
-        const faceFiles = from === 'cli' || from === 'cli.ts';
-        const checkFace = (node, specifier, typeOnly) => {
-          if (!faceFiles || typeOnly || typeof specifier !== 'string' || !specifier.startsWith('.')) return;
           const target = path.resolve(path.dirname(context.filename), specifier);
           const to = unitOf(target);
-          if (!FACE_FORBIDDEN.includes(to) || FACE_EXCEPTIONS.some((allowed) => target.endsWith(allowed))) return;
-          context.report({ node, message: `the CLI reaches ${to} only through the services (a type import is fine): ${specifier}` });
+          if (to === null || to === from) return;
+          for (const unit of [from, to]) {
+            if (!(unit in ALLOWED_IMPORTS))
+              return context.report({ node, message: `src/main/${unit} is in no layer: add it to ALLOWED_IMPORTS in eslint.config.js` });
+          }
+          if (ALLOWED_IMPORTS[from].includes(to)) return;
+          if ((ALLOWED_MODULES[from] ?? []).some((allowed) => target.endsWith(allowed))) return;
+          context.report({
+            node,
+            message: `${from} may not import ${to} (type-only imports included): ${from} imports only ${ALLOWED_IMPORTS[from].join(', ') || 'nothing of src/main'} (ALLOWED_IMPORTS in eslint.config.js, docs/ARCHITECTURE.md)`,
+          });
         };
-        const typeOnly = (node) =>
-          node.importKind === 'type' ||
-          (node.specifiers.length > 0 && node.specifiers.every((specifier) => specifier.importKind === 'type'));
         return {
-          ImportDeclaration: (node) => {
-            check(node, node.source.value);
-            checkFace(node, node.source.value, typeOnly(node));
-          },
+          ImportDeclaration: (node) => check(node, node.source.value),
           ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
           ExportAllDeclaration: (node) => check(node, node.source.value),
-          ImportExpression: (node) => {
-            if (node.source.type !== 'Literal') return;
-            check(node, node.source.value);
-            checkFace(node, node.source.value, false);
-          },
+          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
         };
       },
     },

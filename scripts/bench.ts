@@ -18,9 +18,10 @@ import { summarize } from '../src/main/metrics/distribution';
 import { deriveRequestMetrics } from '../src/main/metrics/request-metrics';
 import { summarizeRun } from '../src/main/metrics/run-summary';
 import { generateLoad } from '../src/main/runner/load-generator';
-import { createKeepAliveAgent, streamCompletion } from '../src/main/runner/stream-client';
+import { createKeepAliveAgent, streamCompletion } from '../src/main/client/stream-client';
 import { DEFAULT_TIMEOUTS } from '../src/main/server/managed-server';
 import { ServerManager } from '../src/main/server/server-manager';
+import { SAVED_PROFILE_RULES } from '../src/main/engines/llamacpp/profile-rules';
 import { openAppStore } from '../src/main/store/app-store';
 import type { StoredRequest } from '../src/main/store/run-store';
 import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
@@ -80,7 +81,7 @@ async function clientOverhead(): Promise<void> {
     return;
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
-  const store = await openAppStore(path.join(dir, 'bench.db'));
+  const store = openAppStore(path.join(dir, 'bench.db'), SAVED_PROFILE_RULES);
   const servers = new ServerManager(async () => engine, store.sessions, dir, {
     timeouts: DEFAULT_TIMEOUTS,
     choosePort: () => findFreePort(),
@@ -248,7 +249,7 @@ async function regexCheckOverhead(): Promise<void> {
 
 async function storeIngest(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
-  const store = await openAppStore(path.join(dir, 'ingest.db'));
+  const store = openAppStore(path.join(dir, 'ingest.db'), SAVED_PROFILE_RULES);
   try {
     const runId = store.runs.createRun({
       kind: 'bench',
@@ -333,7 +334,7 @@ async function compareRender(): Promise<void> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
   const db = path.join(dir, 'compare.db');
-  const store = await openAppStore(db);
+  const store = openAppStore(db, SAVED_PROFILE_RULES);
   const random = seededRandom(3);
   for (let run = 0; run < 20; run++) {
     const runId = store.runs.createRun({

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import si from 'systeminformation';
+import { sweepOrphanedServers } from './server/orphan-sweep';
 import { ServerSessionStore } from './store/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
@@ -100,7 +101,7 @@ export function checkDatabase(databasePath: string): DoctorCheck {
  * Servers whose owner died without stopping them (and whose watchdog died too) hold memory
  * and ports; doctor stops them like every other command does, and says which.
  */
-async function sweepOrphanedServers(databasePath: string): Promise<DoctorCheck> {
+async function orphanedServersCheck(databasePath: string): Promise<DoctorCheck> {
   const label = 'orphaned servers';
   let db;
   try {
@@ -109,7 +110,7 @@ async function sweepOrphanedServers(databasePath: string): Promise<DoctorCheck> 
     return { id: 'orphans', label, status: 'warning', detail: `not checked: ${(error as Error).message}`, fix: null };
   }
   try {
-    const swept = await new ServerSessionStore(db).sweepOrphans();
+    const swept = await sweepOrphanedServers(new ServerSessionStore(db));
     if (swept.killed.length === 0) return { id: 'orphans', label, status: 'ok', detail: 'no orphaned servers', fix: null };
     const which = swept.killed.map((server) => `pid ${server.pid} on port ${server.port ?? '?'}`).join(', ');
     return {
@@ -221,7 +222,7 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
 
   const databasePath = resolveDatabasePath(options.dbPath, env);
   checks.push(checkDatabase(databasePath));
-  checks.push(await sweepOrphanedServers(databasePath));
+  checks.push(await orphanedServersCheck(databasePath));
 
   const electron = electronBinaryPath();
   checks.push(

@@ -1,5 +1,6 @@
 import type { AppEvents, AppServices, EventName, EventSink } from '../shared/contract';
 import type { EngineInfo } from '../shared/contract/engine';
+import type { StartupRecovery } from '../shared/contract/server';
 import { Emitter } from './core/emitter';
 import { resolveDatabasePath, secureAppDirs, userDataDir } from './core/paths';
 import type { ServerManager } from './server/server-manager';
@@ -10,7 +11,9 @@ import type { LocalModelsService } from './services/models-service';
 import type { LocalServersService } from './services/servers-service';
 import type { LocalRunsService } from './services/runs-service';
 import { rpcAccess, type ServiceAccess } from './services/access';
-import { openAppStore, type AppStore } from './store/app-store';
+import { SAVED_PROFILE_RULES } from './engines/llamacpp/profile-rules';
+import { sweepOrphanedServers } from './server/orphan-sweep';
+import { openAppStore } from './store/app-store';
 import type { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
@@ -38,7 +41,7 @@ export interface ServiceContainer {
   servers: LocalServersService;
   demo: LocalDemoService;
   /** What opening the database cleaned up after dead processes. */
-  recovered: AppStore['recovered'];
+  recovered: StartupRecovery;
   /** Every event, for transports to forward. */
   events: Emitter<AppEvent>;
   dbPath: string;
@@ -98,7 +101,8 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   secureAppDirs();
   const dbPath = resolveDatabasePath(options.dbPath);
   const access = options.access ?? rpcAccess();
-  const store = await openAppStore(dbPath);
+  const store = openAppStore(dbPath, SAVED_PROFILE_RULES);
+  const recovered: StartupRecovery = { orphans: await sweepOrphanedServers(store.sessions), interruptedRuns: store.interruptedRuns };
   const events = new Emitter<AppEvent>();
   const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
   let engine: Promise<EngineInfo> | null = null;
@@ -218,7 +222,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     engine: engineFace,
     servers: serversFace,
     demo: demoFace,
-    recovered: store.recovered,
+    recovered,
     events,
     dbPath,
     access,

@@ -67,3 +67,19 @@ export const DEMO_QUANT_SPEC = {
   requestsPerWindow: EXPERIMENT_DEFAULTS.requestsPerWindow,
   maxAnswerTokens: DEMO_ANSWER_TOKENS.quant,
 } as const;
+
+/** The capacity search's settings: the SLO percentile, the error rate of its sequential looks, and the load ranges it searches. */
+export const CAPACITY_DEFAULTS = {
+  percentile: 90,
+  alpha: 0.05,
+  maxSteps: 10,
+  maxLooks: 2,
+  growth: 2,
+  relativeTolerance: 0.15,
+  invalidRetries: 2,
+  rate: { start: 1, minLoad: 0.05, maxLoad: 500 },
+  concurrency: { start: 1, minLoad: 1, maxLoad: 256 },
+  users: { start: 1, minLoad: 1, maxLoad: 64 },
+  /** Requests per look: this many times the fewest with which a load can be shown to meet. */
+  requestsPerLookFactor: 1.5,
+} as const;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runToCompletion } from '../../src/main/core/process';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
-import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
+import { createKeepAliveAgent, streamCompletion } from '../../src/main/client/stream-client';
 import { serverHarness } from '../support/servers';
 import { useTempDirs } from '../support/temp';
 

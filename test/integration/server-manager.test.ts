@@ -8,7 +8,7 @@ import { findFreePort } from '../../src/main/core/ports';
 import { identify, isAlive } from '../../src/main/core/process-identity';
 import { parseNvidiaSmiGpus } from '../../src/main/engines/gpu-identity';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
-import { createKeepAliveAgent, streamCompletion } from '../../src/main/runner/stream-client';
+import { createKeepAliveAgent, streamCompletion } from '../../src/main/client/stream-client';
 import { ServerManager } from '../../src/main/server/server-manager';
 import { DEFAULT_TIMEOUTS } from '../../src/main/server/managed-server';
 import { requireEngine } from '../support/engine';
@@ -191,10 +191,17 @@ describe('ServerManager against the real llama-server', () => {
     }
     // Constructed listings: GPU 1's UUID is also the second Vulkan device's, behind an integrated GPU.
     const listings = async (withVulkan: boolean) => ({
-      nvidia: parseNvidiaSmiGpus('GPU 0: NVIDIA H200 (UUID: GPU-aaaa0000-0000-0000-0000-000000000000)\nGPU 1: NVIDIA H200 (UUID: GPU-bbbb1111-0000-0000-0000-000000000000)\n'),
+      nvidia: parseNvidiaSmiGpus(
+        'GPU 0: NVIDIA H200 (UUID: GPU-aaaa0000-0000-0000-0000-000000000000)\nGPU 1: NVIDIA H200 (UUID: GPU-bbbb1111-0000-0000-0000-000000000000)\n',
+      ),
       vulkan: withVulkan
         ? [
-            { index: 0, name: 'Intel(R) Graphics', type: 'PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU', uuid: '868088a7-0400-0000-0002-000000000000' },
+            {
+              index: 0,
+              name: 'Intel(R) Graphics',
+              type: 'PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU',
+              uuid: '868088a7-0400-0000-0002-000000000000',
+            },
             { index: 1, name: 'NVIDIA H200', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU', uuid: 'aaaa0000-0000-0000-0000-000000000000' },
             { index: 2, name: 'NVIDIA H200', type: 'PHYSICAL_DEVICE_TYPE_DISCRETE_GPU', uuid: 'bbbb1111-0000-0000-0000-000000000000' },
           ]

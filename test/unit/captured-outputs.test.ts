@@ -52,7 +52,7 @@ describe('captured nvidia-smi -L', () => {
     expect(gpus).toEqual(Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'));
   });
 
-  it('keeps each GPU\'s index and UUID, and its MIG instances under it', () => {
+  it("keeps each GPU's index and UUID, and its MIG instances under it", () => {
     const gpus = parseNvidiaSmiGpus(readCaptured('nvidia-smi/list-gpus-8xH100-mig.txt'));
     expect(gpus.map((gpu) => gpu.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(gpus.every((gpu) => /^GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/.test(gpu.uuid ?? ''))).toBe(true);

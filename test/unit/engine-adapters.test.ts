@@ -12,7 +12,7 @@ import {
 import { sglangAdapter, splitCommand, vllmAdapter } from '../../src/main/engines/adapters/python-servers';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
-import { streamCompletion } from '../../src/main/runner/stream-client';
+import { streamCompletion } from '../../src/main/client/stream-client';
 
 // Fixtures are constructed from each engine's documented format (see test/fixtures/engines/README.md).
 const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'engines', name), 'utf8');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/main/core/errors';
 import { GgufFormatError, readGgufHeader } from '../../src/main/models/gguf-reader';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
-import { createCompletionStreamReader, emptyCompletion } from '../../src/main/runner/stream-client';
+import { createCompletionStreamReader, emptyCompletion } from '../../src/main/client/stream-client';
 import { parseServerMetrics } from '../../src/main/telemetry/metrics-scraper';
 import { parseWorkloadText } from '../../src/main/workload/parse-workload';
 import type { AppServices } from '../../src/shared/contract';

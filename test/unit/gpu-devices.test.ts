@@ -61,8 +61,12 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
     };
     expect(gpuSelectionEnv('0', 'vulkan', laptop)).toEqual({ GGML_VK_VISIBLE_DEVICES: '1' });
     expect(gpuSelectionEnv('all', 'vulkan', laptop)).toEqual({});
-    expect(() => gpuSelectionEnv('1', 'vulkan', laptop)).toThrow(/gpuDevices=1: .*GPU 1 is not on this machine; nvidia-smi lists 0; set gpuDevices=all/);
-    expect(() => gpuSelectionEnv('0', 'vulkan', { ...laptop, vulkan: null })).toThrow(/vulkaninfo is not installed.*apt-get install vulkan-tools/);
+    expect(() => gpuSelectionEnv('1', 'vulkan', laptop)).toThrow(
+      /gpuDevices=1: .*GPU 1 is not on this machine; nvidia-smi lists 0; set gpuDevices=all/,
+    );
+    expect(() => gpuSelectionEnv('0', 'vulkan', { ...laptop, vulkan: null })).toThrow(
+      /vulkaninfo is not installed.*apt-get install vulkan-tools/,
+    );
     expect(() => gpuSelectionEnv('0', 'vulkan', { ...laptop, nvidia: null })).toThrow(/nvidia-smi lists no GPU here/);
     // A Vulkan driver that does not report the NVML UUID (an AMD card, an older summary): nothing is guessed.
     const noUuid = { ...laptop, vulkan: laptop.vulkan!.map((device) => ({ ...device, uuid: null })) };
@@ -94,7 +98,8 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
     // GPU UUIDs, whole or a unique prefix as CUDA takes them, found in `nvidia-smi -L` (captured, 8 × H100).
     const h100s = parseNvidiaSmiGpus(readCaptured('nvidia-smi/list-gpus-8xH100-mig.txt'));
     const byUuid = (value: string, order?: string) =>
-      withInheritedGpuChoice(all, 'cuda', { CUDA_VISIBLE_DEVICES: value, ...(order ? { CUDA_DEVICE_ORDER: order } : {}) }, h100s).gpuDevices;
+      withInheritedGpuChoice(all, 'cuda', { CUDA_VISIBLE_DEVICES: value, ...(order ? { CUDA_DEVICE_ORDER: order } : {}) }, h100s)
+        .gpuDevices;
     expect(byUuid('GPU-7e7d2a20-56b8-3220-e75c-1f3185864bda')).toBe('1');
     expect(byUuid('gpu-7E7D2A20, GPU-63d1e50a')).toBe('0,1');
     expect(byUuid('3,GPU-7e7d2a20')).toBe('1,3');

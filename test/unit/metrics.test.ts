@@ -3,7 +3,7 @@ import { percentile, percentileSupported, summarize, unsupportedPercentiles } fr
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { formatPercentile } from '../../src/main/cli/format';
-import type { StreamedCompletion } from '../../src/main/runner/stream-client';
+import type { StreamedCompletion } from '../../src/main/client/stream-client';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { classifyFault, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
-import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
+import { applySettings, SAVED_PROFILE_RULES, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { ProfileStore } from '../../src/main/store/profile-store';
 import { openDatabase } from '../../src/main/store/database';
 import { useTempDirs } from '../support/temp';
@@ -115,7 +115,7 @@ describe('server profiles', () => {
   });
 
   it('saves, lists and deletes named profiles in SQLite; default always exists', () => {
-    const store = new ProfileStore(openDatabase(path.join(tempDir(), 'p.db')));
+    const store = new ProfileStore(openDatabase(path.join(tempDir(), 'p.db')), SAVED_PROFILE_RULES);
     expect(store.list().map((profile) => profile.name)).toEqual(['default']);
     store.save({ ...defaultProfile('two-slots'), parallelSlots: 2 });
     expect(store.get('two-slots').parallelSlots).toBe(2);

@@ -2,13 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ConditionResult, VerdictRow } from '../../src/shared/contract/experiments';
 import type { Distribution } from '../../src/shared/contract/runs';
 import type { Verdict } from '../../src/shared/contract/compare';
-import {
-  acceptanceUpperBound,
-  constraintsFromFlags,
-  evaluateGates,
-  recommend,
-  type QuantConstraints,
-} from '../../src/main/experiments/recommend';
+import { acceptanceUpperBound, evaluateGates, recommend, type QuantConstraints } from '../../src/main/experiments/recommend';
+import { constraintsFromFlags } from '../../src/main/cli/quant-flags';
 
 const MIB = 2 ** 20;
 

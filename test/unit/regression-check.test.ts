@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCheckMetrics, runRegressionCheck, type CheckSideName } from '../../src/main/experiments/regression-check';
+import { runRegressionCheck } from '../../src/main/experiments/regression-check';
+import type { CheckSideName } from '../../src/shared/contract/check';
+import { parseCheckMetrics } from '../../src/main/cli/check-flags';
 import { openDatabase } from '../../src/main/store/database';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { RunStore } from '../../src/main/store/run-store';

@@ -7,6 +7,7 @@ import type { ServiceAccess } from '../../src/main/services/access';
 import { createSettingsService } from '../../src/main/services/settings-service';
 import { openDatabase } from '../../src/main/store/database';
 import { ProfileStore } from '../../src/main/store/profile-store';
+import { SAVED_PROFILE_RULES } from '../../src/main/engines/llamacpp/profile-rules';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { useTempDirs } from '../support/temp';
 
@@ -14,7 +15,7 @@ const tempDir = useTempDirs();
 
 function settingsIn(dataDir: string) {
   const env = { INFERLAB_DATA_DIR: dataDir };
-  const profiles = new ProfileStore(openDatabase(path.join(dataDir, 'settings.db')));
+  const profiles = new ProfileStore(openDatabase(path.join(dataDir, 'settings.db')), SAVED_PROFILE_RULES);
   const access = {
     face: 'rpc',
     paths: rootedPaths({ model: ['/models'], workload: [], text: [], results: [] }),

@@ -8,6 +8,7 @@ import { RunStore, type StoredRequest } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { ServerSessionStore } from '../../src/main/store/server-sessions';
+import { sweepOrphanedServers } from '../../src/main/server/orphan-sweep';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { useTempDirs } from '../support/temp';
 
@@ -252,10 +253,10 @@ describe('server session store', () => {
     sessions.recordStart({ ...start, id: 'orphaned', pid: gone });
     db.prepare('UPDATE server_sessions SET owner_pid = ?, owner_start_ticks = NULL WHERE id = ?').run(gone, 'orphaned');
     sessions.recordStart({ ...start, id: 'mine', pid: null });
-    const sweep = await sessions.sweepOrphans(100);
+    const sweep = await sweepOrphanedServers(sessions, 100);
     expect(sweep.killed).toEqual([]);
     expect(sweep.closed).toBe(1);
-    expect((await sessions.sweepOrphans(100)).closed).toBe(0);
+    expect((await sweepOrphanedServers(sessions, 100)).closed).toBe(0);
   });
 });
 

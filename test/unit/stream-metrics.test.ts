@@ -5,7 +5,7 @@ import { cameBunched } from '../../src/main/metrics/bunched-delivery';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { executeRun } from '../../src/main/runner/run-executor';
-import { streamCompletion, type StreamedCompletion } from '../../src/main/runner/stream-client';
+import { streamCompletion, type StreamedCompletion } from '../../src/main/client/stream-client';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';

@@ -2,7 +2,7 @@ import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
-import { agreementCell, qualityLines } from '../experiments/recommend';
+import { agreementCell, qualityLines } from './quant-quality-lines';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 

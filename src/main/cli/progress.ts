@@ -1,4 +1,4 @@
-import type { BuildProgress } from '../engines/llamacpp/engine-build';
+import type { BuildProgress } from '../services/engine-service';
 
 /**
  * Build progress on stderr. On a terminal one line is rewritten in place; elsewhere (npm's

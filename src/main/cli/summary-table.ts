@@ -2,7 +2,7 @@ import { gpuChoiceLine } from '../../shared/gpu-choice-line';
 import { offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
-import type { RunSummary } from '../metrics/run-summary';
+import type { RunSummary } from '../../shared/contract/runs';
 import type { SpeculativeSummary } from '../../shared/contract/runs';
 import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
 

@@ -24,7 +24,7 @@ export function toErrorShape(error: unknown): ErrorShape {
   return { code: ErrorCode.Internal, message };
 }
 
-/** CLI exit status per DESIGN.md: 2 invalid input or usage, 1 runtime failure. */
+/** CLI exit status (docs/ARCHITECTURE.md): 2 invalid input or usage, 1 runtime failure. */
 export function exitStatusFor(error: unknown): 1 | 2 {
   return error instanceof AppError && USAGE_ERROR_CODES.includes(error.code) ? 2 : 1;
 }

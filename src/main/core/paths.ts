@@ -38,7 +38,7 @@ export function secureAppDirs(env: NodeJS.ProcessEnv = process.env): void {
   }
 }
 
-/** `--db PATH`, else `INFERLAB_DB`, else the per-user data folder (DESIGN.md "Command line"). */
+/** `--db PATH`, else `INFERLAB_DB`, else the per-user data folder (docs/ARCHITECTURE.md). */
 export function resolveDatabasePath(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   if (explicit) return path.resolve(explicit);
   if (env.INFERLAB_DB) return path.resolve(env.INFERLAB_DB);

@@ -7,7 +7,7 @@ import { AppError } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import { summarizeRun, type RunSummary } from '../metrics/run-summary';
 import { storedRequestFrom } from '../runner/stored-request';
-import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
+import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 

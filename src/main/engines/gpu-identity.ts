@@ -69,11 +69,14 @@ export function vulkanIndexesFor(indexes: readonly number[], identities: GpuIden
   if (identities.nvidia === null || identities.nvidia.length === 0)
     return { problem: 'nvidia-smi lists no GPU here, so its indexes cannot be matched to Vulkan devices' };
   if (identities.vulkan === null)
-    return { problem: 'vulkaninfo is not installed, so Vulkan devices cannot be matched to GPUs (Debian/Ubuntu: apt-get install vulkan-tools)' };
+    return {
+      problem: 'vulkaninfo is not installed, so Vulkan devices cannot be matched to GPUs (Debian/Ubuntu: apt-get install vulkan-tools)',
+    };
   const chosen: number[] = [];
   for (const index of indexes) {
     const gpu = identities.nvidia.find((candidate) => candidate.index === index);
-    if (!gpu) return { problem: `GPU ${index} is not on this machine; nvidia-smi lists ${identities.nvidia.map((each) => each.index).join(', ')}` };
+    if (!gpu)
+      return { problem: `GPU ${index} is not on this machine; nvidia-smi lists ${identities.nvidia.map((each) => each.index).join(', ')}` };
     if (gpu.uuid === null) return { problem: `nvidia-smi -L gives no UUID for GPU ${index}` };
     const device = identities.vulkan.find((candidate) => candidate.uuid !== null && bareUuid(candidate.uuid) === bareUuid(gpu.uuid!));
     if (!device)

@@ -42,7 +42,11 @@ export function gpuSelectionEnv(
 }
 
 /** Whether starting this profile needs the machine's GPU listings (nvidia-smi -L, vulkaninfo) first. */
-export function needsGpuIdentities(profile: ServerProfile, backend: EngineBackend | null, environment: NodeJS.ProcessEnv = process.env): boolean {
+export function needsGpuIdentities(
+  profile: ServerProfile,
+  backend: EngineBackend | null,
+  environment: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (backend === 'vulkan') return selectedGpuIndexes(profile.gpuDevices) !== null;
   const inherited = environment.CUDA_VISIBLE_DEVICES;
   return (profile.gpuDevices ?? ALL_GPUS) === ALL_GPUS && inherited !== undefined && /GPU-/i.test(inherited);

@@ -12,21 +12,7 @@ import { searchCapacity, type CapacitySearchSettings, type StepSample } from './
 import { summarizeCondition } from './condition-summary';
 import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
 import type { WindowCooldown } from './window-cooldown';
-
-export const CAPACITY_DEFAULTS = {
-  percentile: 90,
-  alpha: 0.05,
-  maxSteps: 10,
-  maxLooks: 2,
-  growth: 2,
-  relativeTolerance: 0.15,
-  invalidRetries: 2,
-  rate: { start: 1, minLoad: 0.05, maxLoad: 500 },
-  concurrency: { start: 1, minLoad: 1, maxLoad: 256 },
-  users: { start: 1, minLoad: 1, maxLoad: 64 },
-  /** Requests per look: this many times the fewest with which a load can be shown to meet. */
-  requestsPerLookFactor: 1.5,
-} as const;
+import { CAPACITY_DEFAULTS } from '../../shared/experiment-defaults';
 
 type SloMetric = 'ttft_ms' | 'tpot_ms' | 'e2e_ms';
 const SLO_METRICS: readonly SloMetric[] = ['ttft_ms', 'tpot_ms', 'e2e_ms'];

@@ -9,9 +9,7 @@ import type {
 
 export type { QualityGate, QuantConstraints, QuantObjective } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
-import { ErrorCode } from '../../shared/errors';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
-import { AppError } from '../core/errors';
 
 type Recommendation = ExperimentResult['recommendation'];
 type GateCell = RecommendationGate['conditions'][number];
@@ -463,108 +461,4 @@ function qualityLine(condition: ConditionResult): string {
       ? [`acceptance ${condition.acceptance.accepted}/${condition.acceptance.judged}`]
       : []),
   ].join(', ');
-}
-
-/**
- * The gate flags of `experiment quant`: --min-agreement F, --max-kld NATS, --acceptance-alpha A
- * (each `off` to switch the gate off), --min-acceptance F, --vram-budget MIB, --objective.
- * Unset flags keep the defaults, which are printed with the result.
- */
-export function constraintsFromFlags(
-  flags: {
-    'min-agreement'?: string;
-    'max-kld'?: string;
-    'acceptance-alpha'?: string;
-    'min-acceptance'?: string;
-    'vram-budget'?: string;
-    objective?: string;
-  },
-  slo: SloSpec | null,
-): QuantConstraints {
-  const disabledGates: QualityGate[] = [];
-  const number = (
-    flag: string,
-    raw: string | undefined,
-    gate: QualityGate | null,
-    valid: (value: number) => boolean,
-    expect: string,
-  ): number | null => {
-    if (raw === undefined) return null;
-    if (gate && raw.trim().toLowerCase() === 'off') {
-      disabledGates.push(gate);
-      return null;
-    }
-    const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value) || !valid(value))
-      throw new AppError(ErrorCode.Usage, `--${flag} must be ${expect}${gate ? ' or off' : ''}, got "${raw}"`);
-    return value;
-  };
-  const fraction = (value: number) => value >= 0 && value <= 1;
-  const objective = flags.objective ?? 'memory';
-  if (objective !== 'memory' && objective !== 'tpot' && objective !== 'ttft')
-    throw new AppError(ErrorCode.Usage, `--objective must be memory, tpot or ttft, got "${objective}"`);
-  return {
-    minAgreement: number('min-agreement', flags['min-agreement'], 'token agreement', fraction, 'a fraction from 0 to 1'),
-    maxKld: number('max-kld', flags['max-kld'], 'kld', (value) => value >= 0, 'a KL divergence in nats, 0 or more'),
-    acceptanceAlpha: number(
-      'acceptance-alpha',
-      flags['acceptance-alpha'],
-      'acceptance',
-      (value) => value > 0 && value < 0.5,
-      'a significance level above 0 and below 0.5',
-    ),
-    minAcceptance: number('min-acceptance', flags['min-acceptance'], null, fraction, 'a fraction from 0 to 1'),
-    vramBudgetMib: number(
-      'vram-budget',
-      flags['vram-budget'],
-      null,
-      (value) => Number.isInteger(value) && value > 0,
-      'a whole number of MiB',
-    ),
-    slo,
-    objective,
-    disabledGates,
-  };
-}
-
-/** A table cell for a condition's token agreement: the mean share and the exact-match rate. */
-export function agreementCell(condition: ConditionResult): string {
-  const agreement = condition.token_agreement;
-  if (agreement?.mean == null) return condition.agreement_with_baseline == null ? '—' : pct(condition.agreement_with_baseline);
-  return `${pct(agreement.mean)} (exact ${agreement.exact_match_rate == null ? '—' : pct(agreement.exact_match_rate)})`;
-}
-
-/** The lines under a quantization table: what the quality figures were measured on, and every gate. */
-export function qualityLines(result: ExperimentResult): string[] {
-  const baseline = result.conditions[0];
-  if (!baseline) return [];
-  const lines: string[] = [];
-  const floor = baseline.token_agreement_noise_floor;
-  const items = baseline.token_agreement?.items ?? floor?.items ?? 0;
-  lines.push(
-    `token agreement: share of ${baseline.name}'s greedy tokens reproduced before the first divergence, mean over ${items} items (untimed /completion pass); noise floor (${baseline.name} against a second pass of itself): ${floor?.mean == null ? `— (${floor?.error ?? 'not measured'})` : `${pct(floor.mean)}, exact ${floor.exact_match_rate == null ? '—' : pct(floor.exact_match_rate)}`}`,
-  );
-  for (const condition of result.conditions) {
-    const agreement = condition.token_agreement;
-    if (agreement?.error) lines.push(`  ${condition.name}: no token agreement: ${agreement.error}`);
-    else if (agreement?.first_divergence_index_mean != null)
-      lines.push(
-        `  ${condition.name}: first divergence at token ${agreement.first_divergence_index_mean.toFixed(1)} on average, over the items that diverge`,
-      );
-  }
-  const kld = (result.protocol as { kld?: { context?: number; text_tokens?: number | null; text_source?: string } }).kld;
-  lines.push(
-    `KLD: llama-perplexity at context ${kld?.context ?? baseline.kld_context ?? '—'} on ${kld?.text_tokens ?? baseline.kld_tokens ?? '—'} tokens of text ${kld?.text_source ?? ''}`.trimEnd(),
-  );
-  for (const condition of result.conditions)
-    if (condition.kld_mean == null && condition.kld_error) lines.push(`  ${condition.name}: no KLD: ${condition.kld_error}`);
-  const gates = result.recommendation.gates ?? [];
-  if (gates.length > 0) {
-    lines.push(`gates${result.recommendation.objective ? ` (eligible ranked by ${result.recommendation.objective})` : ''}:`);
-    for (const gate of gates) {
-      lines.push(`  ${gate.name} — ${gate.threshold}`);
-      for (const cell of gate.conditions) lines.push(`    ${cell.name}: ${cell.status}${cell.detail ? ` (${cell.detail})` : ''}`);
-    }
-  }
-  return lines;
 }

@@ -1,3 +1,4 @@
+import type { CheckedMetric, CheckMetricResult, CheckResult, CheckSide, CheckSideName } from '../../shared/contract/check';
 import type { RunSummary } from '../../shared/contract/runs';
 import type { StartRunSpec } from '../../shared/contract/specs';
 import { ErrorCode } from '../../shared/errors';
@@ -5,56 +6,14 @@ import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
 import { isExecutable } from '../core/which';
 import { percentile, sortedFinite } from '../metrics/distribution';
-import { regressionDecision, type RegressionDecision } from '../metrics/regression-gate';
+import { regressionDecision } from '../metrics/regression-gate';
 import type { ExperimentStore } from '../store/experiment-store';
 import type { RunRow, RunStore } from '../store/run-store';
 
-const LATENCIES = ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const;
-const STATISTICS = ['p50', 'p90', 'p95', 'p99', 'mean'] as const;
-type Latency = (typeof LATENCIES)[number];
-type Statistic = (typeof STATISTICS)[number];
-export type CheckedMetric = { metric: Latency; statistic: Statistic } | { metric: 'output_tokens_per_s'; statistic: 'mean' };
-
-export const DEFAULT_CHECK_METRICS = 'tpot_ms:p50,ttft_ms:p50,output_tokens_per_s';
-export const DEFAULT_CHECK_MARGIN = 0.05;
-export const DEFAULT_CHECK_REPEATS = 3;
 /** One-sided, for the whole check: the chance of failing a build that is not slower beyond the margin. */
 export const CHECK_ALPHA = 0.05;
 /** Times a window other processes competed with is measured again before it is kept (and listed as contaminated). */
 export const CONTAMINATED_RETRIES = 2;
-
-/** `tpot_ms:p50,ttft_ms:p95,output_tokens_per_s` → the metrics the gate judges. */
-export function parseCheckMetrics(text: string): CheckedMetric[] {
-  const metrics = text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry): CheckedMetric => {
-      const [metric, statistic = 'p50'] = entry.split(':');
-      if (metric === 'output_tokens_per_s') {
-        if (statistic !== 'p50' && statistic !== 'mean')
-          throw new AppError(ErrorCode.Usage, `output_tokens_per_s is one rate per run; drop ":${statistic}"`);
-        return { metric, statistic: 'mean' };
-      }
-      if (!(LATENCIES as readonly string[]).includes(metric!) || !(STATISTICS as readonly string[]).includes(statistic))
-        throw new AppError(
-          ErrorCode.Usage,
-          `--metrics: "${entry}" is not one of ${LATENCIES.join(', ')} with :${STATISTICS.join('|')}, or output_tokens_per_s`,
-        );
-      return { metric: metric as Latency, statistic: statistic as Statistic };
-    });
-  if (metrics.length === 0) throw new AppError(ErrorCode.Usage, '--metrics names no metric');
-  return metrics;
-}
-
-/** `5%` or `0.05` → 0.05. */
-export function parseMargin(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
-  const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : NaN;
-  if (!Number.isFinite(value) || value < 0 || value >= 10)
-    throw new AppError(ErrorCode.Usage, `--margin expects a share like 5% or 0.05, got "${text}"`);
-  return value;
-}
 
 export interface CheckQuery {
   /** A run, or an experiment whose condition's runs are the baseline windows. */
@@ -73,45 +32,6 @@ export interface CheckQuery {
    * the baseline was stored (thermals, drivers, other load) then weighs on both sides alike.
    */
   interleave?: boolean;
-}
-
-export type CheckSideName = 'baseline' | 'candidate';
-
-export interface CheckMetricResult extends RegressionDecision {
-  metric: string;
-  baseline_value: number | null;
-  candidate_value: number | null;
-  baseline_windows: number[];
-  candidate_windows: number[];
-}
-
-export interface CheckResult {
-  result: 'pass' | 'regression' | 'insufficient data';
-  margin: number;
-  alpha: number;
-  rule: string;
-  /** True when the judged baseline windows were measured beside the candidate's. */
-  interleaved: boolean;
-  /** The windows judged as the baseline: the stored runs, or their configuration measured again when interleaved. */
-  baseline: CheckSide;
-  /** The stored baseline runs when the judged baseline was measured again (interleaved); null otherwise. */
-  stored_baseline: CheckSide | null;
-  candidate: CheckSide;
-  metrics: CheckMetricResult[];
-}
-
-interface CheckSide {
-  run_ids: string[];
-  /** When the earliest of these runs started: drift since then counts as change unless interleaved. */
-  measured_at: string;
-  /** Windows other processes competed with (their runs flagged contaminated): the figures may be off. */
-  contaminated: string[];
-  /** Windows where some requests' tokens reached the client bunched (metrics/bunched-delivery.ts): their TPOT measures delivery. */
-  bunched?: string[];
-  engine: { commit: string | null; backend: string | null; server_path: string | null };
-  model_sha256: string | null;
-  workload_revision: string | null;
-  profile: unknown;
 }
 
 export const CHECK_RULE =

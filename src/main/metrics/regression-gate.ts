@@ -1,17 +1,5 @@
+import type { RegressionDecision } from '../../shared/contract/check';
 import { studentTQuantile } from './student-t';
-
-/** What the gate decided for one metric. */
-export interface RegressionDecision {
-  /** Candidate over baseline of the per-window statistic (geometric means of the windows); null without data. */
-  ratio: number | null;
-  /**
-   * The one-sided bound on how much worse the candidate is, as a fraction (0.08 = 8 % worse):
-   * with confidence 1 − alpha the candidate is at least this much worse. Null without a test.
-   */
-  worse_by_at_least: number | null;
-  verdict: 'regression' | 'pass' | 'insufficient data';
-  note: string | null;
-}
 
 /**
  * Is the candidate worse than the baseline by more than the margin, beyond doubt? Each window

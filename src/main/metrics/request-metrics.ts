@@ -1,8 +1,8 @@
 import type { RequestMetrics } from '../../shared/contract/measurement';
-import type { StreamedCompletion } from '../runner/stream-client';
+import type { StreamedCompletion } from '../client/stream-client';
 
 /**
- * Derives the per-request numbers of DESIGN.md's measurement contract from what the client
+ * Derives the per-request numbers of the measurement contract (docs/METRICS.md) from what the client
  * observed (docs/METRICS.md has every definition). Anything that cannot be measured is null,
  * never zero. `scheduledAt` is the open-loop arrival time on the same clock as `t0`.
  */

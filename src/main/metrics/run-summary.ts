@@ -174,7 +174,7 @@ function slotWaitNote(load: LoadDescription, slots: number | null): string | nul
 }
 
 /**
- * The run summary of DESIGN.md's measurement contract, computed from the stored requests
+ * The run summary of the measurement contract (docs/METRICS.md), computed from the stored requests
  * (so a finished, aborted or interrupted run is summarized the same way). Warmup requests
  * are excluded everywhere; failures stay in every denominator.
  */

@@ -12,7 +12,7 @@ import type { ServerAddress } from '../core/server-address';
 import { blockHashes, hashSentPrompts, type SentPrompt } from './block-hashes';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
-import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from './stream-client';
+import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from '../client/stream-client';
 import { drawThinkTime, pauseUntil } from './think-time';
 
 export interface RunTarget {

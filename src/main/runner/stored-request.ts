@@ -1,6 +1,6 @@
 import type { RequestMetrics } from '../../shared/contract/measurement';
 import type { StoredRequest } from '../store/run-store';
-import type { StreamedCompletion } from './stream-client';
+import type { StreamedCompletion } from '../client/stream-client';
 
 /**
  * The stored form of one observed completion. Times become offsets: `runStart` for the

@@ -10,7 +10,7 @@ import { ManagedProcess, type ProcessExit } from '../core/process';
 import { redactArgv } from '../core/redact';
 import type { ServerAddress } from '../core/server-address';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
-import { createKeepAliveAgent, streamCompletion } from '../runner/stream-client';
+import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
 import { readGpuMemoryOnce, usedMibOf } from '../telemetry/gpu-sampler';
 import { assertGpusPresent } from '../engines/gpu-selection';
 import type { GpuIdentities } from '../engines/gpu-identity';

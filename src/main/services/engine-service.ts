@@ -3,6 +3,8 @@ import type { BuildProgress } from '../engines/llamacpp/engine-build';
 import type { SetupResult } from '../setup/setup';
 import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 
+export type { BuildProgress, SetupResult };
+
 /** What a caller awaiting a setup (the CLI) hears while it goes. */
 export interface SetupHooks {
   progress?: BuildProgress;

@@ -1,6 +1,7 @@
 import { profileWithin, resolveModelWithin } from './access';
 import { ExperimentStore } from '../store/experiment-store';
-import type { CheckQuery, CheckResult } from '../experiments/regression-check';
+import type { CheckResult } from '../../shared/contract/check';
+import type { CheckQuery } from '../experiments/regression-check';
 import type { RunDetail, RunJobState, RunListItem, RunsService, StartRunSpec } from '../../shared/contract';
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';

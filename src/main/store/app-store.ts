@@ -1,5 +1,5 @@
-import { ProfileStore } from './profile-store';
-import { ServerSessionStore, type OrphanSweep } from './server-sessions';
+import { ProfileStore, type ProfileRules } from './profile-store';
+import { ServerSessionStore } from './server-sessions';
 import { openDatabase, type Db } from './database';
 import { RunStore } from './run-store';
 
@@ -8,21 +8,26 @@ export interface AppStore {
   runs: RunStore;
   sessions: ServerSessionStore;
   profiles: ProfileStore;
-  /** What start-up cleaned: orphaned servers killed, runs marked interrupted. */
-  recovered: { orphans: OrphanSweep; interruptedRuns: number };
+  /** Runs left unfinished by a process that died, marked interrupted (their requests kept) on opening. */
+  interruptedRuns: number;
   close(): void;
 }
 
 /**
- * Opens the database the way every entry point must: migrate, then clean up after any
- * process that died holding servers or runs (kill its orphaned servers, mark its runs
- * interrupted with their requests kept).
+ * Opens the database the way every entry point must: migrate, then mark the runs of any
+ * process that died as interrupted, with their requests kept. Stopping the servers such a
+ * process left behind is the server layer's (server/orphan-sweep.ts).
  */
-export async function openAppStore(file: string): Promise<AppStore> {
+export function openAppStore(file: string, profileRules: ProfileRules): AppStore {
   const db = openDatabase(file);
   const runs = new RunStore(db);
-  const sessions = new ServerSessionStore(db);
-  const orphans = await sessions.sweepOrphans();
   const interruptedRuns = runs.markAbandonedRunsInterrupted();
-  return { db, runs, sessions, profiles: new ProfileStore(db), recovered: { orphans, interruptedRuns }, close: () => db.close() };
+  return {
+    db,
+    runs,
+    sessions: new ServerSessionStore(db),
+    profiles: new ProfileStore(db, profileRules),
+    interruptedRuns,
+    close: () => db.close(),
+  };
 }

@@ -1,5 +1,5 @@
 import type { ColdStart, EffectiveConfig, ServerFault, ServerProfile, ServerState } from '../../shared/contract/server';
-import { identify, isAlive, type ProcessIdentity } from '../core/process-identity';
+import { identify, type ProcessIdentity } from '../core/process-identity';
 import { redactArgv, redactSecrets } from '../core/redact';
 import type { Db } from './database';
 
@@ -15,17 +15,20 @@ export interface SessionStart {
   port: number | null;
 }
 
-export interface OrphanSweep {
-  killed: { sessionId: string; pid: number; port: number | null }[];
-  closed: number;
+/** A session not yet ended: its server's process (as launched) and the process that owns it. */
+export interface OpenSession {
+  id: string;
+  server: ProcessIdentity | null;
+  port: number | null;
+  owner: ProcessIdentity;
 }
 
 const owner = identify(process.pid);
 
 /**
- * Every launched server is recorded with its pid and start time and its owner's. A server
- * whose owner died (a SIGKILLed CLI, a crashed app) is an orphan: the next start of any
- * command kills it, checking the start time so a recycled pid is never touched.
+ * Every launched server is recorded with its pid and start time and its owner's, so that a
+ * server whose owner died (a SIGKILLed CLI, a crashed app) can be found and stopped later
+ * (server/orphan-sweep.ts).
  */
 export class ServerSessionStore {
   constructor(private readonly db: Db) {}
@@ -77,8 +80,9 @@ export class ServerSessionStore {
     return row?.cold_start_json ? (JSON.parse(row.cold_start_json) as ColdStart) : null;
   }
 
-  async sweepOrphans(graceMs = 3000): Promise<OrphanSweep> {
-    const open = this.db
+  /** Sessions not yet ended, with the processes that own and run them. */
+  openSessions(): OpenSession[] {
+    const rows = this.db
       .prepare('SELECT id, pid, pid_start_ticks, port, owner_pid, owner_start_ticks FROM server_sessions WHERE ended_at IS NULL')
       .all() as {
       id: string;
@@ -88,48 +92,11 @@ export class ServerSessionStore {
       owner_pid: number;
       owner_start_ticks: number | null;
     }[];
-    const result: OrphanSweep = { killed: [], closed: 0 };
-    for (const row of open) {
-      if (isAlive({ pid: row.owner_pid, startTicks: row.owner_start_ticks })) continue;
-      // Without a recorded start time we cannot prove the pid is still our server: leave it.
-      if (row.pid !== null && row.pid_start_ticks !== null) {
-        const server: ProcessIdentity = { pid: row.pid, startTicks: row.pid_start_ticks };
-        if (isAlive(server)) {
-          await killProcessGroup(server, graceMs);
-          result.killed.push({ sessionId: row.id, pid: row.pid, port: row.port });
-        }
-      }
-      this.recordEnd(row.id, 'stopped', {
-        code: 'crashed',
-        message: `the process that started this server (pid ${row.owner_pid}) ended without stopping it`,
-        hint: 'Swept as an orphan.',
-        exitCode: null,
-        signal: null,
-        logTail: [],
-      });
-      result.closed += 1;
-    }
-    return result;
+    return rows.map((row) => ({
+      id: row.id,
+      server: row.pid === null ? null : { pid: row.pid, startTicks: row.pid_start_ticks },
+      port: row.port,
+      owner: { pid: row.owner_pid, startTicks: row.owner_start_ticks },
+    }));
   }
-}
-
-async function killProcessGroup(target: ProcessIdentity, graceMs: number): Promise<void> {
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(-target.pid, name);
-    } catch {
-      try {
-        process.kill(target.pid, name);
-      } catch {
-        // Gone already.
-      }
-    }
-  };
-  signal('SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    if (!isAlive(target)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (isAlive(target)) signal('SIGKILL');
 }

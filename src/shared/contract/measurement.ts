@@ -1,6 +1,6 @@
 /**
  * Measurement vocabulary shared by the store, the CLI, exports and the UI. Names follow
- * DESIGN.md "Measurement contract"; `null` always means "not measured", never zero.
+ * docs/METRICS.md; `null` always means "not measured", never zero.
  */
 
 export type RequestErrorClass =

@@ -1,4 +1,4 @@
-/** Run summaries: the names of DESIGN.md's measurement contract, shared by CLI, exports and UI. */
+/** Run summaries: the names of the measurement contract (docs/METRICS.md), shared by CLI, exports and UI. */
 import type { SloSpec } from './specs';
 import type { TelemetrySummary } from './telemetry';
 import type { EngineBackend } from './engine';

@@ -116,3 +116,14 @@ export interface LogExplanation {
   warnings: string[];
   lines: number;
 }
+
+/** What start-up cleaned after processes that died: their orphaned servers stopped, their runs marked interrupted. */
+export interface StartupRecovery {
+  orphans: OrphanSweep;
+  interruptedRuns: number;
+}
+
+export interface OrphanSweep {
+  killed: { sessionId: string; pid: number; port: number | null }[];
+  closed: number;
+}

@@ -3,16 +3,10 @@ import path from 'node:path';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { isExecutable } from '../../core/which';
-import {
-  DEFAULT_CHECK_MARGIN,
-  DEFAULT_CHECK_METRICS,
-  DEFAULT_CHECK_REPEATS,
-  parseCheckMetrics,
-  parseMargin,
-  type CheckResult,
-} from '../../experiments/regression-check';
+import { DEFAULT_CHECK_MARGIN, DEFAULT_CHECK_METRICS, DEFAULT_CHECK_REPEATS, type CheckResult } from '../../../shared/contract/check';
 import { shellAccess } from '../../services/access';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
+import { parseCheckMetrics, parseMargin } from '../check-flags';
 import { formatNumber, formatTable } from '../format';
 import { progressWriter } from '../progress';
 import type { ServiceContainer } from '../../services';

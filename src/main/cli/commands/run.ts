@@ -1,7 +1,7 @@
 import type { StartRunSpec } from '../../../shared/contract';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import type { SloSpec } from '../../metrics/run-summary';
+import type { SloSpec } from '../../../shared/contract/runs';
 import { shellAccess } from '../../services/access';
 import { checkRunShape, checkRunSpec } from '../../services/run-spec';
 import { parseOptions, type CommandHandler } from '../args';

@@ -2,7 +2,7 @@ import { ENGINE_BACKENDS, type EngineBackend } from '../../../shared/contract/en
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
-import type { SetupResult } from '../../setup/setup';
+import type { SetupResult } from '../../services/engine-service';
 import { openCliServices } from '../service-context';
 import { parseOptions, type CommandHandler } from '../args';
 import { stderrBuildProgress } from '../progress';

@@ -28,7 +28,6 @@ export interface CudaRuntime {
   libraries: Record<string, string>;
 }
 
-
 /** What the prebuilt CUDA backend loads beside the driver's libcuda.so.1. */
 export const CUDA_RUNTIME_LIBRARIES = (major: number): string[] => [
   `libcudart.so.${major}`,

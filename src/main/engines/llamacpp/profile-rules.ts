@@ -3,7 +3,7 @@ import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { extraFlagProblems } from './extra-flags';
-import { MANAGED_FLAGS } from './launch-args';
+import { defaultProfile, MANAGED_FLAGS } from './launch-args';
 import { parseGpuDevices } from '../../../shared/gpu-devices';
 
 export { KV_CACHE_TYPES };
@@ -224,3 +224,9 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
   }
   return next;
 }
+
+/** The rules the profile store keeps saved profiles to: llama-server's defaults, and every field checked. */
+export const SAVED_PROFILE_RULES = {
+  defaults: (name?: string): ServerProfile => defaultProfile(name),
+  validate: (profile: ServerProfile): void => assertValidProfile(profile),
+};

@@ -1,0 +1,36 @@
+import { CHECK_LATENCIES, CHECK_STATISTICS, type CheckedMetric } from '../../shared/contract/check';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+
+/** `tpot_ms:p50,ttft_ms:p95,output_tokens_per_s` → the metrics the gate judges. */
+export function parseCheckMetrics(text: string): CheckedMetric[] {
+  const metrics = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry): CheckedMetric => {
+      const [metric, statistic = 'p50'] = entry.split(':');
+      if (metric === 'output_tokens_per_s') {
+        if (statistic !== 'p50' && statistic !== 'mean')
+          throw new AppError(ErrorCode.Usage, `output_tokens_per_s is one rate per run; drop ":${statistic}"`);
+        return { metric, statistic: 'mean' };
+      }
+      if (!(CHECK_LATENCIES as readonly string[]).includes(metric!) || !(CHECK_STATISTICS as readonly string[]).includes(statistic))
+        throw new AppError(
+          ErrorCode.Usage,
+          `--metrics: "${entry}" is not one of ${CHECK_LATENCIES.join(', ')} with :${CHECK_STATISTICS.join('|')}, or output_tokens_per_s`,
+        );
+      return { metric, statistic } as CheckedMetric;
+    });
+  if (metrics.length === 0) throw new AppError(ErrorCode.Usage, '--metrics names no metric');
+  return metrics;
+}
+
+/** `5%` or `0.05` → 0.05. */
+export function parseMargin(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
+  const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : NaN;
+  if (!Number.isFinite(value) || value < 0 || value >= 10)
+    throw new AppError(ErrorCode.Usage, `--margin expects a share like 5% or 0.05, got "${text}"`);
+  return value;
+}
