@@ -3,7 +3,7 @@ import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { agreementCell, qualityLines } from './quant-quality-lines';
-import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
+import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
@@ -80,7 +80,7 @@ function experimentBody(result: ExperimentResult): string {
               : condition.kld_mean !== 0 && condition.kld_mean < 0.001
                 ? condition.kld_mean.toExponential(2)
                 : condition.kld_mean.toFixed(4),
-            condition.same_top_p == null ? '—' : `${(condition.same_top_p * 100).toFixed(1)} %`,
+            formatShare(condition.same_top_p),
           ]
         : []),
       condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
@@ -150,8 +150,6 @@ export function capacityTable(capacity: NonNullable<ExperimentResult['capacity']
   return `${formatTable(rows)}\n\n${answer}\n${knee}\n${reason}\nrule: ${capacity.rule}`;
 }
 
-const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
-
 /** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
 function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
   const rows = [
@@ -179,10 +177,10 @@ function specTable(result: ExperimentResult, equivalence: NonNullable<Experiment
         formatMs(condition.metrics.tpot_ms.p50),
         formatNumber(condition.throughput.output_tokens_per_s),
         speculative
-          ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${share(speculative.acceptance_rate)})`
+          ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${formatShare(speculative.acceptance_rate)})`
           : '— (no draft)',
-        share(speculative?.acceptance_rate_per_request.p50),
-        share(speculative?.acceptance_rate_per_request.min),
+        formatShare(speculative?.acceptance_rate_per_request.p50),
+        formatShare(speculative?.acceptance_rate_per_request.min),
         check ? (check.equivalent ? 'identical' : `DIFFERS on ${check.beyond_floor.length}`) : 'reference',
         condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
       ];

@@ -13,6 +13,11 @@ export function formatMs(value: number | null | undefined): string {
   return value === null || value === undefined ? '—' : `${value.toFixed(value < 10 ? 2 : 1)} ms`;
 }
 
+/** A share (0.953) as a percentage with one decimal ("95.3 %"). */
+export function formatShare(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : `${(value * 100).toFixed(1)} %`;
+}
+
 export function formatNumber(value: number | null | undefined, digits = 1): string {
   return value === null || value === undefined ? '—' : value.toFixed(digits);
 }

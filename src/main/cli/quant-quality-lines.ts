@@ -1,12 +1,11 @@
 import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
-
-const pct = (value: number) => `${(value * 100).toFixed(1)} %`;
+import { formatShare } from './format';
 
 /** A table cell for a condition's token agreement: the mean share and the exact-match rate. */
 export function agreementCell(condition: ConditionResult): string {
   const agreement = condition.token_agreement;
-  if (agreement?.mean == null) return condition.agreement_with_baseline == null ? '—' : pct(condition.agreement_with_baseline);
-  return `${pct(agreement.mean)} (exact ${agreement.exact_match_rate == null ? '—' : pct(agreement.exact_match_rate)})`;
+  if (agreement?.mean == null) return formatShare(condition.agreement_with_baseline);
+  return `${formatShare(agreement.mean)} (exact ${formatShare(agreement.exact_match_rate)})`;
 }
 
 /** The lines under a quantization table: what the quality figures were measured on, and every gate. */
@@ -17,7 +16,7 @@ export function qualityLines(result: ExperimentResult): string[] {
   const floor = baseline.token_agreement_noise_floor;
   const items = baseline.token_agreement?.items ?? floor?.items ?? 0;
   lines.push(
-    `token agreement: share of ${baseline.name}'s greedy tokens reproduced before the first divergence, mean over ${items} items (untimed /completion pass); noise floor (${baseline.name} against a second pass of itself): ${floor?.mean == null ? `— (${floor?.error ?? 'not measured'})` : `${pct(floor.mean)}, exact ${floor.exact_match_rate == null ? '—' : pct(floor.exact_match_rate)}`}`,
+    `token agreement: share of ${baseline.name}'s greedy tokens reproduced before the first divergence, mean over ${items} items (untimed /completion pass); noise floor (${baseline.name} against a second pass of itself): ${floor?.mean == null ? `— (${floor?.error ?? 'not measured'})` : `${formatShare(floor.mean)}, exact ${formatShare(floor.exact_match_rate)}`}`,
   );
   for (const condition of result.conditions) {
     const agreement = condition.token_agreement;

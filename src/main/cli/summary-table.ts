@@ -4,7 +4,7 @@ import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { RunSummary } from '../../shared/contract/runs';
 import type { SpeculativeSummary } from '../../shared/contract/runs';
-import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
+import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
 
 function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): string[] {
   return [
@@ -22,8 +22,7 @@ function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): str
 /** Speculative decoding: the pooled acceptance and how it spread over requests. */
 export function speculativeLine(speculative: SpeculativeSummary): string {
   const perRequest = speculative.acceptance_rate_per_request;
-  const share = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)} %`);
-  return `speculative decoding: ${speculative.accepted_tokens} of ${speculative.drafted_tokens} drafted tokens accepted (${share(speculative.acceptance_rate)}); per request mean ${share(perRequest.mean)}, p50 ${share(perRequest.p50)}, min ${share(perRequest.min)} over ${speculative.requests_with_draft} requests${speculative.requests_without_draft ? `, ${speculative.requests_without_draft} drafted nothing` : ''}`;
+  return `speculative decoding: ${speculative.accepted_tokens} of ${speculative.drafted_tokens} drafted tokens accepted (${formatShare(speculative.acceptance_rate)}); per request mean ${formatShare(perRequest.mean)}, p50 ${formatShare(perRequest.p50)}, min ${formatShare(perRequest.min)} over ${speculative.requests_with_draft} requests${speculative.requests_without_draft ? `, ${speculative.requests_without_draft} drafted nothing` : ''}`;
 }
 
 /** Per conversation turn: as the history grows, prompt tokens rise and the server's cache should cover the shared part. */

@@ -20,7 +20,7 @@ export interface VulkanDevice {
   uuid: string | null;
 }
 
-/** What a server's GPU choice is matched against; null where the tool is missing or lists nothing. */
+/** What a server's GPU choice is matched against; null where the tool is missing or fails. */
 export interface GpuIdentities {
   nvidia: NvidiaGpuIdentity[] | null;
   vulkan: VulkanDevice[] | null;
@@ -116,6 +116,8 @@ export async function probeGpuIdentities(withVulkan: boolean, env: NodeJS.Proces
     captureOutput('nvidia-smi', ['-L'], env),
     withVulkan ? captureOutput('vulkaninfo', ['--summary'], env) : Promise.resolve(null),
   ]);
-  const nvidia = nvidiaText === null ? null : parseNvidiaSmiGpus(nvidiaText);
-  return { nvidia: nvidia && nvidia.length > 0 ? nvidia : null, vulkan: vulkanText === null ? null : parseVulkanSummary(vulkanText) };
+  return {
+    nvidia: nvidiaText === null ? null : parseNvidiaSmiGpus(nvidiaText),
+    vulkan: vulkanText === null ? null : parseVulkanSummary(vulkanText),
+  };
 }
