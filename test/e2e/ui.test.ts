@@ -587,6 +587,32 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(pageErrors).toEqual([]);
   });
 
+  it('compares KV cache types from the Experiments form: memory per type, agreement and acceptance per group', async () => {
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.openForm();
+    await experiments.choose('KV cache types');
+    await experiments.fill('model', 'demo:q8_0');
+    await experiments.fill('cache types', 'f16,q9');
+    await experiments.problem.filter({ hasText: /"q9" is not a KV cache type/ }).waitFor();
+    await experiments.fill('cache types', 'f16,q8_0');
+    await experiments.fill('repeats', '1');
+    await experiments.fill('requests per window', '2');
+    await experiments.fill('max answer tokens', '8');
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await experiments.startAndFinish();
+    const table = page.getByTestId('kvcache-table');
+    // The built-in long-context workload: every answer is judged in its needle group.
+    expect(await table.locator('thead').textContent()).toMatch(/KV memory[\s\S]*Accepted: needle/);
+    const rows = await table.locator('tbody tr').allTextContents();
+    expect(rows).toHaveLength(2);
+    const mib = rows.map((row) => Number(/([\d.]+) MiB/.exec(row)?.[1]));
+    expect(mib[1]).toBeLessThan(mib[0]!);
+    expect(await experiments.result.textContent()).toMatch(/Recommendation: (f16|q8_0)/);
+    await shell.screenshot('experiment-kvcache');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('runs demo --capacity from the CLI into the app database and shows its search in the Experiments view', async () => {
     const { shell, experiments } = views();
     const reports = tempDir();

@@ -112,6 +112,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     const sweep = ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,2'];
     const capacity = ['capacity', '--model', 'demo:q8_0', '--slo', 'ttft=500'];
     const speculative = ['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m'];
+    const kvcache = ['kvcache', '--model', 'demo:q8_0'];
     const variants: Record<string, { args: string[]; against: string[] }> = {
       '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
       '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
@@ -143,6 +144,8 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--keep-cache': { args: [...capacity, '--keep-cache'], against: capacity },
       '--draft': { args: ['spec', '--model', 'demo:f16', '--draft', 'demo:q8_0'], against: speculative },
       '--draft-max': { args: [...speculative, '--draft-max', '4'], against: speculative },
+      '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
+      '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },
     };
     const spec = (args: string[]) => experimentSpecFromArgs(args).spec;
     for (const flag of flagsOf(EXPERIMENT_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {

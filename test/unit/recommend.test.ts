@@ -244,6 +244,30 @@ describe('recommendation ranking', () => {
     expect(smaller.objective).toBe('smallest server VRAM, then TPOT p50');
   });
 
+  it('ranks by the KV cache the server allocated when every condition has it (one file, several cache types), before VRAM', () => {
+    const vram = (server: number) => ({ baseline_mib: 0, peak_mib: server, server_mib: server });
+    const kv = recommend(
+      [
+        condition('f16', { kv_cache_mib: 16, vram: vram(1000) }),
+        condition('q8_0', { kv_cache_mib: 8.5, vram: vram(1000) }),
+        condition('q4_0', {
+          kv_cache_mib: 4.5,
+          vram: vram(1000),
+          token_agreement: { mean: 0.5, exact_match_rate: 0, first_divergence_index_mean: 3, items: 8 },
+        }),
+      ],
+      [],
+      none,
+    );
+    expect(kv.objective).toBe('smallest KV cache, then TPOT p50');
+    // q4_0 is smallest but loses the token-agreement gate; q8_0 is the smallest that passes every gate.
+    expect(kv.choice).toBe('q8_0');
+    expect(kv.reason).toMatch(/KV cache 8\.5 MiB vs 16\.0 MiB/);
+    // One condition without the log figure: memory falls back to what every condition has.
+    const partial = recommend([condition('f16', { kv_cache_mib: 16, vram: vram(1000) }), condition('q8_0', { vram: vram(700) })], [], none);
+    expect(partial.objective).toBe('smallest server VRAM, then TPOT p50');
+  });
+
   it('objective tpot: the lowest TPOT p50 backed by a faster verdict', () => {
     const result = recommend(
       [base(), condition('a', { tpot: 9 }), condition('b', { tpot: 7 })],

@@ -30,6 +30,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'experiment sweep': { calls: ['experiments.start', 'experiments.report'] },
   'experiment capacity': { calls: ['experiments.start', 'experiments.report'] },
   'experiment spec': { calls: ['experiments.start', 'experiments.report'] },
+  'experiment kvcache': { calls: ['experiments.start', 'experiments.report'] },
   report: { calls: ['experiments.report'] },
   decide: { calls: ['experiments.decide'] },
   decisions: { calls: ['experiments.decisions'] },

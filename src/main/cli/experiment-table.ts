@@ -2,7 +2,9 @@ import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
-import { agreementCell, qualityLines } from './quant-quality-lines';
+import type { ConditionResult, ExperimentKind } from '../../shared/contract/experiments';
+import { agreementCell, kldCell, qualityLines } from './quant-quality-lines';
+import { KVCACHE_COLUMNS, kvCacheGroupLines } from './kinds/kvcache';
 import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 
@@ -26,6 +28,21 @@ function efficiencyLines(result: ExperimentResult): string {
   const notes = efficiencyNotes(measured).map((note) => `  ${note}`);
   return `\n\nenergy and decode bandwidth (means over windows, the energy's 95 % interval in brackets):\n${[...lines, ...notes].join('\n')}`;
 }
+
+/** The quality columns a kind adds to the condition table, by kind. */
+const QUALITY_COLUMNS: Partial<Record<ExperimentKind, { header: string[]; cells: (condition: ConditionResult) => string[] }>> = {
+  quant: {
+    header: ['size', 'load', 'token agreement', 'KLD', 'same top'],
+    cells: (condition) => [
+      `${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
+      formatMs(condition.load_ms),
+      agreementCell(condition),
+      kldCell(condition.kld_mean),
+      formatShare(condition.same_top_p),
+    ],
+  },
+  kvcache: KVCACHE_COLUMNS,
+};
 
 function experimentBody(result: ExperimentResult): string {
   if (result.kind === 'capacity' && result.capacity) return capacityTable(result.capacity, result.recommendation.reason);
@@ -59,7 +76,7 @@ function experimentBody(result: ExperimentResult): string {
       'TPOT p50',
       'tok/s',
       'cached tok',
-      ...(result.kind === 'quant' ? ['size', 'load', 'token agreement', 'KLD', 'same top'] : []),
+      ...(QUALITY_COLUMNS[result.kind]?.header ?? []),
       'contaminated',
     ],
     ...result.conditions.map((condition) => [
@@ -70,19 +87,7 @@ function experimentBody(result: ExperimentResult): string {
       formatMs(condition.metrics.tpot_ms.p50),
       formatNumber(condition.throughput.output_tokens_per_s),
       String(condition.evidence.cached_prompt_tokens),
-      ...(result.kind === 'quant'
-        ? [
-            `${((condition.file_bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
-            formatMs(condition.load_ms),
-            agreementCell(condition),
-            condition.kld_mean == null
-              ? '—'
-              : condition.kld_mean !== 0 && condition.kld_mean < 0.001
-                ? condition.kld_mean.toExponential(2)
-                : condition.kld_mean.toFixed(4),
-            formatShare(condition.same_top_p),
-          ]
-        : []),
+      ...(QUALITY_COLUMNS[result.kind]?.cells(condition) ?? []),
       condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
     ]),
   ];
@@ -92,7 +97,8 @@ function experimentBody(result: ExperimentResult): string {
       (condition) =>
         `  ${condition.name}: ${condition.cache_evidence?.summary ?? ''}${condition.cold_starts ? `; ${condition.cold_starts.starts.length} fresh starts, spawn → ready p50 ${formatMs(condition.cold_starts.spawn_to_ready_ms.p50)}, first-request TTFT p50 ${formatMs(condition.cold_starts.ttft_ms.p50)}` : ''}`,
     );
-  const quality = result.kind === 'quant' ? `\n\n${qualityLines(result).join('\n')}` : '';
+  const quality =
+    result.kind === 'quant' || result.kind === 'kvcache' ? `\n\n${[...kvCacheGroupLines(result), ...qualityLines(result)].join('\n')}` : '';
   const cache =
     evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
   return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;

@@ -169,6 +169,15 @@ const HELP: Record<string, HelpEntry> = {
     notes:
       'Does a draft model speed up this workload without changing its output? Spec off and each draft limit (--draft-max, tokens drafted per step; default 4,8,16) run in rotated windows on fresh servers, with TPOT and throughput verdicts against spec off, and the acceptance rate (accepted of drafted tokens, from the server) per setting. Then untimed greedy passes (temperature 0, one request at a time) compare each draft setting with spec off token for token; spec off runs twice, and only a mismatch where spec off agreed with itself counts. A draft setting is recommended only when it is shown faster and its output is unchanged. The draft needs the same vocabulary as --model; its settings are profile fields (draftModel, draftMax, draftMin, draftPMin, draftGpuLayers) that inferlab run --set also takes.',
   },
+  'experiment kvcache': {
+    usage: EXPERIMENT_USAGE,
+    examples: [
+      'inferlab experiment kvcache --model demo:q8_0 --types f16,q8_0,q4_0',
+      'inferlab experiment kvcache --model m.gguf --types f16,q8_0/f16,q8_0 --ctx 32768 --workload long-context --report kv.html',
+    ],
+    notes:
+      'This cache type saves memory; does the model start missing details in long documents? Each KV cache type (-ctk/-ctv; q8_0 sets both, q8_0/f16 sets K and V apart; the first is the baseline) runs on a fresh server in rotated windows, by default on long-context, documents whose decisive fact sits near the end, each answer checked for it. Reported per type: the KV memory the server allocated (its KV buffer log lines, summed over devices), TTFT/TPOT verdicts against the baseline, acceptance per workload group, and, untimed, greedy token agreement and KL divergence (llama-perplexity with the same cache) against the baseline. A quantized V cache needs flash attention: every type then runs with it on, the baseline too. The gates and the recommendation are those of experiment quant, with memory compared on the KV cache.',
+  },
   check: {
     usage: CHECK_USAGE,
     examples: [

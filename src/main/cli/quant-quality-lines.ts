@@ -8,6 +8,12 @@ export function agreementCell(condition: ConditionResult): string {
   return `${formatShare(agreement.mean)} (exact ${formatShare(agreement.exact_match_rate)})`;
 }
 
+/** A KL divergence in nats: tiny values in exponent form, so they do not read as zero. */
+export function kldCell(kld: number | null | undefined): string {
+  if (kld == null) return '—';
+  return kld !== 0 && kld < 0.001 ? kld.toExponential(2) : kld.toFixed(4);
+}
+
 /** The lines under a quantization table: what the quality figures were measured on, and every gate. */
 export function qualityLines(result: ExperimentResult): string[] {
   const baseline = result.conditions[0];

@@ -36,7 +36,9 @@ export function parseKldOutput(output: string): KldResult {
 export async function measureKld(options: {
   perplexityBinary: string;
   baseline: string;
-  candidates: { name: string; file: string }[];
+  /** Extra llama-perplexity flags of the baseline and of each candidate (a KV cache type, say); none by default. */
+  baselineArgs?: string[];
+  candidates: { name: string; file: string; args?: string[] }[];
   text: string;
   tokens: number | null;
   context: number;
@@ -67,7 +69,9 @@ export async function measureKld(options: {
       '--kl-divergence-base',
       logits,
     ];
-    const base = await runToCompletion(options.perplexityBinary, ['-m', options.baseline, ...common], { signal: options.signal });
+    const base = await runToCompletion(options.perplexityBinary, ['-m', options.baseline, ...common, ...(options.baselineArgs ?? [])], {
+      signal: options.signal,
+    });
     const short = /you need at least (\d+) tokens[^\n]*\n[^\n]*tokenizes to only (\d+) tokens/.exec(base.output);
     if (short) {
       const error = `the evaluation text has ${short[2]} tokens; KLD at context ${options.context} needs at least ${short[1]}`;
@@ -83,9 +87,13 @@ export async function measureKld(options: {
       let result: KldResult = { kldMean: null, sameTopP: null };
       // One retry: a failure here should be rare and must not silently drop a figure.
       for (let attempt = 0; attempt < 2 && result.kldMean === null && !options.signal?.aborted; attempt++) {
-        const run = await runToCompletion(options.perplexityBinary, ['-m', candidate.file, ...common, '--kl-divergence'], {
-          signal: options.signal,
-        });
+        const run = await runToCompletion(
+          options.perplexityBinary,
+          ['-m', candidate.file, ...common, ...(candidate.args ?? []), '--kl-divergence'],
+          {
+            signal: options.signal,
+          },
+        );
         result =
           run.code === 0
             ? parseKldOutput(run.output)

@@ -323,7 +323,9 @@ function describeVerdict(row: VerdictRow): string {
 }
 
 /**
- * Memory compared on the server's own VRAM when every condition has it, else on file size.
+ * Memory compared on the KV cache the server allocated when every condition has it (a KV cache
+ * experiment, where the file is the same), else on the server's own VRAM when every condition
+ * has it, else on file size.
  * A saving under EXPERIMENT_DEFAULTS.gates.minMemorySaving (1 %) of the baseline's is not called smaller: for VRAM it is within what
  * allocator rounding and telemetry sampling move, and for a file (two quantizers' takes on
  * one type) it buys nothing worth a change.
@@ -334,6 +336,14 @@ function memoryKey(conditions: ConditionResult[]): {
   smaller: (candidate: ConditionResult, baseline: ConditionResult) => boolean;
   show: (condition: ConditionResult) => string;
 } {
+  if (conditions.every((condition) => condition.kv_cache_mib != null)) {
+    return {
+      label: 'KV cache',
+      value: (condition) => condition.kv_cache_mib!,
+      smaller: (candidate, baseline) => candidate.kv_cache_mib! < baseline.kv_cache_mib! * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
+      show: (condition) => `${condition.kv_cache_mib!.toFixed(1)} MiB`,
+    };
+  }
   if (conditions.every((condition) => condition.vram?.server_mib != null)) {
     return {
       label: 'server VRAM',

@@ -1,6 +1,7 @@
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { bubbleDiameter, quantTradeoffPoints } from '../../shared/quant-tradeoff-points';
 import { capacitySection } from './capacity-report';
+import { kvCacheReportSection } from './kinds/kvcache/report-section';
 import { escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
@@ -94,6 +95,7 @@ const REPORT_TITLES: Record<ExperimentResult['kind'], string> = {
   capacity: 'Capacity under an SLO',
   warmcold: 'Warm against cold',
   spec: 'Speculative decoding',
+  kvcache: 'KV cache types',
 };
 
 const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
@@ -191,6 +193,15 @@ export function renderExperimentReport(result: ExperimentResult): string {
           ),
         ]
       : []),
+    ...(result.kind === 'kvcache'
+      ? [
+          barChart(
+            'KV cache',
+            'MiB',
+            conditions.map((condition) => ({ label: condition.name, value: condition.kv_cache_mib ?? null })),
+          ),
+        ]
+      : []),
     ...(result.kind === 'sweep' ? [paretoChart(conditions)] : []),
   ];
   return `<!doctype html>
@@ -209,6 +220,7 @@ ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation
 ${efficiencyNotesHtml}
 ${offloadHtml}
 ${quantRows}
+${result.kind === 'kvcache' ? kvCacheReportSection(result) : ''}
 ${result.capacity ? capacitySection(result.capacity) : ''}
 ${evidenceSection(result)}
 ${

@@ -11,6 +11,7 @@ import { hasConversations } from '../runner/conversation-slots';
 import { isDemoRef } from '../models/demo-models';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
+import { EXPERIMENT_KINDS } from './experiment-kinds';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** An experiment spec checked against the face's rights, with files read and models resolved. */
@@ -29,13 +30,6 @@ export interface CheckedExperiment {
   draft: { model: string; max: number[] } | null;
 }
 
-const DEFAULT_WORKLOAD = {
-  quant: 'chat-short',
-  warmcold: 'prefix-share',
-  sweep: 'chat-short',
-  capacity: 'chat-short',
-  spec: 'chat-short',
-} as const;
 export const DEFAULT_DRAFT_MAX = [4, 8, 16];
 /** Users are conversations: a capacity in users runs the built-in conversations unless told otherwise. */
 const USERS_WORKLOAD = 'multi-turn-chat';
@@ -115,8 +109,9 @@ function checkDraft(spec: StartExperimentSpec): void {
 /** The checks that need no file, database or server: kinds, numbers and combinations. */
 export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('an experiment spec must be an object');
-  if (!['quant', 'warmcold', 'sweep', 'capacity', 'spec'].includes(spec.kind))
-    invalid(`kind must be quant, warmcold, sweep, capacity or spec, got ${JSON.stringify(spec.kind)}`);
+  const kinds = Object.keys(EXPERIMENT_KINDS);
+  if (typeof spec.kind !== 'string' || !Object.hasOwn(EXPERIMENT_KINDS, spec.kind))
+    invalid(`kind must be ${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}, got ${JSON.stringify(spec.kind)}`);
   wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000);
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
@@ -141,6 +136,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (spec.kind === 'warmcold') wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
   if (spec.kind === 'capacity') checkCapacity(spec);
   if (spec.kind === 'spec') checkDraft(spec);
+  EXPERIMENT_KINDS[spec.kind].checkShape?.(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
   wholeNumber('cooldownS', spec.cooldownS, 1, 3600);
   if (spec.settings != null && (!Array.isArray(spec.settings) || spec.settings.some((setting) => typeof setting !== 'string')))
@@ -156,7 +152,8 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   checkExperimentShape(spec);
   const file = workloadPathWithin(
     access,
-    spec.workload || (spec.kind === 'capacity' && spec.capacity?.by === 'users' ? USERS_WORKLOAD : DEFAULT_WORKLOAD[spec.kind]),
+    spec.workload ||
+      (spec.kind === 'capacity' && spec.capacity?.by === 'users' ? USERS_WORKLOAD : EXPERIMENT_KINDS[spec.kind].defaultWorkload),
   );
   const read = readWorkloadFile(file);
   generatorFilesWithin(access, read, file);

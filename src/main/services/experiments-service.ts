@@ -5,8 +5,8 @@ import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
 import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
-import { isDemoRef } from '../models/demo-models';
 import { checkExperimentSpec } from './experiment-spec';
+import { EXPERIMENT_KINDS, type ExperimentCommon } from './experiment-kinds';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
 import { WindowCooldown } from '../experiments/window-cooldown';
@@ -33,15 +33,12 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
     const checked = await checkExperimentSpec(spec, deps.access);
     const profile = profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []));
     assertValidProfile(profile);
-    if (spec.kind === 'sweep')
-      for (const value of spec.vary!.values) {
-        const setting = `${spec.vary!.field}=${value}`;
-        try {
-          assertValidProfile(profileWithin(deps.access, applySettings(profile, [setting])));
-        } catch (error) {
-          if (!(error instanceof AppError)) throw error;
-          throw new AppError(error.code, `the sweep's ${setting}: ${error.message}`, error.details);
-        }
+    for (const { label, settings } of EXPERIMENT_KINDS[spec.kind].settingsToCheck?.(spec) ?? [])
+      try {
+        assertValidProfile(profileWithin(deps.access, applySettings(profile, settings)));
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        throw new AppError(error.code, `${label} ${settings.join(', ')}: ${error.message}`, error.details);
       }
     return { checked, profile };
   }
@@ -56,8 +53,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       hooks.onStatus?.(line);
       emit();
     };
-    // The protocols load with the first experiment: listing and deciding need none of them.
-    const common = async () => ({
+    const common = async (): Promise<ExperimentCommon> => ({
       // The GPUs' idle state, read before the experiment loads anything.
       cooldown: spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null,
       runs: deps.store.runs,
@@ -72,63 +68,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       signal: controller.signal,
       onStatus,
     });
-    const run = async (): Promise<ExperimentResult> => {
-      if (spec.kind === 'warmcold') {
-        const { runWarmCold } = await import('../experiments/warm-cold');
-        return runWarmCold({
-          ...(await common()),
-          model: checked.model!,
-          coldStarts: spec.coldStarts ?? undefined,
-          skipCacheReset: spec.skipCacheReset,
-        });
-      }
-      if (spec.kind === 'sweep') {
-        const { runSweep } = await import('../experiments/sweep');
-        return runSweep({
-          ...(await common()),
-          model: checked.model!,
-          vary: spec.vary!,
-          concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency],
-          requestsPerCondition: checked.requestsPerWindow,
-          slo: checked.constraints.slo,
-        });
-      }
-      if (spec.kind === 'spec') {
-        const { runSpecExperiment } = await import('../experiments/speculative');
-        return runSpecExperiment({
-          ...(await common()),
-          model: checked.model!,
-          draftModel: checked.draft!.model,
-          draftMax: checked.draft!.max,
-          concurrency: checked.concurrency,
-          requestsPerCondition: checked.requestsPerWindow,
-        });
-      }
-      if (spec.kind === 'capacity') {
-        const { runCapacity } = await import('../experiments/capacity');
-        return runCapacity({
-          ...(await common()),
-          model: checked.model!,
-          slo: checked.constraints.slo!,
-          by: spec.capacity!.by,
-          percentile: spec.capacity!.percentile,
-          start: spec.capacity!.start ?? undefined,
-          maxLoad: spec.capacity!.maxLoad ?? undefined,
-          keepCache: spec.capacity!.keepCache,
-          requestsPerLook: spec.requestsPerWindow,
-        });
-      }
-      const { runQuantExperiment } = await import('../experiments/quantization');
-      return runQuantExperiment({
-        ...(await common()),
-        baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
-        quants: checked.quants,
-        files: checked.files,
-        constraints: checked.constraints,
-        kldText: checked.kldText?.text ?? null,
-        kldTextSource: checked.kldText?.source ?? null,
-      });
-    };
+    const run = async (): Promise<ExperimentResult> => EXPERIMENT_KINDS[spec.kind].run(await common(), spec, checked);
     const result = (async () => {
       try {
         state.result = await run();

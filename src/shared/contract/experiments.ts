@@ -1,7 +1,7 @@
 import type { Verdict } from './compare';
 import type { Distribution, SloSpec, SpeculativeSummary } from './runs';
 
-export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'spec';
+export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'spec' | 'kvcache';
 
 export interface ConditionResult {
   name: string;
@@ -32,6 +32,11 @@ export interface ConditionResult {
   /** Cold-process windows: spawn → first token of each fresh server. */
   cold_start_ms?: number[];
   file_bytes?: number;
+  /** KV cache experiments: the cache types this condition ran, and the KV buffers the server allocated (MiB, from its log). */
+  cache_types?: { k: string; v: string };
+  kv_cache_mib?: number | null;
+  /** Accepted of judged per workload group, where a condition's answers are checked (kvcache). */
+  acceptance_by_group?: Record<string, { accepted: number; judged: number }>;
   load_ms?: number | null;
   vram?: { baseline_mib: number | null; peak_mib: number | null; server_mib: number | null };
   agreement_with_baseline?: number | null;

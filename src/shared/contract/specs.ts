@@ -152,6 +152,7 @@ export const StartExperimentSpecSchema = Type.Object(
       Type.Literal('sweep'),
       Type.Literal('capacity'),
       Type.Literal('spec'),
+      Type.Literal('kvcache'),
     ]),
     model: PathText,
     quants: Type.Array(Name, { maxItems: 64, description: 'quant: the types to compare, the first the baseline (f16,q8_0,q4_k_m).' }),
@@ -197,6 +198,19 @@ export const StartExperimentSpecSchema = Type.Object(
         Strict,
       ),
       'capacity: how the load is searched; the SLO is constraints.slo and requestsPerWindow the requests per look.',
+    ),
+    kvCache: Maybe(
+      Type.Object(
+        {
+          types: Type.Array(Name, {
+            maxItems: 16,
+            description: 'KV cache types, the first the baseline: q8_0 sets K and V, q8_0/f16 sets K and V apart.',
+          }),
+          contextSize: Nullable(Type.Number({ description: "The server's context in tokens; null keeps the profile's." })),
+        },
+        Strict,
+      ),
+      'kvcache: the cache types to compare and the context they must hold.',
     ),
   },
   { ...Strict, description: 'Everything an experiment can be asked for, from the UI or the CLI; optional fields take their defaults.' },

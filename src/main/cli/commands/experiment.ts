@@ -10,6 +10,8 @@ import { checkExperimentShape, checkExperimentSpec } from '../../services/experi
 import { constraintsFromFlags } from '../quant-flags';
 import { CAPACITY_DEFAULTS } from '../../../shared/experiment-defaults';
 import { experimentTable } from '../experiment-table';
+import { COMMAND_CALLS } from '../command-contract';
+import { KVCACHE_FLAGS, kvCacheFromFlags } from '../kinds/kvcache';
 import { parseOptions, percentileOption, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
@@ -17,14 +19,19 @@ import { formatTable } from '../format';
 import { parseSlo } from './run';
 import { EXPERIMENT_USAGE as USAGE, REPORT_USAGE, DECIDE_USAGE } from '../usage';
 
+/** The kinds `inferlab experiment` takes: one "experiment KIND" entry each in the command table. */
+const EXPERIMENT_KINDS_ON_THE_CLI = Object.keys(COMMAND_CALLS)
+  .filter((command) => command.startsWith('experiment '))
+  .map((command) => command.slice('experiment '.length) as StartExperimentSpec['kind']);
+
 /** argv → the spec the UI sends, plus what only the terminal wants (database, JSON, a report file). */
 export function experimentSpecFromArgs(args: string[]): {
   spec: StartExperimentSpec;
   output: { db?: string; json?: boolean; report?: string };
 } {
-  const [kind, ...rest] = args;
-  if (kind !== 'warmcold' && kind !== 'quant' && kind !== 'sweep' && kind !== 'capacity' && kind !== 'spec')
-    throw new AppError(ErrorCode.Usage, `Unknown experiment "${kind ?? ''}"\n\nUsage: ${USAGE}`);
+  const [named, ...rest] = args;
+  const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === named);
+  if (!kind) throw new AppError(ErrorCode.Usage, `Unknown experiment "${named ?? ''}"\n\nUsage: ${USAGE}`);
   const { values } = parseOptions(
     rest,
     {
@@ -61,6 +68,7 @@ export function experimentSpecFromArgs(args: string[]): {
       'keep-cache': { type: 'boolean' },
       draft: { type: 'string' },
       'draft-max': { type: 'string' },
+      ...KVCACHE_FLAGS,
     },
     USAGE,
   );
@@ -71,6 +79,7 @@ export function experimentSpecFromArgs(args: string[]): {
     usage('--files replaces --model and --quants, and only in experiment quant');
   const files = values.files === undefined ? null : parseQuantFiles(values.files).map((file) => ({ name: file.name, path: file.file }));
   if (!values.model && !files) usage('--model is required');
+  if (kind === 'kvcache' && values.quants !== undefined) usage('--quants is for experiment quant; experiment kvcache takes --types');
   const quants = (values.quants ?? 'f16,q8_0,q4_k_m')
     .split(',')
     .map((quant) => quant.trim().toLowerCase())
@@ -119,6 +128,8 @@ export function experimentSpecFromArgs(args: string[]): {
           .split(',')
           .filter(Boolean)
           .map((value) => positiveInteger('draft-max', value.trim(), 1));
+  for (const flag of Object.keys(KVCACHE_FLAGS) as (keyof typeof KVCACHE_FLAGS)[])
+    if (kind !== 'kvcache' && values[flag] !== undefined) usage(`--${flag} is for experiment kvcache only`);
   let capacity: StartExperimentSpec['capacity'] = null;
   if (kind === 'capacity') {
     if (values.by !== undefined && values.by !== 'rate' && values.by !== 'concurrency' && values.by !== 'users')
@@ -151,7 +162,9 @@ export function experimentSpecFromArgs(args: string[]): {
     profileName: values.profile ?? 'default',
     settings: values.set ?? [],
     constraints:
-      kind === 'quant' ? constraintsFromFlags(values, slo) : { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
+      kind === 'quant' || kind === 'kvcache'
+        ? constraintsFromFlags(values, slo)
+        : { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
     kldTextFile: values['kld-text'] ? path.resolve(values['kld-text']) : null,
     coldStarts: values['cold-starts'] === undefined ? null : positiveInteger('cold-starts', values['cold-starts'], 1),
     cooldownS: values.cooldown === undefined ? null : positiveInteger('cooldown', values.cooldown, 1),
@@ -163,6 +176,7 @@ export function experimentSpecFromArgs(args: string[]): {
     capacity,
     draftModel: kind === 'spec' ? values.draft! : null,
     draftMax,
+    kvCache: kind === 'kvcache' ? kvCacheFromFlags(values) : null,
   };
   try {
     checkExperimentShape(spec);

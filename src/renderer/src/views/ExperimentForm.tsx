@@ -7,6 +7,8 @@ import { PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
+import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
+import { KvCacheFields } from '../experiment-kinds/kvcache';
 
 type Kind = StartExperimentSpec['kind'];
 
@@ -48,6 +50,8 @@ export interface ExperimentFormState {
   draftModel: string;
   draftMax: string;
   cooldownS: string;
+  cacheTypes: string;
+  contextSize: string;
 }
 
 const number = (text: string): number | null => (text.trim() === '' ? null : Number(text));
@@ -62,13 +66,6 @@ const lines = (text: string): string[] =>
     .map((line) => line.trim())
     .filter(Boolean);
 
-const DEFAULT_WORKLOAD: Record<Kind, string> = {
-  quant: 'chat-short',
-  warmcold: 'prefix-share',
-  sweep: 'chat-short',
-  capacity: 'chat-short',
-  spec: 'chat-short',
-};
 const GATES: { gate: QualityGate; label: string }[] = [
   { gate: 'acceptance', label: 'acceptance' },
   { gate: 'token agreement', label: 'token agreement' },
@@ -82,7 +79,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     source: 'quants',
     quants: 'f16,q8_0,q4_k_m',
     files: '',
-    workload: DEFAULT_WORKLOAD[kind],
+    workload: EXPERIMENT_KIND_VIEWS[kind].defaultWorkload,
     repeats: String(EXPERIMENT_DEFAULTS.repeats),
     requestsPerWindow: kind === 'capacity' ? '' : String(EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: '1',
@@ -113,6 +110,8 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     draftModel: 'demo:q4_k_m',
     draftMax: '4,8,16',
     cooldownS: '',
+    cacheTypes: 'f16,q8_0',
+    contextSize: '',
   };
 }
 
@@ -122,6 +121,8 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
   const sloEntries = Object.entries(slo).filter(([, value]) => value !== null);
   const sloSpec = sloEntries.length > 0 ? Object.fromEntries(sloEntries) : null;
   const quant = form.kind === 'quant';
+  // The kinds whose recommendation passes quality gates: quantizations and KV cache types.
+  const gated = quant || form.kind === 'kvcache';
   const byFiles = quant && form.source === 'files';
   const files = byFiles
     ? lines(form.files).map((line) => {
@@ -142,7 +143,7 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     maxAnswerTokens: number(form.maxAnswerTokens),
     profileName: form.profileName,
     settings: lines(form.settings),
-    constraints: quant
+    constraints: gated
       ? {
           vramBudgetMib: number(form.vramBudgetMib),
           minAgreement: number(form.minAgreement),
@@ -156,7 +157,7 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
       : (form.kind === 'sweep' || form.kind === 'capacity') && sloSpec
         ? { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: sloSpec }
         : null,
-    kldTextFile: quant ? form.kldTextFile.trim() || null : null,
+    kldTextFile: gated ? form.kldTextFile.trim() || null : null,
     coldStarts: form.kind === 'warmcold' ? number(form.coldStarts) : null,
     ...(form.kind === 'warmcold' && form.skipCacheReset ? { skipCacheReset: true } : {}),
     vary: form.kind === 'sweep' ? { field: form.varyField, values: list(form.varyValues) } : null,
@@ -174,6 +175,7 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
             keepCache: form.keepCache,
           }
         : null,
+    kvCache: form.kind === 'kvcache' ? { types: list(form.cacheTypes), contextSize: number(form.contextSize) } : null,
   };
 }
 
@@ -219,7 +221,7 @@ export function ExperimentForm({
     >
       <fieldset>
         <legend>Experiment</legend>
-        {(['quant', 'warmcold', 'sweep', 'capacity', 'spec'] as const).map((option) => (
+        {EXPERIMENT_KIND_ORDER.map((option) => (
           <label key={option}>
             <input
               type="radio"
@@ -229,7 +231,7 @@ export function ExperimentForm({
                 setForm((current) => ({
                   ...current,
                   kind: option,
-                  workload: DEFAULT_WORKLOAD[option],
+                  workload: EXPERIMENT_KIND_VIEWS[option].defaultWorkload,
                   // A capacity look takes what its percentile needs unless asked for more; the other kinds' window size is no guide.
                   requestsPerWindow:
                     option === 'capacity'
@@ -240,15 +242,7 @@ export function ExperimentForm({
                 }))
               }
             />{' '}
-            {option === 'quant'
-              ? 'Quantizations'
-              : option === 'warmcold'
-                ? 'Warm against cold'
-                : option === 'sweep'
-                  ? 'Sweep a server setting'
-                  : option === 'capacity'
-                    ? 'Capacity under an SLO'
-                    : 'Speculative decoding'}
+            {EXPERIMENT_KIND_VIEWS[option].label}
           </label>
         ))}
         {kind === 'quant' && (
@@ -281,6 +275,7 @@ export function ExperimentForm({
             Types, the first the baseline <input {...text('quants', 'quant types')} size={24} placeholder="f16,q8_0,q4_k_m" />
           </label>
         )}
+        {kind === 'kvcache' && <KvCacheFields text={text} />}
         <NameSelectField
           label="Workload"
           ariaLabel="experiment workload"
@@ -397,8 +392,8 @@ export function ExperimentForm({
       </fieldset>
       {kind !== 'warmcold' && kind !== 'spec' && (
         <fieldset>
-          <legend>{kind === 'quant' ? 'Gates and recommendation' : 'SLO'}</legend>
-          {kind === 'quant' && (
+          <legend>{kind === 'quant' || kind === 'kvcache' ? 'Gates and recommendation' : 'SLO'}</legend>
+          {(kind === 'quant' || kind === 'kvcache') && (
             <>
               <NumberField label="VRAM budget (MiB)" min={1} {...text('vramBudgetMib', 'vram budget')} />
               <NumberField

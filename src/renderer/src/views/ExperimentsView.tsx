@@ -16,16 +16,9 @@ import { routeOf } from '../state/route';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
+import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 
 const QUANT_DEMO: StartExperimentSpec = { ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] };
-
-const EXPERIMENT_TITLES: Record<ExperimentResult['kind'], string> = {
-  quant: 'Quantization',
-  warmcold: 'Warm against cold',
-  sweep: 'Sweep',
-  capacity: 'Capacity',
-  spec: 'Speculative decoding',
-};
 
 /** A condition's greedy-output check: spec off is the reference itself. */
 function greedyCell(equivalence: ExperimentResult['greedy_equivalence'], name: string): string {
@@ -48,16 +41,18 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   const tradeoff = useMemo(() => (quant ? quantTradeoffOption(result) : null), [quant, result]);
   const efficiency = useMemo(() => efficiencyNotes(result.conditions), [result]);
   const offload = useMemo(() => offloadWarnings(result.conditions), [result]);
+  const KindResult = EXPERIMENT_KIND_VIEWS[result.kind].Result;
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
-        {EXPERIMENT_TITLES[result.kind]} <small>{result.experiment_id.slice(0, 8)}</small>
+        {EXPERIMENT_KIND_VIEWS[result.kind].title} <small>{result.experiment_id.slice(0, 8)}</small>
       </h2>
       <p>
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
       {tradeoff && <Chart label="quant-tradeoff" option={tradeoff} height={300} />}
       {result.capacity && <CapacityPanel capacity={result.capacity} />}
+      {KindResult && <KindResult result={result} />}
       {equivalence && (
         <p data-testid="greedy-equivalence">
           Greedy output over {equivalence.items} items: spec off agreed with itself on{' '}
@@ -324,8 +319,6 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
   );
 }
 
-const KINDS = ['quant', 'warmcold', 'sweep', 'capacity', 'spec'] as const;
-
 export function ExperimentsView({ client }: { client: AppServices }) {
   const [list, setList] = useState<ExperimentListItem[] | null>(null);
   const [decisions, setDecisions] = useState<DecisionRecord[]>([]);
@@ -336,7 +329,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
   const decidedBy = useAppStore((state) => state.decidedBy);
   // #/experiments?new=quant&model=M (a model's "Compare quantizations") opens the form on that model.
   const preset = useMemo(() => {
-    const kind = KINDS.find((entry) => entry === route.params.new) ?? 'quant';
+    const kind = EXPERIMENT_KIND_ORDER.find((entry) => entry === route.params.new) ?? 'quant';
     const form = initialExperimentForm(kind, route.params.model ?? (kind === 'quant' ? 'demo:f16' : 'demo:q8_0'));
     return { ...form, profileName: defaultProfile };
   }, [route.params.new, route.params.model, defaultProfile]);

@@ -1,0 +1,54 @@
+import type { StartExperimentSpec } from '../../../shared/contract';
+import type { ConditionResult, ExperimentResult } from '../../../shared/contract/experiments';
+import { positiveInteger } from '../args';
+import { formatShare } from '../format';
+import { agreementCell, kldCell } from '../quant-quality-lines';
+
+/** The flags only `experiment kvcache` takes. */
+export const KVCACHE_FLAGS = {
+  types: { type: 'string' },
+  ctx: { type: 'string' },
+} as const;
+
+/** --types and --ctx → the spec's kvCache; the service checks the types themselves, for every face alike. */
+export function kvCacheFromFlags(values: { types?: string; ctx?: string }): StartExperimentSpec['kvCache'] {
+  return {
+    types: (values.types ?? '')
+      .split(',')
+      .map((type) => type.trim())
+      .filter(Boolean),
+    contextSize: values.ctx === undefined ? null : positiveInteger('ctx', values.ctx, 1),
+  };
+}
+
+/** The columns a KV cache experiment adds to the condition table. */
+export const KVCACHE_COLUMNS = {
+  header: ['KV cache', 'token agreement', 'KLD', 'same top', 'accepted'],
+  cells: (condition: ConditionResult): string[] => [
+    condition.kv_cache_mib == null ? '—' : `${condition.kv_cache_mib.toFixed(1)} MiB`,
+    agreementCell(condition),
+    kldCell(condition.kld_mean),
+    formatShare(condition.same_top_p),
+    condition.acceptance && condition.acceptance.judged > 0 ? `${condition.acceptance.accepted}/${condition.acceptance.judged}` : '—',
+  ],
+};
+
+/** Acceptance in each workload group: a lost long-document fact shows where it was lost. */
+export function kvCacheGroupLines(result: ExperimentResult): string[] {
+  const groups = [...new Set(result.conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
+  if (groups.length === 0) return [];
+  const flash = (result.protocol as { flash_attention?: string }).flash_attention;
+  return [
+    ...(flash ? [`flash attention: ${flash}`] : []),
+    'accepted per workload group:',
+    ...result.conditions.map(
+      (condition) =>
+        `  ${condition.name}: ${groups
+          .map((group) => {
+            const entry = condition.acceptance_by_group?.[group];
+            return `${group} ${entry ? `${entry.accepted}/${entry.judged}` : '—'}`;
+          })
+          .join(', ')}`,
+    ),
+  ];
+}

@@ -1,0 +1,209 @@
+import type { EngineInfo } from '../../../../shared/contract/engine';
+import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
+import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
+import { ErrorCode } from '../../../../shared/errors';
+import { AppError } from '../../../core/errors';
+import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
+import { toolPath } from '../../../engines/llamacpp/locate-engine';
+import type { RequestRow } from '../../../store/run-store';
+import { failedAgreement, tokenPass } from '../../agreement-pass';
+import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { measureKld, type KldResult } from '../../kld';
+import { recommend, type QuantConstraints } from '../../recommend';
+import { TOKEN_PASS_SEED } from '../../token-pass';
+import type { WindowCooldown } from '../../window-cooldown';
+import { windowSchedule } from '../../windows';
+import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
+
+/** Accepted of judged in each workload group: a long-document fact lost shows in its group first. */
+export function acceptanceByGroup(rows: readonly RequestRow[]): Record<string, { accepted: number; judged: number }> {
+  const groups: Record<string, { accepted: number; judged: number }> = {};
+  for (const row of rows) {
+    if (row.warmup !== 0 || (row.accepted === null && row.error_class === null)) continue;
+    const entry = (groups[row.group_name ?? '(no group)'] ??= { accepted: 0, judged: 0 });
+    entry.judged++;
+    if (row.error_class === null && row.accepted === 1) entry.accepted++;
+  }
+  return groups;
+}
+
+const sum = (counts: Record<string, { accepted: number; judged: number }>) =>
+  Object.values(counts).reduce((total, entry) => ({ accepted: total.accepted + entry.accepted, judged: total.judged + entry.judged }), {
+    accepted: 0,
+    judged: 0,
+  });
+
+/**
+ * One model file under several KV cache types, each on a fresh server in rotated windows with the
+ * same workload (by default long documents whose decisive fact sits near the end): the KV memory
+ * the server allocated, TTFT/TPOT verdicts, acceptance per group; then, untimed, greedy token
+ * agreement with the first (baseline) cache type and KL divergence from llama-perplexity run with
+ * the same cache. The gates and the recommendation are the quantization experiment's, with memory
+ * compared on the KV cache.
+ */
+export async function runKvCacheExperiment(
+  options: SingleModelExperimentInputs & {
+    conditions: CacheCondition[];
+    contextSize: number | null;
+    repeats: number;
+    requestsPerWindow: number | null;
+    concurrency: number;
+    constraints: QuantConstraints;
+    kldText: { text: string; source: string } | null;
+    signal?: AbortSignal;
+    cooldown?: WindowCooldown | null;
+    onStatus?: (line: string) => void;
+  },
+): Promise<ExperimentResult> {
+  const engine: EngineInfo = await options.engine();
+  const flashAttention = needsFlashAttention(options.conditions);
+  const profiles = new Map<string, ServerProfile>(
+    options.conditions.map((condition) => {
+      const profile = applySettings(options.profile, cacheSettings(condition, flashAttention, options.contextSize));
+      try {
+        assertValidProfile(profile);
+      } catch (error) {
+        throw new AppError(ErrorCode.InvalidInput, `cache type ${condition.name}: ${(error as Error).message}`);
+      }
+      return [condition.name, profile];
+    }),
+  );
+  const kldContext = EXPERIMENT_DEFAULTS.kldContext;
+  const protocol: Record<string, unknown> = {
+    kind: 'kvcache',
+    cooldown: options.cooldown?.describe() ?? null,
+    model: options.model.ref,
+    cache_types: options.conditions.map(({ name, k, v }) => ({ name, k, v })),
+    flash_attention: flashAttention
+      ? 'on for every condition: a quantized V cache needs it, so the baseline runs with it too'
+      : "the profile's, for every condition",
+    context_size: options.contextSize ?? options.profile.contextSize,
+    workload: options.workload.def.name,
+    repeats: options.repeats,
+    concurrency: options.concurrency,
+    requests_per_window: options.requestsPerWindow,
+    profile: options.profile,
+    constraints: options.constraints,
+    token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
+  };
+  const experimentId = options.experiments.create('kvcache', protocol);
+  return settleExperiment(options, experimentId, async () => {
+    const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
+    const kvMib = new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
+    const serverVram = new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
+    for (const { window, condition } of windowSchedule(options.conditions, options.repeats)) {
+      if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+      options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
+      await options.cooldown?.beforeWindow(options.onStatus);
+      const { summary } = await runWindow(
+        options,
+        { experimentId, condition: condition.name, window },
+        {
+          target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
+          load: { mode: 'closed', concurrency: options.concurrency },
+          stop: { requests: options.requestsPerWindow, durationMs: null },
+          warmup: 0,
+          slo: options.constraints.slo,
+        },
+      );
+      runIds.get(condition.name)!.push(summary.run_id);
+      const server = options.runs.getRun(summary.run_id)?.server_json;
+      const effective = server ? (JSON.parse(server) as { effectiveConfig?: EffectiveConfig }).effectiveConfig : undefined;
+      const kv = kvCacheMib(effective?.buffersMib);
+      if (kv !== null) kvMib.get(condition.name)!.push(kv);
+      const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
+      if (gpu != null) serverVram.get(condition.name)!.push(gpu);
+    }
+
+    const summaries = options.conditions.map((condition) => ({
+      condition,
+      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
+    }));
+    const pass = await tokenPass({
+      servers: options.servers,
+      hashes: options.runs.hashes,
+      files: options.conditions.map((condition) => ({
+        name: condition.name,
+        file: options.model.path,
+        profile: profiles.get(condition.name)!,
+      })),
+      profile: options.profile,
+      workload: options.workload,
+      kldContext,
+      signal: options.signal,
+      onStatus: options.onStatus,
+      kldText: options.kldText,
+    });
+    const perplexity = toolPath(engine, 'llama-perplexity');
+    let kld = new Map<string, KldResult>();
+    if (perplexity && pass.evalText.error === null) {
+      options.onStatus?.(`measuring KL divergence against the ${options.conditions[0]!.name} cache with llama-perplexity`);
+      const [baseline, ...others] = options.conditions;
+      kld = await measureKld({
+        perplexityBinary: perplexity,
+        baseline: options.model.path,
+        baselineArgs: cachePerplexityArgs(baseline!, flashAttention),
+        candidates: [baseline!, ...others].map((condition) => ({
+          name: condition.name,
+          file: options.model.path,
+          args: cachePerplexityArgs(condition, flashAttention),
+        })),
+        text: pass.evalText.text,
+        tokens: pass.evalText.tokens,
+        context: kldContext,
+        threads: options.profile.threads,
+        signal: options.signal,
+      });
+    }
+    const kldMissing = !perplexity
+      ? 'llama-perplexity not found beside the server'
+      : pass.evalText.error !== null
+        ? `no evaluation text: ${pass.evalText.error}`
+        : 'not measured';
+    protocol.kld = { context: kldContext, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
+    const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
+    const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }, index) => {
+      const agreement = pass.agreement.get(condition.name) ?? failedAgreement('the token pass did not run');
+      const measuredKld = kld.get(condition.name);
+      const groups = acceptanceByGroup(rows);
+      return {
+        ...result,
+        cache_types: { k: condition.k, v: condition.v },
+        // The largest a window saw: allocation is fixed by the context, so windows agree unless the server differed.
+        kv_cache_mib: max(kvMib.get(condition.name)!),
+        vram: { baseline_mib: null, peak_mib: null, server_mib: max(serverVram.get(condition.name)!) },
+        agreement_with_baseline: agreement.mean,
+        first_divergence_chars_mean: null,
+        token_agreement: agreement,
+        ...(index === 0
+          ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement("the baseline's token pass did not run") }
+          : {}),
+        acceptance: sum(groups),
+        acceptance_by_group: groups,
+        kld_mean: measuredKld?.kldMean ?? null,
+        same_top_p: measuredKld?.sameTopP ?? null,
+        kld_error: measuredKld ? (measuredKld.error ?? null) : kldMissing,
+        kld_tokens: pass.evalText.tokens,
+        kld_context: kldContext,
+      };
+    });
+    const verdicts = conditionVerdicts(
+      summaries.map((entry) => ({
+        name: entry.condition.name,
+        windows: entry.windows,
+        contaminated: entry.result.contaminated ? entry.result.contamination_reason : null,
+      })),
+    );
+    return {
+      experiment_id: experimentId,
+      kind: 'kvcache',
+      status: 'completed',
+      protocol,
+      conditions,
+      verdicts,
+      recommendation: recommend(conditions, verdicts, options.constraints),
+    };
+  });
+}
