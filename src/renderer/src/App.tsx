@@ -1,18 +1,24 @@
-import { useEffect, useMemo } from 'react';
-import type { AppEvents, EventName } from '../../shared/contract';
+import { Suspense, useEffect, useMemo, type ComponentType } from 'react';
+import { preloadable } from './components/preloadable';
+import type { AppEvents, AppServices, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { parseRoute, routeHash } from './state/route';
-import { SettingsView } from './views/SettingsView';
-import { CompareView } from './views/CompareView';
-import { HistoryView } from './views/HistoryView';
-import { ExperimentsView } from './views/ExperimentsView';
-import { HomeView } from './views/HomeView';
-import { ModelsView } from './views/ModelsView';
-import { RunsView } from './views/RunsView';
-import { RunView } from './views/RunView';
-import { ServerView } from './views/ServerView';
-import { WorkloadsView } from './views/WorkloadsView';
+
+// The first paint carries the shell and the open view; the other views load right after it,
+// so none is fetched at the moment it is opened (a preset such as Serve's model must find its view mounted).
+const VIEWS = {
+  home: preloadable(() => import('./views/HomeView').then((module) => module.HomeView)),
+  models: preloadable(() => import('./views/ModelsView').then((module) => module.ModelsView)),
+  server: preloadable(() => import('./views/ServerView').then((module) => module.ServerView)),
+  workloads: preloadable(() => import('./views/WorkloadsView').then((module) => module.WorkloadsView)),
+  run: preloadable(() => import('./views/RunView').then((module) => module.RunView)),
+  runs: preloadable(() => import('./views/RunsView').then((module) => module.RunsView)),
+  compare: preloadable(() => import('./views/CompareView').then((module) => module.CompareView)),
+  experiments: preloadable(() => import('./views/ExperimentsView').then((module) => module.ExperimentsView)),
+  settings: preloadable(() => import('./views/SettingsView').then((module) => module.SettingsView)),
+  history: preloadable(() => import('./views/HistoryView').then((module) => module.HistoryView)),
+} satisfies Record<View, unknown>;
 
 const NAVIGATION: { view: View; label: string }[] = [
   { view: 'home', label: 'Home' },
@@ -31,6 +37,7 @@ const NAVIGATION: { view: View; label: string }[] = [
 export function App({ bridge }: { bridge: RpcBridge | null }) {
   const client = useMemo(() => (bridge ? createClient(bridge) : null), [bridge]);
   const view = useAppStore((state) => state.view);
+  const OpenView: ComponentType<{ client: AppServices }> = VIEWS[view].View;
   const route = useAppStore((state) => state.route);
   const theme = useAppStore((state) => state.theme);
   const { setView, toggleTheme } = useAppStore.getState();
@@ -38,6 +45,12 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
   }, [theme]);
+
+  useEffect(() => {
+    // Once the open view has painted.
+    const timer = setTimeout(() => Object.values(VIEWS).forEach((view) => void view.preload()), 0);
+    return () => clearTimeout(timer);
+  }, []);
 
   // The URL fragment and the route follow each other: a link or a reload opens what it names, and
   // moving around updates the address (one history entry per move, so Back works).
@@ -118,16 +131,9 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         </button>
       </nav>
       <main>
-        {view === 'home' && <HomeView client={client} />}
-        {view === 'models' && <ModelsView client={client} />}
-        {view === 'server' && <ServerView client={client} />}
-        {view === 'workloads' && <WorkloadsView client={client} />}
-        {view === 'run' && <RunView client={client} />}
-        {view === 'runs' && <RunsView client={client} />}
-        {view === 'compare' && <CompareView client={client} />}
-        {view === 'experiments' && <ExperimentsView client={client} />}
-        {view === 'settings' && <SettingsView client={client} />}
-        {view === 'history' && <HistoryView client={client} />}
+        <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+          <OpenView client={client} />
+        </Suspense>
       </main>
     </div>
   );

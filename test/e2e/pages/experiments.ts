@@ -79,8 +79,16 @@ export class ExperimentsPage {
   /** Starts the experiment the form describes and waits for its result. */
   async startAndFinish(): Promise<void> {
     await this.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    // The view moves to the result of the experiment it finished: an earlier experiment's "finished" and result,
+    // still on the page while this one starts, must not count.
+    const before = await this.app.page.evaluate(() => window.location.hash);
     await this.form.getByRole('button', { name: 'Start experiment' }).click();
-    await this.app.page.getByTestId('experiment-phase').filter({ hasText: 'finished' }).waitFor({ timeout: 240_000 });
+    await this.app.page.waitForFunction(
+      (previous) => /^#\/experiments\/[0-9a-f-]{36}$/.test(window.location.hash) && window.location.hash !== previous,
+      before,
+      { timeout: 240_000 },
+    );
+    await this.app.page.getByTestId('experiment-phase').filter({ hasText: 'finished' }).waitFor();
     await this.result.waitFor();
   }
 
