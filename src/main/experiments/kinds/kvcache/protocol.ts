@@ -1,4 +1,3 @@
-import type { EngineInfo } from '../../../../shared/contract/engine';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
@@ -35,31 +34,22 @@ const sum = (counts: Record<string, { accepted: number; judged: number }>) =>
     judged: 0,
   });
 
-/**
- * One model file under several KV cache types, each on a fresh server in rotated windows with the
- * same workload (by default long documents whose decisive fact sits near the end): the KV memory
- * the server allocated, TTFT/TPOT verdicts, acceptance per group; then, untimed, greedy token
- * agreement with the first (baseline) cache type and KL divergence from llama-perplexity run with
- * the same cache. The gates and the recommendation are the quantization experiment's, with memory
- * compared on the KV cache.
- */
-export async function runKvCacheExperiment(
-  options: SingleModelExperimentInputs & {
-    conditions: CacheCondition[];
-    contextSize: number | null;
-    repeats: number;
-    requestsPerWindow: number | null;
-    concurrency: number;
-    constraints: QuantConstraints;
-    kldText: { text: string; source: string } | null;
-    signal?: AbortSignal;
-    cooldown?: WindowCooldown | null;
-    onStatus?: (line: string) => void;
-  },
-): Promise<ExperimentResult> {
-  const engine: EngineInfo = await options.engine();
-  const flashAttention = needsFlashAttention(options.conditions);
-  const profiles = new Map<string, ServerProfile>(
+type KvCacheOptions = SingleModelExperimentInputs & {
+  conditions: CacheCondition[];
+  contextSize: number | null;
+  repeats: number;
+  requestsPerWindow: number | null;
+  concurrency: number;
+  constraints: QuantConstraints;
+  kldText: { text: string; source: string } | null;
+  signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
+  onStatus?: (line: string) => void;
+};
+
+/** Each condition's profile: the experiment's with the cache types (and flash attention, context) set; one it refuses names its type. */
+function conditionProfiles(options: KvCacheOptions, flashAttention: boolean): Map<string, ServerProfile> {
+  return new Map(
     options.conditions.map((condition) => {
       const profile = applySettings(options.profile, cacheSettings(condition, flashAttention, options.contextSize));
       try {
@@ -70,7 +60,99 @@ export async function runKvCacheExperiment(
       return [condition.name, profile];
     }),
   );
-  const kldContext = EXPERIMENT_DEFAULTS.kldContext;
+}
+
+/** The timed windows, rotated: per condition its run ids, the KV buffers its servers allocated and their peak VRAM. */
+async function runCacheWindows(options: KvCacheOptions, experimentId: string, profiles: Map<string, ServerProfile>) {
+  const perCondition = () => new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
+  const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
+  const kvMib = perCondition();
+  const serverVram = perCondition();
+  for (const { window, condition } of windowSchedule(options.conditions, options.repeats)) {
+    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+    options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
+    await options.cooldown?.beforeWindow(options.onStatus);
+    const { summary } = await runWindow(
+      options,
+      { experimentId, condition: condition.name, window },
+      {
+        target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
+        load: { mode: 'closed', concurrency: options.concurrency },
+        stop: { requests: options.requestsPerWindow, durationMs: null },
+        warmup: 0,
+        slo: options.constraints.slo,
+      },
+    );
+    runIds.get(condition.name)!.push(summary.run_id);
+    const server = options.runs.getRun(summary.run_id)?.server_json;
+    const effective = server ? (JSON.parse(server) as { effectiveConfig?: EffectiveConfig }).effectiveConfig : undefined;
+    const kv = kvCacheMib(effective?.buffersMib);
+    if (kv !== null) kvMib.get(condition.name)!.push(kv);
+    const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
+    if (gpu != null) serverVram.get(condition.name)!.push(gpu);
+  }
+  return { runIds, kvMib, serverVram };
+}
+
+/** The untimed quality pass: greedy tokens per condition's server, then KL divergence from llama-perplexity with each cache. */
+async function measureCacheQuality(options: KvCacheOptions, profiles: Map<string, ServerProfile>, flashAttention: boolean) {
+  const pass = await tokenPass({
+    servers: options.servers,
+    hashes: options.runs.hashes,
+    files: options.conditions.map((condition) => ({
+      name: condition.name,
+      file: options.model.path,
+      profile: profiles.get(condition.name)!,
+    })),
+    profile: options.profile,
+    workload: options.workload,
+    kldContext: KLD_CONTEXT,
+    signal: options.signal,
+    onStatus: options.onStatus,
+    kldText: options.kldText,
+  });
+  const perplexity = toolPath(await options.engine(), 'llama-perplexity');
+  let kld = new Map<string, KldResult>();
+  if (perplexity && pass.evalText.error === null) {
+    const baseline = options.conditions[0]!;
+    options.onStatus?.(`measuring KL divergence against the ${baseline.name} cache with llama-perplexity`);
+    kld = await measureKld({
+      perplexityBinary: perplexity,
+      baseline: options.model.path,
+      baselineArgs: cachePerplexityArgs(baseline, flashAttention),
+      candidates: options.conditions.map((condition) => ({
+        name: condition.name,
+        file: options.model.path,
+        args: cachePerplexityArgs(condition, flashAttention),
+      })),
+      text: pass.evalText.text,
+      tokens: pass.evalText.tokens,
+      context: KLD_CONTEXT,
+      threads: options.profile.threads,
+      signal: options.signal,
+    });
+  }
+  const kldMissing = !perplexity
+    ? 'llama-perplexity not found beside the server'
+    : pass.evalText.error !== null
+      ? `no evaluation text: ${pass.evalText.error}`
+      : 'not measured';
+  return { pass, kld, kldMissing };
+}
+
+const KLD_CONTEXT = EXPERIMENT_DEFAULTS.kldContext;
+
+/**
+ * One model file under several KV cache types, each on a fresh server in rotated windows with the
+ * same workload (by default long documents whose decisive fact sits near the end): the KV memory
+ * the server allocated, TTFT/TPOT verdicts, acceptance per group; then, untimed, greedy token
+ * agreement with the first (baseline) cache type and KL divergence from llama-perplexity run with
+ * the same cache. The gates and the recommendation are the quantization experiment's, with memory
+ * compared on the KV cache.
+ */
+export async function runKvCacheExperiment(options: KvCacheOptions): Promise<ExperimentResult> {
+  const flashAttention = needsFlashAttention(options.conditions);
+  const profiles = conditionProfiles(options, flashAttention);
   const protocol: Record<string, unknown> = {
     kind: 'kvcache',
     cooldown: options.cooldown?.describe() ?? null,
@@ -90,79 +172,13 @@ export async function runKvCacheExperiment(
   };
   const experimentId = options.experiments.create('kvcache', protocol);
   return settleExperiment(options, experimentId, async () => {
-    const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
-    const kvMib = new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
-    const serverVram = new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
-    for (const { window, condition } of windowSchedule(options.conditions, options.repeats)) {
-      if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-      options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
-      await options.cooldown?.beforeWindow(options.onStatus);
-      const { summary } = await runWindow(
-        options,
-        { experimentId, condition: condition.name, window },
-        {
-          target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
-          load: { mode: 'closed', concurrency: options.concurrency },
-          stop: { requests: options.requestsPerWindow, durationMs: null },
-          warmup: 0,
-          slo: options.constraints.slo,
-        },
-      );
-      runIds.get(condition.name)!.push(summary.run_id);
-      const server = options.runs.getRun(summary.run_id)?.server_json;
-      const effective = server ? (JSON.parse(server) as { effectiveConfig?: EffectiveConfig }).effectiveConfig : undefined;
-      const kv = kvCacheMib(effective?.buffersMib);
-      if (kv !== null) kvMib.get(condition.name)!.push(kv);
-      const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
-      if (gpu != null) serverVram.get(condition.name)!.push(gpu);
-    }
-
+    const windows = await runCacheWindows(options, experimentId, profiles);
     const summaries = options.conditions.map((condition) => ({
       condition,
-      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
+      ...summarizeCondition(options.runs, condition.name, windows.runIds.get(condition.name)!),
     }));
-    const pass = await tokenPass({
-      servers: options.servers,
-      hashes: options.runs.hashes,
-      files: options.conditions.map((condition) => ({
-        name: condition.name,
-        file: options.model.path,
-        profile: profiles.get(condition.name)!,
-      })),
-      profile: options.profile,
-      workload: options.workload,
-      kldContext,
-      signal: options.signal,
-      onStatus: options.onStatus,
-      kldText: options.kldText,
-    });
-    const perplexity = toolPath(engine, 'llama-perplexity');
-    let kld = new Map<string, KldResult>();
-    if (perplexity && pass.evalText.error === null) {
-      options.onStatus?.(`measuring KL divergence against the ${options.conditions[0]!.name} cache with llama-perplexity`);
-      const [baseline, ...others] = options.conditions;
-      kld = await measureKld({
-        perplexityBinary: perplexity,
-        baseline: options.model.path,
-        baselineArgs: cachePerplexityArgs(baseline!, flashAttention),
-        candidates: [baseline!, ...others].map((condition) => ({
-          name: condition.name,
-          file: options.model.path,
-          args: cachePerplexityArgs(condition, flashAttention),
-        })),
-        text: pass.evalText.text,
-        tokens: pass.evalText.tokens,
-        context: kldContext,
-        threads: options.profile.threads,
-        signal: options.signal,
-      });
-    }
-    const kldMissing = !perplexity
-      ? 'llama-perplexity not found beside the server'
-      : pass.evalText.error !== null
-        ? `no evaluation text: ${pass.evalText.error}`
-        : 'not measured';
-    protocol.kld = { context: kldContext, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
+    const { pass, kld, kldMissing } = await measureCacheQuality(options, profiles, flashAttention);
+    protocol.kld = { context: KLD_CONTEXT, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
     const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }, index) => {
       const agreement = pass.agreement.get(condition.name) ?? failedAgreement('the token pass did not run');
@@ -172,8 +188,8 @@ export async function runKvCacheExperiment(
         ...result,
         cache_types: { k: condition.k, v: condition.v },
         // The largest a window saw: allocation is fixed by the context, so windows agree unless the server differed.
-        kv_cache_mib: max(kvMib.get(condition.name)!),
-        vram: { baseline_mib: null, peak_mib: null, server_mib: max(serverVram.get(condition.name)!) },
+        kv_cache_mib: max(windows.kvMib.get(condition.name)!),
+        vram: { baseline_mib: null, peak_mib: null, server_mib: max(windows.serverVram.get(condition.name)!) },
         agreement_with_baseline: agreement.mean,
         first_divergence_chars_mean: null,
         token_agreement: agreement,
@@ -186,7 +202,7 @@ export async function runKvCacheExperiment(
         same_top_p: measuredKld?.sameTopP ?? null,
         kld_error: measuredKld ? (measuredKld.error ?? null) : kldMissing,
         kld_tokens: pass.evalText.tokens,
-        kld_context: kldContext,
+        kld_context: KLD_CONTEXT,
       };
     });
     const verdicts = conditionVerdicts(
