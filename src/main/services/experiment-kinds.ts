@@ -2,6 +2,7 @@ import type { StartExperimentSpec } from '../../shared/contract';
 import type { ExperimentKind, ExperimentResult } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
 import type { EngineInfo } from '../../shared/contract/engine';
+import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
 import { isDemoRef } from '../models/demo-models';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -45,7 +46,7 @@ export interface ExperimentKindEntry {
  */
 export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   quant: {
-    defaultWorkload: 'chat-short',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     run: async (common, spec, checked) =>
       (await import('../experiments/quantization')).runQuantExperiment({
         ...common,
@@ -58,7 +59,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
   warmcold: {
-    defaultWorkload: 'prefix-share',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     run: async (common, spec, checked) =>
       (await import('../experiments/warm-cold')).runWarmCold({
         ...common,
@@ -68,7 +69,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
   sweep: {
-    defaultWorkload: 'chat-short',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
     run: async (common, spec, checked) =>
       (await import('../experiments/sweep')).runSweep({
@@ -81,7 +82,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
   capacity: {
-    defaultWorkload: 'chat-short',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     run: async (common, spec, checked) =>
       (await import('../experiments/capacity')).runCapacity({
         ...common,
@@ -96,7 +97,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
   spec: {
-    defaultWorkload: 'chat-short',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
     run: async (common, _spec, checked) =>
       (await import('../experiments/speculative')).runSpecExperiment({
         ...common,
@@ -107,7 +108,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
   kvcache: {
-    defaultWorkload: 'long-context',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     checkShape: checkKvCacheShape,
     settingsToCheck: (spec) =>
       kvCacheConditionsOf(spec).map((condition) => ({
