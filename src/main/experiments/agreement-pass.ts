@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { TokenAgreement } from '../../shared/contract/experiments';
+import type { ConditionResult, TokenAgreement } from '../../shared/contract/experiments';
+import type { KldResult } from './kld';
 import type { ServerProfile } from '../../shared/contract/server';
 import type { ServerAddress } from '../core/server-address';
 import { userCacheDir } from '../core/paths';
@@ -141,4 +142,43 @@ export async function tokenPass(options: {
     }
   }
   return { agreement, noiseFloor, evalText };
+}
+
+/** Why no condition has a KLD figure, when llama-perplexity could not be run on an evaluation text. */
+export function kldMissingReason(perplexity: string | null, evalText: TokenPassResult['evalText']): string {
+  if (!perplexity) return 'llama-perplexity not found beside the server';
+  return evalText.error !== null ? `no evaluation text: ${evalText.error}` : 'not measured';
+}
+
+/** One condition's quality figures against the baseline: greedy token agreement (the baseline's noise floor on itself) and KLD. */
+export function qualityFields(
+  name: string,
+  isBaseline: boolean,
+  pass: TokenPassResult,
+  kld: { results: Map<string, KldResult>; missing: string; context: number },
+): Pick<
+  ConditionResult,
+  | 'agreement_with_baseline'
+  | 'first_divergence_chars_mean'
+  | 'token_agreement'
+  | 'token_agreement_noise_floor'
+  | 'kld_mean'
+  | 'same_top_p'
+  | 'kld_error'
+  | 'kld_tokens'
+  | 'kld_context'
+> {
+  const agreement = pass.agreement.get(name) ?? failedAgreement('the token pass did not run');
+  const measured = kld.results.get(name);
+  return {
+    agreement_with_baseline: agreement.mean,
+    first_divergence_chars_mean: null,
+    token_agreement: agreement,
+    ...(isBaseline ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement("the baseline's token pass did not run") } : {}),
+    kld_mean: measured?.kldMean ?? null,
+    same_top_p: measured?.sameTopP ?? null,
+    kld_error: measured ? (measured.error ?? null) : kld.missing,
+    kld_tokens: pass.evalText.tokens,
+    kld_context: kld.context,
+  };
 }

@@ -240,3 +240,14 @@ export function conditionVerdicts(
     return { ...row!, verdict: 'insufficient data', note: reason };
   });
 }
+
+/** Verdicts between summarized conditions (the first the baseline), a contaminated one withheld with its reason. */
+export function summaryVerdicts(summaries: readonly { result: ConditionResult; windows: RequestRow[][] }[]): VerdictRow[] {
+  return conditionVerdicts(
+    summaries.map(({ result, windows }) => ({
+      name: result.name,
+      windows,
+      contaminated: result.contaminated ? result.contamination_reason : null,
+    })),
+  );
+}

@@ -14,12 +14,12 @@ import { quantizedFileName, quantizeModel } from '../models/quantize';
 import type { ServerManager } from '../server/server-manager';
 import type { RequestRow, RunStore } from '../store/run-store';
 import type { WorkloadDef } from '../workload/workload-types';
-import { conditionVerdicts, summarizeCondition } from './condition-summary';
+import { summarizeCondition, summaryVerdicts } from './condition-summary';
 import type { ExperimentStore } from '../store/experiment-store';
 import { measureKld, type KldResult } from './kld';
 import { recommend, type QuantConstraints } from './recommend';
 import { TOKEN_PASS_SEED } from './token-pass';
-import { failedAgreement, tokenPass } from './agreement-pass';
+import { kldMissingReason, qualityFields, tokenPass } from './agreement-pass';
 import { windowSchedule } from './windows';
 import { runWindow, settleExperiment } from './experiment-inputs';
 import type { WindowCooldown } from './window-cooldown';
@@ -191,11 +191,7 @@ export async function runQuantExperiment(options: {
         signal: options.signal,
       });
     }
-    const kldMissing = !perplexity
-      ? 'llama-perplexity not found beside the server'
-      : pass.evalText.error !== null
-        ? `no evaluation text: ${pass.evalText.error}`
-        : 'not measured';
+    const kldMissing = kldMissingReason(perplexity, pass.evalText);
     protocol.kld = {
       context: kldContext,
       text_source: pass.evalText.source,
@@ -207,34 +203,16 @@ export async function runQuantExperiment(options: {
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
     const conditions: ConditionResult[] = summaries.map(({ entry, result, rows }) => {
       const memory = vram.get(entry.name)!;
-      const agreement = pass.agreement.get(entry.name) ?? failedAgreement('the token pass did not run');
-      const measuredKld = kld.get(entry.name);
       return {
         ...result,
         file_bytes: fs.statSync(entry.file).size,
         load_ms: mean(loadMs.get(entry.name)!),
         vram: { baseline_mib: mean(memory.baseline), peak_mib: max(memory.peak), server_mib: max(memory.server) },
-        agreement_with_baseline: agreement.mean,
-        first_divergence_chars_mean: null,
-        token_agreement: agreement,
-        ...(entry === baseline.entry
-          ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement("the baseline's token pass did not run") }
-          : {}),
+        ...qualityFields(entry.name, entry === baseline.entry, pass, { results: kld, missing: kldMissing, context: kldContext }),
         acceptance: acceptanceCounts(rows),
-        kld_mean: measuredKld?.kldMean ?? null,
-        same_top_p: measuredKld?.sameTopP ?? null,
-        kld_error: measuredKld ? (measuredKld.error ?? null) : kldMissing,
-        kld_tokens: pass.evalText.tokens,
-        kld_context: kldContext,
       };
     });
-    const verdicts = conditionVerdicts(
-      summaries.map((entry) => ({
-        name: entry.entry.name,
-        windows: entry.windows,
-        contaminated: entry.result.contaminated ? entry.result.contamination_reason : null,
-      })),
-    );
+    const verdicts = summaryVerdicts(summaries);
     const recommendation = recommend(conditions, verdicts, options.constraints);
     const result: ExperimentResult = {
       experiment_id: experimentId,

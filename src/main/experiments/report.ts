@@ -2,7 +2,7 @@ import type { ExperimentResult } from '../../shared/contract/experiments';
 import { bubbleDiameter, quantTradeoffPoints } from '../../shared/quant-tradeoff-points';
 import { capacitySection } from './capacity-report';
 import { kvCacheReportSection } from './kinds/kvcache/report-section';
-import { escape, fmt } from './report-format';
+import { escape, fmt, share } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
@@ -97,8 +97,6 @@ const REPORT_TITLES: Record<ExperimentResult['kind'], string> = {
   spec: 'Speculative decoding',
   kvcache: 'KV cache types',
 };
-
-const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
 
 /** Speculative decoding: acceptance per setting, and whether greedy outputs stayed the same. */
 function speculativeSection(result: ExperimentResult): string {

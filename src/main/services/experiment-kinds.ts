@@ -110,11 +110,13 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   kvcache: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     checkShape: checkKvCacheShape,
-    settingsToCheck: (spec) =>
-      kvCacheConditionsOf(spec).map((condition) => ({
+    settingsToCheck: (spec) => {
+      const conditions = kvCacheConditionsOf(spec);
+      return conditions.map((condition) => ({
         label: `cache type ${condition.name}:`,
-        settings: cacheSettings(condition, needsFlashAttention(kvCacheConditionsOf(spec)), spec.kvCache?.contextSize ?? null),
-      })),
+        settings: cacheSettings(condition, needsFlashAttention(conditions), spec.kvCache?.contextSize ?? null),
+      }));
+    },
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/kvcache/protocol')).runKvCacheExperiment({
         ...common,

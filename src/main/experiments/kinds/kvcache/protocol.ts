@@ -6,8 +6,8 @@ import { AppError } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import type { RequestRow } from '../../../store/run-store';
-import { failedAgreement, tokenPass } from '../../agreement-pass';
-import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
+import { kldMissingReason, qualityFields, tokenPass } from '../../agreement-pass';
+import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { measureKld, type KldResult } from '../../kld';
 import { recommend, type QuantConstraints } from '../../recommend';
@@ -132,11 +132,7 @@ async function measureCacheQuality(options: KvCacheOptions, profiles: Map<string
       signal: options.signal,
     });
   }
-  const kldMissing = !perplexity
-    ? 'llama-perplexity not found beside the server'
-    : pass.evalText.error !== null
-      ? `no evaluation text: ${pass.evalText.error}`
-      : 'not measured';
+  const kldMissing = kldMissingReason(perplexity, pass.evalText);
   return { pass, kld, kldMissing };
 }
 
@@ -181,8 +177,6 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
     protocol.kld = { context: KLD_CONTEXT, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
     const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }, index) => {
-      const agreement = pass.agreement.get(condition.name) ?? failedAgreement('the token pass did not run');
-      const measuredKld = kld.get(condition.name);
       const groups = acceptanceByGroup(rows);
       return {
         ...result,
@@ -190,28 +184,12 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
         // The largest a window saw: allocation is fixed by the context, so windows agree unless the server differed.
         kv_cache_mib: max(windows.kvMib.get(condition.name)!),
         vram: { baseline_mib: null, peak_mib: null, server_mib: max(windows.serverVram.get(condition.name)!) },
-        agreement_with_baseline: agreement.mean,
-        first_divergence_chars_mean: null,
-        token_agreement: agreement,
-        ...(index === 0
-          ? { token_agreement_noise_floor: pass.noiseFloor ?? failedAgreement("the baseline's token pass did not run") }
-          : {}),
+        ...qualityFields(condition.name, index === 0, pass, { results: kld, missing: kldMissing, context: KLD_CONTEXT }),
         acceptance: sum(groups),
         acceptance_by_group: groups,
-        kld_mean: measuredKld?.kldMean ?? null,
-        same_top_p: measuredKld?.sameTopP ?? null,
-        kld_error: measuredKld ? (measuredKld.error ?? null) : kldMissing,
-        kld_tokens: pass.evalText.tokens,
-        kld_context: KLD_CONTEXT,
       };
     });
-    const verdicts = conditionVerdicts(
-      summaries.map((entry) => ({
-        name: entry.condition.name,
-        windows: entry.windows,
-        contaminated: entry.result.contaminated ? entry.result.contamination_reason : null,
-      })),
-    );
+    const verdicts = summaryVerdicts(summaries);
     return {
       experiment_id: experimentId,
       kind: 'kvcache',

@@ -1,7 +1,5 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
-import { escape, fmt } from '../../report-format';
-
-const share = (value: number | null | undefined) => (value == null ? '—' : `${(value * 100).toFixed(1)} %`);
+import { escape, fmt, share } from '../../report-format';
 
 /** The KV cache section of an experiment report: memory, quality against the baseline cache, acceptance per group. */
 export function kvCacheReportSection(result: ExperimentResult): string {
