@@ -36,6 +36,11 @@ describe('the kvcache kind: conditions from cache types', () => {
     });
   });
 
+  it('lets nothing but a known cache type reach the server or llama-perplexity argv (attack: a flag smuggled in as a type)', () => {
+    for (const smuggled of ['--log-file=/tmp/prompts', 'f16 -v', 'q8_0/--hf-token=x', 'f16\n-v'])
+      expect(cacheConditions(['f16', smuggled])).toEqual({ problem: expect.stringMatching(/is not a KV cache type/) });
+  });
+
   it('refuses one type, an unknown type, a three-part name and the same pair twice, naming the entry', () => {
     expect(cacheConditions(['f16'])).toEqual({ problem: expect.stringMatching(/two or more cache types/) });
     expect(cacheConditions(['f16', 'q9'])).toEqual({ problem: expect.stringMatching(/"q9" is not a KV cache type: use one of f32, f16/) });
