@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startHeadlessServer, type HeadlessServer } from '../../src/main/headless';
 import { createServices, type ServiceContainer } from '../../src/main/services';
@@ -34,6 +34,28 @@ interface Face {
   container: ServiceContainer;
   dataDir: string;
   access: ServiceAccess;
+}
+
+/**
+ * Calls the service over and over while `call` runs, and measures the longest time no call
+ * was answered: a service that holds its thread for one piece of work is silent for as long.
+ */
+async function silencesDuring(face: Face, call: () => ReturnType<Face['call']>) {
+  const started = performance.now();
+  let finished = false;
+  const pending = call().finally(() => (finished = true));
+  const answeredAt = [started];
+  while (!finished) {
+    await face.call('servers', 'defaultProfile');
+    answeredAt.push(performance.now());
+  }
+  const reply = await pending;
+  const took = performance.now() - started;
+  const longestSilence = Math.max(...answeredAt.slice(1).map((at, index) => at - answeredAt[index]!));
+  console.log(
+    `a call of ${Math.round(took)} ms; ${answeredAt.length - 1} calls answered meanwhile, the longest silence ${Math.round(longestSilence)} ms`,
+  );
+  return { reply, took, longestSilence };
 }
 
 async function rpcFace(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Face> {
@@ -300,6 +322,61 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     const answered = face.call('servers', 'defaultProfile').then((reply) => order.push(`profile ${reply.ok}`));
     await Promise.all([imported, answered]);
     expect(order).toEqual(['profile true', 'import true']);
+  });
+
+  it('keeps answering while a workload file sits on a stalled disk: no silence takes a third of the read', async () => {
+    const face = await rpcFace();
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads);
+    const file = path.join(workloads, 'on-a-slow-mount.yaml');
+    fs.writeFileSync(file, `name: slow\ndescription: ${'x'.repeat(3 * 1024 * 1024)}\ngroups: []\n`);
+    // Stands in for a network mount that stalls (this machine has none): every read of a file takes 250 ms,
+    // holding the thread that asked for it, as a stalled read(2) does.
+    const STALL_MS = 250;
+    const readSync = fs.readSync;
+    vi.spyOn(fs, 'readSync').mockImplementation((...args: Parameters<typeof fs.readSync>) => {
+      const until = performance.now() + STALL_MS;
+      while (performance.now() < until);
+      return readSync(...args);
+    });
+    const probe = await fs.promises.open(file);
+    const handlePrototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<unknown> };
+    await probe.close();
+    const read = handlePrototype.read;
+    vi.spyOn(handlePrototype, 'read').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      return read.apply(this, args);
+    });
+
+    const { reply, took, longestSilence } = await silencesDuring(face, () => face.call('workloads', 'read', file)).finally(() =>
+      vi.restoreAllMocks(),
+    );
+    expect(reply.ok, JSON.stringify(reply.error)).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(4 * STALL_MS);
+    // Read on the service's thread, each stalled read is a silence, and all of them one.
+    expect(longestSilence, `the longest silence was ${Math.round(longestSilence)} ms of a ${Math.round(took)} ms read`).toBeLessThan(
+      took / 3,
+    );
+  });
+
+  it('keeps answering while it parses a large telemetry.json: no silence takes half the import', async () => {
+    const face = await rpcFace();
+    const source = new RunStore(openDatabase(path.join(tempDir(), 'source.db')));
+    const folder = writeRunExport(source, storeSampleRun(source), path.join(face.dataDir, 'results', 'long-telemetry'));
+    // A day of sampling at 4 Hz in three series (about 40 MiB of JSON): one JSON.parse and one schema pass over every point.
+    const points = Array.from({ length: 350_000 }, (_, index) => [index * 250, (index % 1000) / 10]);
+    const series = ['gpu0.mem_used_mib', 'gpu0.util_pct', 'host.cpu_pct'].map((name) => ({ series: name, unit: '', points }));
+    fs.writeFileSync(path.join(folder, 'telemetry.json'), JSON.stringify({ schema_version: 1, clock: 'ms', series }));
+
+    const { reply, took, longestSilence } = await silencesDuring(face, () => face.call('runs', 'importRun', folder));
+    expect(reply.ok, JSON.stringify(reply.error)).toBe(true);
+    // Parsed on the service's thread, the parse and schema pass are one silence of most of the import.
+    expect(longestSilence, `the longest silence was ${Math.round(longestSilence)} ms of a ${Math.round(took)} ms import`).toBeLessThan(
+      took / 2,
+    );
+    const { telemetry } = await face.container.runs.get((reply.result as { runId: string }).runId);
+    expect(telemetry.map((entry) => [entry.series, entry.points.length])).toEqual(series.map((entry) => [entry.series, 350_000]));
+    expect(telemetry[0]!.points[349_999]).toEqual([349_999 * 250, 99.9]);
   });
 
   it('uses the folders the config file adds', async () => {

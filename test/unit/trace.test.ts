@@ -28,14 +28,17 @@ describe('trace files', () => {
       /needs 3 block\(s\) of 512 tokens, but hash_ids has 2/,
     ],
     ['time going backwards', line({ timestamp: 0 }), /timestamps must not go back in time \(0 after 5\)/],
-  ])('names the line of %s', (_name, bad, message) => {
-    expect(() => readTrace(traceFile([line({ timestamp: 5 }), bad]))).toThrow(message);
+  ])('names the line of %s', async (_name, bad, message) => {
+    await expect(readTrace(traceFile([line({ timestamp: 5 }), bad]))).rejects.toThrow(message);
   });
 
-  it('reads blank-line-separated records and takes another block size', () => {
-    const records = readTrace(traceFile([line({ input_length: 100, hash_ids: [1, 2] }), '', line({ timestamp: 9, hash_ids: [3] })]), 64);
+  it('reads blank-line-separated records and takes another block size', async () => {
+    const records = await readTrace(
+      traceFile([line({ input_length: 100, hash_ids: [1, 2] }), '', line({ timestamp: 9, hash_ids: [3] })]),
+      64,
+    );
     expect(records.map((record) => record.hash_ids)).toEqual([[1, 2], [3]]);
-    expect(() => readTrace(traceFile(['', ' ']))).toThrow(/has no requests/);
+    await expect(readTrace(traceFile(['', ' ']))).rejects.toThrow(/has no requests/);
   });
 
   it('windows by seconds from the first request and divides arrival gaps by the speed', () => {

@@ -26,7 +26,7 @@ groups:
 `;
 
 describe('workload parser', () => {
-  it('accepts every built-in workload', () => {
+  it('accepts every built-in workload', async () => {
     expect(listBuiltinWorkloads()).toEqual([
       'chat-short',
       'decode-heavy',
@@ -37,7 +37,7 @@ describe('workload parser', () => {
       'prefix-share',
       'trace-sample',
     ]);
-    for (const name of listBuiltinWorkloads()) expect(readWorkloadFile(workloadPath(name)).name).toBe(name);
+    for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(workloadPath(name))).name).toBe(name);
   });
 
   it.each([
@@ -104,13 +104,14 @@ describe('workload parser', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  it('rejects binary and mis-encoded files', () => {
+  it('rejects binary and mis-encoded files', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'bin.yaml'), Buffer.from([0x6e, 0x61, 0x00, 0x01]));
     fs.writeFileSync(path.join(dir, 'latin1.yaml'), Buffer.from('name: caf\xe9\n', 'latin1'));
-    expect(() => readWorkloadFile(path.join(dir, 'bin.yaml'))).toThrow(/bin\.yaml: contains NUL bytes/);
-    expect(() => readWorkloadFile(path.join(dir, 'latin1.yaml'))).toThrow(/latin1\.yaml: is not valid UTF-8/);
-    expect(() => readWorkloadFile(path.join(dir, 'absent.yaml'))).toThrow(/Workload file not found/);
+    await expect(readWorkloadFile(path.join(dir, 'bin.yaml'))).rejects.toThrow(/bin\.yaml: contains NUL bytes/);
+    await expect(readWorkloadFile(path.join(dir, 'latin1.yaml'))).rejects.toThrow(/latin1\.yaml: is not valid UTF-8/);
+    await expect(readWorkloadFile(path.join(dir, 'absent.yaml'))).rejects.toThrow(/absent\.yaml: workload file not found/);
+    await expect(readWorkloadFile(dir)).rejects.toThrow(/workload file is a folder, not a file/);
     expect(() => workloadPath('no-such-builtin')).toThrow(/Built-in: chat-short/);
   });
 
@@ -190,7 +191,7 @@ describe('conversations in a workload', () => {
   });
 
   it('the conversations generator makes count × turns turns with reference answers, the same for the same seed', async () => {
-    const def = readWorkloadFile(workloadPath('multi-turn-chat'));
+    const def = await readWorkloadFile(workloadPath('multi-turn-chat'));
     const first = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
     const again = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
     const items = first.groups[0]!.items;

@@ -11,58 +11,108 @@ function mib(bytes: number): string {
 
 /**
  * Reads a whole regular file, refusing it past `maxBytes`. Opened without blocking: opening a
- * FIFO that no one writes to would otherwise wait forever and freeze the process (the service
- * of `serve` included). What was opened is checked from its descriptor, so a FIFO, a device
- * such as /dev/zero or a socket is refused before any read, whatever the path pointed to
- * when looked at before; the size is checked again while reading, so a file that grows is
- * refused at the cap instead of read until memory runs out.
+ * FIFO that no one writes to would otherwise wait forever. What was opened is checked from its
+ * descriptor, so a FIFO, a device such as /dev/zero or a socket is refused before any read,
+ * whatever the path pointed to when looked at before; the size is checked again while reading,
+ * so a file that grows is refused at the cap instead of read until memory runs out. The open
+ * and every read run on Node's I/O pool, never on the event loop: a file on a stalled network
+ * mount delays only the call that named it, and `serve` answers other calls between chunks.
  */
-export function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Buffer {
-  const tooLarge = (size: string) =>
-    new AppError(ErrorCode.InvalidInput, `${file}: ${what} is ${size}, over the ${mib(maxBytes)} (${maxBytes}-byte) limit`, {
-      file,
-      limitBytes: maxBytes,
-    });
-  const { fd, stat } = openRegularFile(file, what);
+export async function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Promise<Buffer> {
+  let handle: fs.promises.FileHandle;
   try {
-    if (stat.size > maxBytes) throw tooLarge(`${stat.size} bytes`);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const chunk = Buffer.allocUnsafe(1024 * 1024);
-    for (;;) {
-      const read = fs.readSync(fd, chunk, 0, Math.min(chunk.length, maxBytes + 1 - total), null);
-      if (read === 0) break;
-      total += read;
-      if (total > maxBytes) throw tooLarge(`more than ${maxBytes} bytes`);
-      chunks.push(Buffer.from(chunk.subarray(0, read)));
-    }
-    return Buffer.concat(chunks, total);
-  } finally {
-    fs.closeSync(fd);
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    throw openFailure(file, what, error);
   }
+  try {
+    const stat = await handle.stat();
+    const problem = notRegularFileProblem(stat);
+    if (problem) throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
+    const collected = new CappedChunks(file, what, maxBytes, stat.size);
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, collected.nextReadLength(chunk.length), null);
+      if (bytesRead === 0) return collected.whole();
+      collected.add(chunk, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function readTextFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Promise<string> {
+  return (await readFileCapped(file, what, maxBytes)).toString('utf8');
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/** The chunks read so far, refused past the cap: checked before the first read and again on every chunk, so a file that grows stops at the cap. */
+class CappedChunks {
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly what: string,
+    private readonly maxBytes: number,
+    sizeWhenOpened: number,
+  ) {
+    if (sizeWhenOpened > maxBytes) throw this.tooLarge(`${sizeWhenOpened} bytes`);
+  }
+
+  /** One byte past the cap is asked for, so a file that grew past it is seen. */
+  nextReadLength(chunkLength: number): number {
+    return Math.min(chunkLength, this.maxBytes + 1 - this.total);
+  }
+
+  add(chunk: Buffer, length: number): void {
+    this.total += length;
+    if (this.total > this.maxBytes) throw this.tooLarge(`more than ${this.maxBytes} bytes`);
+    this.chunks.push(Buffer.from(chunk.subarray(0, length)));
+  }
+
+  whole(): Buffer {
+    return Buffer.concat(this.chunks, this.total);
+  }
+
+  private tooLarge(size: string): AppError {
+    return new AppError(
+      ErrorCode.InvalidInput,
+      `${this.file}: ${this.what} is ${size}, over the ${mib(this.maxBytes)} (${this.maxBytes}-byte) limit`,
+      { file: this.file, limitBytes: this.maxBytes },
+    );
+  }
+}
+
+function openFailure(file: string, what: string, error: unknown): AppError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new AppError(
+    code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput,
+    `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`,
+  );
+}
+
+function notRegularFileProblem(stat: fs.Stats): string | null {
+  if (stat.isDirectory()) return 'is a folder, not a file';
+  if (stat.isFile()) return null;
+  return `is ${specialKind(stat)}, not a regular file; save its contents to a file and give that file`;
 }
 
 /**
  * Opens a file for reading without blocking and refuses, from its descriptor, anything that is
- * not a regular file (see readFileCapped). The caller closes the descriptor.
+ * not a regular file, as readFileCapped does, for a caller that streams it (the hash). The caller
+ * closes the descriptor.
  */
 export function openRegularFile(file: string, what: string): { fd: number; stat: fs.Stats } {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new AppError(
-      code === 'ENOENT' ? ErrorCode.NotFound : ErrorCode.InvalidInput,
-      `${file}: ${what} ${code === 'ENOENT' ? 'not found' : `cannot be read (${(error as Error).message})`}`,
-    );
+    throw openFailure(file, what, error);
   }
   const stat = fs.fstatSync(fd);
-  const problem = stat.isDirectory()
-    ? 'is a folder, not a file'
-    : stat.isFile()
-      ? null
-      : `is ${specialKind(stat)}, not a regular file; save its contents to a file and give that file`;
+  const problem = notRegularFileProblem(stat);
   if (problem) {
     fs.closeSync(fd);
     throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
@@ -75,8 +125,4 @@ function specialKind(stat: fs.Stats): string {
   if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
   if (stat.isSocket()) return 'a socket';
   return 'a special file';
-}
-
-export function readTextFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): string {
-  return readFileCapped(file, what, maxBytes).toString('utf8');
 }

@@ -203,13 +203,14 @@ export function readGgufHeader(file: string, options: { timeBudgetMs?: number } 
   const deadline = performance.now() + budgetMs;
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    // Without blocking: opening a FIFO that no one writes to would wait forever. What was opened is checked below.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
     throw new GgufFormatError(file, `cannot open: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw new GgufFormatError(file, 'not a regular file');
+    if (!stat.isFile()) throw new GgufFormatError(file, stat.isFIFO() ? 'a FIFO (named pipe), not a regular file' : 'not a regular file');
     const cursor = new BoundedCursor(fd, stat.size, file, deadline, budgetMs);
     if (stat.size < 24) cursor.fail(`too small to be GGUF (${stat.size} bytes)`);
     const magic = cursor.u32('magic');

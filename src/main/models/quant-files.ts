@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { openRegularFile } from '../core/read-capped';
 
 export interface QuantFile {
   name: string;
@@ -45,7 +46,7 @@ export function checkQuantFiles(entries: { name: string; file: string; entry?: s
     if (!fs.existsSync(file) || !fs.statSync(file).isFile())
       throw new AppError(ErrorCode.InvalidInput, `${flag} entry "${entry}": no file at ${file}`);
     const magic = Buffer.alloc(4);
-    const fd = fs.openSync(file, 'r');
+    const { fd } = openRegularFile(file, `${flag} entry "${entry}"`);
     try {
       fs.readSync(fd, magic, 0, 4, 0);
     } finally {

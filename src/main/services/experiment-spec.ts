@@ -155,7 +155,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
     spec.workload ||
       (spec.kind === 'capacity' && spec.capacity?.by === 'users' ? USERS_WORKLOAD : EXPERIMENT_KINDS[spec.kind].defaultWorkload),
   );
-  const read = readWorkloadFile(file);
+  const read = await readWorkloadFile(file);
   generatorFilesWithin(access, read, file);
   if (spec.kind === 'capacity' && spec.capacity?.by === 'users' && !hasConversations(read))
     invalid(
@@ -176,7 +176,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   let kldText: CheckedExperiment['kldText'] = null;
   if (spec.kldTextFile) {
     const source = access.paths.check(spec.kldTextFile, 'text');
-    kldText = { text: readTextFileCapped(source, 'evaluation text'), source };
+    kldText = { text: await readTextFileCapped(source, 'evaluation text'), source };
   }
   const draft =
     spec.kind === 'spec'

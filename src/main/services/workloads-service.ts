@@ -20,15 +20,17 @@ const PREVIEW_ITEMS = 200;
 export function createWorkloadsService(access: ServiceAccess, tokenizer: () => ServerAddress | null = () => null): WorkloadsService {
   return {
     async list(): Promise<WorkloadInfo[]> {
-      return listBuiltinWorkloads().map((name) => {
-        const file = path.join(builtinWorkloadDir(), `${name}.yaml`);
-        const def = readWorkloadFile(file);
-        return { name, file, description: def.description ?? '', groups: def.groups.map((group) => group.name), builtin: true };
-      });
+      return Promise.all(
+        listBuiltinWorkloads().map(async (name) => {
+          const file = path.join(builtinWorkloadDir(), `${name}.yaml`);
+          const def = await readWorkloadFile(file);
+          return { name, file, description: def.description ?? '', groups: def.groups.map((group) => group.name), builtin: true };
+        }),
+      );
     },
     async read(name) {
       const file = workloadPathWithin(access, name);
-      return { name, file, text: readTextFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES) };
+      return { name, file, text: await readTextFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES) };
     },
     async validate(text) {
       try {

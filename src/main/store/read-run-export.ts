@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/read-capped';
+import { MAX_INPUT_FILE_BYTES, readFileCapped } from '../core/read-capped';
+import { parseTelemetryExport, type ParsedTelemetrySeries } from './parse-telemetry-export';
 import { exportDocumentProblem, RUN_EXPORT_SCHEMA_VERSION, type ExportDocument } from './run-export-schema';
-import type { TelemetrySeries } from './telemetry-csv';
 
 /** The files import reads; the CSVs and trace are derived from these and are not needed. */
 export const IMPORTED_FILES = ['manifest.json', 'summary.json', 'requests.jsonl', 'telemetry.json'] as const;
@@ -80,8 +80,8 @@ export interface ExportedRun {
   manifest: ExportedManifest;
   summary: Record<string, unknown> | null;
   requests: ExportedRequest[];
-  /** Values a sampler could not read are exported as null. */
-  telemetry: { series: string; unit: string; points: [number, number | null][] }[];
+  /** As the store keeps it; a value no sampler read (exported as null) is NaN, as it was before export. */
+  telemetry: ParsedTelemetrySeries[];
 }
 
 export interface ReadRunExportOptions {
@@ -195,7 +195,7 @@ export async function readRunExport(folder: string, options: ReadRunExportOption
       ErrorCode.InvalidInput,
       `${folder}: is a file, not a folder. Name the folder "inferlab export ID --out DIR" wrote (it holds ${IMPORTED_FILES.join(', ')}).`,
     );
-  const read = (name: (typeof IMPORTED_FILES)[number]) => {
+  const read = async (name: (typeof IMPORTED_FILES)[number]) => {
     const file = options.checkFile(path.join(folder, name));
     if (!fs.existsSync(file))
       throw new AppError(
@@ -207,50 +207,48 @@ export async function readRunExport(folder: string, options: ReadRunExportOption
       options.maxFileBytes ?? MAX_INPUT_FILE_BYTES,
       name === 'manifest.json' || name === 'summary.json' ? DOCUMENT_BYTES : Infinity,
     );
-    return { file, text: readTextFileCapped(file, `the exported ${name}`, cap) };
+    return { file, bytes: await readFileCapped(file, `the exported ${name}`, cap) };
   };
 
-  const manifestFile = read('manifest.json');
-  const manifest = parseJsonText(manifestFile.file, null, manifestFile.text);
+  const manifestFile = await read('manifest.json');
+  const manifest = parseJsonText(manifestFile.file, null, manifestFile.bytes.toString('utf8'));
   checkSchemaVersion(manifestFile.file, manifest);
   conform('manifest', manifestFile.file, null, manifest);
   const runId = (manifest as ExportedManifest).run_id;
 
-  const summaryFile = read('summary.json');
-  const summary = parseJsonText(summaryFile.file, null, summaryFile.text);
+  const summaryFile = await read('summary.json');
+  const summary = parseJsonText(summaryFile.file, null, summaryFile.bytes.toString('utf8'));
   conform('summary', summaryFile.file, null, summary);
   const summaryRunId = (summary as { run_id?: string } | null)?.run_id;
   if (summaryRunId !== undefined && summaryRunId !== runId)
     refuse(summaryFile.file, null, 'run_id', `is ${summaryRunId}, but manifest.json is run ${runId}: the files come from two runs`);
 
-  const requestsFile = read('requests.jsonl');
-  const requests = await parseRequests(requestsFile.file, requestsFile.text);
+  const requestsFile = await read('requests.jsonl');
+  const requests = await parseRequests(requestsFile.file, requestsFile.bytes.toString('utf8'));
 
-  const telemetryFile = read('telemetry.json');
-  const telemetry = parseJsonText(telemetryFile.file, null, telemetryFile.text);
-  checkSchemaVersion(telemetryFile.file, telemetry);
-  conform('telemetry', telemetryFile.file, null, telemetry);
-  const seriesNames = new Set<string>();
-  (telemetry as { series: { series: string }[] }).series.forEach(({ series }, index) => {
-    if (seriesNames.has(series))
-      refuse(telemetryFile.file, null, `series[${index}].series`, `is "${series}", which an earlier series already is`);
-    seriesNames.add(series);
-  });
+  const telemetryFile = await read('telemetry.json');
+  const telemetry = await readTelemetry(telemetryFile.file, telemetryFile.bytes);
 
   return {
     folder,
     manifest: manifest as ExportedManifest,
     summary: summary as Record<string, unknown> | null,
     requests,
-    telemetry: (telemetry as { series: ExportedRun['telemetry'] }).series,
+    telemetry,
   };
 }
 
-/** Telemetry as the store keeps it: a value no sampler read is NaN, as it was before export. */
-export function telemetryForStore(series: ExportedRun['telemetry']): TelemetrySeries[] {
-  return series.map((entry) => ({
-    series: entry.series,
-    unit: entry.unit,
-    points: entry.points.map(([t, value]): [number, number] => [t, value ?? Number.NaN]),
-  }));
+/** telemetry.json, parsed off the service's thread and checked: the version, the schema, every point, one name per series. */
+async function readTelemetry(file: string, bytes: Buffer): Promise<ParsedTelemetrySeries[]> {
+  const parsed = await parseTelemetryExport(bytes);
+  if (!parsed.ok) refuse(file, null, null, `is not valid JSON (${parsed.invalidJson})`);
+  checkSchemaVersion(file, parsed.document);
+  conform('telemetry', file, null, parsed.document);
+  if (parsed.pointProblem) refuse(file, null, parsed.pointProblem.field, parsed.pointProblem.message);
+  const seriesNames = new Set<string>();
+  return (parsed.document as { series: { series: string; unit: string }[] }).series.map(({ series, unit }, index) => {
+    if (seriesNames.has(series)) refuse(file, null, `series[${index}].series`, `is "${series}", which an earlier series already is`);
+    seriesNames.add(series);
+    return { series, unit, points: parsed.points[index]! };
+  });
 }

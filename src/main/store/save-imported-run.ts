@@ -1,7 +1,7 @@
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { Db } from './database';
-import { telemetryForStore, type ExportedRequest, type ExportedRun } from './read-run-export';
+import type { ExportedRequest, ExportedRun } from './read-run-export';
 import { jsonOrNull, REQUEST_COLUMNS } from './request-columns';
 
 /** Where an imported run came from; kept in the run's configuration (manifest_json), which every export carries. */
@@ -70,9 +70,7 @@ export function saveImportedRun(db: Db, exported: ExportedRun, mark: ImportMark)
       );
     insertRun.run(runValues);
     for (const row of requestRows) insertRequest!.run(row);
-    for (const entry of telemetryForStore(exported.telemetry)) {
-      const flat = Float64Array.from(entry.points.flat());
-      insertSeries.run(manifest.run_id, entry.series, entry.unit, Buffer.from(flat.buffer));
-    }
+    for (const { series, unit, points } of exported.telemetry)
+      insertSeries.run(manifest.run_id, series, unit, Buffer.from(points.buffer, points.byteOffset, points.byteLength));
   })();
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { seededRandom } from '../models/random';
-import { readFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
+import { readTextFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
 import type { TokenCounter } from './token-counter';
 import { DEFAULT_BLOCK_TOKENS, readTrace, traceFile, traceWindow } from './trace';
 import type { ChatMessage, GeneratorDef, ResolvedReplay, WorkloadDef } from './workload-types';
@@ -125,11 +125,14 @@ interface ShareGptRecord {
 }
 
 /** ShareGPT-style JSON: a list of {conversations: [{from: human|gpt, value}]}; the turns up to the last human one. */
-export function importShareGpt(workloadFile: string, spec: { file: string; limit?: number; max_tokens?: number }): GeneratedPrompt[] {
+export async function importShareGpt(
+  workloadFile: string,
+  spec: { file: string; limit?: number; max_tokens?: number },
+): Promise<GeneratedPrompt[]> {
   const file = path.resolve(path.dirname(workloadFile), spec.file);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileCapped(file, `ShareGPT file (sharegpt import in ${workloadFile})`, MAX_INPUT_FILE_BYTES).toString('utf8'));
+    parsed = JSON.parse(await readTextFileCapped(file, `ShareGPT file (sharegpt import in ${workloadFile})`, MAX_INPUT_FILE_BYTES));
   } catch (error) {
     if (error instanceof AppError && error.code !== ErrorCode.NotFound) throw error;
     throw new AppError(
@@ -264,7 +267,7 @@ export async function runGenerator(
   if ('trace' in generator) {
     const spec = generator.trace;
     const blockTokens = spec.block_tokens ?? DEFAULT_BLOCK_TOKENS;
-    const window = traceWindow(readTrace(traceFile(workloadFile, spec.file), blockTokens), {
+    const window = traceWindow(await readTrace(traceFile(workloadFile, spec.file), blockTokens), {
       speed: spec.speed,
       startS: spec.start_s,
       endS: spec.end_s,

@@ -254,21 +254,9 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
   return def;
 }
 
-export function readWorkloadFile(file: string): WorkloadDef {
+export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
   if (file.toLowerCase().endsWith('.jsonl')) return traceWorkload(file);
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(file);
-  } catch {
-    throw new AppError(ErrorCode.NotFound, `Workload file not found: ${file}`);
-  }
-  if (!stat.isFile()) throw new AppError(ErrorCode.InvalidInput, `Workload path is not a file: ${file}`);
-  if (stat.size > MAX_WORKLOAD_FILE_BYTES)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `${file}: ${stat.size} bytes is larger than the ${MAX_WORKLOAD_FILE_BYTES}-byte limit for workload files`,
-    );
-  const bytes = readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
+  const bytes = await readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
   if (bytes.includes(0))
     fail(file, [{ file, line: null, column: null, field: '', message: 'contains NUL bytes: this is a binary file, not YAML or JSON' }]);
   let text: string;

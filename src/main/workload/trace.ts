@@ -28,8 +28,11 @@ function problem(file: string, line: number, message: string): never {
 const wholeNumber = (value: unknown, min: number) => typeof value === 'number' && Number.isInteger(value) && value >= min;
 
 /** Reads a trace (JSON Lines), checking every line and naming the first that is wrong. */
-export function readTrace(file: string, blockTokens = DEFAULT_BLOCK_TOKENS): TraceRecord[] {
-  const text = readTextFileCapped(file, 'trace file');
+export async function readTrace(file: string, blockTokens = DEFAULT_BLOCK_TOKENS): Promise<TraceRecord[]> {
+  return parseTrace(file, await readTextFileCapped(file, 'trace file'), blockTokens);
+}
+
+function parseTrace(file: string, text: string, blockTokens: number): TraceRecord[] {
   const records: TraceRecord[] = [];
   const lines = text.split('\n');
   for (const [index, raw] of lines.entries()) {
