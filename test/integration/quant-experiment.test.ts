@@ -179,7 +179,7 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
     expect(gate('token agreement').threshold).toMatch(/≥ 20\.0 %/);
     expect([status('kld', 'q8_0'), status('kld', 'q4_k_m')]).toEqual(['pass', 'fail']);
     // By memory, the smallest file that passes every gate.
-    expect(gated.recommendation.choice).toBe('q8_0');
+    expect(gated.recommendation.choice, JSON.stringify(gated.recommendation, null, 1)).toBe('q8_0');
 
     // A VRAM budget of 100 MiB: each condition passes or fails on its server's own VRAM where that was measured,
     // and is unknown where it was not (no GPU, or a window too short for a reading); unknown never passes.

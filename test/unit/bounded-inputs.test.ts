@@ -103,7 +103,7 @@ describe('files that are not regular files', () => {
     execFileSync('mkfifo', [fifo]);
     // In a child with a deadline, as above: a model scan or a server start reads the header of whatever the path names.
     const script = `import(${JSON.stringify(path.resolve('src/main/models/model-library.ts'))}).then((m) => {
-      console.log(m.describeModel(process.argv[1]).invalidReason);
+      return m.describeModel(process.argv[1]).then((model) => console.log(model.invalidReason));
     })`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script, fifo], { timeout: 30_000, encoding: 'utf8' });
     expect(child.signal, `the header read blocked: ${child.stderr}`).toBeNull();

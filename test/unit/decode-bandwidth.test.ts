@@ -48,8 +48,8 @@ function handMadeModel(): string {
 }
 
 describe('decode bandwidth from a GGUF file and a run', () => {
-  it('reads the weights a decode step streams and the KV shape', () => {
-    expect(readDecodeFootprint(handMadeModel())).toEqual({
+  it('reads the weights a decode step streams and the KV shape', async () => {
+    expect(await readDecodeFootprint(handMadeModel())).toEqual({
       architecture: 'llama',
       blockWeightBytes: 512,
       headWeightBytes: 32 + 256,
@@ -62,8 +62,8 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     });
   });
 
-  it('equals the formula on a hand-computed case (CPU, f16 cache, one sequence)', () => {
-    const footprint = readDecodeFootprint(handMadeModel()) as DecodeFootprint;
+  it('equals the formula on a hand-computed case (CPU, f16 cache, one sequence)', async () => {
+    const footprint = (await readDecodeFootprint(handMadeModel())) as DecodeFootprint;
     const result = decodeBandwidth({
       footprint,
       placement: { device: 'cpu' },
@@ -88,8 +88,8 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     expect(result.utilization).toBeCloseTo(0.4, 9);
   });
 
-  it('counts only the offloaded layers on a GPU, per sequence KV for a batch, and the cache type size', () => {
-    const footprint = readDecodeFootprint(handMadeModel()) as DecodeFootprint;
+  it('counts only the offloaded layers on a GPU, per sequence KV for a batch, and the cache type size', async () => {
+    const footprint = (await readDecodeFootprint(handMadeModel())) as DecodeFootprint;
     const result = decodeBandwidth({
       footprint,
       // llama.cpp: "offloaded 1/3 layers": one block on the GPU, the output stayed on the CPU.
@@ -114,8 +114,8 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     expect(result.peak_reason).toBe('not in the table');
   });
 
-  it('says when a CPU step reads little more than the last-level cache, where a share of the DRAM probe can pass 100 %', () => {
-    const footprint = readDecodeFootprint(handMadeModel()) as DecodeFootprint;
+  it('says when a CPU step reads little more than the last-level cache, where a share of the DRAM probe can pass 100 %', async () => {
+    const footprint = (await readDecodeFootprint(handMadeModel())) as DecodeFootprint;
     const base = {
       footprint,
       kvCacheTypes: { k: 'f16', v: 'f16' },
@@ -161,8 +161,8 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     expect(lastLevelCacheBytes(path.join(dir, 'absent'))).toBeNull();
   });
 
-  it('is null with the reason without TPOT or with an unknown cache type', () => {
-    const footprint = readDecodeFootprint(handMadeModel()) as DecodeFootprint;
+  it('is null with the reason without TPOT or with an unknown cache type', async () => {
+    const footprint = (await readDecodeFootprint(handMadeModel())) as DecodeFootprint;
     const base = {
       footprint,
       placement: { device: 'cpu' as const },

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GgufFormatError, readGgufHeader } from '../../src/main/models/gguf-reader';
+import { GgufFormatError, readGgufHeader, readGgufHeaderAsync } from '../../src/main/models/gguf-reader';
 import { defaultModelFolders, describeModel, scanModels } from '../../src/main/models/model-library';
 import { seededRandom } from '../../src/main/models/random';
 import { writeHostileFiles, writeValidTinyModel } from '../support/hostile-gguf';
@@ -29,32 +29,34 @@ describe('bounded GGUF reader', () => {
     ['truncated', /truncated: tensor w needs bytes up to/],
     ['absurdCounts', /tensor count is 1099511627776, more than the 10000000 this reader accepts/],
     ['hugeString', /value of general.name length|claims 4611686018427387904 bytes, more than the 16777216 allowed/],
-  ])('rejects %s with a message naming the file and the problem', (name, message) => {
+  ])('rejects %s with a message naming the file and the problem', async (name, message) => {
     const files = writeHostileFiles(tempDir());
-    const model = describeModel(files[name]!);
+    const model = await describeModel(files[name]!);
     expect(model.valid).toBe(false);
     expect(model.invalidReason).toMatch(message);
   });
 
-  it('names missing files and parts of split models', () => {
+  it('names missing files and parts of split models', async () => {
     const dir = tempDir();
-    expect(describeModel(path.join(dir, 'nope.gguf')).invalidReason).toBe('missing file');
+    expect((await describeModel(path.join(dir, 'nope.gguf'))).invalidReason).toBe('missing file');
     writeValidTinyModel(path.join(dir, 'big-00001-of-00002.gguf'));
-    expect(describeModel(path.join(dir, 'big-00001-of-00002.gguf')).invalidReason).toBe('missing split part(s): big-00002-of-00002.gguf');
+    expect((await describeModel(path.join(dir, 'big-00001-of-00002.gguf'))).invalidReason).toBe(
+      'missing split part(s): big-00002-of-00002.gguf',
+    );
   });
 
-  it('lists a split model once, with every part and the total size', () => {
+  it('lists a split model once, with every part and the total size', async () => {
     const dir = tempDir();
     writeValidTinyModel(path.join(dir, 'big-00001-of-00002.gguf'));
     writeValidTinyModel(path.join(dir, 'big-00002-of-00002.gguf'));
-    const { models } = scanModels([dir]);
+    const { models } = await scanModels([dir]);
     expect(models).toHaveLength(1);
     expect(models[0]!.parts).toHaveLength(2);
     expect(models[0]!.sizeBytes).toBe(2 * fs.statSync(path.join(dir, 'big-00001-of-00002.gguf')).size);
     expect(models[0]!.parameterCount).toBe(64);
   });
 
-  it("finds Ollama's models through its manifests, named by model and tag, and skips manifests it cannot read", () => {
+  it("finds Ollama's models through its manifests, named by model and tag, and skips manifests it cannot read", async () => {
     const store = tempDir();
     const digest = 'a'.repeat(64);
     fs.mkdirSync(path.join(store, 'blobs'));
@@ -71,7 +73,7 @@ describe('bounded GGUF reader', () => {
       path.join(manifestDir, 'escape'),
       JSON.stringify({ layers: [{ mediaType: layers[1]!.mediaType, digest: 'sha256:../../x' }] }),
     );
-    const { models } = scanModels([store]);
+    const { models } = await scanModels([store]);
     expect(models.map((model) => [model.name, model.source, model.valid])).toEqual([['tiny:latest (Ollama)', 'ollama', true]]);
     expect(models[0]!.path).toBe(path.join(store, 'blobs', `sha256-${digest}`));
   });
@@ -81,7 +83,7 @@ describe('bounded GGUF reader', () => {
     expect(folders).toEqual(expect.arrayContaining(['/llama-cache', '/ollama-models', '/hf']));
   });
 
-  it('never throws anything but a format error, nor hangs, on randomly damaged headers', () => {
+  it('never throws anything but a format error, nor hangs, on randomly damaged headers; both readers agree on each', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'tiny.gguf');
     writeValidTinyModel(file);
@@ -92,12 +94,33 @@ describe('bounded GGUF reader', () => {
       const bytes = Buffer.from(original.subarray(0, 1 + Math.floor(random() * original.length)));
       for (let flips = 0; flips < 4; flips++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
       fs.writeFileSync(damaged, bytes);
-      try {
-        readGgufHeader(damaged);
-      } catch (error) {
-        expect(error).toBeInstanceOf(GgufFormatError);
-      }
+      const outcome = (read: () => unknown) => {
+        try {
+          return { header: read() };
+        } catch (error) {
+          expect(error).toBeInstanceOf(GgufFormatError);
+          return { error: (error as Error).message };
+        }
+      };
+      const synchronous = outcome(() => readGgufHeader(damaged));
+      const onThePool = await readGgufHeaderAsync(damaged).then(
+        (header) => ({ header }),
+        (error: Error) => {
+          expect(error).toBeInstanceOf(GgufFormatError);
+          return { error: error.message };
+        },
+      );
+      expect(onThePool, `round ${round}`).toEqual(synchronous);
     }
+  });
+
+  it('reads a header that runs past its first read (4 MiB) further, and gets what the synchronous reader gets', async () => {
+    const file = path.join(tempDir(), 'long-vocabulary.gguf');
+    // A million empty tokens: an 8 MB header.
+    writeSparseStringArray(file, 1_000_000n, 9_000_000);
+    const viaPool = await readGgufHeaderAsync(file);
+    expect(viaPool.dataOffset).toBeGreaterThan(8_000_000);
+    expect(viaPool).toEqual(readGgufHeader(file));
   });
 });
 

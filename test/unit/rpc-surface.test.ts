@@ -14,6 +14,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { demoRunSpec } from '../support/specs';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
+import { writeValidTinyModel } from '../support/hostile-gguf';
 
 /**
  * The RPC face as an attacker holding the UI would use it: a WebSocket client with the token,
@@ -56,6 +57,34 @@ async function silencesDuring(face: Face, call: () => ReturnType<Face['call']>) 
     `a call of ${Math.round(took)} ms; ${answeredAt.length - 1} calls answered meanwhile, the longest silence ${Math.round(longestSilence)} ms`,
   );
   return { reply, took, longestSilence };
+}
+
+const STALL_MS = 250;
+
+/**
+ * Stands in for a network mount that stalls (this machine has none): while `work` runs, every
+ * read of a file takes STALL_MS, holding the thread that asked for it, as a stalled read(2) does.
+ */
+async function withStalledReads<T>(work: () => Promise<T>): Promise<T> {
+  const readSync = fs.readSync;
+  vi.spyOn(fs, 'readSync').mockImplementation((...args: Parameters<typeof fs.readSync>) => {
+    const until = performance.now() + STALL_MS;
+    while (performance.now() < until);
+    return readSync(...args);
+  });
+  const probe = await fs.promises.open(process.execPath);
+  const handlePrototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<unknown> };
+  await probe.close();
+  const read = handlePrototype.read;
+  vi.spyOn(handlePrototype, 'read').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+    await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+    return read.apply(this, args);
+  });
+  try {
+    return await work();
+  } finally {
+    vi.restoreAllMocks();
+  }
 }
 
 async function rpcFace(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Face> {
@@ -330,31 +359,24 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     fs.mkdirSync(workloads);
     const file = path.join(workloads, 'on-a-slow-mount.yaml');
     fs.writeFileSync(file, `name: slow\ndescription: ${'x'.repeat(3 * 1024 * 1024)}\ngroups: []\n`);
-    // Stands in for a network mount that stalls (this machine has none): every read of a file takes 250 ms,
-    // holding the thread that asked for it, as a stalled read(2) does.
-    const STALL_MS = 250;
-    const readSync = fs.readSync;
-    vi.spyOn(fs, 'readSync').mockImplementation((...args: Parameters<typeof fs.readSync>) => {
-      const until = performance.now() + STALL_MS;
-      while (performance.now() < until);
-      return readSync(...args);
-    });
-    const probe = await fs.promises.open(file);
-    const handlePrototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<unknown> };
-    await probe.close();
-    const read = handlePrototype.read;
-    vi.spyOn(handlePrototype, 'read').mockImplementation(async function (this: unknown, ...args: unknown[]) {
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
-      return read.apply(this, args);
-    });
-
-    const { reply, took, longestSilence } = await silencesDuring(face, () => face.call('workloads', 'read', file)).finally(() =>
-      vi.restoreAllMocks(),
-    );
+    const { reply, took, longestSilence } = await withStalledReads(() => silencesDuring(face, () => face.call('workloads', 'read', file)));
     expect(reply.ok, JSON.stringify(reply.error)).toBe(true);
     expect(took).toBeGreaterThanOrEqual(4 * STALL_MS);
     // Read on the service's thread, each stalled read is a silence, and all of them one.
     expect(longestSilence, `the longest silence was ${Math.round(longestSilence)} ms of a ${Math.round(took)} ms read`).toBeLessThan(
+      took / 3,
+    );
+  });
+
+  it('keeps answering while it scans a model folder on a stalled disk: no silence takes a third of the scan', async () => {
+    const models = tempDir();
+    for (const name of ['a', 'b', 'c']) writeValidTinyModel(path.join(models, `${name}.gguf`));
+    const face = await rpcFace({ roots: { models: [models] } });
+    const { reply, took, longestSilence } = await withStalledReads(() => silencesDuring(face, () => face.call('models', 'scan', [models])));
+    expect(reply.ok, JSON.stringify(reply.error)).toBe(true);
+    expect((reply.result as { models: { valid: boolean }[] }).models.map((model) => model.valid)).toEqual([true, true, true]);
+    expect(took).toBeGreaterThanOrEqual(3 * STALL_MS);
+    expect(longestSilence, `the longest silence was ${Math.round(longestSilence)} ms of a ${Math.round(took)} ms scan`).toBeLessThan(
       took / 3,
     );
   });

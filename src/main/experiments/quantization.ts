@@ -27,8 +27,8 @@ import type { WindowCooldown } from './window-cooldown';
 export type { QuantConstraints } from './recommend';
 
 /** Where each quantization of a GGUF file is read from or written to: the file itself when it already is that type, else its sibling `<stem>-<type>.gguf`. */
-export function quantFilesOf(base: string, quants: readonly string[]): { quant: string; file: string }[] {
-  const baseType = describeModel(base).quantization?.toLowerCase() ?? null;
+export async function quantFilesOf(base: string, quants: readonly string[]): Promise<{ quant: string; file: string }[]> {
+  const baseType = (await describeModel(base)).quantization?.toLowerCase() ?? null;
   return quants.map((quant) => ({
     quant,
     file: quant === baseType ? base : path.join(path.dirname(base), quantizedFileName(base, quant)),
@@ -61,7 +61,7 @@ export async function resolveQuantFiles(
   }
   const base = await resolveModelRef(baseRef);
   const results: { name: string; file: string }[] = [];
-  for (const { quant, file: sibling } of quantFilesOf(base, quants)) {
+  for (const { quant, file: sibling } of await quantFilesOf(base, quants)) {
     if (sibling === base) {
       results.push({ name: quant, file: base });
       continue;

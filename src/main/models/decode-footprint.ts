@@ -1,4 +1,4 @@
-import { readGgufHeader, tensorDataBytes, type GgufHeader, type GgufMetaValue } from './gguf-reader';
+import { readGgufHeaderAsync, tensorDataBytes, type GgufHeader, type GgufMetaValue } from './gguf-reader';
 
 /**
  * What one decode step reads from memory, from a GGUF file's tensor table and metadata:
@@ -70,9 +70,9 @@ export function decodeFootprint(header: GgufHeader): DecodeFootprint | { reason:
   };
 }
 
-export function readDecodeFootprint(file: string): DecodeFootprint | { reason: string } {
+export async function readDecodeFootprint(file: string): Promise<DecodeFootprint | { reason: string }> {
   try {
-    return decodeFootprint(readGgufHeader(file));
+    return decodeFootprint(await readGgufHeaderAsync(file));
   } catch (error) {
     return { reason: `the model file could not be read: ${(error as Error).message}` };
   }

@@ -59,16 +59,22 @@ const CLOCK_STRIDE = 4096;
 const TYPE_NAMES = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'bool', 'string', 'array', 'u64', 'i64', 'f64'];
 const FIXED_SIZES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 
+/**
+ * Where the header's bytes come from: at least `bytes` from `position`, and up to `wanted`
+ * when they are at hand (the cursor reads ahead in windows of a MiB).
+ */
+type ReadAt = (position: number, bytes: number, wanted: number) => Buffer;
+
 /** Reads through a file with a moving window; knows the file size to bound every claim. */
 class BoundedCursor {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private bufferStart = 0;
   position = 0;
 
   private steps = 0;
 
   constructor(
-    private readonly fd: number,
+    private readonly readAt: ReadAt,
     readonly fileSize: number,
     private readonly file: string,
     private readonly deadline: number,
@@ -92,10 +98,7 @@ class BoundedCursor {
     }
     const end = this.position + bytes;
     if (this.position >= this.bufferStart && end <= this.bufferStart + this.buffer.length) return;
-    const size = Math.min(Math.max(bytes, 1 << 20), this.fileSize - this.position);
-    const next = Buffer.alloc(size);
-    fs.readSync(this.fd, next, 0, size, this.position);
-    this.buffer = next;
+    this.buffer = this.readAt(this.position, bytes, Math.min(Math.max(bytes, 1 << 20), this.fileSize - this.position));
     this.bufferStart = this.position;
   }
 
@@ -198,6 +201,11 @@ function readValue(cursor: BoundedCursor, type: number, key: string): GgufMetaVa
   return { arrayOf: TYPE_NAMES[itemType]!, length, head };
 }
 
+/**
+ * Reads a GGUF file's header and tensor table, every count bounded by what the file can hold
+ * and the whole by a time budget. Synchronous, reading as it goes: the reference the service's
+ * readGgufHeaderAsync is tested against, and what the fuzz tests drive.
+ */
 export function readGgufHeader(file: string, options: { timeBudgetMs?: number } = {}): GgufHeader {
   const budgetMs = options.timeBudgetMs ?? LIMITS.timeBudgetMs;
   const deadline = performance.now() + budgetMs;
@@ -206,55 +214,125 @@ export function readGgufHeader(file: string, options: { timeBudgetMs?: number } 
     // Without blocking: opening a FIFO that no one writes to would wait forever. What was opened is checked below.
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
-    throw new GgufFormatError(file, `cannot open: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw cannotOpen(file, error);
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw new GgufFormatError(file, stat.isFIFO() ? 'a FIFO (named pipe), not a regular file' : 'not a regular file');
-    const cursor = new BoundedCursor(fd, stat.size, file, deadline, budgetMs);
-    if (stat.size < 24) cursor.fail(`too small to be GGUF (${stat.size} bytes)`);
-    const magic = cursor.u32('magic');
-    if (magic !== 0x46554747) cursor.fail(`bad magic 0x${magic.toString(16).padStart(8, '0')}: not a GGUF file`);
-    const version = cursor.u32('version');
-    if (version < 2 || version > 3) cursor.fail(`unsupported GGUF version ${version} (2 and 3 are supported)`);
-    // Each tensor info takes at least 8 (name length) + 4 (n_dims) + 4 (type) + 8 (offset) bytes; each KV at least 8 + 4 + 1.
-    const tensorCount = cursor.count('tensor count', LIMITS.maxTensorCount, 24);
-    const kvCount = cursor.count('metadata count', LIMITS.maxKvCount, 13);
-    const metadata = new Map<string, GgufMetaValue>();
-    for (let index = 0; index < kvCount; index++) {
-      cursor.tick(`metadata key #${index}`);
-      const key = cursor.string(`metadata key #${index}`, LIMITS.maxKeyBytes);
-      const type = cursor.u32(`type of ${key}`);
-      metadata.set(key, readValue(cursor, type, key));
-    }
-    const tensors: GgufTensorHeader[] = [];
-    for (let index = 0; index < tensorCount; index++) {
-      cursor.tick(`tensor #${index}`);
-      const name = cursor.string(`tensor #${index} name`, LIMITS.maxKeyBytes);
-      const dims = cursor.u32(`dimension count of ${name}`);
-      if (dims === 0 || dims > LIMITS.maxDims) cursor.fail(`tensor ${name} has ${dims} dimensions`);
-      const shape: number[] = [];
-      for (let d = 0; d < dims; d++) {
-        const size = cursor.u64(`dimension ${d} of ${name}`);
-        if (size === 0n || size > BigInt(Number.MAX_SAFE_INTEGER)) cursor.fail(`tensor ${name} has an absurd dimension ${size}`);
-        shape.push(Number(size));
-      }
-      const type = cursor.u32(`type of ${name}`);
-      const offset = cursor.u64(`offset of ${name}`);
-      if (offset >= BigInt(stat.size)) cursor.fail(`tensor ${name} starts at ${offset}, past the end of the ${stat.size}-byte file`);
-      tensors.push({ name, shape, type, offset });
-    }
-    const alignmentValue = metadata.get('general.alignment');
-    const alignment = typeof alignmentValue === 'number' && alignmentValue > 0 ? alignmentValue : 32;
-    const dataOffset = Math.ceil(cursor.position / alignment) * alignment;
-    for (const tensor of tensors) {
-      if (BigInt(dataOffset) + tensor.offset >= BigInt(stat.size))
-        cursor.fail(`truncated: tensor ${tensor.name} data starts past the end of the file`);
-    }
-    return { version, metadata, tensors, dataOffset, fileSize: stat.size };
+    checkRegularFile(file, stat);
+    const readAt: ReadAt = (position, _bytes, wanted) => {
+      const next = Buffer.alloc(wanted);
+      fs.readSync(fd, next, 0, wanted, position);
+      return next;
+    };
+    return parseHeader(new BoundedCursor(readAt, stat.size, file, deadline, budgetMs));
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Asked of the bytes read so far for bytes past them: read more, and parse again. */
+class NeedsMoreBytes extends Error {
+  constructor(readonly end: number) {
+    super(`the header runs past byte ${end}`);
+  }
+}
+
+/** Most headers fit here; a large vocabulary's may not, and the read grows. */
+const FIRST_READ_BYTES = 4 << 20;
+
+/**
+ * readGgufHeader for the service: the bytes are read on Node's I/O pool, never on the event
+ * loop (a model folder on a stalled network mount delays the call that asked, not the
+ * service), and parsed from memory; a header longer than what was read is read further and
+ * parsed again. The time budget covers the reads too, so a stalled file is given up on.
+ */
+export async function readGgufHeaderAsync(file: string, options: { timeBudgetMs?: number } = {}): Promise<GgufHeader> {
+  const budgetMs = options.timeBudgetMs ?? LIMITS.timeBudgetMs;
+  const deadline = performance.now() + budgetMs;
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    throw cannotOpen(file, error);
+  }
+  try {
+    const stat = await handle.stat();
+    checkRegularFile(file, stat);
+    let read = Buffer.alloc(0);
+    let goal = Math.min(stat.size, FIRST_READ_BYTES);
+    for (;;) {
+      const more = Buffer.alloc(goal - read.length);
+      const { bytesRead } = await handle.read(more, 0, more.length, read.length);
+      read = Buffer.concat([read, more.subarray(0, bytesRead)]);
+      if (performance.now() > deadline)
+        throw new GgufFormatError(file, `reading the header took longer than ${budgetMs} ms, stopped at offset ${read.length}`);
+      const inMemory: ReadAt = (position, bytes, wanted) => {
+        if (position + bytes > read.length) throw new NeedsMoreBytes(position + bytes);
+        return read.subarray(position, Math.min(position + wanted, read.length));
+      };
+      try {
+        return parseHeader(new BoundedCursor(inMemory, stat.size, file, deadline, budgetMs));
+      } catch (error) {
+        if (!(error instanceof NeedsMoreBytes)) throw error;
+        if (bytesRead === 0) throw new GgufFormatError(file, `the file ended at ${read.length} bytes while its header was read`);
+        goal = Math.min(stat.size, Math.max(2 * read.length, error.end + (1 << 20)));
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function cannotOpen(file: string, error: unknown): GgufFormatError {
+  return new GgufFormatError(file, `cannot open: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+}
+
+function checkRegularFile(file: string, stat: fs.Stats): void {
+  if (!stat.isFile()) throw new GgufFormatError(file, stat.isFIFO() ? 'a FIFO (named pipe), not a regular file' : 'not a regular file');
+}
+
+function parseHeader(cursor: BoundedCursor): GgufHeader {
+  const fileSize = cursor.fileSize;
+  if (fileSize < 24) cursor.fail(`too small to be GGUF (${fileSize} bytes)`);
+  const magic = cursor.u32('magic');
+  if (magic !== 0x46554747) cursor.fail(`bad magic 0x${magic.toString(16).padStart(8, '0')}: not a GGUF file`);
+  const version = cursor.u32('version');
+  if (version < 2 || version > 3) cursor.fail(`unsupported GGUF version ${version} (2 and 3 are supported)`);
+  // Each tensor info takes at least 8 (name length) + 4 (n_dims) + 4 (type) + 8 (offset) bytes; each KV at least 8 + 4 + 1.
+  const tensorCount = cursor.count('tensor count', LIMITS.maxTensorCount, 24);
+  const kvCount = cursor.count('metadata count', LIMITS.maxKvCount, 13);
+  const metadata = new Map<string, GgufMetaValue>();
+  for (let index = 0; index < kvCount; index++) {
+    cursor.tick(`metadata key #${index}`);
+    const key = cursor.string(`metadata key #${index}`, LIMITS.maxKeyBytes);
+    const type = cursor.u32(`type of ${key}`);
+    metadata.set(key, readValue(cursor, type, key));
+  }
+  const tensors: GgufTensorHeader[] = [];
+  for (let index = 0; index < tensorCount; index++) {
+    cursor.tick(`tensor #${index}`);
+    const name = cursor.string(`tensor #${index} name`, LIMITS.maxKeyBytes);
+    const dims = cursor.u32(`dimension count of ${name}`);
+    if (dims === 0 || dims > LIMITS.maxDims) cursor.fail(`tensor ${name} has ${dims} dimensions`);
+    const shape: number[] = [];
+    for (let d = 0; d < dims; d++) {
+      const size = cursor.u64(`dimension ${d} of ${name}`);
+      if (size === 0n || size > BigInt(Number.MAX_SAFE_INTEGER)) cursor.fail(`tensor ${name} has an absurd dimension ${size}`);
+      shape.push(Number(size));
+    }
+    const type = cursor.u32(`type of ${name}`);
+    const offset = cursor.u64(`offset of ${name}`);
+    if (offset >= BigInt(fileSize)) cursor.fail(`tensor ${name} starts at ${offset}, past the end of the ${fileSize}-byte file`);
+    tensors.push({ name, shape, type, offset });
+  }
+  const alignmentValue = metadata.get('general.alignment');
+  const alignment = typeof alignmentValue === 'number' && alignmentValue > 0 ? alignmentValue : 32;
+  const dataOffset = Math.ceil(cursor.position / alignment) * alignment;
+  for (const tensor of tensors) {
+    if (BigInt(dataOffset) + tensor.offset >= BigInt(fileSize))
+      cursor.fail(`truncated: tensor ${tensor.name} data starts past the end of the file`);
+  }
+  return { version, metadata, tensors, dataOffset, fileSize };
 }
 
 /** [elements per block, bytes per block] for ggml tensor types, to bound each tensor's data. */

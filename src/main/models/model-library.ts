@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ModelEntry, ModelScan } from '../../shared/contract/models';
 import { demoModelsDir } from '../core/paths';
-import { assertTensorDataInFile, readGgufHeader, type GgufHeader } from './gguf-reader';
+import { assertTensorDataInFile, readGgufHeaderAsync, type GgufHeader } from './gguf-reader';
 
 /** llama.cpp's `general.file_type` values (LLAMA_FTYPE_MOSTLY_*), as quantization labels. */
 const FILE_TYPES: Record<number, string> = {
@@ -72,11 +72,20 @@ export function defaultModelFolders(env: NodeJS.ProcessEnv = process.env): strin
 }
 
 /** A folder's entries; none for a folder that cannot be read (a scan reports what it finds, it does not stop). */
-function folderEntries(dir: string): fs.Dirent[] {
+async function folderEntries(dir: string): Promise<fs.Dirent[]> {
   try {
-    return fs.readdirSync(dir, { withFileTypes: true });
+    return await fs.promises.readdir(dir, { withFileTypes: true });
   } catch {
     return [];
+  }
+}
+
+/** A path's stat, or null where there is nothing (or nothing readable) there. */
+async function statOrNull(file: string): Promise<fs.Stats | null> {
+  try {
+    return await fs.promises.stat(file);
+  } catch {
+    return null;
   }
 }
 
@@ -86,17 +95,17 @@ const OLLAMA_MODEL_LAYER = 'application/vnd.ollama.image.model';
  * Ollama keeps weights as content-addressed blobs without a .gguf name; its manifests
  * (manifests/HOST/NAMESPACE/MODEL/TAG, JSON) say which blob holds each model's weights.
  */
-function findOllamaModels(store: string): { file: string; label: string }[] {
+async function findOllamaModels(store: string): Promise<{ file: string; label: string }[]> {
   const manifests = path.join(store, 'manifests');
   const found: { file: string; label: string }[] = [];
-  const walk = (dir: string, trail: string[]) => {
-    const entries = folderEntries(dir);
+  const walk = async (dir: string, trail: string[]) => {
+    const entries = await folderEntries(dir);
     for (const entry of entries) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory() && trail.length < 4) walk(full, [...trail, entry.name]);
+      if (entry.isDirectory() && trail.length < 4) await walk(full, [...trail, entry.name]);
       else if (entry.isFile() && trail.length >= 1) {
         try {
-          const manifest = JSON.parse(fs.readFileSync(full, 'utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
+          const manifest = JSON.parse(await fs.promises.readFile(full, 'utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
           const digest = manifest.layers?.find((layer) => layer.mediaType === OLLAMA_MODEL_LAYER)?.digest;
           if (typeof digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(digest)) continue;
           const model = trail[trail.length - 1]!;
@@ -108,12 +117,12 @@ function findOllamaModels(store: string): { file: string; label: string }[] {
       }
     }
   };
-  walk(manifests, []);
+  await walk(manifests, []);
   return found;
 }
 
-function isOllamaStore(dir: string): boolean {
-  return fs.existsSync(path.join(dir, 'manifests')) && fs.existsSync(path.join(dir, 'blobs'));
+async function isOllamaStore(dir: string): Promise<boolean> {
+  return (await statOrNull(path.join(dir, 'manifests'))) !== null && (await statOrNull(path.join(dir, 'blobs'))) !== null;
 }
 
 function numberOf(header: GgufHeader, key: string): number | null {
@@ -126,8 +135,8 @@ function stringOf(header: GgufHeader, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function invalid(file: string, parts: string[], reason: string, source: ModelEntry['source']): ModelEntry {
-  const sizeBytes = parts.reduce((sum, part) => sum + (fs.existsSync(part) ? fs.statSync(part).size : 0), 0);
+async function invalid(file: string, parts: string[], reason: string, source: ModelEntry['source']): Promise<ModelEntry> {
+  const sizeBytes = await sizeOfParts(parts);
   return {
     path: file,
     name: path.basename(file),
@@ -156,10 +165,20 @@ export function splitParts(file: string): string[] {
   );
 }
 
-/** Reads a model's headers (every part of a split model) into a library entry. Never throws for bad files. */
-export function describeModel(file: string, source: ModelEntry['source'] = 'file'): ModelEntry {
+async function sizeOfParts(parts: readonly string[]): Promise<number> {
+  const stats = await Promise.all(parts.map(statOrNull));
+  return stats.reduce((sum, stat) => sum + (stat?.size ?? 0), 0);
+}
+
+/**
+ * Reads a model's headers (every part of a split model) into a library entry. Never throws for
+ * bad files. Every read runs on Node's I/O pool: a model folder on a stalled network mount
+ * delays this call, not the service.
+ */
+export async function describeModel(file: string, source: ModelEntry['source'] = 'file'): Promise<ModelEntry> {
   const parts = splitParts(file);
-  const missing = parts.filter((part) => !fs.existsSync(part));
+  const present = await Promise.all(parts.map(async (part) => (await statOrNull(part)) !== null));
+  const missing = parts.filter((_, index) => !present[index]);
   if (missing.length > 0)
     return invalid(
       file,
@@ -171,7 +190,7 @@ export function describeModel(file: string, source: ModelEntry['source'] = 'file
   let parameterCount = 0;
   try {
     for (const part of parts) {
-      const header = readGgufHeader(part);
+      const header = await readGgufHeaderAsync(part);
       assertTensorDataInFile(part, header);
       first ??= header;
       for (const tensor of header.tensors) parameterCount += tensor.shape.reduce((product, dim) => product * dim, 1);
@@ -187,7 +206,7 @@ export function describeModel(file: string, source: ModelEntry['source'] = 'file
     path: file,
     name: stringOf(header, 'general.name') ?? path.basename(file, '.gguf'),
     parts,
-    sizeBytes: parts.reduce((sum, part) => sum + fs.statSync(part).size, 0),
+    sizeBytes: await sizeOfParts(parts),
     valid: true,
     invalidReason: null,
     architecture,
@@ -201,11 +220,11 @@ export function describeModel(file: string, source: ModelEntry['source'] = 'file
   };
 }
 
-function findGgufFiles(dir: string, depth: number, found: string[]): void {
-  const entries = folderEntries(dir);
+async function findGgufFiles(dir: string, depth: number, found: string[]): Promise<void> {
+  const entries = await folderEntries(dir);
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory() && depth < MAX_SCAN_DEPTH && !entry.name.startsWith('.')) findGgufFiles(full, depth + 1, found);
+    if (entry.isDirectory() && depth < MAX_SCAN_DEPTH && !entry.name.startsWith('.')) await findGgufFiles(full, depth + 1, found);
     // The Hugging Face cache keeps models as symlinks into its blob store.
     else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.toLowerCase().endsWith('.gguf')) found.push(full);
   }
@@ -215,7 +234,7 @@ function findGgufFiles(dir: string, depth: number, found: string[]): void {
  * Scans folders and files for GGUF models. Split models appear once (from their first
  * part); invalid files are listed with the reason; unreadable folders are reported.
  */
-export function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): ModelScan {
+export async function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): Promise<ModelScan> {
   const problems: string[] = [];
   const files = new Set<string>();
   const sources = new Map<string, ModelEntry['source']>();
@@ -223,23 +242,21 @@ export function scanModels(targets: readonly string[], options: { reportMissing?
   const demoDir = demoModelsDir();
   for (const target of targets) {
     const resolved = path.resolve(target);
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(resolved);
-    } catch {
+    const stat = await statOrNull(resolved);
+    if (!stat) {
       if (options.reportMissing) problems.push(`${resolved}: no such file or folder`);
       continue;
     }
     const found: string[] = [];
-    if (stat.isDirectory() && isOllamaStore(resolved)) {
-      for (const { file, label } of findOllamaModels(resolved)) {
+    if (stat.isDirectory() && (await isOllamaStore(resolved))) {
+      for (const { file, label } of await findOllamaModels(resolved)) {
         files.add(file);
         sources.set(file, 'ollama');
         labels.set(file, label);
       }
       continue;
     }
-    if (stat.isDirectory()) findGgufFiles(resolved, 0, found);
+    if (stat.isDirectory()) await findGgufFiles(resolved, 0, found);
     else found.push(resolved);
     for (const file of found) {
       const match = SPLIT_PATTERN.exec(path.basename(file));
@@ -248,10 +265,11 @@ export function scanModels(targets: readonly string[], options: { reportMissing?
       sources.set(file, path.dirname(file) === demoDir ? 'demo' : stat.isDirectory() ? 'folder' : 'file');
     }
   }
-  const models = [...files].sort().map((file) => {
-    const model = describeModel(file, sources.get(file));
+  const models: ModelEntry[] = [];
+  for (const file of [...files].sort()) {
+    const model = await describeModel(file, sources.get(file));
     const label = labels.get(file);
-    return label ? { ...model, name: `${label} (Ollama)` } : model;
-  });
+    models.push(label ? { ...model, name: `${label} (Ollama)` } : model);
+  }
   return { models, problems };
 }

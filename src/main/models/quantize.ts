@@ -78,13 +78,13 @@ export function quantizedFileName(source: string, type: string): string {
  * What a quantization will write, checked before anything runs: a valid source, an existing
  * output folder (the source's by default), and no file that would be overwritten (named by quantizedFileName).
  */
-export function planQuantization(
+export async function planQuantization(
   source: string,
   types: readonly string[],
   outDir: string | null,
-): { source: string; targets: { type: string; target: string }[] } {
+): Promise<{ source: string; targets: { type: string; target: string }[] }> {
   checkQuantTypes(types);
-  const described = describeModel(source);
+  const described = await describeModel(source);
   if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
   const folder = path.resolve(outDir ?? path.dirname(source));
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory())

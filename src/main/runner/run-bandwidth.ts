@@ -56,7 +56,7 @@ export async function runDecodeBandwidth(input: {
     return bandwidthUnavailable(
       'speculative decoding: a target step verifies several drafted tokens and the draft model reads its own weights, so the bytes per output token are not one step’s weights',
     );
-  const footprint = readDecodeFootprint(input.modelPath);
+  const footprint = await readDecodeFootprint(input.modelPath);
   if ('reason' in footprint) return bandwidthUnavailable(footprint.reason);
   const placement = placementOf(input.offload);
   if ('reason' in placement) return bandwidthUnavailable(placement.reason);

@@ -33,7 +33,7 @@ export interface StartServerRequest {
 /** The draft model's file, checked with the same bounded reader as the served model before anything is launched. */
 async function resolveDraftModel(ref: string): Promise<string> {
   const draftPath = await resolveModelRef(ref);
-  const draft = describeModel(draftPath);
+  const draft = await describeModel(draftPath);
   if (!draft.valid) throw new AppError(ErrorCode.InvalidInput, `draftModel ${draftPath}: ${draft.invalidReason}`, { model: draft });
   return draftPath;
 }
@@ -62,7 +62,7 @@ export class ServerManager implements Disposable {
     let draftPath: string | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
-      const model = describeModel(modelPath);
+      const model = await describeModel(modelPath);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);

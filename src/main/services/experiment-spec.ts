@@ -172,7 +172,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
   // The quantizations a quant experiment reads or makes beside its model are held to the same roots.
   if (spec.kind === 'quant' && model && !isDemoRef(model.ref))
-    for (const { file: sibling } of quantFilesOf(model.path, quantNames(spec))) access.paths.check(sibling, 'model');
+    for (const { file: sibling } of await quantFilesOf(model.path, quantNames(spec))) access.paths.check(sibling, 'model');
   let kldText: CheckedExperiment['kldText'] = null;
   if (spec.kldTextFile) {
     const source = access.paths.check(spec.kldTextFile, 'text');

@@ -49,7 +49,7 @@ export function createModelsService(
       : access.paths.unrestricted
         ? defaultModelFolders()
         : access.paths.roots('model');
-    const result = scanModels(chosen, { reportMissing: named });
+    const result = await scanModels(chosen, { reportMissing: named });
     if (options.hash) {
       for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
         model.sha256 = await hashes.hash(model.path, (done, total) => options.onHashProgress?.(model.path, done, total));
@@ -63,7 +63,7 @@ export function createModelsService(
     outDir: string | null,
     hooks: QuantizeHooks = {},
   ): Promise<LaunchedJob<ModelEntry[]>> {
-    const plan = planQuantization(
+    const plan = await planQuantization(
       await resolveModelWithin(access, source),
       types,
       outDir === null ? null : access.paths.check(outDir, 'model'),
@@ -86,7 +86,7 @@ export function createModelsService(
             report({ label: path.basename(target), done: tensors, total });
           },
         });
-        made.push(describeModel(target));
+        made.push(await describeModel(target));
       }
       return made;
     });

@@ -58,7 +58,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       let trainedContext: number | null = null;
       if (modelRef) {
         try {
-          trainedContext = describeModel(await resolveModelWithin(access, modelRef)).contextLength;
+          trainedContext = (await describeModel(await resolveModelWithin(access, modelRef))).contextLength;
         } catch {
           // The model is checked again at start; here only the profile is judged.
         }

@@ -98,7 +98,7 @@ const quantize: CommandHandler = async (args, signal) => {
   // The plan is checked before the database is opened: a bad source or an existing target writes nothing.
   const access = shellAccess();
   const source = await resolveModelWithin(access, positionals[0]!);
-  planQuantization(source, types, values.out ? path.resolve(values.out) : null);
+  await planQuantization(source, types, values.out ? path.resolve(values.out) : null);
   const container = await openCliServices(values.db, access);
   try {
     const shown = new Map<string, number>();
