@@ -16,8 +16,29 @@ import {
   generateEvalText,
   passItems,
   startPassServer,
+  TOKEN_PASS_SEED,
   vocabularyProbe,
 } from './token-pass';
+
+/** What a protocol with timed windows and an untimed token pass records of both, the same for every such kind. */
+export function windowsAndPassProtocol(options: {
+  workload: { def: Pick<WorkloadDef, 'name'> };
+  repeats: number;
+  concurrency: number;
+  requestsPerWindow: number | null;
+  profile: ServerProfile;
+  constraints: unknown;
+}): Record<string, unknown> {
+  return {
+    workload: options.workload.def.name,
+    repeats: options.repeats,
+    concurrency: options.concurrency,
+    requests_per_window: options.requestsPerWindow,
+    profile: options.profile,
+    constraints: options.constraints,
+    token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
+  };
+}
 
 export interface TokenPassResult {
   agreement: Map<string, TokenAgreement>;

@@ -18,8 +18,7 @@ import { summarizeCondition, summaryVerdicts } from './condition-summary';
 import type { ExperimentStore } from '../store/experiment-store';
 import { measureKld, type KldResult } from './kld';
 import { recommend, type QuantConstraints } from './recommend';
-import { TOKEN_PASS_SEED } from './token-pass';
-import { kldMissingReason, qualityFields, tokenPass } from './agreement-pass';
+import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from './agreement-pass';
 import { windowSchedule } from './windows';
 import { runWindow, settleExperiment } from './experiment-inputs';
 import type { WindowCooldown } from './window-cooldown';
@@ -125,13 +124,7 @@ export async function runQuantExperiment(options: {
     base: options.files?.length ? files[0]!.file : options.baseRef,
     quants: options.files?.length ? null : options.quants,
     files,
-    workload: options.workload.def.name,
-    repeats: options.repeats,
-    concurrency: options.concurrency,
-    requests_per_window: options.requestsPerWindow,
-    profile: options.profile,
-    constraints: options.constraints,
-    token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
+    ...windowsAndPassProtocol(options),
   };
   const experimentId = options.experiments.create('quant', protocol);
   return settleExperiment(options, experimentId, async () => {

@@ -135,8 +135,7 @@ function stringOf(header: GgufHeader, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-async function invalid(file: string, parts: string[], reason: string, source: ModelEntry['source']): Promise<ModelEntry> {
-  const sizeBytes = await sizeOfParts(parts);
+function invalid(file: string, parts: string[], sizeBytes: number, reason: string, source: ModelEntry['source']): ModelEntry {
   return {
     path: file,
     name: path.basename(file),
@@ -165,11 +164,6 @@ export function splitParts(file: string): string[] {
   );
 }
 
-async function sizeOfParts(parts: readonly string[]): Promise<number> {
-  const stats = await Promise.all(parts.map(statOrNull));
-  return stats.reduce((sum, stat) => sum + (stat?.size ?? 0), 0);
-}
-
 /**
  * Reads a model's headers (every part of a split model) into a library entry. Never throws for
  * bad files. Every read runs on Node's I/O pool: a model folder on a stalled network mount
@@ -177,12 +171,14 @@ async function sizeOfParts(parts: readonly string[]): Promise<number> {
  */
 export async function describeModel(file: string, source: ModelEntry['source'] = 'file'): Promise<ModelEntry> {
   const parts = splitParts(file);
-  const present = await Promise.all(parts.map(async (part) => (await statOrNull(part)) !== null));
-  const missing = parts.filter((_, index) => !present[index]);
+  const stats = await Promise.all(parts.map(statOrNull));
+  const sizeBytes = stats.reduce((sum, stat) => sum + (stat?.size ?? 0), 0);
+  const missing = parts.filter((_, index) => stats[index] === null);
   if (missing.length > 0)
     return invalid(
       file,
       parts,
+      sizeBytes,
       `missing ${missing.length === parts.length && parts.length === 1 ? 'file' : `split part(s): ${missing.map((part) => path.basename(part)).join(', ')}`}`,
       source,
     );
@@ -196,17 +192,17 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
       for (const tensor of header.tensors) parameterCount += tensor.shape.reduce((product, dim) => product * dim, 1);
     }
   } catch (error) {
-    return invalid(file, parts, (error as Error).message.replace(`${file}: `, ''), source);
+    return invalid(file, parts, sizeBytes, (error as Error).message.replace(`${file}: `, ''), source);
   }
   const header = first!;
   const architecture = stringOf(header, 'general.architecture');
-  if (!architecture) return invalid(file, parts, 'no general.architecture in the header: not a model file', source);
+  if (!architecture) return invalid(file, parts, sizeBytes, 'no general.architecture in the header: not a model file', source);
   const fileType = numberOf(header, 'general.file_type');
   return {
     path: file,
     name: stringOf(header, 'general.name') ?? path.basename(file, '.gguf'),
     parts,
-    sizeBytes: await sizeOfParts(parts),
+    sizeBytes,
     valid: true,
     invalidReason: null,
     architecture,

@@ -197,17 +197,20 @@ export async function readRunExport(folder: string, options: ReadRunExportOption
     );
   const read = async (name: (typeof IMPORTED_FILES)[number]) => {
     const file = options.checkFile(path.join(folder, name));
-    if (!fs.existsSync(file))
+    const cap = Math.min(
+      options.maxFileBytes ?? MAX_INPUT_FILE_BYTES,
+      name === 'manifest.json' || name === 'summary.json' ? DOCUMENT_BYTES : Infinity,
+    );
+    try {
+      return { file, bytes: await readFileCapped(file, `the exported ${name}`, cap) };
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== ErrorCode.NotFound) throw error;
       throw new AppError(
         ErrorCode.NotFound,
         `${file}: not found. An exported run folder holds ${IMPORTED_FILES.join(', ')}; ${REEXPORT}.`,
         { file },
       );
-    const cap = Math.min(
-      options.maxFileBytes ?? MAX_INPUT_FILE_BYTES,
-      name === 'manifest.json' || name === 'summary.json' ? DOCUMENT_BYTES : Infinity,
-    );
-    return { file, bytes: await readFileCapped(file, `the exported ${name}`, cap) };
+    }
   };
 
   const manifestFile = await read('manifest.json');

@@ -6,12 +6,11 @@ import { AppError } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import type { RequestRow } from '../../../store/run-store';
-import { kldMissingReason, qualityFields, tokenPass } from '../../agreement-pass';
+import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { measureKld, type KldResult } from '../../kld';
 import { recommend, type QuantConstraints } from '../../recommend';
-import { TOKEN_PASS_SEED } from '../../token-pass';
 import type { WindowCooldown } from '../../window-cooldown';
 import { windowSchedule } from '../../windows';
 import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
@@ -158,13 +157,7 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
       ? 'on for every condition: a quantized V cache needs it, so the baseline runs with it too'
       : "the profile's, for every condition",
     context_size: options.contextSize ?? options.profile.contextSize,
-    workload: options.workload.def.name,
-    repeats: options.repeats,
-    concurrency: options.concurrency,
-    requests_per_window: options.requestsPerWindow,
-    profile: options.profile,
-    constraints: options.constraints,
-    token_pass: { endpoint: '/completion', temperature: 0, seed: TOKEN_PASS_SEED, cache_prompt: false, chat_template: '/apply-template' },
+    ...windowsAndPassProtocol(options),
   };
   const experimentId = options.experiments.create('kvcache', protocol);
   return settleExperiment(options, experimentId, async () => {
