@@ -126,6 +126,13 @@ export default tseslint.config(
     },
   },
   {
+    // A path check, a grant or a cancel that is called and not awaited does nothing in time: in
+    // the service, a forgotten await is a check that silently passes. Typed linting sees that.
+    files: ['src/main/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     files: ['src/main/**/*.ts', 'src/shared/**/*.ts'],
     plugins: { inferlab: layersPlugin },
     rules: { 'inferlab/layers': 'error' },

@@ -20,7 +20,7 @@ export const encodeGrantRequest = (request: GrantRequest): string => `${JSON.str
 /** The service's side: applies each grant to the RPC face's paths and answers it; resolves when the app's end closes. */
 export function answerGrants(input: Readable, paths: PathPolicy, reply: (line: string) => void): Promise<void> {
   const lines = readline.createInterface({ input });
-  lines.on('line', (line) => {
+  lines.on('line', async (line) => {
     let request: Partial<GrantRequest>;
     try {
       request = JSON.parse(line) as Partial<GrantRequest>;
@@ -30,7 +30,7 @@ export function answerGrants(input: Readable, paths: PathPolicy, reply: (line: s
     if (typeof request.id !== 'number') return;
     try {
       if (request.grant !== 'model' || typeof request.path !== 'string') throw new Error('only a model file can be granted');
-      paths.grant(request.path, 'model');
+      await paths.grant(request.path, 'model');
       reply(`${JSON.stringify({ id: request.id, granted: true } satisfies GrantReply)}\n`);
     } catch (error) {
       reply(`${JSON.stringify({ id: request.id, granted: false, reason: (error as Error).message } satisfies GrantReply)}\n`);

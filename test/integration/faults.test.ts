@@ -39,7 +39,7 @@ describe('faults against the real server', () => {
       const started = performance.now();
       const { summary } = await runWorkload({
         request: {
-          workload: { def: await readWorkloadFile(workloadPath('chat-short')), file: workloadPath('chat-short') },
+          workload: { def: await readWorkloadFile(await workloadPath('chat-short')), file: await workloadPath('chat-short') },
           target: { kind: 'model', modelRef: 'demo:q4_k_m', modelPath: await resolveModelRef('demo:q4_k_m'), profile: defaultProfile() },
           load: { mode: 'closed', concurrency: 1 },
           stop: { requests: 200, durationMs: null },
@@ -122,7 +122,7 @@ describe('faults against the real server', () => {
       await server.start();
       const { summary } = await runWorkload({
         request: {
-          workload: { def: await readWorkloadFile(workloadPath('chat-short')), file: workloadPath('chat-short') },
+          workload: { def: await readWorkloadFile(await workloadPath('chat-short')), file: await workloadPath('chat-short') },
           target: { kind: 'server', server, modelRef: model, modelPath: model },
           load: { mode: 'closed', concurrency: 1 },
           stop: { requests: 4, durationMs: null },

@@ -224,7 +224,7 @@ describe('inferlab run against the real llama-server', () => {
     try {
       const { summary } = await runWorkload({
         request: {
-          workload: { def: await readWorkloadFile(workloadPath('decode-heavy')), file: workloadPath('decode-heavy') },
+          workload: { def: await readWorkloadFile(await workloadPath('decode-heavy')), file: await workloadPath('decode-heavy') },
           target: {
             kind: 'model',
             modelRef: 'demo:q4_k_m',

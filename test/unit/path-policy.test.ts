@@ -7,7 +7,7 @@ import { useTempDirs } from '../support/temp';
 const tempDir = useTempDirs();
 
 describe('a path checked against the roots', () => {
-  it('is handed on as the location that was checked, so a link swapped between check and use still leads inside', () => {
+  it('is handed on as the location that was checked, so a link swapped between check and use still leads inside', async () => {
     const root = fs.realpathSync(tempDir());
     const outside = fs.realpathSync(tempDir());
     fs.writeFileSync(path.join(root, 'inside.yaml'), 'inside');
@@ -16,7 +16,7 @@ describe('a path checked against the roots', () => {
 
     const link = path.join(root, 'link.yaml');
     fs.symlinkSync(path.join(root, 'inside.yaml'), link);
-    const checked = policy.check(link, 'workload');
+    const checked = await policy.check(link, 'workload');
     fs.unlinkSync(link);
     fs.symlinkSync(path.join(outside, 'secret.yaml'), link);
     expect(fs.readFileSync(checked, 'utf8')).toBe('inside');
@@ -28,7 +28,7 @@ describe('a path checked against the roots', () => {
     fs.writeFileSync(path.join(outside, 'm.gguf'), 'SECRET');
     const folderLink = path.join(models, 'current');
     fs.symlinkSync(path.join(models, 'real'), folderLink);
-    const model = policy.check(path.join(folderLink, 'm.gguf'), 'model');
+    const model = await policy.check(path.join(folderLink, 'm.gguf'), 'model');
     expect(model).toBe(path.join(models, 'real', 'm.gguf'));
     fs.unlinkSync(folderLink);
     fs.symlinkSync(outside, folderLink);

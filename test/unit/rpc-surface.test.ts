@@ -87,6 +87,38 @@ async function withStalledReads<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Stands in for a network mount whose metadata calls stall (this machine has none): while `work`
+ * runs, every open, stat, access, realpath and folder listing of a path under `mounts` takes
+ * STALL_MS. A synchronous one holds the thread that asked, as a stalled stat(2) does; an
+ * asynchronous one delays only its caller, as it does on Node's I/O pool.
+ */
+async function withStalledMetadata<T>(mounts: string[], work: () => Promise<T>): Promise<T> {
+  const onMount = (file: unknown) => mounts.some((mount) => String(file).startsWith(mount));
+  const syncCalls = ['realpathSync', 'statSync', 'lstatSync', 'existsSync', 'accessSync', 'openSync', 'readdirSync'] as const;
+  for (const name of syncCalls) {
+    const original = fs[name] as (...args: unknown[]) => unknown;
+    vi.spyOn(fs, name).mockImplementation(((...args: unknown[]) => {
+      const until = performance.now() + (onMount(args[0]) ? STALL_MS : 0);
+      while (performance.now() < until);
+      return original(...args);
+    }) as never);
+  }
+  const asyncCalls = ['realpath', 'stat', 'lstat', 'access', 'open', 'readdir'] as const;
+  for (const name of asyncCalls) {
+    const original = fs.promises[name] as (...args: unknown[]) => Promise<unknown>;
+    vi.spyOn(fs.promises, name).mockImplementation((async (...args: unknown[]) => {
+      if (onMount(args[0])) await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      return original(...args);
+    }) as never);
+  }
+  try {
+    return await work();
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
 async function rpcFace(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Face> {
   const dir = tempDir();
   const dataDir = path.join(dir, 'data');
@@ -274,7 +306,7 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     const folder = tempDir();
     const model = path.join(folder, 'granted-f16.gguf');
     fs.copyFileSync(await resolveModelRef('demo:f16'), model);
-    face.access.paths.grant(model, 'model');
+    await face.access.paths.grant(model, 'model');
 
     const quantize = await face.call('models', 'quantize', model, ['Q4_0']);
     expect(quantize.error).toMatchObject({
@@ -400,6 +432,71 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect(telemetry.map((entry) => [entry.series, entry.points.length])).toEqual(series.map((entry) => [entry.series, 350_000]));
     expect(telemetry[0]!.points[349_999]).toEqual([349_999 * 250, 99.9]);
   });
+
+  it('keeps answering while every call that names a path resolves it on a stalled mount: no silence reaches one stalled call', async () => {
+    const models = tempDir();
+    const stalled = await rpcFace({ roots: { models: [models] } });
+    writeValidTinyModel(path.join(models, 'tiny.gguf'));
+    writeValidTinyModel(path.join(models, 'tiny-q4_0.gguf'));
+    fs.writeFileSync(path.join(models, 'not-a-model.gguf'), 'text, not GGUF');
+    const workload = path.join(stalled.dataDir, 'workloads', 'slow.yaml');
+    fs.mkdirSync(path.dirname(workload), { recursive: true });
+    fs.writeFileSync(workload, 'name: slow\ngroups: []\n');
+    const source = new RunStore(openDatabase(path.join(tempDir(), 'source.db')));
+    // Two runs: the unstalled first call imports one, the stalled call the other.
+    const exports = [1, 2].map((index) =>
+      writeRunExport(source, storeSampleRun(source), path.join(stalled.dataDir, 'results', `run-${index}`)),
+    );
+
+    // Each call names paths and gets as far as checking and reading them; those that would start a server are refused after the checks.
+    const calls: [string, () => ReturnType<Face['call']>, (reply: Awaited<ReturnType<Face['call']>>) => void][] = [
+      ['workloads.read', () => stalled.call('workloads', 'read', workload), (reply) => expect(reply.ok).toBe(true)],
+      ['models.scan', () => stalled.call('models', 'scan', [models]), (reply) => expect(reply.ok).toBe(true)],
+      [
+        'runs.importRun',
+        () => stalled.call('runs', 'importRun', exports.shift()),
+        (reply) => expect(reply.ok, JSON.stringify(reply.error)).toBe(true),
+      ],
+      [
+        'runs.start of a missing model',
+        () => stalled.call('runs', 'start', { ...demoRunSpec(), model: path.join(models, 'missing.gguf') }),
+        (reply) => expect(reply.error?.message).toMatch(/Model file not found/),
+      ],
+      [
+        'experiments.start with --files',
+        () =>
+          stalled.call('experiments', 'start', {
+            kind: 'quant',
+            model: '',
+            quants: [],
+            repeats: 1,
+            requestsPerWindow: null,
+            files: [
+              { name: 'a', path: path.join(models, 'tiny.gguf') },
+              { name: 'b', path: path.join(models, 'not-a-model.gguf') },
+            ],
+            workload: 'chat-short',
+          }),
+        (reply) => expect(reply.error?.message).toMatch(/is not a GGUF file/),
+      ],
+      [
+        'models.quantize onto an existing file',
+        () => stalled.call('models', 'quantize', path.join(models, 'tiny.gguf'), ['Q4_0']),
+        (reply) => expect(reply.error?.message).toMatch(/refusing to overwrite/),
+      ],
+    ];
+    const silences: string[] = [];
+    for (const [name, call, expectReply] of calls) {
+      // Once unstalled first: the test runner loads modules a call imports lazily with synchronous reads of its own.
+      await silencesDuring(stalled, call);
+      const { reply, took, longestSilence } = await withStalledMetadata([models, stalled.dataDir], () => silencesDuring(stalled, call));
+      expectReply(reply);
+      expect(took, name).toBeGreaterThanOrEqual(STALL_MS);
+      // One stalled synchronous call on the service's thread is a silence of STALL_MS.
+      if (longestSilence >= STALL_MS / 2) silences.push(`${name}: ${Math.round(longestSilence)} ms of a ${Math.round(took)} ms call`);
+    }
+    expect(silences, 'calls during which the service fell silent').toEqual([]);
+  }, 120_000);
 
   it('uses the folders the config file adds', async () => {
     const models = tempDir();

@@ -12,7 +12,7 @@ import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
-const anywhere = { checkFile: (file: string) => path.resolve(file) };
+const anywhere = { checkFile: async (file: string) => path.resolve(file) };
 
 function exportedSample() {
   const dir = tempDir();

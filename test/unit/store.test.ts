@@ -268,12 +268,12 @@ describe('model hash cache', () => {
     const file = path.join(dir, 'm.gguf');
     fs.writeFileSync(file, 'first');
     const cache = new ModelHashCache(openDatabase(path.join(dir, 'h.db')));
-    expect(cache.cached(file)).toBeNull();
+    expect(await cache.cached(file)).toBeNull();
     const first = await cache.hash(file);
     expect(first).toBe('a7937b64b8caa58f03721bb6bacf5c78cb235febe0e70b1b84cd99541461a08e');
-    expect(cache.cached(file)).toBe(first);
+    expect(await cache.cached(file)).toBe(first);
     fs.writeFileSync(file, 'second!');
-    expect(cache.cached(file)).toBeNull();
+    expect(await cache.cached(file)).toBeNull();
     expect(await cache.hash(file)).not.toBe(first);
   });
 });

@@ -37,7 +37,7 @@ describe('workload parser', () => {
       'prefix-share',
       'trace-sample',
     ]);
-    for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(workloadPath(name))).name).toBe(name);
+    for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(await workloadPath(name))).name).toBe(name);
   });
 
   it.each([
@@ -112,7 +112,7 @@ describe('workload parser', () => {
     await expect(readWorkloadFile(path.join(dir, 'latin1.yaml'))).rejects.toThrow(/latin1\.yaml: is not valid UTF-8/);
     await expect(readWorkloadFile(path.join(dir, 'absent.yaml'))).rejects.toThrow(/absent\.yaml: workload file not found/);
     await expect(readWorkloadFile(dir)).rejects.toThrow(/workload file is a folder, not a file/);
-    expect(() => workloadPath('no-such-builtin')).toThrow(/Built-in: chat-short/);
+    await expect(workloadPath('no-such-builtin')).rejects.toThrow(/Built-in: chat-short/);
   });
 
   it('gives the same revision for the same content whatever the key order, and another for other content', async () => {
@@ -191,7 +191,7 @@ describe('conversations in a workload', () => {
   });
 
   it('the conversations generator makes count × turns turns with reference answers, the same for the same seed', async () => {
-    const def = await readWorkloadFile(workloadPath('multi-turn-chat'));
+    const def = await readWorkloadFile(await workloadPath('multi-turn-chat'));
     const first = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
     const again = await resolveWorkload(def, 'multi-turn-chat', estimatingTokenCounter);
     const items = first.groups[0]!.items;

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { openRegularFile } from './read-capped';
 
 /**
@@ -7,10 +6,12 @@ import { openRegularFile } from './read-capped';
  * a FIFO would hold a thread of libuv's pool until someone wrote to it.
  */
 export async function sha256File(file: string, onBytes?: (bytes: number) => void): Promise<string> {
-  const { fd } = openRegularFile(file, 'the file to hash');
+  const { handle } = await openRegularFile(file, 'the file to hash');
   return new Promise((resolve, reject) => {
     const hash = crypto.createHash('sha256');
-    fs.createReadStream(file, { fd, highWaterMark: 1 << 22 })
+    // The stream closes the handle when it ends or fails.
+    handle
+      .createReadStream({ highWaterMark: 1 << 22 })
       .on('data', (chunk) => {
         hash.update(chunk);
         onBytes?.(chunk.length);

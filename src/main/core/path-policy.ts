@@ -14,31 +14,35 @@ export type PathKind = 'model' | 'workload' | 'text' | 'results';
  */
 export interface PathPolicy {
   readonly unrestricted: boolean;
-  /** The absolute path to use (see usablePath), or an error naming the roots. `file` need not exist yet (an output). */
-  check(file: string, kind: PathKind): string;
+  /**
+   * The absolute path to use (see usablePath), or an error naming the roots. `file` need not exist
+   * yet (an output). Asynchronous because resolving a path on a stalled mount must not hold the
+   * service's one thread.
+   */
+  check(file: string, kind: PathKind): Promise<string>;
   roots(kind: PathKind): readonly string[];
   /**
    * Lets this face use one more file of a kind, for this process only: a file the person chose
    * in the desktop app's own file dialog, which no page can choose for them.
    */
-  grant(file: string, kind: PathKind): void;
+  grant(file: string, kind: PathKind): Promise<void>;
 }
 
 export const unrestrictedPaths: PathPolicy = {
   unrestricted: true,
-  check: (file) => path.resolve(file),
+  check: async (file) => path.resolve(file),
   roots: () => [],
-  grant: () => undefined,
+  grant: async () => undefined,
 };
 
 /** The real location of a path: symlinks resolved, for a file that does not exist yet its folder's. */
-function realLocation(file: string): string {
+async function realLocation(file: string): Promise<string> {
   const absolute = path.resolve(file);
   let probe = absolute;
   const rest: string[] = [];
   for (;;) {
     try {
-      return path.join(fs.realpathSync(probe), ...rest.reverse());
+      return path.join(await fs.promises.realpath(probe), ...rest.reverse());
     } catch {
       const parent = path.dirname(probe);
       if (parent === probe) return absolute;
@@ -55,10 +59,10 @@ function realLocation(file: string): string {
  * by hash, and the name is what runs are labelled with) under its folder's real location:
  * swapping that last link needs write access to a folder inside the model roots.
  */
-function usablePath(file: string, real: string, kind: PathKind): string {
+async function usablePath(file: string, real: string, kind: PathKind): Promise<string> {
   if (kind !== 'model') return real;
   const absolute = path.resolve(file);
-  return path.join(realLocation(path.dirname(absolute)), path.basename(absolute));
+  return path.join(await realLocation(path.dirname(absolute)), path.basename(absolute));
 }
 
 function isInside(child: string, root: string): boolean {
@@ -75,17 +79,22 @@ const KIND_LABELS: Record<PathKind, { noun: string; setting: string }> = {
 
 export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPolicy {
   // Compared by real location both ways, so a symlink inside a root cannot point out of it.
-  const realRoots = Object.fromEntries(Object.entries(roots).map(([kind, list]) => [kind, list.map(realLocation)])) as Record<
-    PathKind,
-    string[]
-  >;
+  // Resolved on first use, not here, so that a root on a stalled mount holds no one's thread.
+  const granted: Record<PathKind, string[]> = { model: [], workload: [], text: [], results: [] };
+  const realRoots = new Map<PathKind, Promise<string[]>>();
+  const realRootsOf = (kind: PathKind): Promise<string[]> => {
+    let resolved = realRoots.get(kind);
+    if (!resolved) realRoots.set(kind, (resolved = Promise.all(roots[kind].map(realLocation))));
+    return resolved;
+  };
   return {
     unrestricted: false,
-    check(file, kind) {
+    async check(file, kind) {
       if (typeof file !== 'string' || file.length === 0 || file.includes('\0'))
         throw new AppError(ErrorCode.InvalidInput, `a ${KIND_LABELS[kind].noun} path must be a non-empty string`);
-      const real = realLocation(file);
-      if (realRoots[kind].some((root) => isInside(real, root))) return usablePath(file, real, kind);
+      const real = await realLocation(file);
+      const allowed = [...(await realRootsOf(kind)), ...granted[kind]];
+      if (allowed.some((root) => isInside(real, root))) return usablePath(file, real, kind);
       throw new AppError(
         ErrorCode.Forbidden,
         `${file} is outside the folders this interface may use for a ${KIND_LABELS[kind].noun} (${roots[kind].join(', ') || 'none configured'}). ` +
@@ -94,11 +103,11 @@ export function rootedPaths(roots: Record<PathKind, readonly string[]>): PathPol
       );
     },
     roots: (kind) => roots[kind],
-    grant(file, kind) {
+    async grant(file, kind) {
       if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0'))
         throw new AppError(ErrorCode.InvalidInput, `a granted ${KIND_LABELS[kind].noun} must be an absolute path`);
       // The file itself, never its folder: choosing one model does not open its neighbours.
-      realRoots[kind].push(realLocation(file));
+      granted[kind].push(await realLocation(file));
     },
   };
 }

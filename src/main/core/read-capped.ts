@@ -19,16 +19,8 @@ function mib(bytes: number): string {
  * mount delays only the call that named it, and `serve` answers other calls between chunks.
  */
 export async function readFileCapped(file: string, what: string, maxBytes = MAX_INPUT_FILE_BYTES): Promise<Buffer> {
-  let handle: fs.promises.FileHandle;
+  const { handle, stat } = await openRegularFile(file, what);
   try {
-    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    throw openFailure(file, what, error);
-  }
-  try {
-    const stat = await handle.stat();
-    const problem = notRegularFileProblem(stat);
-    if (problem) throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
     const collected = new CappedChunks(file, what, maxBytes, stat.size);
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     for (;;) {
@@ -101,23 +93,26 @@ function notRegularFileProblem(stat: fs.Stats): string | null {
 
 /**
  * Opens a file for reading without blocking and refuses, from its descriptor, anything that is
- * not a regular file, as readFileCapped does, for a caller that streams it (the hash). The caller
- * closes the descriptor.
+ * not a regular file, for every reader here and for callers that stream a file (the hash) or read
+ * only its first bytes. Both the open and the check run on Node's I/O pool. The caller closes
+ * the handle.
  */
-export function openRegularFile(file: string, what: string): { fd: number; stat: fs.Stats } {
-  let fd: number;
+export async function openRegularFile(file: string, what: string): Promise<{ handle: fs.promises.FileHandle; stat: fs.Stats }> {
+  let handle: fs.promises.FileHandle;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
     throw openFailure(file, what, error);
   }
-  const stat = fs.fstatSync(fd);
-  const problem = notRegularFileProblem(stat);
-  if (problem) {
-    fs.closeSync(fd);
-    throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
+  try {
+    const stat = await handle.stat();
+    const problem = notRegularFileProblem(stat);
+    if (problem) throw new AppError(ErrorCode.InvalidInput, `${file}: ${what} ${problem}`);
+    return { handle, stat };
+  } catch (error) {
+    await handle.close();
+    throw error;
   }
-  return { fd, stat };
 }
 
 function specialKind(stat: fs.Stats): string {

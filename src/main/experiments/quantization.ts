@@ -6,6 +6,7 @@ import type { ServerProfile } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { pathExists } from '../core/exists';
 import { toolPath } from '../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../models/demo-models';
 import { describeModel } from '../models/model-library';
@@ -65,7 +66,7 @@ export async function resolveQuantFiles(
       results.push({ name: quant, file: base });
       continue;
     }
-    if (!fs.existsSync(sibling)) {
+    if (!(await pathExists(sibling))) {
       const binary = toolPath(engine, 'llama-quantize');
       if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is needed to make missing quantizations');
       onStatus?.(`quantizing ${path.basename(base)} to ${quant}`);

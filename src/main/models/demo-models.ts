@@ -94,12 +94,14 @@ export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promi
     return state.path;
   }
   const file = path.resolve(ref);
-  if (!fs.existsSync(file))
+  // Asynchronous: a model path a request names may be on a stalled mount.
+  const stat = await fs.promises.stat(file).catch(() => null);
+  if (!stat)
     throw new AppError(
       ErrorCode.NotFound,
       `Model file not found: ${file}. Pass a GGUF path or one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`,
     );
-  if (!fs.statSync(file).isFile()) throw new AppError(ErrorCode.InvalidInput, `Model path is not a file: ${file}`);
+  if (!stat.isFile()) throw new AppError(ErrorCode.InvalidInput, `Model path is not a file: ${file}`);
   return file;
 }
 

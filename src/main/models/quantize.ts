@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { isFolder, pathExists } from '../core/exists';
 import { runToCompletion } from '../core/process';
 import { describeModel } from './model-library';
 import { NEEDS_IMPORTANCE_MATRIX } from './quant-types';
@@ -19,10 +20,10 @@ export async function quantizeModel(options: {
   signal?: AbortSignal;
   onProgress?: (tensorsDone: number, tensorsTotal: number | null) => void;
 }): Promise<void> {
-  if (fs.existsSync(options.target))
+  if (await pathExists(options.target))
     throw new AppError(ErrorCode.InvalidInput, `${options.target} already exists; refusing to overwrite it`);
   const temporary = `${options.target}.partial`;
-  fs.rmSync(temporary, { force: true });
+  await fs.promises.rm(temporary, { force: true });
   let done = 0;
   let total: number | null = null;
   const args = [options.source, temporary, options.type];
@@ -40,17 +41,17 @@ export async function quantizeModel(options: {
     },
   });
   if (options.signal?.aborted) {
-    fs.rmSync(temporary, { force: true });
+    await fs.promises.rm(temporary, { force: true });
     throw new AppError(ErrorCode.RequestFailed, `quantizing to ${options.type} was cancelled; no file was written`);
   }
-  if (result.code !== 0 || !fs.existsSync(temporary)) {
-    fs.rmSync(temporary, { force: true });
+  if (result.code !== 0 || !(await pathExists(temporary))) {
+    await fs.promises.rm(temporary, { force: true });
     throw new AppError(
       ErrorCode.Internal,
       `llama-quantize ${options.type} failed (exit ${result.code ?? result.signal}):\n${result.output.split('\n').slice(-15).join('\n')}`,
     );
   }
-  fs.renameSync(temporary, options.target);
+  await fs.promises.rename(temporary, options.target);
 }
 
 const QUANT_TYPE = /^[A-Z0-9_]+$/i;
@@ -87,10 +88,9 @@ export async function planQuantization(
   const described = await describeModel(source);
   if (!described.valid) throw new AppError(ErrorCode.InvalidInput, `${source}: ${described.invalidReason}`);
   const folder = path.resolve(outDir ?? path.dirname(source));
-  if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory())
-    throw new AppError(ErrorCode.NotFound, `the output folder ${folder} is not a folder`);
+  if (!(await isFolder(folder))) throw new AppError(ErrorCode.NotFound, `the output folder ${folder} is not a folder`);
   const targets = types.map((type) => ({ type, target: path.join(folder, quantizedFileName(source, type)) }));
-  const existing = targets.filter((item) => fs.existsSync(item.target));
+  const existing = (await Promise.all(targets.map(async (item) => ((await pathExists(item.target)) ? [item] : [])))).flat();
   if (existing.length > 0) {
     throw new AppError(
       ErrorCode.InvalidInput,

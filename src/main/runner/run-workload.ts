@@ -193,7 +193,7 @@ export async function runWorkload(options: {
   const modelFacts = async (ref: string, path: string) => ({
     ref,
     path,
-    size: fs.statSync(path).size,
+    size: (await fs.promises.stat(path)).size,
     sha256: await store.hashes.hash(path),
   });
   let stopServer = async () => {};

@@ -79,28 +79,28 @@ export function shellAccess(env: NodeJS.ProcessEnv = process.env): ServiceAccess
 /** A model reference checked against the face's roots before anything is read from it. */
 export async function resolveModelWithin(access: ServiceAccess, ref: string): Promise<string> {
   if (isDemoRef(ref)) return resolveModelRef(ref);
-  return resolveModelRef(access.paths.check(ref, 'model'));
+  return resolveModelRef(await access.paths.check(ref, 'model'));
 }
 
 /** A profile whose draft model is held to the same roots as the served model: a profile must not lead the server to a file outside them. */
-export function profileWithin(access: ServiceAccess, profile: ServerProfile): ServerProfile {
+export async function profileWithin(access: ServiceAccess, profile: ServerProfile): Promise<ServerProfile> {
   if (profile.draftModel === null || isDemoRef(profile.draftModel)) return profile;
-  return { ...profile, draftModel: access.paths.check(profile.draftModel, 'model') };
+  return { ...profile, draftModel: await access.paths.check(profile.draftModel, 'model') };
 }
 
-export function workloadPathWithin(access: ServiceAccess, nameOrFile: string): string {
-  return access.paths.check(workloadPath(nameOrFile), 'workload');
+export async function workloadPathWithin(access: ServiceAccess, nameOrFile: string): Promise<string> {
+  return access.paths.check(await workloadPath(nameOrFile), 'workload');
 }
 
 /**
  * The files a workload's generators read (a ShareGPT import, a trace), held to the same roots
  * as the workload itself: a workload inside the roots must not lead a request to a file outside them.
  */
-export function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): void {
+export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): Promise<void> {
   for (const group of def.groups) {
     const generator = group.generate;
     if (!generator) continue;
     const file = 'sharegpt' in generator ? generator.sharegpt.file : 'trace' in generator ? generator.trace.file : null;
-    if (file !== null) access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
+    if (file !== null) await access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
   }
 }

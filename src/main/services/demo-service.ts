@@ -20,7 +20,10 @@ export function createDemoService(deps: WorkServiceDeps): LocalDemoService {
     if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 4096)
       throw new AppError(ErrorCode.InvalidInput, `maxTokens must be a whole number from 1 to 4096, got ${JSON.stringify(spec.maxTokens)}`);
     const modelPath = await resolveModelWithin(deps.access, spec.model);
-    const profile = profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []));
+    const profile = await profileWithin(
+      deps.access,
+      applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+    );
     const [{ runFirstRequest }, servers, engine] = await Promise.all([import('../demo/first-request'), deps.servers(), deps.engine()]);
     return runFirstRequest({
       engine,

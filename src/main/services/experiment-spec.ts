@@ -150,13 +150,13 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
  */
 export async function checkExperimentSpec(spec: StartExperimentSpec, access: ServiceAccess): Promise<CheckedExperiment> {
   checkExperimentShape(spec);
-  const file = workloadPathWithin(
+  const file = await workloadPathWithin(
     access,
     spec.workload ||
       (spec.kind === 'capacity' && spec.capacity?.by === 'users' ? USERS_WORKLOAD : EXPERIMENT_KINDS[spec.kind].defaultWorkload),
   );
   const read = await readWorkloadFile(file);
-  generatorFilesWithin(access, read, file);
+  await generatorFilesWithin(access, read, file);
   if (spec.kind === 'capacity' && spec.capacity?.by === 'users' && !hasConversations(read))
     invalid(
       `a capacity in users needs a conversation workload (items with "turns", or the conversations generator, as in ${USERS_WORKLOAD}); ${read.name} has none: use --by concurrency`,
@@ -164,18 +164,24 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
   const files =
     spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0
-      ? checkQuantFiles(
-          spec.files.map((entry) => ({ name: String(entry?.name ?? ''), file: access.paths.check(String(entry?.path ?? ''), 'model') })),
-          'files',
+      ? await checkQuantFiles(
+          await Promise.all(
+            spec.files.map(async (entry) => ({
+              name: String(entry?.name ?? ''),
+              file: await access.paths.check(String(entry?.path ?? ''), 'model'),
+            })),
+          ),
+          // The CLI's flag by its own name.
+          access.face === 'shell' ? '--files' : 'files',
         )
       : null;
   const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
   // The quantizations a quant experiment reads or makes beside its model are held to the same roots.
   if (spec.kind === 'quant' && model && !isDemoRef(model.ref))
-    for (const { file: sibling } of await quantFilesOf(model.path, quantNames(spec))) access.paths.check(sibling, 'model');
+    for (const { file: sibling } of await quantFilesOf(model.path, quantNames(spec))) await access.paths.check(sibling, 'model');
   let kldText: CheckedExperiment['kldText'] = null;
   if (spec.kldTextFile) {
-    const source = access.paths.check(spec.kldTextFile, 'text');
+    const source = await access.paths.check(spec.kldTextFile, 'text');
     kldText = { text: await readTextFileCapped(source, 'evaluation text'), source };
   }
   const draft =

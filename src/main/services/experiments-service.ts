@@ -31,11 +31,14 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
   /** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
   async function check(spec: StartExperimentSpec) {
     const checked = await checkExperimentSpec(spec, deps.access);
-    const profile = profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []));
+    const profile = await profileWithin(
+      deps.access,
+      applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+    );
     assertValidProfile(profile);
     for (const { label, settings } of EXPERIMENT_KINDS[spec.kind].settingsToCheck?.(spec) ?? [])
       try {
-        assertValidProfile(profileWithin(deps.access, applySettings(profile, settings)));
+        assertValidProfile(await profileWithin(deps.access, applySettings(profile, settings)));
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         throw new AppError(error.code, `${label} ${settings.join(', ')}: ${error.message}`, error.details);

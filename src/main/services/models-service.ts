@@ -45,7 +45,7 @@ export function createModelsService(
   ): Promise<ModelScan> {
     const named = Boolean(folders && folders.length > 0);
     const chosen = named
-      ? folders!.map((folder) => access.paths.check(folder, 'model'))
+      ? await Promise.all(folders!.map((folder) => access.paths.check(folder, 'model')))
       : access.paths.unrestricted
         ? defaultModelFolders()
         : access.paths.roots('model');
@@ -66,10 +66,10 @@ export function createModelsService(
     const plan = await planQuantization(
       await resolveModelWithin(access, source),
       types,
-      outDir === null ? null : access.paths.check(outDir, 'model'),
+      outDir === null ? null : await access.paths.check(outDir, 'model'),
     );
     // Written beside the source by default: a file granted through the dialog opens that file, not its folder.
-    for (const { target } of plan.targets) access.paths.check(target, 'model');
+    for (const { target } of plan.targets) await access.paths.check(target, 'model');
     const binary = toolPath(await engine(), 'llama-quantize');
     if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
     return launchProgressJob(running, events, 'quantize', async (signal, report) => {

@@ -56,11 +56,11 @@ function endpointUrl(raw: string): string {
  */
 export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): Promise<CheckedRun> {
   const shape = checkRunShape(spec);
-  const file = workloadPathWithin(access, spec.workload);
+  const file = await workloadPathWithin(access, spec.workload);
   // The parser (YAML, JSON Schema) loads with the first run, not with every command that lists runs.
   const { readWorkloadFile } = await import('../workload/parse-workload');
   const def = withTraceOptions(await readWorkloadFile(file), spec.trace ?? null);
-  generatorFilesWithin(access, def, file);
+  await generatorFilesWithin(access, def, file);
   if (spec.rampUpS != null && replaysTrace(def)) invalid('a trace replays its own arrival times: a ramp-up does not apply to it');
   let target: CheckedRun['target'];
   if (spec.model) {

@@ -198,7 +198,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
         ? {
             ...checked.target,
             profile: slotsForUsers(
-              profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? [])),
+              await profileWithin(deps.access, applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? [])),
               checked.request,
               spec.settings ?? [],
               hooks.onStatus,
@@ -346,7 +346,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     async importRun(folder) {
       // The folder and each file in it by real location: a symlink inside the roots cannot lead a request out of them.
       const within = (file: string) => deps.access.paths.check(file, 'results');
-      const exported = await readRunExport(within(folder), { checkFile: within });
+      const exported = await readRunExport(await within(folder), { checkFile: within });
       saveImportedRun(deps.store.db, exported, {
         from: exported.folder,
         at: new Date().toISOString(),

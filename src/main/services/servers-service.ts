@@ -43,7 +43,7 @@ export function createServersService(servers: ServerManager, profiles: ProfileSt
       throw new AppError(ErrorCode.Forbidden, `${engine} servers are started from the CLI only: their flags are not checked over RPC`);
     return servers.prepare({
       modelRef: engine !== 'llama.cpp' || isDemoRef(modelRef) ? modelRef : await resolveModelWithin(access, modelRef),
-      profile: profileWithin(access, profile),
+      profile: await profileWithin(access, profile),
       engine,
       force: options.force ?? false,
     });

@@ -29,7 +29,7 @@ export function createWorkloadsService(access: ServiceAccess, tokenizer: () => S
       );
     },
     async read(name) {
-      const file = workloadPathWithin(access, name);
+      const file = await workloadPathWithin(access, name);
       return { name, file, text: await readTextFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES) };
     },
     async validate(text) {

@@ -9,8 +9,11 @@ import type { Db } from './database';
 export class ModelHashCache {
   constructor(private readonly db: Db) {}
 
-  cached(file: string): string | null {
-    const stat = fs.statSync(file);
+  async cached(file: string): Promise<string | null> {
+    return this.lookup(file, await fs.promises.stat(file));
+  }
+
+  private lookup(file: string, stat: fs.Stats): string | null {
     const row = this.db
       .prepare('SELECT sha256 FROM model_hashes WHERE path = ? AND size = ? AND mtime_ms = ?')
       .get(file, stat.size, stat.mtimeMs) as { sha256: string } | undefined;
@@ -18,9 +21,9 @@ export class ModelHashCache {
   }
 
   async hash(file: string, onProgress?: (bytesDone: number, bytesTotal: number) => void): Promise<string> {
-    const known = this.cached(file);
+    const stat = await fs.promises.stat(file);
+    const known = this.lookup(file, stat);
     if (known) return known;
-    const stat = fs.statSync(file);
     let done = 0;
     const digest = await sha256File(file, (bytes) => {
       done += bytes;

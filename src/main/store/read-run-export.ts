@@ -86,7 +86,7 @@ export interface ExportedRun {
 
 export interface ReadRunExportOptions {
   /** Every file is held to the caller's roots by its real location, so a symlink cannot lead out of them. */
-  checkFile(file: string): string;
+  checkFile(file: string): Promise<string>;
   maxFileBytes?: number;
 }
 
@@ -186,7 +186,7 @@ async function parseRequests(file: string, text: string): Promise<ExportedReques
 export async function readRunExport(folder: string, options: ReadRunExportOptions): Promise<ExportedRun> {
   let stat: fs.Stats;
   try {
-    stat = fs.statSync(folder);
+    stat = await fs.promises.stat(folder);
   } catch {
     throw new AppError(ErrorCode.NotFound, `${folder}: no such folder. Name the folder "inferlab export ID --out DIR" wrote.`);
   }
@@ -196,7 +196,7 @@ export async function readRunExport(folder: string, options: ReadRunExportOption
       `${folder}: is a file, not a folder. Name the folder "inferlab export ID --out DIR" wrote (it holds ${IMPORTED_FILES.join(', ')}).`,
     );
   const read = async (name: (typeof IMPORTED_FILES)[number]) => {
-    const file = options.checkFile(path.join(folder, name));
+    const file = await options.checkFile(path.join(folder, name));
     const cap = Math.min(
       options.maxFileBytes ?? MAX_INPUT_FILE_BYTES,
       name === 'manifest.json' || name === 'summary.json' ? DOCUMENT_BYTES : Infinity,

@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 import { readFileCapped } from '../core/read-capped';
 import { generatorBudgetProblem } from './generators';
@@ -272,8 +273,8 @@ export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
  * A trace file (JSON Lines) given where a workload is expected: a workload of one group that
  * replays it. Its lines are read and checked when the workload is resolved.
  */
-export function traceWorkload(file: string): WorkloadDef {
-  if (!fs.existsSync(file)) throw new AppError(ErrorCode.NotFound, `Trace file not found: ${file}`);
+export async function traceWorkload(file: string): Promise<WorkloadDef> {
+  if (!(await pathExists(file))) throw new AppError(ErrorCode.NotFound, `Trace file not found: ${file}`);
   const stem = path
     .basename(file)
     .replace(/\.jsonl$/i, '')

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 
 /* Where workload files are: kept apart from the parser so that resolving a name loads no YAML or JSON Schema code. */
@@ -18,10 +19,11 @@ export function listBuiltinWorkloads(): string[] {
     .sort();
 }
 
-export function workloadPath(fileOrName: string): string {
-  if (/^[\w.-]+$/.test(fileOrName) && !fileOrName.endsWith('.yaml') && !fileOrName.endsWith('.json') && !fs.existsSync(fileOrName)) {
+/** A workload file, or the built-in workload of that name; asynchronous so that a stalled working folder holds no one's thread. */
+export async function workloadPath(fileOrName: string): Promise<string> {
+  if (/^[\w.-]+$/.test(fileOrName) && !fileOrName.endsWith('.yaml') && !fileOrName.endsWith('.json') && !(await pathExists(fileOrName))) {
     const builtin = path.join(builtinWorkloadDir(), `${fileOrName}.yaml`);
-    if (!fs.existsSync(builtin))
+    if (!(await pathExists(builtin)))
       throw new AppError(
         ErrorCode.NotFound,
         `No workload file or built-in workload named "${fileOrName}". Built-in: ${listBuiltinWorkloads().join(', ')}`,
