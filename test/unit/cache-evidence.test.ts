@@ -8,7 +8,7 @@ import {
   sharedPrefixes,
   sharedPrefixTokens,
 } from '../../src/main/experiments/cache-evidence';
-import { contradiction } from '../../src/main/experiments/warm-cold';
+import { contradiction } from '../../src/main/experiments/kinds/warmcold/protocol';
 import { parsedTimings } from '../../src/main/store/run-store';
 import { spreadOverWindows } from '../../src/main/experiments/windows';
 

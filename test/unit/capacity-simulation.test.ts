@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { searchCapacity, type CapacitySearchSettings, type StepSample } from '../../src/main/experiments/capacity-search';
+import { searchCapacity, type CapacitySearchSettings, type StepSample } from '../../src/main/experiments/kinds/capacity/search';
 import { binomialCdf, decideQuantile, minimumRequestsToMeet } from '../../src/main/metrics/quantile-slo';
 import { seededRandom } from '../../src/main/models/random';
 

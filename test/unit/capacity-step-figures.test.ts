@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { goodputWithinSlo, kneeOf, sloValue } from '../../src/main/experiments/capacity';
+import { goodputWithinSlo, kneeOf, sloValue } from '../../src/main/experiments/kinds/capacity/protocol';
 import type { CapacityStepResult } from '../../src/shared/contract/experiments';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Distribution } from '../../src/shared/contract/runs';
 import type { ConditionResult, ExperimentResult } from '../../src/shared/contract/experiments';
 import { experimentTable } from '../../src/main/cli/experiment-table';
-import { quantTradeoffSvg, renderExperimentReport } from '../../src/main/experiments/report';
+import { renderExperimentReport } from '../../src/main/experiments/report';
+import { quantTradeoffSvg } from '../../src/main/experiments/kinds/quant/report-section';
 import { offloadWarnings } from '../../src/shared/gpu-offload';
 
 const MIB = 2 ** 20;

@@ -4,7 +4,7 @@ import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/
 import { missingDraftReason, speculativeSummary, summarizeRun } from '../../src/main/metrics/run-summary';
 import { measuredRequest } from '../support/measured-request';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
-import { specRecommendation } from '../../src/main/experiments/speculative';
+import { specRecommendation } from '../../src/main/experiments/kinds/spec/protocol';
 import type { ConditionResult, GreedyEquivalence, VerdictRow } from '../../src/shared/contract/experiments';
 
 describe('speculative decoding: the profile', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byLoadLevel, sweepRecommendation, type SweepPoint } from '../../src/main/experiments/sweep-plan';
+import { byLoadLevel, sweepRecommendation, type SweepPoint } from '../../src/main/experiments/kinds/sweep/plan';
 
 const point = (
   name: string,

@@ -48,7 +48,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   quant: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     run: async (common, spec, checked) =>
-      (await import('../experiments/quantization')).runQuantExperiment({
+      (await import('../experiments/kinds/quant/protocol')).runQuantExperiment({
         ...common,
         baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
         quants: checked.quants,
@@ -61,7 +61,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   warmcold: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     run: async (common, spec, checked) =>
-      (await import('../experiments/warm-cold')).runWarmCold({
+      (await import('../experiments/kinds/warmcold/protocol')).runWarmCold({
         ...common,
         model: checked.model!,
         coldStarts: spec.coldStarts ?? undefined,
@@ -72,7 +72,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
     run: async (common, spec, checked) =>
-      (await import('../experiments/sweep')).runSweep({
+      (await import('../experiments/kinds/sweep/protocol')).runSweep({
         ...common,
         model: checked.model!,
         vary: spec.vary!,
@@ -84,7 +84,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   capacity: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     run: async (common, spec, checked) =>
-      (await import('../experiments/capacity')).runCapacity({
+      (await import('../experiments/kinds/capacity/protocol')).runCapacity({
         ...common,
         model: checked.model!,
         slo: checked.constraints.slo!,
@@ -99,7 +99,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   spec: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
     run: async (common, _spec, checked) =>
-      (await import('../experiments/speculative')).runSpecExperiment({
+      (await import('../experiments/kinds/spec/protocol')).runSpecExperiment({
         ...common,
         model: checked.model!,
         draftModel: checked.draft!.model,

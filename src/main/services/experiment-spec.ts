@@ -4,7 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
 import { readTextFileCapped } from '../core/read-capped';
-import { quantFilesOf } from '../experiments/quantization';
+import { quantFilesOf } from '../experiments/kinds/quant/protocol';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { hasConversations } from '../runner/conversation-slots';

@@ -1,8 +1,9 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
-import { escape, fmt, share } from '../../report-format';
+import { barChart, escape, fmt, share } from '../../report-format';
+import type { KindReport } from '../report-registry';
 
 /** The KV cache section of an experiment report: memory, quality against the baseline cache, acceptance per group. */
-export function kvCacheReportSection(result: ExperimentResult): string {
+function kvCacheReportSection(result: ExperimentResult): string {
   const conditions = result.conditions;
   const baseline = conditions[0];
   const groups = [...new Set(conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
@@ -21,3 +22,15 @@ export function kvCacheReportSection(result: ExperimentResult): string {
     .join('');
   return `<h2>KV cache</h2><p>Context ${escape(protocol.context_size)} tokens; flash attention ${escape(protocol.flash_attention)}. KV memory is what the server allocated for its cache (its “KV buffer size” log lines, summed over devices); agreement and KLD are against the ${escape(baseline?.name)} cache on the same file.</p><table><tr><th>Condition</th><th>Cache types</th><th>KV memory</th><th>Token agreement</th><th>Exact match</th><th>KLD mean</th><th>Same top token</th>${groups.map((group) => `<th>Accepted: ${escape(group)}</th>`).join('')}</tr>${rows}</table>`;
 }
+
+export const KVCACHE_REPORT: KindReport = {
+  title: 'KV cache types',
+  section: kvCacheReportSection,
+  charts: (result) => [
+    barChart(
+      'KV cache',
+      'MiB',
+      result.conditions.map((condition) => ({ label: condition.name, value: condition.kv_cache_mib ?? null })),
+    ),
+  ],
+};

@@ -1,18 +1,18 @@
-import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
-import type { MeasuredRequest } from '../../shared/contract/measurement';
-import type { SloSpec } from '../../shared/contract/runs';
-import type { WorkloadDef } from '../workload/workload-types';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
-import { minimumRequestsToMeet, nearestRankPercentile } from '../metrics/quantile-slo';
-import { measuredWindowMs } from '../metrics/run-summary';
-import type { ManagedServer } from '../server/managed-server';
-import { profileWithSlots } from '../runner/conversation-slots';
-import { searchCapacity, type CapacitySearchSettings, type StepSample } from './capacity-search';
-import { summarizeCondition } from './condition-summary';
-import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
-import type { WindowCooldown } from './window-cooldown';
-import { CAPACITY_DEFAULTS } from '../../shared/experiment-defaults';
+import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
+import type { MeasuredRequest } from '../../../../shared/contract/measurement';
+import type { SloSpec } from '../../../../shared/contract/runs';
+import type { WorkloadDef } from '../../../workload/workload-types';
+import { ErrorCode } from '../../../../shared/errors';
+import { AppError } from '../../../core/errors';
+import { minimumRequestsToMeet, nearestRankPercentile } from '../../../metrics/quantile-slo';
+import { measuredWindowMs } from '../../../metrics/run-summary';
+import type { ManagedServer } from '../../../server/managed-server';
+import { profileWithSlots } from '../../../runner/conversation-slots';
+import { searchCapacity, type CapacitySearchSettings, type StepSample } from './search';
+import { summarizeCondition } from '../../condition-summary';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import type { WindowCooldown } from '../../window-cooldown';
+import { CAPACITY_DEFAULTS } from '../../../../shared/experiment-defaults';
 
 type SloMetric = 'ttft_ms' | 'tpot_ms' | 'e2e_ms';
 const SLO_METRICS: readonly SloMetric[] = ['ttft_ms', 'tpot_ms', 'e2e_ms'];
@@ -54,7 +54,7 @@ function turnsPerConversation(def: WorkloadDef): number {
  * capacity`). One server runs every step, its prompt cache emptied before each sample (and
  * its host-memory cache off) unless the workload is meant to reuse prefixes; each sample is
  * one run, open loop at a Poisson rate or closed loop at a concurrency. The search and its
- * error control are in capacity-search.ts.
+ * error control are in search.ts.
  */
 export async function runCapacity(
   options: SingleModelExperimentInputs & {

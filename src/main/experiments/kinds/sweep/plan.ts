@@ -1,4 +1,4 @@
-import type { ExperimentResult } from '../../shared/contract/experiments';
+import type { ExperimentResult } from '../../../../shared/contract/experiments';
 
 export interface SweepPoint {
   name: string;

@@ -1,30 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EngineInfo } from '../../shared/contract/engine';
-import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
-import type { ServerProfile } from '../../shared/contract/server';
-import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
-import { pathExists } from '../core/exists';
-import { toolPath } from '../engines/llamacpp/locate-engine';
-import { DEMO_VARIANTS, resolveModelRef } from '../models/demo-models';
-import { describeModel } from '../models/model-library';
-import type { QuantFile } from '../models/quant-files';
-import { quantizedFileName, quantizeModel } from '../models/quantize';
-import type { ServerManager } from '../server/server-manager';
-import type { RequestRow, RunStore } from '../store/run-store';
-import type { WorkloadDef } from '../workload/workload-types';
-import { summarizeCondition, summaryVerdicts } from './condition-summary';
-import type { ExperimentStore } from '../store/experiment-store';
-import { measureKld, type KldResult } from './kld';
-import { recommend, type QuantConstraints } from './recommend';
-import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from './agreement-pass';
-import { windowSchedule } from './windows';
-import { runWindow, settleExperiment } from './experiment-inputs';
-import type { WindowCooldown } from './window-cooldown';
+import type { EngineInfo } from '../../../../shared/contract/engine';
+import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
+import type { ServerProfile } from '../../../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
+import { ErrorCode } from '../../../../shared/errors';
+import { AppError } from '../../../core/errors';
+import { pathExists } from '../../../core/exists';
+import { toolPath } from '../../../engines/llamacpp/locate-engine';
+import { DEMO_VARIANTS, resolveModelRef } from '../../../models/demo-models';
+import { describeModel } from '../../../models/model-library';
+import type { QuantFile } from '../../../models/quant-files';
+import { quantizedFileName, quantizeModel } from '../../../models/quantize';
+import type { ServerManager } from '../../../server/server-manager';
+import type { RequestRow, RunStore } from '../../../store/run-store';
+import type { WorkloadDef } from '../../../workload/workload-types';
+import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
+import type { ExperimentStore } from '../../../store/experiment-store';
+import { measureKld, type KldResult } from '../../kld';
+import { recommend, type QuantConstraints } from '../../recommend';
+import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
+import { windowSchedule } from '../../windows';
+import { runWindow, settleExperiment } from '../../experiment-inputs';
+import type { WindowCooldown } from '../../window-cooldown';
 
-export type { QuantConstraints } from './recommend';
+export type { QuantConstraints } from '../../recommend';
 
 /** Where each quantization of a GGUF file is read from or written to: the file itself when it already is that type, else its sibling `<stem>-<type>.gguf`. */
 export async function quantFilesOf(base: string, quants: readonly string[]): Promise<{ quant: string; file: string }[]> {

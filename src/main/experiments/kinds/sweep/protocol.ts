@@ -1,18 +1,18 @@
-import type { ConditionResult, ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
-import type { SloSpec } from '../../shared/contract/runs';
-import type { ServerProfile } from '../../shared/contract/server';
-import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
-import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
-import { DEFAULT_VERDICT_SETTINGS } from '../metrics/window-verdicts';
-import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
-import { conditionVerdicts, summarizeCondition } from './condition-summary';
-import { runWindow, settleExperiment, type SingleModelExperimentInputs } from './experiment-inputs';
-import { byLoadLevel, sweepRecommendation } from './sweep-plan';
-import { windowSchedule } from './windows';
-import type { WindowCooldown } from './window-cooldown';
+import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
+import type { SloSpec } from '../../../../shared/contract/runs';
+import type { ServerProfile } from '../../../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
+import { ErrorCode } from '../../../../shared/errors';
+import { AppError } from '../../../core/errors';
+import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
+import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
+import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
+import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { byLoadLevel, sweepRecommendation } from './plan';
+import { windowSchedule } from '../../windows';
+import type { WindowCooldown } from '../../window-cooldown';
 
-export { paretoSet } from './sweep-plan';
+export { paretoSet } from './plan';
 
 export interface WindowGoodput {
   requestsPerS: number | null;

@@ -1,4 +1,4 @@
-import { decideQuantile, type QuantileDecision } from '../metrics/quantile-slo';
+import { decideQuantile, type QuantileDecision } from '../../../metrics/quantile-slo';
 
 /** What one measured look at a load gives the decision: requests judged and, per SLO metric, how many were above its limit. */
 export interface StepSample {

@@ -1,5 +1,6 @@
-import type { CapacityResult } from '../../shared/contract/experiments';
-import { escape, fmt } from './report-format';
+import type { CapacityResult } from '../../../../shared/contract/experiments';
+import type { KindReport } from '../report-registry';
+import { escape, fmt } from '../../report-format';
 
 interface Series {
   name: string;
@@ -52,7 +53,7 @@ function loadChartSvg(
 const COLORS = ['#0969da', '#8250df', '#bf3989'];
 
 /** The capacity section of an experiment report: the answer, every load measured, and load against latency and goodput. */
-export function capacitySection(capacity: CapacityResult): string {
+function capacitySection(capacity: CapacityResult): string {
   const metrics = Object.keys(capacity.slo).filter((key) => capacity.slo[key as keyof typeof capacity.slo] !== undefined);
   const p = `p${capacity.percentile}`;
   const steps = [...capacity.steps].sort((a, b) => a.load - b.load);
@@ -132,3 +133,9 @@ export function capacitySection(capacity: CapacityResult): string {
 <p><small>Rule: ${escape(capacity.rule)}.</small></p>
 <div class="charts">${latency}${goodput}</div>`;
 }
+
+export const CAPACITY_REPORT: KindReport = {
+  title: 'Capacity under an SLO',
+  section: (result) => (result.capacity ? capacitySection(result.capacity) : ''),
+  ownVerdicts: true,
+};
