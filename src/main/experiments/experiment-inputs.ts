@@ -41,6 +41,21 @@ export interface WindowSlot {
 /** What differs between the windows of experiments: where they run, at what load, how many requests, judged how. */
 export type WindowRequest = Pick<RunRequest, 'target' | 'load' | 'stop' | 'warmup' | 'slo' | 'extraBody'>;
 
+/** The usual window: closed loop at the experiment's concurrency, its requests per window, no warm-up. */
+export function closedWindowRequest(
+  target: WindowRequest['target'],
+  options: { concurrency: number; requestsPerWindow: number | null },
+  slo: WindowRequest['slo'],
+): WindowRequest {
+  return {
+    target,
+    load: { mode: 'closed', concurrency: options.concurrency },
+    stop: { requests: options.requestsPerWindow, durationMs: null },
+    warmup: 0,
+    slo,
+  };
+}
+
 /**
  * One window of an experiment: a run made with the window defaults and recorded under its
  * condition, so that the experiment's result and its stored runs cannot disagree.

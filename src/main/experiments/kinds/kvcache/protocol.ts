@@ -8,7 +8,7 @@ import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import type { RequestRow } from '../../../store/run-store';
 import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
-import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { measureKld, type KldResult } from '../../kld';
 import { recommend, type QuantConstraints } from '../../recommend';
 import type { WindowCooldown } from '../../window-cooldown';
@@ -74,13 +74,11 @@ async function runCacheWindows(options: KvCacheOptions, experimentId: string, pr
     const { summary } = await runWindow(
       options,
       { experimentId, condition: condition.name, window },
-      {
-        target: { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
-        load: { mode: 'closed', concurrency: options.concurrency },
-        stop: { requests: options.requestsPerWindow, durationMs: null },
-        warmup: 0,
-        slo: options.constraints.slo,
-      },
+      closedWindowRequest(
+        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
+        options,
+        options.constraints.slo,
+      ),
     );
     runIds.get(condition.name)!.push(summary.run_id);
     const server = options.runs.getRun(summary.run_id)?.server_json;

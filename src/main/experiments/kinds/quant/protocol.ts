@@ -21,7 +21,7 @@ import { measureKld, type KldResult } from '../../kld';
 import { recommend, type QuantConstraints } from '../../recommend';
 import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
 import { windowSchedule } from '../../windows';
-import { runWindow, settleExperiment } from '../../experiment-inputs';
+import { closedWindowRequest, runWindow, settleExperiment } from '../../experiment-inputs';
 import type { WindowCooldown } from '../../window-cooldown';
 
 export type { QuantConstraints } from '../../recommend';
@@ -139,13 +139,11 @@ export async function runQuantExperiment(options: {
       const { summary } = await runWindow(
         options,
         { experimentId, condition: condition.name, window },
-        {
-          target: { kind: 'model', modelRef: condition.file, modelPath: condition.file, profile: options.profile },
-          load: { mode: 'closed', concurrency: options.concurrency },
-          stop: { requests: options.requestsPerWindow, durationMs: null },
-          warmup: 0,
-          slo: options.constraints.slo,
-        },
+        closedWindowRequest(
+          { kind: 'model', modelRef: condition.file, modelPath: condition.file, profile: options.profile },
+          options,
+          options.constraints.slo,
+        ),
       );
       runIds.get(condition.name)!.push(summary.run_id);
       const server = options.runs.getRun(summary.run_id)?.server_json;

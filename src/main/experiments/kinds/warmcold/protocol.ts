@@ -9,7 +9,7 @@ import { llamaServerTokenCounter } from '../../../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../../../workload/workload-types';
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from '../../cache-evidence';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
-import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { spreadOverWindows, windowSchedule } from '../../windows';
 import type { WindowCooldown } from '../../window-cooldown';
 
@@ -193,11 +193,8 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
           options,
           { experimentId, condition, window },
           {
-            target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
-            load: { mode: 'closed', concurrency: options.concurrency },
-            stop: { requests: options.requestsPerWindow, durationMs: null },
+            ...closedWindowRequest({ kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path }, options, null),
             warmup,
-            slo: null,
             extraBody: condition === 'cold-cache' && !options.skipCacheReset ? { cache_prompt: false } : undefined,
           },
         );
