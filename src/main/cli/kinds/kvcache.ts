@@ -2,7 +2,8 @@ import type { StartExperimentSpec } from '../../../shared/contract';
 import type { ConditionResult, ExperimentResult } from '../../../shared/contract/experiments';
 import { positiveInteger } from '../args';
 import { formatShare } from '../format';
-import { agreementCell, kldCell } from '../quant-quality-lines';
+import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
+import type { CliKind } from './registry';
 
 /** The flags only `experiment kvcache` takes. */
 export const KVCACHE_FLAGS = {
@@ -22,7 +23,7 @@ export function kvCacheFromFlags(values: { types?: string; ctx?: string }): Star
 }
 
 /** The columns a KV cache experiment adds to the condition table. */
-export const KVCACHE_COLUMNS = {
+const KVCACHE_COLUMNS = {
   header: ['KV cache', 'token agreement', 'KLD', 'same top', 'accepted'],
   cells: (condition: ConditionResult): string[] => [
     condition.kv_cache_mib == null ? '—' : `${condition.kv_cache_mib.toFixed(1)} MiB`,
@@ -34,7 +35,7 @@ export const KVCACHE_COLUMNS = {
 };
 
 /** Acceptance in each workload group: a lost long-document fact shows where it was lost. */
-export function kvCacheGroupLines(result: ExperimentResult): string[] {
+function kvCacheGroupLines(result: ExperimentResult): string[] {
   const groups = [...new Set(result.conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
   if (groups.length === 0) return [];
   const flash = (result.protocol as { flash_attention?: string }).flash_attention;
@@ -52,3 +53,8 @@ export function kvCacheGroupLines(result: ExperimentResult): string[] {
     ),
   ];
 }
+
+export const KVCACHE_CLI: CliKind = {
+  columns: KVCACHE_COLUMNS,
+  lines: (result) => [...kvCacheGroupLines(result), ...qualityLines(result)],
+};

@@ -1,0 +1,61 @@
+import type { ExperimentResult } from '../../../shared/contract/experiments';
+import { formatMs, formatNumber, formatTable } from '../format';
+import type { CliKind } from './registry';
+
+/** A capacity search: every load it measured, in load order, then the answer and the rule it was decided by. */
+const perSecond = (value: number | null) => (value === null ? '—' : `${formatNumber(value, 2)} req/s`);
+
+function capacityTable(capacity: NonNullable<ExperimentResult['capacity']>, reason: string): string {
+  const metrics = Object.keys(capacity.slo).filter((key) => capacity.slo[key as keyof typeof capacity.slo] !== undefined);
+  const p = `p${capacity.percentile}`;
+  const rows = [
+    [
+      capacity.by === 'rate' ? 'rate (req/s)' : capacity.by === 'users' ? 'users' : 'concurrency',
+      'step',
+      'verdict',
+      'requests',
+      ...metrics.map(
+        (metric) => `${metric.replace('_ms', '').toUpperCase()} ${p} (≤ ${capacity.slo[metric as keyof typeof capacity.slo]} ms)`,
+      ),
+      'over a limit',
+      'failed',
+      'good',
+      'goodput',
+      'throughput',
+      ...(capacity.by === 'rate' ? ['sent'] : []),
+    ],
+    ...[...capacity.steps]
+      .sort((a, b) => a.load - b.load)
+      .map((step) => [
+        String(step.load),
+        `${step.phase} #${capacity.steps.indexOf(step) + 1}`,
+        step.decision === 'invalid' ? `invalid (${step.invalid_reason ?? 'client behind'})` : step.decision,
+        `${step.requests}${step.looks > 1 ? ` (${step.looks} looks)` : ''}`,
+        // A null percentile with failures fell on a failed request: above every limit.
+        ...metrics.map((metric) =>
+          step.percentile_ms[metric] == null && step.failed > 0 ? 'a failure' : formatMs(step.percentile_ms[metric] ?? null),
+        ),
+        metrics.map((metric) => step.violations[metric] ?? 0).join(' / '),
+        String(step.failed),
+        step.good_fraction === null ? '—' : `${formatNumber(step.good_fraction * 100, 0)} %`,
+        perSecond(step.goodput_requests_per_s),
+        perSecond(step.throughput_requests_per_s),
+        ...(capacity.by === 'rate' ? [perSecond(step.achieved_load)] : []),
+      ]),
+  ];
+  const answer =
+    capacity.capacity === null
+      ? 'capacity: none shown'
+      : `capacity: ${capacity.capacity} ${capacity.unit} at ${p}` +
+        (capacity.interval?.high
+          ? ` (the limit lies in [${capacity.interval.low}, ${capacity.interval.high}) ${capacity.unit}, ${Math.round((1 - capacity.alpha) * 100)} % confidence)`
+          : ' (no load was shown to miss)');
+  const knee = `knee: ${capacity.knee === null ? 'none seen' : `${capacity.knee} ${capacity.unit}`} (${capacity.knee_rule})`;
+  return `${formatTable(rows)}\n\n${answer}\n${knee}\n${reason}\nrule: ${capacity.rule}`;
+}
+
+export const CAPACITY_CLI: CliKind = {
+  table: (result) => (result.capacity ? capacityTable(result.capacity, result.recommendation.reason) : null),
+  // A capacity search measures loads, not conditions: energy per condition does not apply.
+  withoutEfficiency: true,
+};

@@ -1,0 +1,28 @@
+import type { ConditionResult, ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
+import { CAPACITY_CLI } from './capacity';
+import { KVCACHE_CLI } from './kvcache';
+import { QUANT_CLI } from './quant';
+import { SPEC_CLI } from './spec';
+import { SWEEP_CLI } from './sweep';
+
+/** What one kind changes in the terminal's experiment table; everything else is shared (cli/experiment-table.ts). */
+export interface CliKind {
+  /** The kind's own whole table, where the shared condition table does not fit it; null falls back to the shared one. */
+  table?: (result: ExperimentResult) => string | null;
+  /** Columns added to the shared condition table. */
+  columns?: { header: string[]; cells: (condition: ConditionResult) => string[] };
+  /** Lines printed under the shared condition table (quality against the baseline). */
+  lines?: (result: ExperimentResult) => string[];
+  /** Energy and bandwidth per condition do not apply. */
+  withoutEfficiency?: boolean;
+}
+
+/** The CLI registry: one line per kind. */
+export const CLI_KINDS: Record<ExperimentKind, CliKind> = {
+  quant: QUANT_CLI,
+  warmcold: {},
+  sweep: SWEEP_CLI,
+  capacity: CAPACITY_CLI,
+  spec: SPEC_CLI,
+  kvcache: KVCACHE_CLI,
+};

@@ -1,0 +1,65 @@
+import type { ExperimentResult } from '../../../shared/contract/experiments';
+import { formatMs, formatNumber, formatShare, formatTable } from '../format';
+import { verdictTable } from '../verdict-table';
+import type { CliKind } from './registry';
+
+/** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
+function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
+  const rows = [
+    [
+      'condition',
+      'windows',
+      'requests',
+      'TTFT p50',
+      'TPOT p50',
+      'output tok/s',
+      'accepted drafts',
+      'per request p50',
+      'min',
+      'greedy output',
+      'contaminated',
+    ],
+    ...result.conditions.map((condition) => {
+      const check = equivalence.settings.find((setting) => setting.name === condition.name);
+      const speculative = condition.speculative;
+      return [
+        condition.name,
+        String(condition.windows_run ?? condition.run_ids.length),
+        String(condition.requests.attempted),
+        formatMs(condition.metrics.ttft_ms.p50),
+        formatMs(condition.metrics.tpot_ms.p50),
+        formatNumber(condition.throughput.output_tokens_per_s),
+        speculative
+          ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${formatShare(speculative.acceptance_rate)})`
+          : '— (no draft)',
+        formatShare(speculative?.acceptance_rate_per_request.p50),
+        formatShare(speculative?.acceptance_rate_per_request.min),
+        check ? (check.equivalent ? 'identical' : `DIFFERS on ${check.beyond_floor.length}`) : 'reference',
+        condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',
+      ];
+    }),
+  ];
+  const floor = `greedy output over ${equivalence.items} items: spec off agreed with itself on ${equivalence.items - equivalence.floor_mismatches.length}${equivalence.floor_mismatches.length ? ` (not on ${equivalence.floor_mismatches.join(', ')})` : ''}`;
+  const differing = equivalence.settings
+    .filter((setting) => !setting.equivalent)
+    .map((setting) => `  ${setting.name} differs from spec off on: ${setting.beyond_floor.join(', ')}`);
+  return `${formatTable(rows)}
+
+${floor}
+${
+  differing.length
+    ? `${differing.join('\n')}
+`
+    : ''
+}rule: ${equivalence.rule}
+
+verdicts (each draft setting against spec off):
+${verdictTable(result.verdicts)}
+
+recommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}
+${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
+}
+
+export const SPEC_CLI: CliKind = {
+  table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),
+};
