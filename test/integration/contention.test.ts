@@ -187,8 +187,10 @@ describe('contention between a run and the rest of the machine', () => {
       // Attributed to the burners: the sampler watches only the run, not the CLI's start-up where the burners got
       // less, so it sees at least a good part of what was measured over the whole CLI.
       expect(burnerCores, `measured ${measuredCores.toFixed(2)} cores`).toBeGreaterThan(measuredCores / 2);
-      // The machine-wide figure holds the burners and whatever else ran (sampled at slightly different instants).
-      expect(contention.other_cpu_cores_mean).toBeGreaterThanOrEqual(burnerCores * 0.9);
+      // The machine-wide figure holds the burners and whatever else ran. The two are sampled at slightly different
+      // instants from different counters (/proc/stat and each /proc/PID/stat), so on a short run they differ by a
+      // few ticks per sample: a clean-clone CI once read 1.03 machine-wide against 1.17 attributed.
+      expect(contention.other_cpu_cores_mean).toBeGreaterThanOrEqual(burnerCores * 0.8);
       expect(contention.other_cpu_cores_mean).toBeGreaterThan(threshold);
       expect(contention.contaminated).toBe(true);
       expect(contention.reason).toMatch(/other processes used [\d.]+ CPU cores on average/);
