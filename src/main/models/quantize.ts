@@ -90,7 +90,8 @@ export async function planQuantization(
   const folder = path.resolve(outDir ?? path.dirname(source));
   if (!(await isFolder(folder))) throw new AppError(ErrorCode.NotFound, `the output folder ${folder} is not a folder`);
   const targets = types.map((type) => ({ type, target: path.join(folder, quantizedFileName(source, type)) }));
-  const existing = (await Promise.all(targets.map(async (item) => ((await pathExists(item.target)) ? [item] : [])))).flat();
+  const present = await Promise.all(targets.map((item) => pathExists(item.target)));
+  const existing = targets.filter((_, index) => present[index]);
   if (existing.length > 0) {
     throw new AppError(
       ErrorCode.InvalidInput,
