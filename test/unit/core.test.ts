@@ -61,6 +61,19 @@ describe('managed process', () => {
     expect(isAlive(grandchild)).toBe(false);
   });
 
+  it('starts a child with the variables it is granted, and without those it must not inherit', async () => {
+    const child = new ManagedProcess(
+      process.execPath,
+      ['-e', "console.log(JSON.stringify([process.env.ROCR_VISIBLE_DEVICES ?? 'unset', process.env.HIP_VISIBLE_DEVICES]))"],
+      {
+        env: { ...process.env, ROCR_VISIBLE_DEVICES: '2,3', HIP_VISIBLE_DEVICES: '1' },
+        grantedEnv: { ROCR_VISIBLE_DEVICES: null, HIP_VISIBLE_DEVICES: '0' },
+      },
+    );
+    await child.exited;
+    expect(child.logs.last()).toEqual(['["unset","0"]']);
+  });
+
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
     const child = new ManagedProcess(process.execPath, [
       '-e',

@@ -7,6 +7,7 @@ import { readCaptured } from '../support/captured';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { vllmAdapter } from '../../src/main/engines/adapters/python-servers';
+import { childEnvironment, withEnvChanges } from '../../src/main/core/child-env';
 
 describe('choosing the GPUs a server uses (gpuDevices)', () => {
   it('reads "all" or nvidia-smi indexes, and names what is wrong with anything else', () => {
@@ -42,11 +43,21 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
   it("maps the choice to the CUDA and ROCm environment in nvidia-smi's (PCI bus) order; refuses engines that number GPUs otherwise", () => {
     expect(gpuSelectionEnv('all', 'cuda')).toEqual({});
     expect(gpuSelectionEnv(undefined, 'cpu')).toEqual({});
-    const env = { CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0,2', HIP_VISIBLE_DEVICES: '0,2' };
+    const env = {
+      CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
+      CUDA_VISIBLE_DEVICES: '0,2',
+      HIP_VISIBLE_DEVICES: '0,2',
+      ROCR_VISIBLE_DEVICES: null,
+      GPU_DEVICE_ORDINAL: null,
+    };
     expect(gpuSelectionEnv('2,0', 'cuda')).toEqual(env);
     // vLLM and SGLang: a CUDA or ROCm build, whichever the Python environment holds.
     expect(gpuSelectionEnv('2,0', null)).toEqual(env);
     expect(vllmAdapter('vllm').launch({ modelPath: '/m', port: 1, profile: { ...defaultProfile(), gpuDevices: '2,0' } }).env).toEqual(env);
+    // HIP's indexes count only what ROCm's earlier filters left visible: a shell's filters are
+    // withheld, so gpuDevices=0 means the machine's GPU 0, not the first GPU the shell left.
+    const child = withEnvChanges(childEnvironment({ ROCR_VISIBLE_DEVICES: '2,3', GPU_DEVICE_ORDINAL: '1', HIP_VISIBLE_DEVICES: '1' }), env);
+    expect([child.ROCR_VISIBLE_DEVICES, child.GPU_DEVICE_ORDINAL, child.HIP_VISIBLE_DEVICES]).toEqual([undefined, undefined, '0,2']);
     expect(() => gpuSelectionEnv('0', 'cpu')).toThrow(/gpuDevices=0: this engine is a CPU build and runs on no GPU; set gpuDevices=all/);
     expect(() => gpuSelectionEnv('0', 'metal')).toThrow(/one GPU; set gpuDevices=all/);
     expect(() => gpuSelectionEnv('1', 'vulkan')).toThrow(/numbers GPUs its own way.*--device VulkanN to extraFlags/);
@@ -119,6 +130,34 @@ describe('choosing the GPUs a server uses (gpuDevices)', () => {
       expect(() => inherited({ CUDA_VISIBLE_DEVICES: hidden })).toThrow(
         /CUDA_VISIBLE_DEVICES=.* in inferlab's environment hides every GPU: the server would run on the CPU; unset it, or choose GPUs with gpuDevices/,
       );
+  });
+
+  it("follows ROCm's two filters set in the shell for a Python server, as amd-smi numbers the GPUs", () => {
+    const inherited = (environment: NodeJS.ProcessEnv, backend: 'cuda' | null = null) =>
+      withInheritedGpuChoice(defaultProfile(), backend, environment).gpuDevices;
+    // ROCR_VISIBLE_DEVICES picks from the machine's GPUs; HIP_VISIBLE_DEVICES alone does the same.
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '3,1' })).toBe('1,3');
+    expect(inherited({ HIP_VISIBLE_DEVICES: '2' })).toBe('2');
+    // Together, HIP's indexes count only the GPUs ROCR left visible (ROCm's own order of filters).
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '1,2,3', HIP_VISIBLE_DEVICES: '0' })).toBe('1');
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '4,6', HIP_VISIBLE_DEVICES: '1,0' })).toBe('4,6');
+    // HIP honours CUDA_VISIBLE_DEVICES where HIP_VISIBLE_DEVICES is unset, and prefers its own.
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '5,7', CUDA_VISIBLE_DEVICES: '1' })).toBe('7');
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '5,7', HIP_VISIBLE_DEVICES: '0', CUDA_VISIBLE_DEVICES: '1' })).toBe('5');
+    // A llama.cpp CUDA build reads none of ROCm's variables.
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '1', CUDA_VISIBLE_DEVICES: '0' }, 'cuda')).toBe('0');
+    // UUIDs and a third filter (GPU_DEVICE_ORDINAL) cannot be mapped: passed through, every GPU counted.
+    expect(inherited({ ROCR_VISIBLE_DEVICES: 'GPU-4b2c1a9f8d3e6f7a' })).toBe('all');
+    expect(inherited({ ROCR_VISIBLE_DEVICES: '1', GPU_DEVICE_ORDINAL: '0' })).toBe('all');
+    // An index beyond what ROCR left, or a value that hides every GPU, is refused with what to do.
+    expect(() => inherited({ ROCR_VISIBLE_DEVICES: '1,2', HIP_VISIBLE_DEVICES: '0,2' })).toThrow(
+      'HIP_VISIBLE_DEVICES=0,2 counts only the 2 GPUs that ROCR_VISIBLE_DEVICES=1,2 leaves visible, so 2 names none; use indexes below 2, or unset one of the two',
+    );
+    for (const [name, hidden] of [
+      ['ROCR_VISIBLE_DEVICES', '-1'],
+      ['HIP_VISIBLE_DEVICES', ''],
+    ])
+      expect(() => inherited({ [name!]: hidden })).toThrow(`${name}=${JSON.stringify(hidden)} in inferlab's environment hides every GPU`);
   });
 
   it('refuses GPUs this machine does not list, before anything is spawned on them', () => {

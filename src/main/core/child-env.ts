@@ -58,3 +58,15 @@ export function isWithheld(name: string): boolean {
   if (words.length > 1 && words.at(-1) === 'PWD') return true;
   return words.some((word) => CREDENTIAL_WORDS.has(word) || /(APIKEY|TOKEN|PASSWORD|PASSWD|SECRET)$/.test(word));
 }
+
+/** Variables a child must have, added after the filter; null withholds the user's value of that name. */
+export type EnvChanges = Readonly<Record<string, string | null>>;
+
+export function withEnvChanges(base: NodeJS.ProcessEnv, changes: EnvChanges = {}): NodeJS.ProcessEnv {
+  const result = { ...base };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) delete result[name];
+    else result[name] = value;
+  }
+  return result;
+}

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { childEnvironment } from './child-env';
+import { childEnvironment, withEnvChanges, type EnvChanges } from './child-env';
 import { LineSplitter, LogTail } from './log-tail';
 import { orphanWatchdog } from './orphan-watchdog';
 import type { Disposable } from './disposable';
@@ -14,8 +14,8 @@ export interface ManagedProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** Withheld names this child legitimately uses. */
   keepCredentials?: (name: string) => boolean;
-  /** Variables the child must have, added after the filter (the managed server's own key). */
-  grantedEnv?: Record<string, string>;
+  /** Variables the child must have, added after the filter (the managed server's own key), or withheld (null). */
+  grantedEnv?: EnvChanges;
   cwd?: string;
   /** Lines kept in memory from stdout and stderr together. */
   logCapacity?: number;
@@ -42,7 +42,7 @@ export class ManagedProcess implements Disposable {
     this.logs = new LogTail(options.logCapacity ?? 500);
     this.child = spawn(binary, [...args], {
       cwd: options.cwd,
-      env: { ...childEnvironment(options.env ?? process.env, options.keepCredentials), ...options.grantedEnv },
+      env: withEnvChanges(childEnvironment(options.env ?? process.env, options.keepCredentials), options.grantedEnv),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: process.platform !== 'win32',
       shell: false,

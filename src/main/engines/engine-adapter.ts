@@ -1,3 +1,4 @@
+import type { EnvChanges } from '../core/child-env';
 import type { ServerAddress } from '../core/server-address';
 import type { EffectiveConfig, EngineCapabilities, EngineId, ServerFaultCode, ServerProfile } from '../../shared/contract/server';
 
@@ -17,11 +18,11 @@ export interface ManagedEngineAdapter {
   id: EngineId;
   capabilities: EngineCapabilities;
   /**
-   * Program, arguments and the environment it adds (the chosen GPUs); the program comes from
+   * Program, arguments and the environment it changes (the chosen GPUs); the program comes from
    * configuration the user saved, never from a request. Throws when the profile asks for what
    * this engine cannot do.
    */
-  launch(input: LaunchInput): { program: string; args: string[]; env: Record<string, string> };
+  launch(input: LaunchInput): { program: string; args: string[]; env: EnvChanges };
   /**
    * The environment variable through which the server takes an API key (never argv, which
    * every local user can read), or null for an engine that has none.

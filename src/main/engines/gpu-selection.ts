@@ -2,6 +2,7 @@ import type { EngineBackend } from '../../shared/contract/engine';
 import { ErrorCode } from '../../shared/errors';
 import type { ServerProfile } from '../../shared/contract/server';
 import { ALL_GPUS, parseGpuDevices, selectedGpuIndexes } from '../../shared/gpu-devices';
+import type { EnvChanges } from '../core/child-env';
 import { AppError } from '../core/errors';
 import { gpuIndexOfUuid, vulkanIndexesFor, type GpuIdentities, type NvidiaGpuIdentity } from './gpu-identity';
 
@@ -9,7 +10,9 @@ import { gpuIndexOfUuid, vulkanIndexesFor, type GpuIdentities, type NvidiaGpuIde
  * The environment that confines a server to the profile's GPUs (`gpuDevices`), by the indexes
  * nvidia-smi shows. CUDA numbers devices fastest first unless told otherwise; PCI bus order is
  * nvidia-smi's, so with it both mean the same GPUs. ROCm builds (vLLM, SGLang) read
- * HIP_VISIBLE_DEVICES. A Vulkan engine numbers devices in the loader's order, so its choice
+ * HIP_VISIBLE_DEVICES, whose indexes count only the GPUs that ROCR_VISIBLE_DEVICES and
+ * GPU_DEVICE_ORDINAL left visible, so those two are withheld: the indexes then mean the
+ * machine's GPUs, as the profile does. A Vulkan engine numbers devices in the loader's order, so its choice
  * (GGML_VK_VISIBLE_DEVICES) goes through each GPU's UUID in `identities`; where that match
  * cannot be made, the choice is refused with what to do.
  */
@@ -17,7 +20,7 @@ export function gpuSelectionEnv(
   gpuDevices: string | undefined,
   backend: EngineBackend | null,
   identities: GpuIdentities | null = null,
-): Record<string, string> {
+): EnvChanges {
   const indexes = selectedGpuIndexes(gpuDevices);
   if (indexes === null) return {};
   const chosen = `gpuDevices=${indexes.join(',')}`;
@@ -38,7 +41,13 @@ export function gpuSelectionEnv(
     return { GGML_VK_VISIBLE_DEVICES: vulkan.indexes.join(',') };
   }
   const list = indexes.join(',');
-  return { CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: list, HIP_VISIBLE_DEVICES: list };
+  return {
+    CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
+    CUDA_VISIBLE_DEVICES: list,
+    HIP_VISIBLE_DEVICES: list,
+    ROCR_VISIBLE_DEVICES: null,
+    GPU_DEVICE_ORDINAL: null,
+  };
 }
 
 /** Whether starting this profile needs the machine's GPU listings (nvidia-smi -L, vulkaninfo) first. */
@@ -69,15 +78,12 @@ export function assertGpusPresent(gpuDevices: string | undefined, listed: readon
 
 /**
  * A profile that leaves the GPUs to the environment (`gpuDevices` "all") but is started from
- * a shell that set CUDA_VISIBLE_DEVICES: the server would run on those GPUs while telemetry
- * counted every one. Indexes (read as nvidia-smi's, the order CUDA uses with
- * CUDA_DEVICE_ORDER=PCI_BUS_ID) and GPU UUIDs (whole or a unique prefix, as CUDA takes them,
- * matched against `nvidia-smi -L`) become the profile's choice, so launch, telemetry and the
- * presence check all follow them. A value that hides every GPU is refused: a CUDA server
- * would run on the CPU without a word. MIG instances, UUIDs nvidia-smi does not list, and
- * indexes under CUDA_DEVICE_ORDER=FASTEST_FIRST cannot be mapped to nvidia-smi's indexes:
- * they reach the server unchanged and telemetry counts every GPU. Engines that do not read
- * CUDA's variables ignore them.
+ * a shell that set CUDA_VISIBLE_DEVICES (or, for a ROCm build, ROCR_VISIBLE_DEVICES and
+ * HIP_VISIBLE_DEVICES): the server would run on those GPUs while telemetry counted every one.
+ * The variables become the profile's choice, so launch, telemetry and the presence check all
+ * follow them. A value that hides every GPU is refused: the server would run on the CPU
+ * without a word. What cannot be mapped to the machine's own GPU numbers reaches the server
+ * unchanged, and telemetry counts every GPU. Engines that read neither ignore them.
  */
 export function withInheritedGpuChoice(
   profile: ServerProfile,
@@ -85,22 +91,75 @@ export function withInheritedGpuChoice(
   environment: NodeJS.ProcessEnv = process.env,
   listedGpus: readonly NvidiaGpuIdentity[] | null = null,
 ): ServerProfile {
-  const inherited = environment.CUDA_VISIBLE_DEVICES;
-  if (inherited === undefined || backend === 'cpu' || backend === 'metal' || backend === 'vulkan') return profile;
+  if (backend === 'cpu' || backend === 'metal' || backend === 'vulkan') return profile;
   if ((profile.gpuDevices ?? ALL_GPUS) !== ALL_GPUS) return profile;
-  const trimmed = inherited.trim();
+  // Only a Python server (no llama.cpp backend) may be a ROCm build.
+  const indexes =
+    backend === null && readsRocmChoice(environment) ? inheritedRocmIndexes(environment) : inheritedCudaIndexes(environment, listedGpus);
+  if (indexes === null) return profile;
+  const parsed = parseGpuDevices(indexes.join(','));
+  return 'indexes' in parsed && parsed.indexes !== null ? { ...profile, gpuDevices: parsed.indexes.join(',') } : profile;
+}
+
+/**
+ * CUDA_VISIBLE_DEVICES as nvidia-smi's indexes: indexes (the order CUDA uses with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID) and GPU UUIDs (whole or a unique prefix, as CUDA takes them,
+ * matched against `nvidia-smi -L`). MIG instances, UUIDs nvidia-smi does not list, and indexes
+ * under CUDA_DEVICE_ORDER=FASTEST_FIRST cannot be mapped: null.
+ */
+function inheritedCudaIndexes(environment: NodeJS.ProcessEnv, listedGpus: readonly NvidiaGpuIdentity[] | null): number[] | null {
+  const entries = visibleEntries(environment, 'CUDA_VISIBLE_DEVICES');
+  if (entries === null) return null;
+  const indexesInBusOrder = (environment.CUDA_DEVICE_ORDER ?? 'PCI_BUS_ID') === 'PCI_BUS_ID';
+  const indexes: number[] = [];
+  for (const entry of entries) {
+    const index = /^\d+$/.test(entry) ? (indexesInBusOrder ? Number(entry) : null) : gpuIndexOfUuid(entry, listedGpus ?? []);
+    if (index === null) return null;
+    indexes.push(index);
+  }
+  return indexes;
+}
+
+function readsRocmChoice(environment: NodeJS.ProcessEnv): boolean {
+  return environment.ROCR_VISIBLE_DEVICES !== undefined || environment.HIP_VISIBLE_DEVICES !== undefined;
+}
+
+/**
+ * ROCm's two filters, as amd-smi's indexes. ROCR_VISIBLE_DEVICES picks from the machine's
+ * GPUs first; HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES where it is unset) then counts only
+ * the GPUs ROCR left visible. UUIDs (which amd-smi does not list by ROCm's spelling) and
+ * GPU_DEVICE_ORDINAL (a third filter, for OpenCL too) cannot be mapped: null.
+ */
+function inheritedRocmIndexes(environment: NodeJS.ProcessEnv): number[] | null {
+  const rocr = visibleEntries(environment, 'ROCR_VISIBLE_DEVICES');
+  const hipVariable = environment.HIP_VISIBLE_DEVICES !== undefined ? 'HIP_VISIBLE_DEVICES' : 'CUDA_VISIBLE_DEVICES';
+  const hip = visibleEntries(environment, hipVariable);
+  if (environment.GPU_DEVICE_ORDINAL !== undefined) return null;
+  const numbers = (entries: readonly string[] | null) =>
+    entries === null ? null : entries.every((entry) => /^\d+$/.test(entry)) ? entries.map(Number) : undefined;
+  const machine = numbers(rocr);
+  const withinRocr = numbers(hip);
+  if (machine === undefined || withinRocr === undefined) return null;
+  if (withinRocr === null) return machine;
+  if (machine === null) return withinRocr;
+  const beyond = withinRocr.filter((position) => position >= machine.length);
+  if (beyond.length > 0)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${hipVariable}=${withinRocr.join(',')} counts only the ${machine.length} GPU${machine.length === 1 ? '' : 's'} that ROCR_VISIBLE_DEVICES=${machine.join(',')} leaves visible, so ${beyond.join(', ')} names none; use indexes below ${machine.length}, or unset one of the two`,
+    );
+  return withinRocr.map((position) => machine[position]!);
+}
+
+/** A visibility variable's entries; null when unset. A value that hides every GPU is refused. */
+function visibleEntries(environment: NodeJS.ProcessEnv, name: string): string[] | null {
+  const value = environment[name];
+  if (value === undefined) return null;
+  const trimmed = value.trim();
   if (trimmed === '' || trimmed.startsWith('-') || /^nodevfiles$/i.test(trimmed))
     throw new AppError(
       ErrorCode.InvalidInput,
-      `CUDA_VISIBLE_DEVICES=${JSON.stringify(inherited)} in inferlab's environment hides every GPU: the server would run on the CPU; unset it, or choose GPUs with gpuDevices (--set devices=0,1)`,
+      `${name}=${JSON.stringify(value)} in inferlab's environment hides every GPU: the server would run on the CPU; unset it, or choose GPUs with gpuDevices (--set devices=0,1)`,
     );
-  const indexesInBusOrder = (environment.CUDA_DEVICE_ORDER ?? 'PCI_BUS_ID') === 'PCI_BUS_ID';
-  const indexes: number[] = [];
-  for (const entry of trimmed.split(',').map((part) => part.trim())) {
-    const index = /^\d+$/.test(entry) ? (indexesInBusOrder ? Number(entry) : null) : gpuIndexOfUuid(entry, listedGpus ?? []);
-    if (index === null) return profile;
-    indexes.push(index);
-  }
-  const parsed = parseGpuDevices(indexes.join(','));
-  return 'indexes' in parsed && parsed.indexes !== null ? { ...profile, gpuDevices: parsed.indexes.join(',') } : profile;
+  return trimmed.split(',').map((part) => part.trim());
 }
