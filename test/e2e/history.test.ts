@@ -11,6 +11,8 @@ import { startServe } from '../support/serve';
 import { useTempDirs } from '../support/temp';
 import { AppShell } from './pages/app';
 import { HistoryPage } from './pages/history';
+import { RunsPage } from './pages/runs';
+import { DuckDBInstance } from '@duckdb/node-api';
 
 const tempDir = useTempDirs();
 const results = path.join(projectRoot(), 'test-results');
@@ -105,6 +107,30 @@ describeWithChromium('the History view in Chromium against inferlab serve', (exe
     await expect.poll(async () => shell.hash()).toBe('#/history?metric=tpot_ms:p95');
     await expect.poll(() => main.getByText('3 successful measured requests; p95 needs at least 20').count()).toBeGreaterThan(0);
     expect(await history.builds(main).nth(0).innerText()).toMatch(/no run has a value/);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('exports every run as Parquet tables into the results folder, and refuses a folder outside it', async () => {
+    const shell = new AppShell(page, results);
+    const runs = new RunsPage(shell);
+    await runs.open();
+    await runs.exportParquet('/etc/inferlab-parquet');
+    await expect.poll(() => runs.parquetForm.getByRole('alert').textContent()).toMatch(/outside the folders this interface may use/);
+    expect(fs.existsSync('/etc/inferlab-parquet')).toBe(false);
+    await runs.exportParquet();
+
+    const status = runs.parquetForm.getByRole('status');
+    await status.waitFor();
+    expect(await status.textContent()).toMatch(/^Wrote runs 7, requests \d+, chunks \d+, telemetry \d+, .* to .*results\/parquet-/);
+    const folder = (await status.textContent())!.replace(/^.* to /, '');
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    try {
+      const read = await duck.runAndReadAll(`SELECT COUNT(*)::INTEGER AS n FROM '${folder}/runs.parquet'`);
+      expect(read.getRowObjectsJson()).toEqual([{ n: 7 }]);
+    } finally {
+      duck.closeSync();
+    }
+    await page.screenshot({ path: path.join(results, 'runs-parquet.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   });
 });

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { inferlab } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { DuckDBInstance } from '@duckdb/node-api';
 
 const tempDir = useTempDirs();
 
@@ -172,5 +174,50 @@ describe('server-setting sweep and decisions', () => {
     });
     expect(listed[0].chosen_run_ids).toHaveLength(1);
     expect((await inferlab(['decide', sweep.experiment_id, '--choose', 'nope', '--reason', 'x', '--db', db])).code).toBe(2);
+
+    // The experiment as Parquet tables, read back with DuckDB against what SQLite holds.
+    const out = path.join(dir, 'parquet');
+    const exported = await inferlab([
+      'export',
+      '--experiment',
+      sweep.experiment_id,
+      '--format',
+      'parquet',
+      '--out',
+      out,
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const sqlite = new Database(db, { readonly: true });
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    try {
+      const rows = async (sql: string) => (await duck.runAndReadAll(sql)).getRowObjectsJson();
+      const runIds = (
+        sqlite.prepare('SELECT run_id FROM experiment_runs WHERE experiment_id = ?').all(sweep.experiment_id) as { run_id: string }[]
+      )
+        .map((row) => row.run_id)
+        .sort();
+      expect((await rows(`SELECT run_id FROM '${out}/runs.parquet' ORDER BY run_id`)).map((row) => row.run_id)).toEqual(runIds);
+      const stored = sqlite
+        .prepare(
+          `SELECT run_id, seq, ttft_ms, tpot_ms, output_tokens FROM requests WHERE run_id IN (${runIds.map(() => '?').join(',')}) ORDER BY run_id, seq`,
+        )
+        .all(...runIds);
+      const read = await rows(
+        `SELECT run_id, seq::INTEGER AS seq, ttft_ms, tpot_ms, output_tokens::INTEGER AS output_tokens FROM '${out}/requests.parquet' ORDER BY run_id, seq`,
+      );
+      expect(read).toEqual(stored);
+      expect(await rows(`SELECT chosen, decided_by FROM '${out}/decisions.parquet'`)).toEqual([
+        { chosen: sweep.recommendation.choice, decided_by: 'tester' },
+      ]);
+      expect(await rows(`SELECT recommendation FROM '${out}/experiments.parquet'`)).toEqual([
+        { recommendation: sweep.recommendation.choice },
+      ]);
+    } finally {
+      duck.closeSync();
+      sqlite.close();
+    }
   }, 300_000);
 });

@@ -74,7 +74,8 @@ export function storeSampleRun(runs: RunStore, options: { private?: boolean } = 
       t0Ms: 20.0625,
       endMs: 40.1,
       metrics: metrics(4.1, 18.7),
-      chunkOffsetsMs: [4.1, 8.2, 12.3],
+      // Reasoning streams first; its chunks are among the content chunks, as the client records them.
+      chunkOffsetsMs: [1.5, 2.5, 4.1, 8.2, 12.3],
       accepted: true,
       acceptance: { checks: [{ kind: 'contains', passed: true }] },
       reasoningText: 'thinking about it',

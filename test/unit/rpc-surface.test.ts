@@ -369,6 +369,48 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'list')).result).toMatchObject([{ runId, importedFrom: inside }]);
   });
 
+  it('writes a Parquet export only inside the results roots, and never through a link planted there', async () => {
+    const face = await rpcFace();
+    const results = path.join(face.dataDir, 'results');
+    fs.mkdirSync(results);
+    // Outside the roots: a folder of the caller's choosing, where manifest.json could replace someone's file.
+    const victim = tempDir();
+    fs.writeFileSync(path.join(victim, 'manifest.json'), 'PRIVATE-MARKER');
+    const refused = async (folder: string) => {
+      const reply = await face.call('runs', 'exportParquet', { folder });
+      expect(reply, folder).toMatchObject({
+        ok: false,
+        error: { code: 'forbidden', message: expect.stringMatching(/outside the folders this interface may use for a run export/) },
+      });
+    };
+    await refused(victim);
+    await refused(path.join(victim, 'new'));
+    fs.symlinkSync(victim, path.join(results, 'linked'));
+    await refused(path.join(results, 'linked'));
+    expect(fs.readdirSync(victim)).toEqual(['manifest.json']);
+    // A link planted inside the roots under a temporary file's name is replaced, not written through.
+    const target = path.join(results, 'mine');
+    fs.mkdirSync(target);
+    fs.symlinkSync(path.join(victim, 'manifest.json'), path.join(target, 'runs.parquet.partial'));
+    fs.symlinkSync(path.join(victim, 'manifest.json'), path.join(target, 'manifest.json.partial'));
+    expect(await face.call('runs', 'exportParquet', { folder: target })).toMatchObject({ ok: true, result: { folder: target } });
+    expect(fs.readFileSync(path.join(victim, 'manifest.json'), 'utf8')).toBe('PRIVATE-MARKER');
+    expect(fs.readdirSync(target).sort()).toEqual([
+      'chunks.parquet',
+      'conditions.parquet',
+      'decisions.parquet',
+      'experiments.parquet',
+      'manifest.json',
+      'requests.parquet',
+      'runs.parquet',
+      'telemetry.parquet',
+      'verdicts.parquet',
+    ]);
+    // Without a folder, a new one under the first results root.
+    const fresh = await face.call('runs', 'exportParquet', {});
+    expect(fresh).toMatchObject({ ok: true, result: { folder: expect.stringMatching(new RegExp(`^${results}/parquet-`)) } });
+  });
+
   it('answers other calls while it reads a large import', async () => {
     const face = await rpcFace();
     const source = new RunStore(openDatabase(path.join(tempDir(), 'source.db')));

@@ -23,7 +23,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   compare: { calls: ['runs.compare'] },
   check: { calls: ['runs.start'] },
   history: { calls: ['runs.history'] },
-  export: { calls: ['runs.exportRun'] },
+  export: { calls: ['runs.exportRun', 'runs.exportParquet'] },
   import: { calls: ['runs.importRun'] },
   'experiment quant': { calls: ['experiments.start', 'experiments.report'] },
   'experiment warmcold': { calls: ['experiments.start', 'experiments.report'] },

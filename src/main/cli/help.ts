@@ -129,8 +129,13 @@ const HELP: Record<string, HelpEntry> = {
   },
   export: {
     usage: EXPORT_USAGE,
-    examples: ['inferlab export 1a2b3c4d --out ./run-export'],
-    notes: 'Every file carries schema_version and is described by resources/run-export.schema.json; inferlab import reads the folder back.',
+    examples: [
+      'inferlab export 1a2b3c4d --out ./run-export',
+      'inferlab export --all --format parquet --out ./inferlab-parquet',
+      "duckdb -c \"SELECT model_ref, median(ttft_ms) FROM './inferlab-parquet/requests.parquet' JOIN './inferlab-parquet/runs.parquet' USING (run_id) GROUP BY ALL\"",
+    ],
+    notes:
+      'The default files carry schema_version and are described by resources/run-export.schema.json; inferlab import reads the folder back. --format parquet writes typed tables for pandas, polars and DuckDB (timestamps as UTC timestamps, durations in ms as doubles, ids as text, nested values as JSON text in *_json columns; the schema version in each file\'s metadata and in manifest.json): the whole store (--all), one run, or one experiment with its runs and decisions. Columns: docs/METRICS.md, "Parquet export".',
   },
   import: {
     usage: IMPORT_USAGE,

@@ -50,7 +50,7 @@ export const HISTORY_USAGE =
   'inferlab history --metric tpot_ms:p50 [--model MODEL_OR_SHA256] [--workload NAME_OR_REVISION] [--key KEY] [--db PATH] [--json]';
 
 export const EXPORT_USAGE =
-  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, telemetry.csv, and trace.jsonl when the prompts were hashed)';
+  'inferlab export ID --out DIR [--db PATH]  (manifest.json, summary.json, requests.jsonl, requests.csv, telemetry.json, telemetry.csv, and trace.jsonl when the prompts were hashed)\n       inferlab export ID|--all|--experiment ID --format parquet --out DIR [--db PATH] [--json]  (runs, requests, chunks, telemetry, experiments, conditions, verdicts, decisions as .parquet)';
 
 export const IMPORT_USAGE =
   'inferlab import DIR [--db PATH] [--json]  (a folder written by inferlab export: the run comes back under its own id)';

@@ -104,3 +104,14 @@ export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadD
     if (file !== null) await access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
   }
 }
+
+/**
+ * Where a Parquet export goes: the folder named, checked against the results roots, or a new
+ * folder under the first of them, named by the time (the shell always names one).
+ */
+export async function parquetFolder(paths: PathPolicy, folder: string | null, now = new Date()): Promise<string> {
+  if (folder !== null) return paths.check(folder, 'results');
+  const root = paths.roots('results')[0];
+  if (root === undefined) throw new AppError(ErrorCode.InvalidInput, 'name the folder to write the Parquet files into (--out DIR)');
+  return paths.check(path.join(root, `parquet-${now.toISOString().replace(/[:.]/g, '-')}`), 'results');
+}

@@ -1,4 +1,4 @@
-import { profileWithin, resolveModelWithin } from './access';
+import { parquetFolder, profileWithin, resolveModelWithin } from './access';
 import { ExperimentStore } from '../store/experiment-store';
 import type { CheckResult } from '../../shared/contract/check';
 import type { CheckQuery } from '../experiments/regression-check';
@@ -13,6 +13,7 @@ import type { RunTargetSpec } from '../runner/run-workload';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import { slotsForUsers } from '../runner/conversation-slots';
 import { renderRunExport, runManifest } from '../store/export-run';
+import { exportParquet, type ParquetScope } from '../store/parquet-export';
 import { readRunExport } from '../store/read-run-export';
 import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-schema';
 import { saveImportedRun } from '../store/save-imported-run';
@@ -342,6 +343,16 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     async exportRun(runId) {
       const { run, ...files } = renderRunExport(runs, runId);
       return { fileBase: `inferlab-run-${run.id.slice(0, 8)}`, ...files };
+    },
+    async exportParquet(request) {
+      if (request.runId && request.experimentId)
+        throw new AppError(ErrorCode.InvalidInput, 'exportParquet takes a run or an experiment (or neither, for every run), not both');
+      const scope: ParquetScope = request.runId
+        ? { runId: request.runId }
+        : request.experimentId
+          ? { experimentId: request.experimentId }
+          : { all: true };
+      return exportParquet(deps.store.db, runs, scope, await parquetFolder(deps.access.paths, request.folder ?? null));
     },
     async importRun(folder) {
       // The folder and each file in it by real location: a symlink inside the roots cannot lead a request out of them.

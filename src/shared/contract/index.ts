@@ -42,6 +42,7 @@ export type {
   FirstRequestResult,
   ImportedRun,
   JobProgress,
+  ParquetExport,
   RunDetail,
   RunExport,
   RunJobState,

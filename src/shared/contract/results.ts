@@ -92,6 +92,13 @@ export interface ImportedRun {
   importedFrom: string;
 }
 
+/** The store (or one run or experiment) written as Parquet tables. */
+export interface ParquetExport {
+  folder: string;
+  schema_version: number;
+  tables: { name: string; file: string; rows: number }[];
+}
+
 export interface ExperimentListItem {
   experimentId: string;
   kind: string;

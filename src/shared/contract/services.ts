@@ -20,6 +20,7 @@ import type {
   RunDetail,
   SettingsInfo,
   ImportedRun,
+  ParquetExport,
   RunExport,
   RunListItem,
   WorkloadInfo,
@@ -196,6 +197,19 @@ export const SERVICE_CONTRACT = {
       "A run's files: manifest, summary, requests (JSONL and CSV) and telemetry.",
       [arg('runId', Name)],
       returns<RunExport>(),
+    ),
+    exportParquet: method(
+      'Writes the store (or one run, or one experiment with its runs and decisions) as Parquet tables: runs, requests, chunks, telemetry, experiments, conditions, verdicts, decisions, and a manifest.json. The folder must be inside the results roots; without one, a new folder under the first root.',
+      [
+        arg(
+          'request',
+          Type.Object(
+            { runId: Type.Optional(Name), experimentId: Type.Optional(Name), folder: Type.Optional(Nullable(PathText)) },
+            { additionalProperties: false },
+          ),
+        ),
+      ],
+      returns<ParquetExport>(),
     ),
     importRun: method(
       'Brings an exported run folder (manifest.json, summary.json, requests.jsonl, telemetry.json) back as a run under its own id, all or nothing; the folder must be inside the results roots.',

@@ -31,6 +31,16 @@ export class RunsPage {
     await form.getByRole('button', { name: 'Import' }).click();
   }
 
+  get parquetForm(): Locator {
+    return this.app.page.getByRole('form', { name: 'export as parquet' });
+  }
+
+  /** Presses "Export all as Parquet", into a typed folder or (none typed) a new one under the results folder. */
+  async exportParquet(folder = ''): Promise<void> {
+    await this.parquetForm.getByLabel('Parquet folder').fill(folder);
+    await this.parquetForm.getByRole('button', { name: 'Export all as Parquet' }).click();
+  }
+
   get importForm(): Locator {
     return this.app.page.getByRole('form', { name: 'import a run' });
   }

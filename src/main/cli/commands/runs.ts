@@ -74,13 +74,45 @@ export const runsCommand: CommandHandler = async (args) => {
 };
 
 export const exportCommand: CommandHandler = async (args) => {
-  const { values, positionals } = parseOptions(args, { out: { type: 'string' }, db: { type: 'string' } }, EXPORT_USAGE, true);
-  if (positionals.length !== 1 || !values.out)
-    throw new AppError(ErrorCode.Usage, `export needs one run ID and --out DIR\n\nUsage: ${EXPORT_USAGE}`);
+  const { values, positionals } = parseOptions(
+    args,
+    {
+      out: { type: 'string' },
+      db: { type: 'string' },
+      format: { type: 'string' },
+      all: { type: 'boolean' },
+      experiment: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    EXPORT_USAGE,
+    true,
+  );
+  const format = values.format ?? 'files';
+  if (format !== 'files' && format !== 'parquet')
+    throw new AppError(ErrorCode.Usage, `--format ${format}: use files (JSON and CSV, the default) or parquet\n\nUsage: ${EXPORT_USAGE}`);
+  if (!values.out) throw new AppError(ErrorCode.Usage, `export needs --out DIR\n\nUsage: ${EXPORT_USAGE}`);
+  const chosen = [positionals.length > 0, values.all === true, values.experiment !== undefined].filter(Boolean).length;
+  if (positionals.length > 1 || chosen !== 1)
+    throw new AppError(ErrorCode.Usage, `export needs one of: a run ID, --all, or --experiment ID\n\nUsage: ${EXPORT_USAGE}`);
+  if (format === 'files' && positionals.length !== 1)
+    throw new AppError(ErrorCode.Usage, `--all and --experiment export Parquet tables: add --format parquet\n\nUsage: ${EXPORT_USAGE}`);
   const container = await openCliServices(values.db, shellAccess());
   try {
-    const rendered = await container.services.runs.exportRun(positionals[0]!);
     const outDir = path.resolve(values.out);
+    if (format === 'parquet') {
+      const written = await container.services.runs.exportParquet({
+        ...(positionals[0] !== undefined ? { runId: positionals[0] } : {}),
+        ...(values.experiment !== undefined ? { experimentId: values.experiment } : {}),
+        folder: outDir,
+      });
+      if (values.json) process.stdout.write(`${JSON.stringify(written)}\n`);
+      else
+        process.stdout.write(
+          `${formatTable([['table', 'rows', 'file'], ...written.tables.map((table) => [table.name, String(table.rows), table.file])])}\n${path.join(outDir, 'manifest.json')} (schema_version ${written.schema_version})\n`,
+        );
+      return 0;
+    }
+    const rendered = await container.services.runs.exportRun(positionals[0]!);
     fs.mkdirSync(outDir, { recursive: true });
     const files = runExportFiles(rendered);
     for (const { name, content } of files) fs.writeFileSync(path.join(outDir, name), content);

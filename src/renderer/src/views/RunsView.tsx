@@ -10,6 +10,7 @@ import { RowsSkeleton } from '../components/Skeleton';
 import { routeOf } from '../state/route';
 import { runExportZip } from './run-export-zip';
 import { ImportRunForm } from './ImportRunForm';
+import { ParquetExportForm } from './ParquetExportForm';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -95,6 +96,7 @@ export function RunsView({ client }: { client: AppServices }) {
           navigate(routeOf('runs', runId));
         }}
       />
+      <ParquetExportForm client={client} />
       <ErrorBox error={error} />
       {detail && (
         <div className="card" data-testid="run-detail">
