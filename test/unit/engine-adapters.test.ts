@@ -2,13 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  endpointHeaders,
-  normalizeHost,
-  parseOllamaPs,
-  parseOllamaTags,
-  parseOpenAiModels,
-} from '../../src/main/engines/adapters/endpoints';
+import { endpointHeaders, parseOpenAiModels } from '../../src/main/engines/adapters/endpoints';
 import { sglangAdapter, splitCommand, vllmAdapter } from '../../src/main/engines/adapters/python-servers';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
@@ -87,20 +81,8 @@ describe('vLLM and SGLang launch', () => {
 });
 
 describe('unmanaged endpoints', () => {
-  it('parses Ollama model lists and loaded models', () => {
-    expect(parseOllamaTags(JSON.parse(fixture('ollama-tags.json')))).toEqual([
-      { name: 'llama3.2:3b', sizeBytes: 2019393189, quantization: 'Q4_K_M', parameterSize: '3.2B' },
-      { name: 'qwen2.5:0.5b', sizeBytes: 397821319, quantization: 'Q4_K_M', parameterSize: '494.03M' },
-    ]);
-    expect(parseOllamaPs(JSON.parse(fixture('ollama-ps.json')))).toEqual([
-      { name: 'llama3.2:3b', sizeBytes: 3355443200, vramBytes: 3355443200, expiresAt: '2026-11-30T01:30:00Z' },
-    ]);
-    expect(() => parseOllamaTags({ models: 'nope' })).toThrow(/field "models" must be a list/);
-  });
-
-  it('parses /v1/models, normalizes OLLAMA_HOST and takes the API key from the environment only', () => {
+  it('parses /v1/models and takes the API key from the environment only', () => {
     expect(parseOpenAiModels(JSON.parse(fixture('openai-models.json')))).toEqual(['Qwen/Qwen2.5-7B-Instruct']);
-    expect(normalizeHost('0.0.0.0:11434')).toBe('http://0.0.0.0:11434');
     expect(endpointHeaders({ INFERLAB_API_KEY: 'k' })).toEqual({ authorization: 'Bearer k' });
     expect(endpointHeaders({})).toEqual({});
   });

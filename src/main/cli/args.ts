@@ -45,8 +45,3 @@ export function percentileOption(raw: string | undefined, fallback: number, usag
     throw new AppError(ErrorCode.Usage, `--percentile must be a number like 90 or 99, got "${raw}"\n\nUsage: ${usage}`);
   return value;
 }
-
-/** Human progress goes to stderr, terminal or not, so CI logs show where a long command is. */
-export function progressLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
