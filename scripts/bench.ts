@@ -27,7 +27,7 @@ import type { StoredRequest } from '../src/main/store/run-store';
 import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
 import { chromium } from 'playwright-core';
 import { chromiumPath } from '../src/main/doctor';
-import { seededRandom } from '../src/main/models/random';
+import { seededRandom } from '../src/main/core/random';
 import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workload/acceptance';
 
 interface Row {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { otherBusyCores, probeMemoryRead } from '../../src/main/metrics/memory-read-probe';
+import { otherBusyCores, probeMemoryRead } from '../../src/main/telemetry/memory-read-probe';
 
 // With the integration files, which run one at a time: beside the parallel unit tests the probe would measure them.
 describe('the memory-read probe', () => {

@@ -6,7 +6,7 @@ import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { runWorkload } from '../../src/main/runner/run-workload';
 import { textOfTokens } from '../../src/main/workload/generators';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import { readWorkloadFile, workloadPath } from '../../src/main/workload/parse-workload';
 import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
 import { inferlab, startInferlab } from '../support/cli';

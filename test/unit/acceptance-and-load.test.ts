@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import { arrivalGaps } from '../../src/main/runner/arrivals';
 import { generateLoad } from '../../src/main/runner/load-generator';
 import { measuredRequest } from '../support/measured-request';

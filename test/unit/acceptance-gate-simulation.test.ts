@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { acceptanceUpperBound } from '../../src/main/experiments/recommend';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 
 /**
  * Error rates of the acceptance gate ("not significantly below the baseline", one-sided,

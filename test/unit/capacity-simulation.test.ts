@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { searchCapacity, type CapacitySearchSettings, type StepSample } from '../../src/main/experiments/kinds/capacity/search';
 import { binomialCdf, decideQuantile, minimumRequestsToMeet } from '../../src/main/metrics/quantile-slo';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 
 /** Requests above the limit among n, each independently with probability `exceedance`. */
 function violations(random: () => number, n: number, exceedance: number): number {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseKldOutput } from '../../src/main/experiments/kld';
 import { windowSchedule } from '../../src/main/experiments/windows';
 import { bootstrapDifference } from '../../src/main/metrics/compare';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 
 const sample = (seed: number, n: number, shift = 0) => {
   const random = seededRandom(seed);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GgufFormatError, readGgufHeader, readGgufHeaderAsync } from '../../src/main/models/gguf-reader';
 import { defaultModelFolders, describeModel, scanModels } from '../../src/main/models/model-library';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import { writeHostileFiles, writeValidTinyModel } from '../support/hostile-gguf';
 import { useTempDirs } from '../support/temp';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gguf, GGUFValueType } from '@huggingface/gguf';
 import { describe, expect, it } from 'vitest';
 import { GgmlType, writeGgufFile, type GgufEntry, type GgufTensor } from '../../src/main/models/gguf-writer';
-import { halfToFloat, seededRandom, toHalf } from '../../src/main/models/random';
+import { halfToFloat, seededRandom, toHalf } from '../../src/main/core/random';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, sortedFinite } from '../../src/main/metrics/distribution';
 import { regressionDecision } from '../../src/main/metrics/regression-gate';
-import { gaussian, seededRandom } from '../../src/main/models/random';
+import { gaussian, seededRandom } from '../../src/main/core/random';
 
 /**
  * Simulated checks: each window (one run) gets its own multiplicative drift (log-normal, sd

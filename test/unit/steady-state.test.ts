@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { steadyStateCheck, STEADY_STATE_RULE } from '../../src/main/metrics/steady-state';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { gaussian, seededRandom } from '../../src/main/models/random';
+import { gaussian, seededRandom } from '../../src/main/core/random';
 import {
   buildSuccessorMap,
   demoModelTextFile,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { turnSummaries } from '../../src/main/metrics/run-summary';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import { drawThinkTime, pauseUntil } from '../../src/main/runner/think-time';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { EXPERIMENT_DEFAULTS } from '../../src/shared/experiment-defaults';
 import { decideVerdicts, type VerdictQuestion, type VerdictSettings } from '../../src/main/metrics/window-verdicts';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 
 /**
  * A simulated experiment: a baseline and `candidates` other conditions, each run in

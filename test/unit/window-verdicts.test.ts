@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { conditionVerdicts, meanOverWindows } from '../../src/main/experiments/condition-summary';
 import { studentTCdf, studentTQuantile } from '../../src/main/metrics/student-t';
 import { decideVerdicts, type VerdictQuestion } from '../../src/main/metrics/window-verdicts';
-import { seededRandom } from '../../src/main/models/random';
+import { seededRandom } from '../../src/main/core/random';
 import type { RequestRow } from '../../src/main/store/run-store';
 import { simulateExperiment } from './verdict-simulation.helpers';
 

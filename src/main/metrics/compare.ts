@@ -1,4 +1,4 @@
-import { seededRandom } from '../models/random';
+import { seededRandom } from '../core/random';
 import { percentile, sortedFinite } from './distribution';
 import { statisticOf, type Statistic } from './window-verdicts';
 

@@ -5,7 +5,7 @@ import { AppError } from '../core/errors';
 import { isFolder, pathExists } from '../core/exists';
 import { runToCompletion } from '../core/process';
 import { describeModel } from './model-library';
-import { NEEDS_IMPORTANCE_MATRIX } from './quant-types';
+import { NEEDS_IMPORTANCE_MATRIX } from './quantize-help';
 
 /**
  * Runs llama-quantize from `source` to `target`. Writes to a temporary name and renames on

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gguf, GGUFValueType } from '@huggingface/gguf';
 import { projectRoot } from '../core/paths';
 import { GgmlType, writeGgufFile, type GgufEntry, type GgufScalarType, type GgufTensor } from './gguf-writer';
-import { gaussian, seededRandom, toHalf } from './random';
+import { gaussian, seededRandom, toHalf } from '../core/random';
 
 /**
  * Shape of the synthetic demo model. Every matrix's inner dimension is a multiple of 256

@@ -1,4 +1,4 @@
-import { seededRandom } from '../models/random';
+import { seededRandom } from '../core/random';
 import { arrivalGaps } from './arrivals';
 
 /** Before the measured window the load climbs to its level over `ms`; requests sent meanwhile are flagged warmup. */

@@ -3,9 +3,9 @@ import { weightsBeyondEmbeddingInHost } from '../../shared/weight-placement';
 import type { BandwidthPeak, DecodeBandwidth, GpuOffload, RunSummary } from '../../shared/contract/runs';
 import type { EffectiveConfig } from '../../shared/contract/server';
 import { bandwidthUnavailable, decodeBandwidth, decodeLoadOf, type DecodePlacement } from '../metrics/decode-bandwidth';
-import { lastLevelCacheBytes } from '../metrics/cpu-cache';
+import { lastLevelCacheBytes } from '../telemetry/cpu-cache';
 import { gpuPeakBandwidth } from '../metrics/gpu-peak-bandwidth';
-import { PROBE_QUIET_CORES, reachableMemoryRead } from '../metrics/memory-read-probe';
+import { PROBE_QUIET_CORES, reachableMemoryRead } from '../telemetry/memory-read-probe';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { readDecodeFootprint } from '../models/decode-footprint';
 

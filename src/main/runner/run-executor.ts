@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { evaluateAcceptanceAsync } from '../workload/acceptance';
 import type { ChatMessage, ResolvedConversation, ResolvedItem, ResolvedWorkload } from '../workload/workload-types';
-import { seededRandom } from '../models/random';
+import { seededRandom } from '../core/random';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { EventSink, ModelsService } from '../../shared/contract';
 import type { ModelEntry, ModelScan, QuantTypeInfo } from '../../shared/contract/models';
 import { runToCompletion } from '../core/process';
-import { parseQuantTypes } from '../models/quant-types';
+import { parseQuantTypes } from '../models/quantize-help';
 import type { ModelHashCache } from '../store/model-hashes';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { seededRandom } from '../models/random';
+import { seededRandom } from '../core/random';
 import { readTextFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
 import type { TokenCounter } from './token-counter';
 import { DEFAULT_BLOCK_TOKENS, readTrace, traceFile, traceWindow } from './trace';

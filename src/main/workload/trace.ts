@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { readTextFileCapped } from '../core/read-capped';
-import { seededRandom } from '../models/random';
+import { seededRandom } from '../core/random';
 
 /**
  * One request of a Mooncake-style trace: when it arrived (ms), its prompt and answer lengths

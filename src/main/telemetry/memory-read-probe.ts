@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { readCpuTotals } from '../telemetry/proc-stat';
+import { readCpuTotals } from './proc-stat';
 import { lastLevelCacheBytes } from './cpu-cache';
 
 export interface MemoryReadProbe {

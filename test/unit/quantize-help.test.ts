@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkQuantTypes } from '../../src/main/models/quantize';
-import { parseQuantTypes } from '../../src/main/models/quant-types';
+import { parseQuantTypes } from '../../src/main/models/quantize-help';
 
 // Recorded: the "allowed quantization types" part of `llama-quantize --help` from the engine build 80fb11a.
 const help = fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'llama-quantize-help-80fb11a.txt'), 'utf8');
