@@ -1,4 +1,6 @@
-/** The unit a verdict row's values are in: throughput verdicts compare tokens per second, the rest milliseconds. */
-export function verdictUnit(metric: string): 'tok/s' | 'ms' {
-  return metric.startsWith('output_tokens_per_s') ? 'tok/s' : 'ms';
+import { metricDefinition } from './metric-table';
+
+/** The unit a verdict row's values are in, from the metric table; empty for a metric it does not hold. */
+export function verdictUnit(metric: string): string {
+  return metricDefinition(metric)?.unit ?? '';
 }

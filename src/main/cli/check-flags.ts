@@ -1,6 +1,7 @@
 import { CHECK_LATENCIES, CHECK_STATISTICS, type CheckedMetric } from '../../shared/contract/check';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { metricDefinition } from '../../shared/metric-table';
 
 /** `tpot_ms:p50,ttft_ms:p95,output_tokens_per_s` → the metrics the gate judges. */
 export function parseCheckMetrics(text: string): CheckedMetric[] {
@@ -10,9 +11,12 @@ export function parseCheckMetrics(text: string): CheckedMetric[] {
     .filter(Boolean)
     .map((entry): CheckedMetric => {
       const [metric, statistic = 'p50'] = entry.split(':');
-      if (metric === 'output_tokens_per_s') {
+      const definition = metricDefinition(metric ?? '');
+      if (definition && !definition.perRequest) {
         if (statistic !== 'p50' && statistic !== 'mean')
-          throw new AppError(ErrorCode.Usage, `output_tokens_per_s is one rate per run; drop ":${statistic}"`);
+          throw new AppError(ErrorCode.Usage, `${metric} is one rate per run; drop ":${statistic}"`);
+        if (metric !== 'output_tokens_per_s')
+          throw new AppError(ErrorCode.Usage, `--metrics: the gate judges output_tokens_per_s among the rates, not ${metric}`);
         return { metric, statistic: 'mean' };
       }
       if (!(CHECK_LATENCIES as readonly string[]).includes(metric!) || !(CHECK_STATISTICS as readonly string[]).includes(statistic))

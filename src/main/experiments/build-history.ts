@@ -14,6 +14,7 @@ import {
 } from '../store/run-history';
 import type { RunStore } from '../store/run-store';
 import { meanOverWindows } from './condition-summary';
+import { METRIC_TABLE } from '../../shared/metric-table';
 
 const EMPTY_HINT =
   'Run the same workload on the same model with another build to see a history: inferlab check --baseline RUN --engine PATH, or inferlab run with the same --workload, --model, profile and load after updating llama.cpp.';
@@ -122,8 +123,8 @@ export function metricHistory(store: { db: Db; runs: RunStore }, filter: History
   return {
     metric: spec.metric,
     statistic: spec.statistic,
-    unit: spec.metric === 'output_tokens_per_s' ? 'tok/s' : 'ms',
-    higherIsBetter: spec.metric === 'output_tokens_per_s',
+    unit: METRIC_TABLE[spec.metric].unit,
+    higherIsBetter: METRIC_TABLE[spec.metric].higherIsBetter,
     configurations,
     notes: historyNotes(configurations, inScope.length - completed.length, filter),
   };

@@ -5,6 +5,7 @@ import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { parsedTimings, toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
+import { METRIC_TABLE } from '../../shared/metric-table';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */
 export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
@@ -222,7 +223,7 @@ export function conditionVerdicts(
         aWindows: windowRates(baseline.windows),
         bWindows: windowRates(other.windows),
         statistic: 'mean',
-        higherIsBetter: true,
+        higherIsBetter: METRIC_TABLE.output_tokens_per_s.higherIsBetter,
         requests: [measuredCount(baseline.windows), measuredCount(other.windows)],
       });
     }

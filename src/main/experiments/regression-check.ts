@@ -9,6 +9,7 @@ import { percentile, sortedFinite } from '../metrics/distribution';
 import { regressionDecision } from '../metrics/regression-gate';
 import type { ExperimentStore } from '../store/experiment-store';
 import type { RunRow, RunStore } from '../store/run-store';
+import { METRIC_TABLE } from '../../shared/metric-table';
 
 /** One-sided, for the whole check: the chance of failing a build that is not slower beyond the margin. */
 export const CHECK_ALPHA = 0.05;
@@ -294,7 +295,7 @@ export async function runRegressionCheck(options: {
       candidate: present(b),
       margin: query.margin,
       alpha,
-      higherIsBetter: metric.metric === 'output_tokens_per_s',
+      higherIsBetter: METRIC_TABLE[metric.metric].higherIsBetter,
     });
     const geometric = (list: number[]) =>
       list.length === 0 ? null : Math.exp(list.reduce((sum, value) => sum + Math.log(value), 0) / list.length);

@@ -24,6 +24,7 @@ import { checkRunSpec } from './run-spec';
 import { JobTable, jobMethods, type LaunchedJob } from './jobs';
 import type { WorkServiceDeps } from './service-deps';
 import { startingRunJob } from '../../shared/run-job';
+import { METRIC_TABLE } from '../../shared/metric-table';
 
 const PROGRESS_INTERVAL_MS = 200;
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
@@ -151,7 +152,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     }
     rows.push({
       metric: 'output tokens/s',
-      unit: 'tok/s',
+      unit: METRIC_TABLE.output_tokens_per_s.unit,
       values: compared.map((run) => run.summary?.throughput.output_tokens_per_s ?? null),
       differences: compared.map(() => null),
     });

@@ -1,3 +1,4 @@
+import { METRIC_TABLE } from '../metric-table';
 /**
  * A metric's history across engine builds: the runs of one comparable configuration (same
  * model file, workload revision, server profile and load), grouped by the llama.cpp build
@@ -26,7 +27,9 @@ export interface MetricSpec {
 export function readMetricSpec(text: string): MetricSpec | null {
   const [metric, statistic, ...rest] = text.trim().split(':');
   if (rest.length > 0 || !(HISTORY_METRICS as readonly string[]).includes(metric ?? '')) return null;
-  if (metric === 'output_tokens_per_s') return statistic === undefined ? { metric, statistic: null } : null;
+  // A rate is one figure per run: it takes no statistic.
+  if (!METRIC_TABLE[metric as HistoryMetric].perRequest)
+    return statistic === undefined ? ({ metric, statistic: null } as MetricSpec) : null;
   if (!(LATENCY_STATISTICS as readonly string[]).includes(statistic ?? '')) return null;
   return { metric: metric as HistoryMetric, statistic: statistic as LatencyStatistic };
 }

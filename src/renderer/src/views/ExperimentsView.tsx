@@ -17,6 +17,7 @@ import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
 import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
+import { METRIC_TABLE } from '../../../shared/metric-table';
 
 const QUANT_DEMO: StartExperimentSpec = { ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] };
 
@@ -154,7 +155,7 @@ function ResultView({ result, client, onDecided }: { result: ExperimentResult; c
               <td>{ms(condition.metrics.ttft_ms.p50)}</td>
               <td>{pctl(condition.metrics.ttft_ms, 'p95')}</td>
               <td>{ms(condition.metrics.tpot_ms.p50)}</td>
-              <td>{num(condition.throughput.output_tokens_per_s, 'tok/s')}</td>
+              <td>{num(condition.throughput.output_tokens_per_s, METRIC_TABLE.output_tokens_per_s.unit)}</td>
               <td>{pct(condition.accepted_rate)}</td>
               <td>
                 {condition.cache_evidence ? (

@@ -11,6 +11,7 @@ import { routeOf } from '../state/route';
 import { runExportZip } from './run-export-zip';
 import { ImportRunForm } from './ImportRunForm';
 import { ParquetExportForm } from './ParquetExportForm';
+import { METRIC_TABLE } from '../../../shared/metric-table';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -189,7 +190,7 @@ export function RunsView({ client }: { client: AppServices }) {
                 <td>{run.workload ?? run.kind}</td>
                 <td>{run.requests}</td>
                 <td>{ms(run.ttftP50)}</td>
-                <td>{num(run.outputTokensPerS, 'tok/s')}</td>
+                <td>{num(run.outputTokensPerS, METRIC_TABLE.output_tokens_per_s.unit)}</td>
                 <td>
                   <button type="button" onClick={() => exportRun(run.runId)}>
                     Export
