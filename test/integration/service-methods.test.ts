@@ -159,6 +159,15 @@ describe('every service method through the dispatcher', () => {
     });
     expect(await failure('runs', 'importRun', secondExport)).toBe('invalid_input');
     expect(await failure('runs', 'importRun', path.join(dir, 'no-such-export'))).toBe('not_found');
+    const parquet = path.join(dir, 'parquet');
+    expect(await call('runs', 'exportParquet', { runId: second.runId, folder: parquet })).toMatchObject({
+      folder: parquet,
+      schema_version: 1,
+      tables: expect.arrayContaining([{ name: 'requests', file: path.join(parquet, 'requests.parquet'), rows: 1 }]),
+    });
+    expect(await failure('runs', 'exportParquet', { runId: 'no-such-run', folder: parquet })).toBe('not_found');
+    expect(await failure('runs', 'exportParquet', { runId: second.runId, experimentId: 'x', folder: parquet })).toBe('invalid_input');
+    expect(await failure('runs', 'exportParquet', { format: 'csv' })).toBe('invalid_input');
 
     // A finished experiment, its condition summarized from a stored run as the protocols do, to list, read, report and decide on.
     const db = openDatabase(dbPath);
