@@ -4,6 +4,7 @@ import type { DecisionRecord, ParquetExport } from '../../shared/contract/result
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { schemaVersion, type Db } from './database';
+import { ExperimentStore } from './experiment-store';
 import { ParquetTableFile, type ParquetColumn } from './parquet-table';
 import {
   CHUNK_COLUMNS,
@@ -40,10 +41,8 @@ interface Selection {
 }
 
 function select(db: Db, runs: RunStore, scope: ParquetScope): Selection {
-  const decisions = () =>
-    (db.prepare('SELECT id, record_json FROM decisions ORDER BY created_at').all() as { id: string; record_json: string }[]).map(
-      (row): DecisionRecord => ({ ...(JSON.parse(row.record_json) as Omit<DecisionRecord, 'decision_id'>), decision_id: row.id }),
-    );
+  // Oldest first, as every other table is ordered.
+  const decisions = (): DecisionRecord[] => new ExperimentStore(db).decisions().reverse();
   const experimentsWhere = (where: string, ...values: string[]) =>
     db
       .prepare(`SELECT id, kind, status, created_at, protocol_json, result_json FROM experiments ${where} ORDER BY created_at`)
@@ -95,18 +94,7 @@ export async function exportParquet(db: Db, runs: RunStore, scope: ParquetScope,
     'inferlab.database_schema_version': String(schemaVersion(db)),
     'inferlab.scope': selection.scope,
   });
-  const open = <Row>(table: ParquetTableName, columns: readonly ParquetColumn<Row>[]) =>
-    ParquetTableFile.create(path.join(folder, `${table}.parquet`), columns, metadata(table));
-  const files = {
-    runs: await open('runs', RUN_COLUMNS),
-    requests: await open('requests', REQUEST_PARQUET_COLUMNS),
-    chunks: await open('chunks', CHUNK_COLUMNS),
-    telemetry: await open('telemetry', TELEMETRY_COLUMNS),
-    experiments: await open('experiments', EXPERIMENT_COLUMNS),
-    conditions: await open('conditions', CONDITION_COLUMNS),
-    verdicts: await open('verdicts', VERDICT_COLUMNS),
-    decisions: await open('decisions', DECISION_COLUMNS),
-  };
+  const files = await openTables(folder, metadata);
   const manifestPartial = path.join(folder, 'manifest.json.partial');
   try {
     for (const runId of selection.runIds) {
@@ -115,14 +103,10 @@ export async function exportParquet(db: Db, runs: RunStore, scope: ParquetScope,
       await writeRun(files, run, runs.requests(run.id), runs.telemetry(run.id));
     }
     await files.experiments.append(selection.experiments);
-    const conditionRows = selection.experiments.flatMap(
-      (experiment) =>
-        db
-          .prepare(
-            'SELECT experiment_id, condition, window, run_id FROM experiment_runs WHERE experiment_id = ? ORDER BY condition, window',
-          )
-          .all(experiment.id) as ConditionTableRow[],
+    const conditionsOf = db.prepare(
+      'SELECT experiment_id, condition, window, run_id FROM experiment_runs WHERE experiment_id = ? ORDER BY condition, window',
     );
+    const conditionRows = selection.experiments.flatMap((experiment) => conditionsOf.all(experiment.id) as ConditionTableRow[]);
     await files.conditions.append(conditionRows);
     await files.verdicts.append(selection.experiments.flatMap(verdictRows));
     await files.decisions.append(selection.decisions);
@@ -144,6 +128,31 @@ export async function exportParquet(db: Db, runs: RunStore, scope: ParquetScope,
       ...Object.values(files).map((file) => file.discard()),
       fs.promises.rm(manifestPartial, { force: true }).catch(() => {}),
     ]);
+    throw error;
+  }
+}
+
+/** Every table's file, opened under its temporary name; a failure to open one drops those already opened. */
+async function openTables(folder: string, metadata: (table: ParquetTableName) => Record<string, string>) {
+  const opened: ParquetTableFile<never>[] = [];
+  const open = async <Row>(table: ParquetTableName, columns: readonly ParquetColumn<Row>[]) => {
+    const file = await ParquetTableFile.create(path.join(folder, `${table}.parquet`), columns, metadata(table));
+    opened.push(file as ParquetTableFile<never>);
+    return file;
+  };
+  try {
+    return {
+      runs: await open('runs', RUN_COLUMNS),
+      requests: await open('requests', REQUEST_PARQUET_COLUMNS),
+      chunks: await open('chunks', CHUNK_COLUMNS),
+      telemetry: await open('telemetry', TELEMETRY_COLUMNS),
+      experiments: await open('experiments', EXPERIMENT_COLUMNS),
+      conditions: await open('conditions', CONDITION_COLUMNS),
+      verdicts: await open('verdicts', VERDICT_COLUMNS),
+      decisions: await open('decisions', DECISION_COLUMNS),
+    };
+  } catch (error) {
+    await Promise.all(opened.map((file) => file.discard()));
     throw error;
   }
 }
