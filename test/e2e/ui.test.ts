@@ -289,6 +289,17 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     const { shell, home, models, server, workloads } = views();
     await models.open();
     await models.validModel('demo-q8_0.gguf');
+    // What fits before downloading, for a local folder here (the hub side is tested against a stand-in hub in test/unit/model-plan-hub.test.ts).
+    const plan = await models.plan(path.join(dataDir, 'demo-models'), 2048);
+    await expect
+      .poll(async () =>
+        (await plan.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t').slice(0, 1).concat(row.split('\t')[5]!)),
+      )
+      .toEqual([
+        ['F16', 'CPU only'],
+        ['Q8_0', 'CPU only'],
+        ['Q4_K_M', 'CPU only'],
+      ]);
     await shell.screenshot('models');
     await server.open();
     await server.start();

@@ -14,6 +14,7 @@ import {
   RUN_USAGE,
   RUNS_USAGE,
   SCAN_USAGE,
+  PLAN_USAGE,
   SERVE_USAGE,
   SETUP_USAGE,
   START_USAGE,
@@ -101,7 +102,17 @@ const HELP: Record<string, HelpEntry> = {
     examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'],
     notes: 'extra-flags',
   },
-  models: { usage: `${SCAN_USAGE}\n       ${QUANTIZE_USAGE}` },
+  models: { usage: `${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${QUANTIZE_USAGE}` },
+  'models plan': {
+    usage: PLAN_USAGE,
+    examples: [
+      'inferlab models plan hf:Qwen/Qwen3-8B-GGUF --quants Q4_K_M,Q8_0 --ctx 16384',
+      'inferlab models plan hf:unsloth/Qwen3-30B-A3B-GGUF --quants all --parallel 4 --kv q8_0 --json',
+      'inferlab models plan ~/models',
+    ],
+    notes:
+      'Before downloading anything: each GGUF header is read by HTTP range (a few MiB; split models part by part), never the whole file. Memory = weights + KV cache (--ctx tokens per slot × --parallel slots, at the --kv type) + a compute buffer (estimated from the model\'s widths; within 30 % of captured llama.cpp logs, median 3.7 %) + 512 MiB per GPU for the CUDA/ROCm runtime. Fit is against each GPU\'s free memory now (nvidia-smi or amd-smi) and the RAM available: "fits" (every layer on the GPU), "partial" (N of M layers, the rest in RAM), "cpu" (no layer fits, or no GPU), "no". The ceiling is one sequence\'s decode tokens/s at an empty context: memory bandwidth (the GPU\'s datasheet figure, or this machine\'s read probe) ÷ the weights a step reads (only the experts in use for MoE). HF_ENDPOINT, HF_TOKEN and the token file are honoured.',
+  },
   'models scan': { usage: SCAN_USAGE, examples: ['inferlab models scan ~/models --json'] },
   'models quantize': { usage: QUANTIZE_USAGE, examples: ['inferlab models quantize model-f16.gguf --to Q8_0,Q4_K_M'] },
   run: {

@@ -1,23 +1,7 @@
 import type { BandwidthPeak, DecodeBandwidth } from '../../shared/contract/runs';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import type { DecodeFootprint } from '../models/decode-footprint';
-
-/** Bytes per element of llama.cpp KV-cache types (-ctk/-ctv): block bytes over block elements. */
-const KV_CACHE_BYTES: Record<string, number> = {
-  f32: 4,
-  f16: 2,
-  bf16: 2,
-  q8_0: 34 / 32,
-  q4_0: 18 / 32,
-  q4_1: 20 / 32,
-  q5_0: 22 / 32,
-  q5_1: 24 / 32,
-  iq4_nl: 18 / 32,
-};
-
-export function kvBytesPerElement(cacheType: string): number | null {
-  return KV_CACHE_BYTES[cacheType.toLowerCase()] ?? null;
-}
+import { kvBytesPerElement } from '../models/kv-cache-types';
 
 /** Where the weights ran: on the CPU all of them; on a GPU the offloaded layers (llama.cpp counts the output as one more). */
 export type DecodePlacement = { device: 'cpu' } | { device: 'gpu'; offloaded: number; total: number };

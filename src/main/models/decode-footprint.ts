@@ -1,4 +1,4 @@
-import { readGgufHeaderAsync, tensorDataBytes, type GgufHeader, type GgufMetaValue } from './gguf-reader';
+import { metaNumber, readGgufHeaderAsync, tensorDataBytes, type GgufHeader } from './gguf-reader';
 
 /**
  * What one decode step reads from memory, from a GGUF file's tensor table and metadata:
@@ -20,21 +20,10 @@ export interface DecodeFootprint {
   unknownTypeTensors: string[];
 }
 
-function numberOf(value: GgufMetaValue | undefined): number | null {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  // Some architectures give head_count_kv per layer; the largest bounds the cache.
-  if (value && typeof value === 'object' && value.head.length > 0) {
-    const numbers = value.head.map((item) => Number(item)).filter(Number.isFinite);
-    return numbers.length > 0 ? Math.max(...numbers) : null;
-  }
-  return null;
-}
-
 export function decodeFootprint(header: GgufHeader): DecodeFootprint | { reason: string } {
   const architecture = header.metadata.get('general.architecture');
   if (typeof architecture !== 'string') return { reason: 'the GGUF file names no general.architecture' };
-  const meta = (key: string) => numberOf(header.metadata.get(`${architecture}.${key}`));
+  const meta = (key: string) => metaNumber(header.metadata.get(`${architecture}.${key}`));
   const nLayer = meta('block_count');
   const embedding = meta('embedding_length');
   const nHead = meta('attention.head_count');

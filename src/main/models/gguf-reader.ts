@@ -20,6 +20,20 @@ export class GgufFormatError extends Error {
 export type GgufMetaValue =
   string | number | bigint | boolean | { arrayOf: string; length: number; head: (string | number | bigint | boolean)[] };
 
+/**
+ * A metadata value as a number. Per-layer lists (head_count_kv, feed_forward_length on some
+ * architectures) give their largest entry, which bounds what any layer needs.
+ */
+export function metaNumber(value: GgufMetaValue | undefined): number | null {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (value && typeof value === 'object' && value.head.length > 0) {
+    const numbers = value.head.map((item) => Number(item)).filter(Number.isFinite);
+    return numbers.length > 0 ? Math.max(...numbers) : null;
+  }
+  return null;
+}
+
 export interface GgufTensorHeader {
   name: string;
   shape: number[];
@@ -240,15 +254,53 @@ class NeedsMoreBytes extends Error {
 /** Most headers fit here; a large vocabulary's may not, and the read grows. */
 const FIRST_READ_BYTES = 4 << 20;
 
+/** Where a header's bytes come from when they are not a local file: a size known up front, and reads at any offset. */
+export interface GgufByteSource {
+  /** Named in every error. */
+  name: string;
+  size: number;
+  /** Up to `length` bytes from `position` (fewer only at the end of the source). */
+  read(position: number, length: number): Promise<Buffer>;
+}
+
+/**
+ * Reads a header from any byte source: what was read so far is parsed from memory, and a
+ * header longer than that is read further and parsed again. The time budget covers the
+ * reads too, so a stalled source is given up on.
+ */
+export async function readGgufHeaderFrom(
+  source: GgufByteSource,
+  options: { timeBudgetMs?: number; firstReadBytes?: number } = {},
+): Promise<GgufHeader> {
+  const budgetMs = options.timeBudgetMs ?? LIMITS.timeBudgetMs;
+  const deadline = performance.now() + budgetMs;
+  let read = Buffer.alloc(0);
+  let goal = Math.min(source.size, options.firstReadBytes ?? FIRST_READ_BYTES);
+  for (;;) {
+    const more = goal > read.length ? await source.read(read.length, goal - read.length) : Buffer.alloc(0);
+    read = Buffer.concat([read, more]);
+    if (performance.now() > deadline)
+      throw new GgufFormatError(source.name, `reading the header took longer than ${budgetMs} ms, stopped at offset ${read.length}`);
+    const inMemory: ReadAt = (position, bytes, wanted) => {
+      if (position + bytes > read.length) throw new NeedsMoreBytes(position + bytes);
+      return read.subarray(position, Math.min(position + wanted, read.length));
+    };
+    try {
+      return parseHeader(new BoundedCursor(inMemory, source.size, source.name, deadline, budgetMs));
+    } catch (error) {
+      if (!(error instanceof NeedsMoreBytes)) throw error;
+      if (more.length === 0) throw new GgufFormatError(source.name, `the file ended at ${read.length} bytes while its header was read`);
+      goal = Math.min(source.size, Math.max(2 * read.length, error.end + (1 << 20)));
+    }
+  }
+}
+
 /**
  * readGgufHeader for the service: the bytes are read on Node's I/O pool, never on the event
  * loop (a model folder on a stalled network mount delays the call that asked, not the
- * service), and parsed from memory; a header longer than what was read is read further and
- * parsed again. The time budget covers the reads too, so a stalled file is given up on.
+ * service), and parsed from memory.
  */
 export async function readGgufHeaderAsync(file: string, options: { timeBudgetMs?: number } = {}): Promise<GgufHeader> {
-  const budgetMs = options.timeBudgetMs ?? LIMITS.timeBudgetMs;
-  const deadline = performance.now() + budgetMs;
   let handle: fs.promises.FileHandle;
   try {
     handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
@@ -258,26 +310,16 @@ export async function readGgufHeaderAsync(file: string, options: { timeBudgetMs?
   try {
     const stat = await handle.stat();
     checkRegularFile(file, stat);
-    let read = Buffer.alloc(0);
-    let goal = Math.min(stat.size, FIRST_READ_BYTES);
-    for (;;) {
-      const more = Buffer.alloc(goal - read.length);
-      const { bytesRead } = await handle.read(more, 0, more.length, read.length);
-      read = Buffer.concat([read, more.subarray(0, bytesRead)]);
-      if (performance.now() > deadline)
-        throw new GgufFormatError(file, `reading the header took longer than ${budgetMs} ms, stopped at offset ${read.length}`);
-      const inMemory: ReadAt = (position, bytes, wanted) => {
-        if (position + bytes > read.length) throw new NeedsMoreBytes(position + bytes);
-        return read.subarray(position, Math.min(position + wanted, read.length));
-      };
-      try {
-        return parseHeader(new BoundedCursor(inMemory, stat.size, file, deadline, budgetMs));
-      } catch (error) {
-        if (!(error instanceof NeedsMoreBytes)) throw error;
-        if (bytesRead === 0) throw new GgufFormatError(file, `the file ended at ${read.length} bytes while its header was read`);
-        goal = Math.min(stat.size, Math.max(2 * read.length, error.end + (1 << 20)));
-      }
-    }
+    const source: GgufByteSource = {
+      name: file,
+      size: stat.size,
+      read: async (position, length) => {
+        const buffer = Buffer.alloc(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, position);
+        return buffer.subarray(0, bytesRead);
+      },
+    };
+    return await readGgufHeaderFrom(source, options);
   } finally {
     await handle.close();
   }

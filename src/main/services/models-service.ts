@@ -11,6 +11,10 @@ import { toolPath } from '../engines/llamacpp/locate-engine';
 import { defaultModelFolders, describeModel, scanModels } from '../models/model-library';
 import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
+import { userCacheDir } from '../core/paths';
+import { isHubRef } from '../models/hub/hub-access';
+import { planModels } from '../models/plan/plan-models';
+import { readPlanMachine } from './plan-machine';
 import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
@@ -99,6 +103,11 @@ export function createModelsService(
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
       awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
     cancel: async (jobId) => running.cancel(jobId),
+    plan: async (request) => {
+      // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
+      const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
+      return planModels({ ...request, source }, await readPlanMachine(userCacheDir()));
+    },
     quantTypes: () =>
       (quantTypes ??= (async () => {
         const binary = toolPath(await engine(), 'llama-quantize');

@@ -34,3 +34,87 @@ export interface QuantTypeInfo {
   /** Made only with an importance matrix, which Infer Lab does not compute yet. */
   needsImportanceMatrix: boolean;
 }
+
+/** What a memory plan assumes of the server (llama-server's --ctx-size is contextPerSlot × parallel). */
+export interface ModelPlanSettings {
+  contextPerSlot: number;
+  parallel: number;
+  kvType: 'f16' | 'q8_0' | 'q4_0';
+  flashAttention: boolean;
+  ubatch: number;
+}
+
+export interface ModelPlanRequest {
+  /** hf:OWNER/REPO[@REVISION], or a GGUF file or a folder of them. */
+  source: string;
+  /** Quantization labels to plan (Q4_K_M, Q8_0…); every GGUF in the source when absent or empty. */
+  quants?: string[];
+  contextPerSlot?: number;
+  parallel?: number;
+  kvType?: 'f16' | 'q8_0' | 'q4_0';
+  flashAttention?: boolean;
+}
+
+/** A memory pool the plan fits models into: each GPU's free memory, or the host's RAM. */
+export interface PlannedDevice {
+  kind: 'gpu' | 'host';
+  name: string;
+  totalBytes: number;
+  freeBytes: number;
+  bandwidthGbPerS: number | null;
+  /** Where the bandwidth comes from (datasheet, read probe), or why it is missing. */
+  bandwidthSource: string;
+}
+
+export type PlanVerdict = 'fits' | 'partial' | 'cpu' | 'no';
+
+export interface PlannedCandidate {
+  label: string;
+  /** Hub paths or local files, every part of a split model. */
+  files: string[];
+  sizeBytes: number;
+  architecture: string | null;
+  parameterCount: number | null;
+  contextTrain: number | null;
+  memory: {
+    /** Blocks and output head, which a full offload puts on the GPUs. */
+    offloadableBytes: number;
+    /** The embedding table, kept in host memory. */
+    hostWeightBytes: number;
+    kvBytes: number;
+    /** Each device's compute buffer (an estimate from the model's widths; docs/METRICS.md says how). */
+    computeBytes: number;
+    /** Per GPU, the runtime's own memory (CUDA/ROCm context): an allowance. */
+    allowanceBytes: number;
+    /** Where the figures are a bound, and why. */
+    notes: string[];
+  } | null;
+  fit: {
+    verdict: PlanVerdict;
+    layersOnGpu: number;
+    layersTotal: number;
+    gpuBytes: number;
+    hostBytes: number;
+    largestFullContext: number | null;
+    detail: string;
+  } | null;
+  /** Decode tokens/s one sequence cannot exceed at an empty context: bandwidth ÷ weights read per token. */
+  ceiling: { tokensPerS: number; bytesPerToken: number } | null;
+  ceilingReason: string | null;
+  /** Why this candidate could not be planned (unreadable header, missing part). */
+  problem: string | null;
+}
+
+export interface ModelPlan {
+  source: string;
+  /** The hub revision planned (a branch, tag or commit); null for local files. */
+  revision: string | null;
+  settings: ModelPlanSettings;
+  devices: PlannedDevice[];
+  /** Which tool listed the GPUs, or why none was listed. */
+  gpuSource: string;
+  /** Sorted: what fits fully, then partly, then on the CPU, then not at all; each by size, largest first. */
+  candidates: PlannedCandidate[];
+  /** Requested quantizations the source lacks, incomplete split sets. */
+  problems: string[];
+}

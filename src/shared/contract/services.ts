@@ -12,7 +12,7 @@ import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { MetricHistory } from './history';
 import type { ExperimentResult } from './experiments';
-import type { ModelScan, QuantTypeInfo } from './models';
+import type { ModelPlan, ModelScan, QuantTypeInfo } from './models';
 import type {
   DecisionRecord,
   ExperimentListItem,
@@ -36,6 +36,7 @@ import {
   Nullable,
   PathText,
   ScanOptionsSchema,
+  ModelPlanRequestSchema,
   ServerStartOptionsSchema,
   ServerProfileSchema,
   SettingsChangesSchema,
@@ -114,6 +115,11 @@ export const SERVICE_CONTRACT = {
       JobStarted,
     ),
     cancel: method('Stops a quantization: llama-quantize is killed and its partial file removed.', [arg('jobId', Name)], Type.Void()),
+    plan: method(
+      "For each GGUF of a hub repository (read by HTTP range, not downloaded) or a local folder: the memory a server needs at the settings, whether it fits this machine's GPUs, and the decode-speed ceiling.",
+      [arg('request', ModelPlanRequestSchema)],
+      returns<ModelPlan>(),
+    ),
     quantTypes: method(
       "The types the engine's llama-quantize can make, in its order, with its own notes; those needing an importance matrix are marked.",
       [],

@@ -229,6 +229,18 @@ export type SettingsChanges = Static<typeof SettingsChangesSchema>;
 
 export const ScanOptionsSchema = Type.Object({ hash: Type.Optional(Type.Boolean()) }, Strict);
 
+export const ModelPlanRequestSchema = Type.Object(
+  {
+    source: Type.String({ minLength: 1, maxLength: 4096, description: 'hf:OWNER/REPO[@REVISION], or a GGUF file or folder.' }),
+    quants: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 64 })),
+    contextPerSlot: Type.Optional(Type.Integer({ minimum: 256, maximum: 4_194_304, description: 'Tokens each slot may hold.' })),
+    parallel: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'Slots (--parallel).' })),
+    kvType: Type.Optional(Type.Union([Type.Literal('f16'), Type.Literal('q8_0'), Type.Literal('q4_0')])),
+    flashAttention: Type.Optional(Type.Boolean()),
+  },
+  Strict,
+);
+
 export const EngineSetupOptionsSchema = Type.Object(
   {
     backend: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('vulkan'), Type.Literal('metal')])),

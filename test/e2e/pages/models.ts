@@ -25,4 +25,15 @@ export class ModelsPage {
   get quantType(): Locator {
     return this.app.page.getByLabel('quantization type');
   }
+
+  /** Plans a hub repository or a folder from the "Get models" panel and waits for its table. */
+  async plan(source: string, contextPerSlot: number): Promise<Locator> {
+    const form = this.app.page.getByRole('form', { name: 'plan models' });
+    await form.getByLabel('Repository or folder').fill(source);
+    await form.getByLabel('Context per slot').fill(String(contextPerSlot));
+    await form.getByRole('button', { name: 'Plan' }).click();
+    const table = this.app.page.getByRole('table', { name: 'model plan' });
+    await table.waitFor({ timeout: 30_000 });
+    return table;
+  }
 }

@@ -8,7 +8,8 @@ import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
-import { SCAN_USAGE, QUANTIZE_USAGE } from '../usage';
+import { SCAN_USAGE, PLAN_USAGE, QUANTIZE_USAGE } from '../usage';
+import { planRequestFromFlags, planText } from '../plan-table';
 
 function humanSize(bytes: number): string {
   return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
@@ -120,9 +121,47 @@ const quantize: CommandHandler = async (args, signal) => {
   }
 };
 
+const plan: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(
+    args,
+    {
+      quants: { type: 'string' },
+      ctx: { type: 'string' },
+      parallel: { type: 'string' },
+      kv: { type: 'string' },
+      'no-flash-attn': { type: 'boolean' },
+      json: { type: 'boolean' },
+      db: { type: 'string' },
+    },
+    PLAN_USAGE,
+    true,
+  );
+  if (positionals.length !== 1)
+    throw new AppError(
+      ErrorCode.Usage,
+      `models plan needs one source: a hub name (hf:OWNER/REPO), a GGUF file or a folder\n\nUsage: ${PLAN_USAGE}`,
+    );
+  const request = planRequestFromFlags(positionals[0]!, values);
+  const container = await openCliServices(values.db, shellAccess());
+  let result;
+  try {
+    result = await container.models.plan(request);
+  } finally {
+    await container.dispose();
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else process.stdout.write(`${planText(result)}\n`);
+  for (const problem of result.problems) process.stderr.write(`${problem}\n`);
+  return result.candidates.length === 0 ? 2 : 0;
+};
+
 export const modelsCommand: CommandHandler = async (args, signal) => {
   const [action, ...rest] = args;
   if (action === 'scan') return scan(rest, signal);
+  if (action === 'plan') return plan(rest, signal);
   if (action === 'quantize') return quantize(rest, signal);
-  throw new AppError(ErrorCode.Usage, `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${QUANTIZE_USAGE}`);
+  throw new AppError(
+    ErrorCode.Usage,
+    `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${QUANTIZE_USAGE}`,
+  );
 };

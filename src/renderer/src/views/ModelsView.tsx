@@ -9,6 +9,7 @@ import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
 import { DEFAULT_QUANT_TYPE, OFFERED_QUANT_TYPES } from '../../../shared/quant-types';
+import { ModelPlanPanel } from './ModelPlanPanel';
 
 /** llama-quantize makes good quantizations only from 16- and 32-bit weights; requantizing loses quality twice. */
 const quantizable = (model: ModelEntry) => ['F16', 'BF16', 'F32'].includes(model.quantization ?? '');
@@ -182,6 +183,7 @@ export function ModelsView({ client }: { client: AppServices }) {
           </tbody>
         </table>
       )}
+      <ModelPlanPanel client={client} />
     </section>
   );
 }

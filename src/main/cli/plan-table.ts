@@ -1,0 +1,105 @@
+import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../shared/contract/models';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
+import { formatTable } from './format';
+import { PLAN_USAGE } from './usage';
+
+const KV_TYPES = ['f16', 'q8_0', 'q4_0'] as const;
+
+function integerFlag(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new AppError(ErrorCode.Usage, `--${name} must be a whole number from ${min} to ${max}, got "${raw}"\n\nUsage: ${PLAN_USAGE}`);
+  return value;
+}
+
+export function planRequestFromFlags(
+  source: string,
+  values: { quants?: string; ctx?: string; parallel?: string; kv?: string; 'no-flash-attn'?: boolean },
+): ModelPlanRequest {
+  const quants =
+    values.quants?.trim().toLowerCase() === 'all'
+      ? []
+      : values.quants
+          ?.split(',')
+          .map((quant) => quant.trim())
+          .filter(Boolean);
+  if (values.quants !== undefined && quants?.length === 0 && values.quants.trim().toLowerCase() !== 'all')
+    throw new AppError(
+      ErrorCode.Usage,
+      `--quants expects labels like Q4_K_M,Q8_0 or "all", got "${values.quants}"\n\nUsage: ${PLAN_USAGE}`,
+    );
+  if (values.kv !== undefined && !(KV_TYPES as readonly string[]).includes(values.kv))
+    throw new AppError(ErrorCode.Usage, `--kv must be one of ${KV_TYPES.join(', ')}, got "${values.kv}"\n\nUsage: ${PLAN_USAGE}`);
+  return {
+    source,
+    quants,
+    contextPerSlot: integerFlag('ctx', values.ctx, 256, 4_194_304),
+    parallel: integerFlag('parallel', values.parallel, 1, 256),
+    kvType: values.kv as ModelPlanRequest['kvType'],
+    flashAttention: values['no-flash-attn'] ? false : undefined,
+  };
+}
+
+const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${Math.round(bytes / 2 ** 20)} MiB`);
+
+function params(count: number | null): string {
+  if (count === null) return '—';
+  return count >= 1e9 ? `${(count / 1e9).toFixed(1)}B` : `${(count / 1e6).toFixed(0)}M`;
+}
+
+function fitCell(candidate: PlannedCandidate): string {
+  if (!candidate.fit) return 'unreadable';
+  const { verdict, layersOnGpu, layersTotal } = candidate.fit;
+  if (verdict === 'fits') return `fits (${layersOnGpu}/${layersTotal} layers)`;
+  if (verdict === 'partial') return `partial: ${layersOnGpu}/${layersTotal} layers`;
+  if (verdict === 'cpu') return 'CPU only';
+  return 'does not fit';
+}
+
+function candidateRow(candidate: PlannedCandidate): string[] {
+  const memory = candidate.memory;
+  return [
+    candidate.label,
+    gib(candidate.sizeBytes),
+    params(candidate.parameterCount),
+    memory ? gib(memory.kvBytes) : '—',
+    memory ? gib(memory.computeBytes) : '—',
+    candidate.fit ? gib(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—',
+    fitCell(candidate),
+    candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—',
+    candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(candidate.ceiling.tokensPerS < 10 ? 1 : 0) : '—',
+  ];
+}
+
+/** The plan as a terminal reads it: the settings, the memory pools, one row per candidate, then what each row leaves out. */
+export function planText(plan: ModelPlan): string {
+  const { settings } = plan;
+  const lines = [
+    `Plan for ${plan.source}${plan.revision ? ` (revision ${plan.revision})` : ''}: ${settings.contextPerSlot.toLocaleString('en-US')} tokens per slot × ${settings.parallel} slot${settings.parallel === 1 ? '' : 's'} (--ctx-size ${(settings.contextPerSlot * settings.parallel).toLocaleString('en-US')}), KV ${settings.kvType}, flash attention ${settings.flashAttention ? 'on' : 'off'}, ubatch ${settings.ubatch}`,
+    ...plan.devices.map(
+      (device) =>
+        `  ${device.name}: ${gib(device.freeBytes)} ${device.kind === 'gpu' ? 'free' : 'available'} of ${gib(device.totalBytes)}; ${device.bandwidthGbPerS === null ? 'bandwidth unknown' : `${device.bandwidthGbPerS.toFixed(0)} GB/s`} (${device.bandwidthSource})`,
+    ),
+    ...(plan.devices.some((device) => device.kind === 'gpu') ? [] : [`  no GPU: ${plan.gpuSource}`]),
+    '',
+    formatTable([
+      ['quant', 'size', 'params', 'KV cache', 'compute', 'needs', 'fit', 'largest ctx that fits', 'ceiling tok/s'],
+      ...plan.candidates.map(candidateRow),
+    ]),
+  ];
+  const notes = plan.candidates.flatMap((candidate) => [
+    ...(candidate.problem ? [`${candidate.label}: ${candidate.problem}`] : []),
+    ...(candidate.fit && candidate.fit.verdict !== 'fits' ? [`${candidate.label}: ${candidate.fit.detail}`] : []),
+    ...(candidate.memory?.notes ?? []).map((note) => `${candidate.label}: ${note}`),
+    ...(candidate.ceilingReason && candidate.fit?.verdict !== 'no' ? [`${candidate.label}: no ceiling: ${candidate.ceilingReason}`] : []),
+  ]);
+  lines.push(
+    '',
+    'needs: on the GPUs for "fits" and "partial", in RAM for "CPU only". The compute buffer is an estimate (docs/METRICS.md, "Model plan"); each GPU also keeps 512 MiB for the runtime.',
+    'ceiling: one sequence at an empty context, memory bandwidth ÷ the weights a decode step reads; a measured run lands below it.',
+    ...notes,
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,168 @@
+import { useState } from 'react';
+import type { AppServices } from '../../../shared/contract';
+import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../../shared/contract/models';
+import { ErrorBox } from '../components/ErrorBox';
+import { bytes } from '../components/format';
+import { useAction } from '../hooks/use-action';
+
+const FIT_TEXT: Record<string, string> = { fits: 'fits', partial: 'partial', cpu: 'CPU only', no: 'does not fit' };
+
+function fitText(candidate: PlannedCandidate): string {
+  if (!candidate.fit) return 'unreadable';
+  const layers =
+    candidate.fit.verdict === 'fits' || candidate.fit.verdict === 'partial'
+      ? ` (${candidate.fit.layersOnGpu}/${candidate.fit.layersTotal} layers)`
+      : '';
+  return `${FIT_TEXT[candidate.fit.verdict]}${layers}`;
+}
+
+function PlanTable({ plan }: { plan: ModelPlan }) {
+  return (
+    <>
+      <ul aria-label="memory pools">
+        {plan.devices.map((device) => (
+          <li key={device.name}>
+            {device.name}: {bytes(device.freeBytes)} {device.kind === 'gpu' ? 'free' : 'available'} of {bytes(device.totalBytes)};{' '}
+            {device.bandwidthGbPerS === null ? 'bandwidth unknown' : `${device.bandwidthGbPerS.toFixed(0)} GB/s`} ({device.bandwidthSource})
+          </li>
+        ))}
+        {!plan.devices.some((device) => device.kind === 'gpu') && <li>no GPU: {plan.gpuSource}</li>}
+      </ul>
+      <table aria-label="model plan">
+        <thead>
+          <tr>
+            <th>quant</th>
+            <th>size</th>
+            <th>KV cache</th>
+            <th>compute</th>
+            <th>needs</th>
+            <th>fit</th>
+            <th>largest context that fits</th>
+            <th>ceiling tok/s</th>
+          </tr>
+        </thead>
+        <tbody>
+          {plan.candidates.map((candidate) => (
+            <tr
+              key={candidate.files[0]}
+              title={[candidate.fit?.detail, candidate.problem, ...(candidate.memory?.notes ?? []), candidate.ceilingReason]
+                .filter(Boolean)
+                .join('\n')}
+            >
+              <td>{candidate.label}</td>
+              <td>{bytes(candidate.sizeBytes)}</td>
+              <td>{candidate.memory ? bytes(candidate.memory.kvBytes) : '—'}</td>
+              <td>{candidate.memory ? bytes(candidate.memory.computeBytes) : '—'}</td>
+              <td>{candidate.fit ? bytes(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—'}</td>
+              <td
+                className={
+                  candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined
+                }
+              >
+                {fitText(candidate)}
+              </td>
+              <td>{candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—'}</td>
+              <td>{candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(0) : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {plan.candidates.some((candidate) => candidate.problem) && (
+        <ul aria-label="plan problems">
+          {plan.candidates
+            .filter((candidate) => candidate.problem)
+            .map((candidate) => (
+              <li key={candidate.files[0]} className="error">
+                {candidate.label}: {candidate.problem}
+              </li>
+            ))}
+        </ul>
+      )}
+      <p className="empty">
+        Needs: on the GPUs for “fits” and “partial”, in RAM for “CPU only”; each GPU also keeps 512 MiB for the runtime, and the compute
+        buffer is an estimate (docs/METRICS.md, “Model plan”). Ceiling: one sequence at an empty context, memory bandwidth ÷ the weights a
+        decode step reads; a measured run lands below it.
+      </p>
+    </>
+  );
+}
+
+/**
+ * What fits before downloading: a hub repository's GGUF headers are read by range on the
+ * machine the service runs on (the GPU box, for `inferlab serve`), and fitted to its GPUs.
+ */
+export function ModelPlanPanel({ client }: { client: AppServices }) {
+  const [source, setSource] = useState('');
+  const [quants, setQuants] = useState('');
+  const [context, setContext] = useState('4096');
+  const [parallel, setParallel] = useState('1');
+  const [kvType, setKvType] = useState<NonNullable<ModelPlanRequest['kvType']>>('f16');
+  const [plan, setPlan] = useState<ModelPlan | null>(null);
+  const { error, busy, run } = useAction();
+  const submit = async () => {
+    setPlan(null);
+    const request: ModelPlanRequest = {
+      source: source.trim(),
+      quants: quants
+        .split(',')
+        .map((quant) => quant.trim())
+        .filter(Boolean),
+      contextPerSlot: Number(context),
+      parallel: Number(parallel),
+      kvType,
+    };
+    await run(() => client.models.plan(request), setPlan);
+  };
+  return (
+    <section aria-labelledby="plan-title" className="card">
+      <h2 id="plan-title">Get models: what fits before downloading</h2>
+      <form
+        className="toolbar wrap"
+        aria-label="plan models"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void submit();
+        }}
+      >
+        <label>
+          Repository or folder{' '}
+          <input
+            value={source}
+            onChange={(event) => setSource(event.target.value)}
+            placeholder="hf:Qwen/Qwen3-8B-GGUF"
+            size={34}
+            required
+          />
+        </label>
+        <label>
+          Quantizations{' '}
+          <input value={quants} onChange={(event) => setQuants(event.target.value)} placeholder="all (or Q4_K_M,Q8_0)" size={18} />
+        </label>
+        <label>
+          Context per slot <input type="number" min={256} step={256} value={context} onChange={(event) => setContext(event.target.value)} />
+        </label>
+        <label>
+          Slots <input type="number" min={1} max={256} value={parallel} onChange={(event) => setParallel(event.target.value)} />
+        </label>
+        <label>
+          KV cache{' '}
+          <select aria-label="KV cache type" value={kvType} onChange={(event) => setKvType(event.target.value as typeof kvType)}>
+            <option value="f16">f16</option>
+            <option value="q8_0">q8_0</option>
+            <option value="q4_0">q4_0</option>
+          </select>
+        </label>
+        <button type="submit" disabled={busy || !source.trim()}>
+          {busy ? 'Reading headers…' : 'Plan'}
+        </button>
+      </form>
+      <ErrorBox error={error} />
+      {plan?.problems.map((problem) => (
+        <p key={problem} className="error">
+          {problem}
+        </p>
+      ))}
+      {plan && <PlanTable plan={plan} />}
+    </section>
+  );
+}

@@ -1,0 +1,249 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { GGUFValueType } from '@huggingface/gguf';
+import { GgmlType, writeGgufFile, type GgufEntry, type GgufTensor } from '../../src/main/models/gguf-writer';
+
+/**
+ * TEST STAND-IN for the Hugging Face hub, on a local port (this machine cannot reach the real
+ * hub). It answers the routes Infer Lab calls, shaped as the hub documents them, not captured:
+ * - GET /api/models/OWNER/REPO/tree/REV?recursive=true: the file list, `pageSize` entries per
+ *   page with a `Link: <…>; rel="next"` header; LFS entries carry `lfs.oid` (the SHA-256);
+ * - GET /OWNER/REPO/resolve/REV/PATH: the file, honouring `Range: bytes=A-B` with a 206;
+ * errors as the hub gives them: 401 + `X-Error-Code: RepoNotFound` for an unknown repository,
+ * 404 + `RevisionNotFound` / `EntryNotFound`, 401/403 + `GatedRepo` for a gated one without an
+ * accepted token. Faults for the tests: resolve redirects to a second origin (a CDN), a
+ * server that ignores ranges, a next-page link to another origin.
+ */
+export interface StandInRepo {
+  files: Record<string, Buffer>;
+  /** Only these tokens may read the files; a request without one gets 401, with another 403. */
+  gatedFor?: string[];
+}
+
+export interface StandInHubOptions {
+  repos: Record<string, StandInRepo>;
+  pageSize?: number;
+  /** Resolve answers 302 to the CDN origin, as the hub does for large files. */
+  redirectToCdn?: boolean;
+  /** Answer ranged reads with the whole file (200), as a misconfigured proxy might. */
+  ignoreRange?: boolean;
+  /** The second page of a listing is linked on the CDN origin (another host). */
+  nextPageElsewhere?: boolean;
+}
+
+export interface HubRequest {
+  origin: 'hub' | 'cdn';
+  path: string;
+  authorization: string | null;
+  range: string | null;
+  bytesSent: number;
+}
+
+export interface StandInHub {
+  url: string;
+  requests: HubRequest[];
+  close(): Promise<void>;
+}
+
+function listen(server: http.Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+}
+
+function error(response: http.ServerResponse, status: number, code: string, message: string): number {
+  response.writeHead(status, { 'content-type': 'application/json', 'x-error-code': code });
+  response.end(JSON.stringify({ error: message }));
+  return 0;
+}
+
+function sendFile(request: http.IncomingMessage, response: http.ServerResponse, bytes: Buffer, ignoreRange: boolean): number {
+  const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
+  if (!range || ignoreRange) {
+    response.writeHead(200, { 'content-length': bytes.length, 'accept-ranges': 'bytes' });
+    response.end(bytes);
+    return bytes.length;
+  }
+  const start = Number(range[1]);
+  const end = Math.min(bytes.length - 1, range[2] ? Number(range[2]) : bytes.length - 1);
+  if (start >= bytes.length) {
+    response.writeHead(416, { 'content-range': `bytes */${bytes.length}` });
+    response.end();
+    return 0;
+  }
+  const slice = bytes.subarray(start, end + 1);
+  response.writeHead(206, { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': slice.length });
+  response.end(slice);
+  return slice.length;
+}
+
+export async function startStandInHub(options: StandInHubOptions): Promise<StandInHub> {
+  const requests: HubRequest[] = [];
+  const pageSize = options.pageSize ?? 1000;
+  let hubUrl = '';
+  let cdnUrl = '';
+
+  function treePage(repoName: string, repo: StandInRepo, cursor: number, response: http.ServerResponse): number {
+    const entries = Object.entries(repo.files).map(([filePath, bytes]) => {
+      const lfs = filePath.endsWith('.gguf');
+      return {
+        type: 'file',
+        oid: crypto.createHash('sha1').update(bytes).digest('hex'),
+        size: lfs ? 134 : bytes.length,
+        path: filePath,
+        ...(lfs ? { lfs: { oid: crypto.createHash('sha256').update(bytes).digest('hex'), size: bytes.length, pointerSize: 134 } } : {}),
+      };
+    });
+    const page = entries.slice(cursor, cursor + pageSize);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (cursor + pageSize < entries.length) {
+      const base = options.nextPageElsewhere ? cdnUrl : hubUrl;
+      headers.link = `<${base}/api/models/${repoName}/tree/main?recursive=true&cursor=${cursor + pageSize}>; rel="next"`;
+    }
+    response.writeHead(200, headers);
+    response.end(JSON.stringify(page));
+    return 0;
+  }
+
+  function handle(origin: 'hub' | 'cdn', request: http.IncomingMessage, response: http.ServerResponse): number {
+    const url = new URL(request.url ?? '/', 'http://stand-in');
+    if (origin === 'cdn' && url.pathname.startsWith('/blobs/')) {
+      const [, , owner, name, ...rest] = decodeURIComponent(url.pathname).split('/');
+      const bytes = options.repos[`${owner}/${name}`]?.files[rest.join('/')];
+      if (!bytes) return error(response, 404, 'EntryNotFound', 'Entry not found');
+      return sendFile(request, response, bytes, Boolean(options.ignoreRange));
+    }
+    const tree = /^\/api\/models\/([^/]+\/[^/]+)\/tree\/([^/]+)$/.exec(url.pathname);
+    const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);
+    const repoName = decodeURIComponent((tree ?? resolve)?.[1] ?? '');
+    const repo = options.repos[repoName];
+    if (!tree && !resolve) return error(response, 404, 'NotFound', 'Not found');
+    if (!repo) return error(response, 401, 'RepoNotFound', 'Repository not found');
+    if (decodeURIComponent((tree ?? resolve)![2]!) !== 'main') return error(response, 404, 'RevisionNotFound', 'Invalid rev id');
+    if (tree) return treePage(repoName, repo, Number(url.searchParams.get('cursor') ?? 0), response);
+    const token = request.headers.authorization?.replace(/^Bearer /, '') ?? null;
+    if (repo.gatedFor && !token)
+      return error(
+        response,
+        401,
+        'GatedRepo',
+        `Access to model ${repoName} is restricted. You must have access to it and be authenticated to access it. Please log in.`,
+      );
+    if (repo.gatedFor && !repo.gatedFor.includes(token!))
+      return error(response, 403, 'GatedRepo', `Access to model ${repoName} is restricted and you are not in the authorized list.`);
+    const filePath = decodeURIComponent(resolve![3]!);
+    const bytes = repo.files[filePath];
+    if (!bytes) return error(response, 404, 'EntryNotFound', `${filePath} does not exist on "main"`);
+    if (options.redirectToCdn) {
+      response.writeHead(302, { location: `${cdnUrl}/blobs/${repoName}/${filePath}` });
+      response.end();
+      return 0;
+    }
+    return sendFile(request, response, bytes, Boolean(options.ignoreRange));
+  }
+
+  const serverFor = (origin: 'hub' | 'cdn') =>
+    http.createServer((request, response) => {
+      const bytesSent = handle(origin, request, response);
+      requests.push({
+        origin,
+        path: request.url ?? '',
+        authorization: request.headers.authorization ?? null,
+        range: request.headers.range ?? null,
+        bytesSent,
+      });
+    });
+  const hub = serverFor('hub');
+  const cdn = serverFor('cdn');
+  hubUrl = await listen(hub);
+  cdnUrl = await listen(cdn);
+  return {
+    url: hubUrl,
+    requests,
+    close: async () => {
+      hub.closeAllConnections();
+      cdn.closeAllConnections();
+      await Promise.all([new Promise((resolve) => hub.close(resolve)), new Promise((resolve) => cdn.close(resolve))]);
+    },
+  };
+}
+
+/**
+ * Constructed models: a llama-shaped GGUF with a 2,000-token vocabulary and 4 blocks whose
+ * feed-forward tensors make each file several MiB, so a header read is a small part of it.
+ */
+function modelFile(
+  dir: string,
+  name: string,
+  type: GgmlType,
+  blocks: readonly number[],
+  withMetadata = true,
+  split?: { no: number; count: number },
+): Buffer {
+  const bytesPer = type === GgmlType.F32 ? 4 : 2;
+  const tensor = (tensorName: string, shape: number[]): GgufTensor => ({
+    name: tensorName,
+    shape,
+    type,
+    data: () => new Uint8Array(shape.reduce((a, b) => a * b, 1) * bytesPer),
+  });
+  const u32 = (key: string, value: number): GgufEntry => ({ key, type: GGUFValueType.UINT32, value });
+  const entries: GgufEntry[] = withMetadata
+    ? [
+        { key: 'general.architecture', type: GGUFValueType.STRING, value: 'llama' },
+        u32('llama.block_count', 4),
+        u32('llama.embedding_length', 256),
+        u32('llama.feed_forward_length', 2048),
+        u32('llama.attention.head_count', 4),
+        u32('llama.attention.head_count_kv', 2),
+        u32('llama.context_length', 8192),
+        {
+          key: 'tokenizer.ggml.tokens',
+          type: GGUFValueType.ARRAY,
+          itemType: GGUFValueType.STRING,
+          value: Array.from({ length: 2000 }, (_, i) => `token${i}`),
+        },
+      ]
+    : [];
+  if (split) entries.push(u32('split.no', split.no), u32('split.count', split.count));
+  const tensors: GgufTensor[] = [];
+  if (withMetadata) tensors.push(tensor('token_embd.weight', [256, 2000]), tensor('output.weight', [256, 2000]));
+  for (const block of blocks)
+    tensors.push(
+      tensor(`blk.${block}.attn_q.weight`, [256, 256]),
+      tensor(`blk.${block}.attn_k.weight`, [256, 128]),
+      tensor(`blk.${block}.attn_v.weight`, [256, 128]),
+      tensor(`blk.${block}.ffn_up.weight`, [256, 2048]),
+      tensor(`blk.${block}.ffn_down.weight`, [2048, 256]),
+    );
+  const file = path.join(dir, name.replace(/\//g, '_'));
+  writeGgufFile(file, entries, tensors);
+  return fs.readFileSync(file);
+}
+
+/** The files of a constructed repository: F32 and Q4_K_M-named single files, an F16 split in two, a projector and a README. */
+export function tinyGgufRepoFiles(): Record<string, Buffer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-hub-'));
+  try {
+    return {
+      'README.md': Buffer.from('# a model\n'),
+      'Tiny-F32.gguf': modelFile(dir, 'Tiny-F32.gguf', GgmlType.F32, [0, 1, 2, 3]),
+      'Tiny-Q4_K_M.gguf': modelFile(dir, 'Tiny-Q4_K_M.gguf', GgmlType.F16, [0, 1, 2, 3]),
+      'F16/Tiny-F16-00001-of-00002.gguf': modelFile(dir, 'F16/Tiny-F16-00001-of-00002.gguf', GgmlType.F16, [0, 1], true, {
+        no: 0,
+        count: 2,
+      }),
+      'F16/Tiny-F16-00002-of-00002.gguf': modelFile(dir, 'F16/Tiny-F16-00002-of-00002.gguf', GgmlType.F16, [2, 3], false, {
+        no: 1,
+        count: 2,
+      }),
+      'mmproj-Tiny-F16.gguf': Buffer.from('not read'),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,176 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { planModels, type PlanMachine } from '../../src/main/models/plan/plan-models';
+import { startStandInHub, tinyGgufRepoFiles, type StandInHub, type StandInHubOptions } from '../support/stand-in-hub';
+import { useTempDirs } from '../support/temp';
+
+const GiB = 2 ** 30;
+const tempDir = useTempDirs();
+
+let files: Record<string, Buffer>;
+beforeAll(() => {
+  files = tinyGgufRepoFiles();
+});
+
+let hub: StandInHub | null = null;
+afterEach(async () => {
+  await hub?.close();
+  hub = null;
+});
+
+async function withHub(options: Omit<StandInHubOptions, 'repos'> & { gatedFor?: string[] } = {}): Promise<StandInHub> {
+  hub = await startStandInHub({ ...options, repos: { 'tiny/Tiny-GGUF': { files, gatedFor: options.gatedFor } } });
+  return hub;
+}
+
+/** A constructed machine: one GPU with `gpuFree` bytes free and a known datasheet bandwidth, 1 GiB of RAM. */
+function machine(gpuFree: number): PlanMachine {
+  return {
+    gpus: [
+      {
+        index: 0,
+        name: 'NVIDIA GeForce RTX 4090',
+        totalBytes: 24 * GiB,
+        freeBytes: gpuFree,
+        bandwidthGbPerS: 1008,
+        bandwidthSource: 'constructed for the test',
+      },
+    ],
+    host: { totalBytes: 2 * GiB, availableBytes: GiB },
+    gpuSource: 'constructed for the test',
+    hostBandwidth: async () => ({ gbPerS: 20, source: 'constructed for the test' }),
+  };
+}
+
+/** A local URL nothing listens on. */
+async function unusedPortUrl(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+const env = (url: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ HF_ENDPOINT: url, HF_HOME: tempDir(), ...extra });
+
+describe('planning from a hub repository (stand-in hub on a local port)', () => {
+  it('plans every GGUF from its header, read by range without downloading the files', async () => {
+    const server = await withHub({ pageSize: 2 });
+    const plan = await planModels({ source: 'hf:tiny/Tiny-GGUF' }, machine(8 * GiB), { env: env(server.url) });
+    expect(plan.problems).toEqual([]);
+    expect(plan.revision).toBe('main');
+    expect(plan.candidates.map((candidate) => [candidate.label, candidate.fit?.verdict, candidate.files.length])).toEqual([
+      ['F32', 'fits', 1],
+      ['F16', 'fits', 2],
+      ['Q4_K_M', 'fits', 1],
+    ]);
+    const f32 = plan.candidates[0]!;
+    expect(f32.sizeBytes).toBe(files['Tiny-F32.gguf']!.length);
+    expect(f32).toMatchObject({ architecture: 'llama', contextTrain: 8192, problem: null });
+    // 4 blocks × 2 KV heads × (64 + 64) × 2 bytes × 4,096 cells.
+    expect(f32.memory!.kvBytes).toBe(4 * 2 * 128 * 2 * 4096);
+    expect(f32.ceiling!.tokensPerS).toBeCloseTo(1008e9 / f32.ceiling!.bytesPerToken, 6);
+    // The split model's parts are planned as one: its tensors are those of the single F16 file.
+    expect(plan.candidates[1]!.memory!.offloadableBytes).toBe(plan.candidates[2]!.memory!.offloadableBytes);
+    const served = server.requests.reduce((sum, request) => sum + request.bytesSent, 0);
+    const stored = Object.values(files).reduce((sum, bytes) => sum + bytes.length, 0);
+    expect(served).toBeLessThan(stored / 4);
+    expect(server.requests.filter((request) => request.path.includes('/resolve/')).every((request) => request.range !== null)).toBe(true);
+    expect(server.requests.some((request) => request.path.includes('mmproj'))).toBe(false);
+    // Three listing pages of two entries each.
+    expect(server.requests.filter((request) => request.path.includes('/tree/'))).toHaveLength(3);
+  });
+
+  it('orders what fits fully before what fits partly, and sizes before that by largest', async () => {
+    const server = await withHub();
+    const roomy = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['F16', 'F32'] }, machine(8 * GiB), { env: env(server.url) });
+    const [f32, f16] = roomy.candidates.map((candidate) => candidate.fit!.gpuBytes);
+    // Room for the F16 model and not for the F32 one.
+    const plan = await planModels({ source: 'hf:tiny/Tiny-GGUF' }, machine((f32! + f16!) / 2), { env: env(server.url) });
+    expect(plan.candidates.map((candidate) => [candidate.label, candidate.fit?.verdict])).toEqual([
+      ['F16', 'fits'],
+      ['Q4_K_M', 'fits'],
+      ['F32', 'partial'],
+    ]);
+    expect(plan.devices.find((device) => device.kind === 'host')!.bandwidthSource).toBe('constructed for the test');
+  });
+
+  it('plans only the quantizations asked for, and names those the repository lacks', async () => {
+    const server = await withHub();
+    const plan = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['q4_k_m', 'Q3_K_M'] }, machine(8 * GiB), {
+      env: env(server.url),
+    });
+    expect(plan.candidates.map((candidate) => candidate.label)).toEqual(['Q4_K_M']);
+    expect(plan.problems).toEqual(['no Q3_K_M in hf:tiny/Tiny-GGUF; it has F16, F32, Q4_K_M']);
+  });
+
+  it('says a gated model needs its licence accepted and a token, and reads it with one', async () => {
+    const server = await withHub({ gatedFor: ['hf_good'] });
+    const url = server.url;
+    await expect(planModels({ source: 'hf:tiny/Tiny-GGUF' }, machine(8 * GiB), { env: env(url) })).resolves.toMatchObject({
+      candidates: expect.arrayContaining([
+        expect.objectContaining({
+          problem: `tiny/Tiny-GGUF is a gated model: accept its licence at ${url}/tiny/Tiny-GGUF, then set HF_TOKEN to a token of that account (https://huggingface.co/settings/tokens)`,
+        }),
+      ]),
+    });
+    const denied = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['F32'] }, machine(8 * GiB), {
+      env: env(url, { HF_TOKEN: 'hf_other' }),
+    });
+    expect(denied.candidates[0]!.problem).toMatch(/gated model: accept its licence/);
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'token'), 'hf_good\n');
+    const allowed = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['F32'] }, machine(8 * GiB), {
+      env: { HF_ENDPOINT: url, HF_HOME: home },
+    });
+    expect(allowed.candidates[0]).toMatchObject({ problem: null, fit: { verdict: 'fits' } });
+  });
+
+  it('names an unknown repository, an unknown revision and an unreachable hub, each with what to do', async () => {
+    const server = await withHub();
+    await expect(planModels({ source: 'hf:tiny/Nope' }, machine(GiB), { env: env(server.url) })).rejects.toThrow(
+      `no model repository tiny/Nope at ${server.url}: check the name (OWNER/REPO as in its URL); a private repository needs HF_TOKEN`,
+    );
+    await expect(planModels({ source: 'hf:tiny/Tiny-GGUF@v9' }, machine(GiB), { env: env(server.url) })).rejects.toThrow(
+      'tiny/Tiny-GGUF has no revision "v9"',
+    );
+    const closed = await unusedPortUrl();
+    await expect(planModels({ source: 'hf:tiny/Tiny-GGUF' }, machine(GiB), { env: env(closed) })).rejects.toThrow(
+      new RegExp(`cannot reach the hub at ${closed} \\(ECONNREFUSED\\): check the network connection, or set HF_ENDPOINT`),
+    );
+  });
+
+  it('refuses a server that ignores byte ranges instead of downloading whole files', async () => {
+    const server = await withHub({ ignoreRange: true });
+    const plan = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['F32'] }, machine(GiB), { env: env(server.url) });
+    expect(plan.candidates[0]!.problem).toMatch(/the server ignored the byte range asked for/);
+  });
+});
+
+describe('the hub token stays with the hub', () => {
+  it('is not sent to the CDN a file redirects to', async () => {
+    const server = await withHub({ redirectToCdn: true });
+    const plan = await planModels({ source: 'hf:tiny/Tiny-GGUF', quants: ['F32'] }, machine(8 * GiB), {
+      env: env(server.url, { HF_TOKEN: 'hf_secret' }),
+    });
+    expect(plan.candidates[0]!.problem).toBeNull();
+    const cdn = server.requests.filter((request) => request.origin === 'cdn');
+    expect(cdn.length).toBeGreaterThan(0);
+    expect(cdn.every((request) => request.authorization === null)).toBe(true);
+    expect(
+      server.requests.filter((request) => request.origin === 'hub').every((request) => request.authorization === 'Bearer hf_secret'),
+    ).toBe(true);
+  });
+
+  it('is not sent to a next-page link on another origin', async () => {
+    const server = await withHub({ pageSize: 2, nextPageElsewhere: true });
+    await planModels({ source: 'hf:tiny/Tiny-GGUF' }, machine(8 * GiB), { env: env(server.url, { HF_TOKEN: 'hf_secret' }) }).catch(
+      () => null,
+    );
+    const elsewhere = server.requests.filter((request) => request.origin === 'cdn');
+    expect(elsewhere.length).toBeGreaterThan(0);
+    expect(elsewhere.every((request) => request.authorization === null)).toBe(true);
+  });
+});
