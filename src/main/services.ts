@@ -164,7 +164,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   });
   const models = onFirstUse(async () => {
     const { createModelsService } = await import('./services/models-service');
-    return createModelsService(resolveEngine, sink, access, store.runs.hashes);
+    return createModelsService(resolveEngine, sink, access, store.runs.hashes, (modelPath) => store.runs.latestDecodeOf(modelPath));
   });
   const engineService = onFirstUse(async () => {
     const { createEngineService } = await import('./services/engine-service');

@@ -149,6 +149,23 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
   });
 });
 
+describe('planning local files', () => {
+  it('sets the newest measured decode of a file beside its ceiling, and nothing for a file never run', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'Tiny-Q4_K_M.gguf'), files['Tiny-Q4_K_M.gguf']!);
+    fs.writeFileSync(path.join(dir, 'Tiny-F32.gguf'), files['Tiny-F32.gguf']!);
+    const measuredFile = path.join(dir, 'Tiny-Q4_K_M.gguf');
+    const plan = await planModels({ source: dir }, machine(8 * GiB), {
+      latestDecodeOf: (file) =>
+        file === measuredFile ? { id: 'run-1', started_at: '2026-12-01T00:00:00.000Z', tpot_ms_mean: 2, decode_sequences: 1 } : undefined,
+    });
+    const measured = plan.candidates.find((candidate) => candidate.files[0] === measuredFile)!;
+    expect(measured.measured).toMatchObject({ runId: 'run-1', tokensPerS: 500, decodeSequences: 1 });
+    expect(measured.measured!.ofCeiling).toBeCloseTo(500 / measured.ceiling!.tokensPerS, 9);
+    expect(plan.candidates.find((candidate) => candidate.files[0] !== measuredFile)!.measured).toBeNull();
+  });
+});
+
 describe('the hub token stays with the hub', () => {
   it('is not sent to the CDN a file redirects to', async () => {
     const server = await withHub({ redirectToCdn: true });

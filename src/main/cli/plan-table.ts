@@ -58,6 +58,13 @@ function fitCell(candidate: PlannedCandidate): string {
   return 'does not fit';
 }
 
+function measuredCell(candidate: PlannedCandidate): string {
+  const measured = candidate.measured;
+  if (!measured) return '—';
+  const share = measured.ofCeiling === null ? '' : ` (${Math.round(measured.ofCeiling * 100)} %)`;
+  return `${measured.tokensPerS.toFixed(measured.tokensPerS < 10 ? 1 : 0)}${share}`;
+}
+
 function candidateRow(candidate: PlannedCandidate): string[] {
   const memory = candidate.memory;
   return [
@@ -70,6 +77,7 @@ function candidateRow(candidate: PlannedCandidate): string[] {
     fitCell(candidate),
     candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—',
     candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(candidate.ceiling.tokensPerS < 10 ? 1 : 0) : '—',
+    measuredCell(candidate),
   ];
 }
 
@@ -85,7 +93,7 @@ export function planText(plan: ModelPlan): string {
     ...(plan.devices.some((device) => device.kind === 'gpu') ? [] : [`  no GPU: ${plan.gpuSource}`]),
     '',
     formatTable([
-      ['quant', 'size', 'params', 'KV cache', 'compute', 'needs', 'fit', 'largest ctx that fits', 'ceiling tok/s'],
+      ['quant', 'size', 'params', 'KV cache', 'compute', 'needs', 'fit', 'largest ctx that fits', 'ceiling tok/s', 'measured tok/s'],
       ...plan.candidates.map(candidateRow),
     ]),
   ];
@@ -94,6 +102,11 @@ export function planText(plan: ModelPlan): string {
     ...(candidate.fit && candidate.fit.verdict !== 'fits' ? [`${candidate.label}: ${candidate.fit.detail}`] : []),
     ...(candidate.memory?.notes ?? []).map((note) => `${candidate.label}: ${note}`),
     ...(candidate.ceilingReason && candidate.fit?.verdict !== 'no' ? [`${candidate.label}: no ceiling: ${candidate.ceilingReason}`] : []),
+    ...(candidate.measured
+      ? [
+          `${candidate.label}: measured in run ${candidate.measured.runId.slice(0, 8)} (${candidate.measured.startedAt}), 1000 / mean TPOT${candidate.measured.decodeSequences && candidate.measured.decodeSequences > 1.05 ? ` with ${candidate.measured.decodeSequences.toFixed(1)} sequences decoding at once` : ''}`,
+        ]
+      : []),
   ]);
   lines.push(
     '',

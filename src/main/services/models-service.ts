@@ -13,7 +13,7 @@ import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import { userCacheDir } from '../core/paths';
 import { isHubRef } from '../models/hub/hub-access';
-import { planModels } from '../models/plan/plan-models';
+import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
 import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 
@@ -40,6 +40,7 @@ export function createModelsService(
   events: EventSink,
   access: ServiceAccess,
   hashes: ModelHashCache,
+  latestDecodeOf: LatestDecode,
 ): LocalModelsService {
   const running = new JobTable();
   let quantTypes: Promise<QuantTypeInfo[]> | null = null;
@@ -106,7 +107,7 @@ export function createModelsService(
     plan: async (request) => {
       // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
-      return planModels({ ...request, source }, await readPlanMachine(userCacheDir()));
+      return planModels({ ...request, source }, await readPlanMachine(userCacheDir()), { latestDecodeOf });
     },
     quantTypes: () =>
       (quantTypes ??= (async () => {

@@ -548,6 +548,20 @@ export class RunStore {
     return (this.db.prepare(`SELECT COUNT(*) AS count FROM runs ${where}`).get(values) as { count: number }).count;
   }
 
+  /** The newest completed run of a model file with a decode time: what a plan compares its ceiling with. */
+  latestDecodeOf(modelPath: string): { id: string; started_at: string; tpot_ms_mean: number; decode_sequences: number | null } | undefined {
+    return this.db
+      .prepare(
+        `SELECT id, started_at,
+                json_extract(summary_json, '$.metrics.tpot_ms.mean') AS tpot_ms_mean,
+                json_extract(summary_json, '$.decode_bandwidth.decode_sequences') AS decode_sequences
+         FROM runs
+         WHERE model_path = ? AND status = 'completed' AND json_extract(summary_json, '$.metrics.tpot_ms.mean') > 0
+         ORDER BY started_at DESC, rowid DESC LIMIT 1`,
+      )
+      .get(modelPath) as { id: string; started_at: string; tpot_ms_mean: number; decode_sequences: number | null } | undefined;
+  }
+
   listRuns(limit = 50): RunRow[] {
     return this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[];
   }

@@ -101,6 +101,11 @@ export interface PlannedCandidate {
   /** Decode tokens/s one sequence cannot exceed at an empty context: bandwidth ÷ weights read per token. */
   ceiling: { tokensPerS: number; bytesPerToken: number } | null;
   ceilingReason: string | null;
+  /**
+   * A local file's newest completed run: one sequence's decode speed (1000 / mean TPOT, lower
+   * than at one sequence when several decoded at once) and its share of the ceiling.
+   */
+  measured: { runId: string; startedAt: string; tokensPerS: number; decodeSequences: number | null; ofCeiling: number | null } | null;
   /** Why this candidate could not be planned (unreadable header, missing part). */
   problem: string | null;
 }

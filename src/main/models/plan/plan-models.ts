@@ -106,6 +106,7 @@ async function planCandidate(
     fit: null,
     ceiling: null,
     ceilingReason: null,
+    measured: null,
   };
   let headers: GgufHeader[];
   try {
@@ -179,7 +180,32 @@ export function planSettings(request: ModelPlanRequest): ModelPlanSettings {
  * at these settings, whether it fits this machine's GPUs, and the decode-speed ceiling.
  * Hub files are read by HTTP range, a few MiB each, never downloaded.
  */
-export async function planModels(request: ModelPlanRequest, machine: PlanMachine, options: HubOptions = {}): Promise<ModelPlan> {
+/** A model file's newest measured decode (RunStore.latestDecodeOf), for a plan of local files. */
+export type LatestDecode = (
+  modelPath: string,
+) => { id: string; started_at: string; tpot_ms_mean: number; decode_sequences: number | null } | undefined;
+
+function withMeasured(candidate: PlannedCandidate, latestDecodeOf: LatestDecode): PlannedCandidate {
+  const run = latestDecodeOf(candidate.files[0]!);
+  if (!run) return candidate;
+  const tokensPerS = 1000 / run.tpot_ms_mean;
+  return {
+    ...candidate,
+    measured: {
+      runId: run.id,
+      startedAt: run.started_at,
+      tokensPerS,
+      decodeSequences: run.decode_sequences,
+      ofCeiling: candidate.ceiling ? tokensPerS / candidate.ceiling.tokensPerS : null,
+    },
+  };
+}
+
+export async function planModels(
+  request: ModelPlanRequest,
+  machine: PlanMachine,
+  options: HubOptions & { latestDecodeOf?: LatestDecode } = {},
+): Promise<ModelPlan> {
   const settings = planSettings(request);
   const source = isHubRef(request.source) ? await hubSource(request.source, options) : await localSource(request.source);
   const { chosen, unmatched } = chooseCandidates(source.candidates, request.quants ?? []);
@@ -194,6 +220,10 @@ export async function planModels(request: ModelPlanRequest, machine: PlanMachine
     planned.push(
       ...(await Promise.all(chosen.slice(start, start + 4).map((candidate) => planCandidate(candidate, source, settings, machine)))),
     );
+  const measured =
+    !isHubRef(request.source) && options.latestDecodeOf
+      ? planned.map((candidate) => withMeasured(candidate, options.latestDecodeOf!))
+      : planned;
   const hostUsed = planned.some((candidate) => candidate.fit?.verdict === 'partial' || candidate.fit?.verdict === 'cpu');
   return {
     source: request.source,
@@ -201,7 +231,7 @@ export async function planModels(request: ModelPlanRequest, machine: PlanMachine
     settings,
     devices: devicesOf(machine, hostUsed ? await machine.hostBandwidth() : null),
     gpuSource: machine.gpuSource,
-    candidates: sortCandidates(planned),
+    candidates: sortCandidates(measured),
     problems,
   };
 }

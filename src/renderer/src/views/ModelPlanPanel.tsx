@@ -39,6 +39,7 @@ function PlanTable({ plan }: { plan: ModelPlan }) {
             <th>fit</th>
             <th>largest context that fits</th>
             <th>ceiling tok/s</th>
+            <th>measured tok/s</th>
           </tr>
         </thead>
         <tbody>
@@ -63,6 +64,11 @@ function PlanTable({ plan }: { plan: ModelPlan }) {
               </td>
               <td>{candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—'}</td>
               <td>{candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(0) : '—'}</td>
+              <td title={candidate.measured ? `run ${candidate.measured.runId}, ${candidate.measured.startedAt}` : undefined}>
+                {candidate.measured
+                  ? `${candidate.measured.tokensPerS.toFixed(0)}${candidate.measured.ofCeiling === null ? '' : ` (${Math.round(candidate.measured.ofCeiling * 100)} %)`}`
+                  : '—'}
+              </td>
             </tr>
           ))}
         </tbody>
