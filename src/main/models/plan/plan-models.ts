@@ -164,7 +164,7 @@ function devicesOf(machine: PlanMachine, hostBandwidth: { gbPerS: number | null;
   ];
 }
 
-/** Settings from a request: defaults filled in, each bound checked with the field named. */
+/** Settings from a request, defaults filled in (the RPC schema and the CLI flags check the bounds). */
 export function planSettings(request: ModelPlanRequest): ModelPlanSettings {
   return {
     contextPerSlot: request.contextPerSlot ?? PLAN_DEFAULTS.contextPerSlot,
