@@ -169,10 +169,15 @@ describe('telemetry on a run', () => {
       withStandIn(),
     );
     const exited = new Promise<number | null>((resolve) => interrupted.on('close', resolve));
-    for (let i = 0; i < 100 && standInsRunning() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(standInsRunning()).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    interrupted.kill('SIGINT');
+    try {
+      // A loaded machine can take many seconds to load the model and start sampling.
+      for (let i = 0; i < 600 && standInsRunning() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(standInsRunning()).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      // Stopped even when the wait fails: a run left going would hold its server and refuse the next tests' servers.
+      interrupted.kill('SIGINT');
+    }
     expect(await exited).toBe(130);
     expect(standInsRunning()).toBe(0);
   });
