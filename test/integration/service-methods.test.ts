@@ -84,13 +84,14 @@ describe('every service method through the dispatcher', () => {
     const scan = await call<{ models: { path: string; valid: boolean }[] }>('models', 'scan', null, { hash: false });
     expect(scan.models.some((model) => model.valid && model.path.endsWith('demo-q8_0.gguf'))).toBe(true);
     expect(await failure('models', 'quantize', path.join(dir, 'absent.gguf'), ['Q4_0'])).toMatch(/not_found|invalid_input/);
-    // A plan of the demo model: no GPU here, so it runs on the CPU, in far less than this machine's RAM.
+    // A plan of the demo model: it fits a listed GPU (the nvidia-smi stand-in's, in CI's second pass), else runs on the CPU.
     const demoFile = scan.models.find((model) => model.path.endsWith('demo-q8_0.gguf'))!.path;
-    const plan = await call<{ candidates: { label: string; fit: { verdict: string } }[] }>('models', 'plan', {
+    const plan = await call<{ devices: { kind: string }[]; candidates: { label: string; fit: { verdict: string } }[] }>('models', 'plan', {
       source: demoFile,
       contextPerSlot: 2048,
     });
-    expect(plan.candidates).toEqual([expect.objectContaining({ label: 'Q8_0', fit: expect.objectContaining({ verdict: 'cpu' }) })]);
+    const verdict = plan.devices.some((device) => device.kind === 'gpu') ? 'fits' : 'cpu';
+    expect(plan.candidates).toEqual([expect.objectContaining({ label: 'Q8_0', fit: expect.objectContaining({ verdict }) })]);
     expect(await failure('models', 'plan', { source: demoFile, parallel: 0 })).toBe('invalid_input');
     expect(await failure('models', 'plan', { source: 'hf:no-repo-name' })).toBe('usage');
     await call('models', 'cancel', 'no-such-job');
