@@ -2,6 +2,7 @@ import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../shared
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { formatTable } from './format';
+import { memorySize } from '../../shared/memory-size';
 import { PLAN_USAGE } from './usage';
 
 const KV_TYPES = ['f16', 'q8_0', 'q4_0'] as const;
@@ -42,8 +43,6 @@ export function planRequestFromFlags(
   };
 }
 
-const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${Math.round(bytes / 2 ** 20)} MiB`);
-
 function params(count: number | null): string {
   if (count === null) return '—';
   return count >= 1e9 ? `${(count / 1e9).toFixed(1)}B` : `${(count / 1e6).toFixed(0)}M`;
@@ -69,11 +68,11 @@ function candidateRow(candidate: PlannedCandidate): string[] {
   const memory = candidate.memory;
   return [
     candidate.label,
-    gib(candidate.sizeBytes),
+    memorySize(candidate.sizeBytes),
     params(candidate.parameterCount),
-    memory ? gib(memory.kvBytes) : '—',
-    memory ? gib(memory.computeBytes) : '—',
-    candidate.fit ? gib(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—',
+    memory ? memorySize(memory.kvBytes) : '—',
+    memory ? memorySize(memory.computeBytes) : '—',
+    candidate.fit ? memorySize(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—',
     fitCell(candidate),
     candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—',
     candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(candidate.ceiling.tokensPerS < 10 ? 1 : 0) : '—',
@@ -88,7 +87,7 @@ export function planText(plan: ModelPlan): string {
     `Plan for ${plan.source}${plan.revision ? ` (revision ${plan.revision})` : ''}: ${settings.contextPerSlot.toLocaleString('en-US')} tokens per slot × ${settings.parallel} slot${settings.parallel === 1 ? '' : 's'} (--ctx-size ${(settings.contextPerSlot * settings.parallel).toLocaleString('en-US')}), KV ${settings.kvType}, flash attention ${settings.flashAttention ? 'on' : 'off'}, ubatch ${settings.ubatch}`,
     ...plan.devices.map(
       (device) =>
-        `  ${device.name}: ${gib(device.freeBytes)} ${device.kind === 'gpu' ? 'free' : 'available'} of ${gib(device.totalBytes)}; ${device.bandwidthGbPerS === null ? 'bandwidth unknown' : `${device.bandwidthGbPerS.toFixed(0)} GB/s`} (${device.bandwidthSource})`,
+        `  ${device.name}: ${memorySize(device.freeBytes)} ${device.kind === 'gpu' ? 'free' : 'available'} of ${memorySize(device.totalBytes)}; ${device.bandwidthGbPerS === null ? 'bandwidth unknown' : `${device.bandwidthGbPerS.toFixed(0)} GB/s`} (${device.bandwidthSource})`,
     ),
     ...(plan.devices.some((device) => device.kind === 'gpu') ? [] : [`  no GPU: ${plan.gpuSource}`]),
     '',

@@ -1,4 +1,5 @@
-import { metaNumber, readGgufHeaderAsync, tensorDataBytes, type GgufHeader } from './gguf-reader';
+import { metaNumber, readGgufHeaderAsync, type GgufHeader } from './gguf-reader';
+import { weightPlaces } from './weight-places';
 
 /**
  * What one decode step reads from memory, from a GGUF file's tensor table and metadata:
@@ -31,31 +32,17 @@ export function decodeFootprint(header: GgufHeader): DecodeFootprint | { reason:
   if (nLayer === null || embedding === null || nHead === null || nHeadKv === null)
     return { reason: `the GGUF metadata lacks ${architecture}.block_count, embedding_length or attention.head_count` };
   const headDim = embedding / nHead;
-  let blockWeightBytes = 0;
-  let headWeightBytes = 0;
-  let embeddingBytes = 0;
-  const unknownTypeTensors: string[] = [];
-  const hasOutput = header.tensors.some((tensor) => tensor.name === 'output.weight');
-  for (const tensor of header.tensors) {
-    const bytes = tensorDataBytes(tensor);
-    if (bytes === null) {
-      unknownTypeTensors.push(tensor.name);
-      continue;
-    }
-    if (tensor.name.startsWith('blk.')) blockWeightBytes += bytes;
-    else if (tensor.name === 'token_embd.weight') embeddingBytes += bytes;
-    else headWeightBytes += bytes;
-  }
+  const places = weightPlaces(header.tensors, nLayer);
   return {
     architecture,
-    blockWeightBytes,
-    headWeightBytes: headWeightBytes + (hasOutput ? 0 : embeddingBytes),
-    embeddingLookupBytes: hasOutput ? embeddingBytes : 0,
+    blockWeightBytes: places.layerBytes.reduce((sum, bytes) => sum + bytes, 0) + places.extraBlockBytes,
+    headWeightBytes: places.headBytes + (places.tiedOutput ? places.embeddingBytes : 0),
+    embeddingLookupBytes: places.tiedOutput ? 0 : places.embeddingBytes,
     nLayer,
     nHeadKv,
     headDimK: meta('attention.key_length') ?? headDim,
     headDimV: meta('attention.value_length') ?? headDim,
-    unknownTypeTensors,
+    unknownTypeTensors: places.unknownTypeTensors,
   };
 }
 

@@ -5,9 +5,10 @@ import { readMemAvailable } from '../telemetry/host-memory';
 import { readGpuMemorySnapshot } from '../telemetry/gpu-memory-snapshot';
 import { reachableMemoryRead } from '../telemetry/memory-read-probe';
 
-function bandwidthSourceOf(name: string): string {
+/** A GPU's datasheet bandwidth by its name, and where the figure comes from or why there is none. */
+function datasheetBandwidth(name: string): { bandwidthGbPerS: number | null; bandwidthSource: string } {
   const { peak, reason } = gpuPeakBandwidth(name);
-  return peak ? `datasheet: ${peak.label}` : (reason ?? 'unknown');
+  return { bandwidthGbPerS: peak?.gb_per_s ?? null, bandwidthSource: peak ? `datasheet: ${peak.label}` : (reason ?? 'unknown') };
 }
 
 /** This machine: each GPU's free memory now, the RAM the kernel says is available, and the cached read probe. */
@@ -20,8 +21,7 @@ export async function readPlanMachine(cacheDir: string): Promise<PlanMachine> {
       name: gpu.name,
       totalBytes: gpu.totalMib * 2 ** 20,
       freeBytes: Math.max(0, gpu.totalMib - gpu.usedMib) * 2 ** 20,
-      bandwidthGbPerS: gpuPeakBandwidth(gpu.name).peak?.gb_per_s ?? null,
-      bandwidthSource: bandwidthSourceOf(gpu.name),
+      ...datasheetBandwidth(gpu.name),
     })),
     host: { totalBytes: os.totalmem(), availableBytes: (await readMemAvailable()) ?? os.freemem() },
     gpuSource: snapshot.source,

@@ -17,14 +17,15 @@ export interface HubOptions {
 /** No single request to the hub may hang a plan: a header read is a few MiB. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
-interface HubSession {
+/** One plan's way to the hub: the endpoint and token read once, for every request it makes. */
+export interface HubSession {
   endpoint: string;
-  /** A fetch that sends the token only to the hub's own origin, and remembers the hub's error code. */
+  /** A fetch that sends the token only to the hub's own origin, and remembers the error code of its last answer (for the listing, whose errors arrive as thrown HubApiErrors). */
   fetch: typeof fetch;
   lastErrorCode: () => string | null;
 }
 
-function hubSession(options: HubOptions): HubSession {
+export function openHubSession(options: HubOptions = {}): HubSession {
   const env = options.env ?? process.env;
   const endpoint = hubEndpoint(env);
   const token = hubToken(env);
@@ -53,8 +54,7 @@ function failureOf(session: HubSession, ref: HubRepoRef, error: unknown, what: s
 }
 
 /** Every file of the repository at its revision (the hub's tree listing, every page). */
-export async function listHubFiles(ref: HubRepoRef, options: HubOptions = {}): Promise<HubFile[]> {
-  const session = hubSession(options);
+export async function listHubFiles(ref: HubRepoRef, session: HubSession): Promise<HubFile[]> {
   const files: HubFile[] = [];
   try {
     for await (const entry of listFiles({
@@ -79,8 +79,7 @@ export function resolveUrl(endpoint: string, ref: HubRepoRef, file: string): str
 }
 
 /** Reads of a hub file by HTTP range, so a header is read without downloading the file. */
-export function hubByteSource(ref: HubRepoRef, file: HubFile, options: HubOptions = {}): GgufByteSource {
-  const session = hubSession(options);
+export function hubByteSource(ref: HubRepoRef, file: HubFile, session: HubSession): GgufByteSource {
   const url = resolveUrl(session.endpoint, ref, file.path);
   return {
     name: `hf:${ref.repo}/${file.path}`,
@@ -96,7 +95,7 @@ export function hubByteSource(ref: HubRepoRef, file: HubFile, options: HubOption
       }
       if (!response.ok) {
         const message = await response.text().catch(() => '');
-        throw hubFailure(ref, session.endpoint, response.status, session.lastErrorCode(), message.slice(0, 200), file.path);
+        throw hubFailure(ref, session.endpoint, response.status, response.headers.get('x-error-code'), message.slice(0, 200), file.path);
       }
       // A server that ignores the range would send the whole file: stop it rather than download gigabytes.
       if (response.status !== 206) {

@@ -1,3 +1,4 @@
+import { memorySize } from '../../../shared/memory-size';
 import type { PlannedCandidate } from '../../../shared/contract/models';
 import { fileWeightBytes, type ModelShape } from './model-shape';
 import { estimateMemory, type MemoryEstimate, type PlanSettings } from './memory-estimate';
@@ -26,8 +27,6 @@ export const RUNTIME_ALLOWANCE_BYTES = 512 * 2 ** 20;
 
 /** The fit as the contract carries it (docs/METRICS.md, "Model plan"). */
 export type Fit = NonNullable<PlannedCandidate['fit']>;
-
-const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${Math.round(bytes / 2 ** 20)} MiB`);
 
 function gpuOverhead(gpus: readonly PlanGpu[], estimate: MemoryEstimate): number {
   return gpus.length * (estimate.computeBytes + RUNTIME_ALLOWANCE_BYTES);
@@ -65,7 +64,7 @@ export function largestFullContext(shape: ModelShape, settings: PlanSettings, gp
   return low * step;
 }
 
-export function planFit(shape: ModelShape, settings: PlanSettings, gpus: readonly PlanGpu[], host: PlanHost): Fit {
+export function planFit(shape: ModelShape, settings: PlanSettings, gpus: readonly PlanGpu[], host: Pick<PlanHost, 'availableBytes'>): Fit {
   const estimate = estimateMemory(shape, settings);
   const layersTotal = shape.nLayer + 1;
   const free = gpus.reduce((sum, gpu) => sum + gpu.freeBytes, 0);
@@ -79,7 +78,7 @@ export function planFit(shape: ModelShape, settings: PlanSettings, gpus: readonl
       gpuBytes: full,
       hostBytes: estimate.hostWeightBytes,
       largestFullContext: largest,
-      detail: `every layer on the GPU${gpus.length > 1 ? 's' : ''}: needs ${gib(full)} of ${gib(free)} free`,
+      detail: `every layer on the GPU${gpus.length > 1 ? 's' : ''}: needs ${memorySize(full)} of ${memorySize(free)} free`,
     };
   // llama.cpp offloads the last blocks first; each takes its weights and its share of the cache.
   const budget = free - gpuOverhead(gpus, estimate);
@@ -104,12 +103,12 @@ export function planFit(shape: ModelShape, settings: PlanSettings, gpus: readonl
       largestFullContext: largest,
       detail:
         verdict === 'partial'
-          ? `${blocksOnGpu} of ${layersTotal} layers on the GPU${gpus.length > 1 ? 's' : ''} (${gib(free)} free), the rest in ${gib(hostBytes)} of RAM`
-          : `${blocksOnGpu} of ${layersTotal} layers fit on the GPU, but the rest needs ${gib(hostBytes)} of RAM and ${gib(host.availableBytes)} is available`,
+          ? `${blocksOnGpu} of ${layersTotal} layers on the GPU${gpus.length > 1 ? 's' : ''} (${memorySize(free)} free), the rest in ${memorySize(hostBytes)} of RAM`
+          : `${blocksOnGpu} of ${layersTotal} layers fit on the GPU, but the rest needs ${memorySize(hostBytes)} of RAM and ${memorySize(host.availableBytes)} is available`,
     };
   }
   const hostBytes = cpuOnlyBytes(shape, estimate);
-  const why = gpus.length === 0 ? 'no GPU' : `not one layer fits in the ${gib(free)} free on the GPU`;
+  const why = gpus.length === 0 ? 'no GPU' : `not one layer fits in the ${memorySize(free)} free on the GPU`;
   return {
     verdict: hostBytes <= host.availableBytes ? 'cpu' : 'no',
     layersOnGpu: 0,
@@ -119,7 +118,7 @@ export function planFit(shape: ModelShape, settings: PlanSettings, gpus: readonl
     largestFullContext: largest,
     detail:
       hostBytes <= host.availableBytes
-        ? `${why}: runs on the CPU in ${gib(hostBytes)} of RAM (${gib(host.availableBytes)} available)`
-        : `${why}, and the CPU would need ${gib(hostBytes)} of RAM with ${gib(host.availableBytes)} available`,
+        ? `${why}: runs on the CPU in ${memorySize(hostBytes)} of RAM (${memorySize(host.availableBytes)} available)`
+        : `${why}, and the CPU would need ${memorySize(hostBytes)} of RAM with ${memorySize(host.availableBytes)} available`,
   };
 }

@@ -1,4 +1,5 @@
-import { metaNumber, tensorDataBytes, type GgufHeader } from '../gguf-reader';
+import { metaNumber, type GgufHeader } from '../gguf-reader';
+import { weightPlaces } from '../weight-places';
 
 /**
  * What a memory plan needs from a model's GGUF headers (every part of a split model): the
@@ -41,8 +42,6 @@ export interface ModelShape {
   unknownTypeTensors: string[];
 }
 
-const LAYER_TENSOR = /^blk\.(\d+)\./;
-
 /** Reads the shape from a model's headers: the first part's metadata and every part's tensors. */
 export function modelShape(headers: readonly GgufHeader[]): ModelShape | { reason: string } {
   const first = headers[0];
@@ -55,35 +54,12 @@ export function modelShape(headers: readonly GgufHeader[]): ModelShape | { reaso
   const nHead = meta('attention.head_count');
   if (nLayer === null || nEmbd === null || nHead === null || nLayer <= 0 || nHead <= 0)
     return { reason: `the GGUF metadata lacks ${architecture}.block_count, embedding_length or attention.head_count` };
-  const tensors = headers.flatMap((header) => header.tensors);
-  const layerBytes = new Array<number>(nLayer).fill(0);
-  let expertBytes = 0;
-  let headBytes = 0;
-  let embeddingBytes = 0;
-  let parameterCount = 0;
-  let outputRows: number | null = null;
-  const unknownTypeTensors: string[] = [];
-  const hasOutput = tensors.some((tensor) => tensor.name === 'output.weight');
-  for (const tensor of tensors) {
-    parameterCount += tensor.shape.reduce((product, dim) => product * dim, 1);
-    if (tensor.name === 'output.weight' || (!hasOutput && tensor.name === 'token_embd.weight')) outputRows = tensor.shape[1] ?? null;
-    const bytes = tensorDataBytes(tensor);
-    if (bytes === null) {
-      unknownTypeTensors.push(tensor.name);
-      continue;
-    }
-    const layer = LAYER_TENSOR.exec(tensor.name);
-    if (layer && Number(layer[1]) < nLayer) {
-      layerBytes[Number(layer[1])]! += bytes;
-      if (tensor.name.includes('_exps.')) expertBytes += bytes;
-    } else if (tensor.name === 'token_embd.weight') {
-      embeddingBytes += bytes;
-      // A tied output reads the embedding as its projection: llama.cpp loads a second copy where the output runs.
-      if (!hasOutput) headBytes += bytes;
-    } else headBytes += bytes;
-  }
+  const places = weightPlaces(
+    headers.flatMap((header) => header.tensors),
+    nLayer,
+  );
   const tokens = first.metadata.get('tokenizer.ggml.tokens');
-  const nVocab = meta('vocab_size') ?? (tokens && typeof tokens === 'object' ? tokens.length : null) ?? outputRows;
+  const nVocab = meta('vocab_size') ?? (tokens && typeof tokens === 'object' ? tokens.length : null) ?? places.outputRows;
   if (nVocab === null) return { reason: 'the GGUF file gives no vocabulary size (no tokenizer.ggml.tokens, vocab_size or output tensor)' };
   const expertCount = meta('expert_count');
   const expertUsed = meta('expert_used_count');
@@ -107,14 +83,15 @@ export function modelShape(headers: readonly GgufHeader[]): ModelShape | { reaso
     slidingWindow: meta('attention.sliding_window'),
     mlaKeyLength: meta('attention.key_length_mla'),
     recurrent: [...first.metadata.keys()].some((key) => key.startsWith(`${architecture}.ssm.`) || key.startsWith(`${architecture}.wkv.`)),
-    layerBytes,
-    expertBytes,
-    headBytes,
-    embeddingBytes,
-    tiedOutput: !hasOutput,
-    parameterCount,
+    layerBytes: places.layerBytes,
+    expertBytes: places.expertBytes,
+    // A tied output reads the embedding as its projection: llama.cpp loads a second copy where the output runs.
+    headBytes: places.headBytes + places.extraBlockBytes + (places.tiedOutput ? places.embeddingBytes : 0),
+    embeddingBytes: places.embeddingBytes,
+    tiedOutput: places.tiedOutput,
+    parameterCount: places.parameterCount,
     fileType,
-    unknownTypeTensors,
+    unknownTypeTensors: places.unknownTypeTensors,
   };
 }
 

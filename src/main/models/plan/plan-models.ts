@@ -10,7 +10,7 @@ import type {
 import { readGgufHeaderAsync, readGgufHeaderFrom, type GgufHeader } from '../gguf-reader';
 import { scanModels } from '../model-library';
 import { isHubRef, parseHubRef } from '../hub/hub-access';
-import { hubByteSource, listHubFiles, type HubOptions } from '../hub/hub-files';
+import { hubByteSource, listHubFiles, openHubSession, type HubOptions } from '../hub/hub-files';
 import { chooseCandidates, groupCandidates, quantLabel, type CandidateFiles } from './candidates';
 import { planFit, RUNTIME_ALLOWANCE_BYTES, type PlanGpu, type PlanHost } from './fit';
 import { estimateMemory } from './memory-estimate';
@@ -43,7 +43,8 @@ const HUB_FIRST_READ_BYTES = 1 << 20;
 
 async function hubSource(text: string, options: HubOptions): Promise<CandidateSource> {
   const ref = parseHubRef(text);
-  const files = await listHubFiles(ref, options);
+  const session = openHubSession(options);
+  const files = await listHubFiles(ref, session);
   const byPath = new Map(files.map((file) => [file.path, file]));
   const { candidates, problems } = groupCandidates(files.map((file) => file.path));
   return {
@@ -52,7 +53,7 @@ async function hubSource(text: string, options: HubOptions): Promise<CandidateSo
     problems,
     sizeOf: (file) => byPath.get(file)?.size ?? 0,
     readHeader: (file) =>
-      readGgufHeaderFrom(hubByteSource(ref, byPath.get(file)!, options), {
+      readGgufHeaderFrom(hubByteSource(ref, byPath.get(file)!, session), {
         timeBudgetMs: HUB_HEADER_BUDGET_MS,
         firstReadBytes: HUB_FIRST_READ_BYTES,
       }),
@@ -117,11 +118,11 @@ async function planCandidate(
   const shape = modelShape(headers);
   if ('reason' in shape) return { ...empty, problem: shape.reason };
   const estimate = estimateMemory(shape, settings);
-  const needsHost = (verdict: PlanVerdict) => verdict === 'partial' || verdict === 'cpu';
-  const provisional = planFit(shape, settings, machine.gpus, { ...machine.host, bandwidthGbPerS: null });
-  const hostBandwidth = needsHost(provisional.verdict) ? await machine.hostBandwidth() : { gbPerS: null, source: '' };
+  // Where the layers go does not depend on bandwidth; the host's is measured only when some of them are read there.
+  const fit = planFit(shape, settings, machine.gpus, machine.host);
+  const hostBandwidth = fit.verdict === 'partial' || fit.verdict === 'cpu' ? await machine.hostBandwidth() : { gbPerS: null, source: '' };
   const host: PlanHost = { ...machine.host, bandwidthGbPerS: hostBandwidth.gbPerS };
-  const ceiling = speedCeiling(shape, provisional, machine.gpus, host);
+  const ceiling = speedCeiling(shape, fit, machine.gpus, host);
   return {
     ...empty,
     architecture: shape.architecture,
@@ -136,7 +137,7 @@ async function planCandidate(
       allowanceBytes: machine.gpus.length > 0 ? RUNTIME_ALLOWANCE_BYTES : 0,
       notes: estimate.notes,
     },
-    fit: provisional,
+    fit,
     ceiling: 'reason' in ceiling ? null : ceiling,
     ceilingReason: 'reason' in ceiling ? ceiling.reason : null,
     problem: null,
