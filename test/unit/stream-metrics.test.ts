@@ -465,4 +465,68 @@ describe('run executor with reasoning', () => {
       db.close();
     }
   });
+
+  it('names the crash, not the refusals, when the server manager reports the loss after the refusals added up', async () => {
+    // Nothing listens on this port: every request is refused at once, long before the crash report below arrives.
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const item: ResolvedItem = {
+      id: 'q',
+      group: 'g',
+      messages: [{ role: 'user', content: 'hi' }],
+      prompt: null,
+      sampling: { max_tokens: 4 },
+      response_format: null,
+      repeat: 1,
+      weight: 1,
+      checks: [],
+      target_input_tokens: null,
+      input_tokens_exact: null,
+    };
+    const workload: ResolvedWorkload = {
+      name: 'w',
+      description: '',
+      revision: 'r',
+      source: 'test',
+      groups: [{ name: 'g', items: [item] }],
+    };
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    try {
+      const store = new RunStore(db);
+      const run = (serverLost?: Promise<string>) =>
+        executeRun({
+          store,
+          runId: store.createRun({
+            kind: 'test',
+            modelRef: null,
+            modelPath: null,
+            modelSizeBytes: null,
+            modelSha256: null,
+            engine: null,
+            server: null,
+            manifest: {},
+          }),
+          workload,
+          target: { baseUrl: `http://127.0.0.1:${port}` },
+          load: { mode: 'closed', concurrency: 1 },
+          stop: { requests: 100, durationMs: null },
+          warmup: 0,
+          timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
+          private: false,
+          references: null,
+          serverLost,
+        });
+      const late = new Promise<string>((resolve) => setTimeout(() => resolve('the server crashed: exited with signal SIGKILL'), 300));
+      expect(await run(late)).toMatchObject({ status: 'aborted', reason: 'the server crashed: exited with signal SIGKILL' });
+      // With no crash to report, the refusals are the reason.
+      expect(await run()).toMatchObject({
+        status: 'aborted',
+        reason: expect.stringMatching(/^the server stopped responding: \d+ requests in a row failed \(connect\)$/),
+      });
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -41,6 +41,9 @@ export interface RunExecution {
   stored: number;
 }
 
+/** How long a run stopped by refused connections waits for the server manager to report a crash. */
+const SERVER_LOSS_GRACE_MS = 2000;
+
 /**
  * Runs a resolved workload against a target and stores every request as it finishes.
  * `signal` is the user's cancel (in-flight requests are cancelled, the run is
@@ -272,7 +275,10 @@ export async function executeRun(options: {
   }
   if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
   if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };
-  // A crash reported by the server manager explains refusals better than counting them does.
+  // A crash reported by the server manager explains refusals better than counting them does. Refused
+  // connections can add up before the manager has seen the process exit, so its report is given a moment.
+  if (unresponsive !== null && abortReason === null && options.serverLost)
+    await Promise.race([options.serverLost, new Promise((resolve) => setTimeout(resolve, SERVER_LOSS_GRACE_MS).unref())]);
   const reason = abortReason ?? unresponsive;
   if (reason) return { status: 'aborted', reason, outcome, stored: writer.written };
   return { status: 'completed', reason: null, outcome, stored: writer.written };
