@@ -128,6 +128,45 @@ describe('inferlab commands that manage stored things', () => {
     }
   });
 
+  it('models pull downloads into the Hugging Face cache with plain progress lines off a terminal, resumes nothing twice, and refuses mistakes', async () => {
+    const files = tinyGgufRepoFiles();
+    const hub = await startStandInHub({ repos: { 'tiny/Tiny-GGUF': { files } }, redirectToCdn: true });
+    try {
+      const cache = path.join(tempDir(), 'hub');
+      const pullEnv = { ...env, HF_ENDPOINT: hub.url, HF_HUB_CACHE: cache };
+      const text = await inferlab(['models', 'pull', 'hf:tiny/Tiny-GGUF', '--quants', 'Q4_K_M,F16'], pullEnv);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stderr).toMatch(/^pulling F16\/Tiny-F16-00001-of-00002\.gguf \(\d+ MiB\)$/m);
+      expect(text.stderr).toMatch(/^pulling Tiny-Q4_K_M\.gguf \(11 MiB\)$/m);
+      expect(text.stderr).not.toContain('\r');
+      expect(text.stdout).toMatch(/^hf:tiny\/Tiny-GGUF at 0123456789ab \(main\): \d+ MiB downloaded into /);
+      expect(text.stdout).toMatch(/^F16\s+\d+ MiB\s+\S+Tiny-F16-00001-of-00002\.gguf \(\+1 parts\)\s+pulled, SHA-256 checked$/m);
+      const snapshot = path.join(cache, 'models--tiny--Tiny-GGUF', 'snapshots', '0123456789abcdef0123456789abcdef01234567');
+      expect(fs.readFileSync(path.join(snapshot, 'Tiny-Q4_K_M.gguf')).equals(files['Tiny-Q4_K_M.gguf']!)).toBe(true);
+
+      const again = await inferlab(['models', 'pull', 'hf:tiny/Tiny-GGUF', '--quants', 'q4_k_m', '--json'], pullEnv);
+      expect(again.code, again.stderr).toBe(0);
+      const pulled = JSON.parse(again.stdout) as { downloadedBytes: number; models: { label: string; alreadyCached: boolean }[] };
+      expect(pulled).toMatchObject({ downloadedBytes: 0, models: [{ label: 'Q4_K_M', alreadyCached: true }] });
+
+      for (const [args, message] of [
+        [
+          ['hf:tiny/Tiny-GGUF'],
+          /hf:tiny\/Tiny-GGUF has 3 quantizations \(F16, F32, Q4_K_M\): name the ones to pull with --quants, or --quants all/,
+        ],
+        [['hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], /hf:tiny\/Tiny-GGUF has no Q2_K; it has F16, F32, Q4_K_M/],
+        [['tiny/Tiny-GGUF'], /models pull needs one hub name: hf:OWNER\/REPO\[@REVISION\]/],
+        [['hf:tiny/Tiny-GGUF', '--quants', ','], /--quants expects labels like Q4_K_M,Q8_0 or "all"/],
+      ] as const) {
+        const refused = await inferlab(['models', 'pull', ...args], pullEnv);
+        expect(refused.code, refused.stderr).toBe(2);
+        expect(refused.stderr).toMatch(message);
+      }
+    } finally {
+      await hub.close();
+    }
+  });
+
   it('server explain reads the startup log of this engine’s llama-server, from a file or standard input, and refuses what is not a log', async () => {
     const engine = await requireEngine();
     const port = await new Promise<number>((resolve) => {

@@ -24,6 +24,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { summarizeCondition } from '../../src/main/experiments/condition-summary';
 import { demoRunSpec } from '../support/specs';
 import { useTempDirs } from '../support/temp';
+import { startStandInHub, tinyGgufRepoFiles } from '../support/stand-in-hub';
 
 const tempDir = useTempDirs();
 let container: ServiceContainer | null = null;
@@ -94,6 +95,36 @@ describe('every service method through the dispatcher', () => {
     expect(plan.candidates).toEqual([expect.objectContaining({ label: 'Q8_0', fit: expect.objectContaining({ verdict }) })]);
     expect(await failure('models', 'plan', { source: demoFile, parallel: 0 })).toBe('invalid_input');
     expect(await failure('models', 'plan', { source: 'hf:no-repo-name' })).toBe('usage');
+
+    // A pull from the stand-in hub into a cache of this test's own; its progress ends finished, and the cache then knows it.
+    const hub = await startStandInHub({ repos: { 'tiny/Tiny-GGUF': { files: tinyGgufRepoFiles() } } });
+    const hubEnv = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_CACHE: process.env.HF_HUB_CACHE };
+    process.env.HF_ENDPOINT = hub.url;
+    process.env.HF_HUB_CACHE = path.join(dir, 'hf-hub');
+    try {
+      const pull = await call<{ jobId: string }>('models', 'pull', { source: 'hf:tiny/Tiny-GGUF', quants: ['Q4_K_M'] });
+      await expect
+        .poll(
+          () =>
+            events.find(
+              (event) =>
+                event.name === 'job.progress' &&
+                (event.payload as JobProgress).jobId === pull.jobId &&
+                (event.payload as JobProgress).finished,
+            )?.payload,
+          { timeout: 60_000 },
+        )
+        .toMatchObject({ kind: 'pull', error: null, label: 'done' });
+      const cached = await call<{ label: string; files: string[] }[]>('models', 'cached', 'hf:tiny/Tiny-GGUF', ['all']);
+      expect(cached.map((model) => model.label)).toEqual(['Q4_K_M']);
+      expect(cached[0]!.files[0]!.startsWith(path.join(dir, 'hf-hub'))).toBe(true);
+      expect(await failure('models', 'pull', { source: 'tiny/Tiny-GGUF', quants: [] })).toBe('invalid_input');
+      expect(await failure('models', 'pull', { source: 'hf:tiny/Tiny-GGUF', quants: ['Q2_K'] })).toBe('not_found');
+    } finally {
+      Object.assign(process.env, hubEnv);
+      for (const [name, value] of Object.entries(hubEnv)) if (value === undefined) delete process.env[name];
+      await hub.close();
+    }
     await call('models', 'cancel', 'no-such-job');
     const quantTypes = await call<{ type: string; needsImportanceMatrix: boolean }[]>('models', 'quantTypes');
     expect(quantTypes.map((entry) => entry.type)).toEqual(expect.arrayContaining(['Q4_K_M', 'Q8_0', 'IQ4_XS']));

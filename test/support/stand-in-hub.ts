@@ -12,17 +12,26 @@ import { GgmlType, writeGgufFile, type GgufEntry, type GgufTensor } from '../../
  * hub). It answers the routes Infer Lab calls, shaped as the hub documents them, not captured:
  * - GET /api/models/OWNER/REPO/tree/REV?recursive=true: the file list, `pageSize` entries per
  *   page with a `Link: <…>; rel="next"` header; LFS entries carry `lfs.oid` (the SHA-256);
- * - GET /OWNER/REPO/resolve/REV/PATH: the file, honouring `Range: bytes=A-B` with a 206;
- * errors as the hub gives them: 401 + `X-Error-Code: RepoNotFound` for an unknown repository,
+ * - GET /api/models/OWNER/REPO/revision/REV: the model's information, `sha` its commit;
+ * - GET /OWNER/REPO/resolve/REV/PATH: the file, honouring `Range: bytes=A-B` (and `A-`) with a
+ *   206, with `X-Repo-Commit`, `ETag` and, for LFS files, `X-Linked-Etag`/`X-Linked-Size`;
+ * a revision is `main` or the repository's commit. Errors as the hub gives them: 401 + `X-Error-Code: RepoNotFound` for an unknown repository,
  * 404 + `RevisionNotFound` / `EntryNotFound`, 401/403 + `GatedRepo` for a gated one without an
  * accepted token. Faults for the tests: resolve redirects to a second origin (a CDN), a
- * server that ignores ranges, a next-page link to another origin.
+ * server that ignores ranges, a next-page link to another origin, a connection dropped partway
+ * through a file, bytes altered on the way, a slow link, a listing that lies about paths,
+ * digests or sizes.
  */
 export interface StandInRepo {
   files: Record<string, Buffer>;
   /** Only these tokens may read the files; a request without one gets 401, with another 403. */
   gatedFor?: string[];
+  /** What the listing says instead of the truth, per path: a hostile or broken mirror. */
+  listedAs?: Record<string, { sha256?: string; size?: number }>;
 }
+
+/** The commit every stand-in repository is at. */
+export const STAND_IN_COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 export interface StandInHubOptions {
   repos: Record<string, StandInRepo>;
@@ -33,6 +42,12 @@ export interface StandInHubOptions {
   ignoreRange?: boolean;
   /** The second page of a listing is linked on the CDN origin (another host). */
   nextPageElsewhere?: boolean;
+  /** The first `times` downloads of a file (by path) send `afterBytes` bytes of it, then drop the connection. */
+  drop?: { file: string; afterBytes: number; times: number };
+  /** Files whose bytes are altered in flight (one byte flipped in the middle). */
+  corrupt?: string[];
+  /** Sends file bodies at about this rate, in 64 KiB pieces, so a test can act while a download runs. */
+  bytesPerSecond?: number;
 }
 
 export interface HubRequest {
@@ -61,12 +76,49 @@ function error(response: http.ServerResponse, status: number, code: string, mess
   return 0;
 }
 
-function sendFile(request: http.IncomingMessage, response: http.ServerResponse, bytes: Buffer, ignoreRange: boolean): number {
+interface BodyFaults {
+  ignoreRange: boolean;
+  /** Bytes of the body to send before destroying the socket; null sends it all. */
+  dropAfter: number | null;
+  bytesPerSecond: number | null;
+}
+
+/** Writes a body in pieces, at a rate when asked, and cuts the connection where a fault says so. */
+function writeBody(response: http.ServerResponse, body: Buffer, faults: BodyFaults): number {
+  const limit = faults.dropAfter === null ? body.length : Math.min(body.length, faults.dropAfter);
+  if (faults.bytesPerSecond === null && faults.dropAfter === null) {
+    response.end(body);
+    return body.length;
+  }
+  const piece = 64 * 1024;
+  let sent = 0;
+  const next = () => {
+    if (response.destroyed) return;
+    if (sent >= limit) {
+      if (faults.dropAfter !== null && limit < body.length) response.socket?.destroy();
+      else response.end();
+      return;
+    }
+    const end = Math.min(limit, sent + piece);
+    response.write(body.subarray(sent, end));
+    sent = end;
+    setTimeout(next, faults.bytesPerSecond === null ? 0 : (piece / faults.bytesPerSecond) * 1000);
+  };
+  next();
+  return limit;
+}
+
+function sendFile(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  bytes: Buffer,
+  faults: BodyFaults,
+  headers: Record<string, string>,
+): number {
   const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
-  if (!range || ignoreRange) {
-    response.writeHead(200, { 'content-length': bytes.length, 'accept-ranges': 'bytes' });
-    response.end(bytes);
-    return bytes.length;
+  if (!range || faults.ignoreRange) {
+    response.writeHead(200, { ...headers, 'content-length': bytes.length, 'accept-ranges': 'bytes' });
+    return writeBody(response, bytes, faults);
   }
   const start = Number(range[1]);
   const end = Math.min(bytes.length - 1, range[2] ? Number(range[2]) : bytes.length - 1);
@@ -76,26 +128,43 @@ function sendFile(request: http.IncomingMessage, response: http.ServerResponse, 
     return 0;
   }
   const slice = bytes.subarray(start, end + 1);
-  response.writeHead(206, { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': slice.length });
-  response.end(slice);
-  return slice.length;
+  response.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': slice.length });
+  return writeBody(response, slice, faults);
 }
 
 export async function startStandInHub(options: StandInHubOptions): Promise<StandInHub> {
   const requests: HubRequest[] = [];
   const pageSize = options.pageSize ?? 1000;
+  let dropsLeft = options.drop?.times ?? 0;
+  const served = (filePath: string, bytes: Buffer): Buffer => {
+    if (!options.corrupt?.includes(filePath)) return bytes;
+    const altered = Buffer.from(bytes);
+    altered[altered.length >> 1]! ^= 0xff;
+    return altered;
+  };
+  const faultsFor = (filePath: string): BodyFaults => {
+    const drop = options.drop?.file === filePath && dropsLeft > 0;
+    if (drop) dropsLeft--;
+    return {
+      ignoreRange: Boolean(options.ignoreRange),
+      dropAfter: drop ? options.drop!.afterBytes : null,
+      bytesPerSecond: options.bytesPerSecond ?? null,
+    };
+  };
   let hubUrl = '';
   let cdnUrl = '';
 
   function treePage(repoName: string, repo: StandInRepo, cursor: number, response: http.ServerResponse): number {
     const entries = Object.entries(repo.files).map(([filePath, bytes]) => {
       const lfs = filePath.endsWith('.gguf');
+      const listed = repo.listedAs?.[filePath] ?? {};
+      const sha256 = listed.sha256 ?? crypto.createHash('sha256').update(bytes).digest('hex');
       return {
         type: 'file',
         oid: crypto.createHash('sha1').update(bytes).digest('hex'),
-        size: lfs ? 134 : bytes.length,
+        size: lfs ? 134 : (listed.size ?? bytes.length),
         path: filePath,
-        ...(lfs ? { lfs: { oid: crypto.createHash('sha256').update(bytes).digest('hex'), size: bytes.length, pointerSize: 134 } } : {}),
+        ...(lfs ? { lfs: { oid: sha256, size: listed.size ?? bytes.length, pointerSize: 134 } } : {}),
       };
     });
     const page = entries.slice(cursor, cursor + pageSize);
@@ -113,18 +182,39 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
     const url = new URL(request.url ?? '/', 'http://stand-in');
     if (origin === 'cdn' && url.pathname.startsWith('/blobs/')) {
       const [, , owner, name, ...rest] = decodeURIComponent(url.pathname).split('/');
-      const bytes = options.repos[`${owner}/${name}`]?.files[rest.join('/')];
+      const filePath = rest.join('/');
+      const bytes = options.repos[`${owner}/${name}`]?.files[filePath];
       if (!bytes) return error(response, 404, 'EntryNotFound', 'Entry not found');
-      return sendFile(request, response, bytes, Boolean(options.ignoreRange));
+      return sendFile(request, response, served(filePath, bytes), faultsFor(filePath), {});
     }
     const tree = /^\/api\/models\/([^/]+\/[^/]+)\/tree\/([^/]+)$/.exec(url.pathname);
+    const info = /^\/api\/models\/([^/]+\/[^/]+)\/revision\/([^/]+)$/.exec(url.pathname);
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);
-    const repoName = decodeURIComponent((tree ?? resolve)?.[1] ?? '');
+    const route = tree ?? info ?? resolve;
+    const repoName = decodeURIComponent(route?.[1] ?? '');
     const repo = options.repos[repoName];
-    if (!tree && !resolve) return error(response, 404, 'NotFound', 'Not found');
+    if (!route) return error(response, 404, 'NotFound', 'Not found');
     if (!repo) return error(response, 401, 'RepoNotFound', 'Repository not found');
-    if (decodeURIComponent((tree ?? resolve)![2]!) !== 'main') return error(response, 404, 'RevisionNotFound', 'Invalid rev id');
+    if (!['main', STAND_IN_COMMIT].includes(decodeURIComponent(route[2]!)))
+      return error(response, 404, 'RevisionNotFound', 'Invalid rev id');
     if (tree) return treePage(repoName, repo, Number(url.searchParams.get('cursor') ?? 0), response);
+    if (info) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          _id: 'stand-in',
+          id: repoName,
+          sha: STAND_IN_COMMIT,
+          private: false,
+          gated: repo.gatedFor ? 'manual' : false,
+          downloads: 0,
+          likes: 0,
+          lastModified: '2026-01-01T00:00:00.000Z',
+          tags: ['gguf'],
+        }),
+      );
+      return 0;
+    }
     const token = request.headers.authorization?.replace(/^Bearer /, '') ?? null;
     if (repo.gatedFor && !token)
       return error(
@@ -138,12 +228,18 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
     const filePath = decodeURIComponent(resolve![3]!);
     const bytes = repo.files[filePath];
     if (!bytes) return error(response, 404, 'EntryNotFound', `${filePath} does not exist on "main"`);
+    const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
+    const headers: Record<string, string> = {
+      'x-repo-commit': STAND_IN_COMMIT,
+      etag: `"${sha256}"`,
+      ...(filePath.endsWith('.gguf') ? { 'x-linked-etag': `"${sha256}"`, 'x-linked-size': String(bytes.length) } : {}),
+    };
     if (options.redirectToCdn) {
-      response.writeHead(302, { location: `${cdnUrl}/blobs/${repoName}/${filePath}` });
+      response.writeHead(302, { ...headers, location: `${cdnUrl}/blobs/${repoName}/${filePath}` });
       response.end();
       return 0;
     }
-    return sendFile(request, response, bytes, Boolean(options.ignoreRange));
+    return sendFile(request, response, served(filePath, bytes), faultsFor(filePath), headers);
   }
 
   const serverFor = (origin: 'hub' | 'cdn') =>

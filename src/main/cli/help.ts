@@ -9,6 +9,7 @@ import {
   IMPORT_USAGE,
   PROFILE_USAGE,
   QUANTIZE_USAGE,
+  PULL_USAGE,
   REPORT_USAGE,
   CHECK_USAGE,
   RUN_USAGE,
@@ -102,7 +103,7 @@ const HELP: Record<string, HelpEntry> = {
     examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'],
     notes: 'extra-flags',
   },
-  models: { usage: `${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${QUANTIZE_USAGE}` },
+  models: { usage: `${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}` },
   'models plan': {
     usage: PLAN_USAGE,
     examples: [
@@ -112,6 +113,15 @@ const HELP: Record<string, HelpEntry> = {
     ],
     notes:
       'Before downloading anything: each GGUF header is read by HTTP range (a few MiB; split models part by part), never the whole file. Memory = weights + KV cache (--ctx tokens per slot × --parallel slots, at the --kv type) + a compute buffer (estimated from the model\'s widths; within 30 % of captured llama.cpp logs, median 3.7 %) + 512 MiB per GPU for the CUDA/ROCm runtime. Fit is against each GPU\'s free memory now (nvidia-smi or amd-smi) and the RAM available: "fits" (every layer on the GPU), "partial" (N of M layers, the rest in RAM), "cpu" (no layer fits, or no GPU), "no". The ceiling is one sequence\'s decode tokens/s at an empty context: memory bandwidth (the GPU\'s datasheet figure, or this machine\'s read probe) ÷ the weights a step reads (only the experts in use for MoE). HF_ENDPOINT, HF_TOKEN and the token file are honoured.',
+  },
+  'models pull': {
+    usage: PULL_USAGE,
+    examples: [
+      'inferlab models pull hf:Qwen/Qwen3-8B-GGUF --quants Q4_K_M,Q8_0',
+      'inferlab models pull hf:unsloth/Qwen3-30B-A3B-GGUF@main --quants UD-Q4_K_XL --json',
+    ],
+    notes:
+      "Downloads into the Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub) in its own layout (blobs named by SHA-256, snapshots/<commit>, refs), so llama.cpp, Python tools and LM Studio's scan share the files. Each file is checked against the hub's SHA-256 before it appears in the snapshot; a mismatch deletes it. The disk's free space is checked first. A dropped connection is tried again from where it stopped; a pull stopped by Ctrl-C or a lost network keeps the file in progress (blobs/<sha256>.incomplete) and the same command resumes it. Split models are pulled part by part and listed once. --quants is needed when the repository has more than one quantization (models plan shows them and what fits). HF_ENDPOINT, HF_TOKEN and the token file are honoured.",
   },
   'models scan': { usage: SCAN_USAGE, examples: ['inferlab models scan ~/models --json'] },
   'models quantize': { usage: QUANTIZE_USAGE, examples: ['inferlab models quantize model-f16.gguf --to Q8_0,Q4_K_M'] },

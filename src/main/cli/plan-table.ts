@@ -15,22 +15,25 @@ function integerFlag(name: string, raw: string | undefined, min: number, max: nu
   return value;
 }
 
+/** --quants as a list of labels, or 'all'; an empty list when the flag is absent. */
+export function quantsFlag(raw: string | undefined, usage: string): string[] | 'all' {
+  if (raw === undefined) return [];
+  if (raw.trim().toLowerCase() === 'all') return 'all';
+  const quants = raw
+    .split(',')
+    .map((quant) => quant.trim())
+    .filter(Boolean);
+  if (quants.length === 0 || quants.some((quant) => !/^[\w.-]{1,64}$/.test(quant)))
+    throw new AppError(ErrorCode.Usage, `--quants expects labels like Q4_K_M,Q8_0 or "all", got "${raw}"\n\nUsage: ${usage}`);
+  return quants;
+}
+
 export function planRequestFromFlags(
   source: string,
   values: { quants?: string; ctx?: string; parallel?: string; kv?: string; 'no-flash-attn'?: boolean },
 ): ModelPlanRequest {
-  const quants =
-    values.quants?.trim().toLowerCase() === 'all'
-      ? []
-      : values.quants
-          ?.split(',')
-          .map((quant) => quant.trim())
-          .filter(Boolean);
-  if (values.quants !== undefined && quants?.length === 0 && values.quants.trim().toLowerCase() !== 'all')
-    throw new AppError(
-      ErrorCode.Usage,
-      `--quants expects labels like Q4_K_M,Q8_0 or "all", got "${values.quants}"\n\nUsage: ${PLAN_USAGE}`,
-    );
+  const chosen = quantsFlag(values.quants, PLAN_USAGE);
+  const quants = chosen === 'all' ? [] : chosen;
   if (values.kv !== undefined && !(KV_TYPES as readonly string[]).includes(values.kv))
     throw new AppError(ErrorCode.Usage, `--kv must be one of ${KV_TYPES.join(', ')}, got "${values.kv}"\n\nUsage: ${PLAN_USAGE}`);
   return {

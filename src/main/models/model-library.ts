@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ModelEntry, ModelScan } from '../../shared/contract/models';
 import { demoModelsDir } from '../core/paths';
+import { hubCacheDir } from './hub/hub-cache';
 import { assertTensorDataInFile, readGgufHeaderAsync, type GgufHeader } from './gguf-reader';
 
 /** llama.cpp's `general.file_type` values (LLAMA_FTYPE_MOSTLY_*), as quantization labels. */
@@ -59,11 +60,10 @@ function llamaCacheDir(env: NodeJS.ProcessEnv, home: string): string {
  */
 export function defaultModelFolders(env: NodeJS.ProcessEnv = process.env): string[] {
   const home = os.homedir();
-  const hfHome = env.HF_HOME ?? path.join(home, '.cache', 'huggingface');
   return [
     demoModelsDir(env),
     path.join(home, 'models'),
-    env.HF_HUB_CACHE ?? path.join(hfHome, 'hub'),
+    hubCacheDir(env),
     path.join(home, '.lmstudio', 'models'),
     path.join(home, '.cache', 'lm-studio', 'models'),
     llamaCacheDir(env, home),

@@ -16,6 +16,8 @@ import { isHubRef } from '../models/hub/hub-access';
 import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
 import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
+import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
+import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
 export interface QuantizeHooks {
@@ -32,7 +34,20 @@ export interface LocalModelsService extends ModelsService {
     folders: string[] | null,
     options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void },
   ): Promise<ModelScan>;
+  /** Pulls like `pull` and resolves with the pulled models; aborting `signal` stops it and keeps the file in progress, to resume. */
+  pullAndWait(request: ModelPullRequest, hooks?: PullHooks): Promise<ModelPull>;
   dispose(): void;
+}
+
+/** What a caller awaiting a pull (the CLI) hears while it goes. */
+export interface PullHooks {
+  onProgress?: (progress: PullProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** ['all'] asks for every quantization. */
+function pullQuants(quants: readonly string[]): string[] | 'all' {
+  return quants.some((quant) => quant.toLowerCase() === 'all') ? 'all' : [...quants];
 }
 
 export function createModelsService(
@@ -97,6 +112,21 @@ export function createModelsService(
     });
   }
 
+  async function launchPull(request: ModelPullRequest, hooks: PullHooks, discardPartialOnCancel: boolean): Promise<LaunchedJob<ModelPull>> {
+    // Settled before the job starts: a wrong name, a gated model or a full disk is the call's own error.
+    const prepared = await preparePull(request.source, pullQuants(request.quants), { signal: hooks.signal });
+    return launchProgressJob(running, events, 'pull', (signal, report) =>
+      executePull(prepared, {
+        signal,
+        discardPartialOnCancel,
+        onProgress: (progress) => {
+          hooks.onProgress?.(progress);
+          report({ label: progress.file, done: progress.bytesDone, total: progress.bytesTotal });
+        },
+      }),
+    );
+  }
+
   return {
     scan: async (folders, options) => scanWithProgress(folders, { hash: Boolean(options?.hash) }),
     scanWithProgress,
@@ -109,6 +139,11 @@ export function createModelsService(
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
       return planModels({ ...request, source }, await readPlanMachine(userCacheDir()), { latestDecodeOf });
     },
+    // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.
+    pull: async (request) => detach(await launchPull(request, {}, true)),
+    pullAndWait: async (request, hooks = {}) =>
+      awaitJob(await launchPull(request, hooks, false), (jobId) => running.cancel(jobId), hooks.signal),
+    cached: async (source, quants) => cachedModels(source, pullQuants(quants)),
     quantTypes: () =>
       (quantTypes ??= (async () => {
         const binary = toolPath(await engine(), 'llama-quantize');

@@ -123,3 +123,44 @@ export interface ModelPlan {
   /** Requested quantizations the source lacks, incomplete split sets. */
   problems: string[];
 }
+
+export interface ModelPullRequest {
+  /** hf:OWNER/REPO[@REVISION]. */
+  source: string;
+  /** Quantization labels to pull; ['all'] for every one; empty when the repository has only one. */
+  quants: string[];
+}
+
+/** A pulled quantization: its files in the cache's snapshot (every part of a split model, in order). */
+export interface PulledModel {
+  label: string;
+  files: string[];
+  sizeBytes: number;
+  /** Every file was in the cache already; nothing was downloaded for it. */
+  alreadyCached: boolean;
+}
+
+export interface ModelPull {
+  source: string;
+  revision: string;
+  /** The commit the revision pointed at: the snapshot folder the files are in. */
+  commit: string;
+  /** The Hugging Face cache the files went to (HF_HUB_CACHE, else HF_HOME/hub). */
+  cacheDir: string;
+  models: PulledModel[];
+  /** Bytes that crossed the network in this pull (not what the cache or an interrupted pull already held). */
+  downloadedBytes: number;
+  problems: string[];
+}
+
+/** Where a pull stands: the file arriving now, and the whole pull. */
+export interface PullProgress {
+  file: string;
+  fileBytesDone: number;
+  fileBytesTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+  /** Bytes received in this pull so far, for its rate. */
+  downloadedBytes: number;
+  elapsedMs: number;
+}

@@ -127,7 +127,7 @@ export interface ExperimentJobState {
 
 export interface JobProgress {
   jobId: string;
-  kind: 'quantize' | 'setup';
+  kind: 'quantize' | 'setup' | 'pull';
   label: string;
   done: number;
   total: number | null;

@@ -12,7 +12,7 @@ import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { MetricHistory } from './history';
 import type { ExperimentResult } from './experiments';
-import type { ModelPlan, ModelScan, QuantTypeInfo } from './models';
+import type { ModelPlan, ModelScan, PulledModel, QuantTypeInfo } from './models';
 import type {
   DecisionRecord,
   ExperimentListItem,
@@ -37,6 +37,7 @@ import {
   PathText,
   ScanOptionsSchema,
   ModelPlanRequestSchema,
+  ModelPullRequestSchema,
   ServerStartOptionsSchema,
   ServerProfileSchema,
   SettingsChangesSchema,
@@ -114,11 +115,25 @@ export const SERVICE_CONTRACT = {
       [arg('source', PathText), arg('types', Names), optional('outDir', PathText)],
       JobStarted,
     ),
-    cancel: method('Stops a quantization: llama-quantize is killed and its partial file removed.', [arg('jobId', Name)], Type.Void()),
+    cancel: method(
+      'Stops a quantization (llama-quantize is killed and its partial file removed) or a pull (the file being downloaded is deleted).',
+      [arg('jobId', Name)],
+      Type.Void(),
+    ),
     plan: method(
       "For each GGUF of a hub repository (read by HTTP range, not downloaded) or a local folder: the memory a server needs at the settings, whether it fits this machine's GPUs, and the decode-speed ceiling.",
       [arg('request', ModelPlanRequestSchema)],
       returns<ModelPlan>(),
+    ),
+    pull: method(
+      "Downloads the named quantizations of a hub repository into the Hugging Face cache, each file checked against the hub's SHA-256; progress arrives as job.progress events (bytes).",
+      [arg('request', ModelPullRequestSchema)],
+      JobStarted,
+    ),
+    cached: method(
+      'The quantizations of a hub repository already in the Hugging Face cache at its revision, with their files (no network).',
+      [arg('source', Type.String({ minLength: 1, maxLength: 400, pattern: '^hf:' })), arg('quants', Names)],
+      returns<PulledModel[]>(),
     ),
     quantTypes: method(
       "The types the engine's llama-quantize can make, in its order, with its own notes; those needing an importance matrix are marked.",

@@ -241,6 +241,17 @@ export const ModelPlanRequestSchema = Type.Object(
   Strict,
 );
 
+export const ModelPullRequestSchema = Type.Object(
+  {
+    source: Type.String({ minLength: 1, maxLength: 400, pattern: '^hf:', description: 'hf:OWNER/REPO[@REVISION].' }),
+    quants: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: 64,
+      description: "Quantization labels; ['all'] for every one; empty when the repository has only one.",
+    }),
+  },
+  Strict,
+);
+
 export const EngineSetupOptionsSchema = Type.Object(
   {
     backend: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('vulkan'), Type.Literal('metal')])),

@@ -3,12 +3,16 @@ import path from 'node:path';
 import type { ModelEntry } from '../../../shared/contract/models';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
+import { memorySize } from '../../../shared/memory-size';
 import { checkQuantTypes, planQuantization } from '../../models/quantize';
 import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
-import { SCAN_USAGE, PLAN_USAGE, QUANTIZE_USAGE } from '../usage';
+import { SCAN_USAGE, PLAN_USAGE, PULL_USAGE, QUANTIZE_USAGE } from '../usage';
+import { pullProgressLine, pullSummary } from '../pull-lines';
+import { progressWriter } from '../progress';
+import { quantsFlag } from '../plan-table';
 import { planRequestFromFlags, planText } from '../plan-table';
 
 function humanSize(bytes: number): string {
@@ -155,13 +159,53 @@ const plan: CommandHandler = async (args) => {
   return result.candidates.length === 0 ? 2 : 0;
 };
 
+const pull: CommandHandler = async (args, signal) => {
+  const { values, positionals } = parseOptions(
+    args,
+    { quants: { type: 'string' }, json: { type: 'boolean' }, db: { type: 'string' } },
+    PULL_USAGE,
+    true,
+  );
+  if (positionals.length !== 1 || !positionals[0]!.startsWith('hf:'))
+    throw new AppError(ErrorCode.Usage, `models pull needs one hub name: hf:OWNER/REPO[@REVISION]\n\nUsage: ${PULL_USAGE}`);
+  const quants = quantsFlag(values.quants, PULL_USAGE);
+  const container = await openCliServices(values.db, shellAccess());
+  const progress = progressWriter(process.stderr);
+  let file = '';
+  try {
+    const result = await container.models.pullAndWait(
+      { source: positionals[0]!, quants: quants === 'all' ? ['all'] : quants },
+      {
+        signal,
+        onProgress: (step) => {
+          if (values.json) return;
+          if (step.file !== file) {
+            file = step.file;
+            progress.line(`pulling ${step.file} (${memorySize(step.fileBytesTotal)})`);
+          }
+          progress.live(pullProgressLine(step));
+        },
+      },
+    );
+    progress.end();
+    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else process.stdout.write(`${pullSummary(result)}\n`);
+    for (const problem of result.problems) process.stderr.write(`${problem}\n`);
+    return 0;
+  } finally {
+    progress.end();
+    await container.dispose();
+  }
+};
+
 export const modelsCommand: CommandHandler = async (args, signal) => {
   const [action, ...rest] = args;
   if (action === 'scan') return scan(rest, signal);
   if (action === 'plan') return plan(rest, signal);
+  if (action === 'pull') return pull(rest, signal);
   if (action === 'quantize') return quantize(rest, signal);
   throw new AppError(
     ErrorCode.Usage,
-    `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${QUANTIZE_USAGE}`,
+    `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}`,
   );
 };

@@ -17,11 +17,13 @@ export interface HubOptions {
 /** No single request to the hub may hang a plan: a header read is a few MiB. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** One plan's way to the hub: the endpoint and token read once, for every request it makes. */
+/** One plan's or pull's way to the hub: the endpoint and token read once, for every request it makes. */
 export interface HubSession {
   endpoint: string;
   /** A fetch that sends the token only to the hub's own origin, and remembers the error code of its last answer (for the listing, whose errors arrive as thrown HubApiErrors). */
   fetch: typeof fetch;
+  /** The same fetch without the whole-request time limit, for downloads of gigabytes; the caller watches for a stalled body itself. */
+  download: typeof fetch;
   lastErrorCode: () => string | null;
 }
 
@@ -31,21 +33,28 @@ export function openHubSession(options: HubOptions = {}): HubSession {
   const token = hubToken(env);
   const origin = new URL(endpoint).origin;
   let errorCode: string | null = null;
-  const hubFetch: typeof fetch = async (input, init) => {
+  const send = async (input: Parameters<typeof fetch>[0], init: RequestInit | undefined, timeoutMs: number | null) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const headers = new Headers(init?.headers);
     // A next-page link or a redirect may point elsewhere: the token stays with the hub.
     if (token && url.origin === origin) headers.set('authorization', `Bearer ${token}`);
     else headers.delete('authorization');
-    const signals = [AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(options.signal ? [options.signal] : [])];
-    const response = await fetch(url, { ...init, headers, signal: AbortSignal.any(signals) });
-    errorCode = response.ok ? null : response.headers.get('x-error-code');
+    const signals = [options.signal, init?.signal, timeoutMs === null ? null : AbortSignal.timeout(timeoutMs)].filter(
+      (signal): signal is AbortSignal => Boolean(signal),
+    );
+    const response = await fetch(url, { ...init, headers, signal: signals.length > 0 ? AbortSignal.any(signals) : null });
+    errorCode = response.ok || (response.status >= 300 && response.status < 400) ? null : response.headers.get('x-error-code');
     return response;
   };
-  return { endpoint, fetch: hubFetch, lastErrorCode: () => errorCode };
+  return {
+    endpoint,
+    fetch: (input, init) => send(input, init, REQUEST_TIMEOUT_MS),
+    download: (input, init) => send(input, init, null),
+    lastErrorCode: () => errorCode,
+  };
 }
 
-function failureOf(session: HubSession, ref: HubRepoRef, error: unknown, what: string): Error {
+export function hubRequestFailure(session: HubSession, ref: HubRepoRef, error: unknown, what: string): Error {
   if (error instanceof Error && error.name === 'AbortError') return error;
   const status = (error as { statusCode?: number }).statusCode;
   if (typeof status === 'number')
@@ -68,7 +77,7 @@ export async function listHubFiles(ref: HubRepoRef, session: HubSession): Promis
       files.push({ path: entry.path, size: entry.lfs?.size ?? entry.size, sha256: entry.lfs?.oid ?? null });
     }
   } catch (error) {
-    throw failureOf(session, ref, error, 'the file list');
+    throw hubRequestFailure(session, ref, error, 'the file list');
   }
   return files;
 }
@@ -91,7 +100,7 @@ export function hubByteSource(ref: HubRepoRef, file: HubFile, session: HubSessio
       try {
         response = await session.fetch(url, { headers: { range: `bytes=${position}-${last}` } });
       } catch (error) {
-        throw failureOf(session, ref, error, file.path);
+        throw hubRequestFailure(session, ref, error, file.path);
       }
       if (!response.ok) {
         const message = await response.text().catch(() => '');
