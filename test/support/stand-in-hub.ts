@@ -5,7 +5,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GGUFValueType } from '@huggingface/gguf';
-import { GgmlType, writeGgufFile, type GgufEntry, type GgufTensor } from '../../src/main/models/gguf-writer';
+import {
+  encodeGgufHeader,
+  GgmlType,
+  tensorByteLength,
+  writeGgufFile,
+  type GgufEntry,
+  type GgufTensor,
+} from '../../src/main/models/gguf-writer';
 
 /**
  * TEST STAND-IN for the Hugging Face hub, on a local port (this machine cannot reach the real
@@ -342,4 +349,36 @@ export function tinyGgufRepoFiles(): Record<string, Buffer> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A constructed llama far too large for any machine (4 blocks with 256 GiB feed-forward
+ * tensors): only its header is served, and the listing gives the size its tensors would take,
+ * so a plan reads it and finds it fits nowhere.
+ */
+export function oversizedModel(): { bytes: Buffer; listedSize: number } {
+  const u32 = (key: string, value: number): GgufEntry => ({ key, type: GGUFValueType.UINT32, value });
+  const width = 262_144;
+  const tensors: GgufTensor[] = [0, 1, 2, 3].flatMap((block) =>
+    (['ffn_up', 'ffn_down'] as const).map((name) => ({
+      name: `blk.${block}.${name}.weight`,
+      shape: [width, width],
+      type: GgmlType.F32,
+      data: () => new Uint8Array(0),
+    })),
+  );
+  const { header } = encodeGgufHeader(
+    [
+      { key: 'general.architecture', type: GGUFValueType.STRING, value: 'llama' },
+      u32('llama.block_count', 4),
+      u32('llama.embedding_length', width),
+      u32('llama.feed_forward_length', width),
+      u32('llama.attention.head_count', 64),
+      u32('llama.attention.head_count_kv', 8),
+      u32('llama.context_length', 8192),
+      { key: 'tokenizer.ggml.tokens', type: GGUFValueType.ARRAY, itemType: GGUFValueType.STRING, value: ['a', 'b'] },
+    ],
+    tensors,
+  );
+  return { bytes: header, listedSize: header.length + tensors.reduce((sum, tensor) => sum + tensorByteLength(tensor), 0) };
 }

@@ -27,7 +27,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   history: { calls: ['runs.history'] },
   export: { calls: ['runs.exportRun', 'runs.exportParquet'] },
   import: { calls: ['runs.importRun'] },
-  'experiment quant': { calls: ['experiments.start', 'experiments.report'] },
+  'experiment quant': { calls: ['experiments.start', 'experiments.report', 'models.plan', 'models.pull'] },
   'experiment warmcold': { calls: ['experiments.start', 'experiments.report'] },
   'experiment sweep': { calls: ['experiments.start', 'experiments.report'] },
   'experiment capacity': { calls: ['experiments.start', 'experiments.report'] },

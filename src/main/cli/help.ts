@@ -167,7 +167,12 @@ const HELP: Record<string, HelpEntry> = {
   experiment: { usage: EXPERIMENT_USAGE },
   'experiment quant': {
     usage: EXPERIMENT_USAGE,
-    examples: ['inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short'],
+    examples: [
+      'inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short',
+      'inferlab experiment quant --from hf:Qwen/Qwen3-8B-GGUF --quants Q8_0,Q4_K_M,Q3_K_M --workload chat-short',
+    ],
+    notes:
+      "--from plans the named quantizations against this machine at the profile's context, slots and KV type (as models plan does), leaves out any that cannot run here and says why, pulls the rest into the Hugging Face cache (as models pull does: SHA-256 checked, resumable) and compares them, the first named as the baseline.",
   },
   'experiment warmcold': {
     usage: EXPERIMENT_USAGE,

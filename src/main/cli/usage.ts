@@ -16,6 +16,7 @@ export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary 
        inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
+       inferlab experiment quant --from hf:OWNER/REPO[@REV] --quants Q8_0,Q4_K_M,...|all (planned, pulled, the first the baseline) --workload W ...
        inferlab experiment kvcache --model MODEL [--types f16,q8_0,q4_0 (K and V alike; K/V apart: q8_0/f16)] [--ctx N]
            [--workload W (long-context)] [--repeats N] [--requests N] [--concurrency N]
          quant and kvcache: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]

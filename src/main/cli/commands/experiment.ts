@@ -8,6 +8,8 @@ import { parseQuantFiles } from '../../models/quant-files';
 import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import { constraintsFromFlags } from '../quant-flags';
+import { quantFilesFromHub, type QuantsFromHub } from '../quant-from-hub';
+import { quantsFlag } from '../plan-table';
 import { CAPACITY_DEFAULTS } from '../../../shared/experiment-defaults';
 import { experimentTable } from '../experiment-table';
 import { COMMAND_CALLS } from '../command-contract';
@@ -28,6 +30,8 @@ const EXPERIMENT_KINDS_ON_THE_CLI = Object.keys(COMMAND_CALLS)
 export function experimentSpecFromArgs(args: string[]): {
   spec: StartExperimentSpec;
   output: { db?: string; json?: boolean; report?: string };
+  /** Set by --from: the files come from the hub once planned and pulled, and the spec is checked then. */
+  fromHub: QuantsFromHub | null;
 } {
   const [named, ...rest] = args;
   const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === named);
@@ -48,6 +52,7 @@ export function experimentSpecFromArgs(args: string[]): {
       slo: { type: 'string' },
       'kld-text': { type: 'string' },
       files: { type: 'string' },
+      from: { type: 'string' },
       'max-kld': { type: 'string' },
       'acceptance-alpha': { type: 'string' },
       objective: { type: 'string' },
@@ -77,14 +82,17 @@ export function experimentSpecFromArgs(args: string[]): {
   };
   if (values.files !== undefined && (kind !== 'quant' || values.model !== undefined || values.quants !== undefined))
     usage('--files replaces --model and --quants, and only in experiment quant');
+  if (values.from !== undefined && (kind !== 'quant' || values.model !== undefined || values.files !== undefined))
+    usage('--from replaces --model and --files, and only in experiment quant');
+  const fromHub = values.from === undefined ? null : quantsFromHubFlags(values.from, values.quants, usage);
   const files = values.files === undefined ? null : parseQuantFiles(values.files).map((file) => ({ name: file.name, path: file.file }));
-  if (!values.model && !files) usage('--model is required');
+  if (!values.model && !files && !fromHub) usage('--model is required');
   if (kind === 'kvcache' && values.quants !== undefined) usage('--quants is for experiment quant; experiment kvcache takes --types');
   const quants = (values.quants ?? 'f16,q8_0,q4_k_m')
     .split(',')
     .map((quant) => quant.trim().toLowerCase())
     .filter(Boolean);
-  if (kind === 'quant' && !files && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant))))
+  if (kind === 'quant' && !files && !fromHub && (quants.length < 2 || quants.some((quant) => !/^[a-z0-9_]+$/.test(quant))))
     usage(`--quants needs two or more types like f16,q8_0,q4_k_m, got "${values.quants}"`);
   const slo = parseSlo(values.slo);
   let vary: { field: string; values: string[] } | null = null;
@@ -148,7 +156,7 @@ export function experimentSpecFromArgs(args: string[]): {
   const spec: StartExperimentSpec = {
     kind,
     model: values.model ?? '',
-    quants,
+    quants: fromHub ? [] : quants,
     files,
     workload: values.workload ?? '',
     repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
@@ -178,22 +186,41 @@ export function experimentSpecFromArgs(args: string[]): {
     draftMax,
     kvCache: kind === 'kvcache' ? kvCacheFromFlags(values) : null,
   };
-  try {
-    checkExperimentShape(spec);
-  } catch (error) {
-    usage((error as Error).message);
-  }
-  return { spec, output: { db: values.db, json: values.json, report: values.report } };
+  if (!fromHub)
+    try {
+      checkExperimentShape(spec);
+    } catch (error) {
+      usage((error as Error).message);
+    }
+  return { spec, output: { db: values.db, json: values.json, report: values.report }, fromHub };
+}
+
+function quantsFromHubFlags(source: string, quants: string | undefined, usage: (message: string) => never): QuantsFromHub {
+  if (!source.startsWith('hf:')) usage(`--from takes a hub name, hf:OWNER/REPO[@REVISION], got "${source}"`);
+  if (quants === undefined) usage('--from needs --quants: two or more of the quantizations the repository has (Q8_0,Q4_K_M), or all');
+  const chosen = quantsFlag(quants, USAGE);
+  if (chosen !== 'all' && chosen.length < 2) usage(`--quants needs two or more quantizations to compare, got "${quants}"`);
+  return { source, quants: chosen };
 }
 
 export const experimentCommand: CommandHandler = async (args, signal) => {
-  const { spec, output } = experimentSpecFromArgs(args);
-  // Files and models are checked before the database is opened.
+  const { spec, output, fromHub } = experimentSpecFromArgs(args);
+  // Files and models are checked before the database is opened (from the hub, once they are pulled).
   const access = shellAccess();
-  await checkExperimentSpec(spec, access);
+  if (!fromHub) await checkExperimentSpec(spec, access);
   const container = await openCliServices(output.db, access);
   try {
     const progress = progressWriter();
+    if (fromHub) {
+      const profile = await container.servers.profileWith(spec.profileName ?? 'default', spec.settings ?? []);
+      spec.files = await quantFilesFromHub(fromHub, profile, container, progress, signal);
+      try {
+        checkExperimentShape(spec);
+      } catch (error) {
+        throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${USAGE}`);
+      }
+      await checkExperimentSpec(spec, access);
+    }
     const result = await container.experiments.run(spec, { signal, onStatus: (line) => progress.line(line) });
     if (output.report)
       fs.writeFileSync(path.resolve(output.report), (await container.services.experiments.report(result.experiment_id)).html);
