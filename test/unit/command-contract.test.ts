@@ -118,6 +118,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
       '--quants': { args: [...quant, '--quants', 'f16,q8_0'], against: quant },
       '--files': { args: ['quant', '--files', `a=${a},b=${b}`, '--workload', 'chat-short'], against: quant },
+      '--from': { args: ['quant', '--from', 'hf:demo/Demo-GGUF', '--quants', 'Q8_0,Q4_K_M', '--workload', 'chat-short'], against: quant },
       '--repeats': { args: [...quant, '--repeats', '5'], against: quant },
       '--requests': { args: [...quant, '--requests', '9'], against: quant },
       '--concurrency': { args: [...warm, '--concurrency', '2'], against: warm },
@@ -147,7 +148,11 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
       '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },
     };
-    const spec = (args: string[]) => experimentSpecFromArgs(args).spec;
+    // --from names where the files come from; they join the spec once pulled.
+    const spec = (args: string[]) => {
+      const { spec: parsed, fromHub } = experimentSpecFromArgs(args);
+      return { parsed, fromHub };
+    };
     for (const flag of flagsOf(EXPERIMENT_USAGE).filter((flag) => !OUTPUT_FLAGS.includes(flag))) {
       const variant = variants[flag];
       expect(variant, `a case for ${flag}`).toBeDefined();
