@@ -1,6 +1,7 @@
 import type { ModelPull, PullProgress } from '../../shared/contract/models';
 import { memorySize } from '../../shared/memory-size';
 import { formatTable } from './format';
+import type { ProgressWriter } from './progress';
 
 function duration(seconds: number): string {
   const whole = Math.round(seconds);
@@ -16,6 +17,18 @@ export function pullProgressLine(progress: PullProgress): string {
   const left = rate && rate > 0 ? `, ${duration((progress.bytesTotal - progress.bytesDone) / rate)} left` : '';
   const name = progress.file.split('/').pop();
   return `${name}: ${memorySize(progress.bytesDone)} of ${memorySize(progress.bytesTotal)} (${share} %)${rate === null ? '' : `, ${memorySize(rate)}/s`}${left}`;
+}
+
+/** A pull's progress on stderr: a line as each file starts, and the live counter. */
+export function pullProgressPrinter(progress: ProgressWriter): (step: PullProgress) => void {
+  let file = '';
+  return (step) => {
+    if (step.file !== file) {
+      file = step.file;
+      progress.line(`pulling ${step.file} (${memorySize(step.fileBytesTotal)})`);
+    }
+    progress.live(pullProgressLine(step));
+  };
 }
 
 /** The pulled models and where their files are, for the person who asked. */

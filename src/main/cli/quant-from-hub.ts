@@ -5,7 +5,7 @@ import { memorySize } from '../../shared/memory-size';
 import { AppError } from '../core/errors';
 import type { ServiceContainer } from '../services';
 import type { ProgressWriter } from './progress';
-import { pullProgressLine } from './pull-lines';
+import { pullProgressPrinter } from './pull-lines';
 
 /** `experiment quant --from hf:OWNER/REPO --quants A,B,...`: the question asked from a model name. */
 export interface QuantsFromHub {
@@ -67,19 +67,9 @@ export async function quantFilesFromHub(
       ErrorCode.InvalidInput,
       `a comparison needs two quantizations this machine can run, and ${runnable.length === 0 ? 'none' : `only ${runnable[0]}`} of ${plan.candidates.map((candidate) => candidate.label).join(', ')} can: name others (inferlab models plan ${request.source} --quants all shows what fits)`,
     );
-  let file = '';
   const pulled = await container.models.pullAndWait(
     { source: request.source, quants: runnable },
-    {
-      signal,
-      onProgress: (step) => {
-        if (step.file !== file) {
-          file = step.file;
-          progress.line(`pulling ${step.file} (${memorySize(step.fileBytesTotal)})`);
-        }
-        progress.live(pullProgressLine(step));
-      },
-    },
+    { signal, onProgress: pullProgressPrinter(progress) },
   );
   progress.end();
   progress.line(

@@ -3,17 +3,15 @@ import path from 'node:path';
 import type { ModelEntry } from '../../../shared/contract/models';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import { memorySize } from '../../../shared/memory-size';
 import { checkQuantTypes, planQuantization } from '../../models/quantize';
 import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
 import { SCAN_USAGE, PLAN_USAGE, PULL_USAGE, QUANTIZE_USAGE } from '../usage';
-import { pullProgressLine, pullSummary } from '../pull-lines';
+import { pullProgressPrinter, pullSummary } from '../pull-lines';
 import { progressWriter } from '../progress';
-import { quantsFlag } from '../plan-table';
-import { planRequestFromFlags, planText } from '../plan-table';
+import { planRequestFromFlags, planText, quantsFlag } from '../plan-table';
 
 function humanSize(bytes: number): string {
   return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
@@ -171,19 +169,14 @@ const pull: CommandHandler = async (args, signal) => {
   const quants = quantsFlag(values.quants, PULL_USAGE);
   const container = await openCliServices(values.db, shellAccess());
   const progress = progressWriter(process.stderr);
-  let file = '';
+  const printProgress = pullProgressPrinter(progress);
   try {
     const result = await container.models.pullAndWait(
       { source: positionals[0]!, quants: quants === 'all' ? ['all'] : quants },
       {
         signal,
         onProgress: (step) => {
-          if (values.json) return;
-          if (step.file !== file) {
-            file = step.file;
-            progress.line(`pulling ${step.file} (${memorySize(step.fileBytesTotal)})`);
-          }
-          progress.live(pullProgressLine(step));
+          if (!values.json) printProgress(step);
         },
       },
     );

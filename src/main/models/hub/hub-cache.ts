@@ -16,6 +16,15 @@ export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(home, 'hub');
 }
 
+/** A file's size, or null where there is none (a blob not downloaded yet). */
+export function sizeOnDisk(file: string): number | null {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return null;
+  }
+}
+
 export const COMMIT_HASH = /^[0-9a-f]{40}$/;
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
 

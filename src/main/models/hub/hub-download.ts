@@ -7,18 +7,12 @@ import { memorySize } from '../../../shared/memory-size';
 import type { HubRepoRef } from './hub-access';
 import { hubFailure } from './hub-access';
 import { hubRequestFailure, resolveUrl, type HubFile, type HubSession } from './hub-files';
-
-/** Bytes of one file arrived so far; `resumedFrom` is what an earlier, interrupted download left. */
-export interface DownloadProgress {
-  file: string;
-  bytesDone: number;
-  bytesTotal: number;
-  resumedFrom: number;
-}
+import { sizeOnDisk } from './hub-cache';
 
 export interface DownloadOptions {
   signal: AbortSignal;
-  onBytes: (progress: DownloadProgress) => void;
+  /** The bytes of the file in place so far, what earlier attempts left included. */
+  onBytes: (bytesDone: number) => void;
   /** Tries per file after a dropped connection, each resuming where the last one stopped. */
   attempts?: number;
   /** A body that sends nothing for this long is treated as a dropped connection. */
@@ -36,11 +30,7 @@ const DEFAULT_RETRY_DELAY_MS = 500;
 class DroppedConnection extends Error {}
 
 function partialSize(file: string): number {
-  try {
-    return fs.statSync(file).size;
-  } catch {
-    return 0;
-  }
+  return sizeOnDisk(file) ?? 0;
 }
 
 /** The SHA-256 of what an interrupted download already wrote, so the check at the end covers every byte. */
@@ -74,7 +64,7 @@ async function openRange(
       });
     } catch (error) {
       if (signal.aborted) throw error;
-      throw new DroppedConnection(String(hubRequestFailure(session, ref, error, file.path).message));
+      throw new DroppedConnection(hubRequestFailure(session, ref, error, file.path).message);
     }
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
@@ -109,7 +99,7 @@ async function receive(
   partial: string,
   hash: crypto.Hash,
   file: HubFile,
-  options: Required<Pick<DownloadOptions, 'onBytes' | 'stallMs'>> & { signal: AbortSignal; resumedFrom: number },
+  options: Required<Pick<DownloadOptions, 'onBytes' | 'stallMs'>> & { signal: AbortSignal },
   stalled: AbortController,
 ): Promise<void> {
   const out = await fs.promises.open(partial, from > 0 ? 'a' : 'w');
@@ -137,7 +127,7 @@ async function receive(
       }
       hash.update(chunk.value);
       written += chunk.value.length;
-      options.onBytes({ file: file.path, bytesDone: written, bytesTotal: file.size, resumedFrom: options.resumedFrom });
+      options.onBytes(written);
     }
   } finally {
     clearTimeout(timer);
@@ -162,8 +152,7 @@ export async function downloadHubFile(
   const url = resolveUrl(session.endpoint, ref, file.path);
   const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
-  const resumedFrom = Math.min(partialSize(partial), file.size);
-  let hash = await hashExisting(partial, resumedFrom);
+  let hash = await hashExisting(partial, Math.min(partialSize(partial), file.size));
   for (let attempt = 1; attempt <= attempts; attempt++) {
     if (options.signal.aborted) throw options.signal.reason;
     const from = Math.min(partialSize(partial), file.size);
@@ -175,7 +164,7 @@ export async function downloadHubFile(
         // A server that ignores the range sends the whole file again: start over rather than append it.
         const restart = from > 0 && response.status === 200;
         if (restart) hash = crypto.createHash('sha256');
-        await receive(response, restart ? 0 : from, partial, hash, file, { ...options, stallMs, signal, resumedFrom }, stalled);
+        await receive(response, restart ? 0 : from, partial, hash, file, { ...options, stallMs, signal }, stalled);
       }
       break;
     } catch (error) {

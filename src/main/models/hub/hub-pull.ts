@@ -7,7 +7,18 @@ import { memorySize } from '../../../shared/memory-size';
 import { AppError } from '../../core/errors';
 import { chooseCandidates, groupCandidates, type CandidateFiles } from '../plan/candidates';
 import { parseHubRef, type HubRepoRef } from './hub-access';
-import { cachedCommit, COMMIT_HASH, hubCacheDir, linkSnapshotFile, repoCache, safeRepoPath, SHA256_HEX, writeRef } from './hub-cache';
+import {
+  cachedCommit,
+  COMMIT_HASH,
+  hubCacheDir,
+  linkSnapshotFile,
+  repoCache,
+  safeRepoPath,
+  SHA256_HEX,
+  sizeOnDisk,
+  writeRef,
+  type RepoCache,
+} from './hub-cache';
 import { downloadHubFile } from './hub-download';
 import { hubRequestFailure, listHubFiles, openHubSession, type HubFile, type HubOptions, type HubSession } from './hub-files';
 
@@ -72,14 +83,6 @@ function verifiable(file: HubFile, source: string): VerifiableFile {
   return file as VerifiableFile;
 }
 
-function sizeOnDisk(file: string): number | null {
-  try {
-    return fs.statSync(file).size;
-  } catch {
-    return null;
-  }
-}
-
 /** The nearest folder that exists at or above `dir`, whose file system the cache will be written to. */
 function existingAncestor(dir: string): string {
   let current = path.resolve(dir);
@@ -107,7 +110,7 @@ export interface PreparedPull {
   commit: string;
   session: HubSession;
   cacheDir: string;
-  cache: ReturnType<typeof repoCache>;
+  cache: RepoCache;
   chosen: CandidateFiles[];
   byPath: Map<string, HubFile>;
   files: VerifiableFile[];
@@ -144,7 +147,7 @@ export async function preparePull(
   return { source, ref, commit, session, cacheDir, cache, chosen, byPath, files, missing, problems };
 }
 
-function partialBytes(cache: ReturnType<typeof repoCache>, file: VerifiableFile): number {
+function partialBytes(cache: RepoCache, file: VerifiableFile): number {
   return Math.min(file.size, sizeOnDisk(cache.partial(file.sha256)) ?? 0);
 }
 
@@ -165,7 +168,7 @@ export async function executePull(prepared: PreparedPull, options: PullOptions):
       await downloadHubFile(pinned, file, cache.partial(file.sha256), session, {
         ...options.downloadTuning,
         signal: options.signal,
-        onBytes: (bytes) => progress.bytes(file, bytes.bytesDone),
+        onBytes: (bytesDone) => progress.bytes(file, bytesDone),
       });
     } catch (error) {
       if (!options.signal.aborted) throw error;
