@@ -167,6 +167,29 @@ describe('inferlab commands that manage stored things', () => {
     }
   });
 
+  it('models search lists hub repositories with GGUF files by name, the hf: name first, and says when none match', async () => {
+    const files = tinyGgufRepoFiles();
+    const hub = await startStandInHub({
+      repos: { 'tiny/Tiny-GGUF': { files, downloads: 1234 }, 'tiny/Tiny-Chat-GGUF': { files, downloads: 56, gatedFor: ['t'] } },
+    });
+    try {
+      const searchEnv = { ...env, HF_ENDPOINT: hub.url };
+      const text = await inferlab(['models', 'search', 'tiny', 'gguf'], searchEnv);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout.trim().split('\n').slice(1)).toEqual([
+        expect.stringMatching(/^hf:tiny\/Tiny-GGUF\s+1,234\s+0\s+2026-01-01\s+open$/),
+        expect.stringMatching(/^hf:tiny\/Tiny-Chat-GGUF\s+56\s+0\s+2026-01-01\s+gated: accept the licence, set HF_TOKEN$/),
+      ]);
+      const none = await inferlab(['models', 'search', 'mistral'], searchEnv);
+      expect([none.code, none.stdout.trim()]).toEqual([2, 'no repository with GGUF files matches "mistral"']);
+      const bare = await inferlab(['models', 'search'], searchEnv);
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toMatch(/models search needs words of a model's name/);
+    } finally {
+      await hub.close();
+    }
+  });
+
   it('server explain reads the startup log of this engine’s llama-server, from a file or standard input, and refuses what is not a log', async () => {
     const engine = await requireEngine();
     const port = await new Promise<number>((resolve) => {

@@ -120,6 +120,9 @@ describe('every service method through the dispatcher', () => {
       expect(cached[0]!.files[0]!.startsWith(path.join(dir, 'hf-hub'))).toBe(true);
       expect(await failure('models', 'pull', { source: 'tiny/Tiny-GGUF', quants: [] })).toBe('invalid_input');
       expect(await failure('models', 'pull', { source: 'hf:tiny/Tiny-GGUF', quants: ['Q2_K'] })).toBe('not_found');
+      const found = await call<{ source: string }[]>('models', 'search', 'tiny');
+      expect(found.map((match) => match.source)).toEqual(['hf:tiny/Tiny-GGUF']);
+      expect(await failure('models', 'search', 'q')).toBe('invalid_input');
     } finally {
       Object.assign(process.env, hubEnv);
       for (const [name, value] of Object.entries(hubEnv)) if (value === undefined) delete process.env[name];

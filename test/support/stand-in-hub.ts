@@ -20,6 +20,8 @@ import {
  * - GET /api/models/OWNER/REPO/tree/REV?recursive=true: the file list, `pageSize` entries per
  *   page with a `Link: <…>; rel="next"` header; LFS entries carry `lfs.oid` (the SHA-256);
  * - GET /api/models/OWNER/REPO/revision/REV: the model's information, `sha` its commit;
+ * - GET /api/models?search=WORDS&filter=gguf&sort=downloads&limit=N: the repositories whose
+ *   name holds every word (any case) and that have a .gguf file, most downloaded first;
  * - GET /OWNER/REPO/resolve/REV/PATH: the file, honouring `Range: bytes=A-B` (and `A-`) with a
  *   206, with `X-Repo-Commit`, `ETag` and, for LFS files, `X-Linked-Etag`/`X-Linked-Size`;
  * a revision is `main` or the repository's commit. Errors as the hub gives them: 401 + `X-Error-Code: RepoNotFound` for an unknown repository,
@@ -33,6 +35,8 @@ export interface StandInRepo {
   files: Record<string, Buffer>;
   /** Only these tokens may read the files; a request without one gets 401, with another 403. */
   gatedFor?: string[];
+  /** For the search's order (most downloaded first). */
+  downloads?: number;
   /** What the listing says instead of the truth, per path: a hostile or broken mirror. */
   listedAs?: Record<string, { sha256?: string; size?: number }>;
 }
@@ -185,6 +189,28 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
     return 0;
   }
 
+  function searchPage(params: URLSearchParams, response: http.ServerResponse): number {
+    const words = (params.get('search') ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const wantsGguf = params.getAll('filter').includes('gguf');
+    const found = Object.entries(options.repos)
+      .filter(([name]) => words.every((word) => name.toLowerCase().includes(word)))
+      .filter(([, repo]) => !wantsGguf || Object.keys(repo.files).some((file) => file.endsWith('.gguf')))
+      .sort(([, a], [, b]) => (b.downloads ?? 0) - (a.downloads ?? 0))
+      .slice(0, Number(params.get('limit') ?? 1000))
+      .map(([name, repo]) => ({
+        _id: `stand-in-${name}`,
+        id: name,
+        private: false,
+        gated: repo.gatedFor ? 'manual' : false,
+        downloads: repo.downloads ?? 0,
+        likes: 0,
+        lastModified: '2026-01-01T00:00:00.000Z',
+      }));
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(found));
+    return 0;
+  }
+
   function handle(origin: 'hub' | 'cdn', request: http.IncomingMessage, response: http.ServerResponse): number {
     const url = new URL(request.url ?? '/', 'http://stand-in');
     if (origin === 'cdn' && url.pathname.startsWith('/blobs/')) {
@@ -194,6 +220,7 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
       if (!bytes) return error(response, 404, 'EntryNotFound', 'Entry not found');
       return sendFile(request, response, served(filePath, bytes), faultsFor(filePath), {});
     }
+    if (url.pathname === '/api/models') return searchPage(url.searchParams, response);
     const tree = /^\/api\/models\/([^/]+\/[^/]+)\/tree\/([^/]+)$/.exec(url.pathname);
     const info = /^\/api\/models\/([^/]+\/[^/]+)\/revision\/([^/]+)$/.exec(url.pathname);
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);

@@ -15,6 +15,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'server profile': { calls: ['servers.profiles', 'servers.saveProfile', 'servers.deleteProfile'] },
   'server explain': { calls: ['servers.explainLog'] },
   'models scan': { calls: ['models.scan'] },
+  'models search': { calls: ['models.search'] },
   'models plan': { calls: ['models.plan'] },
   'models pull': { calls: ['models.pull'] },
   'models quantize': { calls: ['models.quantize'] },

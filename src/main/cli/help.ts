@@ -10,6 +10,7 @@ import {
   PROFILE_USAGE,
   QUANTIZE_USAGE,
   PULL_USAGE,
+  SEARCH_USAGE,
   REPORT_USAGE,
   CHECK_USAGE,
   RUN_USAGE,
@@ -103,7 +104,13 @@ const HELP: Record<string, HelpEntry> = {
     examples: ['inferlab server profile list', 'inferlab server profile save long --set contextSize=16384'],
     notes: 'extra-flags',
   },
-  models: { usage: `${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}` },
+  models: { usage: `${SCAN_USAGE}\n       ${SEARCH_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}` },
+  'models search': {
+    usage: SEARCH_USAGE,
+    examples: ['inferlab models search qwen3 8b', 'inferlab models search llama 3.1 instruct --json'],
+    notes:
+      'Repositories on the hub (or HF_ENDPOINT) with GGUF files whose name holds the words, most downloaded first, at most 30. Each line starts with the hf: name that models plan and models pull take; gated ones need an accepted licence and HF_TOKEN.',
+  },
   'models plan': {
     usage: PLAN_USAGE,
     examples: [

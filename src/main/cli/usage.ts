@@ -37,6 +37,8 @@ export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PA
 export const PLAN_USAGE =
   'inferlab models plan (hf:OWNER/REPO[@REVISION] | FILE | DIR) [--quants Q4_K_M,Q8_0|all] [--ctx N] [--parallel N] [--kv f16|q8_0|q4_0] [--no-flash-attn] [--json]';
 
+export const SEARCH_USAGE = 'inferlab models search WORDS... [--json]';
+
 export const PULL_USAGE = 'inferlab models pull hf:OWNER/REPO[@REVISION] [--quants Q4_K_M,Q8_0|all] [--json]';
 
 export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--out DIR] [--json]';

@@ -17,6 +17,7 @@ import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
 import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
 import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
+import { searchHubModels } from '../models/hub/hub-search';
 import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
@@ -143,6 +144,7 @@ export function createModelsService(
     pull: async (request) => detach(await launchPull(request, {}, true)),
     pullAndWait: async (request, hooks = {}) =>
       awaitJob(await launchPull(request, hooks, false), (jobId) => running.cancel(jobId), hooks.signal),
+    search: async (query) => searchHubModels(query),
     cached: async (source, quants) => cachedModels(source, pullQuants(quants)),
     quantTypes: () =>
       (quantTypes ??= (async () => {

@@ -124,6 +124,18 @@ export interface ModelPlan {
   problems: string[];
 }
 
+/** A hub repository whose name matched a search and that holds GGUF files. */
+export interface HubModelMatch {
+  /** hf:OWNER/REPO, ready to plan or pull. */
+  source: string;
+  downloads: number;
+  likes: number;
+  /** Its files need an accepted licence and HF_TOKEN. */
+  gated: boolean;
+  /** When the repository last changed, ISO 8601; null when the hub did not say. */
+  updatedAt: string | null;
+}
+
 export interface ModelPullRequest {
   /** hf:OWNER/REPO[@REVISION]. */
   source: string;

@@ -12,7 +12,7 @@ import type { Comparison } from './compare';
 import type { DoctorReport } from './doctor';
 import type { MetricHistory } from './history';
 import type { ExperimentResult } from './experiments';
-import type { ModelPlan, ModelScan, PulledModel, QuantTypeInfo } from './models';
+import type { HubModelMatch, ModelPlan, ModelScan, PulledModel, QuantTypeInfo } from './models';
 import type {
   DecisionRecord,
   ExperimentListItem,
@@ -124,6 +124,11 @@ export const SERVICE_CONTRACT = {
       "For each GGUF of a hub repository (read by HTTP range, not downloaded) or a local folder: the memory a server needs at the settings, whether it fits this machine's GPUs, and the decode-speed ceiling.",
       [arg('request', ModelPlanRequestSchema)],
       returns<ModelPlan>(),
+    ),
+    search: method(
+      'Hub repositories with GGUF files whose name holds the words, most downloaded first (at most 30); each an hf: name to plan or pull.',
+      [arg('query', Type.String({ minLength: 2, maxLength: 200 }))],
+      returns<HubModelMatch[]>(),
     ),
     pull: method(
       "Downloads the named quantizations of a hub repository into the Hugging Face cache, each file checked against the hub's SHA-256; progress arrives as job.progress events (bytes).",

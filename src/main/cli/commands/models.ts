@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ModelEntry } from '../../../shared/contract/models';
+import type { HubModelMatch, ModelEntry } from '../../../shared/contract/models';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { checkQuantTypes, planQuantization } from '../../models/quantize';
@@ -8,7 +8,7 @@ import { resolveModelWithin, shellAccess } from '../../services/access';
 import { parseOptions, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
-import { SCAN_USAGE, PLAN_USAGE, PULL_USAGE, QUANTIZE_USAGE } from '../usage';
+import { SCAN_USAGE, PLAN_USAGE, PULL_USAGE, QUANTIZE_USAGE, SEARCH_USAGE } from '../usage';
 import { pullProgressPrinter, pullSummary } from '../pull-lines';
 import { progressWriter } from '../progress';
 import { planRequestFromFlags, planText, quantsFlag } from '../plan-table';
@@ -157,6 +157,36 @@ const plan: CommandHandler = async (args) => {
   return result.candidates.length === 0 ? 2 : 0;
 };
 
+const search: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, db: { type: 'string' } }, SEARCH_USAGE, true);
+  const words = positionals.join(' ').trim();
+  if (!words) throw new AppError(ErrorCode.Usage, `models search needs words of a model's name, e.g. qwen3 8b\n\nUsage: ${SEARCH_USAGE}`);
+  const container = await openCliServices(values.db, shellAccess());
+  let matches;
+  try {
+    matches = await container.models.search(words);
+  } finally {
+    await container.dispose();
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(matches, null, 2)}\n`);
+  else if (matches.length === 0) process.stdout.write(`no repository with GGUF files matches "${words}"\n`);
+  else process.stdout.write(`${formatTable(searchRows(matches))}\n`);
+  return matches.length === 0 ? 2 : 0;
+};
+
+function searchRows(matches: readonly HubModelMatch[]): string[][] {
+  return [
+    ['repository', 'downloads', 'likes', 'updated', 'access'],
+    ...matches.map((match) => [
+      match.source,
+      match.downloads.toLocaleString('en-US'),
+      match.likes.toLocaleString('en-US'),
+      match.updatedAt?.slice(0, 10) ?? '—',
+      match.gated ? 'gated: accept the licence, set HF_TOKEN' : 'open',
+    ]),
+  ];
+}
+
 const pull: CommandHandler = async (args, signal) => {
   const { values, positionals } = parseOptions(
     args,
@@ -194,11 +224,12 @@ const pull: CommandHandler = async (args, signal) => {
 export const modelsCommand: CommandHandler = async (args, signal) => {
   const [action, ...rest] = args;
   if (action === 'scan') return scan(rest, signal);
+  if (action === 'search') return search(rest, signal);
   if (action === 'plan') return plan(rest, signal);
   if (action === 'pull') return pull(rest, signal);
   if (action === 'quantize') return quantize(rest, signal);
   throw new AppError(
     ErrorCode.Usage,
-    `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}`,
+    `Unknown models action "${action ?? ''}"\n\nUsage: ${SCAN_USAGE}\n       ${SEARCH_USAGE}\n       ${PLAN_USAGE}\n       ${PULL_USAGE}\n       ${QUANTIZE_USAGE}`,
   );
 };
