@@ -19,6 +19,7 @@ import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { inferlab } from '../support/cli';
 import { expectDemoQuantizationsProven, expectWarmColdProven } from '../support/experiment-proofs';
 import { readCaptured } from '../support/captured';
+import { STAND_IN_COMMIT, startStandInHub, tinyGgufRepoFiles } from '../support/stand-in-hub';
 import { AppShell } from './pages/app';
 import { ComparePage } from './pages/compare';
 import { ExperimentsPage } from './pages/experiments';
@@ -812,4 +813,83 @@ describeWithChromium('Home on a GPU machine whose engine is a CPU build', (execu
       expect(await serve.stop()).toBe(0);
     }
   });
+});
+
+describeWithChromium('Get models in Chromium: search, plan, pull and "Compare these" against a stand-in hub', (executable) => {
+  it('finds a repository by name, plans it, pulls two quantizations (cancel deletes the partial file) and opens their comparison', async () => {
+    const dataDir = isolatedDataDir(demoModelsDir());
+    const cache = path.join(tempDir(), 'hf-hub');
+    // TEST STAND-IN for the Hugging Face hub (test/support/stand-in-hub.ts), serving the demo models at a slow link, so Cancel lands mid-file.
+    const hub = await startStandInHub({
+      repos: {
+        'demo/Demo-GGUF': {
+          files: {
+            'Demo-Q8_0.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q8_0.gguf')),
+            'Demo-Q4_K_M.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q4_k_m.gguf')),
+          },
+          downloads: 42,
+        },
+        'other/Unrelated-GGUF': { files: tinyGgufRepoFiles() },
+      },
+      redirectToCdn: true,
+      bytesPerSecond: 8 * 2 ** 20,
+    });
+    const serve = await startServe(['--db', path.join(dataDir, 'pull.db')], {
+      INFERLAB_DATA_DIR: dataDir,
+      HF_ENDPOINT: hub.url,
+      HF_HUB_CACHE: cache,
+    });
+    const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.goto(serve.url);
+      const shell = new AppShell(page, screenshots);
+      const models = new ModelsPage(shell);
+      await models.open();
+      const plan = await models.searchAndPlan('demo gguf', 'hf:demo/Demo-GGUF');
+      await expect
+        .poll(async () => (await plan.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t')[1]))
+        .toEqual(['Q8_0', 'Q4_K_M']);
+
+      // Cancelled mid-file from the view: the job ends "cancelled" and no partial file stays in the cache.
+      await models.pull(['Q8_0', 'Q4_K_M']);
+      await models.pullCard.getByText(/Demo-Q8_0\.gguf: \d+ MiB of \d+ MiB \(\d+ %\)/).waitFor({ timeout: 30_000 });
+      await models.pullCard.getByRole('button', { name: 'Cancel pull' }).click();
+      await models.pullCard.getByText(/cancelled \(the file being downloaded was deleted\)/).waitFor({ timeout: 30_000 });
+      const blobs = path.join(cache, 'models--demo--Demo-GGUF', 'blobs');
+      expect((fs.existsSync(blobs) ? fs.readdirSync(blobs) : []).filter((name) => name.endsWith('.incomplete'))).toEqual([]);
+
+      await models.pull(['Q8_0', 'Q4_K_M']);
+      const pulled = models.pullCard.getByRole('table', { name: 'pulled models' });
+      await pulled.waitFor({ timeout: 60_000 });
+      const snapshot = path.join(cache, 'models--demo--Demo-GGUF', 'snapshots', STAND_IN_COMMIT);
+      expect((await pulled.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t'))).toEqual([
+        ['Q8_0', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q8_0.gguf')],
+        ['Q4_K_M', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q4_K_M.gguf')],
+      ]);
+      await shell.screenshot('models-pulled');
+
+      // "Compare these": the quant form on those files, the largest the baseline, checked ready by the service.
+      await models.pullCard.getByRole('button', { name: 'Compare these' }).click();
+      await page.waitForFunction(() => window.location.hash.startsWith('#/experiments?new=quant&files='));
+      const experiments = new ExperimentsPage(shell);
+      await experiments.form.waitFor();
+      expect(await experiments.form.getByRole('radio', { name: 'Files I have' }).isChecked()).toBe(true);
+      expect((await experiments.form.getByLabel('quant files', { exact: true }).inputValue()).split('\n')).toEqual([
+        `Q8_0=${path.join(snapshot, 'Demo-Q8_0.gguf')}`,
+        `Q4_K_M=${path.join(snapshot, 'Demo-Q4_K_M.gguf')}`,
+      ]);
+      await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+      await expect.poll(() => experiments.form.getByLabel('experiment workload', { exact: true }).inputValue()).toBe('chat-short');
+      await shell.screenshot('experiments-from-pull');
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await browser.close();
+      expect(await serve.stop()).toBe(0);
+      await hub.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -36,4 +36,26 @@ export class ModelsPage {
     await table.waitFor({ timeout: 30_000 });
     return table;
   }
+
+  /** Searches the hub by name from "Get models" and plans the match named `source` (its table comes back). */
+  async searchAndPlan(words: string, source: string): Promise<Locator> {
+    const form = this.app.page.getByRole('form', { name: 'search the hub' });
+    await form.getByLabel('Find by name').fill(words);
+    await form.getByRole('button', { name: 'Search' }).click();
+    await this.app.page.getByRole('list', { name: 'hub models' }).getByRole('button', { name: source, exact: true }).click();
+    const table = this.app.page.getByRole('table', { name: 'model plan' });
+    await table.waitFor({ timeout: 30_000 });
+    return table;
+  }
+
+  /** Ticks the quantizations in the plan table and starts their pull. */
+  async pull(labels: string[]): Promise<void> {
+    for (const label of labels) await this.app.page.getByRole('checkbox', { name: `pull ${label}`, exact: true }).check();
+    await this.app.page.getByRole('button', { name: new RegExp(`^Pull ${labels.length} \\(`) }).click();
+  }
+
+  /** The pull's card: its progress line, Cancel, the pulled files and "Compare these". */
+  get pullCard(): Locator {
+    return this.app.page.getByLabel('pull', { exact: true });
+  }
 }

@@ -332,8 +332,10 @@ export function ExperimentsView({ client }: { client: AppServices }) {
   const preset = useMemo(() => {
     const kind = EXPERIMENT_KIND_ORDER.find((entry) => entry === route.params.new) ?? 'quant';
     const form = initialExperimentForm(kind, route.params.model ?? (kind === 'quant' ? 'demo:f16' : 'demo:q8_0'));
-    return { ...form, profileName: defaultProfile };
-  }, [route.params.new, route.params.model, defaultProfile]);
+    // #/experiments?new=quant&files=NAME=PATH… (the Models view's "Compare these" after a pull) compares those files.
+    const files = kind === 'quant' && route.params.files ? { source: 'files' as const, files: route.params.files } : {};
+    return { ...form, ...files, profileName: defaultProfile };
+  }, [route.params.new, route.params.model, route.params.files, defaultProfile]);
   // #/experiments/ID shows that experiment.
   useEffect(() => {
     if (route.id && route.id !== selected?.experiment_id) void run(() => client.experiments.get(route.id!), setSelected);

@@ -4,6 +4,10 @@ import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../../sha
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
+import { HubSearch } from './HubSearch';
+import { PullProgressCard, type StartedPull } from './ModelPull';
+
+const isHubSource = (source: string) => source.startsWith('hf:');
 
 const FIT_TEXT: Record<string, string> = { fits: 'fits', partial: 'partial', cpu: 'CPU only', no: 'does not fit' };
 
@@ -16,7 +20,13 @@ function fitText(candidate: PlannedCandidate): string {
   return `${FIT_TEXT[candidate.fit.verdict]}${layers}`;
 }
 
-function PlanTable({ plan }: { plan: ModelPlan }) {
+/** Rows picked to pull, by label; null where the plan is of local files, which have nothing to pull. */
+interface PullChoice {
+  picked: ReadonlySet<string>;
+  toggle: (label: string) => void;
+}
+
+function PlanTable({ plan, choice }: { plan: ModelPlan; choice: PullChoice | null }) {
   return (
     <>
       <ul aria-label="memory pools">
@@ -31,6 +41,7 @@ function PlanTable({ plan }: { plan: ModelPlan }) {
       <table aria-label="model plan">
         <thead>
           <tr>
+            {choice && <th>pull</th>}
             <th>quant</th>
             <th>size</th>
             <th>KV cache</th>
@@ -50,6 +61,17 @@ function PlanTable({ plan }: { plan: ModelPlan }) {
                 .filter(Boolean)
                 .join('\n')}
             >
+              {choice && (
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`pull ${candidate.label}`}
+                    checked={choice.picked.has(candidate.label)}
+                    disabled={Boolean(candidate.problem)}
+                    onChange={() => choice.toggle(candidate.label)}
+                  />
+                </td>
+              )}
               <td>{candidate.label}</td>
               <td>{bytes(candidate.sizeBytes)}</td>
               <td>{candidate.memory ? bytes(candidate.memory.kvBytes) : '—'}</td>
@@ -104,11 +126,15 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
   const [parallel, setParallel] = useState('1');
   const [kvType, setKvType] = useState<NonNullable<ModelPlanRequest['kvType']>>('f16');
   const [plan, setPlan] = useState<ModelPlan | null>(null);
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const [pull, setPull] = useState<StartedPull | null>(null);
   const { error, busy, run } = useAction();
-  const submit = async () => {
+  const pulling = useAction();
+  const submit = async (from = source) => {
     setPlan(null);
+    setPicked(new Set());
     const request: ModelPlanRequest = {
-      source: source.trim(),
+      source: from.trim(),
       quants: quants
         .split(',')
         .map((quant) => quant.trim())
@@ -119,9 +145,37 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
     };
     await run(() => client.models.plan(request), setPlan);
   };
+  const hubPlan = plan !== null && isHubSource(plan.source);
+  const choice: PullChoice | null = hubPlan
+    ? {
+        picked,
+        toggle: (label) =>
+          setPicked((current) => {
+            const next = new Set(current);
+            if (!next.delete(label)) next.add(label);
+            return next;
+          }),
+      }
+    : null;
+  const pickedBytes = plan?.candidates.filter((candidate) => picked.has(candidate.label)).reduce((sum, c) => sum + c.sizeBytes, 0) ?? 0;
+  const startPull = async () => {
+    if (!plan) return;
+    const labels = plan.candidates.filter((candidate) => picked.has(candidate.label)).map((candidate) => candidate.label);
+    await pulling.run(
+      () => client.models.pull({ source: plan.source, quants: labels }),
+      ({ jobId }) => setPull({ source: plan.source, labels, jobId }),
+    );
+  };
   return (
     <section aria-labelledby="plan-title" className="card">
       <h2 id="plan-title">Get models: what fits before downloading</h2>
+      <HubSearch
+        client={client}
+        onPick={(picked) => {
+          setSource(picked);
+          void submit(picked);
+        }}
+      />
       <form
         className="toolbar wrap"
         aria-label="plan models"
@@ -168,7 +222,17 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
           {problem}
         </p>
       ))}
-      {plan && <PlanTable plan={plan} />}
+      {plan && <PlanTable plan={plan} choice={choice} />}
+      {hubPlan && (
+        <div className="toolbar">
+          <button type="button" disabled={picked.size === 0 || pulling.busy} onClick={() => void startPull()}>
+            {picked.size === 0 ? 'Pick quantizations to pull' : `Pull ${picked.size} (${bytes(pickedBytes)})`}
+          </button>
+          <small>into the Hugging Face cache on the machine Infer Lab runs on, each file checked against the hub’s SHA-256</small>
+        </div>
+      )}
+      <ErrorBox error={pulling.error} />
+      {pull && <PullProgressCard client={client} pull={pull} />}
     </section>
   );
 }
