@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -254,6 +255,34 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
       expect(progress.at(-1)!.bytesDone).toBeLessThan(bytes.length);
     }
   });
+
+  it('lets one pull at a time download a file: a second is refused naming the first, a claim left by an exited process is taken over', async () => {
+    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const server = await withHub({ bytesPerSecond: 4 << 20 });
+    const options = pullOptions(server.url);
+    const partial = path.join(repoDir(options.env), 'blobs', `${sha256(bytes)}.incomplete`);
+    let started!: () => void;
+    const downloading = new Promise<void>((resolve) => (started = resolve));
+    const first = pullModels(SOURCE, ['Q4_K_M'], { ...options, onProgress: (step) => step.fileBytesDone > 0 && started() });
+    await downloading;
+    const second = await failureOf(pullModels(SOURCE, ['Q4_K_M'], options));
+    expect(second.message).toBe(
+      `Tiny-Q4_K_M.gguf is being downloaded by another pull (process ${process.pid}): wait for it to finish, then pull again (the file will be in the cache); if no pull is running, delete ${partial}.lock`,
+    );
+    const done = await first;
+    expect(digestOf(done.models[0]!.files[0]!)).toBe(sha256(bytes));
+    expect(fs.existsSync(`${partial}.lock`)).toBe(false);
+
+    // A pull killed mid-file leaves its claim; the next pull sees its process gone and takes the file over.
+    const exited = spawnSync('true');
+    const fresh = pullOptions(server.url);
+    const stalePartial = path.join(repoDir(fresh.env), 'blobs', `${sha256(bytes)}.incomplete`);
+    fs.mkdirSync(path.dirname(stalePartial), { recursive: true });
+    fs.writeFileSync(`${stalePartial}.lock`, JSON.stringify({ pid: exited.pid, startTicks: null }));
+    const resumed = await pullModels(SOURCE, ['Q4_K_M'], fresh);
+    expect(digestOf(resumed.models[0]!.files[0]!)).toBe(sha256(bytes));
+    expect(fs.existsSync(`${stalePartial}.lock`)).toBe(false);
+  }, 30_000);
 
   it('refuses a listing whose paths or digests would name files outside the cache (a hostile mirror)', async () => {
     const escaping = { ...files, '../../escaped-Q8_0.gguf': files['Tiny-Q4_K_M.gguf']! };

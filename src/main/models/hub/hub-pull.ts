@@ -19,6 +19,7 @@ import {
   writeRef,
   type RepoCache,
 } from './hub-cache';
+import { lockDownload, type DownloadLock } from './download-lock';
 import { downloadHubFile } from './hub-download';
 import { hubRequestFailure, listHubFiles, openHubSession, type HubFile, type HubOptions, type HubSession } from './hub-files';
 
@@ -157,31 +158,20 @@ function partialBytes(cache: RepoCache, file: VerifiableFile): number {
  * kept together as one model.
  */
 export async function executePull(prepared: PreparedPull, options: PullOptions): Promise<ModelPull> {
-  const { source, ref, commit, session, cacheDir, cache, chosen, byPath, files, missing, problems } = prepared;
+  const { source, ref, commit, cacheDir, cache, chosen, byPath, files, missing, problems } = prepared;
   const pinned: HubRepoRef = { repo: ref.repo, revision: commit };
   const toFetch = files.filter((file) => missing.has(file.path));
   const progress = pullProgress(files, missing, options.onProgress);
-  for (const file of toFetch) {
-    await fs.promises.mkdir(path.dirname(cache.blob(file.sha256)), { recursive: true });
-    progress.begin(file, partialBytes(cache, file));
-    try {
-      await downloadHubFile(pinned, file, cache.partial(file.sha256), session, {
-        ...options.downloadTuning,
-        signal: options.signal,
-        onBytes: (bytesDone) => progress.bytes(file, bytesDone),
-      });
-    } catch (error) {
-      if (!options.signal.aborted) throw error;
-      if (options.discardPartialOnCancel) await fs.promises.rm(cache.partial(file.sha256), { force: true });
-      throw new AppError(
-        ErrorCode.RequestFailed,
-        options.discardPartialOnCancel
-          ? `the pull of ${source} was cancelled; the file being downloaded was deleted`
-          : `the pull of ${source} was cancelled; ${file.path} is kept in part: pull again to resume`,
-      );
+  // Every file to fetch is claimed before the first byte: a pull that would collide with another learns it at once.
+  const locks: DownloadLock[] = [];
+  try {
+    for (const file of toFetch) {
+      await fs.promises.mkdir(path.dirname(cache.blob(file.sha256)), { recursive: true });
+      locks.push(await lockDownload(cache.partial(file.sha256), file.path));
     }
-    await fs.promises.rename(cache.partial(file.sha256), cache.blob(file.sha256));
-    progress.finish(file);
+    for (const file of toFetch) await fetchVerified(prepared, file, pinned, progress, options);
+  } finally {
+    for (const lock of locks) await lock.release();
   }
   const models: PulledModel[] = [];
   for (const candidate of chosen) {
@@ -196,6 +186,42 @@ export async function executePull(prepared: PreparedPull, options: PullOptions):
   }
   await writeRef(cache, ref.revision, commit);
   return { source, revision: ref.revision, commit, cacheDir, models, downloadedBytes: progress.downloaded(), problems };
+}
+
+/** One file into its blob: resumed where a partial copy stops, renamed into place only once its SHA-256 matched. */
+async function fetchVerified(
+  prepared: PreparedPull,
+  file: VerifiableFile,
+  pinned: HubRepoRef,
+  progress: ReturnType<typeof pullProgress>,
+  options: PullOptions,
+): Promise<void> {
+  const { source, session, cache } = prepared;
+  // Another pull may have finished it while this one waited to start.
+  if (sizeOnDisk(cache.blob(file.sha256)) === file.size) {
+    progress.begin(file, file.size);
+    progress.finish(file);
+    return;
+  }
+  progress.begin(file, partialBytes(cache, file));
+  try {
+    await downloadHubFile(pinned, file, cache.partial(file.sha256), session, {
+      ...options.downloadTuning,
+      signal: options.signal,
+      onBytes: (bytesDone) => progress.bytes(file, bytesDone),
+    });
+  } catch (error) {
+    if (!options.signal.aborted) throw error;
+    if (options.discardPartialOnCancel) await fs.promises.rm(cache.partial(file.sha256), { force: true });
+    throw new AppError(
+      ErrorCode.RequestFailed,
+      options.discardPartialOnCancel
+        ? `the pull of ${source} was cancelled; the file being downloaded was deleted`
+        : `the pull of ${source} was cancelled; ${file.path} is kept in part: pull again to resume`,
+    );
+  }
+  await fs.promises.rename(cache.partial(file.sha256), cache.blob(file.sha256));
+  progress.finish(file);
 }
 
 /** Prepares and downloads in one step. */
