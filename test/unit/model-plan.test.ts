@@ -1,8 +1,9 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { capturedFiles, readCaptured } from '../support/captured';
 import { chooseCandidates, groupCandidates, quantLabel } from '../../src/main/models/plan/candidates';
 import { largestFullContext, planFit, RUNTIME_ALLOWANCE_BYTES, type PlanGpu, type PlanHost } from '../../src/main/models/plan/fit';
-import { computeBufferBytes, estimateMemory, kvCellsFor, type PlanSettings } from '../../src/main/models/plan/memory-estimate';
+import { computeBufferBytes, estimateMemory, type PlanSettings } from '../../src/main/models/plan/memory-estimate';
 import type { ModelShape } from '../../src/main/models/plan/model-shape';
 import { speedCeiling } from '../../src/main/models/plan/speed-ceiling';
 import { parseHubRef } from '../../src/main/models/hub/hub-access';
@@ -51,6 +52,8 @@ function logFacts(text: string) {
     kvType: 'f16',
     flashAttention: context('flash_attn') === 1,
     ubatch: context('n_ubatch'),
+    // These builds predate n_outputs_max: a step reserved logits for the whole ubatch.
+    outputRows: context('n_ubatch'),
   };
   return {
     shape,
@@ -77,7 +80,10 @@ describe('the memory estimate against captured llama.cpp logs', () => {
   it('sizes the compute buffer within 30 % of every captured log, and within 5 % for the median', () => {
     const errors = CALIBRATION_LOGS.map((file) => {
       const facts = logFacts(readCaptured(file));
-      const estimated = computeBufferBytes(facts.shape, facts.settings, kvCellsFor(facts.settings)) / MiB;
+      const estimated = computeBufferBytes(facts.shape, facts.settings) / MiB;
+      console.log(
+        `[plan] compute buffer ${path.basename(file)}: ${estimated.toFixed(1)} MiB estimated, ${facts.computeMib} MiB in the log (${((estimated / facts.computeMib - 1) * 100).toFixed(1)} %)`,
+      );
       return { file, error: estimated / facts.computeMib - 1 };
     });
     for (const { file, error } of errors) expect(Math.abs(error), file).toBeLessThan(0.3);
@@ -89,7 +95,7 @@ describe('the memory estimate against captured llama.cpp logs', () => {
     const worst = Math.max(
       ...CALIBRATION_LOGS.map((file) => {
         const facts = logFacts(readCaptured(file));
-        const wrong = computeBufferBytes(facts.shape, { ...facts.settings, flashAttention: false }, kvCellsFor(facts.settings)) / MiB;
+        const wrong = computeBufferBytes(facts.shape, { ...facts.settings, flashAttention: false }) / MiB;
         return Math.abs(wrong / facts.computeMib - 1);
       }),
     );
@@ -183,8 +189,10 @@ describe('fitting a model to the GPUs', () => {
     expect(largest % 256).toBe(0);
     expect(planFit(shape, { ...SETTINGS, contextPerSlot: largest }, gpus, host(8 * GiB)).verdict).toBe('fits');
     expect(planFit(shape, { ...SETTINGS, contextPerSlot: largest + 256 }, gpus, host(8 * GiB)).verdict).not.toBe('fits');
-    // Two slots share the memory: each gets about half.
-    expect(largestFullContext(shape, { ...SETTINGS, parallel: 2 }, gpus)!).toBeLessThanOrEqual(largest / 2 + 256);
+    // Two slots share the memory: each gets about half, a little more because a slot's attention spans only its own cells.
+    const perSlotOfTwo = largestFullContext(shape, { ...SETTINGS, parallel: 2 }, gpus)!;
+    expect(perSlotOfTwo).toBeGreaterThanOrEqual(largest / 2);
+    expect(perSlotOfTwo).toBeLessThanOrEqual(largest / 2 + 1024);
     expect(largestFullContext(shape, SETTINGS, [gpu(100 * MiB)])).toBeNull();
   });
 

@@ -10,6 +10,11 @@ export interface PlanSettings {
   flashAttention: boolean;
   /** llama-server's --ubatch-size (512 unless set): the tokens one compute step holds. */
   ubatch: number;
+  /**
+   * Rows of logits one step reserves. The engine's llama-server reserves one per slot (its
+   * `n_outputs_max`, the default here); builds without that setting reserved the whole ubatch.
+   */
+  outputRows?: number;
 }
 
 export interface MemoryEstimate {
@@ -45,23 +50,36 @@ export function kvBytesPerCellPerLayer(shape: ModelShape, kvType: string): numbe
 }
 
 /**
- * The compute buffer: ggml's allocator reuses memory between the graph's steps, so the buffer
- * is set by the widest step for one ubatch of f32 activations, plus the attention mask (an f16
- * row of n_kv per token) that every step keeps:
- * - the output: logits for every token of the ubatch (n_vocab) beside the hidden state;
- * - attention without flash attention: the n_head × n_kv score matrix, beside the q/k/v/out rows;
- * - the feed-forward: gate and up (for MoE, those of the experts in use) beside the hidden state.
- * Flash attention never forms the score matrix. Checked against captured llama.cpp logs in
- * test/unit/model-plan.test.ts (docs/METRICS.md, "Model plan", gives the errors).
+ * The cells one slot's attention spans: llama-server gives each slot a cache stream of its own,
+ * so the mask and the scores of a step cover one slot's context, not the whole cache.
  */
-export function computeBufferBytes(shape: ModelShape, settings: PlanSettings, kvCells: number): number {
+export function attentionCellsFor(settings: Pick<PlanSettings, 'contextPerSlot' | 'parallel'>): number {
+  return settings.parallel > 1 ? kvCellsFor({ contextPerSlot: settings.contextPerSlot, parallel: 1 }) : kvCellsFor(settings);
+}
+
+/**
+ * The compute buffer: ggml's allocator reuses memory between the graph's steps, so the buffer
+ * is set by the widest step for one ubatch of f32 activations, plus the attention mask that
+ * every step keeps (f32, cast to f16 for flash attention: 4 or 2 bytes per cell and token):
+ * - the output: the reserved rows of logits (n_vocab each) beside the ubatch's hidden state;
+ * - attention without flash attention: the n_head × cells score matrix, beside the q/k/v/out rows;
+ * - the feed-forward: gate, up and their product (for MoE, those of the experts in use, and
+ *   the router's scores) beside the hidden state and its norm.
+ * Flash attention never forms the score matrix. Checked against captured llama.cpp logs in
+ * test/unit/model-plan.test.ts and against this engine's own server in
+ * test/integration/plan-compute-buffer.test.ts (docs/METRICS.md, "Model plan", gives the errors).
+ */
+export function computeBufferBytes(shape: ModelShape, settings: PlanSettings): number {
   const { nEmbd } = shape;
-  const output = shape.nVocab + nEmbd;
-  const attention = (settings.flashAttention ? 0 : shape.nHead * kvCells) + 6 * nEmbd;
-  const feedForward = shape.experts
-    ? 2 * shape.experts.used * shape.experts.feedForward + shape.experts.count + 2 * nEmbd
-    : 2 * shape.nFf + 2 * nEmbd;
-  return settings.ubatch * (4 * Math.max(output, attention, feedForward) + 2 * kvCells);
+  const cells = attentionCellsFor(settings);
+  const outputRows = Math.min(settings.outputRows ?? settings.parallel, settings.ubatch);
+  const output = outputRows * shape.nVocab + settings.ubatch * nEmbd;
+  const attention = settings.ubatch * ((settings.flashAttention ? 0 : shape.nHead * cells) + 6 * nEmbd);
+  const feedForward =
+    settings.ubatch *
+    (shape.experts ? 3 * shape.experts.used * shape.experts.feedForward + shape.experts.count + 4 * nEmbd : 3 * shape.nFf + 4 * nEmbd);
+  const maskBytes = settings.flashAttention ? 2 : 4;
+  return 4 * Math.max(output, attention, feedForward) + maskBytes * settings.ubatch * cells;
 }
 
 export function estimateMemory(shape: ModelShape, settings: PlanSettings): MemoryEstimate {
@@ -80,7 +98,7 @@ export function estimateMemory(shape: ModelShape, settings: PlanSettings): Memor
     kvCells,
     kvBytesPerLayer,
     kvBytes: kvBytesPerLayer * shape.nLayer,
-    computeBytes: computeBufferBytes(shape, settings, kvCells),
+    computeBytes: computeBufferBytes(shape, settings),
     offloadableBytes: layerWeightBytes(shape) + shape.headBytes,
     hostWeightBytes: shape.embeddingBytes,
     notes,
