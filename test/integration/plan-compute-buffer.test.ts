@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { demoModelsDir } from '../../src/main/core/paths';
 import { readGgufHeader } from '../../src/main/models/gguf-reader';
 import { estimateMemory, type PlanSettings } from '../../src/main/models/plan/memory-estimate';
@@ -13,12 +13,20 @@ const tempDir = useTempDirs();
 
 const MiB = 2 ** 20;
 
+/** Servers still starting when a test ends (a timeout) are stopped with it. */
+const started = new Set<ReturnType<typeof spawn>>();
+afterEach(() => {
+  for (const child of started) child.kill('SIGKILL');
+  started.clear();
+});
+
 /** Starts this engine's llama-server until it has reserved its buffers, and reads what it reports. */
 async function reportedBuffers(serverPath: string, model: string, settings: PlanSettings): Promise<{ computeMib: number; kvMib: number }> {
   // -lv 4: the buffer sizes are printed at the info level of the model loader, below the server's default.
   const args = ['-m', model, '--port', '0', '-t', '1', '-lv', '4', '-c', String(settings.contextPerSlot * settings.parallel)];
   args.push('-np', String(settings.parallel), '-fa', settings.flashAttention ? 'on' : 'off', '-ub', String(settings.ubatch));
   const child = spawn(serverPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
   let log = '';
   try {
     return await new Promise((resolve, reject) => {
@@ -38,6 +46,7 @@ async function reportedBuffers(serverPath: string, model: string, settings: Plan
     });
   } finally {
     child.kill('SIGKILL');
+    started.delete(child);
   }
 }
 

@@ -11,6 +11,14 @@ import type { WindowCooldown } from '../experiments/window-cooldown';
 import type { WorkloadDef } from '../workload/workload-types';
 import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache/cache-conditions';
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
+import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';
+import { quantFilesOf } from '../experiments/kinds/quant/protocol';
+import { checkSweepShape } from '../experiments/kinds/sweep/spec';
+import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
+import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';
+import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/spec/spec';
+import { checkQuantFiles, type QuantFile } from '../models/quant-files';
+import { resolveModelWithin, type ServiceAccess } from './access';
 import type { CheckedExperiment } from './experiment-spec';
 
 /** What every kind's protocol is handed by the experiments service. */
@@ -35,6 +43,18 @@ export interface ExperimentKindEntry {
   defaultWorkload: string;
   /** Checks of the spec only this kind makes, before anything is read or started (throws InvalidInput). */
   checkShape?: (spec: StartExperimentSpec) => void;
+  /** The workload it runs when the spec names none, where that depends on the spec. */
+  defaultWorkloadFor?: (spec: StartExperimentSpec) => string;
+  /** What the kind needs of the workload it was given. */
+  checkWorkload?: (spec: StartExperimentSpec, workload: WorkloadDef) => void;
+  /** The kind compares files it names instead of one model (quant): each held to the face's roots and checked. */
+  files?: (spec: StartExperimentSpec, access: ServiceAccess) => Promise<QuantFile[] | null>;
+  /** What else the kind reads (a draft model, the files it will make beside the model), held to the face's roots. */
+  resolve?: (
+    spec: StartExperimentSpec,
+    access: ServiceAccess,
+    model: CheckedExperiment['model'],
+  ) => Promise<Partial<Pick<CheckedExperiment, 'draft'>>>;
   /** Profile settings the kind will apply on top of the experiment's profile, each checked before the job opens. */
   settingsToCheck?: (spec: StartExperimentSpec) => { label: string; settings: string[] }[];
   run: (common: ExperimentCommon, spec: StartExperimentSpec, checked: CheckedExperiment) => Promise<ExperimentResult>;
@@ -47,6 +67,26 @@ export interface ExperimentKindEntry {
 export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   quant: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
+    checkShape: checkQuantShape,
+    files: async (spec, access) =>
+      Array.isArray(spec.files) && spec.files.length > 0
+        ? checkQuantFiles(
+            await Promise.all(
+              spec.files.map(async (entry) => ({
+                name: String(entry?.name ?? ''),
+                file: await access.paths.check(String(entry?.path ?? ''), 'model'),
+              })),
+            ),
+            // The CLI's flag by its own name.
+            access.face === 'shell' ? '--files' : 'files',
+          )
+        : null,
+    // The quantizations it reads or makes beside its model are held to the same roots.
+    resolve: async (spec, access, model) => {
+      if (model && !isDemoRef(model.ref))
+        for (const { file: sibling } of await quantFilesOf(model.path, quantNames(spec))) await access.paths.check(sibling, 'model');
+      return {};
+    },
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/quant/protocol')).runQuantExperiment({
         ...common,
@@ -60,6 +100,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   },
   warmcold: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
+    checkShape: checkWarmColdShape,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/warmcold/protocol')).runWarmCold({
         ...common,
@@ -70,6 +111,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   },
   sweep: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
+    checkShape: checkSweepShape,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/sweep/protocol')).runSweep({
@@ -83,6 +125,9 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   },
   capacity: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
+    checkShape: checkCapacityShape,
+    defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.capacity),
+    checkWorkload: checkCapacityWorkload,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/capacity/protocol')).runCapacity({
         ...common,
@@ -98,6 +143,13 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
   },
   spec: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
+    checkShape: checkDraftShape,
+    resolve: async (spec, access) => ({
+      draft: {
+        model: isDemoRef(spec.draftModel!) ? spec.draftModel! : await resolveModelWithin(access, spec.draftModel!),
+        max: spec.draftMax ?? DEFAULT_DRAFT_MAX,
+      },
+    }),
     run: async (common, _spec, checked) =>
       (await import('../experiments/kinds/spec/protocol')).runSpecExperiment({
         ...common,

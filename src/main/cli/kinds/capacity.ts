@@ -1,5 +1,9 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { formatMs, formatNumber, formatTable } from '../format';
+import { CAPACITY_DEFAULTS } from '../../../shared/experiment-defaults';
+import { percentileOption } from '../args';
+import { EXPERIMENT_USAGE } from '../usage';
+import { text, type KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
 /** A capacity search: every load it measured, in load order, then the answer and the rule it was decided by. */
@@ -54,7 +58,43 @@ function capacityTable(capacity: NonNullable<ExperimentResult['capacity']>, reas
   return `${formatTable(rows)}\n\n${answer}\n${knee}\n${reason}\nrule: ${capacity.rule}`;
 }
 
+/** --slo (shared), --by, --percentile, --start, --max-load and --keep-cache; the look size follows the percentile unless --requests says. */
+const CAPACITY_FLAGS: KindFlags = {
+  flags: {
+    percentile: { type: 'string' },
+    by: { type: 'string' },
+    start: { type: 'string' },
+    'max-load': { type: 'string' },
+    'keep-cache': { type: 'boolean' },
+  },
+  fromFlags: (values, { usage, slo }) => {
+    const by = text(values, 'by') ?? 'rate';
+    if (by !== 'rate' && by !== 'concurrency' && by !== 'users') usage(`--by must be rate, concurrency or users, got "${by}"`);
+    if (!slo) usage('experiment capacity needs --slo, e.g. --slo ttft=500,tpot=50');
+    const load = (flag: string): number | null => {
+      const given = text(values, flag);
+      if (given === undefined) return null;
+      const value = Number(given);
+      if (!Number.isFinite(value) || value <= 0) usage(`--${flag} must be a positive number, got "${given}"`);
+      return value;
+    };
+    return {
+      fields: {
+        capacity: {
+          by: by as 'rate' | 'concurrency' | 'users',
+          percentile: percentileOption(text(values, 'percentile'), CAPACITY_DEFAULTS.percentile, EXPERIMENT_USAGE),
+          start: load('start'),
+          maxLoad: load('max-load'),
+          keepCache: values['keep-cache'] === true,
+        },
+        ...(values.requests === undefined ? { requestsPerWindow: null } : {}),
+      },
+    };
+  },
+};
+
 export const CAPACITY_CLI: CliKind = {
+  options: CAPACITY_FLAGS,
   table: (result) => (result.capacity ? capacityTable(result.capacity, result.recommendation.reason) : null),
   // A capacity search measures loads, not conditions: energy per condition does not apply.
   withoutEfficiency: true,

@@ -3,16 +3,12 @@ import type { ConditionResult, ExperimentResult } from '../../../shared/contract
 import { positiveInteger } from '../args';
 import { formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
+import { constraintsFromFlags } from '../quant-flags';
+import type { FlagValues, KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
-/** The flags only `experiment kvcache` takes. */
-export const KVCACHE_FLAGS = {
-  types: { type: 'string' },
-  ctx: { type: 'string' },
-} as const;
-
 /** --types and --ctx → the spec's kvCache; the service checks the types themselves, for every face alike. */
-export function kvCacheFromFlags(values: { types?: string; ctx?: string }): StartExperimentSpec['kvCache'] {
+function kvCacheFromFlags(values: { types?: string; ctx?: string }): StartExperimentSpec['kvCache'] {
   return {
     types: (values.types ?? '')
       .split(',')
@@ -54,7 +50,20 @@ function kvCacheGroupLines(result: ExperimentResult): string[] {
   ];
 }
 
+/** --types and --ctx, and the quality gates quant has. */
+const KVCACHE_FLAGS: KindFlags = {
+  flags: { types: { type: 'string' }, ctx: { type: 'string' } },
+  insteadOf: { quants: 'experiment kvcache takes --types' },
+  fromFlags: (values: FlagValues, { slo }) => ({
+    fields: {
+      kvCache: kvCacheFromFlags(values as { types?: string; ctx?: string }),
+      constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+    },
+  }),
+};
+
 export const KVCACHE_CLI: CliKind = {
+  options: KVCACHE_FLAGS,
   columns: KVCACHE_COLUMNS,
   lines: (result) => [...kvCacheGroupLines(result), ...qualityLines(result)],
 };

@@ -1,6 +1,12 @@
 import type { ConditionResult } from '../../../shared/contract/experiments';
 import { formatMs, formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
+import { parseQuantFiles } from '../../models/quant-files';
+import { quantsFlag } from '../plan-table';
+import { constraintsFromFlags } from '../quant-flags';
+import type { QuantsFromHub } from '../quant-from-hub';
+import { EXPERIMENT_USAGE } from '../usage';
+import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
 /** The columns a quantization experiment adds to the condition table: file size, load time and quality against the baseline. */
@@ -15,4 +21,38 @@ const QUANT_COLUMNS = {
   ],
 };
 
-export const QUANT_CLI: CliKind = { columns: QUANT_COLUMNS, lines: qualityLines };
+function quantsFromHubFlags(source: string, quants: string | undefined, usage: (message: string) => never): QuantsFromHub {
+  if (!source.startsWith('hf:')) usage(`--from takes a hub name, hf:OWNER/REPO[@REVISION], got "${source}"`);
+  if (quants === undefined) usage('--from needs --quants: two or more of the quantizations the repository has (Q8_0,Q4_K_M), or all');
+  const chosen = quantsFlag(quants, EXPERIMENT_USAGE);
+  if (chosen !== 'all' && chosen.length < 2) usage(`--quants needs two or more quantizations to compare, got "${quants}"`);
+  return { source, quants: chosen };
+}
+
+/** What is compared: types made from --model (--quants), files named with --files, or a hub repository's files (--from). */
+const QUANT_FLAGS: KindFlags = {
+  flags: { quants: { type: 'string' }, files: { type: 'string' }, from: { type: 'string' } },
+  fromFlags: (values: FlagValues, { usage, slo }) => {
+    const [model, filesText, from, quants] = (['model', 'files', 'from', 'quants'] as const).map((flag) => text(values, flag));
+    if (filesText !== undefined && (model !== undefined || quants !== undefined))
+      usage('--files replaces --model and --quants, and only in experiment quant');
+    if (from !== undefined && (model !== undefined || filesText !== undefined))
+      usage('--from replaces --model and --files, and only in experiment quant');
+    const fromHub = from === undefined ? null : quantsFromHubFlags(from, quants, usage);
+    const files = filesText === undefined ? null : parseQuantFiles(filesText).map((file) => ({ name: file.name, path: file.file }));
+    if (!model && !files && !fromHub) usage('--model is required');
+    const types = listOf(quants ?? 'f16,q8_0,q4_k_m').map((quant) => quant.toLowerCase());
+    if (!files && !fromHub && (types.length < 2 || types.some((quant) => !/^[a-z0-9_]+$/.test(quant))))
+      usage(`--quants needs two or more types like f16,q8_0,q4_k_m, got "${quants}"`);
+    return {
+      fields: {
+        files,
+        quants: fromHub ? [] : types,
+        constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+      },
+      fromHub,
+    };
+  },
+};
+
+export const QUANT_CLI: CliKind = { options: QUANT_FLAGS, columns: QUANT_COLUMNS, lines: qualityLines };

@@ -1,5 +1,6 @@
 import type { ConditionResult, ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
 import { CAPACITY_CLI } from './capacity';
+import type { KindFlags } from './kind-flags';
 import { KVCACHE_CLI } from './kvcache';
 import { QUANT_CLI } from './quant';
 import { SPEC_CLI } from './spec';
@@ -7,6 +8,8 @@ import { SWEEP_CLI } from './sweep';
 
 /** What one kind changes in the terminal's experiment table; everything else is shared (cli/experiment-table.ts). */
 export interface CliKind {
+  /** The flags only this kind takes (another kind's command refuses them by name) and the spec fields they set. */
+  options?: KindFlags;
   /** The kind's own whole table, where the shared condition table does not fit it; null falls back to the shared one. */
   table?: (result: ExperimentResult) => string | null;
   /** Columns added to the shared condition table. */

@@ -1,6 +1,8 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { formatMs, formatNumber, formatShare, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
+import { positiveInteger } from '../args';
+import { listOf, text, type KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
 /** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
@@ -60,6 +62,23 @@ recommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendatio
 ${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
 }
 
+/** --draft MODEL and --draft-max 4,8,16. */
+const SPEC_FLAGS: KindFlags = {
+  flags: { draft: { type: 'string' }, 'draft-max': { type: 'string' } },
+  fromFlags: (values, { usage }) => {
+    const draft = text(values, 'draft');
+    if (!draft) return usage('experiment spec needs --draft: a smaller model with the same vocabulary, e.g. demo:q4_k_m');
+    const limits = text(values, 'draft-max');
+    return {
+      fields: {
+        draftModel: draft,
+        draftMax: limits === undefined ? null : listOf(limits).map((value) => positiveInteger('draft-max', value, 1)),
+      },
+    };
+  },
+};
+
 export const SPEC_CLI: CliKind = {
+  options: SPEC_FLAGS,
   table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),
 };

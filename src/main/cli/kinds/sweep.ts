@@ -1,6 +1,8 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
+import { positiveInteger } from '../args';
+import { listOf, text, type KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
 /** A sweep: every setting at every load level with its goodput against the SLO and the Pareto set, then verdicts within each load level. */
@@ -25,4 +27,23 @@ function sweepTable(result: ExperimentResult): string {
   return `${formatTable(sweepRows)}\n\nverdicts (within each load level, against its first setting):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
 }
 
-export const SWEEP_CLI: CliKind = { table: sweepTable };
+/** --vary FIELD=V1,V2,... and --load concurrency=1,4,16. */
+const SWEEP_FLAGS: KindFlags = {
+  flags: { vary: { type: 'string' }, load: { type: 'string' } },
+  fromFlags: (values, { usage }) => {
+    const varied = /^([\w-]+)=(.+)$/.exec(text(values, 'vary') ?? '');
+    if (!varied) return usage(`--vary expects FIELD=V1,V2,..., got "${text(values, 'vary') ?? ''}"`);
+    const vary = { field: varied[1]!, values: listOf(varied[2]!) };
+    if (vary.values.length < 2) usage('--vary needs at least two values');
+    const loadText = text(values, 'load');
+    if (loadText === undefined) return { fields: { vary } };
+    const load = /^concurrency=([\d,]+)$/.exec(loadText);
+    if (!load) return usage(`--load expects concurrency=1,4,16, got "${loadText}"`);
+    return { fields: { vary, loadConcurrencies: listOf(load[1]!).map((value) => positiveInteger('load', value, 1)) } };
+  },
+};
+
+export const SWEEP_CLI: CliKind = {
+  options: SWEEP_FLAGS,
+  table: sweepTable,
+};
