@@ -1,17 +1,13 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { pct } from '../components/format';
+import type { ExperimentKindForm, KindFieldProps } from './form-state';
+import { list, number } from './form-state';
 
-/** The kvcache fields of the experiment form: the cache types and the context they must hold. */
-export function KvCacheFields({
-  text,
-}: {
-  text: (
-    key: 'cacheTypes' | 'contextSize',
-    label: string,
-  ) => { 'aria-label': string; value: string; onChange: (event: { target: { value: string } }) => void };
-}) {
+/** The kvcache fields of the experiment form: the model, the cache types and the context they must hold. */
+function KvCacheSubject({ text, modelField }: KindFieldProps) {
   return (
     <>
+      {modelField}
       <label>
         Cache types, the first the baseline <input {...text('cacheTypes', 'cache types')} size={24} placeholder="f16,q8_0,q4_0" />
       </label>
@@ -22,6 +18,12 @@ export function KvCacheFields({
     </>
   );
 }
+
+export const KVCACHE_FORM: ExperimentKindForm = {
+  Subject: KvCacheSubject,
+  constraints: 'gates',
+  specFields: (form) => ({ kvCache: { types: list(form.cacheTypes), contextSize: number(form.contextSize) } }),
+};
 
 /** What a KV cache experiment found per cache type: memory, quality against the baseline cache, acceptance per group. */
 export function KvCacheResult({ result }: { result: ExperimentResult }) {

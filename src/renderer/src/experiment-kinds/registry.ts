@@ -1,26 +1,49 @@
 import type { ComponentType } from 'react';
 import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/experiment-defaults';
-import { KvCacheResult } from './kvcache';
+import { CAPACITY_FORM } from './capacity-form';
+import type { ExperimentKindForm } from './form-state';
+import { KVCACHE_FORM, KvCacheResult } from './kvcache';
+import { QUANT_FORM } from './quant-form';
+import { SPEC_FORM } from './spec-form';
+import { SWEEP_FORM } from './sweep-form';
+import { WARMCOLD_FORM } from './warmcold-form';
 
-/** How the Experiments view shows each kind: its name in the form, its default workload, and a result panel of its own where it has one. */
+/** How the Experiments view shows each kind: its name and fields in the form, its default workload, and a result panel of its own where it has one. */
 export interface ExperimentKindView {
   label: string;
   title: string;
   defaultWorkload: string;
+  form: ExperimentKindForm;
   Result?: ComponentType<{ result: ExperimentResult }>;
 }
 
 export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> = {
-  quant: { label: 'Quantizations', title: 'Quantization', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant },
-  warmcold: { label: 'Warm against cold', title: 'Warm against cold', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold },
-  sweep: { label: 'Sweep a server setting', title: 'Sweep', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep },
-  capacity: { label: 'Capacity under an SLO', title: 'Capacity', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity },
-  spec: { label: 'Speculative decoding', title: 'Speculative decoding', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec },
+  quant: { label: 'Quantizations', title: 'Quantization', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant, form: QUANT_FORM },
+  warmcold: {
+    label: 'Warm against cold',
+    title: 'Warm against cold',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
+    form: WARMCOLD_FORM,
+  },
+  sweep: { label: 'Sweep a server setting', title: 'Sweep', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep, form: SWEEP_FORM },
+  capacity: {
+    label: 'Capacity under an SLO',
+    title: 'Capacity',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
+    form: CAPACITY_FORM,
+  },
+  spec: {
+    label: 'Speculative decoding',
+    title: 'Speculative decoding',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
+    form: SPEC_FORM,
+  },
   kvcache: {
     label: 'KV cache types',
     title: 'KV cache types',
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
+    form: KVCACHE_FORM,
     Result: KvCacheResult,
   },
 };
