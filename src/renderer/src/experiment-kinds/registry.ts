@@ -5,6 +5,11 @@ import { CAPACITY_FORM } from './capacity-form';
 import type { ExperimentKindForm } from './form-state';
 import { KVCACHE_FORM, KvCacheResult } from './kvcache';
 import { QUANT_FORM } from './quant-form';
+import { QUANT_COLUMNS, QuantResult } from './quant-result';
+import type { KindColumns } from './result-parts';
+import { SPEC_COLUMNS, SpecResult } from './spec-result';
+import { SWEEP_COLUMNS } from './sweep-result';
+import { CapacityResult } from './capacity-result';
 import { SPEC_FORM } from './spec-form';
 import { SWEEP_FORM } from './sweep-form';
 import { WARMCOLD_FORM } from './warmcold-form';
@@ -16,28 +21,49 @@ export interface ExperimentKindView {
   defaultWorkload: string;
   form: ExperimentKindForm;
   Result?: ComponentType<{ result: ExperimentResult }>;
+  /** Columns it adds to the shared condition table. */
+  columns?: KindColumns;
+  /** It gives no verdicts between conditions (a capacity search measures loads). */
+  verdicts?: false;
 }
 
 export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> = {
-  quant: { label: 'Quantizations', title: 'Quantization', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant, form: QUANT_FORM },
+  quant: {
+    label: 'Quantizations',
+    title: 'Quantization',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
+    form: QUANT_FORM,
+    Result: QuantResult,
+    columns: QUANT_COLUMNS,
+  },
   warmcold: {
     label: 'Warm against cold',
     title: 'Warm against cold',
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     form: WARMCOLD_FORM,
   },
-  sweep: { label: 'Sweep a server setting', title: 'Sweep', defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep, form: SWEEP_FORM },
+  sweep: {
+    label: 'Sweep a server setting',
+    title: 'Sweep',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
+    form: SWEEP_FORM,
+    columns: SWEEP_COLUMNS,
+  },
   capacity: {
     label: 'Capacity under an SLO',
     title: 'Capacity',
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     form: CAPACITY_FORM,
+    Result: CapacityResult,
+    verdicts: false,
   },
   spec: {
     label: 'Speculative decoding',
     title: 'Speculative decoding',
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
     form: SPEC_FORM,
+    Result: SpecResult,
+    columns: SPEC_COLUMNS,
   },
   kvcache: {
     label: 'KV cache types',

@@ -1,0 +1,273 @@
+import { useMemo, useState } from 'react';
+import type { AppServices } from '../../../shared/contract';
+import type { ExperimentResult } from '../../../shared/contract/experiments';
+import { cooldownLine } from '../../../shared/cooldown-line';
+import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
+import { offloadWarnings } from '../../../shared/gpu-offload';
+import { METRIC_TABLE } from '../../../shared/metric-table';
+import { verdictUnit } from '../../../shared/verdict-units';
+import { downloadFile } from '../components/download';
+import { ErrorBox } from '../components/ErrorBox';
+import { ms, num, pct, pctl } from '../components/format';
+import { EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
+import { useAction } from '../hooks/use-action';
+import { useAppStore } from '../state/store';
+
+/** Each gate the recommendation applied, and how each condition fared against it. */
+function GatesTable({ result }: { result: ExperimentResult }) {
+  const gates = result.recommendation.gates ?? [];
+  if (gates.length === 0) return null;
+  return (
+    <table data-testid="experiment-gates">
+      <thead>
+        <tr>
+          <th>Gate</th>
+          <th>Threshold</th>
+          {result.conditions.map((condition) => (
+            <th key={condition.name}>{condition.name}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {gates.map((gate) => (
+          <tr key={gate.name}>
+            <td>{gate.name}</td>
+            <td>
+              <small>{gate.threshold}</small>
+            </td>
+            {result.conditions.map((condition) => {
+              const cell = gate.conditions.find((entry) => entry.name === condition.name);
+              return (
+                <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>
+                  {cell?.status ?? '—'}
+                </td>
+              );
+            })}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** One row per condition: the shared figures, the kind's own columns, energy, bandwidth and contamination. */
+function ConditionsTable({ result }: { result: ExperimentResult }) {
+  const columns = EXPERIMENT_KIND_VIEWS[result.kind].columns;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Condition</th>
+          <th>TTFT p50</th>
+          <th>TTFT p95</th>
+          <th>TPOT p50</th>
+          <th>Output tok/s</th>
+          <th>Accepted</th>
+          <th>Cache evidence</th>
+          {columns && <columns.Headers />}
+          <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">Energy / output token</th>
+          <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">Decode bandwidth</th>
+          <th>Contaminated</th>
+        </tr>
+      </thead>
+      <tbody>
+        {result.conditions.map((condition) => (
+          <tr key={condition.name}>
+            <th>{condition.name}</th>
+            <td>{ms(condition.metrics.ttft_ms.p50)}</td>
+            <td>{pctl(condition.metrics.ttft_ms, 'p95')}</td>
+            <td>{ms(condition.metrics.tpot_ms.p50)}</td>
+            <td>{num(condition.throughput.output_tokens_per_s, METRIC_TABLE.output_tokens_per_s.unit)}</td>
+            <td>{pct(condition.accepted_rate)}</td>
+            <td>
+              {condition.cache_evidence ? (
+                <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>
+                  {condition.cache_evidence.summary}
+                </span>
+              ) : (
+                `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`
+              )}
+              {condition.cold_starts && (
+                <>
+                  <br />
+                  <small>
+                    {condition.cold_starts.starts.length} fresh starts: spawn → ready p50 {ms(condition.cold_starts.spawn_to_ready_ms.p50)}
+                  </small>
+                </>
+              )}
+            </td>
+            {columns && <columns.Cells condition={condition} result={result} />}
+            <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
+            <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
+            <td>{condition.contaminated ? <span className="error">yes: {condition.contamination_reason}</span> : 'no'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Lines under the table: where weights sat in host memory, and how energy and bandwidth were measured. */
+function ConditionNotes({ result }: { result: ExperimentResult }) {
+  const efficiency = useMemo(() => efficiencyNotes(result.conditions), [result]);
+  const offload = useMemo(() => offloadWarnings(result.conditions), [result]);
+  return (
+    <>
+      {offload.length > 0 && (
+        <p data-testid="offload-warnings" className="error">
+          {offload.map((line) => (
+            <span key={line}>
+              <strong>{line}</strong>
+              <br />
+            </span>
+          ))}
+        </p>
+      )}
+      {efficiency.length > 0 && (
+        <p data-testid="efficiency-notes">
+          <small>
+            {efficiency.map((note) => (
+              <span key={note}>
+                {note}
+                <br />
+              </span>
+            ))}
+          </small>
+        </p>
+      )}
+    </>
+  );
+}
+
+function VerdictsTable({ result }: { result: ExperimentResult }) {
+  return (
+    <>
+      {EXPERIMENT_KIND_VIEWS[result.kind].verdicts !== false && (
+        <h3>
+          Verdicts{' '}
+          <small>
+            (t tests over windows, Holm-corrected to 95 % family-wise; “equivalent” means within the margin, “no significant difference”
+            means neither shown)
+          </small>
+        </h3>
+      )}
+      <table>
+        <tbody>
+          {result.verdicts.map((row) => (
+            <tr key={`${row.metric}-${row.b}`}>
+              <td>{row.metric}</td>
+              <td>
+                {row.a} → {row.b}
+              </td>
+              <td>
+                {num(row.difference, verdictUnit(row.metric), 2)}{' '}
+                {row.relative_ci &&
+                  row.confidence != null &&
+                  `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}
+              </td>
+              <td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>
+                {row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}
+                {row.verdict === 'insufficient data' && row.note && (
+                  <>
+                    <br />
+                    <small>{row.note}</small>
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+/** Record which condition was chosen and why, or download the report. */
+function DecisionForm({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
+  const [chosen, setChosen] = useState(result.recommendation.choice ?? result.conditions[0]?.name ?? '');
+  const [reason, setReason] = useState('');
+  const decidedBy = useAppStore((state) => state.decidedBy);
+  const setDecidedBy = useAppStore((state) => state.setDecidedBy);
+  const { error, run } = useAction();
+  return (
+    <>
+      <form
+        className="toolbar wrap"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(
+            () => client.experiments.decide(result.experiment_id, chosen, reason, decidedBy.trim() || 'unnamed'),
+            () => {
+              setReason('');
+              onDecided();
+            },
+          );
+        }}
+      >
+        <label>
+          Decide{' '}
+          <select value={chosen} onChange={(event) => setChosen(event.target.value)}>
+            {result.conditions.map((condition) => (
+              <option key={condition.name}>{condition.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Reason <input value={reason} onChange={(event) => setReason(event.target.value)} size={40} placeholder="why this one" />
+        </label>
+        <label>
+          By{' '}
+          <input
+            aria-label="decided by"
+            value={decidedBy}
+            onChange={(event) => setDecidedBy(event.target.value)}
+            size={14}
+            placeholder="your name"
+          />
+        </label>
+        <button type="submit" disabled={!reason.trim()}>
+          Record decision
+        </button>
+        <button
+          type="button"
+          onClick={() =>
+            void run(
+              () => client.experiments.report(result.experiment_id),
+              (report) => downloadFile(report.fileName, report.html, 'text/html'),
+            )
+          }
+        >
+          Download report
+        </button>
+      </form>
+      <ErrorBox error={error} />
+    </>
+  );
+}
+
+/** One experiment's result: the recommendation, the kind's own panel, the shared tables, and the decision. */
+export function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
+  const { title, Result } = EXPERIMENT_KIND_VIEWS[result.kind];
+  return (
+    <div className="card" data-testid="experiment-result">
+      <h2>
+        {title} <small>{result.experiment_id.slice(0, 8)}</small>
+      </h2>
+      <p>
+        <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
+      </p>
+      {Result && <Result result={result} />}
+      {result.cooldown_waits && <p data-testid="cooldown-line">{cooldownLine(result.cooldown_waits)}</p>}
+      {result.recommendation.excluded.map((item) => (
+        <p key={item.name} className="error">
+          {item.name} excluded: {item.reason}
+        </p>
+      ))}
+      <GatesTable result={result} />
+      <ConditionsTable result={result} />
+      <ConditionNotes result={result} />
+      <VerdictsTable result={result} />
+      <DecisionForm result={result} client={client} onDecided={onDecided} />
+    </div>
+  );
+}
