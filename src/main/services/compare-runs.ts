@@ -1,0 +1,123 @@
+import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
+import type { RunSummary } from '../../shared/contract/runs';
+import { ErrorCode } from '../../shared/errors';
+import { METRIC_TABLE } from '../../shared/metric-table';
+import { AppError } from '../core/errors';
+import { bootstrapDifference } from '../metrics/compare';
+import type { RunStore } from '../store/run-store';
+
+/** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
+const CDF_SAMPLE_CAP = 1000;
+
+type RunWithSummary = ComparedRun & { summary: RunSummary | null };
+
+/** A stored summary when it has the run summary's shape; null for none, and for the flat one-request summaries older first-request runs stored. */
+export function storedRunSummary(json: string | null): RunSummary | null {
+  if (!json) return null;
+  const parsed = JSON.parse(json) as Partial<RunSummary>;
+  return typeof parsed.metrics === 'object' && typeof parsed.throughput === 'object' ? (parsed as RunSummary) : null;
+}
+
+/** Evenly spaced order statistics: the CDF's shape in at most CDF_SAMPLE_CAP points. */
+function sample(values: number[]): number[] {
+  if (values.length <= CDF_SAMPLE_CAP) return values;
+  const sorted = Float64Array.from(values).sort();
+  return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => sorted[Math.floor((i * (sorted.length - 1)) / (CDF_SAMPLE_CAP - 1))]!);
+}
+
+/** One run as Compare shows it: every request's latencies, its headline figures and its VRAM over time. */
+function comparedRun(runs: RunStore, id: string): RunWithSummary {
+  const run = runs.findRun(id);
+  if (!run) throw new AppError(ErrorCode.NotFound, `No run ${id}`);
+  const rows = runs.latencies(run.id);
+  const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') => rows.map((row) => row[key]).filter((value): value is number => value !== null);
+  const summary = storedRunSummary(run.summary_json);
+  return {
+    runId: run.id,
+    label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(),
+    status: run.status,
+    model: run.model_ref,
+    workload: run.workload_name,
+    workloadRevision: run.workload_revision,
+    requests: rows.length,
+    ttftMs: pick('ttft_ms'),
+    tpotMs: pick('tpot_ms'),
+    e2eMs: pick('e2e_ms'),
+    vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null,
+    summary,
+    outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
+    ttftP95Ms: summary?.metrics?.ttft_ms.p95 ?? null,
+    groups: Object.fromEntries(
+      Object.entries(summary?.groups ?? {}).map(([name, group]) => [
+        name,
+        { ttftP50Ms: group.metrics.ttft_ms.p50, requests: group.requests.attempted },
+      ]),
+    ),
+    vramTimeline: (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter(
+      (_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0,
+    ),
+  };
+}
+
+/** Latency percentiles against the first run, each difference with its bootstrap interval and verdict. */
+function latencyRows(compared: RunWithSummary[]): ComparisonRow[] {
+  const rows: ComparisonRow[] = [];
+  for (const [metric, key] of [
+    ['TTFT', 'ttftMs'],
+    ['TPOT', 'tpotMs'],
+    ['E2E', 'e2eMs'],
+  ] as const) {
+    for (const statistic of ['p50', 'p95'] as const) {
+      const results = compared.map((run, index) => (index === 0 ? null : bootstrapDifference(compared[0]![key], run[key], statistic)));
+      rows.push({
+        metric: `${metric} ${statistic}`,
+        unit: 'ms',
+        values: compared.map((_run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
+        differences: results.map((result) =>
+          result ? { difference: result.difference, ci: result.ci, verdict: result.verdict, note: result.note } : null,
+        ),
+      });
+    }
+  }
+  return rows;
+}
+
+/** Figures with one value per run and no interval: a run is one window, with no per-request spread to bootstrap. */
+function perRunRows(compared: RunWithSummary[]): ComparisonRow[] {
+  const row = (metric: string, unit: string, value: (run: RunWithSummary) => number | null | undefined): ComparisonRow => ({
+    metric,
+    unit,
+    values: compared.map((run) => value(run) ?? null),
+    differences: compared.map(() => null),
+  });
+  const share = (fraction: number | null | undefined) => (fraction === null || fraction === undefined ? null : fraction * 100);
+  return [
+    row('output tokens/s', METRIC_TABLE.output_tokens_per_s.unit, (run) => run.summary?.throughput.output_tokens_per_s),
+    row('accepted-task rate', '%', (run) => share(run.summary?.accepted_rate)),
+    row('VRAM peak', 'MiB', (run) => run.vramPeakMib),
+    row('energy per output token', 'J', (run) => run.summary?.telemetry?.energy?.joules_per_output_token),
+    row('decode bandwidth', 'GB/s', (run) => run.summary?.decode_bandwidth?.effective_gb_per_s),
+    row('decode bandwidth of peak', '%', (run) => share(run.summary?.decode_bandwidth?.utilization)),
+  ];
+}
+
+/** Runs side by side, the first the baseline: latency differences with intervals, then the per-run figures. */
+export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
+  if (runIds.length < 2) throw new AppError(ErrorCode.InvalidInput, 'Pick at least two runs to compare');
+  const compared = runIds.map((id) => comparedRun(runs, id));
+  const notes: string[] = [];
+  if (new Set(compared.map((run) => run.workloadRevision)).size > 1)
+    notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');
+  if (compared.some((run) => run.status !== 'completed'))
+    notes.push('Some runs did not complete; their figures cover the requests that were stored.');
+  return {
+    runs: compared.map(({ summary: _summary, ...run }) => ({
+      ...run,
+      ttftMs: sample(run.ttftMs),
+      tpotMs: sample(run.tpotMs),
+      e2eMs: sample(run.e2eMs),
+    })),
+    rows: [...latencyRows(compared), ...perRunRows(compared)],
+    notes,
+  };
+}
