@@ -51,6 +51,108 @@ function pullQuants(quants: readonly string[]): string[] | 'all' {
   return quants.some((quant) => quant.toLowerCase() === 'all') ? 'all' : [...quants];
 }
 
+/** What the models service's operations share: the engine, the event sink, the face's rights and the running jobs. */
+interface ModelsContext {
+  engine: () => Promise<EngineInfo>;
+  events: EventSink;
+  access: ServiceAccess;
+  hashes: ModelHashCache;
+  running: JobTable;
+}
+
+type ScanOptions = { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void };
+
+/** The folders named (each within the face's roots), else the usual model folders; each file hashed when asked. */
+async function scanWithProgress(
+  context: ModelsContext,
+  folders: string[] | null | undefined,
+  options: ScanOptions = {},
+): Promise<ModelScan> {
+  const { access } = context;
+  const named = Boolean(folders && folders.length > 0);
+  const chosen = named
+    ? await Promise.all(folders!.map((folder) => access.paths.check(folder, 'model')))
+    : access.paths.unrestricted
+      ? defaultModelFolders()
+      : access.paths.roots('model');
+  const result = await scanModels(chosen, { reportMissing: named });
+  if (options.hash) {
+    for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
+      model.sha256 = await context.hashes.hash(model.path, (done, total) => options.onHashProgress?.(model.path, done, total));
+    }
+  }
+  return result;
+}
+
+/** Starts llama-quantize for each type in turn, every target checked against the face's roots first. */
+async function launchQuantize(
+  context: ModelsContext,
+  source: string,
+  types: string[],
+  outDir: string | null,
+  hooks: QuantizeHooks = {},
+): Promise<LaunchedJob<ModelEntry[]>> {
+  const { access } = context;
+  const plan = await planQuantization(
+    await resolveModelWithin(access, source),
+    types,
+    outDir === null ? null : await access.paths.check(outDir, 'model'),
+  );
+  // Written beside the source by default: a file granted through the dialog opens that file, not its folder.
+  for (const { target } of plan.targets) await access.paths.check(target, 'model');
+  const binary = toolPath(await context.engine(), 'llama-quantize');
+  if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
+  return launchProgressJob(context.running, context.events, 'quantize', async (signal, report) => {
+    const made: ModelEntry[] = [];
+    for (const { type, target } of plan.targets) {
+      await quantizeModel({
+        quantizeBinary: binary,
+        source: plan.source,
+        target,
+        type,
+        signal,
+        onProgress: (tensors, total) => {
+          hooks.onProgress?.(type, tensors, total);
+          report({ label: path.basename(target), done: tensors, total });
+        },
+      });
+      made.push(await describeModel(target));
+    }
+    return made;
+  });
+}
+
+async function launchPull(
+  context: ModelsContext,
+  request: ModelPullRequest,
+  hooks: PullHooks,
+  discardPartialOnCancel: boolean,
+): Promise<LaunchedJob<ModelPull>> {
+  // Settled before the job starts: a wrong name, a gated model or a full disk is the call's own error.
+  const prepared = await preparePull(request.source, pullQuants(request.quants), { signal: hooks.signal });
+  return launchProgressJob(context.running, context.events, 'pull', (signal, report) =>
+    executePull(prepared, {
+      signal,
+      discardPartialOnCancel,
+      onProgress: (progress) => {
+        hooks.onProgress?.(progress);
+        report({ label: progress.file, done: progress.bytesDone, total: progress.bytesTotal });
+      },
+    }),
+  );
+}
+
+/** The types this engine's llama-quantize makes, from its own --help. */
+async function readQuantTypes(engine: () => Promise<EngineInfo>): Promise<QuantTypeInfo[]> {
+  const binary = toolPath(await engine(), 'llama-quantize');
+  if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
+  // The build prints its types with --help (and exits 1 for it).
+  const { output } = await runToCompletion(binary, ['--help'], { timeoutMs: 10_000 });
+  const types = parseQuantTypes(output);
+  if (types.length === 0) throw new AppError(ErrorCode.Internal, `${binary} --help listed no quantization types`);
+  return types;
+}
+
 export function createModelsService(
   engine: () => Promise<EngineInfo>,
   events: EventSink,
@@ -58,104 +160,29 @@ export function createModelsService(
   hashes: ModelHashCache,
   latestDecodeOf: LatestDecode,
 ): LocalModelsService {
-  const running = new JobTable();
+  const context: ModelsContext = { engine, events, access, hashes, running: new JobTable() };
+  const { running } = context;
   let quantTypes: Promise<QuantTypeInfo[]> | null = null;
-  async function scanWithProgress(
-    folders: string[] | null | undefined,
-    options: { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void } = {},
-  ): Promise<ModelScan> {
-    const named = Boolean(folders && folders.length > 0);
-    const chosen = named
-      ? await Promise.all(folders!.map((folder) => access.paths.check(folder, 'model')))
-      : access.paths.unrestricted
-        ? defaultModelFolders()
-        : access.paths.roots('model');
-    const result = await scanModels(chosen, { reportMissing: named });
-    if (options.hash) {
-      for (const model of result.models.filter((entry) => entry.valid && entry.parts.length === 1)) {
-        model.sha256 = await hashes.hash(model.path, (done, total) => options.onHashProgress?.(model.path, done, total));
-      }
-    }
-    return result;
-  }
-  async function launch(
-    source: string,
-    types: string[],
-    outDir: string | null,
-    hooks: QuantizeHooks = {},
-  ): Promise<LaunchedJob<ModelEntry[]>> {
-    const plan = await planQuantization(
-      await resolveModelWithin(access, source),
-      types,
-      outDir === null ? null : await access.paths.check(outDir, 'model'),
-    );
-    // Written beside the source by default: a file granted through the dialog opens that file, not its folder.
-    for (const { target } of plan.targets) await access.paths.check(target, 'model');
-    const binary = toolPath(await engine(), 'llama-quantize');
-    if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-    return launchProgressJob(running, events, 'quantize', async (signal, report) => {
-      const made: ModelEntry[] = [];
-      for (const { type, target } of plan.targets) {
-        await quantizeModel({
-          quantizeBinary: binary,
-          source: plan.source,
-          target,
-          type,
-          signal,
-          onProgress: (tensors, total) => {
-            hooks.onProgress?.(type, tensors, total);
-            report({ label: path.basename(target), done: tensors, total });
-          },
-        });
-        made.push(await describeModel(target));
-      }
-      return made;
-    });
-  }
-
-  async function launchPull(request: ModelPullRequest, hooks: PullHooks, discardPartialOnCancel: boolean): Promise<LaunchedJob<ModelPull>> {
-    // Settled before the job starts: a wrong name, a gated model or a full disk is the call's own error.
-    const prepared = await preparePull(request.source, pullQuants(request.quants), { signal: hooks.signal });
-    return launchProgressJob(running, events, 'pull', (signal, report) =>
-      executePull(prepared, {
-        signal,
-        discardPartialOnCancel,
-        onProgress: (progress) => {
-          hooks.onProgress?.(progress);
-          report({ label: progress.file, done: progress.bytesDone, total: progress.bytesTotal });
-        },
-      }),
-    );
-  }
-
   return {
-    scan: async (folders, options) => scanWithProgress(folders, { hash: Boolean(options?.hash) }),
-    scanWithProgress,
-    quantize: async (source, types, outDir) => detach(await launch(source, types, outDir ?? null)),
+    scan: async (folders, options) => scanWithProgress(context, folders, { hash: Boolean(options?.hash) }),
+    scanWithProgress: (folders, options) => scanWithProgress(context, folders, options),
+    quantize: async (source, types, outDir) => detach(await launchQuantize(context, source, types, outDir ?? null)),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
-      awaitJob(await launch(source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
+      awaitJob(await launchQuantize(context, source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
     cancel: async (jobId) => running.cancel(jobId),
     plan: async (request) => {
       // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
       return planModels({ ...request, source }, await readPlanMachine(userCacheDir()), { latestDecodeOf });
     },
-    // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.
-    pull: async (request) => detach(await launchPull(request, {}, true)),
-    pullAndWait: async (request, hooks = {}) =>
-      awaitJob(await launchPull(request, hooks, false), (jobId) => running.cancel(jobId), hooks.signal),
     search: async (query) => searchHubModels(query),
+    // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.
+    pull: async (request) => detach(await launchPull(context, request, {}, true)),
+    pullAndWait: async (request, hooks = {}) =>
+      awaitJob(await launchPull(context, request, hooks, false), (jobId) => running.cancel(jobId), hooks.signal),
     cached: async (source, quants) => cachedModels(source, pullQuants(quants)),
     quantTypes: () =>
-      (quantTypes ??= (async () => {
-        const binary = toolPath(await engine(), 'llama-quantize');
-        if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-        // The build prints its types with --help (and exits 1 for it).
-        const { output } = await runToCompletion(binary, ['--help'], { timeoutMs: 10_000 });
-        const types = parseQuantTypes(output);
-        if (types.length === 0) throw new AppError(ErrorCode.Internal, `${binary} --help listed no quantization types`);
-        return types;
-      })()).catch((error: unknown) => {
+      (quantTypes ??= readQuantTypes(engine)).catch((error: unknown) => {
         quantTypes = null;
         throw error;
       }),
