@@ -1,7 +1,14 @@
 import { profileWithin } from './access';
-import type { DecisionRecord, ExperimentJobState, ExperimentsService, StartExperimentSpec } from '../../shared/contract';
+import type {
+  DecisionRecord,
+  ExperimentJobState,
+  ExperimentListItem,
+  ExperimentsService,
+  StartExperimentSpec,
+} from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
-import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
+import { ErrorCode } from '../../shared/errors';
+import { firstProblem } from './spec-problem';
 import { AppError, toErrorShape } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
@@ -24,30 +31,73 @@ export interface LocalExperimentsService extends ExperimentsService {
   dispose(): Promise<void>;
 }
 
+/** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
+async function checkExperimentStart(deps: WorkServiceDeps, spec: StartExperimentSpec) {
+  const checked = await checkExperimentSpec(spec, deps.access);
+  const profile = await profileWithin(
+    deps.access,
+    applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+  );
+  assertValidProfile(profile);
+  for (const { label, settings } of EXPERIMENT_KINDS[spec.kind].settingsToCheck?.(spec) ?? [])
+    try {
+      assertValidProfile(await profileWithin(deps.access, applySettings(profile, settings)));
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      throw new AppError(error.code, `${label} ${settings.join(', ')}: ${error.message}`, error.details);
+    }
+  return { checked, profile };
+}
+
+/** Which condition was chosen from a finished experiment, on which runs, under which criteria, and why. */
+function recordDecision(
+  experiments: ExperimentStore,
+  experimentId: string,
+  chosen: string,
+  reason: string,
+  decidedBy: string,
+): DecisionRecord {
+  const experiment = experiments.get(experimentId);
+  if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${experimentId}`);
+  const condition = experiment.result.conditions.find((candidate) => candidate.name === chosen);
+  if (!condition)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `Choose one of ${experiment.result.conditions.map((candidate) => candidate.name).join(', ')}`,
+    );
+  if (!reason.trim()) throw new AppError(ErrorCode.InvalidInput, 'A decision needs a reason');
+  const record = {
+    experiment_id: experiment.id,
+    kind: experiment.kind,
+    chosen,
+    chosen_run_ids: condition.run_ids,
+    criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null,
+    recommendation: experiment.result.recommendation,
+    reason,
+    decided_by: decidedBy || 'unknown',
+    decided_at: new Date().toISOString(),
+  };
+  const id = experiments.recordDecision(experiment.id, record.decided_by, record);
+  return { decision_id: id, ...record };
+}
+
+/** A stored experiment as the list shows it: its recommendation's reason once it finished. */
+function experimentListItem(row: ReturnType<ExperimentStore['list']>[number]): ExperimentListItem {
+  return {
+    experimentId: row.id,
+    kind: row.kind,
+    status: row.status,
+    createdAt: row.created_at,
+    recommendation: row.result_json ? (JSON.parse(row.result_json) as ExperimentResult).recommendation.reason : null,
+  };
+}
+
 export function createExperimentsService(deps: WorkServiceDeps): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
   const jobs = new JobTable();
 
-  /** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
-  async function check(spec: StartExperimentSpec) {
-    const checked = await checkExperimentSpec(spec, deps.access);
-    const profile = await profileWithin(
-      deps.access,
-      applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
-    );
-    assertValidProfile(profile);
-    for (const { label, settings } of EXPERIMENT_KINDS[spec.kind].settingsToCheck?.(spec) ?? [])
-      try {
-        assertValidProfile(await profileWithin(deps.access, applySettings(profile, settings)));
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        throw new AppError(error.code, `${label} ${settings.join(', ')}: ${error.message}`, error.details);
-      }
-    return { checked, profile };
-  }
-
   async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
-    const { checked, profile } = await check(spec);
+    const { checked, profile } = await checkExperimentStart(deps, spec);
     const { jobId, controller } = jobs.open();
     const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
     const emit = () => deps.events.emit('experiment.progress', { ...state });
@@ -100,24 +150,8 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
 
   return {
     ...jobMethods(jobs, launch),
-    async validate(spec) {
-      try {
-        await check(spec);
-        return { problem: null };
-      } catch (error) {
-        if (error instanceof AppError && USAGE_ERROR_CODES.includes(error.code)) return { problem: error.message };
-        throw error;
-      }
-    },
-    async list() {
-      return experiments.list().map((row) => ({
-        experimentId: row.id,
-        kind: row.kind,
-        status: row.status,
-        createdAt: row.created_at,
-        recommendation: row.result_json ? (JSON.parse(row.result_json) as ExperimentResult).recommendation.reason : null,
-      }));
-    },
+    validate: (spec) => firstProblem(() => checkExperimentStart(deps, spec)),
+    list: async () => experiments.list().map(experimentListItem),
     async get(experimentId) {
       const experiment = experiments.get(experimentId);
       if (!experiment) throw new AppError(ErrorCode.NotFound, `No experiment ${experimentId}`);
@@ -130,30 +164,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       const { renderExperimentReport } = await import('../experiments/report');
       return { fileName: `inferlab-${experiment.kind}-${experiment.id.slice(0, 8)}.html`, html: renderExperimentReport(experiment.result) };
     },
-    async decide(experimentId, chosen, reason, decidedBy): Promise<DecisionRecord> {
-      const experiment = experiments.get(experimentId);
-      if (!experiment?.result) throw new AppError(ErrorCode.NotFound, `No finished experiment ${experimentId}`);
-      const condition = experiment.result.conditions.find((candidate) => candidate.name === chosen);
-      if (!condition)
-        throw new AppError(
-          ErrorCode.InvalidInput,
-          `Choose one of ${experiment.result.conditions.map((candidate) => candidate.name).join(', ')}`,
-        );
-      if (!reason.trim()) throw new AppError(ErrorCode.InvalidInput, 'A decision needs a reason');
-      const record = {
-        experiment_id: experiment.id,
-        kind: experiment.kind,
-        chosen,
-        chosen_run_ids: condition.run_ids,
-        criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null,
-        recommendation: experiment.result.recommendation,
-        reason,
-        decided_by: decidedBy || 'unknown',
-        decided_at: new Date().toISOString(),
-      };
-      const id = experiments.recordDecision(experiment.id, record.decided_by, record);
-      return { decision_id: id, ...record };
-    },
+    decide: async (experimentId, chosen, reason, decidedBy) => recordDecision(experiments, experimentId, chosen, reason, decidedBy),
     decisions: async () => experiments.decisions(),
     async dispose() {
       await jobs.cancelAll();

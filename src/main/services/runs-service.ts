@@ -4,7 +4,8 @@ import type { CheckResult } from '../../shared/contract/check';
 import type { CheckQuery } from '../experiments/regression-check';
 import type { RunsService, StartRunSpec } from '../../shared/contract';
 import type { RunSummary } from '../../shared/contract/runs';
-import { ErrorCode, USAGE_ERROR_CODES } from '../../shared/errors';
+import { ErrorCode } from '../../shared/errors';
+import { firstProblem } from './spec-problem';
 import { AppError, toErrorShape } from '../core/errors';
 import { compareRuns } from './compare-runs';
 import { exportParquetOf, importRunFolder, listItem, runDetail } from './run-records';
@@ -33,17 +34,6 @@ export interface LocalRunsService extends RunsService {
   /** The regression gate (CLI only: it may measure with any engine the person at the shell names). */
   check(query: CheckQuery, hooks?: CheckHooks): Promise<CheckResult>;
   dispose(): Promise<void>;
-}
-
-/** A run spec's first problem as the faces show it while it is filled in, or none. */
-async function validateRunSpec(spec: StartRunSpec, deps: WorkServiceDeps): Promise<{ problem: string | null }> {
-  try {
-    await checkRunSpec(spec, deps.access);
-    return { problem: null };
-  } catch (error) {
-    if (error instanceof AppError && USAGE_ERROR_CODES.includes(error.code)) return { problem: error.message };
-    throw error;
-  }
 }
 
 /** The regression gate, measuring with this service's runs (or, interleaved, on the baseline's own engine). */
@@ -126,7 +116,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       return { items: runs.listRunHeads(limit, null, { offset, terms }).map(listItem), total: runs.countRuns(terms) };
     },
     get: async (runId) => runDetail(runs, runId),
-    validate: async (spec) => validateRunSpec(spec, deps),
+    validate: (spec) => firstProblem(() => checkRunSpec(spec, deps.access)),
     async remove(runId) {
       // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.
       if (runs.findRun(runId)?.status === 'running')
