@@ -86,6 +86,10 @@ export interface ExperimentKindForm {
   /** The recommendation's gates with an SLO (quant, kvcache), an SLO alone (sweep, capacity), or neither. */
   constraints: 'gates' | 'slo' | 'none';
   specFields: (form: ExperimentFormState) => Partial<StartExperimentSpec>;
+  /** The model the form opens on when the address names none (the demo's q8_0 otherwise). */
+  presetModel?: string;
+  /** What the address (`#/experiments?new=KIND&…`) fills in beyond the model. */
+  fromRoute?: (params: Record<string, string>) => Partial<ExperimentFormState>;
 }
 
 export type { AppServices };

@@ -37,6 +37,10 @@ function QuantSubject({ form, set, text, modelField }: KindFieldProps) {
 export const QUANT_FORM: ExperimentKindForm = {
   Subject: QuantSubject,
   constraints: 'gates',
+  // The types are made from 16-bit weights.
+  presetModel: 'demo:f16',
+  // #/experiments?new=quant&files=NAME=PATH… (the Models view's "Compare these" after a pull) compares those files.
+  fromRoute: (params) => (params.files ? { source: 'files', files: params.files } : {}),
   specFields: (form) => {
     if (form.source === 'quants') return { quants: list(form.quants) };
     const files = lines(form.files).map((line) => {

@@ -9,7 +9,7 @@ import { useAppStore } from '../state/store';
 import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
 import { ResultView } from './ExperimentResultView';
 import { routeOf } from '../state/route';
-import { EXPERIMENT_KIND_ORDER } from '../experiment-kinds/registry';
+import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 
 const QUANT_DEMO: StartExperimentSpec = { ...DEMO_QUANT_SPEC, quants: [...DEMO_QUANT_SPEC.quants] };
 
@@ -24,10 +24,9 @@ export function ExperimentsView({ client }: { client: AppServices }) {
   // #/experiments?new=quant&model=M (a model's "Compare quantizations") opens the form on that model.
   const preset = useMemo(() => {
     const kind = EXPERIMENT_KIND_ORDER.find((entry) => entry === route.params.new) ?? 'quant';
-    const form = initialExperimentForm(kind, route.params.model ?? (kind === 'quant' ? 'demo:f16' : 'demo:q8_0'));
-    // #/experiments?new=quant&files=NAME=PATH… (the Models view's "Compare these" after a pull) compares those files.
-    const files = kind === 'quant' && route.params.files ? { source: 'files' as const, files: route.params.files } : {};
-    return { ...form, ...files, profileName: defaultProfile };
+    const { form: kindForm } = EXPERIMENT_KIND_VIEWS[kind];
+    const form = initialExperimentForm(kind, route.params.model ?? kindForm.presetModel ?? 'demo:q8_0');
+    return { ...form, ...kindForm.fromRoute?.(route.params), profileName: defaultProfile };
   }, [route.params.new, route.params.model, route.params.files, defaultProfile]);
   // #/experiments/ID shows that experiment.
   useEffect(() => {
