@@ -92,42 +92,65 @@ function forwardLogLines(manager: ServerManager, sink: EventSink): void {
   });
 }
 
-/**
- * Composition root: builds each service once, on first use, and disposes what was built in
- * reverse order (runs cancelled, then servers stopped, then the database closed). The Electron
- * entry, the headless server, the CLI and tests all start here; nothing is a singleton.
- */
-export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
-  secureAppDirs();
-  const dbPath = resolveDatabasePath(options.dbPath);
-  const access = options.access ?? rpcAccess();
-  const store = openAppStore(dbPath, SAVED_PROFILE_RULES);
-  const recovered: StartupRecovery = { orphans: await sweepOrphanedServers(store.sessions), interruptedRuns: store.interruptedRuns };
-  const events = new Emitter<AppEvent>();
-  const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
-  let engine: Promise<EngineInfo> | null = null;
-  const resolveEngine = () =>
-    (engine ??= import('./engines/llamacpp/locate-engine').then(({ requireEngine }) =>
-      requireEngine(options.llamaServerPath ? { ...process.env, INFERLAB_LLAMA_SERVER: options.llamaServerPath } : process.env),
-    )).catch((error: unknown) => {
-      engine = null;
-      throw error;
+/** The services that start no work of their own: workloads (with a ready server for exact token counts), settings, the doctor. */
+function readServicesOnFirstUse(
+  access: ServiceAccess,
+  dbPath: string,
+  resolveEngine: () => Promise<EngineInfo>,
+  store: ReturnType<typeof openAppStore>,
+  serverManager: () => ServerManager | null,
+) {
+  const workloads = onFirstUse(async () => {
+    const { createWorkloadsService } = await import('./services/workloads-service');
+    // A running llama-server makes the workload preview's token counts exact.
+    return createWorkloadsService(access, () => {
+      const manager = serverManager();
+      const ready = manager?.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp');
+      return ready && manager ? manager.get(ready.id).address : null;
     });
+  });
+  const settings = onFirstUse(async () => {
+    const { createSettingsService } = await import('./services/settings-service');
+    return createSettingsService({ access, dbPath, engine: resolveEngine, profiles: store.profiles });
+  });
+  const doctor = onFirstUse(async () => {
+    const { runDoctor } = await import('./doctor');
+    return { report: () => runDoctor({ dbPath }) };
+  });
+  return { workloads, settings, doctor };
+}
 
-  // The workload preview asks synchronously for a ready server; only one that exists counts.
-  let serverManagerNow: ServerManager | null = null;
-  const servers = onFirstUse(async (): Promise<ServerManager> => {
+/** The server manager, built on first use; the workload preview asks synchronously for it, and only one that exists counts. */
+function serverManagerOnFirstUse(resolveEngine: () => Promise<EngineInfo>, store: ReturnType<typeof openAppStore>, sink: EventSink) {
+  let built: ServerManager | null = null;
+  const handle = onFirstUse(async (): Promise<ServerManager> => {
     const { ServerManager, serverLogDir } = await import('./server/server-manager');
     const manager = new ServerManager(resolveEngine, store.sessions, serverLogDir(userDataDir()));
     manager.changes.on((snapshot) => sink.emit('server.state', snapshot));
     forwardLogLines(manager, sink);
-    serverManagerNow = manager;
+    built = manager;
     return manager;
   });
+  return { handle, now: () => built };
+}
 
-  // Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself.
+/** The engine, located once on first use and again after a failure or a new setup. */
+function engineLocator(llamaServerPath: string | undefined): { resolve: () => Promise<EngineInfo>; forget: () => void } {
+  let engine: Promise<EngineInfo> | null = null;
+  const resolve = () =>
+    (engine ??= import('./engines/llamacpp/locate-engine').then(({ requireEngine }) =>
+      requireEngine(llamaServerPath ? { ...process.env, INFERLAB_LLAMA_SERVER: llamaServerPath } : process.env),
+    )).catch((error: unknown) => {
+      engine = null;
+      throw error;
+    });
+  return { resolve, forget: () => (engine = null) };
+}
+
+/** Between runs the GPU is sampled at 1 Hz for the live view; a run samples at 4 Hz itself. */
+function idleSampler(sink: EventSink): { set: (on: boolean) => void; stop: () => Promise<void> } {
   let idle: Promise<TelemetrySession> | null = null;
-  const setIdleSampling = (on: boolean) => {
+  const set = (on: boolean) => {
     if (on && !idle) {
       idle = import('./telemetry/telemetry-session').then(({ TelemetrySession }) => {
         const origin = performance.now();
@@ -148,14 +171,40 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
       void stopping.then((session) => session.stop());
     }
   };
-  if (options.idleTelemetry !== false) setIdleSampling(true);
+  const stop = async () => {
+    const sampler = idle;
+    idle = null;
+    await (await sampler)?.stop();
+  };
+  return { set, stop };
+}
 
-  const work = () => ({ store, servers: servers.get, access, engine: resolveEngine, events: sink });
+/**
+ * Composition root: builds each service once, on first use, and disposes what was built in
+ * reverse order (runs cancelled, then servers stopped, then the database closed). The Electron
+ * entry, the headless server, the CLI and tests all start here; nothing is a singleton.
+ */
+export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
+  secureAppDirs();
+  const dbPath = resolveDatabasePath(options.dbPath);
+  const access = options.access ?? rpcAccess();
+  const store = openAppStore(dbPath, SAVED_PROFILE_RULES);
+  const recovered: StartupRecovery = { orphans: await sweepOrphanedServers(store.sessions), interruptedRuns: store.interruptedRuns };
+  const events = new Emitter<AppEvent>();
+  const sink: EventSink = { emit: (name, payload) => events.emit({ name, payload }) };
+  const engine = engineLocator(options.llamaServerPath);
+  const resolveEngine = engine.resolve;
+
+  const servers = serverManagerOnFirstUse(resolveEngine, store, sink);
+  const idle = idleSampler(sink);
+  if (options.idleTelemetry !== false) idle.set(true);
+
+  const work = () => ({ store, servers: servers.handle.get, access, engine: resolveEngine, events: sink });
   const runs = onFirstUse(async () => {
     const { createRunsService } = await import('./services/runs-service');
     return createRunsService({
       ...work(),
-      onActiveChange: (active) => options.idleTelemetry !== false && setIdleSampling(!active),
+      onActiveChange: (active) => options.idleTelemetry !== false && idle.set(!active),
     });
   });
   const experiments = onFirstUse(async () => {
@@ -169,59 +218,36 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const engineService = onFirstUse(async () => {
     const { createEngineService } = await import('./services/engine-service');
     // After a setup the next server start locates the engine again: it may be a new build.
-    return createEngineService(sink, () => (engine = null));
+    return createEngineService(sink, engine.forget);
   });
   const serversService = onFirstUse(async () => {
-    const [{ createServersService }, manager] = await Promise.all([import('./services/servers-service'), servers.get()]);
+    const [{ createServersService }, manager] = await Promise.all([import('./services/servers-service'), servers.handle.get()]);
     return createServersService(manager, store.profiles, access);
-  });
-  const workloads = onFirstUse(async () => {
-    const { createWorkloadsService } = await import('./services/workloads-service');
-    // A running llama-server makes the workload preview's token counts exact.
-    return createWorkloadsService(access, () => {
-      const ready = serverManagerNow?.list().find((server) => server.state === 'ready' && server.engine === 'llama.cpp');
-      return ready && serverManagerNow ? serverManagerNow.get(ready.id).address : null;
-    });
   });
   const demo = onFirstUse(async () => {
     const { createDemoService } = await import('./services/demo-service');
     return createDemoService(work());
   });
-  const settings = onFirstUse(async () => {
-    const { createSettingsService } = await import('./services/settings-service');
-    return createSettingsService({ access, dbPath, engine: resolveEngine, profiles: store.profiles });
-  });
-  const doctor = onFirstUse(async () => {
-    const { runDoctor } = await import('./doctor');
-    return { report: () => runDoctor({ dbPath }) };
-  });
+  const readOnly = readServicesOnFirstUse(access, dbPath, resolveEngine, store, servers.now);
 
   // One proxy per service: the RPC face and the in-process face call the same object.
-  const runsFace = deferred(runs.get);
-  const experimentsFace = deferred(experiments.get);
-  const modelsFace = deferred(models.get);
-  const engineFace = deferred(engineService.get);
-  const serversFace = deferred(serversService.get);
-  const demoFace = deferred(demo.get);
+  const faces = {
+    runs: deferred(runs.get),
+    experiments: deferred(experiments.get),
+    models: deferred(models.get),
+    engine: deferred(engineService.get),
+    servers: deferred(serversService.get),
+    demo: deferred(demo.get),
+  };
   const services: AppServices = {
-    doctor: deferred(doctor.get),
-    settings: deferred(settings.get),
-    demo: demoFace,
-    engine: engineFace,
-    models: modelsFace,
-    servers: serversFace,
-    workloads: deferred(workloads.get),
-    runs: runsFace,
-    experiments: experimentsFace,
+    ...faces,
+    doctor: deferred(readOnly.doctor.get),
+    settings: deferred(readOnly.settings.get),
+    workloads: deferred(readOnly.workloads.get),
   };
   return {
     services,
-    runs: runsFace,
-    experiments: experimentsFace,
-    models: modelsFace,
-    engine: engineFace,
-    servers: serversFace,
-    demo: demoFace,
+    ...faces,
     recovered,
     events,
     dbPath,
@@ -229,12 +255,10 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
     async dispose() {
       await (await experiments.built())?.dispose();
       await (await runs.built())?.dispose();
-      const sampler = idle;
-      idle = null;
-      await (await sampler)?.stop();
+      await idle.stop();
       (await models.built())?.dispose();
       await (await engineService.built())?.dispose();
-      await (await servers.built())?.dispose();
+      await (await servers.handle.built())?.dispose();
       events.clear();
       store.close();
     },
