@@ -3,13 +3,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Emitter } from '../core/emitter';
 import type { RpcDispatcher } from '../rpc/dispatcher';
 import type { AppEvent } from '../services';
-import { ErrorCode } from '../../shared/errors';
+import { decodeClientFrame, encodeEvent, encodeReply, MALFORMED_REQUEST } from '../../shared/wire';
 
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
- * The browser transport: requests `{id, service, method, args}` answered by `{id, ...response}`,
- * events pushed as `{event, payload}`. Who may connect is decided before the upgrade.
+ * The browser transport (frames in shared/wire.ts): requests answered by id, events pushed to
+ * every client. Who may connect is decided before the upgrade.
  */
 export function createWebSocketTransport(
   dispatcher: RpcDispatcher,
@@ -22,7 +22,7 @@ export function createWebSocketTransport(
   };
   const clients = new Set<WebSocket>();
   const unsubscribe = events.on((event) => {
-    const message = JSON.stringify({ event: event.name, payload: event.payload });
+    const message = encodeEvent(event.name, event.payload);
     for (const client of clients) reply(client, message);
   });
   server.on('connection', (socket: WebSocket, _request: IncomingMessage) => {
@@ -37,19 +37,12 @@ export function createWebSocketTransport(
     socket.on('message', async (data) => {
       let id: unknown = null;
       try {
-        const message = JSON.parse(data.toString()) as { id?: unknown };
-        id = message.id ?? null;
-        const response = await dispatcher.dispatch(message);
-        reply(socket, JSON.stringify({ id, ...response }));
+        const frame = decodeClientFrame(data.toString());
+        id = frame.id;
+        const response = await dispatcher.dispatch(frame.request);
+        reply(socket, encodeReply(id, response));
       } catch {
-        reply(
-          socket,
-          JSON.stringify({
-            id,
-            ok: false,
-            error: { code: ErrorCode.InvalidInput, message: 'messages must be JSON objects {id, service, method, args}' },
-          }),
-        );
+        reply(socket, encodeReply(id, MALFORMED_REQUEST));
       }
     });
   });

@@ -2,6 +2,7 @@ import type { RpcResponse } from '../../../shared/contract';
 import type { RpcBridge } from './client';
 import { ErrorCode } from '../../../shared/errors';
 import { NO_TOKEN_MESSAGE } from '../../../shared/serve-access';
+import { decodeServerFrame, encodeRequest } from '../../../shared/wire';
 
 const TOKEN_KEY = 'inferlab-token';
 
@@ -24,8 +25,8 @@ export function takeAccessToken(location: Location = window.location, storage: S
 }
 
 /**
- * The browser's bridge: one WebSocket to `/rpc` on the page's own origin, requests matched
- * to answers by id, events fanned out to listeners. Reconnects when the socket drops.
+ * The browser's bridge: one WebSocket to `/rpc` on the page's own origin (frames in
+ * shared/wire.ts), requests matched to answers by id, events fanned out to listeners. Reconnects when the socket drops.
  */
 export function webSocketBridge(location: Location = window.location): RpcBridge {
   const token = takeAccessToken(location);
@@ -51,12 +52,12 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
     });
     opened.catch(() => {});
     socket.addEventListener('message', (message) => {
-      const data = JSON.parse(String(message.data)) as { id?: number; event?: string; payload?: unknown } & RpcResponse;
-      if (data.event) {
-        for (const listener of listeners) listener(data.event, data.payload);
-      } else if (typeof data.id === 'number') {
-        pending.get(data.id)?.(data);
-        pending.delete(data.id);
+      const frame = decodeServerFrame(String(message.data));
+      if (frame?.kind === 'event') {
+        for (const listener of listeners) listener(frame.name, frame.payload);
+      } else if (frame?.kind === 'reply') {
+        pending.get(frame.id)?.(frame.response);
+        pending.delete(frame.id);
       }
     });
     socket.addEventListener('close', () => {
@@ -74,7 +75,7 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       const id = nextId++;
       return new Promise<RpcResponse>((resolve) => {
         pending.set(id, resolve);
-        socket.send(JSON.stringify({ id, service, method, args }));
+        socket.send(encodeRequest({ id, service, method, args }));
       });
     },
     on(listener) {
