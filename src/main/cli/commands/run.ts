@@ -37,50 +37,47 @@ export function parseSlo(raw: string | undefined): SloSpec | null {
   return slo;
 }
 
-/** argv → the spec the UI sends, plus what only the terminal wants (database, JSON). */
-export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: { db?: string; json?: boolean } } {
-  const { values } = parseOptions(
-    args,
-    {
-      workload: { type: 'string' },
-      trace: { type: 'string' },
-      'trace-speed': { type: 'string' },
-      'trace-window': { type: 'string' },
-      'block-tokens': { type: 'string' },
-      model: { type: 'string' },
-      endpoint: { type: 'string' },
-      concurrency: { type: 'string' },
-      rate: { type: 'string' },
-      burstiness: { type: 'string' },
-      'max-outstanding': { type: 'string' },
-      'ramp-up': { type: 'string' },
-      ramp: { type: 'string' },
-      requests: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      slo: { type: 'string' },
-      'first-token-timeout': { type: 'string' },
-      timeout: { type: 'string' },
-      reference: { type: 'string' },
-      profile: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      'api-key-env': { type: 'string' },
-      'metrics-url': { type: 'string' },
-      'gpu-metrics-url': { type: 'string' },
-      private: { type: 'boolean' },
-      force: { type: 'boolean' },
-      db: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    USAGE,
-  );
+const RUN_FLAGS = {
+  workload: { type: 'string' },
+  trace: { type: 'string' },
+  'trace-speed': { type: 'string' },
+  'trace-window': { type: 'string' },
+  'block-tokens': { type: 'string' },
+  model: { type: 'string' },
+  endpoint: { type: 'string' },
+  concurrency: { type: 'string' },
+  rate: { type: 'string' },
+  burstiness: { type: 'string' },
+  'max-outstanding': { type: 'string' },
+  'ramp-up': { type: 'string' },
+  ramp: { type: 'string' },
+  requests: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  slo: { type: 'string' },
+  'first-token-timeout': { type: 'string' },
+  timeout: { type: 'string' },
+  reference: { type: 'string' },
+  profile: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  'api-key-env': { type: 'string' },
+  'metrics-url': { type: 'string' },
+  'gpu-metrics-url': { type: 'string' },
+  private: { type: 'boolean' },
+  force: { type: 'boolean' },
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+type RunFlagValues = ReturnType<typeof parseOptions<typeof RUN_FLAGS>>['values'];
+
+/** The workload or trace to replay, and how the trace is replayed (its speed, block size and window). */
+function traceOf(values: RunFlagValues): { workload: string; trace: StartRunSpec['trace'] } {
   if (values.trace !== undefined && values.workload !== undefined) usage('--trace replaces --workload: give one of them');
   if (values.trace !== undefined && !values.trace.toLowerCase().endsWith('.jsonl'))
     usage(`--trace takes a JSON Lines file (.jsonl), got "${values.trace}"`);
   const workload = values.trace ?? values.workload;
-  if (!workload) usage('--workload (or --trace FILE.jsonl) is required');
-  const traceFlags = ['trace-speed', 'trace-window', 'block-tokens'] as const;
-  const traceAsked = traceFlags.some((flag) => values[flag] !== undefined);
+  if (!workload) return usage('--workload (or --trace FILE.jsonl) is required');
   if (values.trace !== undefined && (values.concurrency !== undefined || values.rate !== undefined))
     usage('a trace replays its own arrival times: --concurrency and --rate do not apply (--trace-speed scales them)');
   let window: { startS: number | null; endS: number | null } = { startS: null, endS: null };
@@ -88,15 +85,36 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     const match = /^(\d+(?:\.\d+)?)?:(\d+(?:\.\d+)?)?$/.exec(values['trace-window']);
     if (!match || (match[1] === undefined && match[2] === undefined))
       usage(`--trace-window takes START:END in seconds (either may be left out, as in 60: or :120), got "${values['trace-window']}"`);
-    window = { startS: match[1] === undefined ? null : Number(match[1]), endS: match[2] === undefined ? null : Number(match[2]) };
+    window = { startS: match![1] === undefined ? null : Number(match![1]), endS: match![2] === undefined ? null : Number(match![2]) };
   }
-  if (!values.model === !values.endpoint) usage('give exactly one of --model or --endpoint');
+  const traceAsked = (['trace-speed', 'trace-window', 'block-tokens'] as const).some((flag) => values[flag] !== undefined);
+  const trace = traceAsked
+    ? {
+        speed: positive('trace-speed', values['trace-speed'], false) ?? null,
+        blockTokens: positive('block-tokens', values['block-tokens'], true) ?? null,
+        ...window,
+      }
+    : null;
+  return { workload, trace };
+}
+
+/** Warm-up requests, and the ramp's shape only with a ramp. */
+function warmupOf(values: RunFlagValues): number {
   const warmupRaw = values.warmup ?? '0';
   const warmup = Number(warmupRaw);
   if (!Number.isInteger(warmup) || warmup < 0) usage(`--warmup must be a whole number ≥ 0, got "${warmupRaw}"`);
   if (values.ramp !== undefined && values.ramp !== 'linear' && values.ramp !== 'exponential')
     usage(`--ramp must be linear or exponential, got "${values.ramp}"`);
   if (values.ramp !== undefined && values['ramp-up'] === undefined) usage('--ramp needs --ramp-up SECONDS');
+  return warmup;
+}
+
+/** argv → the spec the UI sends, plus what only the terminal wants (database, JSON). */
+export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: { db?: string; json?: boolean } } {
+  const { values } = parseOptions(args, RUN_FLAGS, USAGE);
+  const { workload, trace } = traceOf(values);
+  if (!values.model === !values.endpoint) usage('give exactly one of --model or --endpoint');
+  const warmup = warmupOf(values);
   // The same spec the UI sends; every flag has its field.
   const spec: StartRunSpec = {
     workload,
@@ -113,13 +131,7 @@ export function runSpecFromArgs(args: string[]): { spec: StartRunSpec; output: {
     rampUpS: positive('ramp-up', values['ramp-up'], false) ?? null,
     rampShape: (values.ramp as 'linear' | 'exponential' | undefined) ?? null,
     requests: positive('requests', values.requests, true) ?? null,
-    trace: traceAsked
-      ? {
-          speed: positive('trace-speed', values['trace-speed'], false) ?? null,
-          blockTokens: positive('block-tokens', values['block-tokens'], true) ?? null,
-          ...window,
-        }
-      : null,
+    trace,
     durationS: positive('duration', values.duration, false) ?? null,
     warmup,
     slo: parseSlo(values.slo),
