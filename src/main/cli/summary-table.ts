@@ -42,8 +42,66 @@ export function turnTable(turns: NonNullable<RunSummary['turns']>): string {
   ]);
 }
 
-export function printSummary(summary: RunSummary): void {
+/** The telemetry taken during the run: the GPU, the server process, energy, throttling, the sampler's cost, competition. */
+function telemetryLines(telemetry: RunSummary['telemetry']): string[] {
+  const lines: string[] = [];
+  if (!telemetry) return lines;
+  const gpu = telemetry.gpu;
+  lines.push(
+    gpu
+      ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
+      : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`,
+  );
+  const choice = gpu && gpuChoiceLine(gpu);
+  if (choice) lines.push(choice);
+  for (const note of gpu?.sampling_notes ?? []) lines.push(`GPU telemetry: ${note}`);
+  if (telemetry.server_process)
+    lines.push(
+      `server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`,
+    );
+  if (telemetry.server_metrics)
+    lines.push(
+      `server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`,
+    );
+  for (const line of [energyLine(telemetry.energy), throttleLine(telemetry.throttle)]) if (line) lines.push(line);
+  lines.push(`sampler: every ${telemetry.sampler.interval_ms} ms, ${telemetry.sampler.cpu_pct.toFixed(2)} % of one core`);
+  const contention = telemetry.contention;
+  if (contention?.contaminated) lines.push(`CONTAMINATED: ${contention.reason}`);
+  else if (contention && contention.other_cpu_cores_mean !== null)
+    lines.push(
+      `competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`,
+    );
+  return lines;
+}
+
+/** Where the run's figures need a second look: offload, bandwidth, delivery, load, steady state, small samples. */
+function runNotes(summary: RunSummary): string[] {
+  const lines: string[] = [];
   const u = summary.measurement.unsupported_percentiles;
+  const offload = offloadLine(summary.gpu_offload);
+  if (offload) lines.push(offload);
+  if (summary.gpu_offload?.warning) lines.push(summary.gpu_offload.warning);
+  const bandwidth = bandwidthLine(summary.decode_bandwidth);
+  if (bandwidth) lines.push(bandwidth);
+  if (summary.delivery?.warning) lines.push(summary.delivery.warning);
+  if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
+  const steady = summary.load.steady_state;
+  if (steady?.trending)
+    lines.push(
+      `NOT STEADY: throughput changed ${formatNumber((steady.change ?? 0) * 100, 0)} % between the window's halves (${steady.first_half} → ${steady.second_half} completions, p ${steady.p_value!.toPrecision(2)}): the window mixes a ramp with the steady state; lengthen the warmup or the run`,
+    );
+  else if (steady && steady.p_value !== null)
+    lines.push(
+      `steady state: ${steady.first_half} and ${steady.second_half} completions in the window's halves (p ${steady.p_value.toPrecision(2)}): no trend in throughput`,
+    );
+  if (Object.keys(u).length > 0)
+    lines.push(
+      `n too small: p90 needs n ≥ ${PERCENTILE_MIN_N.p90}, p95 n ≥ ${PERCENTILE_MIN_N.p95}, p99 n ≥ ${PERCENTILE_MIN_N.p99} (docs/METRICS.md)`,
+    );
+  return lines;
+}
+
+export function printSummary(summary: RunSummary): void {
   const r = summary.requests;
   const lines = [
     `run ${summary.run_id}  ${summary.status}${summary.status_reason ? ` (${summary.status_reason})` : ''}`,
@@ -84,54 +142,8 @@ export function printSummary(summary: RunSummary): void {
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
     `load: ${summary.load.mode}${summary.load.mode === 'closed' ? (summary.turns ? ` ${summary.load.concurrency} concurrent users (conversations)` : ` concurrency ${summary.load.concurrency}`) : ` offered ${summary.load.offered} ${summary.turns ? 'conversations' : 'req/s'}, ${summary.load.slip_ms_p99 === null ? `max slip ${formatMs(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${formatMs(summary.load.slip_ms_p99)}`}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
   ];
-  const telemetry = summary.telemetry;
-  if (telemetry) {
-    const gpu = telemetry.gpu;
-    lines.push(
-      gpu
-        ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
-        : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`,
-    );
-    const choice = gpu && gpuChoiceLine(gpu);
-    if (choice) lines.push(choice);
-    for (const note of gpu?.sampling_notes ?? []) lines.push(`GPU telemetry: ${note}`);
-    if (telemetry.server_process)
-      lines.push(
-        `server process: CPU ${formatNumber(telemetry.server_process.cpu_pct_mean)} % mean, RSS peak ${telemetry.server_process.rss_peak_bytes === null ? '—' : `${(telemetry.server_process.rss_peak_bytes / 2 ** 20).toFixed(0)} MiB`}`,
-      );
-    if (telemetry.server_metrics)
-      lines.push(
-        `server counters: ${telemetry.server_metrics.prompt_tokens ?? '—'} prompt tokens (${telemetry.server_metrics.cached_prompt_tokens ?? '—'} from cache), ${telemetry.server_metrics.predicted_tokens ?? '—'} predicted`,
-      );
-    for (const line of [energyLine(telemetry.energy), throttleLine(telemetry.throttle)]) if (line) lines.push(line);
-    lines.push(`sampler: every ${telemetry.sampler.interval_ms} ms, ${telemetry.sampler.cpu_pct.toFixed(2)} % of one core`);
-    const contention = telemetry.contention;
-    if (contention?.contaminated) lines.push(`CONTAMINATED: ${contention.reason}`);
-    else if (contention && contention.other_cpu_cores_mean !== null)
-      lines.push(
-        `competition: other processes ${contention.other_cpu_cores_mean.toFixed(2)} CPU cores on average (contaminated above ${contention.threshold_cpu_cores})`,
-      );
-  }
-  const offload = offloadLine(summary.gpu_offload);
-  if (offload) lines.push(offload);
-  if (summary.gpu_offload?.warning) lines.push(summary.gpu_offload.warning);
-  const bandwidth = bandwidthLine(summary.decode_bandwidth);
-  if (bandwidth) lines.push(bandwidth);
-  if (summary.delivery?.warning) lines.push(summary.delivery.warning);
-  if (summary.load.note) lines.push(`NOTE: ${summary.load.note}`);
-  const steady = summary.load.steady_state;
-  if (steady?.trending)
-    lines.push(
-      `NOT STEADY: throughput changed ${formatNumber((steady.change ?? 0) * 100, 0)} % between the window's halves (${steady.first_half} → ${steady.second_half} completions, p ${steady.p_value!.toPrecision(2)}): the window mixes a ramp with the steady state; lengthen the warmup or the run`,
-    );
-  else if (steady && steady.p_value !== null)
-    lines.push(
-      `steady state: ${steady.first_half} and ${steady.second_half} completions in the window's halves (p ${steady.p_value.toPrecision(2)}): no trend in throughput`,
-    );
-  if (Object.keys(u).length > 0)
-    lines.push(
-      `n too small: p90 needs n ≥ ${PERCENTILE_MIN_N.p90}, p95 n ≥ ${PERCENTILE_MIN_N.p95}, p99 n ≥ ${PERCENTILE_MIN_N.p99} (docs/METRICS.md)`,
-    );
+  lines.push(...telemetryLines(summary.telemetry));
+  lines.push(...runNotes(summary));
   lines.push(
     'Latencies are over successful requests; queue_ms is an estimate (TTFT minus server prefill); client_overhead_ms includes any wait for a free server slot.',
   );
