@@ -22,6 +22,7 @@ import { DEMO_USAGE as USAGE } from '../usage';
 const DEMO_CAPACITY = { ttftMs: 100, percentile: 90, startRate: 4 } as const;
 
 type DemoValues = { db?: string; out?: string; profile?: string; set?: string[]; json?: boolean };
+type QuickValues = DemoValues & { model?: string; 'max-tokens'?: string };
 
 /** The full demo's size: the experiment defaults unless --repeats / --requests ask for fewer (a quicker look, weaker verdicts) or more. */
 type FullDemoSize = { repeats: number; requestsPerWindow: number };
@@ -139,48 +140,8 @@ async function capacityDemo(values: DemoValues, percentile: number, signal: Abor
   });
 }
 
-export const demoCommand: CommandHandler = async (args, signal) => {
-  const { values } = parseOptions(
-    args,
-    {
-      quick: { type: 'boolean' },
-      capacity: { type: 'boolean' },
-      repeats: { type: 'string' },
-      requests: { type: 'string' },
-      percentile: { type: 'string' },
-      model: { type: 'string' },
-      profile: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      'max-tokens': { type: 'string' },
-      out: { type: 'string' },
-      db: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    USAGE,
-  );
-  if (values.quick && values.capacity)
-    throw new AppError(ErrorCode.Usage, `--quick and --capacity are separate demos: choose one\n\nUsage: ${USAGE}`);
-  const onlyFor = (flags: (keyof typeof values)[], demo: string) => {
-    const given = flags.filter((flag) => values[flag] !== undefined);
-    if (given.length > 0)
-      throw new AppError(
-        ErrorCode.Usage,
-        `${given.map((flag) => `--${flag}`).join(' and ')} ${given.length > 1 ? 'are' : 'is'} for ${demo} only\n\nUsage: ${USAGE}`,
-      );
-  };
-  if (!values.quick) onlyFor(['model', 'max-tokens'], 'demo --quick');
-  if (!values.capacity) onlyFor(['percentile'], 'demo --capacity');
-  if (values.quick || values.capacity) onlyFor(['repeats', 'requests'], 'the full demo (no --quick, no --capacity)');
-  if (values.capacity) return capacityDemo(values, percentileOption(values.percentile, DEMO_CAPACITY.percentile, USAGE), signal);
-  if (!values.quick)
-    return fullDemo(
-      values,
-      {
-        repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
-        requestsPerWindow: positiveInteger('requests', values.requests, EXPERIMENT_DEFAULTS.requestsPerWindow),
-      },
-      signal,
-    );
+/** `demo --quick`: one measured request on a freshly started server, with its cold start. */
+async function quickDemo(values: QuickValues, signal: AbortSignal): Promise<number> {
   const maxTokens = positiveInteger('max-tokens', values['max-tokens'], 64);
   const modelRef = values.model ?? 'demo:q8_0';
   // Bad input fails here, before the database is opened or anything is started.
@@ -227,4 +188,49 @@ export const demoCommand: CommandHandler = async (args, signal) => {
   } finally {
     await container.dispose();
   }
+}
+
+export const demoCommand: CommandHandler = async (args, signal) => {
+  const { values } = parseOptions(
+    args,
+    {
+      quick: { type: 'boolean' },
+      capacity: { type: 'boolean' },
+      repeats: { type: 'string' },
+      requests: { type: 'string' },
+      percentile: { type: 'string' },
+      model: { type: 'string' },
+      profile: { type: 'string' },
+      set: { type: 'string', multiple: true },
+      'max-tokens': { type: 'string' },
+      out: { type: 'string' },
+      db: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    USAGE,
+  );
+  if (values.quick && values.capacity)
+    throw new AppError(ErrorCode.Usage, `--quick and --capacity are separate demos: choose one\n\nUsage: ${USAGE}`);
+  const onlyFor = (flags: (keyof typeof values)[], demo: string) => {
+    const given = flags.filter((flag) => values[flag] !== undefined);
+    if (given.length > 0)
+      throw new AppError(
+        ErrorCode.Usage,
+        `${given.map((flag) => `--${flag}`).join(' and ')} ${given.length > 1 ? 'are' : 'is'} for ${demo} only\n\nUsage: ${USAGE}`,
+      );
+  };
+  if (!values.quick) onlyFor(['model', 'max-tokens'], 'demo --quick');
+  if (!values.capacity) onlyFor(['percentile'], 'demo --capacity');
+  if (values.quick || values.capacity) onlyFor(['repeats', 'requests'], 'the full demo (no --quick, no --capacity)');
+  if (values.capacity) return capacityDemo(values, percentileOption(values.percentile, DEMO_CAPACITY.percentile, USAGE), signal);
+  if (!values.quick)
+    return fullDemo(
+      values,
+      {
+        repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
+        requestsPerWindow: positiveInteger('requests', values.requests, EXPERIMENT_DEFAULTS.requestsPerWindow),
+      },
+      signal,
+    );
+  return quickDemo(values, signal);
 };
