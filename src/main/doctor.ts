@@ -4,6 +4,7 @@ import si from 'systeminformation';
 import { sweepOrphanedServers } from './server/orphan-sweep';
 import { ServerSessionStore } from './store/server-sessions';
 import type { DoctorCheck, DoctorReport, GpuSummary } from '../shared/contract/doctor';
+import type { EngineBackend, EngineInfo } from '../shared/contract/engine';
 import { engineCacheDir, projectRoot, resolveDatabasePath } from './core/paths';
 import { isExecutable } from './core/which';
 import { planEngine, type MachineFacts } from './engines/llamacpp/engine-plan';
@@ -127,103 +128,86 @@ async function orphanedServersCheck(databasePath: string): Promise<DoctorCheck> 
   }
 }
 
-/** Everything `inferlab doctor` reports: each item ok, missing or a warning, with the fix. */
-export async function runDoctor(options: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorReport> {
-  const env = options.env ?? process.env;
-  const checks: DoctorCheck[] = [];
-  const facts = probeMachine(env);
-  const plan = planEngine(facts);
-  const backend = { backend: plan.backend, reason: plan.reason };
+function engineCheck(engine: EngineInfo | null, problems: string[], env: NodeJS.ProcessEnv): DoctorCheck {
+  return engine
+    ? {
+        id: 'engine',
+        label: 'llama.cpp engine',
+        status: 'ok',
+        detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''}${engine.build ? `; ${describeEngineBuild(engine.build)}` : ''})`,
+        fix: null,
+      }
+    : {
+        id: 'engine',
+        label: 'llama.cpp engine',
+        status: 'missing',
+        detail: problems.join('; '),
+        fix: './bin/inferlab setup  (builds llama.cpp into ' + engineCacheDir(env) + ')',
+      };
+}
 
-  const lookup = await locateEngine(env).catch((error: Error) => ({ engine: null, problems: [error.message] }));
-  const engine = lookup.engine;
-  checks.push(
-    engine
-      ? {
-          id: 'engine',
-          label: 'llama.cpp engine',
-          status: 'ok',
-          detail: `${engine.serverPath} (${engine.origin}; ${engine.version ?? 'version unknown'}${engine.backend ? `; ${engine.backend}` : ''}${engine.build ? `; ${describeEngineBuild(engine.build)}` : ''})`,
-          fix: null,
-        }
-      : {
-          id: 'engine',
-          label: 'llama.cpp engine',
-          status: 'missing',
-          detail: lookup.problems.join('; '),
-          fix: './bin/inferlab setup  (builds llama.cpp into ' + engineCacheDir(env) + ')',
-        },
-  );
+/** Only a managed engine is built here: the tools that build it. */
+function buildToolsCheck(backend: EngineBackend, plan: { route: string }, env: NodeJS.ProcessEnv): DoctorCheck {
+  const missing = missingBuildPrerequisites(backend, env);
+  return missing.length === 0
+    ? {
+        id: 'build-tools',
+        label: 'engine build tools',
+        status: 'ok',
+        detail: `cmake, a C++ compiler, git and tar found; setup would build ${plan.route === 'prebuilt' ? 'on prebuilt libraries' : 'from source'} for ${backend}`,
+        fix: null,
+      }
+    : {
+        id: 'build-tools',
+        label: 'engine build tools',
+        status: 'missing',
+        detail: `missing ${missing.map((item) => item.what).join(', ')}`,
+        fix: missing.map((item) => item.fix).join('; '),
+      };
+}
 
-  const gpuEngine = gpuEngineCheck(facts, engine, plan, readFailedGpuBuild(engineCacheDir(env), gpuBuildKey(plan, facts.nvcc)));
-  if (gpuEngine) checks.push(gpuEngine);
-
-  if (!engine || engine.origin === 'managed') {
-    const missing = missingBuildPrerequisites(backend.backend, env);
-    checks.push(
-      missing.length === 0
-        ? {
-            id: 'build-tools',
-            label: 'engine build tools',
-            status: 'ok',
-            detail: `cmake, a C++ compiler, git and tar found; setup would build ${plan.route === 'prebuilt' ? 'on prebuilt libraries' : 'from source'} for ${backend.backend}`,
-            fix: null,
-          }
-        : {
-            id: 'build-tools',
-            label: 'engine build tools',
-            status: 'missing',
-            detail: `missing ${missing.map((item) => item.what).join(', ')}`,
-            fix: missing.map((item) => item.fix).join('; '),
-          },
-    );
-  }
-
-  const demoModels = await Promise.all(DEMO_VARIANTS.map((variant) => checkDemoFile(variant)));
+function demoModelsCheck(demoModels: Awaited<ReturnType<typeof checkDemoFile>>[]): DoctorCheck {
   const broken = demoModels.flatMap((state) => (state.status === 'ok' ? [] : [state]));
-  checks.push(
-    broken.length === 0
-      ? {
-          id: 'demo-models',
-          label: 'demo models',
-          status: 'ok',
-          detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)',
-          fix: null,
-        }
-      : {
-          id: 'demo-models',
-          label: 'demo models',
-          status: 'missing',
-          detail: broken.map((state) => `${state.ref}: ${state.status} (${state.reason})`).join('; '),
-          fix: './bin/inferlab setup',
-        },
-  );
+  return broken.length === 0
+    ? {
+        id: 'demo-models',
+        label: 'demo models',
+        status: 'ok',
+        detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)',
+        fix: null,
+      }
+    : {
+        id: 'demo-models',
+        label: 'demo models',
+        status: 'missing',
+        detail: broken.map((state) => `${state.ref}: ${state.status} (${state.reason})`).join('; '),
+        fix: './bin/inferlab setup',
+      };
+}
 
-  const gpus = await gpuInventory(facts);
-  checks.push(
-    gpus.length > 0
-      ? {
-          id: 'gpu',
-          label: 'GPU',
-          status: 'ok',
-          detail: gpus
-            .map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`)
-            .join('; '),
-          fix: null,
-        }
-      : {
-          id: 'gpu',
-          label: 'GPU',
-          status: 'warning',
-          detail: 'no GPU found: runs use the CPU and record no GPU telemetry',
-          fix: 'install the NVIDIA driver (nvidia-smi) or AMD ROCm (amd-smi) to measure a GPU',
-        },
-  );
+function gpuCheck(gpus: Awaited<ReturnType<typeof gpuInventory>>): DoctorCheck {
+  return gpus.length > 0
+    ? {
+        id: 'gpu',
+        label: 'GPU',
+        status: 'ok',
+        detail: gpus
+          .map((gpu) => `${gpu.model}${gpu.vramMib ? ` (${gpu.vramMib} MiB)` : ''}${gpu.driver ? `, driver ${gpu.driver}` : ''}`)
+          .join('; '),
+        fix: null,
+      }
+    : {
+        id: 'gpu',
+        label: 'GPU',
+        status: 'warning',
+        detail: 'no GPU found: runs use the CPU and record no GPU telemetry',
+        fix: 'install the NVIDIA driver (nvidia-smi) or AMD ROCm (amd-smi) to measure a GPU',
+      };
+}
 
-  const databasePath = resolveDatabasePath(options.dbPath, env);
-  checks.push(checkDatabase(databasePath));
-  checks.push(await orphanedServersCheck(databasePath));
-
+/** What the desktop app and the UI tests need beyond the CLI. */
+function appChecks(env: NodeJS.ProcessEnv): DoctorCheck[] {
+  const checks: DoctorCheck[] = [];
   const electron = electronBinaryPath();
   checks.push(
     electron
@@ -250,5 +234,30 @@ export async function runDoctor(options: { dbPath?: string; env?: NodeJS.Process
         },
   );
 
+  return checks;
+}
+
+/** Everything `inferlab doctor` reports: each item ok, missing or a warning, with the fix. */
+export async function runDoctor(options: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorReport> {
+  const env = options.env ?? process.env;
+  const checks: DoctorCheck[] = [];
+  const facts = probeMachine(env);
+  const plan = planEngine(facts);
+  const lookup = await locateEngine(env).catch((error: Error) => ({ engine: null, problems: [error.message] }));
+  const engine = lookup.engine;
+  checks.push(engineCheck(engine, lookup.problems, env));
+  const gpuEngine = gpuEngineCheck(facts, engine, plan, readFailedGpuBuild(engineCacheDir(env), gpuBuildKey(plan, facts.nvcc)));
+  if (gpuEngine) checks.push(gpuEngine);
+
+  if (!engine || engine.origin === 'managed') checks.push(buildToolsCheck(plan.backend, plan, env));
+  const demoModels = await Promise.all(DEMO_VARIANTS.map((variant) => checkDemoFile(variant)));
+  checks.push(demoModelsCheck(demoModels));
+  const gpus = await gpuInventory(facts);
+  checks.push(gpuCheck(gpus));
+  const databasePath = resolveDatabasePath(options.dbPath, env);
+  checks.push(checkDatabase(databasePath));
+  checks.push(await orphanedServersCheck(databasePath));
+
+  checks.push(...appChecks(env));
   return { checks, engine, gpus, databasePath, demoModels };
 }
