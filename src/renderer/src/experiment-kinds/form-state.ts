@@ -1,5 +1,5 @@
 import type { ComponentType, Dispatch, ReactNode, SetStateAction } from 'react';
-import type { AppServices, QualityGate, QuantObjective, StartExperimentSpec } from '../../../shared/contract';
+import type { QualityGate, QuantObjective, StartExperimentSpec } from '../../../shared/contract';
 
 /** The experiment form's own state: text as typed; the spec is derived from it, the way the CLI's flags build it. */
 export interface ExperimentFormState {
@@ -91,5 +91,3 @@ export interface ExperimentKindForm {
   /** What the address (`#/experiments?new=KIND&…`) fills in beyond the model. */
   fromRoute?: (params: Record<string, string>) => Partial<ExperimentFormState>;
 }
-
-export type { AppServices };

@@ -157,7 +157,8 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
           }),
       }
     : null;
-  const pickedBytes = plan?.candidates.filter((candidate) => picked.has(candidate.label)).reduce((sum, c) => sum + c.sizeBytes, 0) ?? 0;
+  const pickedBytes =
+    plan?.candidates.filter((candidate) => picked.has(candidate.label)).reduce((sum, candidate) => sum + candidate.sizeBytes, 0) ?? 0;
   const startPull = async () => {
     if (!plan) return;
     const labels = plan.candidates.filter((candidate) => picked.has(candidate.label)).map((candidate) => candidate.label);
@@ -171,9 +172,9 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
       <h2 id="plan-title">Get models: what fits before downloading</h2>
       <HubSearch
         client={client}
-        onPick={(picked) => {
-          setSource(picked);
-          void submit(picked);
+        onPick={(repository) => {
+          setSource(repository);
+          void submit(repository);
         }}
       />
       <form
