@@ -47,16 +47,8 @@ function flashAttentionState(value: string): LogExplanation['flashAttention'] {
   return /^auto$/i.test(value) ? 'auto' : null;
 }
 
-/**
- * Reads a llama-server or llama.cpp log from any build (2024 and current formats, journald or
- * other prefixes) into the facts that decide performance, and the warnings a user should act on.
- */
-export function explainLlamaLog(text: string): LogExplanation {
-  const lines = text
-    .slice(0, EXPLAIN_MAX_CHARS)
-    .split(/\r?\n/)
-    .map((line) => (line.length > EXPLAIN_LINE_CHARS ? line.slice(0, EXPLAIN_LINE_CHARS) : line));
-  const facts = parseLogFacts(lines);
+/** What the log's lines say one by one: the build, the devices found and used, the KV types, flash attention, context and slots. */
+function scanLines(lines: readonly string[]) {
   const devices: LogExplanation['devices'] = [];
   const used = new Set<string>();
   let build: string | null = null;
@@ -94,40 +86,47 @@ export function explainLlamaLog(text: string): LogExplanation {
     const slotCount = SLOTS.exec(line);
     if (slotCount) slots = Number(slotCount[1]);
   }
+  return { build, devices, used, kvTypes, flashAttention, perSequence, slots };
+}
 
-  const modelDevices = Object.keys(facts.buffersMib)
-    .filter((key) => key.endsWith(' model'))
-    .map((key) => key.slice(0, -' model'.length));
+/** Marks each device used or not, and names the backend the weights went to. */
+function placeDevices(
+  devices: LogExplanation['devices'],
+  used: ReadonlySet<string>,
+  modelDevices: readonly string[],
+): LogExplanation['backend'] {
   // A device is used when the log says so, or when it holds weights; a log that names neither leaves it unknown.
   for (const device of devices) {
     // 2024 Vulkan builds name a buffer after the device ("Radeon RX 570 Series"), without the driver the device line adds.
     const holdsWeights = modelDevices.some((name) => name === device.id || name === device.name || device.name.startsWith(`${name} (`));
     device.used = used.has(device.id) || holdsWeights ? true : used.size > 0 || modelDevices.length > 0 ? false : null;
   }
-  const backend =
+  return (
     BACKEND_OF_DEVICE.find(([pattern]) => modelDevices.some((device) => pattern.test(device)))?.[1] ??
     (devices.some((device) => device.id.startsWith('Vulkan')) ? 'vulkan' : null) ??
-    (devices[0]?.id.startsWith('ROCm') ? 'rocm' : devices.length > 0 ? 'cuda' : modelDevices.length > 0 ? 'cpu' : null);
+    (devices[0]?.id.startsWith('ROCm') ? 'rocm' : devices.length > 0 ? 'cuda' : modelDevices.length > 0 ? 'cpu' : null)
+  );
+}
 
+function logOffload(backend: LogExplanation['backend'], facts: ReturnType<typeof parseLogFacts>): LogExplanation['offload'] {
   const weights = weightPlacement(facts.buffersMib, facts.inputEmbedding);
-  const offload =
-    backend === null
-      ? null
-      : backend === 'cpu'
-        ? {
-            state: 'none' as const,
-            backend: 'cpu' as const,
-            layers: facts.layersOffloaded,
-            weights,
-            reason: 'no GPU device held weights',
-            warning: null,
-          }
-        : offloadByPlacement(
-            backend === 'cuda' || backend === 'vulkan' || backend === 'metal' ? backend : null,
-            facts.layersOffloaded,
-            weights,
-          );
+  if (backend === null) return null;
+  if (backend === 'cpu')
+    return { state: 'none', backend: 'cpu', layers: facts.layersOffloaded, weights, reason: 'no GPU device held weights', warning: null };
+  return offloadByPlacement(
+    backend === 'cuda' || backend === 'vulkan' || backend === 'metal' ? backend : null,
+    facts.layersOffloaded,
+    weights,
+  );
+}
 
+/** What a user should act on: weights in host memory, no layers on the GPU, an integrated GPU, a V cache that needs flash attention, context past training. */
+function logWarnings(
+  explained: Pick<LogExplanation, 'devices' | 'offload' | 'kvTypes' | 'flashAttention'>,
+  facts: ReturnType<typeof parseLogFacts>,
+  sequenceContext: number | null,
+): string[] {
+  const { devices, offload, kvTypes, flashAttention } = explained;
   const warnings: string[] = [];
   if (offload?.warning) warnings.push(offload.warning);
   if (devices.length > 0 && facts.layersOffloaded?.offloaded === 0)
@@ -145,12 +144,30 @@ export function explainLlamaLog(text: string): LogExplanation {
       `A QUANTIZED V CACHE WITHOUT FLASH ATTENTION: type_v ${kvTypes.v} needs flash attention, which is off; llama.cpp refuses it or falls back. Turn flash attention on (-fa on) or use -ctv f16.`,
     );
   const trained = facts.trainedContext;
-  const sequenceContext = perSequence ?? facts.contextSize;
   if (trained !== null && sequenceContext !== null && sequenceContext > trained)
     warnings.push(
       `CONTEXT BEYOND THE TRAINED LENGTH: ${sequenceContext} tokens per sequence, the model was trained on ${trained}; past ${trained} tokens its output is not what it was trained for. Lower contextSize (-c) to ${trained} × slots or less.`,
     );
+  return warnings;
+}
 
+/**
+ * Reads a llama-server or llama.cpp log from any build (2024 and current formats, journald or
+ * other prefixes) into the facts that decide performance, and the warnings a user should act on.
+ */
+export function explainLlamaLog(text: string): LogExplanation {
+  const lines = text
+    .slice(0, EXPLAIN_MAX_CHARS)
+    .split(/\r?\n/)
+    .map((line) => (line.length > EXPLAIN_LINE_CHARS ? line.slice(0, EXPLAIN_LINE_CHARS) : line));
+  const facts = parseLogFacts(lines);
+  const { build, devices, used, kvTypes, flashAttention, perSequence, slots } = scanLines(lines);
+  const modelDevices = Object.keys(facts.buffersMib)
+    .filter((key) => key.endsWith(' model'))
+    .map((key) => key.slice(0, -' model'.length));
+  const backend = placeDevices(devices, used, modelDevices);
+  const offload = logOffload(backend, facts);
+  const warnings = logWarnings({ devices, offload, kvTypes, flashAttention }, facts, perSequence ?? facts.contextSize);
   const kvMib = Object.fromEntries(
     Object.entries(facts.buffersMib)
       .filter(([key]) => key.endsWith(' KV'))
@@ -164,7 +181,7 @@ export function explainLlamaLog(text: string): LogExplanation {
     offload,
     kvMib,
     kvTypes,
-    context: { size: facts.contextSize, perSequence, trained },
+    context: { size: facts.contextSize, perSequence, trained: facts.trainedContext },
     flashAttention,
     slots,
     fault: classifyFault(lines),
