@@ -24,6 +24,8 @@ afterEach(() => {
 async function reportedBuffers(serverPath: string, model: string, settings: PlanSettings): Promise<{ computeMib: number; kvMib: number }> {
   // -lv 4: the buffer sizes are printed at the info level of the model loader, below the server's default.
   const args = ['-m', model, '--port', '0', '-t', '1', '-lv', '4', '-c', String(settings.contextPerSlot * settings.parallel)];
+  // --device none: on a GPU build too, the buffers sit in host memory, where this test reads them ("CPU compute buffer").
+  args.push('--device', 'none');
   args.push('-np', String(settings.parallel), '-fa', settings.flashAttention ? 'on' : 'off', '-ub', String(settings.ubatch));
   const child = spawn(serverPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
