@@ -29,12 +29,10 @@ import { chromium } from 'playwright-core';
 import { chromiumPath } from '../src/main/doctor';
 import { seededRandom } from '../src/main/core/random';
 import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workload/acceptance';
+import type { BenchRow } from './bench/bench-row';
+import { streamsAtScale } from './bench/streams-at-scale';
 
-interface Row {
-  figure: string;
-  value: string;
-  target: string;
-}
+type Row = BenchRow;
 const rows: Row[] = [];
 const fmt = (value: number | null, unit = 'ms', digits = 3) => (value === null ? '—' : `${value.toFixed(digits)} ${unit}`);
 
@@ -574,6 +572,7 @@ async function main(): Promise<void> {
   await cliStartup();
   await storeIngest();
   await generatorSlip();
+  rows.push(...(await streamsAtScale()));
   await regexCheckOverhead();
   await clientOverhead();
   await compareRender();

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import type { RequestErrorClass, ServerTimings, Usage } from '../../shared/contract/measurement';
+import { onAbort } from './abort-fanout';
 
 /** One streamed completion as observed by the client; all times in ms on the monotonic clock. */
 export interface StreamedCompletion {
@@ -179,7 +180,8 @@ export function createCompletionStreamReader(
   return {
     feed: (bytes) => {
       if (failure) return;
-      let text = decoder.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      // A socket's chunks are Buffers already; only another Uint8Array needs a Buffer view.
+      let text = decoder.write(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       if (!text) return;
       // The byte order mark the event-stream format allows at the very start, wherever the first chunk ended.
       if (!started) text = text.replace(/^\uFEFF/, '');
@@ -210,14 +212,24 @@ export async function streamCompletion(options: StreamRequestOptions): Promise<S
 
 const closesAfterStreaming = new WeakSet<http.Agent>();
 
+// A run sends thousands of requests to one or two URLs: parse each once.
+const parsedUrls = new Map<string, URL>();
+function requestUrl(baseUrl: string, path: string): URL {
+  const key = `${baseUrl}\n${path}`;
+  let url = parsedUrls.get(key);
+  if (!url) {
+    url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+    if (parsedUrls.size >= 64) parsedUrls.clear();
+    parsedUrls.set(key, url);
+  }
+  return url;
+}
+
 function attempt(
   options: StreamRequestOptions,
   agent: http.Agent | false | undefined,
 ): Promise<{ result: StreamedCompletion; staleSocket: boolean }> {
-  const url = new URL(
-    (options.path ?? '/v1/chat/completions').replace(/^\//, ''),
-    options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`,
-  );
+  const url = requestUrl(options.baseUrl, options.path ?? '/v1/chat/completions');
   const payload = Buffer.from(JSON.stringify({ ...options.body, stream: true, stream_options: { include_usage: true } }));
   const result = emptyCompletion();
 
@@ -229,7 +241,7 @@ function attempt(
       if (settled) return;
       settled = true;
       timers.forEach(clearTimeout);
-      options.signal?.removeEventListener('abort', onAbort);
+      stopListening();
       result.endAt ??= performance.now();
       result.error = error;
       resolve({ result, staleSocket });
@@ -243,8 +255,7 @@ function attempt(
       finish({ class: errorClass, message });
       request.destroy();
     };
-    const onAbort = () => fail('cancelled', 'cancelled');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = options.signal ? onAbort(options.signal, () => fail('cancelled', 'cancelled')) : () => {};
 
     request.on('error', (error: NodeJS.ErrnoException) => {
       staleSocket =

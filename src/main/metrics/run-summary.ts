@@ -1,5 +1,6 @@
 import {
   METRIC_NAMES,
+  type ClientLoad,
   type GroupSummary,
   type LoadDescription,
   type MetricName,
@@ -14,6 +15,7 @@ import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { bunchedDelivery } from './bunched-delivery';
+import { clientBehindReason } from './client-behind';
 import { withEnergyPerWork } from '../telemetry/window-energy';
 import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
 import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
@@ -189,6 +191,8 @@ export function summarizeRun(input: {
   telemetry?: TelemetrySummary | null;
   /** The server's slot count (llama-server /props total_slots), when known. */
   serverSlots?: number | null;
+  /** The measuring process's own load over the window, when it was watched. */
+  clientLoad?: ClientLoad | null;
 }): RunSummary {
   const measured = input.rows.filter((row) => !row.warmup);
   const windowMs = measuredWindowMs(measured);
@@ -238,10 +242,16 @@ export function summarizeRun(input: {
   // Below the n a p99 needs, the largest slip stands in for it: the stricter test.
   const slipTail = slip.p99 ?? slip.max;
   const slipLabel = slip.p99 !== null ? 'p99' : 'max';
-  const clientBound = slipTail !== null && meanGapMs !== null && slipTail > Math.max(5, meanGapMs);
-  let note: string | null = null;
-  if (clientBound)
-    note = `the generator fell behind its schedule (${slipLabel} slip ${slipTail!.toFixed(1)} ms against a mean gap of ${meanGapMs!.toFixed(1)} ms): the offered load was not delivered; lower --rate or raise --max-outstanding`;
+  const behindSchedule = slipTail !== null && meanGapMs !== null && slipTail > Math.max(5, meanGapMs);
+  const clientBusy = input.clientLoad ? clientBehindReason(input.clientLoad) : null;
+  const clientBound = behindSchedule || clientBusy !== null;
+  const notes: string[] = [];
+  if (behindSchedule)
+    notes.push(
+      `the generator fell behind its schedule (${slipLabel} slip ${slipTail!.toFixed(1)} ms against a mean gap of ${meanGapMs!.toFixed(1)} ms): the offered load was not delivered; lower --rate or raise --max-outstanding`,
+    );
+  if (clientBusy) notes.push(clientBusy);
+  const note = notes.length > 0 ? notes.join('; ') : null;
   const scheduledOk = scheduled.filter(isSuccess);
   const scheduleLatency =
     input.load.mode === 'open' && scheduled.length > 0
@@ -305,6 +315,7 @@ export function summarizeRun(input: {
       slip_ms_max: slip.max,
       client_bound: clientBound,
       note,
+      ...(input.clientLoad ? { client: input.clientLoad } : {}),
       steady_state: steadyStateOf(input.load.mode, measured),
     },
     schedule_latency: scheduleLatency,

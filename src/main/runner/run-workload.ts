@@ -21,6 +21,7 @@ import { bandwidthUnavailable } from '../metrics/decode-bandwidth';
 import { userCacheDir } from '../core/paths';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunProgress } from './run-executor';
+import { measuredWindowClientLoad } from './client-load';
 import { tokenRangeFor } from '../workload/trace';
 
 export type RunTargetSpec =
@@ -338,6 +339,7 @@ export async function runWorkload(options: {
       gpuIndexes: selectedGpuIndexes(serverProfile?.gpuDevices),
     });
     options.onTelemetry?.(telemetry);
+    const clientLoad = measuredWindowClientLoad();
     let execution;
     try {
       telemetry.start();
@@ -364,10 +366,15 @@ export async function runWorkload(options: {
         extraBody: request.extraBody,
         reasoningTokenCounter: counter,
         // The measured window opens once the warmup requests are done and any ramp is over.
-        onMeasuredStart: () => telemetry.markWindowStart(),
+        onMeasuredStart: () => {
+          telemetry.markWindowStart();
+          clientLoad.start();
+        },
       });
       telemetry.markWindowEnd();
+      clientLoad.stop();
     } catch (error) {
+      clientLoad.stop();
       await telemetry.stop();
       store.finishRun(runId, 'failed', (error as Error).message, undefined);
       throw error;
@@ -388,6 +395,7 @@ export async function runWorkload(options: {
       slo: request.slo,
       telemetry: telemetry.summary(),
       serverSlots: server?.effectiveConfig?.slots ?? serverSlots,
+      clientLoad: clientLoad.stop(),
     });
     summary.gpu_offload = manifest.gpu_offload;
     summary.decode_bandwidth = await runDecodeBandwidth({

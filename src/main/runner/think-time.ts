@@ -1,4 +1,5 @@
 import type { ThinkTime } from '../workload/workload-types';
+import { onAbort } from '../client/abort-fanout';
 
 /** One pause between a conversation's turns, in ms, drawn from the session's distribution. */
 export function drawThinkTime(think: ThinkTime, random: () => number): number {
@@ -28,9 +29,9 @@ export function pauseUntil(deadline: number, signal: AbortSignal): Promise<void>
     }
     function finish() {
       clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
+      stopListening();
       resolve();
     }
-    signal.addEventListener('abort', finish, { once: true });
+    const stopListening = onAbort(signal, finish);
   });
 }

@@ -104,6 +104,17 @@ export interface GpuOffload {
   warning?: string | null;
 }
 
+/** How busy the measuring process was: a saturated or stalled loop stamps tokens late. */
+export interface ClientLoad {
+  /** Share of the window the main thread's event loop was running code, 0..1. */
+  loop_utilization: number;
+  loop_delay_ms_p99: number | null;
+  loop_delay_ms_max: number | null;
+  /** The whole process's CPU time over wall time, in cores. */
+  cpu_cores: number;
+  window_ms: number;
+}
+
 export interface RunSummary {
   run_id: string;
   status: string;
@@ -153,8 +164,11 @@ export interface RunSummary {
     concurrency: number | null;
     slip_ms_p99: number | null;
     slip_ms_max: number | null;
+    /** Open loop: the generator fell behind its schedule; closed loop too: the client's own loop was saturated or stalled (`client`). */
     client_bound: boolean;
     note: string | null;
+    /** The client's own load over the window (runner/client-load.ts); absent from runs stored before it was measured. */
+    client?: ClientLoad;
     /** Absent from runs stored before the check existed. */
     steady_state?: SteadyStateCheck;
   };
