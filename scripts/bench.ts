@@ -427,7 +427,23 @@ async function compareRender(): Promise<void> {
 }
 
 /** The live timeline's memory over two simulated hours at 4 Hz: the ring buffer must keep it flat. */
+/** The browser's localStorage as the UI store's persistence sees it, kept in memory: Node has none. */
+function memoryLocalStorage(): Storage {
+  const items = new Map<string, string>();
+  return {
+    get length() {
+      return items.size;
+    },
+    clear: () => items.clear(),
+    getItem: (key) => items.get(key) ?? null,
+    key: (index) => [...items.keys()][index] ?? null,
+    removeItem: (key) => void items.delete(key),
+    setItem: (key, value) => void items.set(key, String(value)),
+  };
+}
+
 async function liveTimelineMemory(): Promise<void> {
+  (globalThis as { localStorage?: Storage }).localStorage ??= memoryLocalStorage();
   const { useAppStore, TELEMETRY_CAPACITY } = await import('../src/renderer/src/state/store');
   const gc = (globalThis as { gc?: () => void }).gc;
   const heap = () => {

@@ -45,6 +45,7 @@ let started = 0;
 let completed = 0;
 let failed = 0;
 const t0 = performance.now();
+const cpuAtStart = process.cpuUsage();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
     while (started < total) {
@@ -55,5 +56,8 @@ await Promise.all(
   }),
 );
 const wallMs = performance.now() - t0;
-process.stdout.write(`${JSON.stringify({ completed, failed, wall_ms: wallMs, requests_per_s: (completed * 1000) / wallMs })}\n`);
+const cpu = process.cpuUsage(cpuAtStart);
+process.stdout.write(
+  `${JSON.stringify({ completed, failed, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000, requests_per_s: (completed * 1000) / wallMs })}\n`,
+);
 agent.destroy();

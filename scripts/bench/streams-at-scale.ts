@@ -16,9 +16,12 @@ const root = path.resolve(here, '..', '..');
 const CONCURRENCY = 5000;
 const REQUESTS = 25_000;
 const ROUNDS = 2;
+const TOKENS = 8;
+const OPEN_RATE = 2000;
+const OPEN_REQUESTS = 20_000;
 
 function startTarget(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sse-load-target.ts'), '8', '250'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sse-load-target.ts'), String(TOKENS), '250'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -40,7 +43,13 @@ function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv = pr
   );
 }
 
-async function minimalClient(url: string): Promise<number> {
+interface MinimalResult {
+  completed: number;
+  requests_per_s: number;
+  cpu_ms: number;
+}
+
+async function minimalClient(url: string): Promise<MinimalResult> {
   const out = await runProcess(process.execPath, [
     '--import',
     'tsx',
@@ -49,12 +58,17 @@ async function minimalClient(url: string): Promise<number> {
     String(CONCURRENCY),
     String(REQUESTS),
   ]);
-  const result = JSON.parse(out) as { completed: number; requests_per_s: number };
+  const result = JSON.parse(out) as MinimalResult;
   if (result.completed !== REQUESTS) throw new Error(`the minimal client completed ${result.completed} of ${REQUESTS}`);
-  return result.requests_per_s;
+  return result;
 }
 
-async function inferlabClient(url: string, dir: string, round: number): Promise<RunSummary> {
+/** Every event either client parses per request: the tokens, then usage and [DONE] with the last. */
+const EVENTS_PER_REQUEST = TOKENS + 1;
+const microsPerEvent = (cpuMs: number, requests: number) => (cpuMs * 1000) / (requests * EVENTS_PER_REQUEST);
+const inferlabCpuMs = (summary: RunSummary) => (summary.load.client ? summary.load.client.cpu_cores * summary.load.client.window_ms : NaN);
+
+async function inferlabClient(url: string, dir: string, name: string, load: string[]): Promise<RunSummary> {
   const workload = path.join(dir, 'load-target.yaml');
   fs.writeFileSync(
     workload,
@@ -69,14 +83,11 @@ async function inferlabClient(url: string, dir: string, round: number): Promise<
       workload,
       '--endpoint',
       url,
-      '--concurrency',
-      String(CONCURRENCY),
-      '--requests',
-      String(REQUESTS),
+      ...load,
       '--warmup',
       '0',
       '--db',
-      path.join(dir, `scale-${round}.db`),
+      path.join(dir, `${name}.db`),
       '--json',
     ],
     { ...process.env, INFERLAB_DATA_DIR: dir },
@@ -87,18 +98,33 @@ async function inferlabClient(url: string, dir: string, round: number): Promise<
 export async function streamsAtScale(): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-scale-'));
   const target = await startTarget();
-  const minimal: number[] = [];
+  const minimal: MinimalResult[] = [];
   const inferlab: RunSummary[] = [];
+  let open: RunSummary;
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       minimal.push(await minimalClient(target.url));
-      inferlab.push(await inferlabClient(target.url, dir, round));
+      inferlab.push(
+        await inferlabClient(target.url, dir, `closed-${round}`, ['--concurrency', String(CONCURRENCY), '--requests', String(REQUESTS)]),
+      );
     }
+    open = await inferlabClient(target.url, dir, 'open', [
+      '--rate',
+      String(OPEN_RATE),
+      '--max-outstanding',
+      String(3 * CONCURRENCY),
+      '--requests',
+      String(OPEN_REQUESTS),
+    ]);
   } finally {
     target.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const ratios = inferlab.map((summary, round) => (summary.throughput.requests_per_s ?? 0) / minimal[round]!);
+  const ratios = inferlab.map((summary, round) => (summary.throughput.requests_per_s ?? 0) / minimal[round]!.requests_per_s);
+  const cpuRatios = inferlab.map(
+    (summary, round) =>
+      microsPerEvent(inferlabCpuMs(summary), summary.requests.completed) / microsPerEvent(minimal[round]!.cpu_ms, REQUESTS),
+  );
   const completed = inferlab.map((summary) => `${summary.requests.completed}/${REQUESTS}`).join(', ');
   const loops = inferlab
     .map((summary) =>
@@ -110,13 +136,23 @@ export async function streamsAtScale(): Promise<BenchRow[]> {
   return [
     {
       figure: `closed loop, ${CONCURRENCY} streams × ${REQUESTS} requests, load target (8 tokens, 1 per 250 ms): Infer Lab / minimal client req/s`,
-      value: `${inferlab.map((summary) => (summary.throughput.requests_per_s ?? 0).toFixed(0)).join(', ')} / ${minimal.map((rate) => rate.toFixed(0)).join(', ')} (ratio ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
+      value: `${inferlab.map((summary) => (summary.throughput.requests_per_s ?? 0).toFixed(0)).join(', ')} / ${minimal.map((result) => result.requests_per_s.toFixed(0)).join(', ')} (ratio ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
       target: 'ratio ≥ 0.9',
+    },
+    {
+      figure: '  CPU per streamed event, whole process (Infer Lab / minimal client)',
+      value: `${inferlab.map((summary) => microsPerEvent(inferlabCpuMs(summary), summary.requests.completed).toFixed(1)).join(', ')} µs / ${minimal.map((result) => microsPerEvent(result.cpu_ms, REQUESTS).toFixed(1)).join(', ')} µs (ratio ${cpuRatios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
+      target: 'ratio ≤ 1.5',
     },
     {
       figure: `  that run: completed, client_bound, the client's loop`,
       value: `${completed}; ${inferlab.map((summary) => summary.load.client_bound).join(', ')}; ${loops}`,
       target: 'marked when behind',
+    },
+    {
+      figure: `open loop, ${OPEN_RATE} req/s offered (Poisson, ${OPEN_REQUESTS} requests), same target: p99 slip, achieved, client_bound`,
+      value: `${open.load.slip_ms_p99?.toFixed(2) ?? '—'} ms; ${(open.load.achieved ?? 0).toFixed(0)} req/s; ${open.requests.completed}/${OPEN_REQUESTS} completed; ${open.load.client_bound}`,
+      target: 'p99 slip < 5 ms',
     },
   ];
 }
