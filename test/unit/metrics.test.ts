@@ -309,11 +309,3 @@ describe('run summary', () => {
     expect(run(rows, { mode: 'closed', concurrency: 8 }, null).measurement.slot_wait_note).toBeNull();
   });
 });
-
-describe('sorted merging', () => {
-  it('merges ascending parts into one ascending array', async () => {
-    const { mergeSorted, sortedFinite } = await import('../../src/main/metrics/distribution');
-    const merged = mergeSorted([sortedFinite([5, 1, 3]), sortedFinite([]), sortedFinite([2, 2, 9, Number.NaN])]);
-    expect(Array.from(merged)).toEqual([1, 2, 2, 3, 5, 9]);
-  });
-});

@@ -1,5 +1,6 @@
 import type { Distribution, TailPercentile } from '../../shared/contract/runs';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { selectRanks } from './order-statistics';
 
 export type { Distribution, TailPercentile };
 
@@ -34,53 +35,55 @@ export function sortedFinite(values: ArrayLike<number>): Float64Array {
   return sorted.subarray(0, n).sort();
 }
 
-/** Merges ascending arrays into one ascending array in linear time. */
-export function mergeSorted(parts: readonly Float64Array[]): Float64Array {
-  const merged = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
-  const heads = parts.map(() => 0);
-  for (let out = 0; out < merged.length; out++) {
-    let best = -1;
-    for (let p = 0; p < parts.length; p++) {
-      if (heads[p]! < parts[p]!.length && (best < 0 || parts[p]![heads[p]!]! < parts[best]![heads[best]!]!)) best = p;
-    }
-    merged[out] = parts[best]![heads[best]!++]!;
+/** The finite values, in their order, as a typed array the summary may rearrange. */
+export function finiteCopy(values: ArrayLike<number>): Float64Array {
+  const finite = new Float64Array(values.length);
+  let n = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
+    if (Number.isFinite(value)) finite[n++] = value;
   }
-  return merged;
+  return finite.subarray(0, n);
 }
 
 /** Sample standard deviation (n - 1); null below two samples. Non-finite values are ignored. */
 export function summarize(values: ArrayLike<number>): Distribution {
-  return summarizeSorted(sortedFinite(values));
+  return summarizeInPlace(finiteCopy(values));
 }
 
+const TAIL_QUANTILES: Record<TailPercentile, number> = { p90: 0.9, p95: 0.95, p99: 0.99 };
+
 /**
- * Summary of ascending finite values. A tail percentile below its minimum n is null, listed
- * in `unsupported`: from 19 samples "p95" is the interpolation between the two largest, a
- * number that says nothing about the 95th percentile of the population.
+ * Summary of finite values, in any order; rearranges them. A tail percentile below its
+ * minimum n is null, listed in `unsupported`: from 19 samples "p95" is the interpolation
+ * between the two largest, a number that says nothing about the 95th percentile of the
+ * population. Percentiles are exact: the order statistics they interpolate are selected
+ * (metrics/order-statistics.ts), not estimated.
  */
-export function summarizeSorted(finite: Float64Array): Distribution {
+export function summarizeInPlace(finite: Float64Array): Distribution {
   const n = finite.length;
   if (n === 0) return { n: 0, mean: null, std: null, p50: null, p90: null, p95: null, p99: null, min: null, max: null, unsupported: [] };
   let sum = 0;
-  for (let i = 0; i < n; i++) sum += finite[i]!;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    const value = finite[i]!;
+    sum += value;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
   const mean = sum / n;
   let squares = 0;
   for (let i = 0; i < n; i++) squares += (finite[i]! - mean) ** 2;
   const std = n > 1 ? Math.sqrt(squares / (n - 1)) : null;
   const unsupported = unsupportedPercentiles(n);
-  const tail = (label: TailPercentile, q: number) => (unsupported.includes(label) ? null : percentile(finite, q));
-  return {
-    n,
-    mean,
-    std,
-    p50: percentile(finite, 0.5),
-    p90: tail('p90', 0.9),
-    p95: tail('p95', 0.95),
-    p99: tail('p99', 0.99),
-    min: finite[0]!,
-    max: finite[n - 1]!,
-    unsupported,
-  };
+  const quantiles = [0.5, ...TAIL_PERCENTILES.filter((label) => !unsupported.includes(label)).map((label) => TAIL_QUANTILES[label])];
+  selectRanks(
+    finite,
+    quantiles.flatMap((q) => [Math.floor((n - 1) * q), Math.ceil((n - 1) * q)]),
+  );
+  const tail = (label: TailPercentile) => (unsupported.includes(label) ? null : percentile(finite, TAIL_QUANTILES[label]));
+  return { n, mean, std, p50: percentile(finite, 0.5), p90: tail('p90'), p95: tail('p95'), p99: tail('p99'), min, max, unsupported };
 }
 
 /**

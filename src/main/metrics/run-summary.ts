@@ -18,7 +18,7 @@ import { bunchedDelivery } from './bunched-delivery';
 import { clientBehindReason } from './client-behind';
 import { withEnergyPerWork } from '../telemetry/window-energy';
 import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
-import { mergeSorted, sortedFinite, summarize, summarizeSorted, type Distribution } from './distribution';
+import { summarize, summarizeInPlace, type Distribution } from './distribution';
 
 export type { LoadDescription, RunSummary, SloSpec };
 
@@ -59,7 +59,8 @@ function counts(rows: readonly MeasuredRequest[]): RequestCounts {
 const EMPTY = new Float64Array(0);
 
 /** Inter-chunk gaps of the successful requests, sorted. */
-function sortedItl(rows: readonly MeasuredRequest[]): Float64Array {
+/** The gaps between consecutive content chunks of the successful requests, in no particular order. */
+function itlSamples(rows: readonly MeasuredRequest[]): Float64Array {
   const ok = rows.filter(isSuccess);
   let total = 0;
   for (const row of ok) total += Math.max(0, (row.chunk_offsets_ms?.length ?? 0) - 1);
@@ -67,9 +68,23 @@ function sortedItl(rows: readonly MeasuredRequest[]): Float64Array {
   let filled = 0;
   for (const row of ok) {
     const offsets = row.chunk_offsets_ms ?? EMPTY;
-    for (let i = 1; i < offsets.length; i++) itl[filled++] = offsets[i]! - offsets[i - 1]!;
+    for (let i = 1; i < offsets.length; i++) {
+      const gap = offsets[i]! - offsets[i - 1]!;
+      if (Number.isFinite(gap)) itl[filled++] = gap;
+    }
   }
-  return sortedFinite(itl);
+  return itl.subarray(0, filled);
+}
+
+/** One array of every group's samples: the summary permutes each, so the whole run gets its own. */
+function concatenated(parts: readonly Float64Array[]): Float64Array {
+  const all = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  return all;
 }
 
 function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Record<MetricName, Distribution> {
@@ -78,7 +93,7 @@ function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Rec
   return {
     ttft_ms: summarize(pick('ttft_ms')),
     tpot_ms: summarize(pick('tpot_ms')),
-    itl_ms: summarizeSorted(itl),
+    itl_ms: summarizeInPlace(itl),
     e2e_ms: summarize(pick('e2e_ms')),
     queue_ms: summarize(pick('queue_ms')),
     client_overhead_ms: summarize(pick('client_overhead_ms')),
@@ -197,11 +212,13 @@ export function summarizeRun(input: {
   const measured = input.rows.filter((row) => !row.warmup);
   const windowMs = measuredWindowMs(measured);
   const requestCounts = counts(measured);
-  // ITL samples run to millions: sort each group's once and merge them for the whole run.
+  // ITL samples run to millions: gather each group's once; the run's are the groups' together.
   const groupNames = [...new Set(measured.map((row) => row.group_name ?? 'default'))];
   const groupRows = new Map(groupNames.map((name) => [name, measured.filter((row) => (row.group_name ?? 'default') === name)]));
-  const groupItl = new Map(groupNames.map((name) => [name, sortedItl(groupRows.get(name)!)]));
-  const metrics = distributions(measured, mergeSorted([...groupItl.values()]));
+  const groupItl = new Map(groupNames.map((name) => [name, itlSamples(groupRows.get(name)!)]));
+  // With one group the run is that group: its distributions are computed once.
+  const oneGroup = groupNames.length === 1;
+  const metrics = distributions(measured, oneGroup ? groupItl.get(groupNames[0]!)! : concatenated([...groupItl.values()]));
   const ok = measured.filter(isSuccess);
   const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
   const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
@@ -221,7 +238,7 @@ export function summarizeRun(input: {
     const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
     groups[name] = {
       requests: groupCounts,
-      metrics: distributions(rows, groupItl.get(name)!),
+      metrics: oneGroup ? metrics : distributions(rows, groupItl.get(name)!),
       throughput: {
         requests_per_s: perSecond(groupCounts.completed, groupWindow),
         output_tokens_per_s: perSecond(
