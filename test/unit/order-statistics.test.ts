@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { finiteCopy, percentile, sortedFinite, summarize, TAIL_PERCENTILES } from '../../src/main/metrics/distribution';
+import { finiteCopy, percentile, sortedFinite, summarize, type TailPercentile } from '../../src/main/metrics/distribution';
 import { selectRanks } from '../../src/main/metrics/order-statistics';
 import { seededRandom } from '../../src/main/core/random';
 import { PERCENTILE_MIN_N } from '../../src/shared/experiment-defaults';
@@ -10,7 +10,7 @@ const QUANTILE = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 } as const;
 function summaryBySort(values: number[]) {
   const sorted = sortedFinite(values);
   const n = sorted.length;
-  const tail = (label: (typeof TAIL_PERCENTILES)[number]) => (n < PERCENTILE_MIN_N[label] ? null : percentile(sorted, QUANTILE[label]));
+  const tail = (label: TailPercentile) => (n < PERCENTILE_MIN_N[label] ? null : percentile(sorted, QUANTILE[label]));
   return {
     n,
     p50: percentile(sorted, 0.5),
