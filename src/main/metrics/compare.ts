@@ -47,8 +47,16 @@ export function bootstrapDifference(
   verdict: 'insufficient data';
   note: string;
 } {
-  const sortedA = sortedFinite(a);
-  const sortedB = sortedFinite(b);
+  return bootstrapDifferenceOfSorted(sortedFinite(a), sortedFinite(b), statistic, options);
+}
+
+/** `bootstrapDifference` of samples already finite and ascending (a caller comparing many runs sorts each once). */
+export function bootstrapDifferenceOfSorted(
+  sortedA: Float64Array,
+  sortedB: Float64Array,
+  statistic: Statistic,
+  options: { iterations?: number; seed?: number } = {},
+): ReturnType<typeof bootstrapDifference> {
   const valueA = statisticOf(sortedA, statistic);
   const valueB = statisticOf(sortedB, statistic);
   if (valueA === null || valueB === null || sortedA.length < 2 || sortedB.length < 2) {

@@ -3,13 +3,19 @@ import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { METRIC_TABLE } from '../../shared/metric-table';
 import { AppError } from '../core/errors';
-import { bootstrapDifference } from '../metrics/compare';
+import { bootstrapDifferenceOfSorted } from '../metrics/compare';
 import type { RunStore } from '../store/run-store';
 
 /** Points per CDF sent to the UI: quantiles every 0.1 %, plenty for a plot, small to transfer and draw. */
 const CDF_SAMPLE_CAP = 1000;
 
-type RunWithSummary = ComparedRun & { summary: RunSummary | null };
+/** Each latency ascending, finite: sorted once per run, then sampled and compared. */
+interface SortedLatencies {
+  ttftMs: Float64Array;
+  tpotMs: Float64Array;
+  e2eMs: Float64Array;
+}
+type RunWithSummary = Omit<ComparedRun, keyof SortedLatencies> & { summary: RunSummary | null; sorted: SortedLatencies };
 
 /** A stored summary when it has the run summary's shape; null for none, and for the flat one-request summaries older first-request runs stored. */
 export function storedRunSummary(json: string | null): RunSummary | null {
@@ -19,9 +25,8 @@ export function storedRunSummary(json: string | null): RunSummary | null {
 }
 
 /** Evenly spaced order statistics: the CDF's shape in at most CDF_SAMPLE_CAP points. */
-function sample(values: number[]): number[] {
-  if (values.length <= CDF_SAMPLE_CAP) return values;
-  const sorted = Float64Array.from(values).sort();
+function cdfPoints(sorted: Float64Array): number[] {
+  if (sorted.length <= CDF_SAMPLE_CAP) return Array.from(sorted);
   return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => sorted[Math.floor((i * (sorted.length - 1)) / (CDF_SAMPLE_CAP - 1))]!);
 }
 
@@ -29,8 +34,7 @@ function sample(values: number[]): number[] {
 function comparedRun(runs: RunStore, id: string): RunWithSummary {
   const run = runs.findRun(id);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${id}`);
-  const rows = runs.latencies(run.id);
-  const pick = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') => rows.map((row) => row[key]).filter((value): value is number => value !== null);
+  const latencies = runs.sortedLatencyColumns(run.id);
   const summary = storedRunSummary(run.summary_json);
   return {
     runId: run.id,
@@ -39,10 +43,8 @@ function comparedRun(runs: RunStore, id: string): RunWithSummary {
     model: run.model_ref,
     workload: run.workload_name,
     workloadRevision: run.workload_revision,
-    requests: rows.length,
-    ttftMs: pick('ttft_ms'),
-    tpotMs: pick('tpot_ms'),
-    e2eMs: pick('e2e_ms'),
+    requests: latencies.requests,
+    sorted: { ttftMs: latencies.ttft_ms, tpotMs: latencies.tpot_ms, e2eMs: latencies.e2e_ms },
     vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null,
     summary,
     outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
@@ -68,7 +70,9 @@ function latencyRows(compared: RunWithSummary[]): ComparisonRow[] {
     ['E2E', 'e2eMs'],
   ] as const) {
     for (const statistic of ['p50', 'p95'] as const) {
-      const results = compared.map((run, index) => (index === 0 ? null : bootstrapDifference(compared[0]![key], run[key], statistic)));
+      const results = compared.map((run, index) =>
+        index === 0 ? null : bootstrapDifferenceOfSorted(compared[0]!.sorted[key], run.sorted[key], statistic),
+      );
       rows.push({
         metric: `${metric} ${statistic}`,
         unit: 'ms',
@@ -111,11 +115,11 @@ export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
   if (compared.some((run) => run.status !== 'completed'))
     notes.push('Some runs did not complete; their figures cover the requests that were stored.');
   return {
-    runs: compared.map(({ summary: _summary, ...run }) => ({
+    runs: compared.map(({ summary: _summary, sorted, ...run }) => ({
       ...run,
-      ttftMs: sample(run.ttftMs),
-      tpotMs: sample(run.tpotMs),
-      e2eMs: sample(run.e2eMs),
+      ttftMs: cdfPoints(sorted.ttftMs),
+      tpotMs: cdfPoints(sorted.tpotMs),
+      e2eMs: cdfPoints(sorted.e2eMs),
     })),
     rows: [...latencyRows(compared), ...perRunRows(compared)],
     notes,

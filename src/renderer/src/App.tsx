@@ -1,5 +1,6 @@
 import { Suspense, useEffect, useMemo, type ComponentType } from 'react';
 import { preloadable } from './components/preloadable';
+import { preloadCharts } from './components/Chart';
 import type { AppEvents, AppServices, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
@@ -47,8 +48,11 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
   }, [theme]);
 
   useEffect(() => {
-    // Once the open view has painted.
-    const timer = setTimeout(() => Object.values(VIEWS).forEach((view) => void view.preload()), 0);
+    // Once the open view has painted: the views, then the chart code, so the first chart a view draws does not wait for it.
+    const timer = setTimeout(() => {
+      Object.values(VIEWS).forEach((view) => void view.preload());
+      void preloadCharts();
+    }, 0);
     return () => clearTimeout(timer);
   }, []);
 

@@ -25,7 +25,7 @@ export interface ComparedRun {
   workload: string | null;
   workloadRevision: string | null;
   requests: number;
-  /** Per-request samples for CDF charts, capped for transfer. */
+  /** Ascending samples for CDF charts: every request's value up to 1,000, else 1,000 evenly spaced order statistics. */
   ttftMs: number[];
   tpotMs: number[];
   e2eMs: number[];
