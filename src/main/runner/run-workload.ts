@@ -1,13 +1,10 @@
 import { selectedGpuIndexes } from '../../shared/gpu-devices';
-import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
+import type { ClientLoad } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
-import { parseOpenAiModels } from '../engines/adapters/endpoints';
 import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
-import type { ManagedServer } from '../server/managed-server';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import { resolveWorkload } from '../workload/resolve-workload';
@@ -20,22 +17,11 @@ import { runDecodeBandwidth } from './run-bandwidth';
 import { bandwidthUnavailable } from '../metrics/decode-bandwidth';
 import { userCacheDir } from '../core/paths';
 import type { LoadSpec, StopRule } from './load-generator';
-import { executeRun, type RunProgress } from './run-executor';
+import { executeRun, type RunExecution, type RunProgress } from './run-executor';
 import { measuredWindowClientLoad } from './client-load';
 import { tokenRangeFor } from '../workload/trace';
+import { connectTarget, type ConnectedTarget, type RunTargetSpec } from './run-target';
 
-export type RunTargetSpec =
-  | {
-      kind: 'model';
-      modelRef: string;
-      modelPath: string;
-      profile: ServerProfile;
-      coldStartProbe?: boolean;
-      /** Start even beside another llama-server that claims the cores. */ force?: boolean;
-    }
-  | { kind: 'endpoint'; url: string; headers: Record<string, string> }
-  /** A server this process already manages (experiments reuse one across windows). */
-  | { kind: 'server'; server: ManagedServer; modelRef: string; modelPath: string };
 
 export interface RunRequest {
   workload: { def: WorkloadDef; file: string };
@@ -115,28 +101,6 @@ async function vocabularySize(url: string, headers: Record<string, string>): Pro
   }
 }
 
-async function endpointModel(url: string, headers: Record<string, string>): Promise<string | null> {
-  try {
-    const response = await fetch(`${url}/v1/models`, { headers, signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new AppError(ErrorCode.RequestFailed, `${url}/v1/models answered HTTP ${response.status}`);
-    return parseOpenAiModels(await response.json())[0] ?? null;
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw new AppError(ErrorCode.RequestFailed, `Cannot reach the endpoint ${url}: ${(error as Error).message}`);
-  }
-}
-
-/** An endpoint's slot count when it is a llama-server (/props total_slots); null otherwise. */
-async function endpointSlots(url: string, headers: Record<string, string>): Promise<number | null> {
-  try {
-    const response = await fetch(`${url}/props`, { headers, signal: AbortSignal.timeout(3_000) });
-    const props = response.ok ? ((await response.json()) as { total_slots?: unknown }) : null;
-    return typeof props?.total_slots === 'number' ? props.total_slots : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Items whose output could not fit the server's per-request context: refused before anything is stored. */
 function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerSlot: number | null): void {
   if (contextPerSlot === null) return;
@@ -156,6 +120,137 @@ function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerS
       `${file}: max_tokens beyond the server's context of ${contextPerSlot} tokens per request for ${names}${tooLong.length > 5 ? ` and ${tooLong.length - 5} more` : ''}; lower max_tokens or raise the profile's contextSize`,
     );
   }
+}
+
+/** How many requests (or how long) the run goes on: asked for, else every item of the workload once per repeat and weight. */
+function stopRuleFor(request: RunRequest, workload: ResolvedWorkload): StopRule {
+  return {
+    requests:
+      request.stop.requests ??
+      (request.stop.durationMs === null
+        ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0)
+        : null),
+    durationMs: request.stop.durationMs,
+  };
+}
+
+/** What the run was asked to do, stored with it: enough to run it again the same way. */
+function runManifest(request: RunRequest, target: ConnectedTarget, workload: ResolvedWorkload, load: LoadDescription, stop: StopRule) {
+  const server = target.server;
+  return {
+    workload: { name: workload.name, revision: workload.revision, source: workload.source },
+    target:
+      request.target.kind === 'endpoint'
+        ? { kind: 'endpoint', url: target.baseUrl }
+        : {
+            kind: 'model',
+            model: request.target.modelRef,
+            profile: request.target.kind === 'model' ? request.target.profile : undefined,
+            server_session: server?.id,
+          },
+    load,
+    stop,
+    warmup: request.warmup,
+    slo: request.slo,
+    timeouts: request.timeouts,
+    private: request.private,
+    extra_body: request.extraBody ?? null,
+    reference_run_id: request.referenceRunId,
+    gpu_offload:
+      request.target.kind === 'endpoint' ? null : describeGpuOffload(target.engineInfo as EngineInfo, server?.effectiveConfig ?? null),
+    sampling_note: 'per-item sampling settings are part of the workload revision',
+  };
+}
+
+function startLine(runId: string, stop: StopRule, load: LoadDescription & { replayed_trace?: { span_ms: number } }): string {
+  const pace =
+    load.mode === 'closed'
+      ? `concurrency ${load.concurrency}`
+      : load.replayed_trace
+        ? `replaying a trace over ${(load.replayed_trace.span_ms / 1000).toFixed(1)} s`
+        : `${load.rate} req/s`;
+  return `run ${runId}: ${stop.requests ?? '∞'} requests${stop.durationMs ? ` or ${stop.durationMs / 1000} s` : ''}, ${pace}`;
+}
+
+/** Telemetry for the run: the managed server's process and /metrics, or an endpoint's, and the GPUs it uses. */
+function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin: number): TelemetrySession {
+  const { server, baseUrl, headers } = target;
+  return new TelemetrySession({
+    clock: () => performance.now() - clockOrigin,
+    serverPid: server?.pid ?? null,
+    metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
+    // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
+    metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
+    beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
+    intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
+    endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
+    gpuMetricsUrl: request.gpuMetricsUrl ?? null,
+    gpuIndexes: selectedGpuIndexes(target.profile?.gpuDevices),
+  });
+}
+
+/**
+ * The run's summary from what was stored, with its offload and decode bandwidth, saved with
+ * its telemetry. A run that stored requests keeps them whatever fails here.
+ */
+async function finishMeasuredRun(input: {
+  store: RunStore;
+  runId: string;
+  request: RunRequest;
+  target: ConnectedTarget;
+  workload: ResolvedWorkload;
+  load: LoadDescription;
+  execution: RunExecution;
+  telemetry: TelemetrySession;
+  clientLoad: ClientLoad | null;
+  offload: RunSummary['gpu_offload'];
+}): Promise<RunSummary> {
+  const { store, runId, request, target, workload, execution, telemetry } = input;
+  const server = target.server;
+  const rows = store.measuredRequests(runId);
+  const draftModel = target.profile?.draftModel ?? null;
+  const draftFailure = draftModel === null ? null : missingDraftReason(draftModel, rows);
+  const run = {
+    runId,
+    status: draftFailure ? 'failed' : execution.status,
+    statusReason: draftFailure ?? execution.reason,
+    workload: { name: workload.name, revision: workload.revision },
+  };
+  const summary = summarizeRun({
+    ...run,
+    rows,
+    load: input.load,
+    slo: request.slo,
+    telemetry: telemetry.summary(),
+    serverSlots: server?.effectiveConfig?.slots ?? target.endpointSlots,
+    clientLoad: input.clientLoad,
+  });
+  summary.gpu_offload = input.offload;
+  summary.decode_bandwidth = await runDecodeBandwidth({
+    modelPath: request.target.kind === 'endpoint' ? null : target.model.path,
+    effectiveConfig: server?.effectiveConfig ?? null,
+    offload: input.offload ?? null,
+    summary,
+    rows,
+    cacheDir: userCacheDir(),
+  }).catch((error: Error) => bandwidthUnavailable(`not computed: ${error.message}`));
+  try {
+    store.saveTelemetry(runId, telemetry.series());
+    store.finishRun(runId, run.status, run.statusReason, summary);
+  } catch (error) {
+    // The requests already stored stay; the run is marked interrupted at the next start.
+    throw new AppError(
+      ErrorCode.StorageFailed,
+      `The run's ${execution.stored} stored requests are kept, but the run could not be finished in the database: ${(error as Error).message}. Free space (or pick another --db); the next start marks it interrupted.`,
+    );
+  }
+  if (execution.status === 'failed' && execution.reason?.startsWith('storing requests failed')) {
+    throw new AppError(
+      ErrorCode.StorageFailed,
+      `Run ${runId} stopped: ${execution.reason}. ${execution.stored} requests were stored before that and are intact.`,
+    );
+  }
+  return summary;
 }
 
 /**
@@ -179,85 +274,8 @@ export async function runWorkload(options: {
   onTelemetry?: (session: TelemetrySession) => void;
 }): Promise<RunResult> {
   const { request, store } = options;
-  let baseUrl: string;
-  let headers: Record<string, string> = {};
-  let server: ServerSnapshot | null = null;
-  let serverLost: Promise<string> | undefined;
-  let engineInfo: unknown = null;
-  let modelInfo: { ref: string | null; path: string | null; size: number | null; sha256: string | null } = {
-    ref: null,
-    path: null,
-    size: null,
-    sha256: null,
-  };
-  // What the run records of the model it served: its reference, file, size and hash.
-  const modelFacts = async (ref: string, path: string) => ({
-    ref,
-    path,
-    size: (await fs.promises.stat(path)).size,
-    sha256: await store.hashes.hash(path),
-  });
-  let stopServer = async () => {};
-  // The server this run's requests go to, when Infer Lab started it.
-  let managed: ManagedServer | null = request.target.kind === 'server' ? request.target.server : null;
-  let serverSlots: number | null = null;
-  let serverProfile =
-    request.target.kind === 'model' ? request.target.profile : request.target.kind === 'server' ? request.target.server.profile : null;
-  const draftModel = serverProfile?.draftModel ?? null;
-
-  if (request.target.kind === 'model') {
-    const target = request.target;
-    const prepared = await options.servers.prepare({
-      modelRef: target.modelRef,
-      profile: target.profile,
-      coldStartProbe: target.coldStartProbe,
-      force: target.force,
-    });
-    managed = prepared;
-    // As launched: GPUs inherited from the environment are the ones telemetry counts.
-    serverProfile = prepared.profile;
-    stopServer = async () => void (await prepared.stop());
-    serverLost = new Promise((resolve) =>
-      prepared.changes.on((snapshot) => {
-        if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
-      }),
-    );
-    options.onStatus?.(`starting llama-server on ${target.modelRef}`);
-    server = await prepared.start();
-    if (server.state !== 'ready' || !server.baseUrl) {
-      await stopServer();
-      throw new AppError(
-        ErrorCode.ServerStartFailed,
-        `${server.fault?.message ?? 'the server did not start'}\n  hint: ${server.fault?.hint ?? ''}\n${(server.fault?.logTail ?? []).slice(-12).join('\n')}`,
-        { fault: server.fault },
-      );
-    }
-    baseUrl = server.baseUrl;
-    headers = { ...prepared.authHeaders };
-    engineInfo = await options.engine();
-    modelInfo = await modelFacts(target.modelRef, target.modelPath);
-  } else if (request.target.kind === 'server') {
-    const target = request.target;
-    server = target.server.snapshot;
-    if (server.state !== 'ready' || !server.baseUrl)
-      throw new AppError(ErrorCode.ServerStartFailed, `the server ${server.id} is ${server.state}, not ready`);
-    baseUrl = server.baseUrl;
-    headers = { ...target.server.authHeaders };
-    serverLost = new Promise((resolve) =>
-      target.server.changes.on((snapshot) => {
-        if (snapshot.state === 'crashed') resolve(`the server crashed: ${snapshot.fault?.message ?? 'exited'}`);
-      }),
-    );
-    engineInfo = await options.engine();
-    modelInfo = await modelFacts(target.modelRef, target.modelPath);
-  } else {
-    baseUrl = request.target.url;
-    headers = request.target.headers;
-    const model = await endpointModel(baseUrl, headers);
-    engineInfo = { origin: 'endpoint', url: baseUrl, model };
-    serverSlots = await endpointSlots(baseUrl, headers);
-    modelInfo = { ref: model, path: null, size: null, sha256: null };
-  }
+  const target = await connectTarget(request.target, options);
+  const { baseUrl, headers, server, managed, serverLost, engineInfo, model: modelInfo } = target;
 
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
@@ -277,37 +295,8 @@ export async function runWorkload(options: {
     const runLoad = replay?.load ?? request.load;
     const load = { ...describeLoad(runLoad), ...(replay ? { replayed_trace: replay.description } : {}) };
     const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
-    const stopRule: StopRule = {
-      requests:
-        request.stop.requests ??
-        (request.stop.durationMs === null
-          ? workload.groups.reduce((sum, group) => sum + group.items.reduce((n, item) => n + item.repeat * item.weight, 0), 0)
-          : null),
-      durationMs: request.stop.durationMs,
-    };
-    const manifest = {
-      workload: { name: workload.name, revision: workload.revision, source: workload.source },
-      target:
-        request.target.kind === 'endpoint'
-          ? { kind: 'endpoint', url: baseUrl }
-          : {
-              kind: 'model',
-              model: request.target.modelRef,
-              profile: request.target.kind === 'model' ? request.target.profile : undefined,
-              server_session: server?.id,
-            },
-      load,
-      stop: stopRule,
-      warmup: request.warmup,
-      slo: request.slo,
-      timeouts: request.timeouts,
-      private: request.private,
-      extra_body: request.extraBody ?? null,
-      reference_run_id: request.referenceRunId,
-      gpu_offload:
-        request.target.kind === 'endpoint' ? null : describeGpuOffload(engineInfo as EngineInfo, server?.effectiveConfig ?? null),
-      sampling_note: 'per-item sampling settings are part of the workload revision',
-    };
+    const stopRule = stopRuleFor(request, workload);
+    const manifest = runManifest(request, target, workload, load, stopRule);
     const runId = store.createRun({
       kind: 'workload',
       modelRef: modelInfo.ref,
@@ -322,22 +311,9 @@ export async function runWorkload(options: {
       private: request.private,
     });
     options.onRunCreated?.(runId);
-    options.onStatus?.(
-      `run ${runId}: ${stopRule.requests ?? '∞'} requests${stopRule.durationMs ? ` or ${stopRule.durationMs / 1000} s` : ''}, ${load.mode === 'closed' ? `concurrency ${load.concurrency}` : load.replayed_trace ? `replaying a trace over ${(load.replayed_trace.span_ms / 1000).toFixed(1)} s` : `${load.rate} req/s`}`,
-    );
+    options.onStatus?.(startLine(runId, stopRule, load));
     const clockOrigin = performance.now();
-    const telemetry = new TelemetrySession({
-      clock: () => performance.now() - clockOrigin,
-      serverPid: server?.pid ?? null,
-      metricsUrl: server ? `${baseUrl}/metrics` : (request.metricsUrl ?? null),
-      // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
-      metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
-      beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
-      intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
-      endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
-      gpuMetricsUrl: request.gpuMetricsUrl ?? null,
-      gpuIndexes: selectedGpuIndexes(serverProfile?.gpuDevices),
-    });
+    const telemetry = runTelemetry(request, target, clockOrigin);
     options.onTelemetry?.(telemetry);
     const clientLoad = measuredWindowClientLoad();
     let execution;
@@ -380,51 +356,21 @@ export async function runWorkload(options: {
       throw error;
     }
     await telemetry.stop();
-    const rows = store.measuredRequests(runId);
-    const draftFailure = draftModel === null ? null : missingDraftReason(draftModel, rows);
-    const run = {
+    const summary = await finishMeasuredRun({
+      store,
       runId,
-      status: draftFailure ? 'failed' : execution.status,
-      statusReason: draftFailure ?? execution.reason,
-      workload: { name: workload.name, revision: workload.revision },
-    };
-    const summary = summarizeRun({
-      ...run,
-      rows,
+      request,
+      target,
+      workload,
       load,
-      slo: request.slo,
-      telemetry: telemetry.summary(),
-      serverSlots: server?.effectiveConfig?.slots ?? serverSlots,
+      execution,
+      telemetry,
       clientLoad: clientLoad.stop(),
-    });
-    summary.gpu_offload = manifest.gpu_offload;
-    summary.decode_bandwidth = await runDecodeBandwidth({
-      modelPath: request.target.kind === 'endpoint' ? null : modelInfo.path,
-      effectiveConfig: server?.effectiveConfig ?? null,
       offload: manifest.gpu_offload,
-      summary,
-      rows,
-      cacheDir: userCacheDir(),
-    }).catch((error: Error) => bandwidthUnavailable(`not computed: ${error.message}`));
-    try {
-      store.saveTelemetry(runId, telemetry.series());
-      store.finishRun(runId, run.status, run.statusReason, summary);
-    } catch (error) {
-      // The requests already stored stay; the run is marked interrupted at the next start.
-      throw new AppError(
-        ErrorCode.StorageFailed,
-        `The run's ${execution.stored} stored requests are kept, but the run could not be finished in the database: ${(error as Error).message}. Free space (or pick another --db); the next start marks it interrupted.`,
-      );
-    }
-    if (execution.status === 'failed' && execution.reason?.startsWith('storing requests failed')) {
-      throw new AppError(
-        ErrorCode.StorageFailed,
-        `Run ${runId} stopped: ${execution.reason}. ${execution.stored} requests were stored before that and are intact.`,
-      );
-    }
+    });
     return { summary, workload };
   } finally {
     // Stopping must not replace the error that ended the run.
-    await stopServer().catch(() => {});
+    await target.release().catch(() => {});
   }
 }

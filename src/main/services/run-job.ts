@@ -2,7 +2,7 @@ import type { EventSink, RunJobState, StartRunSpec } from '../../shared/contract
 import { startingRunJob } from '../../shared/run-job';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import type { RunProgress } from '../runner/run-executor';
-import type { RunTargetSpec } from '../runner/run-workload';
+import type { RunTargetSpec } from '../runner/run-target';
 import { slotsForUsers } from '../runner/conversation-slots';
 import { profileWithin } from './access';
 import type { CheckedRun } from './run-spec';
