@@ -14,6 +14,7 @@ import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from '../client/stream-client';
 import { drawThinkTime, pauseUntil } from './think-time';
+import { ResponsivenessWatch } from './responsiveness-watch';
 
 export interface RunTarget {
   baseUrl: string;
@@ -110,12 +111,7 @@ export async function executeRun(options: {
     total: options.stop.requests === null || plan.hasConversations ? null : options.stop.requests + options.warmup,
     durationMs: options.stop.durationMs,
   };
-  // A server that stops answering (hung, stopped, overloaded past every timeout) ends the run
-  // instead of letting it time out request by request until the count is reached.
-  const timeoutsToGiveUp = Math.max(3, slots);
-  const refusalsToGiveUp = Math.max(10, 2 * slots);
-  let consecutiveTimeouts = 0;
-  let consecutiveRefusals = 0;
+  const responsiveness = new ResponsivenessWatch(slots);
   let unresponsive: string | null = null;
   // Kept in memory (private runs store no text) until the load is over and they can be counted.
   const reasoningTexts = new Map<number, string>();
@@ -127,13 +123,7 @@ export async function executeRun(options: {
   const thinkRandom = seededRandom(options.seed ?? 1);
 
   /** Sends one request and stores it; resolves with what streamed back. */
-  const sendOne = async (
-    item: ResolvedItem,
-    request: { path: string; body: Record<string, unknown> },
-    warmup: boolean,
-    scheduledAt: number | null,
-    place: { session: number; turn: number } | null,
-  ): Promise<StreamedCompletion> => {
+  const sendOne: SendOne = async (item, request, warmup, scheduledAt, place) => {
     const seq = nextSeq++;
     const path = request.path;
     const body = options.extraBody ? { ...request.body, ...options.extraBody } : request.body;
@@ -180,12 +170,9 @@ export async function executeRun(options: {
     );
     progress.finished += 1;
     if (completion.error) progress.failed += 1;
-    const errorClass = completion.error?.class ?? null;
-    consecutiveTimeouts = errorClass === 'first_token_timeout' || errorClass === 'total_timeout' ? consecutiveTimeouts + 1 : 0;
-    consecutiveRefusals = errorClass === 'connect' ? consecutiveRefusals + 1 : 0;
-    if ((consecutiveTimeouts >= timeoutsToGiveUp || consecutiveRefusals >= refusalsToGiveUp) && !halt.signal.aborted) {
-      const count = Math.max(consecutiveTimeouts, consecutiveRefusals);
-      unresponsive = `the server stopped responding: ${count} requests in a row failed (${errorClass})`;
+    const gone = responsiveness.record(completion.error?.class ?? null);
+    if (gone !== null && !halt.signal.aborted) {
+      unresponsive = gone;
       halt.abort();
     }
     progress.lastTtftMs = metrics.ttft_ms;
@@ -199,40 +186,10 @@ export async function executeRun(options: {
     return completion;
   };
 
-  /**
-   * One user's conversation: each turn sends the history so far plus its message, then the
-   * user thinks before the next. A failed turn ends the conversation: the next turn has no
-   * answer to follow. Later turns are scheduled at the previous answer's end plus the think
-   * time, so a late timer shows as slip.
-   */
-  const converse = async (
-    session: number,
-    item: ResolvedItem,
-    conversation: ResolvedConversation,
-    warmup: boolean,
-    scheduledAt: number | null,
-  ) => {
-    const history: ChatMessage[] = conversation.system ? [{ role: 'system', content: conversation.system }] : [];
-    let due = scheduledAt;
-    for (const [index, turn] of conversation.turns.entries()) {
-      if (halt.signal.aborted) return;
-      const messages: ChatMessage[] = [...history, { role: 'user', content: turn.user }];
-      const completion = await sendOne(item, requestFor({ ...item, messages, prompt: null }), warmup, due, { session, turn: index + 1 });
-      if (completion.error) return;
-      const answer = conversation.history === 'reference' && turn.reference !== null ? turn.reference : completion.text;
-      history.push({ role: 'user', content: turn.user }, { role: 'assistant', content: answer });
-      if (index === conversation.turns.length - 1) return;
-      const thinkMs = drawThinkTime(conversation.think_time, thinkRandom);
-      const answeredAt = completion.endAt ?? performance.now();
-      await pauseUntil(answeredAt + thinkMs, halt.signal);
-      due = scheduledAt === null ? null : answeredAt + thinkMs;
-    }
-  };
-
   const send = async (index: number, warmup: boolean, scheduledAt: number | null) => {
     // A replayed trace's measured requests start again from its first record, whatever the warmup took.
     const item = plan.hasReplay && !warmup ? plan.item(index - options.warmup) : plan.item(index);
-    if (item.conversation) await converse(index, item, item.conversation, warmup, scheduledAt);
+    if (item.conversation) await converse({ sendOne, halt: halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
     else if (item.replay)
       await sendOne(item, replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)), warmup, scheduledAt, null);
     else await sendOne(item, requestFor(item), warmup, scheduledAt, null);
@@ -254,34 +211,111 @@ export async function executeRun(options: {
     agent.destroy();
     writer.flush();
   }
-  if (!writer.failure && reasoningTexts.size > 0) {
+  if (!writer.failure) {
+    // A cancelled run, or a server that was lost or stopped answering, is not asked to tokenize: that would wait out its timeouts.
+    const serverGone = options.signal?.aborted || abortReason !== null || unresponsive !== null;
+    await recordAfterLoad(options, { reasoningTexts, promptHashes, promptsToHash, serverGone: Boolean(serverGone) });
+  }
+  const ended = await howTheRunEnded({
+    storageFailure: writer.failure,
+    cancelled: options.signal?.aborted ?? false,
+    abortReason: () => abortReason,
+    unresponsive,
+    serverLost: options.serverLost,
+  });
+  return { ...ended, outcome, stored: writer.written };
+}
+
+/**
+ * The run's status and reason, by precedence: storage failed, the user cancelled, the server was
+ * lost (or stopped answering), or it completed.
+ */
+async function howTheRunEnded(facts: {
+  storageFailure: Error | null;
+  cancelled: boolean;
+  /** Read again after the grace period: a crash report may arrive during it. */
+  abortReason: () => string | null;
+  unresponsive: string | null;
+  serverLost: Promise<string> | undefined;
+}): Promise<Pick<RunExecution, 'status' | 'reason'>> {
+  if (facts.storageFailure) return { status: 'failed', reason: facts.abortReason() ?? facts.storageFailure.message };
+  if (facts.cancelled) return { status: 'interrupted', reason: 'cancelled by the user' };
+  // A crash reported by the server manager explains refusals better than counting them does. Refused
+  // connections can add up before the manager has seen the process exit, so its report is given a moment.
+  if (facts.unresponsive !== null && facts.abortReason() === null && facts.serverLost)
+    await Promise.race([facts.serverLost, new Promise((resolve) => setTimeout(resolve, SERVER_LOSS_GRACE_MS).unref())]);
+  const reason = facts.abortReason() ?? facts.unresponsive;
+  return reason ? { status: 'aborted', reason } : { status: 'completed', reason: null };
+}
+
+type SendOne = (
+  item: ResolvedItem,
+  request: { path: string; body: Record<string, unknown> },
+  warmup: boolean,
+  scheduledAt: number | null,
+  place: { session: number; turn: number } | null,
+) => Promise<StreamedCompletion>;
+
+/**
+ * One user's conversation: each turn sends the history so far plus its message, then the
+ * user thinks before the next. A failed turn ends the conversation: the next turn has no
+ * answer to follow. Later turns are scheduled at the previous answer's end plus the think
+ * time, so a late timer shows as slip.
+ */
+async function converse(
+  run: { sendOne: SendOne; halt: AbortSignal; thinkRandom: () => number },
+  session: number,
+  item: ResolvedItem,
+  conversation: ResolvedConversation,
+  warmup: boolean,
+  scheduledAt: number | null,
+): Promise<void> {
+  const history: ChatMessage[] = conversation.system ? [{ role: 'system', content: conversation.system }] : [];
+  let due = scheduledAt;
+  for (const [index, turn] of conversation.turns.entries()) {
+    if (run.halt.aborted) return;
+    const messages: ChatMessage[] = [...history, { role: 'user', content: turn.user }];
+    const completion = await run.sendOne(item, requestFor({ ...item, messages, prompt: null }), warmup, due, { session, turn: index + 1 });
+    if (completion.error) return;
+    const answer = conversation.history === 'reference' && turn.reference !== null ? turn.reference : completion.text;
+    history.push({ role: 'user', content: turn.user }, { role: 'assistant', content: answer });
+    if (index === conversation.turns.length - 1) return;
+    const thinkMs = drawThinkTime(conversation.think_time, run.thinkRandom);
+    const answeredAt = completion.endAt ?? performance.now();
+    await pauseUntil(answeredAt + thinkMs, run.halt);
+    due = scheduledAt === null ? null : answeredAt + thinkMs;
+  }
+}
+
+/**
+ * What is counted once the load is over, so that tokenize calls do not compete with measured
+ * requests: reasoning length in the server's tokens, and the block hashes of text and chat prompts.
+ */
+async function recordAfterLoad(
+  options: Pick<Parameters<typeof executeRun>[0], 'store' | 'runId' | 'signal' | 'reasoningTokenCounter' | 'hashServer'>,
+  pending: {
+    reasoningTexts: Map<number, string>;
+    promptHashes: Map<number, string[]>;
+    promptsToHash: Map<number, SentPrompt>;
+    serverGone: boolean;
+  },
+): Promise<void> {
+  if (pending.reasoningTexts.size > 0) {
     await countReasoningTokens(
       options.store,
       options.runId,
-      reasoningTexts,
+      pending.reasoningTexts,
       options.reasoningTokenCounter ?? null,
       options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null,
     );
   }
-  if (!writer.failure && (promptHashes.size > 0 || promptsToHash.size > 0)) {
-    // A cancelled run, or a server that was lost or stopped answering, is not asked to tokenize: that would wait out its timeouts.
-    const serverGone = options.signal?.aborted || abortReason !== null || unresponsive !== null;
-    const tokenized = await hashSentPrompts(promptsToHash, serverGone ? null : (options.hashServer ?? null));
-    try {
-      options.store.setBlockHashes(options.runId, [...[...promptHashes].map(([seq, hashes]) => ({ seq, hashes })), ...tokenized]);
-    } catch {
-      // The requests themselves are stored; a missing hash list reads as "not recorded" in a trace export.
-    }
+  if (pending.promptHashes.size === 0 && pending.promptsToHash.size === 0) return;
+  const tokenized = await hashSentPrompts(pending.promptsToHash, pending.serverGone ? null : (options.hashServer ?? null));
+  try {
+    options.store.setBlockHashes(options.runId, [...[...pending.promptHashes].map(([seq, hashes]) => ({ seq, hashes })), ...tokenized]);
+  } catch {
+    // The requests themselves are stored; a missing hash list reads as "not recorded" in a trace export.
   }
-  if (writer.failure) return { status: 'failed', reason: abortReason ?? writer.failure.message, outcome, stored: writer.written };
-  if (options.signal?.aborted) return { status: 'interrupted', reason: 'cancelled by the user', outcome, stored: writer.written };
-  // A crash reported by the server manager explains refusals better than counting them does. Refused
-  // connections can add up before the manager has seen the process exit, so its report is given a moment.
-  if (unresponsive !== null && abortReason === null && options.serverLost)
-    await Promise.race([options.serverLost, new Promise((resolve) => setTimeout(resolve, SERVER_LOSS_GRACE_MS).unref())]);
-  const reason = abortReason ?? unresponsive;
-  if (reason) return { status: 'aborted', reason, outcome, stored: writer.written };
-  return { status: 'completed', reason: null, outcome, stored: writer.written };
 }
 
 /**
