@@ -22,7 +22,6 @@ import { measuredWindowClientLoad } from './client-load';
 import { tokenRangeFor } from '../workload/trace';
 import { connectTarget, type ConnectedTarget, type RunTargetSpec } from './run-target';
 
-
 export interface RunRequest {
   workload: { def: WorkloadDef; file: string };
   target: RunTargetSpec;
