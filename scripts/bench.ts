@@ -31,6 +31,7 @@ import { seededRandom } from '../src/main/core/random';
 import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workload/acceptance';
 import type { BenchRow } from './bench/bench-row';
 import { streamsAtScale } from './bench/streams-at-scale';
+import { longContexts } from './bench/long-contexts';
 
 type Row = BenchRow;
 const rows: Row[] = [];
@@ -599,6 +600,7 @@ async function main(): Promise<void> {
     store: storeIngest,
     slip: generatorSlip,
     scale: async () => void rows.push(...(await streamsAtScale())),
+    long: async () => void rows.push(...(await longContexts())),
     regex: regexCheckOverhead,
     overhead: clientOverhead,
     compare: compareRender,
