@@ -32,6 +32,7 @@ import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workloa
 import type { BenchRow } from './bench/bench-row';
 import { streamsAtScale } from './bench/streams-at-scale';
 import { longContexts } from './bench/long-contexts';
+import { runsFirstPaint } from './bench/runs-first-paint';
 
 type Row = BenchRow;
 const rows: Row[] = [];
@@ -604,6 +605,7 @@ async function main(): Promise<void> {
     regex: regexCheckOverhead,
     overhead: clientOverhead,
     compare: compareRender,
+    'runs-view': async () => void rows.push(...(await runsFirstPaint())),
     timeline: liveTimelineMemory,
   };
   const asked = process.argv.slice(2);

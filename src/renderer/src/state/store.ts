@@ -6,7 +6,7 @@ import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
 import { startingRunJob } from '../../../shared/run-job';
 
-import { routeOf, type Route, type View } from './route';
+import { parseRoute, routeOf, type Route, type View } from './route';
 
 export type { View } from './route';
 
@@ -66,8 +66,16 @@ export type AppState = DoctorSlice & UiSlice & LiveSlice & JobsSlice;
 const initialTheme = (): 'light' | 'dark' =>
   typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 
+/** The route the address names when the app opens (a link, a reload): it is drawn first and wins over the one kept from last time. */
+const addressRoute = (): Route | null => (typeof window === 'undefined' || !window.location ? null : parseRoute(window.location.hash));
+
 /** Kept across reloads (per origin): where the user was, the theme, and the runs picked for comparison. */
 const persistence = {
+  merge: (persisted: unknown, current: AppState): AppState => {
+    const merged = { ...current, ...(persisted as Partial<AppState>) };
+    const named = addressRoute();
+    return named ? { ...merged, route: named, view: named.view } : merged;
+  },
   name: 'inferlab-ui',
   // Outside a browser (benchmarks, tests on Node) there is nothing to keep it in: getStorage throws and persistence is off.
   storage: createJSONStorage(() => {
@@ -88,8 +96,8 @@ export const useAppStore = create<AppState>()(
   persist(
     (set, get, api) => ({
       ...createDoctorSlice(set, get, api),
-      view: 'home',
-      route: routeOf('home'),
+      view: addressRoute()?.view ?? 'home',
+      route: addressRoute() ?? routeOf('home'),
       navigate: (route) => set({ route, view: route.view }),
       decidedBy: '',
       setDecidedBy: (decidedBy) => set({ decidedBy }),
