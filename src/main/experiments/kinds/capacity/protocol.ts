@@ -49,31 +49,10 @@ function turnsPerConversation(def: WorkloadDef): number {
   return counts.length === 0 ? 1 : counts.reduce((sum, turns) => sum + turns, 0) / counts.length;
 }
 
-/**
- * The highest load a model serves while every SLO holds at a percentile (`inferlab experiment
- * capacity`). One server runs every step, its prompt cache emptied before each sample (and
- * its host-memory cache off) unless the workload is meant to reuse prefixes; each sample is
- * one run, open loop at a Poisson rate or closed loop at a concurrency. The search and its
- * error control are in search.ts.
- */
-export async function runCapacity(
-  options: SingleModelExperimentInputs & {
-    slo: SloSpec;
-    percentile?: number;
-    by: CapacityResult['by'];
-    /** Requests per look; at least the number the percentile needs (raised to it otherwise). */
-    requestsPerLook: number | null;
-    start?: number;
-    maxLoad?: number;
-    keepCache?: boolean;
-    signal?: AbortSignal;
-    cooldown?: WindowCooldown | null;
-    onStatus?: (line: string) => void;
-  },
-): Promise<ExperimentResult> {
-  const metrics = SLO_METRICS.filter((metric) => options.slo[metric] !== undefined);
-  if (metrics.length === 0)
-    throw new AppError(ErrorCode.InvalidInput, 'capacity needs an SLO: --slo ttft=MS,tpot=MS (ttft, tpot and e2e limits)');
+type CapacityOptions = Parameters<typeof runCapacity>[0];
+
+/** The search's settings and the sample sizes its error control needs, with the rule in words for the record. */
+function capacityPlan(options: CapacityOptions, metrics: SloMetric[]) {
   const percentile = options.percentile ?? CAPACITY_DEFAULTS.percentile;
   const bounds = CAPACITY_DEFAULTS[options.by];
   const settings: CapacitySearchSettings = {
@@ -106,6 +85,160 @@ export async function runCapacity(
     `${options.by === 'rate' ? 'open-loop TTFT and e2e count from the scheduled time; ' : ''}` +
     `${options.by === 'users' ? `a users look is ${conversationsPerLook} conversations (about ${perLook} requests), every turn judged, and the server gets a slot per user; ` : ''}` +
     `a sample where the generator fell behind, or where other processes competed for the machine (the contention sampler), is measured again (up to ${settings.invalidRetries} times, then the load is unmeasurable), never counted as a miss`;
+  return { percentile, settings, alphaPerLook, fewest, perLook, keepCache, baseProfile, conversationsPerLook, rule };
+}
+
+interface LoadSamples {
+  runIds: string[];
+  rows: MeasuredRequest[];
+  goodput: (number | null)[];
+  throughput: (number | null)[];
+  achieved: (number | null)[];
+  slip: (number | null)[];
+}
+
+const meanOfKnown = (values: (number | null)[]) => {
+  const known = values.filter((value): value is number => value !== null);
+  return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0) / known.length;
+};
+
+/** One searched load as the result reports it: the decision, the pooled percentiles and the rates. */
+function stepResult(
+  step: Awaited<ReturnType<typeof searchCapacity>>['steps'][number],
+  entry: LoadSamples | undefined,
+  metrics: SloMetric[],
+  slo: SloSpec,
+  percentile: number,
+): CapacityStepResult {
+  const rows = entry?.rows ?? [];
+  const good = rows.filter((row) => meetsEverySlo(row, metrics, slo)).length;
+  return {
+    load: step.load,
+    phase: step.phase,
+    decision: step.decision,
+    looks: step.looks,
+    requests: step.n,
+    violations: step.violations,
+    percentile_ms: Object.fromEntries(
+      metrics.map((metric) => [
+        metric,
+        finiteOrNull(
+          nearestRankPercentile(
+            rows.map((row) => sloValue(row, metric)),
+            percentile,
+          ),
+        ),
+      ]),
+    ),
+    failed: rows.filter((row) => row.error_class !== null).length,
+    good_fraction: rows.length === 0 ? null : good / rows.length,
+    goodput_requests_per_s: meanOfKnown(entry?.goodput ?? []),
+    throughput_requests_per_s: meanOfKnown(entry?.throughput ?? []),
+    achieved_load: meanOfKnown(entry?.achieved ?? []),
+    slip_ms: meanOfKnown(entry?.slip ?? []),
+    client_bound_samples: step.invalidSamples - step.contaminatedSamples,
+    contaminated_samples: step.contaminatedSamples,
+    invalid_reason: step.invalidReason,
+    run_ids: entry?.runIds ?? [],
+  };
+}
+
+/** The experiment's answer: the capacity with its interval, the knee, each measured load as a condition, and the recommendation. */
+function capacityExperimentResult(input: {
+  options: CapacityOptions;
+  experimentId: string;
+  protocol: Record<string, unknown>;
+  plan: ReturnType<typeof capacityPlan>;
+  metrics: SloMetric[];
+  outcome: Awaited<ReturnType<typeof searchCapacity>>;
+  steps: CapacityStepResult[];
+}): ExperimentResult {
+  const { options, experimentId, protocol, metrics, outcome, steps } = input;
+  const { percentile, settings, alphaPerLook, perLook, fewest, rule } = input.plan;
+  const capacity = outcome.capacity;
+  const interval =
+    capacity === null
+      ? null
+      : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
+  const knee = kneeOf(steps, metrics[0]!);
+  const unit = options.by === 'rate' ? 'req/s' : options.by === 'users' ? 'concurrent users' : 'concurrent requests';
+  const capacityResult: CapacityResult = {
+    by: options.by,
+    unit,
+    percentile,
+    slo: options.slo,
+    alpha: settings.alpha,
+    alpha_per_look: alphaPerLook,
+    requests_per_look: perLook,
+    min_requests_to_meet: fewest,
+    rule,
+    capacity,
+    interval,
+    knee,
+    knee_rule: `the lowest load whose p${percentile} ${metrics[0]} is at least twice that of the lowest load measured`,
+    stopped: outcome.stopped,
+    steps,
+  };
+  const conditions: ConditionResult[] = steps
+    .filter((step) => step.run_ids.length > 0)
+    .sort((a, b) => a.load - b.load)
+    .map((step) => ({
+      ...summarizeCondition(options.runs, loadName(options.by, step.load), step.run_ids).result,
+      goodput_requests_per_s: step.goodput_requests_per_s,
+      goodput_fraction: step.good_fraction,
+      meets_slo: step.decision === 'meets' ? true : step.decision === 'misses' ? false : null,
+    }));
+  const result: ExperimentResult = {
+    experiment_id: experimentId,
+    kind: 'capacity',
+    status: 'completed',
+    protocol,
+    conditions,
+    verdicts: [],
+    recommendation: {
+      choice: capacity === null ? null : `${loadName(options.by, capacity)}`,
+      reason:
+        capacity === null
+          ? `No load was shown to meet the SLOs at p${percentile}: ${outcome.stopped}.`
+          : `${capacity} ${unit} is the highest load shown to meet ${metrics.map((metric) => `${metric} ≤ ${options.slo[metric]} ms`).join(' and ')} at p${percentile}` +
+            (interval?.high
+              ? `; the limit lies between ${capacity} and ${interval.high} ${unit} (${Math.round((1 - settings.alpha) * 100)} % confidence)`
+              : '; no load was shown to miss') +
+            `. The search stopped because ${outcome.stopped}.`,
+      excluded: [],
+    },
+    capacity: capacityResult,
+  };
+  return result;
+}
+
+/**
+ * The highest load a model serves while every SLO holds at a percentile (`inferlab experiment
+ * capacity`). One server runs every step, its prompt cache emptied before each sample (and
+ * its host-memory cache off) unless the workload is meant to reuse prefixes; each sample is
+ * one run, open loop at a Poisson rate or closed loop at a concurrency. The search and its
+ * error control are in search.ts.
+ */
+export async function runCapacity(
+  options: SingleModelExperimentInputs & {
+    slo: SloSpec;
+    percentile?: number;
+    by: CapacityResult['by'];
+    /** Requests per look; at least the number the percentile needs (raised to it otherwise). */
+    requestsPerLook: number | null;
+    start?: number;
+    maxLoad?: number;
+    keepCache?: boolean;
+    signal?: AbortSignal;
+    cooldown?: WindowCooldown | null;
+    onStatus?: (line: string) => void;
+  },
+): Promise<ExperimentResult> {
+  const metrics = SLO_METRICS.filter((metric) => options.slo[metric] !== undefined);
+  if (metrics.length === 0)
+    throw new AppError(ErrorCode.InvalidInput, 'capacity needs an SLO: --slo ttft=MS,tpot=MS (ttft, tpot and e2e limits)');
+  const plan = capacityPlan(options, metrics);
+  const { percentile, settings, perLook, keepCache, baseProfile, conversationsPerLook, rule } = plan;
   const protocol = {
     kind: 'capacity',
     cooldown: options.cooldown?.describe() ?? null,
@@ -121,17 +254,7 @@ export async function runCapacity(
     rule,
   };
   const experimentId = options.experiments.create('capacity', protocol);
-  const samples = new Map<
-    number,
-    {
-      runIds: string[];
-      rows: MeasuredRequest[];
-      goodput: (number | null)[];
-      throughput: (number | null)[];
-      achieved: (number | null)[];
-      slip: (number | null)[];
-    }
-  >();
+  const samples = new Map<number, LoadSamples>();
   let server: ManagedServer | null = null;
   try {
     return await settleExperiment(options, experimentId, async () => {
@@ -195,99 +318,8 @@ export async function runCapacity(
       };
       const outcome = await searchCapacity(settings, measure);
 
-      const mean = (values: (number | null)[]) => {
-        const known = values.filter((value): value is number => value !== null);
-        return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0) / known.length;
-      };
-      const steps: CapacityStepResult[] = outcome.steps.map((step) => {
-        const entry = samples.get(step.load);
-        const rows = entry?.rows ?? [];
-        const good = rows.filter((row) => meetsEverySlo(row, metrics, options.slo)).length;
-        return {
-          load: step.load,
-          phase: step.phase,
-          decision: step.decision,
-          looks: step.looks,
-          requests: step.n,
-          violations: step.violations,
-          percentile_ms: Object.fromEntries(
-            metrics.map((metric) => [
-              metric,
-              finiteOrNull(
-                nearestRankPercentile(
-                  rows.map((row) => sloValue(row, metric)),
-                  percentile,
-                ),
-              ),
-            ]),
-          ),
-          failed: rows.filter((row) => row.error_class !== null).length,
-          good_fraction: rows.length === 0 ? null : good / rows.length,
-          goodput_requests_per_s: mean(entry?.goodput ?? []),
-          throughput_requests_per_s: mean(entry?.throughput ?? []),
-          achieved_load: mean(entry?.achieved ?? []),
-          slip_ms: mean(entry?.slip ?? []),
-          client_bound_samples: step.invalidSamples - step.contaminatedSamples,
-          contaminated_samples: step.contaminatedSamples,
-          invalid_reason: step.invalidReason,
-          run_ids: entry?.runIds ?? [],
-        };
-      });
-      const capacity = outcome.capacity;
-      const interval =
-        capacity === null
-          ? null
-          : { low: capacity, high: outcome.lowestMiss !== null && outcome.lowestMiss > capacity ? outcome.lowestMiss : null };
-      const knee = kneeOf(steps, metrics[0]!);
-      const unit = options.by === 'rate' ? 'req/s' : options.by === 'users' ? 'concurrent users' : 'concurrent requests';
-      const capacityResult: CapacityResult = {
-        by: options.by,
-        unit,
-        percentile,
-        slo: options.slo,
-        alpha: settings.alpha,
-        alpha_per_look: alphaPerLook,
-        requests_per_look: perLook,
-        min_requests_to_meet: fewest,
-        rule,
-        capacity,
-        interval,
-        knee,
-        knee_rule: `the lowest load whose p${percentile} ${metrics[0]} is at least twice that of the lowest load measured`,
-        stopped: outcome.stopped,
-        steps,
-      };
-      const conditions: ConditionResult[] = steps
-        .filter((step) => step.run_ids.length > 0)
-        .sort((a, b) => a.load - b.load)
-        .map((step) => ({
-          ...summarizeCondition(options.runs, loadName(options.by, step.load), step.run_ids).result,
-          goodput_requests_per_s: step.goodput_requests_per_s,
-          goodput_fraction: step.good_fraction,
-          meets_slo: step.decision === 'meets' ? true : step.decision === 'misses' ? false : null,
-        }));
-      const result: ExperimentResult = {
-        experiment_id: experimentId,
-        kind: 'capacity',
-        status: 'completed',
-        protocol,
-        conditions,
-        verdicts: [],
-        recommendation: {
-          choice: capacity === null ? null : `${loadName(options.by, capacity)}`,
-          reason:
-            capacity === null
-              ? `No load was shown to meet the SLOs at p${percentile}: ${outcome.stopped}.`
-              : `${capacity} ${unit} is the highest load shown to meet ${metrics.map((metric) => `${metric} ≤ ${options.slo[metric]} ms`).join(' and ')} at p${percentile}` +
-                (interval?.high
-                  ? `; the limit lies between ${capacity} and ${interval.high} ${unit} (${Math.round((1 - settings.alpha) * 100)} % confidence)`
-                  : '; no load was shown to miss') +
-                `. The search stopped because ${outcome.stopped}.`,
-          excluded: [],
-        },
-        capacity: capacityResult,
-      };
-      return result;
+      const steps = outcome.steps.map((step) => stepResult(step, samples.get(step.load), metrics, options.slo, percentile));
+      return capacityExperimentResult({ options, experimentId, protocol, plan, metrics, outcome, steps });
     });
   } finally {
     // Assigned inside startServer, which the compiler cannot follow.
