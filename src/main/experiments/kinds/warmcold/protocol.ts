@@ -74,24 +74,9 @@ function verdictSentence(row: VerdictRow | undefined): string {
   return `${row.b} ${fmt(row.b_value)}${difference}: ${row.verdict}`;
 }
 
-/**
- * Warm against cold, each condition proven request by request with the server's own cache counts:
- * - cold-process: fresh servers, each measured on exactly one request, the first it ever answers;
- * - cold-cache: one running server, host prompt cache off (`--cache-ram 0`) and `cache_prompt: false`;
- * - warm-cache: one running server, prompt cache on, primed by one pass over the workload.
- * cold-cache is the baseline of the TTFT verdicts.
- */
-export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentResult> {
-  const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
-  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`,
-    );
-  const startsPerWindow = spreadOverWindows(coldStarts, options.repeats);
-  const warmProfile = { ...options.profile, cacheRamMib: options.profile.cacheRamMib === 0 ? 8192 : options.profile.cacheRamMib };
-  const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
-  const protocol = {
+/** What the experiment does, stored with it: the conditions in words and how cache use is proven. */
+function warmColdProtocol(options: WarmColdOptions, coldStarts: number, startsPerWindow: number[], warmCacheRamMib: number) {
+  return {
     kind: 'warmcold',
     cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
@@ -109,11 +94,100 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
       'cold-cache': options.skipCacheReset
         ? 'running server; cache reset SKIPPED on purpose'
         : 'running server, --cache-ram 0, cache_prompt: false on every request',
-      'warm-cache': `running server, prompt cache on (--cache-ram ${warmProfile.cacheRamMib}), primed once by a pass over the workload; a request may reuse more than its shared prefix (the primed cache holds the whole prompt)`,
+      'warm-cache': `running server, prompt cache on (--cache-ram ${warmCacheRamMib}), primed once by a pass over the workload; a request may reuse more than its shared prefix (the primed cache holds the whole prompt)`,
     },
     evidence:
       'per measured request from usage.prompt_tokens_details.cached_tokens and timings.cache_n; missing counts are unknown, never 0; a condition is contaminated when any measured request contradicts it',
   };
+}
+
+/** One fresh start as the result reports it: spawn → ready from the server record, and its one measured request. */
+function coldStartOf(runs: WarmColdOptions['runs'], runId: string): ColdStarts['starts'][number] {
+  const serverJson = runs.getRun(runId)?.server_json;
+  const ready = serverJson
+    ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs
+    : undefined;
+  const rows = runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
+  const measured = rows.find((row) => row.warmup === 0);
+  return {
+    run_id: runId,
+    spawn_to_ready_ms: typeof ready === 'number' ? ready : null,
+    ttft_ms: measured?.ttft_ms ?? null,
+    cached_tokens: measured ? reusedTokens(measured) : null,
+    requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
+  };
+}
+
+/** The recommendation's words: TTFT against cold-cache, the cost of a fresh process, and what makes it inconclusive. */
+function warmColdReason(conditions: ConditionResult[], verdicts: ExperimentResult['verdicts'], coldStarts: ColdStarts): string {
+  const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
+  const contaminated = conditions.filter((condition) => condition.contaminated);
+  const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
+  const baseline =
+    ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
+  const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStarts.spawn_to_ready_ms.p50)} (${coldStarts.starts.length} starts).`;
+  const caveats = [
+    ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
+    ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
+  ];
+  if (contaminated.length > 0) return `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`;
+  return caveats.length > 0 ? `${findings} Caveat: ${caveats.join('; ')}.` : findings;
+}
+
+type ConditionSummary = ReturnType<typeof summarizeCondition> & { condition: WarmColdCondition };
+
+/**
+ * The TTFT and other verdicts against cold-cache. A cold-process window is every fresh start of
+ * that window, pooled: the starts are its replicates, and more of them come from --cold-starts.
+ */
+function warmColdVerdicts(
+  summaries: ConditionSummary[],
+  conditions: ConditionResult[],
+  coldWindowOf: Map<string, number>,
+  repeats: number,
+): ExperimentResult['verdicts'] {
+  const windowsOf = (entry: ConditionSummary) => {
+    if (entry.condition !== 'cold-process') return entry.windows;
+    const grouped: RequestRow[][] = Array.from({ length: repeats }, () => []);
+    entry.result.run_ids.forEach((runId, index) => grouped[coldWindowOf.get(runId) ?? 0]!.push(...(entry.windows[index] ?? [])));
+    return grouped.filter((rows) => rows.length > 0);
+  };
+  const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
+  const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
+  const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
+  return conditionVerdicts(
+    order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
+  ).map((row) =>
+    row.b === 'cold-process' && row.note
+      ? {
+          ...row,
+          note: row.note.replace(
+            /cold-process has a window of (\d+) \(raise --requests\)/,
+            'cold-process has a window of $1 fresh start(s) (raise --cold-starts)',
+          ),
+        }
+      : row,
+  );
+}
+
+/**
+ * Warm against cold, each condition proven request by request with the server's own cache counts:
+ * - cold-process: fresh servers, each measured on exactly one request, the first it ever answers;
+ * - cold-cache: one running server, host prompt cache off (`--cache-ram 0`) and `cache_prompt: false`;
+ * - warm-cache: one running server, prompt cache on, primed by one pass over the workload.
+ * cold-cache is the baseline of the TTFT verdicts.
+ */
+export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentResult> {
+  const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
+  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`,
+    );
+  const startsPerWindow = spreadOverWindows(coldStarts, options.repeats);
+  const warmProfile = { ...options.profile, cacheRamMib: options.profile.cacheRamMib === 0 ? 8192 : options.profile.cacheRamMib };
+  const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
+  const protocol = warmColdProtocol(options, coldStarts, startsPerWindow, warmProfile.cacheRamMib);
   const experimentId = options.experiments.create('warmcold', protocol);
   const runIds = new Map<WarmColdCondition, string[]>(WARM_COLD_CONDITIONS.map((condition) => [condition, []]));
   const coldWindowOf = new Map<string, number>();
@@ -166,19 +240,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
             );
             resolved ??= result.workload;
             const runId = result.summary.run_id;
-            const serverJson = options.runs.getRun(runId)?.server_json;
-            const ready = serverJson
-              ? (JSON.parse(serverJson) as { coldStart?: { spawnToReadyMs?: number } | null }).coldStart?.spawnToReadyMs
-              : undefined;
-            const rows = options.runs.requestsForSummary(runId).sort((a, b) => a.seq - b.seq);
-            const measured = rows.find((row) => row.warmup === 0);
-            starts.push({
-              run_id: runId,
-              spawn_to_ready_ms: typeof ready === 'number' ? ready : null,
-              ttft_ms: measured?.ttft_ms ?? null,
-              cached_tokens: measured ? reusedTokens(measured) : null,
-              requests_before: measured ? rows.filter((row) => row.seq < measured.seq).length : 0,
-            });
+            starts.push(coldStartOf(options.runs, runId));
             runIds.get(condition)!.push(runId);
             coldWindowOf.set(runId, window);
           }
@@ -247,47 +309,8 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
         };
       });
 
-      // A cold-process window is every fresh start of that window, pooled: the starts are its replicates.
-      const windowsOf = (entry: (typeof summaries)[number]) => {
-        if (entry.condition !== 'cold-process') return entry.windows;
-        const grouped: RequestRow[][] = Array.from({ length: options.repeats }, () => []);
-        entry.result.run_ids.forEach((runId, index) => grouped[coldWindowOf.get(runId) ?? 0]!.push(...(entry.windows[index] ?? [])));
-        return grouped.filter((rows) => rows.length > 0);
-      };
-      const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
-      const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
-      const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
-      // A cold-process window holds fresh starts, not requests: more of them come from --cold-starts.
-      const verdicts = conditionVerdicts(
-        order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
-      ).map((row) =>
-        row.b === 'cold-process' && row.note
-          ? {
-              ...row,
-              note: row.note.replace(
-                /cold-process has a window of (\d+) \(raise --requests\)/,
-                'cold-process has a window of $1 fresh start(s) (raise --cold-starts)',
-              ),
-            }
-          : row,
-      );
-
-      const ttft = (b: WarmColdCondition) => verdicts.find((row) => row.metric === 'ttft_ms p50' && row.b === b);
-      const contaminated = conditions.filter((condition) => condition.contaminated);
-      const unproven = conditions.filter((condition) => !condition.contaminated && (condition.cache_evidence?.unknown ?? 0) > 0);
-      const baseline =
-        ttft('warm-cache')?.a_value ?? conditions.find((condition) => condition.name === 'cold-cache')?.metrics.ttft_ms.p50 ?? null;
-      const findings = `TTFT p50 against cold-cache (${fmt(baseline)}): ${verdictSentence(ttft('warm-cache'))}; ${verdictSentence(ttft('cold-process'))}. A fresh process first spends spawn → ready p50 ${fmt(coldStartsResult.spawn_to_ready_ms.p50)} (${starts.length} starts).`;
-      const caveats = [
-        ...contaminated.map((condition) => `${condition.name} is contaminated (${condition.contamination_reason})`),
-        ...unproven.map((condition) => `${condition.name} is unproven for some requests (${condition.cache_evidence!.summary})`),
-      ];
-      const reason =
-        contaminated.length > 0
-          ? `Not conclusive: ${caveats.join('; ')}. As measured: ${findings}`
-          : caveats.length > 0
-            ? `${findings} Caveat: ${caveats.join('; ')}.`
-            : findings;
+      const verdicts = warmColdVerdicts(summaries, conditions, coldWindowOf, options.repeats);
+      const reason = warmColdReason(conditions, verdicts, coldStartsResult);
       const result: ExperimentResult = {
         experiment_id: experimentId,
         kind: 'warmcold',
