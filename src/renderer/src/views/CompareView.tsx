@@ -6,12 +6,8 @@ import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
 import { useAppStore } from '../state/store';
 import { tradeOffOption } from './compare-trade-off';
+import { cdfChartOption, vramChartOption, type LatencyKey } from './compare-charts';
 import { useAction } from '../hooks/use-action';
-
-function cdf(values: number[]): [number, number][] {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.map((value, index) => [value, (index + 1) / sorted.length]);
-}
 
 const CDF_NOTE = 'CDFs are drawn from up to 1,000 evenly spaced quantiles per run.';
 
@@ -25,52 +21,17 @@ export function CompareView({ client }: { client: AppServices }) {
   }, [linkedIds]);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const { error, run } = useAction();
-  const [metric, setMetric] = useState<'ttftMs' | 'tpotMs' | 'e2eMs'>('ttftMs');
+  const [metric, setMetric] = useState<LatencyKey>('ttftMs');
 
   useEffect(() => {
     setComparison(null);
     if (selection.length >= 2) void run(() => client.runs.compare(selection), setComparison);
   }, [client, selection]);
 
-  const option = useMemo(
-    () => ({
-      animation: false,
-      title: { text: `CDF of ${metric.replace('Ms', '').toUpperCase()}`, textStyle: { fontSize: 13 } },
-      legend: { top: 20, type: 'scroll' },
-      tooltip: { trigger: 'axis' },
-      grid: { top: 60 },
-      xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
-      yAxis: { type: 'value', name: 'fraction', max: 1 },
-      series: (comparison?.runs ?? []).map((run) => ({
-        name: run.label,
-        type: 'line',
-        showSymbol: false,
-        step: 'end',
-        data: cdf(run[metric]),
-      })),
-    }),
-    [comparison, metric],
-  );
+  const option = useMemo(() => cdfChartOption(comparison?.runs ?? [], metric), [comparison, metric]);
 
   const tradeOff = useMemo(() => tradeOffOption(comparison?.runs ?? []), [comparison]);
-  const vram = useMemo(
-    () => ({
-      animation: false,
-      title: { text: 'GPU memory over each run', textStyle: { fontSize: 13 } },
-      legend: { bottom: 0, type: 'scroll' },
-      tooltip: { trigger: 'axis' },
-      grid: { bottom: 60 },
-      xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
-      yAxis: { type: 'value', name: 'MiB' },
-      series: (comparison?.runs ?? []).map((run) => ({
-        name: run.label,
-        type: 'line',
-        showSymbol: false,
-        data: run.vramTimeline.map(([t, mib]) => [t / 1000, mib]),
-      })),
-    }),
-    [comparison],
-  );
+  const vram = useMemo(() => vramChartOption(comparison?.runs ?? []), [comparison]);
   const groupNames = [...new Set((comparison?.runs ?? []).flatMap((run) => Object.keys(run.groups)))];
   const hasVram = (comparison?.runs ?? []).some((run) => run.vramTimeline.length > 0);
 
