@@ -16,6 +16,22 @@ function sloLine(value: number | null | undefined, label: string) {
       };
 }
 
+/** A chart over the run's seconds with a value axis on each side and the legend below. */
+function timelineFrame(title: string, left: Record<string, unknown>, right: Record<string, unknown>) {
+  return {
+    animation: false,
+    title: { text: title, textStyle: { fontSize: 13 } },
+    legend: { bottom: 0 },
+    tooltip: { trigger: 'axis' },
+    grid: { top: 50, bottom: 60 },
+    xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
+    yAxis: [
+      { type: 'value', ...left },
+      { type: 'value', ...right },
+    ],
+  };
+}
+
 /** Each request's TTFT against its send time, with the SLO's line; the axis reaches the SLO. */
 export function ttftChartOption(points: [number, number][], slo: StartRunSpec['slo']) {
   return {
@@ -43,16 +59,7 @@ export function ttftChartOption(points: [number, number][], slo: StartRunSpec['s
 /** The server's own /metrics: generated tokens per second, and requests decoding or waiting for a slot. */
 export function serverMetricsChartOption(serverMetrics: LiveServerMetrics) {
   return {
-    animation: false,
-    title: { text: "The server's own /metrics: generation speed and queue", textStyle: { fontSize: 13 } },
-    legend: { bottom: 0 },
-    tooltip: { trigger: 'axis' },
-    grid: { top: 50, bottom: 60 },
-    xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
-    yAxis: [
-      { type: 'value', name: 'tokens/s' },
-      { type: 'value', name: 'requests', minInterval: 1 },
-    ],
+    ...timelineFrame("The server's own /metrics: generation speed and queue", { name: 'tokens/s' }, { name: 'requests', minInterval: 1 }),
     series: [
       { name: 'generated tokens/s', type: 'line', showSymbol: false, data: serverMetrics.tokensPerS },
       { name: 'decoding', type: 'line', step: 'end', showSymbol: false, yAxisIndex: 1, data: serverMetrics.processing },
@@ -108,19 +115,11 @@ export function telemetryChartOption(telemetry: TelemetryTick[], ttft: [number, 
         markers,
       ];
   return {
-    animation: false,
-    title: {
-      text: gpuAvailable ? 'GPU memory and utilization' : 'Server process (no GPU telemetry on this machine)',
-      textStyle: { fontSize: 13 },
-    },
-    legend: { bottom: 0 },
-    tooltip: { trigger: 'axis' },
-    grid: { top: 50, bottom: 60 },
-    xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
-    yAxis: [
-      { type: 'value', name: 'MiB' },
-      { type: 'value', name: '%' },
-    ],
+    ...timelineFrame(
+      gpuAvailable ? 'GPU memory and utilization' : 'Server process (no GPU telemetry on this machine)',
+      { name: 'MiB' },
+      { name: '%' },
+    ),
     series,
   };
 }
