@@ -66,6 +66,16 @@ export type AppState = DoctorSlice & UiSlice & LiveSlice & JobsSlice;
 const initialTheme = (): 'light' | 'dark' =>
   typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 
+/** Storage for the kept state where the browser's is missing. */
+const processMemory = (() => {
+  const items = new Map<string, string>();
+  return {
+    getItem: (key: string) => items.get(key) ?? null,
+    setItem: (key: string, value: string) => void items.set(key, value),
+    removeItem: (key: string) => void items.delete(key),
+  };
+})();
+
 /** The route the address names when the app opens (a link, a reload): it is drawn first and wins over the one kept from last time. */
 const addressRoute = (): Route | null => (typeof window === 'undefined' || !window.location ? null : parseRoute(window.location.hash));
 
@@ -77,11 +87,8 @@ const persistence = {
     return named ? { ...merged, route: named, view: named.view } : merged;
   },
   name: 'inferlab-ui',
-  // Outside a browser (benchmarks, tests on Node) there is nothing to keep it in: getStorage throws and persistence is off.
-  storage: createJSONStorage(() => {
-    if (typeof window === 'undefined' || !window.localStorage) throw new Error('no localStorage');
-    return window.localStorage;
-  }),
+  // Outside a browser (benchmarks, tests on Node) there is no localStorage: it is kept in memory, for this process only.
+  storage: createJSONStorage(() => (typeof window !== 'undefined' && window.localStorage ? window.localStorage : processMemory)),
   partialize: (state: AppState) => ({
     view: state.view,
     route: state.route,
