@@ -84,7 +84,7 @@ function capacityPlan(options: CapacityOptions, metrics: SloMetric[]) {
     `${fewest} requests are the fewest with which a load can be shown to meet; failed requests count as above every limit; ` +
     `${options.by === 'rate' ? 'open-loop TTFT and e2e count from the scheduled time; ' : ''}` +
     `${options.by === 'users' ? `a users look is ${conversationsPerLook} conversations (about ${perLook} requests), every turn judged, and the server gets a slot per user; ` : ''}` +
-    `a sample where the generator fell behind, or where other processes competed for the machine (the contention sampler), is measured again (up to ${settings.invalidRetries} times, then the load is unmeasurable), never counted as a miss`;
+    `a sample where the client fell behind (the generator's schedule slipped, or its own event loop was saturated or stalled), or where other processes competed for the machine (the contention sampler), is measured again (up to ${settings.invalidRetries} times, then the load is unmeasurable), never counted as a miss`;
   return { percentile, settings, alphaPerLook, fewest, perLook, keepCache, baseProfile, conversationsPerLook, rule };
 }
 
@@ -298,7 +298,9 @@ export async function runCapacity(
         const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
         samples.set(load, entry);
         if (summary.load.client_bound) {
-          options.onStatus?.(`${loadName(options.by, load)}: the client fell behind its send schedule; measured again, not counted`);
+          options.onStatus?.(
+            `${loadName(options.by, load)}: ${summary.load.note ?? 'the client fell behind'}; measured again, not counted`,
+          );
           return { n: rows.length, violations: {}, clientBound: true };
         }
         if (summary.telemetry?.contention?.contaminated) {
