@@ -25,7 +25,7 @@ import { SAVED_PROFILE_RULES } from '../src/main/engines/llamacpp/profile-rules'
 import { openAppStore } from '../src/main/store/app-store';
 import type { StoredRequest } from '../src/main/store/run-store';
 import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
-import { chromium } from 'playwright-core';
+import { launchBenchBrowser } from './bench/bench-processes';
 import { chromiumPath } from '../src/main/doctor';
 import { seededRandom } from '../src/main/core/random';
 import { evaluateAcceptance, evaluateAcceptanceAsync } from '../src/main/workload/acceptance';
@@ -407,10 +407,7 @@ async function compareRender(): Promise<void> {
   store.close();
   const { startServe } = await import('../test/support/serve');
   const serve = await startServe(['--db', db]);
-  const browser = await chromium.launch({
-    executablePath: executable,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchBenchBrowser(executable);
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(serve.url);

@@ -3,26 +3,13 @@
  * 1k one, and per prompt token for a 128k-token prompt against a 1k one, through the same client
  * a run uses (streamCompletion), against the SSE load target in burst mode (its own process).
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
 import { createKeepAliveAgent, streamCompletion } from '../../src/main/client/stream-client';
 import type { BenchRow } from './bench-row';
+import { startLoadTarget } from './bench-processes';
 
-const here = path.dirname(new URL(import.meta.url).pathname);
 const ROUNDS = 5;
 /** About four characters per token: the load target counts a prompt that way too. */
 const CHARS_PER_TOKEN = 4;
-
-function startBurstTarget(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sse-load-target.ts'), '8', '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    readline.createInterface({ input: child.stdout! }).once('line', (url) => resolve({ url, stop: () => child.kill('SIGTERM') }));
-  });
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -49,7 +36,7 @@ async function cpuPerToken(
 }
 
 export async function longContexts(): Promise<BenchRow[]> {
-  const target = await startBurstTarget();
+  const target = await startLoadTarget(8, 0);
   const agent = createKeepAliveAgent(4);
   const answer = { short: [] as number[], long: [] as number[] };
   const prompt = { short: [] as number[], long: [] as number[] };

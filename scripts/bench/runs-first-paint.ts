@@ -5,13 +5,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { chromiumPath } from '../../src/main/doctor';
 import { SAVED_PROFILE_RULES } from '../../src/main/engines/llamacpp/profile-rules';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { openAppStore } from '../../src/main/store/app-store';
 import { startServe } from '../../test/support/serve';
 import type { BenchRow } from './bench-row';
+import { launchBenchBrowser } from './bench-processes';
 
 const RUNS = 1000;
 
@@ -57,10 +57,7 @@ export async function runsFirstPaint(): Promise<BenchRow[]> {
   const db = path.join(dir, 'runs.db');
   storeRuns(db);
   const serve = await startServe(['--db', db]);
-  const browser = await chromium.launch({
-    executablePath: executable,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchBenchBrowser(executable);
   const times: number[] = [];
   try {
     for (let round = 0; round < 3; round += 1) {

@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import type { RunSummary } from '../../src/shared/contract/runs';
 import type { BenchRow } from './bench-row';
+import { startLoadTarget } from './bench-processes';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..', '..');
@@ -19,16 +19,6 @@ const ROUNDS = 2;
 const TOKENS = 8;
 const OPEN_RATE = 2000;
 const OPEN_REQUESTS = 20_000;
-
-function startTarget(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sse-load-target.ts'), String(TOKENS), '250'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    readline.createInterface({ input: child.stdout! }).once('line', (url) => resolve({ url, stop: () => child.kill('SIGTERM') }));
-  });
-}
 
 function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -97,7 +87,7 @@ async function inferlabClient(url: string, dir: string, name: string, load: stri
 
 export async function streamsAtScale(): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-scale-'));
-  const target = await startTarget();
+  const target = await startLoadTarget(TOKENS, 250);
   const minimal: MinimalResult[] = [];
   const inferlab: RunSummary[] = [];
   let open: RunSummary;

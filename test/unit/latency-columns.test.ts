@@ -26,7 +26,7 @@ describe('latency columns for Compare', () => {
     ].forEach(([ttft, e2e, tpot], index) => insert.run({ ...measured, seq: 10 + index, ttft_ms: ttft, e2e_ms: e2e, tpot_ms: tpot }));
 
     const columns = runs.sortedLatencyColumns(runId);
-    const rows = runs.latencies(runId);
+    const rows = runs.requests(runId).filter((row) => row.warmup === 0 && row.error_class === null);
     const sortedOf = (key: 'ttft_ms' | 'tpot_ms' | 'e2e_ms') =>
       rows.flatMap((row) => (row[key] === null ? [] : [row[key]!])).sort((a, b) => a - b);
     expect(columns.requests).toBe(rows.length);

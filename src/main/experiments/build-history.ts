@@ -1,6 +1,6 @@
 import type { HistoryBuild, HistoryConfiguration, HistoryRun, MetricHistory, MetricSpec } from '../../shared/contract/history';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
-import { percentile, sortedFinite } from '../metrics/distribution';
+import { percentile } from '../metrics/distribution';
 import type { Db } from '../store/database';
 import {
   configurationKey,
@@ -19,10 +19,15 @@ import { METRIC_TABLE } from '../../shared/metric-table';
 const EMPTY_HINT =
   'Run the same workload on the same model with another build to see a history: inferlab check --baseline RUN --engine PATH, or inferlab run with the same --workload, --model, profile and load after updating llama.cpp.';
 
-type Latencies = { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[];
+/** A run's latency columns, each sorted with its nulls left out (`RunStore.sortedLatencyColumns`). */
+type SortedLatencies = { ttft_ms: Float64Array; tpot_ms: Float64Array; e2e_ms: Float64Array };
 
 /** A run's own statistic of the metric, over its successful measured requests, with the reason when it has none. */
-export function runStatistic(spec: MetricSpec, latencies: Latencies, summaryJson: string | null): Omit<HistoryRun, 'runId' | 'startedAt'> {
+export function runStatistic(
+  spec: MetricSpec,
+  latencies: SortedLatencies | null,
+  summaryJson: string | null,
+): Omit<HistoryRun, 'runId' | 'startedAt'> {
   if (spec.metric === 'output_tokens_per_s') {
     const summary = parseJson(summaryJson);
     const throughput = isRecord(summary) && isRecord(summary.throughput) ? summary.throughput.output_tokens_per_s : null;
@@ -31,7 +36,7 @@ export function runStatistic(spec: MetricSpec, latencies: Latencies, summaryJson
       : { value: null, requests: null, note: 'the run summary has no output throughput' };
   }
   const metric = spec.metric;
-  const values = sortedFinite(latencies.flatMap((row) => (row[metric] === null ? [] : [row[metric]])));
+  const values = latencies?.[metric] ?? new Float64Array(0);
   const n = values.length;
   if (n === 0) return { value: null, requests: 0, note: `no successful measured request has ${metric}` };
   const statistic = spec.statistic ?? 'p50';
@@ -101,7 +106,7 @@ export function metricHistory(store: { db: Db; runs: RunStore }, filter: History
   for (const row of completed) {
     const key = configurationKey(row);
     const group = groups.get(key) ?? { first: row, runs: [] };
-    const latencies = spec.metric === 'output_tokens_per_s' ? [] : store.runs.latencies(row.id);
+    const latencies = spec.metric === 'output_tokens_per_s' ? null : store.runs.sortedLatencyColumns(row.id);
     group.runs.push({
       runId: row.id,
       startedAt: row.started_at,

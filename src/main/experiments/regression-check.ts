@@ -5,7 +5,7 @@ import { ErrorCode } from '../../shared/errors';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { AppError } from '../core/errors';
 import { isExecutable } from '../core/which';
-import { percentile, sortedFinite } from '../metrics/distribution';
+import { percentile } from '../metrics/distribution';
 import { regressionDecision } from '../metrics/regression-gate';
 import type { ExperimentStore } from '../store/experiment-store';
 import type { RunRow, RunStore } from '../store/run-store';
@@ -190,7 +190,7 @@ function recordedServer(baseline: RunRow): string {
 function windowValue(store: RunStore, run: RunRow, metric: CheckedMetric): number | null {
   if (metric.metric === 'output_tokens_per_s') return parseJson<RunSummary>(run.summary_json)?.throughput?.output_tokens_per_s ?? null;
   const key = metric.metric;
-  const values = sortedFinite(Float64Array.from(store.latencies(run.id).flatMap((row) => (row[key] === null ? [] : [row[key]!]))));
+  const values = store.sortedLatencyColumns(run.id)[key];
   if (values.length === 0) return null;
   if (metric.statistic === 'mean') return values.reduce((sum, value) => sum + value, 0) / values.length;
   if (metric.statistic !== 'p50' && values.length < PERCENTILE_MIN_N[metric.statistic]) return null;

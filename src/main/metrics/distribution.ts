@@ -26,13 +26,7 @@ export function percentile(sorted: ArrayLike<number>, q: number): number | null 
 
 /** The finite values, sorted. A typed array sorts numerically in native code: millions of samples stay fast. */
 export function sortedFinite(values: ArrayLike<number>): Float64Array {
-  const sorted = new Float64Array(values.length);
-  let n = 0;
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i]!;
-    if (Number.isFinite(value)) sorted[n++] = value;
-  }
-  return sorted.subarray(0, n).sort();
+  return finiteCopy(values).sort();
 }
 
 /** The finite values, in their order, as a typed array the summary may rearrange. */

@@ -574,16 +574,9 @@ export class RunStore {
     return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
   }
 
-  /** Latencies of the successful measured requests: what comparisons need and nothing more. */
-  latencies(runId: string): { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[] {
-    return this.db
-      .prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL ORDER BY seq')
-      .all(runId) as { ttft_ms: number | null; tpot_ms: number | null; e2e_ms: number | null }[];
-  }
-
   /**
-   * The same latencies as columns, each sorted with its nulls left out, and the count of
-   * requests they come from: read as raw rows, without an object per request.
+   * The latencies of the successful measured requests as columns, each sorted with its nulls left
+   * out, and the count of requests they come from: read as raw rows, without an object per request.
    */
   sortedLatencyColumns(runId: string): { requests: number; ttft_ms: Float64Array; tpot_ms: Float64Array; e2e_ms: Float64Array } {
     const rows = this.db

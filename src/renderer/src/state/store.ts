@@ -77,14 +77,13 @@ const processMemory = (() => {
 })();
 
 /** The route the address names when the app opens (a link, a reload): it is drawn first and wins over the one kept from last time. */
-const addressRoute = (): Route | null => (typeof window === 'undefined' || !window.location ? null : parseRoute(window.location.hash));
+const addressRoute: Route | null = typeof window === 'undefined' || !window.location ? null : parseRoute(window.location.hash);
 
 /** Kept across reloads (per origin): where the user was, the theme, and the runs picked for comparison. */
 const persistence = {
   merge: (persisted: unknown, current: AppState): AppState => {
     const merged = { ...current, ...(persisted as Partial<AppState>) };
-    const named = addressRoute();
-    return named ? { ...merged, route: named, view: named.view } : merged;
+    return addressRoute ? { ...merged, route: addressRoute, view: addressRoute.view } : merged;
   },
   name: 'inferlab-ui',
   // Outside a browser (benchmarks, tests on Node) there is no localStorage: it is kept in memory, for this process only.
@@ -103,8 +102,8 @@ export const useAppStore = create<AppState>()(
   persist(
     (set, get, api) => ({
       ...createDoctorSlice(set, get, api),
-      view: addressRoute()?.view ?? 'home',
-      route: addressRoute() ?? routeOf('home'),
+      view: addressRoute?.view ?? 'home',
+      route: addressRoute ?? routeOf('home'),
       navigate: (route) => set({ route, view: route.view }),
       decidedBy: '',
       setDecidedBy: (decidedBy) => set({ decidedBy }),
