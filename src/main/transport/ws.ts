@@ -3,13 +3,15 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Emitter } from '../core/emitter';
 import type { RpcDispatcher } from '../rpc/dispatcher';
 import type { AppEvent } from '../services';
+import type { EventName } from '../../shared/contract';
 import { decodeClientFrame, encodeEvent, encodeReply, MALFORMED_REQUEST } from '../../shared/wire';
 
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
- * The browser transport (frames in shared/wire.ts): requests answered by id, events pushed to
- * every client. Who may connect is decided before the upgrade.
+ * The browser transport (frames in shared/wire.ts): requests answered by id, and each event
+ * pushed only to the clients that subscribed to its name, so a tool that only calls methods is
+ * not sent every server log line and telemetry tick. Who may connect is decided before the upgrade.
  */
 export function createWebSocketTransport(
   dispatcher: RpcDispatcher,
@@ -20,13 +22,13 @@ export function createWebSocketTransport(
   const reply = (socket: WebSocket, message: string) => {
     if (socket.readyState === socket.OPEN) socket.send(message, (error) => error && log(`serve: reply not sent: ${error.message}`));
   };
-  const clients = new Set<WebSocket>();
+  const clients = new Map<WebSocket, ReadonlySet<EventName>>();
   const unsubscribe = events.on((event) => {
-    const message = encodeEvent(event.name, event.payload);
-    for (const client of clients) reply(client, message);
+    let message: string | undefined;
+    for (const [client, names] of clients) if (names.has(event.name)) reply(client, (message ??= encodeEvent(event.name, event.payload)));
   });
   server.on('connection', (socket: WebSocket, _request: IncomingMessage) => {
-    clients.add(socket);
+    clients.set(socket, new Set());
     socket.on('close', () => clients.delete(socket));
     // Invalid UTF-8, an oversized or malformed frame: the library has already sent the close
     // frame (1007, 1009, 1002); without a listener the error would end the whole process.
@@ -39,8 +41,12 @@ export function createWebSocketTransport(
       try {
         const frame = decodeClientFrame(data.toString());
         id = frame.id;
-        const response = await dispatcher.dispatch(frame.request);
-        reply(socket, encodeReply(id, response));
+        if (frame.kind === 'refused') return reply(socket, encodeReply(id, frame.response));
+        if (frame.kind === 'subscribe') {
+          if (clients.has(socket)) clients.set(socket, new Set(frame.names));
+          return reply(socket, encodeReply(id, { ok: true, result: { subscribed: frame.names } }));
+        }
+        reply(socket, encodeReply(id, await dispatcher.dispatch(frame.request)));
       } catch {
         reply(socket, encodeReply(id, MALFORMED_REQUEST));
       }
@@ -50,7 +56,7 @@ export function createWebSocketTransport(
     server,
     close() {
       unsubscribe();
-      for (const client of clients) client.terminate();
+      for (const client of clients.keys()) client.terminate();
       server.close();
     },
   };

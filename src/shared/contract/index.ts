@@ -67,6 +67,17 @@ export interface AppEvents {
 
 export type EventName = keyof AppEvents;
 
+/** Every event name, for the transport to check a subscription against; the record makes a new event a compile error here until listed. */
+const EVENT_NAME_SET: Record<EventName, true> = {
+  'server.state': true,
+  'server.log': true,
+  'run.progress': true,
+  'telemetry.tick': true,
+  'job.progress': true,
+  'experiment.progress': true,
+};
+export const EVENT_NAMES = Object.keys(EVENT_NAME_SET) as EventName[];
+
 export interface EventSink {
   emit<E extends EventName>(name: E, payload: AppEvents[E]): void;
 }

@@ -4,7 +4,8 @@ import type { ErrorCode } from '../../../shared/errors';
 /** What a transport must offer: the WebSocket to the local service, in a browser and in the desktop window alike. */
 export interface RpcBridge {
   call(service: string, method: string, args: unknown[]): Promise<RpcResponse>;
-  on(listener: (name: string, payload: unknown) => void): () => void;
+  /** Listens to one event; the server sends a connection only the events it has listeners for. */
+  on(name: EventName, listener: (payload: unknown) => void): () => void;
 }
 
 /**
@@ -12,9 +13,7 @@ export interface RpcBridge {
  * the bridge's untyped payloads become typed ones.
  */
 export function subscribe<E extends EventName>(bridge: RpcBridge, name: E, listener: (payload: AppEvents[E]) => void): () => void {
-  return bridge.on((event, payload) => {
-    if (event === name) listener(payload as AppEvents[E]);
-  });
+  return bridge.on(name, (payload) => listener(payload as AppEvents[E]));
 }
 
 /** An error raised in main, rebuilt on this side with its code and details. */

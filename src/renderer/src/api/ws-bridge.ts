@@ -1,8 +1,8 @@
-import type { RpcResponse } from '../../../shared/contract';
+import type { EventName, RpcResponse } from '../../../shared/contract';
 import type { RpcBridge } from './client';
 import { ErrorCode } from '../../../shared/errors';
 import { NO_TOKEN_MESSAGE } from '../../../shared/serve-access';
-import { decodeServerFrame, encodeRequest } from '../../../shared/wire';
+import { decodeServerFrame, encodeRequest, encodeSubscription } from '../../../shared/wire';
 
 const TOKEN_KEY = 'inferlab-token';
 
@@ -26,7 +26,8 @@ export function takeAccessToken(location: Location = window.location, storage: S
 
 /**
  * The browser's bridge: one WebSocket to `/rpc` on the page's own origin (frames in
- * shared/wire.ts), requests matched to answers by id, events fanned out to listeners. Reconnects when the socket drops.
+ * shared/wire.ts), requests matched to answers by id, events subscribed to by name and fanned out
+ * to their listeners. Reconnects when the socket drops.
  */
 export function webSocketBridge(location: Location = window.location): RpcBridge {
   const token = takeAccessToken(location);
@@ -37,24 +38,44 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       on: () => () => {},
     };
   }
-  const listeners = new Set<(name: string, payload: unknown) => void>();
+  const listeners = new Map<EventName, Set<(payload: unknown) => void>>();
   const pending = new Map<number, (response: RpcResponse) => void>();
   let nextId = 1;
   let socket: WebSocket;
   let opened: Promise<void>;
+  let subscriptionQueued = false;
+
+  // The server sends only what this connection subscribed to: the names with listeners, sent
+  // whole (once per change, after the current task) and again on every reconnection.
+  const sendSubscription = () => {
+    subscriptionQueued = false;
+    if (socket.readyState === WebSocket.OPEN) socket.send(encodeSubscription(nextId++, [...listeners.keys()]));
+  };
+  const subscriptionChanged = () => {
+    if (subscriptionQueued) return;
+    subscriptionQueued = true;
+    queueMicrotask(sendSubscription);
+  };
 
   const connect = () => {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     socket = new WebSocket(`${scheme}://${location.host}/rpc?token=${encodeURIComponent(token)}`);
     opened = new Promise((resolve, reject) => {
-      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener(
+        'open',
+        () => {
+          sendSubscription();
+          resolve();
+        },
+        { once: true },
+      );
       socket.addEventListener('error', () => reject(new Error('Cannot connect to the Infer Lab server')), { once: true });
     });
     opened.catch(() => {});
     socket.addEventListener('message', (message) => {
       const frame = decodeServerFrame(String(message.data));
       if (frame?.kind === 'event') {
-        for (const listener of listeners) listener(frame.name, frame.payload);
+        for (const listener of listeners.get(frame.name as EventName) ?? []) listener(frame.payload);
       } else if (frame?.kind === 'reply') {
         pending.get(frame.id)?.(frame.response);
         pending.delete(frame.id);
@@ -78,9 +99,19 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
         socket.send(encodeRequest({ id, service, method, args }));
       });
     },
-    on(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+    on(name, listener) {
+      const named = listeners.get(name) ?? new Set();
+      if (named.size === 0) {
+        listeners.set(name, named);
+        subscriptionChanged();
+      }
+      named.add(listener);
+      return () => {
+        named.delete(listener);
+        if (named.size > 0 || listeners.get(name) !== named) return;
+        listeners.delete(name);
+        subscriptionChanged();
+      };
     },
   };
 }
