@@ -36,7 +36,7 @@ Commands:
   experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
   experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
   experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
-  experiment spec --model MODEL --draft DRAFT [--draft-max 4,8,16]   does a draft model speed it up, output unchanged?
+  experiment speculative --model MODEL --draft DRAFT [--draft-max 4,8,16]   does a draft model speed it up, output unchanged?
   experiment capacity --model MODEL --slo ttft=MS[,tpot=MS] [--percentile 90] [--by rate|concurrency|users]
                                               the highest load that meets every SLO at the percentile, with an interval
   check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--interleave] [--run ID]

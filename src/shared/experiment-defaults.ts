@@ -49,7 +49,7 @@ export const DEFAULT_EXPERIMENT_WORKLOAD = {
   warmcold: 'prefix-share',
   sweep: 'chat-short',
   capacity: 'chat-short',
-  spec: 'chat-short',
+  speculative: 'chat-short',
   kvcache: 'long-context',
 } as const;
 

@@ -128,7 +128,7 @@ describe('inferlab CLI conventions', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: inferlab <command>/);
     // Every experiment kind, and the ways of running that are not plain flags of another line.
-    for (const line of ['warmcold', 'quant', 'sweep', 'spec', 'capacity'].map((kind) => `experiment ${kind} --model`))
+    for (const line of ['warmcold', 'quant', 'sweep', 'speculative', 'capacity'].map((kind) => `experiment ${kind} --model`))
       expect(result.stdout).toContain(line);
     for (const line of [
       'demo --capacity',

@@ -102,7 +102,7 @@ describe('speculative decoding with the demo models against the real server', ()
 function measureSpeculative(dir: string, report: string): Promise<CliResult> {
   return inferlab([
     'experiment',
-    'spec',
+    'speculative',
     '--model',
     'demo:f16',
     '--draft',

@@ -111,7 +111,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     const warm = ['warmcold', '--model', 'demo:q8_0', '--workload', 'prefix-share'];
     const sweep = ['sweep', '--model', 'demo:q8_0', '--vary', 'parallelSlots=1,2'];
     const capacity = ['capacity', '--model', 'demo:q8_0', '--slo', 'ttft=500'];
-    const speculative = ['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m'];
+    const speculative = ['speculative', '--model', 'demo:f16', '--draft', 'demo:q4_k_m'];
     const kvcache = ['kvcache', '--model', 'demo:q8_0'];
     const variants: Record<string, { args: string[]; against: string[] }> = {
       '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
@@ -143,7 +143,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--start': { args: [...capacity, '--start', '4'], against: capacity },
       '--max-load': { args: [...capacity, '--max-load', '64'], against: capacity },
       '--keep-cache': { args: [...capacity, '--keep-cache'], against: capacity },
-      '--draft': { args: ['spec', '--model', 'demo:f16', '--draft', 'demo:q8_0'], against: speculative },
+      '--draft': { args: ['speculative', '--model', 'demo:f16', '--draft', 'demo:q8_0'], against: speculative },
       '--draft-max': { args: [...speculative, '--draft-max', '4'], against: speculative },
       '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
       '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },

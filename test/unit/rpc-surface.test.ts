@@ -286,7 +286,7 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
         requestsPerWindow: 2,
       }),
       await face.call('experiments', 'start', {
-        kind: 'spec',
+        kind: 'speculative',
         model: 'demo:f16',
         quants: [],
         workload: 'chat-short',

@@ -4,7 +4,7 @@ import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/
 import { missingDraftReason, speculativeSummary, summarizeRun } from '../../src/main/metrics/run-summary';
 import { measuredRequest } from '../support/measured-request';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
-import { specRecommendation } from '../../src/main/experiments/kinds/spec/protocol';
+import { speculativeRecommendation } from '../../src/main/experiments/kinds/speculative/protocol';
 import type { ConditionResult, GreedyEquivalence, VerdictRow } from '../../src/shared/contract/experiments';
 
 describe('speculative decoding: the profile', () => {
@@ -91,13 +91,16 @@ describe('speculative decoding: the figures', () => {
 
 describe('speculative decoding: the experiment', () => {
   it('builds the spec from flags and says what is wrong with a bad one', () => {
-    const { spec } = experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m', '--draft-max', '4,8']);
-    expect(spec).toMatchObject({ kind: 'spec', draftModel: 'demo:q4_k_m', draftMax: [4, 8] });
-    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16'])).toThrow(/needs --draft/);
-    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,0'])).toThrow(/draft-max/);
-    expect(() => experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,4'])).toThrow(/twice/);
+    const { spec } = experimentSpecFromArgs(['speculative', '--model', 'demo:f16', '--draft', 'demo:q4_k_m', '--draft-max', '4,8']);
+    expect(spec).toMatchObject({ kind: 'speculative', draftModel: 'demo:q4_k_m', draftMax: [4, 8] });
+    expect(() => experimentSpecFromArgs(['speculative', '--model', 'demo:f16'])).toThrow(/needs --draft/);
+    // The kind's former name still works on the command line.
+    expect(experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m']).spec.kind).toBe('speculative');
+    expect(() => experimentSpecFromArgs(['constructor', '--model', 'demo:f16'])).toThrow(/Unknown experiment "constructor"/);
+    expect(() => experimentSpecFromArgs(['speculative', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,0'])).toThrow(/draft-max/);
+    expect(() => experimentSpecFromArgs(['speculative', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,4'])).toThrow(/twice/);
     expect(() => experimentSpecFromArgs(['sweep', '--model', 'm', '--vary', 'threads=1,2', '--draft', 'd'])).toThrow(
-      /--draft is for experiment spec only/,
+      /--draft is for experiment speculative only/,
     );
   });
 
@@ -122,12 +125,12 @@ describe('speculative decoding: the experiment', () => {
 
   it('recommends a draft setting only when it is shown faster and its greedy output is unchanged', () => {
     const faster = [verdict('draft-max 4', 'faster'), verdict('draft-max 8', 'faster')];
-    expect(specRecommendation(conditions, faster, equivalence([])).choice).toBe('draft-max 8');
+    expect(speculativeRecommendation(conditions, faster, equivalence([])).choice).toBe('draft-max 8');
     // The faster one changed an output: the other is chosen, and the reason for leaving it out names the item.
-    const changed = specRecommendation(conditions, faster, equivalence(['draft-max 8']));
+    const changed = speculativeRecommendation(conditions, faster, equivalence(['draft-max 8']));
     expect(changed.choice).toBe('draft-max 4');
     expect(changed.excluded[0]).toMatchObject({ name: 'draft-max 8', reason: expect.stringMatching(/g\/1/) });
-    const unproven = specRecommendation(conditions, [verdict('draft-max 4', 'no significant difference')], equivalence([]));
+    const unproven = speculativeRecommendation(conditions, [verdict('draft-max 4', 'no significant difference')], equivalence([]));
     expect(unproven.choice).toBe('spec off');
     expect(unproven.excluded.map((item) => item.name)).toEqual(['draft-max 4', 'draft-max 8']);
   });

@@ -79,6 +79,42 @@ describe('database', () => {
     expect(() => openDatabase(file)).toThrow(/schema version 999, newer than this Infer Lab understands/);
   });
 
+  it("renames the stored experiments of the kind once called 'spec', in their row, protocol and result", () => {
+    const file = path.join(tempDir(), 'before-rename.db');
+    openDatabase(file).close();
+    // The database as the version before the rename left it, with one such experiment, one still running and one of another kind.
+    const raw = new Database(file);
+    raw.prepare('DELETE FROM schema_migrations WHERE version = 11').run();
+    const insert = raw.prepare(
+      "INSERT INTO experiments (id, kind, status, created_at, protocol_json, result_json) VALUES (?, ?, ?, 'now', ?, ?)",
+    );
+    insert.run(
+      'done',
+      'spec',
+      'completed',
+      JSON.stringify({ kind: 'spec', draft_max: [4] }),
+      JSON.stringify({ kind: 'spec', conditions: [] }),
+    );
+    insert.run('running', 'spec', 'running', JSON.stringify({ kind: 'spec' }), null);
+    insert.run('other', 'quant', 'completed', JSON.stringify({ kind: 'quant' }), JSON.stringify({ kind: 'quant' }));
+    raw.close();
+
+    const db = openDatabase(file);
+    const rows = db.prepare('SELECT id, kind, protocol_json, result_json FROM experiments ORDER BY id').all() as Record<
+      string,
+      string | null
+    >[];
+    expect(
+      rows.map((row) => [row.id, row.kind, JSON.parse(row.protocol_json!).kind, row.result_json && JSON.parse(row.result_json).kind]),
+    ).toEqual([
+      ['done', 'speculative', 'speculative', 'speculative'],
+      ['other', 'quant', 'quant', 'quant'],
+      ['running', 'speculative', 'speculative', null],
+    ]);
+    expect(JSON.parse(rows[0]!.protocol_json!).draft_max).toEqual([4]);
+    db.close();
+  });
+
   it('names the path when the database cannot be opened', () => {
     const dir = tempDir();
     expect(() => openDatabase(dir)).toThrow(new RegExp(`Cannot open the database ${dir}`));

@@ -32,7 +32,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'experiment warmcold': { calls: ['experiments.start', 'experiments.report'] },
   'experiment sweep': { calls: ['experiments.start', 'experiments.report'] },
   'experiment capacity': { calls: ['experiments.start', 'experiments.report'] },
-  'experiment spec': { calls: ['experiments.start', 'experiments.report'] },
+  'experiment speculative': { calls: ['experiments.start', 'experiments.report'] },
   'experiment kvcache': { calls: ['experiments.start', 'experiments.report'] },
   report: { calls: ['experiments.report'] },
   decide: { calls: ['experiments.decide'] },

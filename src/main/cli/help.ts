@@ -198,11 +198,11 @@ const HELP: Record<string, HelpEntry> = {
     notes:
       'Finds the highest load at which every SLO holds at the percentile: brackets (doubling from --start), then bisects. Each load is judged by an exact binomial test on the requests above each limit; all decisions together hold at 95 % confidence, so the reported interval [capacity, lowest miss] covers the true limit. Requests per look default to what the percentile needs (p90: about 90, p99: about 900). Open-loop latencies count from the scheduled time; a load the generator could not deliver is measured again, never counted as a miss. The prompt cache is emptied before each sample unless --keep-cache. --by users counts concurrent users of a conversation workload (multi-turn-chat unless --workload names another): each user gets a server slot, and every turn of their conversations is judged.',
   },
-  'experiment spec': {
+  'experiment speculative': {
     usage: EXPERIMENT_USAGE,
     examples: [
-      'inferlab experiment spec --model demo:f16 --draft demo:q4_k_m --draft-max 4,8,16',
-      'inferlab experiment spec --model big.gguf --draft small.gguf --concurrency 1 --report spec.html',
+      'inferlab experiment speculative --model demo:f16 --draft demo:q4_k_m --draft-max 4,8,16',
+      'inferlab experiment speculative --model big.gguf --draft small.gguf --concurrency 1 --report spec.html',
     ],
     notes:
       'Does a draft model speed up this workload without changing its output? Spec off and each draft limit (--draft-max, tokens drafted per step; default 4,8,16) run in rotated windows on fresh servers, with TPOT and throughput verdicts against spec off, and the acceptance rate (accepted of drafted tokens, from the server) per setting. Then untimed greedy passes (temperature 0, one request at a time) compare each draft setting with spec off token for token; spec off runs twice, and only a mismatch where spec off agreed with itself counts. A draft setting is recommended only when it is shown faster and its output is unchanged. The draft needs the same vocabulary as --model; its settings are profile fields (draftModel, draftMax, draftMin, draftPMin, draftGpuLayers) that inferlab run --set also takes.',

@@ -12,7 +12,7 @@ export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
        inferlab experiment capacity --model MODEL --slo ttft=MS[,tpot=MS,e2e=MS] [--percentile 90] [--by rate|concurrency|users]
            [--workload W] [--requests N (per look)] [--start LOAD] [--max-load LOAD] [--keep-cache]
-       inferlab experiment spec --model MODEL --draft DRAFT_MODEL [--draft-max 4,8,16] [--workload W] [--repeats N] [--requests N] [--concurrency N]
+       inferlab experiment speculative --model MODEL --draft DRAFT_MODEL [--draft-max 4,8,16] [--workload W] [--repeats N] [--requests N] [--concurrency N]
        inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
        inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
        inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...

@@ -16,7 +16,7 @@ import { quantFilesOf } from '../experiments/kinds/quant/protocol';
 import { checkSweepShape } from '../experiments/kinds/sweep/spec';
 import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
 import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';
-import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/spec/spec';
+import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/speculative/spec';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import type { CheckedExperiment } from './experiment-spec';
@@ -141,8 +141,8 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
         requestsPerLook: spec.requestsPerWindow,
       }),
   },
-  spec: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
+  speculative: {
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
     checkShape: checkDraftShape,
     resolve: async (spec, access) => ({
       draft: {
@@ -151,7 +151,7 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       },
     }),
     run: async (common, _spec, checked) =>
-      (await import('../experiments/kinds/spec/protocol')).runSpecExperiment({
+      (await import('../experiments/kinds/speculative/protocol')).runSpeculativeExperiment({
         ...common,
         model: checked.model!,
         draftModel: checked.draft!.model,

@@ -23,7 +23,7 @@ export interface CheckedExperiment {
   quants: string[];
   constraints: QuantConstraints;
   kldText: { text: string; source: string } | null;
-  /** spec: the draft model, a demo ref or a file inside the roots, and the draft limits to compare. */
+  /** speculative: the draft model, a demo ref or a file inside the roots, and the draft limits to compare. */
   draft: { model: string; max: number[] } | null;
 }
 

@@ -230,4 +230,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE requests ADD COLUMN block_hashes TEXT;
     `,
   },
+  {
+    version: 11,
+    name: 'speculative kind',
+    sql: `
+      -- The speculative-decoding experiment kind was called 'spec', which read as a request spec.
+      UPDATE experiments
+      SET kind = 'speculative',
+          protocol_json = CASE WHEN json_valid(protocol_json) THEN json_set(protocol_json, '$.kind', 'speculative') ELSE protocol_json END,
+          result_json = CASE WHEN json_valid(result_json) THEN json_set(result_json, '$.kind', 'speculative') ELSE result_json END
+      WHERE kind = 'spec';
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 import type { Verdict } from './compare';
 import type { Distribution, SloSpec, SpeculativeSummary } from './runs';
 
-export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'spec' | 'kvcache';
+export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'speculative' | 'kvcache';
 
 export interface ConditionResult {
   name: string;

@@ -151,7 +151,7 @@ export const StartExperimentSpecSchema = Type.Object(
       Type.Literal('warmcold'),
       Type.Literal('sweep'),
       Type.Literal('capacity'),
-      Type.Literal('spec'),
+      Type.Literal('speculative'),
       Type.Literal('kvcache'),
     ]),
     model: PathText,
@@ -178,10 +178,10 @@ export const StartExperimentSpecSchema = Type.Object(
       Type.Boolean({ description: 'warmcold: leave the prompt cache on in cold-cache (its evidence must flag it).' }),
     ),
     vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'sweep: the profile field to vary and its values.'),
-    draftModel: Maybe(PathText, 'spec: the draft model (a demo ref or GGUF path) that drafts for model.'),
+    draftModel: Maybe(PathText, 'speculative: the draft model (a demo ref or GGUF path) that drafts for model.'),
     draftMax: Maybe(
       Type.Array(Type.Number(), { maxItems: 16 }),
-      'spec: the draft limits (tokens drafted per step) each compared with spec off; null for 4, 8 and 16.',
+      'speculative: the draft limits (tokens drafted per step) each compared with spec off; null for 4, 8 and 16.',
     ),
     loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'sweep: the load levels (concurrency) every setting runs at.'),
     capacity: Maybe(

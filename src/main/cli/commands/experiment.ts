@@ -22,6 +22,9 @@ const EXPERIMENT_KINDS_ON_THE_CLI = Object.keys(COMMAND_CALLS)
   .filter((command) => command.startsWith('experiment '))
   .map((command) => command.slice('experiment '.length) as StartExperimentSpec['kind']);
 
+/** Earlier names of a kind, still taken so that scripts written with them keep working. */
+const FORMER_KIND_NAMES = new Map<string, StartExperimentSpec['kind']>([['spec', 'speculative']]);
+
 /** Flags every kind takes; each kind's own come from its entry in cli/kinds/registry.ts. */
 const SHARED_FLAGS = {
   model: { type: 'string' },
@@ -62,7 +65,7 @@ export function experimentSpecFromArgs(args: string[]): {
   fromHub: QuantsFromHub | null;
 } {
   const [named, ...rest] = args;
-  const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === named);
+  const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === (FORMER_KIND_NAMES.get(named ?? '') ?? named));
   if (!kind) throw new AppError(ErrorCode.Usage, `Unknown experiment "${named ?? ''}"\n\nUsage: ${USAGE}`);
   const { values } = parseOptions(rest, { ...SHARED_FLAGS, ...KIND_FLAGS }, USAGE);
   const usage = (message: string): never => {

@@ -3,7 +3,7 @@ import { CAPACITY_CLI } from './capacity';
 import type { KindFlags } from './kind-flags';
 import { KVCACHE_CLI } from './kvcache';
 import { QUANT_CLI } from './quant';
-import { SPEC_CLI } from './spec';
+import { SPECULATIVE_CLI } from './speculative';
 import { SWEEP_CLI } from './sweep';
 
 /** What one kind changes in the terminal's experiment table; everything else is shared (cli/experiment-table.ts). */
@@ -26,6 +26,6 @@ export const CLI_KINDS: Record<ExperimentKind, CliKind> = {
   warmcold: {},
   sweep: SWEEP_CLI,
   capacity: CAPACITY_CLI,
-  spec: SPEC_CLI,
+  speculative: SPECULATIVE_CLI,
   kvcache: KVCACHE_CLI,
 };

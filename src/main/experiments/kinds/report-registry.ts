@@ -2,7 +2,7 @@ import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/
 import { CAPACITY_REPORT } from './capacity/report-section';
 import { KVCACHE_REPORT } from './kvcache/report-section';
 import { QUANT_REPORT } from './quant/report-section';
-import { SPEC_REPORT } from './spec/report-section';
+import { SPECULATIVE_REPORT } from './speculative/report-section';
 import { SWEEP_REPORT } from './sweep/report-section';
 import { WARMCOLD_REPORT } from './warmcold/report-section';
 
@@ -23,6 +23,6 @@ export const KIND_REPORTS: Record<ExperimentKind, KindReport> = {
   warmcold: WARMCOLD_REPORT,
   sweep: SWEEP_REPORT,
   capacity: CAPACITY_REPORT,
-  spec: SPEC_REPORT,
+  speculative: SPECULATIVE_REPORT,
   kvcache: KVCACHE_REPORT,
 };

@@ -7,10 +7,10 @@ import { KVCACHE_FORM, KvCacheResult } from './kvcache';
 import { QUANT_FORM } from './quant-form';
 import { QUANT_COLUMNS, QuantResult } from './quant-result';
 import type { KindColumns } from './result-parts';
-import { SPEC_COLUMNS, SpecResult } from './spec-result';
+import { SPECULATIVE_COLUMNS, SpeculativeResult } from './speculative-result';
 import { SWEEP_COLUMNS } from './sweep-result';
 import { CapacityResult } from './capacity-result';
-import { SPEC_FORM } from './spec-form';
+import { SPECULATIVE_FORM } from './speculative-form';
 import { SWEEP_FORM } from './sweep-form';
 import { WARMCOLD_FORM } from './warmcold-form';
 
@@ -57,13 +57,13 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
     Result: CapacityResult,
     verdicts: false,
   },
-  spec: {
+  speculative: {
     label: 'Speculative decoding',
     title: 'Speculative decoding',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.spec,
-    form: SPEC_FORM,
-    Result: SpecResult,
-    columns: SPEC_COLUMNS,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
+    form: SPECULATIVE_FORM,
+    Result: SpeculativeResult,
+    columns: SPECULATIVE_COLUMNS,
   },
   kvcache: {
     label: 'KV cache types',

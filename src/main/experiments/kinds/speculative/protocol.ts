@@ -25,7 +25,7 @@ export const GREEDY_EQUIVALENCE_RULE =
  * draft limit run in rotated windows on fresh servers (as a sweep does), with TPOT and
  * throughput verdicts against spec off; then untimed greedy passes check the outputs.
  */
-export async function runSpecExperiment(
+export async function runSpeculativeExperiment(
   options: SingleModelExperimentInputs & {
     draftModel: string;
     draftMax: number[];
@@ -47,7 +47,7 @@ export async function runSpecExperiment(
   ];
   for (const setting of settings) assertValidProfile(setting.profile);
   const protocol = {
-    kind: 'spec',
+    kind: 'speculative',
     model: options.model.ref,
     draft_model: options.draftModel,
     draft_max: options.draftMax,
@@ -61,7 +61,7 @@ export async function runSpecExperiment(
     greedy_equivalence: GREEDY_EQUIVALENCE_RULE,
     cooldown: options.cooldown?.describe() ?? null,
   };
-  const experimentId = options.experiments.create('spec', protocol);
+  const experimentId = options.experiments.create('speculative', protocol);
   const conditions = settings.map(({ value }) => ({
     name: value,
     value,
@@ -115,12 +115,12 @@ export async function runSpecExperiment(
     });
     const result: ExperimentResult = {
       experiment_id: experimentId,
-      kind: 'spec',
+      kind: 'speculative',
       status: 'completed',
       protocol,
       conditions: results,
       verdicts,
-      recommendation: specRecommendation(results, verdicts, equivalence),
+      recommendation: speculativeRecommendation(results, verdicts, equivalence),
       greedy_equivalence: equivalence,
     };
     return result;
@@ -177,7 +177,7 @@ async function greedyEquivalence(
  * A draft setting is recommended only when its greedy outputs match spec off beyond the noise
  * floor and its TPOT p50 is shown faster; among those, the highest output throughput wins.
  */
-export function specRecommendation(
+export function speculativeRecommendation(
   conditions: readonly ConditionResult[],
   verdicts: readonly VerdictRow[],
   equivalence: GreedyEquivalence,

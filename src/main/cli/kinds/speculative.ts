@@ -67,7 +67,7 @@ const SPEC_FLAGS: KindFlags = {
   flags: { draft: { type: 'string' }, 'draft-max': { type: 'string' } },
   fromFlags: (values, { usage }) => {
     const draft = text(values, 'draft');
-    if (!draft) return usage('experiment spec needs --draft: a smaller model with the same vocabulary, e.g. demo:q4_k_m');
+    if (!draft) return usage('experiment speculative needs --draft: a smaller model with the same vocabulary, e.g. demo:q4_k_m');
     const limits = text(values, 'draft-max');
     return {
       fields: {
@@ -78,7 +78,7 @@ const SPEC_FLAGS: KindFlags = {
   },
 };
 
-export const SPEC_CLI: CliKind = {
+export const SPECULATIVE_CLI: CliKind = {
   options: SPEC_FLAGS,
   table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),
 };

@@ -16,4 +16,4 @@ function speculativeSection(result: ExperimentResult): string {
   return `<h2>Speculative decoding</h2><table><tr><th>Condition</th><th>Drafted tokens accepted</th><th>Per request p50</th><th>Per request min</th><th>Greedy output</th><th>Exact match with spec off</th></tr>${rows}</table><p>${equivalence.items} items; the spec-off pass agreed with itself on ${equivalence.items - equivalence.floor_mismatches.length}${equivalence.floor_mismatches.length ? ` (differed on ${escape(equivalence.floor_mismatches.join(', '))})` : ''}. The reference row’s exact match is spec off against itself.</p><p><small>${escape(equivalence.rule)}</small></p>`;
 }
 
-export const SPEC_REPORT: KindReport = { title: 'Speculative decoding', section: speculativeSection };
+export const SPECULATIVE_REPORT: KindReport = { title: 'Speculative decoding', section: speculativeSection };

@@ -11,7 +11,7 @@ function greedyCell(equivalence: ExperimentResult['greedy_equivalence'], name: s
 }
 
 /** Whether each draft setting kept spec off's greedy output, beyond spec off's own noise floor. */
-export function SpecResult({ result }: { result: ExperimentResult }) {
+export function SpeculativeResult({ result }: { result: ExperimentResult }) {
   const equivalence = result.greedy_equivalence;
   if (!equivalence) return null;
   return (
@@ -31,7 +31,7 @@ export function SpecResult({ result }: { result: ExperimentResult }) {
   );
 }
 
-export const SPEC_COLUMNS: KindColumns = {
+export const SPECULATIVE_COLUMNS: KindColumns = {
   Headers: () => (
     <>
       <th title="Accepted of drafted tokens, pooled over the windows">Draft acceptance</th>
