@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { finiteCopy, percentile, sortedFinite, summarize, type TailPercentile } from '../../src/main/metrics/distribution';
 import { selectRanks } from '../../src/main/metrics/order-statistics';
+import { summarizeRun } from '../../src/main/metrics/run-summary';
+import { measuredRequest } from '../support/measured-request';
 import { seededRandom } from '../../src/main/core/random';
 import { PERCENTILE_MIN_N } from '../../src/shared/experiment-defaults';
 
@@ -92,5 +94,32 @@ describe('exact percentiles by selection', () => {
       expect(summarize(values)).toMatchObject(right);
     }
     expect(caught).toBeGreaterThan(150);
+  });
+
+  it("keeps each group's ITL and the run's exact when the groups are summarized in place, one segment each", () => {
+    const random = seededRandom(23);
+    const groups = ['short', 'long', 'chat'];
+    const gapsOf = new Map(groups.map((name) => [name, [] as number[]]));
+    const rows = Array.from({ length: 300 }, (_, seq) => {
+      // Interleaved groups of uneven sizes and shapes, some requests failed or without chunks.
+      const group = groups[Math.floor(random() * groups.length)]!;
+      const chunks = Math.floor(random() * 40);
+      const offsets = new Float64Array(chunks);
+      for (let i = 0, t = 10; i < chunks; i += 1) offsets[i] = t += group === 'long' ? 20 + random() * 200 : random() * 5;
+      const failed = random() < 0.05;
+      if (!failed) for (let i = 1; i < chunks; i += 1) gapsOf.get(group)!.push(offsets[i]! - offsets[i - 1]!);
+      return measuredRequest(seq, { group_name: group, chunk_offsets_ms: offsets, error_class: failed ? 'http_error' : null });
+    });
+    const summary = summarizeRun({
+      runId: 'r',
+      status: 'completed',
+      statusReason: null,
+      workload: { name: null, revision: null },
+      rows,
+      load: { mode: 'closed', concurrency: 4 },
+      slo: null,
+    });
+    for (const group of groups) expect(summary.groups[group]!.metrics.itl_ms, group).toMatchObject(summaryBySort(gapsOf.get(group)!));
+    expect(summary.metrics.itl_ms).toMatchObject(summaryBySort(groups.flatMap((group) => gapsOf.get(group)!)));
   });
 });

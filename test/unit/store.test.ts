@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, schemaVersion } from '../../src/main/store/database';
 import { MIGRATIONS } from '../../src/main/store/migrations';
-import { RunStore, type StoredRequest } from '../../src/main/store/run-store';
+import { RunStore, toMeasuredRequest, type StoredRequest } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { ServerSessionStore } from '../../src/main/store/server-sessions';
@@ -155,6 +155,37 @@ describe('run store', () => {
     expect(Array.from(warm!.chunk_offsets_ms!)).toEqual([5, 6.5, 8.25]);
     expect(measured).toMatchObject({ warmup: false, t0_ms: 10, accepted: null });
     expect(measured!.chunk_offsets_ms?.length ?? 0).toBe(0);
+  });
+
+  it('reads the same measured requests from its own columns as from the whole stored rows, draft counts and odd timings included', () => {
+    const db = openDatabase(path.join(tempDir(), 'measured-columns.db'));
+    const store = new RunStore(db);
+    const id = store.createRun(newRun);
+    store.addRequests(id, [
+      { ...request(0), warmup: true },
+      { ...request(1), timings: { ...request(1).timings!, draft_n: 12, draft_n_accepted: 9 }, accepted: true, group: 'long' },
+      { ...request(2), timings: null, accepted: false, chunkOffsetsMs: [] },
+      { ...request(3), errorClass: 'http_error', metrics: { ...request(3).metrics, ttft_ms: null, tpot_ms: null, e2e_ms: null } },
+      request(4),
+      request(5),
+    ]);
+    // Timings as an older or imported run may hold them: not JSON, not an object, a count that is not a number.
+    const setTimings = db.prepare('UPDATE requests SET timings_json = ? WHERE run_id = ? AND seq = ?');
+    setTimings.run('{"draft_n": 3', id, 4);
+    setTimings.run('[1, 2]', id, 5);
+    setTimings.run('{"draft_n": "7", "draft_n_accepted": 2.5}', id, 0);
+
+    const fromWholeRows = store.requestsForSummary(id).map(toMeasuredRequest);
+    const fromColumns = store.measuredRequests(id);
+    expect(fromColumns).toEqual(fromWholeRows);
+    expect(fromColumns.map((row) => [row.draft_tokens, row.draft_accepted_tokens])).toEqual([
+      [null, 2.5],
+      [12, 9],
+      [null, null],
+      [null, null],
+      [null, null],
+      [null, null],
+    ]);
   });
 
   it('lists runs newest first with their request counts and summary figures, limited in SQL', () => {

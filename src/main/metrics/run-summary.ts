@@ -58,33 +58,30 @@ function counts(rows: readonly MeasuredRequest[]): RequestCounts {
 
 const EMPTY = new Float64Array(0);
 
-/** Inter-chunk gaps of the successful requests, sorted. */
-/** The gaps between consecutive content chunks of the successful requests, in no particular order. */
-function itlSamples(rows: readonly MeasuredRequest[]): Float64Array {
-  const ok = rows.filter(isSuccess);
+/**
+ * The gaps between consecutive content chunks of each group's successful requests, in no
+ * particular order, in one array: each group's a segment of it. The summary permutes a group's
+ * segment within itself, so the whole array stays the run's samples, and millions of gaps are
+ * neither copied nor gathered twice.
+ */
+function itlSamplesByGroup(groups: readonly (readonly MeasuredRequest[])[]): { run: Float64Array; groups: Float64Array[] } {
+  const successful = groups.map((rows) => rows.filter(isSuccess));
   let total = 0;
-  for (const row of ok) total += Math.max(0, (row.chunk_offsets_ms?.length ?? 0) - 1);
-  const itl = new Float64Array(total);
+  for (const rows of successful) for (const row of rows) total += Math.max(0, (row.chunk_offsets_ms?.length ?? 0) - 1);
+  const run = new Float64Array(total);
   let filled = 0;
-  for (const row of ok) {
-    const offsets = row.chunk_offsets_ms ?? EMPTY;
-    for (let i = 1; i < offsets.length; i++) {
-      const gap = offsets[i]! - offsets[i - 1]!;
-      if (Number.isFinite(gap)) itl[filled++] = gap;
+  const segments = successful.map((rows) => {
+    const start = filled;
+    for (const row of rows) {
+      const offsets = row.chunk_offsets_ms ?? EMPTY;
+      for (let i = 1; i < offsets.length; i++) {
+        const gap = offsets[i]! - offsets[i - 1]!;
+        if (Number.isFinite(gap)) run[filled++] = gap;
+      }
     }
-  }
-  return itl.subarray(0, filled);
-}
-
-/** One array of every group's samples: the summary permutes each, so the whole run gets its own. */
-function concatenated(parts: readonly Float64Array[]): Float64Array {
-  const all = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  return all;
+    return run.subarray(start, filled);
+  });
+  return { run: run.subarray(0, filled), groups: segments };
 }
 
 function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Record<MetricName, Distribution> {
@@ -212,13 +209,16 @@ export function summarizeRun(input: {
   const measured = input.rows.filter((row) => !row.warmup);
   const windowMs = measuredWindowMs(measured);
   const requestCounts = counts(measured);
-  // ITL samples run to millions: gather each group's once; the run's are the groups' together.
   const groupNames = [...new Set(measured.map((row) => row.group_name ?? 'default'))];
   const groupRows = new Map(groupNames.map((name) => [name, measured.filter((row) => (row.group_name ?? 'default') === name)]));
-  const groupItl = new Map(groupNames.map((name) => [name, itlSamples(groupRows.get(name)!)]));
-  // With one group the run is that group: its distributions are computed once.
+  // ITL samples run to millions: the groups are summarized first, each permuting only its own
+  // segment; with one group the run is that group, and its distributions are computed once.
+  const itl = itlSamplesByGroup(groupNames.map((name) => groupRows.get(name)!));
   const oneGroup = groupNames.length === 1;
-  const metrics = distributions(measured, oneGroup ? groupItl.get(groupNames[0]!)! : concatenated([...groupItl.values()]));
+  const groupMetrics = new Map(
+    oneGroup ? [] : groupNames.map((name, index) => [name, distributions(groupRows.get(name)!, itl.groups[index]!)]),
+  );
+  const metrics = distributions(measured, itl.run);
   const ok = measured.filter(isSuccess);
   const outputTotal = ok.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
   const promptTotal = ok.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0);
@@ -238,7 +238,7 @@ export function summarizeRun(input: {
     const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
     groups[name] = {
       requests: groupCounts,
-      metrics: oneGroup ? metrics : distributions(rows, groupItl.get(name)!),
+      metrics: groupMetrics.get(name) ?? metrics,
       throughput: {
         requests_per_s: perSecond(groupCounts.completed, groupWindow),
         output_tokens_per_s: perSecond(

