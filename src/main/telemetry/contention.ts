@@ -168,6 +168,72 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (value: number) => Math.round(value * 1000) / 1000;
 
+type NamedProcess = ContentionSummary['top_processes'][number];
+type OtherServer = ContentionSummary['other_llama_servers'][number];
+
+/** Who else ran over the window: the busiest processes by mean cores, other llama-servers, and processes holding GPU memory. */
+function otherProcesses(inWindow: readonly ContentionSample[], seconds: number) {
+  const perProcess = new Map<number, { command: string; coreSeconds: number }>();
+  const servers = new Map<number, { command: string; coreSeconds: number }>();
+  const gpu = new Map<number, { command: string; used: number[] }>();
+  for (const sample of inWindow) {
+    const weight = sample.interval_ms / 1000;
+    for (const entry of sample.processes) {
+      const known = perProcess.get(entry.pid) ?? { command: entry.command, coreSeconds: 0 };
+      known.coreSeconds += entry.cores * weight;
+      perProcess.set(entry.pid, known);
+    }
+    for (const entry of sample.llama_servers) {
+      const known = servers.get(entry.pid) ?? { command: entry.command, coreSeconds: 0 };
+      known.coreSeconds += entry.cores * weight;
+      servers.set(entry.pid, known);
+    }
+    for (const entry of sample.gpu_processes) {
+      const known = gpu.get(entry.pid) ?? { command: entry.command, used: [] };
+      if (entry.used_mib !== null) known.used.push(entry.used_mib);
+      gpu.set(entry.pid, known);
+    }
+  }
+  const top: NamedProcess[] = [...perProcess.entries()]
+    .map(([pid, entry]) => ({ pid, command: entry.command, cpu_cores_mean: round(entry.coreSeconds / seconds) }))
+    .filter((entry) => entry.cpu_cores_mean >= NAMED_PROCESS_MIN_CORES)
+    .sort((a, b) => b.cpu_cores_mean - a.cpu_cores_mean)
+    .slice(0, NAMED_PROCESSES);
+  const llamaServers: OtherServer[] = [...servers.entries()].map(([pid, entry]) => {
+    const cores = entry.coreSeconds / seconds;
+    return { pid, command: entry.command, cpu_cores_mean: round(cores), busy: cores > LLAMA_SERVER_BUSY_CORES };
+  });
+  const gpuProcesses = [...gpu.entries()].map(([pid, entry]) => ({
+    pid,
+    command: entry.command,
+    used_mib_max: entry.used.length ? Math.max(...entry.used) : null,
+  }));
+  return { top, llamaServers, gpuProcesses };
+}
+
+/** Why the window counts as contaminated, one reason per cause; empty when it does not. */
+function contentionReasons(
+  otherMean: number,
+  top: readonly NamedProcess[],
+  llamaServers: readonly OtherServer[],
+  options: { thresholdCores: number; cpus: number },
+): string[] {
+  const reasons: string[] = [];
+  if (otherMean > options.thresholdCores) {
+    const named = top
+      .slice(0, 3)
+      .map((entry) => `pid ${entry.pid} ${shortCommand(entry.command)} ${entry.cpu_cores_mean.toFixed(2)}`)
+      .join(', ');
+    reasons.push(
+      `other processes used ${otherMean.toFixed(2)} CPU cores on average (threshold ${options.thresholdCores}; ${options.cpus} cores in all)${named ? `: ${named}` : ''}`,
+    );
+  }
+  for (const entry of llamaServers.filter((server) => server.busy)) {
+    reasons.push(`another llama-server (pid ${entry.pid}) was busy, ${entry.cpu_cores_mean.toFixed(2)} cores on average`);
+  }
+  return reasons;
+}
+
 /**
  * The run's competition over its measured window (a sample covers the interval that ends
  * at its t; it counts when that interval's middle lies inside the window). Contaminated
@@ -215,55 +281,9 @@ export function summarizeContention(
   const otherMean = inWindow.reduce((sum, sample) => sum + sample.other_cpu_cores * sample.interval_ms, 0) / 1000 / seconds;
   const sorted = inWindow.map((sample) => sample.other_cpu_cores).sort((a, b) => a - b);
 
-  const perProcess = new Map<number, { command: string; coreSeconds: number }>();
-  const servers = new Map<number, { command: string; coreSeconds: number }>();
-  const gpu = new Map<number, { command: string; used: number[] }>();
-  for (const sample of inWindow) {
-    const weight = sample.interval_ms / 1000;
-    for (const entry of sample.processes) {
-      const known = perProcess.get(entry.pid) ?? { command: entry.command, coreSeconds: 0 };
-      known.coreSeconds += entry.cores * weight;
-      perProcess.set(entry.pid, known);
-    }
-    for (const entry of sample.llama_servers) {
-      const known = servers.get(entry.pid) ?? { command: entry.command, coreSeconds: 0 };
-      known.coreSeconds += entry.cores * weight;
-      servers.set(entry.pid, known);
-    }
-    for (const entry of sample.gpu_processes) {
-      const known = gpu.get(entry.pid) ?? { command: entry.command, used: [] };
-      if (entry.used_mib !== null) known.used.push(entry.used_mib);
-      gpu.set(entry.pid, known);
-    }
-  }
-  const top = [...perProcess.entries()]
-    .map(([pid, entry]) => ({ pid, command: entry.command, cpu_cores_mean: round(entry.coreSeconds / seconds) }))
-    .filter((entry) => entry.cpu_cores_mean >= NAMED_PROCESS_MIN_CORES)
-    .sort((a, b) => b.cpu_cores_mean - a.cpu_cores_mean)
-    .slice(0, NAMED_PROCESSES);
-  const llamaServers = [...servers.entries()].map(([pid, entry]) => {
-    const cores = entry.coreSeconds / seconds;
-    return { pid, command: entry.command, cpu_cores_mean: round(cores), busy: cores > LLAMA_SERVER_BUSY_CORES };
-  });
-  const gpuProcesses = [...gpu.entries()].map(([pid, entry]) => ({
-    pid,
-    command: entry.command,
-    used_mib_max: entry.used.length ? Math.max(...entry.used) : null,
-  }));
+  const { top, llamaServers, gpuProcesses } = otherProcesses(inWindow, seconds);
 
-  const reasons: string[] = [];
-  if (otherMean > options.thresholdCores) {
-    const named = top
-      .slice(0, 3)
-      .map((entry) => `pid ${entry.pid} ${shortCommand(entry.command)} ${entry.cpu_cores_mean.toFixed(2)}`)
-      .join(', ');
-    reasons.push(
-      `other processes used ${otherMean.toFixed(2)} CPU cores on average (threshold ${options.thresholdCores}; ${options.cpus} cores in all)${named ? `: ${named}` : ''}`,
-    );
-  }
-  for (const entry of llamaServers.filter((server) => server.busy)) {
-    reasons.push(`another llama-server (pid ${entry.pid}) was busy, ${entry.cpu_cores_mean.toFixed(2)} cores on average`);
-  }
+  const reasons = contentionReasons(otherMean, top, llamaServers, options);
   return {
     ...base,
     other_cpu_cores_mean: round(otherMean),

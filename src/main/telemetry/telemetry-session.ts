@@ -260,125 +260,12 @@ export class TelemetrySession {
     const reason =
       this.gpu.unavailableReason ??
       (this.gpu.samples.length === 0 ? `${this.options.gpuMetricsUrl ? 'the GPU exporter' : 'nvidia-smi'} produced no samples` : null);
-    const pids = this.serverPids();
-
-    let gpu: TelemetrySummary['gpu'] = null;
     const measuredWindow = { start: this.windowStart, end: this.windowEnd };
-    let energy = this.windowEnd === null ? energyUnavailable('the measured window did not close', measuredWindow) : null;
-    let throttle: TelemetrySummary['throttle'] = throttleSummary([]);
+    const unclosed = this.windowEnd === null ? energyUnavailable('the measured window did not close', measuredWindow) : null;
     // A loop that gave up mid-run still leaves what it sampled; the failure is kept beside it.
-    if (this.gpu.samples.length > 0) {
-      const chosen = this.options.gpuIndexes ?? null;
-      const isChosen = (index: number) => chosen === null || chosen.includes(index);
-      const chosenOnly = (samples: GpuSample[]) => samples.filter((sample) => isChosen(sample.index));
-      const indexOfUuid = new Map(this.gpu.samples.map((sample) => [sample.uuid, sample.index]));
-      // A process on a GPU outside the choice is other GPU activity, whoever it belongs to.
-      const onChosenGpu = (sample: ProcessVramSample) => {
-        const index = sample.gpuUuid ? indexOfUuid.get(sample.gpuUuid) : undefined;
-        return index === undefined || isChosen(index);
-      };
-      const sweeps = bySweep(this.gpu.samples);
-      const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t));
-      const window = sweeps.filter((sweep) => this.inWindow(sweep.t));
-      const used = (sweep: { samples: GpuSample[] }) => sumOf(chosenOnly(sweep.samples), (sample) => sample.memoryUsedMib);
-
-      const appSweeps = bySweep(this.gpu.processVram.filter(onChosenGpu));
-      const windowApps = appSweeps.filter((sweep) => this.inWindow(sweep.t));
-      const serverVram = defined(windowApps.map((sweep) => this.serverVramOf(sweep.samples, pids)));
-      const others = defined(
-        windowApps.map((sweep) => {
-          const theirs = sweep.samples.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
-          return theirs.length === 0 ? null : theirs.reduce((sum, sample) => sum + sample.usedMib!, 0);
-        }),
-      );
-
-      // Utilization and power describe the GPUs the server is on: those chosen, else those its
-      // processes were seen on, else all of them.
-      const serverGpus = new Set(
-        this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!),
-      );
-      const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))].sort((a, b) => a - b);
-      const first = (index: number) => this.gpu.samples.find((sample) => sample.index === index)!;
-      const runGpus = new Set(
-        indexes.filter((index) => (chosen !== null ? isChosen(index) : serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? ''))),
-      );
-      const onRunGpus = (sweep: { samples: GpuSample[] }) => sweep.samples.filter((sample) => runGpus.has(sample.index));
-      const names = [...runGpus].map((index) => first(index).name ?? 'unknown GPU');
-      const distinctNames = [...new Set(names)];
-
-      const perGpu = indexes.map((index) => {
-        const of = (list: typeof sweeps) => list.flatMap((sweep) => sweep.samples.filter((sample) => sample.index === index));
-        return {
-          index,
-          ...(this.gpu.hostOf(index) ? { host: this.gpu.hostOf(index) } : {}),
-          name: first(index).name,
-          memory_total_mib: first(index).memoryTotalMib,
-          baseline_used_mib: mean(defined(of(baseline).map((sample) => sample.memoryUsedMib))),
-          peak_used_mib: max(defined(of(window).map((sample) => sample.memoryUsedMib))),
-          utilization_pct_mean: mean(defined(of(window).map((sample) => sample.utilizationPct))),
-        };
-      });
-      const windowReadings = window.flatMap(onRunGpus);
-      throttle = throttleSummary(windowReadings);
-      const powerSource = this.gpu.powerSource;
-      energy ??= powerSource
-        ? gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, powerSource)
-        : energyUnavailable(MAC_POWER_NOTE, measuredWindow);
-      gpu = {
-        name:
-          distinctNames.length === 1 && names.length > 1
-            ? `${names.length}× ${distinctNames[0]}`
-            : distinctNames.join(' + ') || 'unknown GPU',
-        gpu_count: indexes.length,
-        ...(chosen !== null ? { chosen_indexes: [...chosen] } : {}),
-        memory_total_mib: sumOf(chosenOnly(sweeps[0]!.samples), (sample) => sample.memoryTotalMib),
-        before_load_used_mib: this.options.beforeLoadUsedMib ?? null,
-        baseline_used_mib: mean(defined(baseline.map(used))),
-        peak_used_mib: max(defined(window.map(used))),
-        server_used_mib_peak: max(serverVram),
-        server_used_mib_mean: mean(serverVram),
-        utilization_pct_mean: mean(defined(window.flatMap((sweep) => onRunGpus(sweep).map((sample) => sample.utilizationPct)))),
-        power_w_mean: mean(defined(window.map((sweep) => sumOf(onRunGpus(sweep), (sample) => sample.powerW)))),
-        samples: window.length,
-        baseline_samples: baseline.length,
-        other_processes_vram_mib: max(others),
-        timestamps: { ...this.gpu.timestampCounts },
-        per_gpu: perGpu,
-        sampling_failure: this.gpu.unavailableReason,
-        ...(this.gpu.notes.length > 0 ? { sampling_notes: this.gpu.notes } : {}),
-      };
-    }
-
-    let serverProcess: TelemetrySummary['server_process'] = null;
-    if (this.process) {
-      const window = this.process.samples.filter((sample) => this.inWindow(sample.t));
-      serverProcess = {
-        cpu_pct_mean: mean(window.map((sample) => sample.cpuPct)),
-        rss_peak_bytes: max(window.map((sample) => sample.rssBytes)),
-      };
-    }
-
-    let serverMetrics: TelemetrySummary['server_metrics'] = null;
-    if (this.scraper && this.scraper.samples.length > 0) {
-      const samples = this.scraper.samples;
-      const before = [...samples].reverse().find((sample) => this.windowStart !== null && sample.t <= this.windowStart) ?? samples[0]!;
-      const after = samples[samples.length - 1]!;
-      const delta = (key: 'promptTokensTotal' | 'cachedPromptTokensTotal' | 'predictedTokensTotal') =>
-        after[key] === null || before[key] === null ? null : after[key]! - before[key]!;
-      const window = samples.filter((sample) => this.inWindow(sample.t));
-      serverMetrics = {
-        prompt_tokens: delta('promptTokensTotal'),
-        cached_prompt_tokens: delta('cachedPromptTokensTotal'),
-        predicted_tokens: delta('predictedTokensTotal'),
-        requests_processing_max: max(defined(window.map((sample) => sample.requestsProcessing))),
-        requests_deferred_max: max(defined(window.map((sample) => sample.requestsDeferred))),
-      };
-    }
-    if (!energy) {
-      const rapl = this.rapl.result();
-      energy = raplWindowEnergy(rapl, measuredWindow);
-      throttle = { ...throttleSummary([]), reason: `no GPU telemetry (${reason})` };
-    }
+    const onGpu = this.gpu.samples.length > 0 ? this.gpuSummary(measuredWindow) : null;
+    const energy = unclosed ?? onGpu?.energy ?? raplWindowEnergy(this.rapl.result(), measuredWindow);
+    const throttle = onGpu ? onGpu.throttle : { ...throttleSummary([]), reason: `no GPU telemetry (${reason})` };
     const contention = summarizeContention(this.contention.samples, {
       windowStart: this.windowStart,
       windowEnd: this.windowEnd,
@@ -389,15 +276,137 @@ export class TelemetrySession {
     });
     const baselineMs = this.baselineEnd !== null && this.baselineStart !== null ? this.baselineEnd - this.baselineStart : null;
     return {
-      gpu,
-      gpu_unavailable_reason: gpu ? null : reason,
-      server_process: serverProcess,
-      server_metrics: serverMetrics,
+      gpu: onGpu?.gpu ?? null,
+      gpu_unavailable_reason: onGpu ? null : reason,
+      server_process: this.serverProcessSummary(),
+      server_metrics: this.serverMetricsSummary(),
       sampler,
       window: { start_ms: this.windowStart, end_ms: this.windowEnd, baseline_ms: baselineMs },
       contention,
       energy,
       throttle,
+    };
+  }
+
+  /** The GPUs over the measured window, from what was sampled: memory, utilization, power, its energy and throttling. */
+  private gpuSummary(measuredWindow: { start: number | null; end: number | null }): {
+    gpu: NonNullable<TelemetrySummary['gpu']>;
+    energy: TelemetrySummary['energy'];
+    throttle: TelemetrySummary['throttle'];
+  } {
+    const pids = this.serverPids();
+    const chosen = this.options.gpuIndexes ?? null;
+    const isChosen = (index: number) => chosen === null || chosen.includes(index);
+    const chosenOnly = (samples: GpuSample[]) => samples.filter((sample) => isChosen(sample.index));
+    const sweeps = bySweep(this.gpu.samples);
+    const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t));
+    const window = sweeps.filter((sweep) => this.inWindow(sweep.t));
+    const used = (sweep: { samples: GpuSample[] }) => sumOf(chosenOnly(sweep.samples), (sample) => sample.memoryUsedMib);
+    const { serverVram, others } = this.processVramInWindow(pids, isChosen);
+
+    // Utilization and power describe the GPUs the server is on: those chosen, else those its
+    // processes were seen on, else all of them.
+    const serverGpus = new Set(
+      this.gpu.processVram.filter((sample) => pids.has(sample.pid) && sample.gpuUuid).map((sample) => sample.gpuUuid!),
+    );
+    const indexes = [...new Set(this.gpu.samples.map((sample) => sample.index))].sort((a, b) => a - b);
+    const first = (index: number) => this.gpu.samples.find((sample) => sample.index === index)!;
+    const runGpus = new Set(
+      indexes.filter((index) => (chosen !== null ? isChosen(index) : serverGpus.size === 0 || serverGpus.has(first(index).uuid ?? ''))),
+    );
+    const onRunGpus = (sweep: { samples: GpuSample[] }) => sweep.samples.filter((sample) => runGpus.has(sample.index));
+    const names = [...runGpus].map((index) => first(index).name ?? 'unknown GPU');
+    const distinctNames = [...new Set(names)];
+
+    const windowReadings = window.flatMap(onRunGpus);
+    const powerSource = this.gpu.powerSource;
+    const energy = powerSource
+      ? gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, powerSource)
+      : energyUnavailable(MAC_POWER_NOTE, measuredWindow);
+    const gpu = {
+      name:
+        distinctNames.length === 1 && names.length > 1
+          ? `${names.length}× ${distinctNames[0]}`
+          : distinctNames.join(' + ') || 'unknown GPU',
+      gpu_count: indexes.length,
+      ...(chosen !== null ? { chosen_indexes: [...chosen] } : {}),
+      memory_total_mib: sumOf(chosenOnly(sweeps[0]!.samples), (sample) => sample.memoryTotalMib),
+      before_load_used_mib: this.options.beforeLoadUsedMib ?? null,
+      baseline_used_mib: mean(defined(baseline.map(used))),
+      peak_used_mib: max(defined(window.map(used))),
+      server_used_mib_peak: max(serverVram),
+      server_used_mib_mean: mean(serverVram),
+      utilization_pct_mean: mean(defined(window.flatMap((sweep) => onRunGpus(sweep).map((sample) => sample.utilizationPct)))),
+      power_w_mean: mean(defined(window.map((sweep) => sumOf(onRunGpus(sweep), (sample) => sample.powerW)))),
+      samples: window.length,
+      baseline_samples: baseline.length,
+      other_processes_vram_mib: max(others),
+      timestamps: { ...this.gpu.timestampCounts },
+      per_gpu: indexes.map((index) => this.oneGpuSummary(first(index), baseline, window)),
+      sampling_failure: this.gpu.unavailableReason,
+      ...(this.gpu.notes.length > 0 ? { sampling_notes: this.gpu.notes } : {}),
+    };
+    return { gpu, energy, throttle: throttleSummary(windowReadings) };
+  }
+
+  /**
+   * Memory by process on the chosen GPUs over the window: the server's, and all others' together.
+   * A process on a GPU outside the choice is other GPU activity, whoever it belongs to.
+   */
+  private processVramInWindow(pids: Set<number>, isChosen: (index: number) => boolean): { serverVram: number[]; others: number[] } {
+    const indexOfUuid = new Map(this.gpu.samples.map((sample) => [sample.uuid, sample.index]));
+    const onChosenGpu = (sample: ProcessVramSample) => {
+      const index = sample.gpuUuid ? indexOfUuid.get(sample.gpuUuid) : undefined;
+      return index === undefined || isChosen(index);
+    };
+    const windowApps = bySweep(this.gpu.processVram.filter(onChosenGpu)).filter((sweep) => this.inWindow(sweep.t));
+    return {
+      serverVram: defined(windowApps.map((sweep) => this.serverVramOf(sweep.samples, pids))),
+      others: defined(
+        windowApps.map((sweep) => {
+          const theirs = sweep.samples.filter((sample) => !pids.has(sample.pid) && sample.usedMib !== null);
+          return theirs.length === 0 ? null : theirs.reduce((sum, sample) => sum + sample.usedMib!, 0);
+        }),
+      ),
+    };
+  }
+
+  /** One GPU's own figures: its memory at baseline and at peak, its mean utilization over the window. */
+  private oneGpuSummary(first: GpuSample, baseline: { samples: GpuSample[] }[], window: { samples: GpuSample[] }[]) {
+    const of = (list: { samples: GpuSample[] }[]) =>
+      list.flatMap((sweep) => sweep.samples.filter((sample) => sample.index === first.index));
+    return {
+      index: first.index,
+      ...(this.gpu.hostOf(first.index) ? { host: this.gpu.hostOf(first.index) } : {}),
+      name: first.name,
+      memory_total_mib: first.memoryTotalMib,
+      baseline_used_mib: mean(defined(of(baseline).map((sample) => sample.memoryUsedMib))),
+      peak_used_mib: max(defined(of(window).map((sample) => sample.memoryUsedMib))),
+      utilization_pct_mean: mean(defined(of(window).map((sample) => sample.utilizationPct))),
+    };
+  }
+
+  private serverProcessSummary(): TelemetrySummary['server_process'] {
+    if (!this.process) return null;
+    const window = this.process.samples.filter((sample) => this.inWindow(sample.t));
+    return { cpu_pct_mean: mean(window.map((sample) => sample.cpuPct)), rss_peak_bytes: max(window.map((sample) => sample.rssBytes)) };
+  }
+
+  /** The server's own counters over the measured window: token totals as differences, queue depths at their peak. */
+  private serverMetricsSummary(): TelemetrySummary['server_metrics'] {
+    if (!this.scraper || this.scraper.samples.length === 0) return null;
+    const samples = this.scraper.samples;
+    const before = [...samples].reverse().find((sample) => this.windowStart !== null && sample.t <= this.windowStart) ?? samples[0]!;
+    const after = samples[samples.length - 1]!;
+    const delta = (key: 'promptTokensTotal' | 'cachedPromptTokensTotal' | 'predictedTokensTotal') =>
+      after[key] === null || before[key] === null ? null : after[key]! - before[key]!;
+    const window = samples.filter((sample) => this.inWindow(sample.t));
+    return {
+      prompt_tokens: delta('promptTokensTotal'),
+      cached_prompt_tokens: delta('cachedPromptTokensTotal'),
+      predicted_tokens: delta('predictedTokensTotal'),
+      requests_processing_max: max(defined(window.map((sample) => sample.requestsProcessing))),
+      requests_deferred_max: max(defined(window.map((sample) => sample.requestsDeferred))),
     };
   }
 
