@@ -53,6 +53,31 @@ export interface ServerOptions {
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
 const HEALTH_POLL_MS = 250;
+
+/** What the log has said so far while a server loads, and the wake-up for the health poll. */
+interface LoadWatch {
+  lastProgress: number;
+  listeningAt: number | null;
+  wake: () => void;
+}
+
+/** When the probe's first token arrived (performance.now()), or null when none came: the end of a cold start. */
+async function firstTokenAt(address: ServerAddress): Promise<number | null> {
+  const agent = createKeepAliveAgent(1);
+  try {
+    const probe = await streamCompletion({
+      baseUrl: address.baseUrl,
+      headers: { ...address.headers },
+      body: PROBE_BODY,
+      agent,
+      firstTokenTimeoutMs: 120_000,
+      totalTimeoutMs: 180_000,
+    });
+    return probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
+  } finally {
+    agent.destroy();
+  }
+}
 const MAX_BIND_ATTEMPTS = 3;
 
 /** The fixed request whose first token ends the cold-start measurement. */
@@ -185,10 +210,60 @@ export class ManagedServer {
     });
     const baseUrl = `http://127.0.0.1:${port}`;
     const address: ServerAddress = { baseUrl, headers: this.authHeaders };
-    let lastProgress = Date.now();
-    let listeningAt: number | null = null;
-    // The 250 ms poll alone would quantize the ready time; the log's "listening" line wakes it early.
-    let wakePoll: () => void = () => {};
+    const loading: LoadWatch = { lastProgress: Date.now(), listeningAt: null, wake: () => {} };
+    const { child, spawnedAt } = await this.spawn(program, args, env, port, loading);
+
+    let exit: ProcessExit | null = null;
+    void child.exited.then((result) => {
+      exit = result;
+      this.onExit(result);
+    });
+    const ended = () => exit !== null || this.stopRequested;
+
+    const health = await this.awaitHealthy(baseUrl, child, loading, ended);
+    if (health === 'ended') return this.failStart(exit, port);
+    if (health !== 'ready') return this.refuseStart(health, child);
+    const readyAtMs = performance.now();
+    const crowded = this.crowdedBy(child.pid);
+    if (crowded)
+      return this.refuseStart(
+        this.fault(
+          'oversubscribed',
+          crowded,
+          null,
+          'Stop the other llama-server, lower threads, or pass --force (force: true) to run both.',
+        ),
+        child,
+      );
+
+    const firstToken = this.options.coldStartProbe === false ? null : await firstTokenAt(address);
+    const coldStart: ColdStart = {
+      spawnToListeningMs: loading.listeningAt === null ? null : loading.listeningAt - spawnedAt,
+      spawnToReadyMs: readyAtMs - spawnedAt,
+      readyToFirstTokenMs: firstToken === null ? null : firstToken - readyAtMs,
+      spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
+    };
+    if (ended()) return this.failStart(exit, port);
+    // Shown in the UI and copied into run records: secret flag values stay with the process.
+    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]), child.pid);
+    // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
+    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
+      await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
+    this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
+    if (ended()) return this.failStart(exit, port);
+    this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
+    return this.snapshotState;
+  }
+
+  /** Starts the server's process with its log captured, and records it as starting. */
+  private async spawn(
+    program: string,
+    args: string[],
+    env: Readonly<Record<string, string | null>>,
+    port: number,
+    loading: LoadWatch,
+  ): Promise<{ child: ManagedProcess; spawnedAt: number }> {
+    const baseUrl = `http://127.0.0.1:${port}`;
     this.earlyLines.length = 0;
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
@@ -201,16 +276,7 @@ export class ManagedServer {
       keepCredentials: this.engine.keepsCredential,
       grantedEnv: { ...env, ...(this.engine.apiKeyEnv ? { [this.engine.apiKeyEnv]: this.apiKey } : {}) },
       logCapacity: 500,
-      onLine: (line) => {
-        this.logFile?.write(line);
-        if (this.earlyLines.length < 2000) this.earlyLines.push(line);
-        this.logLines.emit(line);
-        if (this.engine.isLoadProgress(line)) lastProgress = Date.now();
-        if (listeningAt === null && this.engine.isListening(line)) {
-          listeningAt = performance.now();
-          wakePoll();
-        }
-      },
+      onLine: (line) => this.onStartingLine(line, loading),
     });
     this.process = child;
     this.stopRequested = false;
@@ -239,79 +305,55 @@ export class ManagedServer {
         port,
       }),
     );
+    return { child, spawnedAt };
+  }
 
-    let exit: ProcessExit | null = null;
-    void child.exited.then((result) => {
-      exit = result;
-      this.onExit(result);
-    });
+  /** A log line while starting: kept, passed on, and read for load progress and the "listening" line. */
+  private onStartingLine(line: string, loading: LoadWatch): void {
+    this.logFile?.write(line);
+    if (this.earlyLines.length < 2000) this.earlyLines.push(line);
+    this.logLines.emit(line);
+    if (this.engine.isLoadProgress(line)) loading.lastProgress = Date.now();
+    if (loading.listeningAt === null && this.engine.isListening(line)) {
+      loading.listeningAt = performance.now();
+      loading.wake();
+    }
+  }
 
-    const hardDeadline = Date.now() + this.options.timeouts.hardMs;
+  /**
+   * Polls health until the server answers: 'ready', 'ended' when it exited or a stop was asked
+   * for, or the fault when its load stalled or outlasted the hard deadline.
+   */
+  private async awaitHealthy(
+    baseUrl: string,
+    child: ManagedProcess,
+    loading: LoadWatch,
+    ended: () => boolean,
+  ): Promise<'ready' | 'ended' | ServerFault> {
+    const { stallMs, hardMs } = this.options.timeouts;
+    const hardDeadline = Date.now() + hardMs;
     for (;;) {
-      if (exit || this.stopRequested) return this.failStart(exit, port);
-      if (await healthOk(baseUrl + this.engine.healthPath)) break;
+      if (ended()) return 'ended';
+      if (await healthOk(baseUrl + this.engine.healthPath)) return 'ready';
       const now = Date.now();
-      if (now - lastProgress > this.options.timeouts.stallMs || now > hardDeadline) {
-        const stalled = now - lastProgress > this.options.timeouts.stallMs;
-        const fault = this.fault(
+      const stalled = now - loading.lastProgress > stallMs;
+      if (stalled || now > hardDeadline)
+        return this.fault(
           stalled ? 'stalled' : 'timeout',
-          stalled
-            ? `no loading progress in the log for ${Math.round(this.options.timeouts.stallMs / 1000)} s`
-            : `not ready after ${Math.round(this.options.timeouts.hardMs / 1000)} s`,
+          stalled ? `no loading progress in the log for ${Math.round(stallMs / 1000)} s` : `not ready after ${Math.round(hardMs / 1000)} s`,
           null,
           'The load is hung; check the log, free memory, or lower contextSize / gpuLayers.',
         );
-        this.update({ state: 'failed', fault });
-        await child.stop(this.options.timeouts.stopGraceMs);
-        this.finishSession('failed', fault);
-        return this.snapshotState;
-      }
-      await Promise.race([delay(HEALTH_POLL_MS), child.exited, new Promise<void>((resolve) => (wakePoll = resolve))]);
+      // The 250 ms poll alone would quantize the ready time; the log's "listening" line wakes it early.
+      await Promise.race([delay(HEALTH_POLL_MS), child.exited, new Promise<void>((resolve) => (loading.wake = resolve))]);
     }
-    const readyAtMs = performance.now();
-    const crowded = this.crowdedBy(child.pid);
-    if (crowded) {
-      const fault = this.fault(
-        'oversubscribed',
-        crowded,
-        null,
-        'Stop the other llama-server, lower threads, or pass --force (force: true) to run both.',
-      );
-      this.update({ state: 'failed', fault });
-      await child.stop(this.options.timeouts.stopGraceMs);
-      this.finishSession('failed', fault);
-      return this.snapshotState;
-    }
+  }
 
-    let firstToken: number | null = null;
-    if (this.options.coldStartProbe !== false) {
-      const agent = createKeepAliveAgent(1);
-      const probe = await streamCompletion({
-        baseUrl,
-        headers: { ...address.headers },
-        body: PROBE_BODY,
-        agent,
-        firstTokenTimeoutMs: 120_000,
-        totalTimeoutMs: 180_000,
-      });
-      agent.destroy();
-      firstToken = probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
-    }
-    const coldStart: ColdStart = {
-      spawnToListeningMs: listeningAt === null ? null : listeningAt - spawnedAt,
-      spawnToReadyMs: readyAtMs - spawnedAt,
-      readyToFirstTokenMs: firstToken === null ? null : firstToken - readyAtMs,
-      spawnToFirstTokenMs: firstToken === null ? null : firstToken - spawnedAt,
-    };
-    if (exit || this.stopRequested) return this.failStart(exit, port);
-    // Shown in the UI and copied into run records: secret flag values stay with the process.
-    const effectiveConfig = await this.engine.readEffectiveConfig(address, this.earlyLines, redactArgv([program, ...args]), child.pid);
-    // The probe must not warm anything: a fresh server's first real request has to find its slots empty.
-    if (this.engine.capabilities.slotErase && this.options.coldStartProbe !== false)
-      await eraseSlots(address, effectiveConfig.slots ?? this.profile.parallelSlots);
-    this.record(() => this.sessions.recordReady(this.id, coldStart, effectiveConfig));
-    if (exit || this.stopRequested) return this.failStart(exit, port);
-    this.update({ state: 'ready', readyAt: new Date().toISOString(), coldStart, effectiveConfig });
+  /** A server that came up but may not serve: stopped, with the fault recorded. */
+  private async refuseStart(fault: ServerFault, child: ManagedProcess): Promise<ServerSnapshot> {
+    this.update({ state: 'failed', fault });
+    await child.stop(this.options.timeouts.stopGraceMs);
+    this.finishSession('failed', fault);
     return this.snapshotState;
   }
 
