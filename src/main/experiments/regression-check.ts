@@ -197,12 +197,7 @@ function windowValue(store: RunStore, run: RunRow, metric: CheckedMetric): numbe
   return percentile(values, Number(metric.statistic.slice(1)) / 100);
 }
 
-/**
- * The regression gate: the baseline's windows against the candidate's (stored runs, or the
- * baseline's configuration measured again `repeats` times with `settings` over its profile).
- * Refuses, before judging anything, a candidate on another model file or workload revision.
- */
-export async function runRegressionCheck(options: {
+type CheckOptions = {
   store: RunStore;
   experiments: ExperimentStore;
   query: CheckQuery;
@@ -215,105 +210,30 @@ export async function runRegressionCheck(options: {
   /** The sha256 of a model reference's file now, to refuse a rerun on a changed file before it starts. */
   modelSha256: (ref: string) => Promise<string | null>;
   onStatus?: (line: string) => void;
-}): Promise<CheckResult> {
-  const { store, query } = options;
-  let baseline = baselineRuns(store, options.experiments, query);
-  if (baseline.length === 0) throw new AppError(ErrorCode.NotFound, `--baseline ${query.baseline} has no stored runs`);
-  const incomplete = baseline.find((run) => run.status !== 'completed');
-  if (incomplete)
-    throw new AppError(ErrorCode.InvalidInput, `baseline run ${incomplete.id.slice(0, 8)} is ${incomplete.status}, not completed`);
-  const reference = baseline[0]!;
-  for (const run of baseline.slice(1)) assertComparable(reference, run);
+};
 
-  let candidate: RunRow[];
-  let storedBaseline: RunRow[] | null = null;
+/**
+ * The regression gate: the baseline's windows against the candidate's (stored runs, or the
+ * baseline's configuration measured again `repeats` times with `settings` over its profile).
+ * Refuses, before judging anything, a candidate on another model file or workload revision.
+ */
+export async function runRegressionCheck(options: CheckOptions): Promise<CheckResult> {
+  const { store, query } = options;
+  const stored = completedBaseline(store, options.experiments, query);
+  const reference = stored[0]!;
   if (query.interleave && query.candidateRuns && query.candidateRuns.length > 0)
     throw new AppError(
       ErrorCode.Usage,
       '--interleave measures the baseline again beside a measured candidate; stored --run windows cannot be interleaved',
     );
-  if (query.candidateRuns && query.candidateRuns.length > 0) {
-    candidate = query.candidateRuns.map((id) => {
-      const run = store.findRun(id);
-      if (!run) throw new AppError(ErrorCode.NotFound, `--run ${id}: no such run`);
-      if (run.status !== 'completed') throw new AppError(ErrorCode.InvalidInput, `--run ${id} is ${run.status}, not completed`);
-      assertComparable(reference, run);
-      return run;
-    });
-  } else {
-    const baselineServer = query.interleave ? recordedServer(reference) : null;
-    const spec = rerunSpec(reference, query.settings);
-    const sha256 = await options.modelSha256(spec.model!);
-    if (reference.model_sha256 && sha256 && sha256 !== reference.model_sha256)
-      throw new AppError(
-        ErrorCode.InvalidInput,
-        `${spec.model}: the file changed since the baseline (sha256 ${sha256.slice(0, 12)}, baseline ${reference.model_sha256.slice(0, 12)}); a regression check needs the same model file`,
-      );
-    const measure = async (side: CheckSideName, window: number): Promise<RunRow> => {
-      for (let attempt = 0; ; attempt++) {
-        options.onStatus?.(`${side} window ${window}/${query.repeats}`);
-        const summary = await options.run(
-          side === 'baseline' ? rerunSpec(reference, []) : spec,
-          side,
-          side === 'baseline' ? baselineServer : null,
-        );
-        const run = store.findRun(summary.run_id)!;
-        // Its workload revision is known once the workload is resolved: a changed file stops the check here.
-        assertComparable(reference, run);
-        if (run.status !== 'completed')
-          throw new AppError(ErrorCode.RequestFailed, `${side} run ${run.id.slice(0, 8)} ${run.status}: ${run.status_reason ?? ''}`);
-        // A window other processes competed with measures them too: a gate must not fail a build on it.
-        const contention = summary.telemetry?.contention;
-        if (!contention?.contaminated || attempt === CONTAMINATED_RETRIES) return run;
-        options.onStatus?.(`${side} window ${window}: ${contention.reason}; measured again`);
-      }
-    };
-    candidate = [];
-    const fresh: RunRow[] = [];
-    for (let window = 1; window <= query.repeats; window++) {
-      if (!query.interleave) {
-        candidate.push(await measure('candidate', window));
-        continue;
-      }
-      // ABBA: a trend within the check falls on both sides equally instead of on whichever ran later.
-      const order: CheckSideName[] = window % 2 === 1 ? ['baseline', 'candidate'] : ['candidate', 'baseline'];
-      for (const side of order) (side === 'baseline' ? fresh : candidate).push(await measure(side, window));
-    }
-    if (query.interleave) {
-      storedBaseline = baseline;
-      baseline = fresh;
-    }
-  }
-
+  const measured =
+    query.candidateRuns && query.candidateRuns.length > 0
+      ? { candidate: storedCandidate(store, query.candidateRuns, reference), freshBaseline: null }
+      : await measureWindows(options, reference);
+  const baseline = measured.freshBaseline ?? stored;
+  const candidate = measured.candidate;
   const alpha = CHECK_ALPHA / query.metrics.length;
-  const metrics = query.metrics.map((metric): CheckMetricResult => {
-    const values = (runs: RunRow[]) => runs.map((run) => windowValue(store, run, metric));
-    const [a, b] = [values(baseline), values(candidate)];
-    const present = (list: (number | null)[]) => list.filter((value): value is number => value !== null);
-    const decision = regressionDecision({
-      baseline: present(a),
-      candidate: present(b),
-      margin: query.margin,
-      alpha,
-      higherIsBetter: METRIC_TABLE[metric.metric].higherIsBetter,
-    });
-    const geometric = (list: number[]) =>
-      list.length === 0 ? null : Math.exp(list.reduce((sum, value) => sum + Math.log(value), 0) / list.length);
-    const missing = [...a, ...b].some((value) => value === null);
-    return {
-      metric: metric.metric === 'output_tokens_per_s' ? metric.metric : `${metric.metric} ${metric.statistic}`,
-      baseline_value: geometric(present(a)),
-      candidate_value: geometric(present(b)),
-      baseline_windows: present(a),
-      candidate_windows: present(b),
-      ...decision,
-      note:
-        decision.note ??
-        (missing
-          ? `some windows have no value (${metric.statistic} needs ${metric.statistic === 'p50' || metric.statistic === 'mean' ? 1 : PERCENTILE_MIN_N[metric.statistic as 'p90' | 'p95' | 'p99']} successful requests per run)`
-          : null),
-    };
-  });
+  const metrics = query.metrics.map((metric) => metricResult(store, baseline, candidate, metric, query.margin, alpha));
   const result = metrics.some((entry) => entry.verdict === 'regression')
     ? 'regression'
     : metrics.some((entry) => entry.verdict === 'insufficient data')
@@ -324,10 +244,116 @@ export async function runRegressionCheck(options: {
     margin: query.margin,
     alpha: CHECK_ALPHA,
     rule: CHECK_RULE,
-    interleaved: storedBaseline !== null,
+    interleaved: measured.freshBaseline !== null,
     baseline: side(baseline),
-    stored_baseline: storedBaseline ? side(storedBaseline) : null,
+    stored_baseline: measured.freshBaseline ? side(stored) : null,
     candidate: side(candidate),
     metrics,
+  };
+}
+
+/** The baseline's stored runs: there, completed, and comparable with each other. */
+function completedBaseline(store: RunStore, experiments: ExperimentStore, query: CheckQuery): RunRow[] {
+  const baseline = baselineRuns(store, experiments, query);
+  if (baseline.length === 0) throw new AppError(ErrorCode.NotFound, `--baseline ${query.baseline} has no stored runs`);
+  const incomplete = baseline.find((run) => run.status !== 'completed');
+  if (incomplete)
+    throw new AppError(ErrorCode.InvalidInput, `baseline run ${incomplete.id.slice(0, 8)} is ${incomplete.status}, not completed`);
+  for (const run of baseline.slice(1)) assertComparable(baseline[0]!, run);
+  return baseline;
+}
+
+/** The candidate as stored runs named by --run: each completed and comparable with the baseline. */
+function storedCandidate(store: RunStore, ids: readonly string[], reference: RunRow): RunRow[] {
+  return ids.map((id) => {
+    const run = store.findRun(id);
+    if (!run) throw new AppError(ErrorCode.NotFound, `--run ${id}: no such run`);
+    if (run.status !== 'completed') throw new AppError(ErrorCode.InvalidInput, `--run ${id} is ${run.status}, not completed`);
+    assertComparable(reference, run);
+    return run;
+  });
+}
+
+/**
+ * The candidate measured `repeats` times, and with --interleave the baseline again beside it
+ * (ABBA), on the same model file; a window other processes competed with is measured again.
+ */
+async function measureWindows(options: CheckOptions, reference: RunRow): Promise<{ candidate: RunRow[]; freshBaseline: RunRow[] | null }> {
+  const { store, query } = options;
+  const baselineServer = query.interleave ? recordedServer(reference) : null;
+  const spec = rerunSpec(reference, query.settings);
+  const sha256 = await options.modelSha256(spec.model!);
+  if (reference.model_sha256 && sha256 && sha256 !== reference.model_sha256)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `${spec.model}: the file changed since the baseline (sha256 ${sha256.slice(0, 12)}, baseline ${reference.model_sha256.slice(0, 12)}); a regression check needs the same model file`,
+    );
+  const measure = async (side: CheckSideName, window: number): Promise<RunRow> => {
+    for (let attempt = 0; ; attempt++) {
+      options.onStatus?.(`${side} window ${window}/${query.repeats}`);
+      const summary = await options.run(
+        side === 'baseline' ? rerunSpec(reference, []) : spec,
+        side,
+        side === 'baseline' ? baselineServer : null,
+      );
+      const run = store.findRun(summary.run_id)!;
+      // Its workload revision is known once the workload is resolved: a changed file stops the check here.
+      assertComparable(reference, run);
+      if (run.status !== 'completed')
+        throw new AppError(ErrorCode.RequestFailed, `${side} run ${run.id.slice(0, 8)} ${run.status}: ${run.status_reason ?? ''}`);
+      // A window other processes competed with measures them too: a gate must not fail a build on it.
+      const contention = summary.telemetry?.contention;
+      if (!contention?.contaminated || attempt === CONTAMINATED_RETRIES) return run;
+      options.onStatus?.(`${side} window ${window}: ${contention.reason}; measured again`);
+    }
+  };
+  const candidate: RunRow[] = [];
+  const fresh: RunRow[] = [];
+  for (let window = 1; window <= query.repeats; window++) {
+    if (!query.interleave) {
+      candidate.push(await measure('candidate', window));
+      continue;
+    }
+    // ABBA: a trend within the check falls on both sides equally instead of on whichever ran later.
+    const order: CheckSideName[] = window % 2 === 1 ? ['baseline', 'candidate'] : ['candidate', 'baseline'];
+    for (const side of order) (side === 'baseline' ? fresh : candidate).push(await measure(side, window));
+  }
+  return { candidate, freshBaseline: query.interleave ? fresh : null };
+}
+
+/** One metric's verdict: each side's window values, their geometric means, and the decision at this metric's share of alpha. */
+function metricResult(
+  store: RunStore,
+  baseline: RunRow[],
+  candidate: RunRow[],
+  metric: CheckedMetric,
+  margin: number,
+  alpha: number,
+): CheckMetricResult {
+  const values = (runs: RunRow[]) => runs.map((run) => windowValue(store, run, metric));
+  const [a, b] = [values(baseline), values(candidate)];
+  const present = (list: (number | null)[]) => list.filter((value): value is number => value !== null);
+  const decision = regressionDecision({
+    baseline: present(a),
+    candidate: present(b),
+    margin,
+    alpha,
+    higherIsBetter: METRIC_TABLE[metric.metric].higherIsBetter,
+  });
+  const geometric = (list: number[]) =>
+    list.length === 0 ? null : Math.exp(list.reduce((sum, value) => sum + Math.log(value), 0) / list.length);
+  const missing = [...a, ...b].some((value) => value === null);
+  return {
+    metric: metric.metric === 'output_tokens_per_s' ? metric.metric : `${metric.metric} ${metric.statistic}`,
+    baseline_value: geometric(present(a)),
+    candidate_value: geometric(present(b)),
+    baseline_windows: present(a),
+    candidate_windows: present(b),
+    ...decision,
+    note:
+      decision.note ??
+      (missing
+        ? `some windows have no value (${metric.statistic} needs ${metric.statistic === 'p50' || metric.statistic === 'mean' ? 1 : PERCENTILE_MIN_N[metric.statistic as 'p90' | 'p95' | 'p99']} successful requests per run)`
+        : null),
   };
 }
