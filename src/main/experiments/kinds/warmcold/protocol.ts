@@ -215,34 +215,11 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
       for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
         if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
         if (condition === 'cold-process') {
-          for (let start = 0; start < startsPerWindow[window]!; start++) {
-            options.onStatus?.(
-              `window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startsPerWindow[window]}`,
-            );
-            // No probe and no warmup: the one measured request is the first the fresh process sees.
-            await options.cooldown?.beforeWindow(options.onStatus);
-            const result = await runWindow(
-              options,
-              { experimentId, condition, window },
-              {
-                target: {
-                  kind: 'model',
-                  modelRef: options.model.ref,
-                  modelPath: options.model.path,
-                  profile: options.profile,
-                  coldStartProbe: false,
-                },
-                load: { mode: 'closed', concurrency: 1 },
-                stop: { requests: 1, durationMs: null },
-                warmup: 0,
-                slo: null,
-              },
-            );
-            resolved ??= result.workload;
-            const runId = result.summary.run_id;
-            starts.push(coldStartOf(options.runs, runId));
-            runIds.get(condition)!.push(runId);
-            coldWindowOf.set(runId, window);
+          for (const measured of await coldProcessWindow(options, experimentId, window, startsPerWindow[window]!)) {
+            resolved ??= measured.workload;
+            starts.push(measured.start);
+            runIds.get(condition)!.push(measured.runId);
+            coldWindowOf.set(measured.runId, window);
           }
           continue;
         }
@@ -265,64 +242,118 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
         runIds.get(condition)!.push(result.summary.run_id);
       }
 
-      // The warm server's tokenizer is the one whose cache counts are being judged.
-      const warmServer = longLived.get('warm-cache');
-      const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
-      const prefixTokens = warmServer?.address
-        ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address))
-        : new Map<string, number | null>();
-      const expectations: Record<WarmColdCondition, CacheExpectation> = {
-        'cold-process': { kind: 'none' },
-        'cold-cache': { kind: 'none' },
-        'warm-cache': { kind: 'prefix', prefixTokens },
-      };
-
-      const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
-        condition,
-        ...summarizeCondition(options.runs, condition, runIds.get(condition)!),
-      }));
-      const coldStartsResult: ColdStarts = {
-        starts,
-        spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
-        ttft_ms: summarize(starts.flatMap((start) => (start.ttft_ms === null ? [] : [start.ttft_ms]))),
-      };
-      const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
-        const evidence = cacheEvidence(rows, expectations[condition]);
-        // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
-        const reasons = [
-          result.contaminated ? result.contamination_reason : null,
-          contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined),
-        ].filter((text): text is string => Boolean(text));
-        return {
-          ...result,
-          contaminated: result.contaminated || reasons.length > 0,
-          contamination_reason: reasons.length > 0 ? reasons.join('; ') : null,
-          cache_evidence: evidence,
-          ...(condition === 'cold-process'
-            ? {
-                cold_starts: coldStartsResult,
-                cold_start_ms: starts.flatMap((start) =>
-                  start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [],
-                ),
-              }
-            : {}),
-        };
-      });
-
-      const verdicts = warmColdVerdicts(summaries, conditions, coldWindowOf, options.repeats);
-      const reason = warmColdReason(conditions, verdicts, coldStartsResult);
-      const result: ExperimentResult = {
-        experiment_id: experimentId,
-        kind: 'warmcold',
-        status: 'completed',
+      return judgeWarmCold(options, {
+        experimentId,
         protocol,
-        conditions,
-        verdicts,
-        recommendation: { choice: null, reason, excluded: [] },
-      };
-      return result;
+        runIds,
+        starts,
+        coldWindowOf,
+        resolved,
+        warmServer: longLived.get('warm-cache'),
+      });
     });
   } finally {
     await Promise.allSettled([...longLived.values()].map((server) => server.stop()));
   }
+}
+
+/** One cold-process window: fresh servers, each measured on the first and only request it ever answers. */
+async function coldProcessWindow(options: WarmColdOptions, experimentId: string, window: number, startCount: number) {
+  const measured: { runId: string; start: ColdStarts['starts'][number]; workload: ResolvedWorkload }[] = [];
+  for (let start = 0; start < startCount; start++) {
+    options.onStatus?.(`window ${window + 1}/${options.repeats}: cold-process, fresh start ${start + 1}/${startCount}`);
+    // No probe and no warmup: the one measured request is the first the fresh process sees.
+    await options.cooldown?.beforeWindow(options.onStatus);
+    const result = await runWindow(
+      options,
+      { experimentId, condition: 'cold-process', window },
+      {
+        target: {
+          kind: 'model',
+          modelRef: options.model.ref,
+          modelPath: options.model.path,
+          profile: options.profile,
+          coldStartProbe: false,
+        },
+        load: { mode: 'closed', concurrency: 1 },
+        stop: { requests: 1, durationMs: null },
+        warmup: 0,
+        slo: null,
+      },
+    );
+    const runId = result.summary.run_id;
+    measured.push({ runId, start: coldStartOf(options.runs, runId), workload: result.workload });
+  }
+  return measured;
+}
+
+/** What the windows measured, judged: each condition proven by its cache evidence, the cold starts, the verdicts and the reason. */
+async function judgeWarmCold(
+  options: WarmColdOptions,
+  measured: {
+    experimentId: string;
+    protocol: ReturnType<typeof warmColdProtocol>;
+    runIds: Map<WarmColdCondition, string[]>;
+    starts: ColdStarts['starts'];
+    coldWindowOf: Map<string, number>;
+    resolved: ResolvedWorkload | null;
+    warmServer: ManagedServer | undefined;
+  },
+): Promise<ExperimentResult> {
+  const { starts, resolved, warmServer } = measured;
+  // The warm server's tokenizer is the one whose cache counts are being judged.
+  const items = (resolved?.groups ?? []).flatMap((group) => group.items).map((item) => ({ id: item.id, text: promptText(item) }));
+  const prefixTokens = warmServer?.address
+    ? await sharedPrefixTokens(items, llamaServerTokenCounter(warmServer.address))
+    : new Map<string, number | null>();
+  const expectations: Record<WarmColdCondition, CacheExpectation> = {
+    'cold-process': { kind: 'none' },
+    'cold-cache': { kind: 'none' },
+    'warm-cache': { kind: 'prefix', prefixTokens },
+  };
+
+  const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
+    condition,
+    ...summarizeCondition(options.runs, condition, measured.runIds.get(condition)!),
+  }));
+  const coldStartsResult: ColdStarts = {
+    starts,
+    spawn_to_ready_ms: summarize(starts.flatMap((start) => (start.spawn_to_ready_ms === null ? [] : [start.spawn_to_ready_ms]))),
+    ttft_ms: summarize(starts.flatMap((start) => (start.ttft_ms === null ? [] : [start.ttft_ms]))),
+  };
+  const conditions: ConditionResult[] = summaries.map(({ condition, result, rows }) => {
+    const evidence = cacheEvidence(rows, expectations[condition]);
+    // Contamination found elsewhere (competing processes) stands beside the cache evidence's own.
+    const reasons = [
+      result.contaminated ? result.contamination_reason : null,
+      contradiction(condition, evidence, condition === 'cold-process' ? coldStartsResult : undefined),
+    ].filter((text): text is string => Boolean(text));
+    return {
+      ...result,
+      contaminated: result.contaminated || reasons.length > 0,
+      contamination_reason: reasons.length > 0 ? reasons.join('; ') : null,
+      cache_evidence: evidence,
+      ...(condition === 'cold-process'
+        ? {
+            cold_starts: coldStartsResult,
+            cold_start_ms: starts.flatMap((start) =>
+              start.spawn_to_ready_ms !== null && start.ttft_ms !== null ? [start.spawn_to_ready_ms + start.ttft_ms] : [],
+            ),
+          }
+        : {}),
+    };
+  });
+
+  const verdicts = warmColdVerdicts(summaries, conditions, measured.coldWindowOf, options.repeats);
+  const reason = warmColdReason(conditions, verdicts, coldStartsResult);
+  const result: ExperimentResult = {
+    experiment_id: measured.experimentId,
+    kind: 'warmcold',
+    status: 'completed',
+    protocol: measured.protocol,
+    conditions,
+    verdicts,
+    recommendation: { choice: null, reason, excluded: [] },
+  };
+  return result;
 }
