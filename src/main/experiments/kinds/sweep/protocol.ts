@@ -102,21 +102,7 @@ export async function runSettingWindows(
  * reusing one server across windows would understate the spread between windows. Settings run in
  * rotated order per window, so drift does not always land on the same one.
  */
-export async function runSweep(
-  options: SingleModelExperimentInputs & {
-    vary: { field: string; values: string[] };
-    concurrencies: number[];
-    requestsPerCondition: number | null;
-    /** Windows per condition; each window is a fresh server per setting. */
-    repeats?: number;
-    slo: SloSpec | null;
-    /** With SLOs, the share of a condition's requests that must meet them. */
-    sloAttainment?: number;
-    signal?: AbortSignal;
-    cooldown?: WindowCooldown | null;
-    onStatus?: (line: string) => void;
-  },
-): Promise<ExperimentResult> {
+export async function runSweep(options: SweepOptions): Promise<ExperimentResult> {
   const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
   const attainment = options.sloAttainment ?? EXPERIMENT_DEFAULTS.sweep.sloAttainment;
   const settings = options.vary.values.map((value) => {
@@ -125,21 +111,7 @@ export async function runSweep(
     return { value, profile };
   });
   const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
-  const protocol = {
-    kind: 'sweep',
-    cooldown: options.cooldown?.describe() ?? null,
-    model: options.model.ref,
-    workload: options.workload.def.name,
-    vary: options.vary,
-    concurrency: options.concurrencies,
-    repeats,
-    requests_per_condition: options.requestsPerCondition,
-    slo: options.slo,
-    slo_attainment: options.slo ? attainment : null,
-    profile: options.profile,
-    windows:
-      'each window starts every setting on a fresh server, settings and load levels in rotated order; verdicts compare settings only within a load level, against the first setting',
-  };
+  const protocol = sweepProtocol(options, repeats, attainment);
   const experimentId = options.experiments.create('sweep', protocol);
   const conditions = settings.flatMap(({ value }) =>
     options.concurrencies.map((concurrency) => ({
@@ -162,26 +134,7 @@ export async function runSweep(
     });
 
     const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
-    const points = summaries.map(({ condition, result }) => {
-      const rates = condition.goodput.flatMap((window) => (window.requestsPerS === null ? [] : [window.requestsPerS]));
-      const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
-      const measured = counted.reduce((sum, window) => sum + window.measured, 0);
-      // Pooled over windows, weighted by each window's requests, like the good share itself.
-      const pooled = (share: (window: (typeof counted)[number]) => number | null) =>
-        measured === 0 || counted.some((window) => share(window) === null)
-          ? null
-          : counted.reduce((sum, window) => sum + share(window)! * window.measured, 0) / measured;
-      return {
-        name: condition.name,
-        concurrency: condition.concurrency,
-        throughput: result.throughput.output_tokens_per_s,
-        ttftP95: result.metrics.ttft_ms.p95,
-        goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
-        goodputFraction: pooled((window) => window.fraction),
-        withinSloFraction: pooled((window) => window.withinSlo),
-        acceptedFraction: pooled((window) => window.accepted),
-      };
-    });
+    const points = summaries.map(({ condition, result }) => sweepPoint(condition, result));
     const recommendation = sweepRecommendation(points, options.slo, attainment);
     const pareto = new Set(recommendation.pareto);
     const results: ConditionResult[] = summaries.map(({ condition, result }, index) => ({
@@ -195,22 +148,7 @@ export async function runSweep(
       ttft_p95_ms: result.metrics.ttft_ms.p95,
       pareto: pareto.has(condition.name),
     }));
-    // Baseline per load level: the first setting at that level. Each level's family is Holm-corrected
-    // inside conditionVerdicts; splitting the error budget evenly over the levels (Bonferroni) keeps the
-    // whole experiment's family-wise confidence at the nominal level.
-    const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter(
-      (group) => group.length > 1,
-    );
-    const settingsPerLevel = {
-      ...DEFAULT_VERDICT_SETTINGS,
-      confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length),
-    };
-    const verdicts: VerdictRow[] = levels.flatMap((group) =>
-      conditionVerdicts(
-        group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })),
-        settingsPerLevel,
-      ),
-    );
+    const verdicts = verdictsPerLoadLevel(summaries);
     const result: ExperimentResult = {
       experiment_id: experimentId,
       kind: 'sweep',
@@ -222,4 +160,82 @@ export async function runSweep(
     };
     return result;
   });
+}
+
+type SweepCondition = { name: string; value: string; concurrency: number; runIds: string[]; goodput: WindowGoodput[] };
+
+/** One condition as the recommendation weighs it: throughput, TTFT p95, and goodput pooled over its windows. */
+function sweepPoint(condition: SweepCondition, result: ConditionResult) {
+  const rates = condition.goodput.flatMap((window) => (window.requestsPerS === null ? [] : [window.requestsPerS]));
+  const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
+  const measured = counted.reduce((sum, window) => sum + window.measured, 0);
+  // Pooled over windows, weighted by each window's requests, like the good share itself.
+  const pooled = (share: (window: (typeof counted)[number]) => number | null) =>
+    measured === 0 || counted.some((window) => share(window) === null)
+      ? null
+      : counted.reduce((sum, window) => sum + share(window)! * window.measured, 0) / measured;
+  return {
+    name: condition.name,
+    concurrency: condition.concurrency,
+    throughput: result.throughput.output_tokens_per_s,
+    ttftP95: result.metrics.ttft_ms.p95,
+    goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
+    goodputFraction: pooled((window) => window.fraction),
+    withinSloFraction: pooled((window) => window.withinSlo),
+    acceptedFraction: pooled((window) => window.accepted),
+  };
+}
+
+/**
+ * Verdicts within each load level, against the first setting at that level. Each level's family
+ * is Holm-corrected inside conditionVerdicts; splitting the error budget evenly over the levels
+ * (Bonferroni) keeps the whole experiment's family-wise confidence at the nominal level.
+ */
+function verdictsPerLoadLevel(summaries: (ReturnType<typeof summarizeCondition> & { condition: SweepCondition })[]): VerdictRow[] {
+  const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter(
+    (group) => group.length > 1,
+  );
+  const settingsPerLevel = {
+    ...DEFAULT_VERDICT_SETTINGS,
+    confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length),
+  };
+  return levels.flatMap((group) =>
+    conditionVerdicts(
+      group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })),
+      settingsPerLevel,
+    ),
+  );
+}
+
+type SweepOptions = SingleModelExperimentInputs & {
+  vary: { field: string; values: string[] };
+  concurrencies: number[];
+  requestsPerCondition: number | null;
+  /** Windows per condition; each window is a fresh server per setting. */
+  repeats?: number;
+  slo: SloSpec | null;
+  /** With SLOs, the share of a condition's requests that must meet them. */
+  sloAttainment?: number;
+  signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
+  onStatus?: (line: string) => void;
+};
+
+/** What the sweep's record says it did. */
+function sweepProtocol(options: SweepOptions, repeats: number, attainment: number) {
+  return {
+    kind: 'sweep',
+    cooldown: options.cooldown?.describe() ?? null,
+    model: options.model.ref,
+    workload: options.workload.def.name,
+    vary: options.vary,
+    concurrency: options.concurrencies,
+    repeats,
+    requests_per_condition: options.requestsPerCondition,
+    slo: options.slo,
+    slo_attainment: options.slo ? attainment : null,
+    profile: options.profile,
+    windows:
+      'each window starts every setting on a fresh server, settings and load levels in rotated order; verdicts compare settings only within a load level, against the first setting',
+  };
 }
