@@ -1,6 +1,6 @@
 import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { MeasuredRequest } from '../../../../shared/contract/measurement';
-import type { SloSpec } from '../../../../shared/contract/runs';
+import type { RunSummary, SloSpec } from '../../../../shared/contract/runs';
 import type { WorkloadDef } from '../../../workload/workload-types';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError } from '../../../core/errors';
@@ -49,7 +49,19 @@ function turnsPerConversation(def: WorkloadDef): number {
   return counts.length === 0 ? 1 : counts.reduce((sum, turns) => sum + turns, 0) / counts.length;
 }
 
-type CapacityOptions = Parameters<typeof runCapacity>[0];
+type CapacityOptions = SingleModelExperimentInputs & {
+  slo: SloSpec;
+  percentile?: number;
+  by: CapacityResult['by'];
+  /** Requests per look; at least the number the percentile needs (raised to it otherwise). */
+  requestsPerLook: number | null;
+  start?: number;
+  maxLoad?: number;
+  keepCache?: boolean;
+  signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
+  onStatus?: (line: string) => void;
+};
 
 /** The search's settings and the sample sizes its error control needs, with the rule in words for the record. */
 function capacityPlan(options: CapacityOptions, metrics: SloMetric[]) {
@@ -219,21 +231,7 @@ function capacityExperimentResult(input: {
  * one run, open loop at a Poisson rate or closed loop at a concurrency. The search and its
  * error control are in search.ts.
  */
-export async function runCapacity(
-  options: SingleModelExperimentInputs & {
-    slo: SloSpec;
-    percentile?: number;
-    by: CapacityResult['by'];
-    /** Requests per look; at least the number the percentile needs (raised to it otherwise). */
-    requestsPerLook: number | null;
-    start?: number;
-    maxLoad?: number;
-    keepCache?: boolean;
-    signal?: AbortSignal;
-    cooldown?: WindowCooldown | null;
-    onStatus?: (line: string) => void;
-  },
-): Promise<ExperimentResult> {
+export async function runCapacity(options: CapacityOptions): Promise<ExperimentResult> {
   const metrics = SLO_METRICS.filter((metric) => options.slo[metric] !== undefined);
   if (metrics.length === 0)
     throw new AppError(ErrorCode.InvalidInput, 'capacity needs an SLO: --slo ttft=MS,tpot=MS (ttft, tpot and e2e limits)');
@@ -295,28 +293,7 @@ export async function runCapacity(
           },
         );
         const rows = options.runs.measuredRequests(summary.run_id).filter((row) => !row.warmup);
-        const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
-        samples.set(load, entry);
-        if (summary.load.client_bound) {
-          options.onStatus?.(
-            `${loadName(options.by, load)}: ${summary.load.note ?? 'the client fell behind'}; measured again, not counted`,
-          );
-          return { n: rows.length, violations: {}, clientBound: true };
-        }
-        if (summary.telemetry?.contention?.contaminated) {
-          options.onStatus?.(`${loadName(options.by, load)}: ${summary.telemetry.contention.reason}; measured again, not counted`);
-          return { n: rows.length, violations: {}, clientBound: false, contaminated: true };
-        }
-        entry.runIds.push(summary.run_id);
-        entry.rows.push(...rows);
-        entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
-        entry.throughput.push(summary.throughput.requests_per_s);
-        entry.achieved.push(summary.load.achieved);
-        entry.slip.push(summary.load.slip_ms_p99 ?? summary.load.slip_ms_max);
-        const violations = Object.fromEntries(
-          metrics.map((metric) => [metric, rows.filter((row) => sloValue(row, metric) > options.slo[metric]!).length]),
-        );
-        return { n: rows.length, violations, clientBound: false };
+        return countSample(options, metrics, load, summary, rows, samples);
       };
       const outcome = await searchCapacity(settings, measure);
 
@@ -357,4 +334,39 @@ export function kneeOf(steps: readonly CapacityStepResult[], metric: string): nu
   const base = measured[0]?.percentile_ms[metric];
   if (base === undefined || base === null) return null;
   return measured.find((step) => step.percentile_ms[metric]! >= 2 * Math.max(base, 1e-9))?.load ?? null;
+}
+
+/**
+ * One look's sample as the search counts it: set aside when the client fell behind or other
+ * processes competed (the search measures it again), else kept for the step's figures and its
+ * SLO violations counted.
+ */
+function countSample(
+  options: CapacityOptions,
+  metrics: readonly SloMetric[],
+  load: number,
+  summary: RunSummary,
+  rows: MeasuredRequest[],
+  samples: Map<number, LoadSamples>,
+): StepSample {
+  const entry = samples.get(load) ?? { runIds: [], rows: [], goodput: [], throughput: [], achieved: [], slip: [] };
+  samples.set(load, entry);
+  if (summary.load.client_bound) {
+    options.onStatus?.(`${loadName(options.by, load)}: ${summary.load.note ?? 'the client fell behind'}; measured again, not counted`);
+    return { n: rows.length, violations: {}, clientBound: true };
+  }
+  if (summary.telemetry?.contention?.contaminated) {
+    options.onStatus?.(`${loadName(options.by, load)}: ${summary.telemetry.contention.reason}; measured again, not counted`);
+    return { n: rows.length, violations: {}, clientBound: false, contaminated: true };
+  }
+  entry.runIds.push(summary.run_id);
+  entry.rows.push(...rows);
+  entry.goodput.push(goodputWithinSlo(rows, metrics, options.slo));
+  entry.throughput.push(summary.throughput.requests_per_s);
+  entry.achieved.push(summary.load.achieved);
+  entry.slip.push(summary.load.slip_ms_p99 ?? summary.load.slip_ms_max);
+  const violations = Object.fromEntries(
+    metrics.map((metric) => [metric, rows.filter((row) => sloValue(row, metric) > options.slo[metric]!).length]),
+  );
+  return { n: rows.length, violations, clientBound: false };
 }

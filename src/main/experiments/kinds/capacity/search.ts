@@ -63,6 +63,58 @@ export interface SearchOutcome {
 }
 
 /**
+ * One load's decision: looks at it until every metric is shown to meet, one misses, or the looks
+ * run out (inconclusive). A sample whose client fell behind or whose machine was shared is
+ * measured again, up to the retries, and then the load is invalid.
+ */
+async function decideLoad(
+  settings: CapacitySearchSettings,
+  alphaPerLook: number,
+  load: number,
+  phase: SearchStep['phase'],
+  measure: (load: number, look: number) => Promise<StepSample>,
+): Promise<SearchStep> {
+  const step: SearchStep = {
+    load,
+    phase,
+    looks: 0,
+    n: 0,
+    violations: Object.fromEntries(settings.metrics.map((metric) => [metric, 0])),
+    decision: 'inconclusive',
+    invalidSamples: 0,
+    contaminatedSamples: 0,
+    invalidReason: null,
+  };
+  while (step.looks < settings.maxLooks) {
+    const sample = await measure(load, step.looks);
+    if (sample.clientBound || sample.contaminated) {
+      step.invalidSamples += 1;
+      if (sample.clientBound) step.invalidReason = 'client behind';
+      else {
+        step.contaminatedSamples += 1;
+        step.invalidReason = 'other processes competed';
+      }
+      if (step.invalidSamples > settings.invalidRetries) {
+        step.decision = 'invalid';
+        return step;
+      }
+      continue;
+    }
+    step.looks += 1;
+    step.n += sample.n;
+    for (const metric of settings.metrics) step.violations[metric]! += sample.violations[metric] ?? 0;
+    const decisions = settings.metrics.map((metric) =>
+      decideQuantile(step.violations[metric]!, step.n, settings.percentile, alphaPerLook, alphaPerLook / settings.metrics.length),
+    );
+    if (decisions.some((decision) => decision === 'misses')) step.decision = 'misses';
+    else if (decisions.every((decision) => decision === 'meets')) step.decision = 'meets';
+    else step.decision = 'inconclusive';
+    if (step.decision !== 'inconclusive') return step;
+  }
+  return step;
+}
+
+/**
  * Brackets, then bisects, the highest load at which every SLO holds at the percentile.
  *
  * Every look at every load is one exact binomial decision (metrics/quantile-slo.ts) at
@@ -81,47 +133,11 @@ export async function searchCapacity(
   const integer = settings.by !== 'rate';
   const round = (load: number) => (integer ? Math.round(load) : Math.round(load * 100) / 100);
 
-  async function measureLoad(load: number, phase: SearchStep['phase']): Promise<SearchStep> {
-    const step: SearchStep = {
-      load,
-      phase,
-      looks: 0,
-      n: 0,
-      violations: Object.fromEntries(settings.metrics.map((metric) => [metric, 0])),
-      decision: 'inconclusive',
-      invalidSamples: 0,
-      contaminatedSamples: 0,
-      invalidReason: null,
-    };
+  const measureLoad = async (load: number, phase: SearchStep['phase']) => {
+    const step = await decideLoad(settings, alphaPerLook, load, phase, measure);
     steps.push(step);
-    while (step.looks < settings.maxLooks) {
-      const sample = await measure(load, step.looks);
-      if (sample.clientBound || sample.contaminated) {
-        step.invalidSamples += 1;
-        if (sample.clientBound) step.invalidReason = 'client behind';
-        else {
-          step.contaminatedSamples += 1;
-          step.invalidReason = 'other processes competed';
-        }
-        if (step.invalidSamples > settings.invalidRetries) {
-          step.decision = 'invalid';
-          return step;
-        }
-        continue;
-      }
-      step.looks += 1;
-      step.n += sample.n;
-      for (const metric of settings.metrics) step.violations[metric]! += sample.violations[metric] ?? 0;
-      const decisions = settings.metrics.map((metric) =>
-        decideQuantile(step.violations[metric]!, step.n, settings.percentile, alphaPerLook, alphaPerLook / settings.metrics.length),
-      );
-      if (decisions.some((decision) => decision === 'misses')) step.decision = 'misses';
-      else if (decisions.every((decision) => decision === 'meets')) step.decision = 'meets';
-      else step.decision = 'inconclusive';
-      if (step.decision !== 'inconclusive') return step;
-    }
     return step;
-  }
+  };
 
   let capacity: number | null = null;
   let lowestMiss: number | null = null;
