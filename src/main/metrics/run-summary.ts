@@ -225,42 +225,113 @@ export function summarizeRun(input: {
   const good = measured.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
   const withinSlo = measured.filter((row) => isSuccess(row) && meetsSlo(row, input.slo)).length;
 
+  const groups = Object.fromEntries(
+    groupNames.map((name) => [name, groupSummary(groupRows.get(name)!, groupMetrics.get(name) ?? metrics, input.slo)]),
+  );
+
+  const { load, scheduleLatency } = loadSummary(input.load, measured, windowMs, input.clientLoad ?? null);
+  const serverSlots = input.serverSlots ?? null;
+  const turns = turnSummaries(measured);
+
+  return {
+    run_id: input.runId,
+    status: input.status,
+    status_reason: input.statusReason,
+    workload: input.workload,
+    requests: requestCounts,
+    warmup_requests: input.rows.length - measured.length,
+    metrics,
+    measurement: measurementOf(metrics, windowMs, input.load, serverSlots),
+    throughput: {
+      requests_per_s: perSecond(requestCounts.completed, windowMs),
+      output_tokens_per_s: perSecond(outputTotal, windowMs),
+      total_tokens_per_s: perSecond(outputTotal + promptTotal, windowMs),
+      output_tokens_total: outputTotal,
+    },
+    goodput: {
+      slo: input.slo,
+      requests_per_s: perSecond(good, windowMs),
+      fraction: measured.length === 0 ? null : good / measured.length,
+      within_slo_fraction: measured.length === 0 ? null : withinSlo / measured.length,
+    },
+    accepted_rate: measured.length === 0 ? null : requestCounts.accepted / measured.length,
+    groups,
+    load,
+    schedule_latency: scheduleLatency,
+    reasoning: reasoningSummary(ok),
+    speculative: speculativeSummary(ok),
+    cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
+    telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),
+    delivery: bunchedDelivery(measured),
+    ...(turns ? { turns } : {}),
+  };
+}
+
+/** How the figures were taken: the population, the percentile method and what n each needs, the window, and the slot-wait caveat. */
+function measurementOf(
+  metrics: Record<MetricName, Distribution>,
+  windowMs: number | null,
+  load: LoadDescription,
+  serverSlots: number | null,
+): RunSummary['measurement'] {
   const unsupported: Partial<Record<MetricName, string[]>> = {};
   for (const name of METRIC_NAMES) {
     if (metrics[name].unsupported.length > 0) unsupported[name] = [...metrics[name].unsupported];
   }
+  return {
+    latency_population: 'successful requests',
+    percentile_method: 'linear',
+    percentile_min_n: { ...PERCENTILE_MIN_N },
+    unsupported_percentiles: unsupported,
+    window_ms: windowMs,
+    queue_ms: 'estimate',
+    client_overhead_ms: 'includes any wait for a free server slot',
+    server_slots: serverSlots,
+    slot_wait_note: slotWaitNote(load, serverSlots),
+  };
+}
 
-  const groups: Record<string, GroupSummary> = {};
-  for (const name of groupNames) {
-    const rows = groupRows.get(name)!;
-    const groupWindow = measuredWindowMs(rows);
-    const groupCounts = counts(rows);
-    const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, input.slo)).length;
-    groups[name] = {
-      requests: groupCounts,
-      metrics: groupMetrics.get(name) ?? metrics,
-      throughput: {
-        requests_per_s: perSecond(groupCounts.completed, groupWindow),
-        output_tokens_per_s: perSecond(
-          rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0),
-          groupWindow,
-        ),
-      },
-      accepted_rate: rows.length === 0 ? null : groupCounts.accepted / rows.length,
-      goodput: { requests_per_s: perSecond(groupGood, groupWindow), fraction: rows.length === 0 ? null : groupGood / rows.length },
-    };
-  }
+/** One workload group's counts, rates and goodput over its own window. */
+function groupSummary(rows: readonly MeasuredRequest[], metrics: Record<MetricName, Distribution>, slo: SloSpec | null): GroupSummary {
+  const groupWindow = measuredWindowMs(rows);
+  const groupCounts = counts(rows);
+  const groupGood = rows.filter((row) => isSuccess(row) && row.accepted !== false && meetsSlo(row, slo)).length;
+  return {
+    requests: groupCounts,
+    metrics,
+    throughput: {
+      requests_per_s: perSecond(groupCounts.completed, groupWindow),
+      output_tokens_per_s: perSecond(
+        rows.filter(isSuccess).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0),
+        groupWindow,
+      ),
+    },
+    accepted_rate: rows.length === 0 ? null : groupCounts.accepted / rows.length,
+    goodput: { requests_per_s: perSecond(groupGood, groupWindow), fraction: rows.length === 0 ? null : groupGood / rows.length },
+  };
+}
 
+/**
+ * The load as delivered: offered and achieved rate, schedule slip, and whether the client was
+ * the bottleneck (behind its schedule, or its own loop saturated or stalled); in open loop, the
+ * latencies counted from each request's scheduled time.
+ */
+function loadSummary(
+  described: LoadDescription,
+  measured: readonly MeasuredRequest[],
+  windowMs: number | null,
+  clientLoad: ClientLoad | null,
+): { load: RunSummary['load']; scheduleLatency: RunSummary['schedule_latency'] } {
   const scheduled = measured.filter((row) => row.scheduled_ms !== null);
   const slip = summarize(scheduled.map((row) => row.t0_ms - row.scheduled_ms!));
-  const offered = input.load.mode === 'open' ? (input.load.rate ?? null) : null;
-  const achieved = achievedRate(input.load.mode, measured, windowMs);
+  const offered = described.mode === 'open' ? (described.rate ?? null) : null;
+  const achieved = achievedRate(described.mode, measured, windowMs);
   const meanGapMs = offered ? 1000 / offered : null;
   // Below the n a p99 needs, the largest slip stands in for it: the stricter test.
   const slipTail = slip.p99 ?? slip.max;
   const slipLabel = slip.p99 !== null ? 'p99' : 'max';
   const behindSchedule = slipTail !== null && meanGapMs !== null && slipTail > Math.max(5, meanGapMs);
-  const clientBusy = input.clientLoad ? clientBehindReason(input.clientLoad) : null;
+  const clientBusy = clientLoad ? clientBehindReason(clientLoad) : null;
   const clientBound = behindSchedule || clientBusy !== null;
   const notes: string[] = [];
   if (behindSchedule)
@@ -271,7 +342,7 @@ export function summarizeRun(input: {
   const note = notes.length > 0 ? notes.join('; ') : null;
   const scheduledOk = scheduled.filter(isSuccess);
   const scheduleLatency =
-    input.load.mode === 'open' && scheduled.length > 0
+    described.mode === 'open' && scheduled.length > 0
       ? {
           ttft_from_schedule_ms: summarize(
             values(
@@ -287,61 +358,20 @@ export function summarizeRun(input: {
           ),
         }
       : null;
-  const serverSlots = input.serverSlots ?? null;
-  const turns = turnSummaries(measured);
-
   return {
-    run_id: input.runId,
-    status: input.status,
-    status_reason: input.statusReason,
-    workload: input.workload,
-    requests: requestCounts,
-    warmup_requests: input.rows.length - measured.length,
-    metrics,
-    measurement: {
-      latency_population: 'successful requests',
-      percentile_method: 'linear',
-      percentile_min_n: { ...PERCENTILE_MIN_N },
-      unsupported_percentiles: unsupported,
-      window_ms: windowMs,
-      queue_ms: 'estimate',
-      client_overhead_ms: 'includes any wait for a free server slot',
-      server_slots: serverSlots,
-      slot_wait_note: slotWaitNote(input.load, serverSlots),
-    },
-    throughput: {
-      requests_per_s: perSecond(requestCounts.completed, windowMs),
-      output_tokens_per_s: perSecond(outputTotal, windowMs),
-      total_tokens_per_s: perSecond(outputTotal + promptTotal, windowMs),
-      output_tokens_total: outputTotal,
-    },
-    goodput: {
-      slo: input.slo,
-      requests_per_s: perSecond(good, windowMs),
-      fraction: measured.length === 0 ? null : good / measured.length,
-      within_slo_fraction: measured.length === 0 ? null : withinSlo / measured.length,
-    },
-    accepted_rate: measured.length === 0 ? null : requestCounts.accepted / measured.length,
-    groups,
     load: {
-      mode: input.load.mode,
+      mode: described.mode,
       offered,
       achieved,
-      concurrency: input.load.mode === 'closed' ? (input.load.concurrency ?? null) : (input.load.max_outstanding ?? null),
+      concurrency: described.mode === 'closed' ? (described.concurrency ?? null) : (described.max_outstanding ?? null),
       slip_ms_p99: slip.p99,
       slip_ms_max: slip.max,
       client_bound: clientBound,
       note,
-      ...(input.clientLoad ? { client: input.clientLoad } : {}),
-      steady_state: steadyStateOf(input.load.mode, measured),
+      ...(clientLoad ? { client: clientLoad } : {}),
+      steady_state: steadyStateOf(described.mode, measured),
     },
-    schedule_latency: scheduleLatency,
-    reasoning: reasoningSummary(ok),
-    speculative: speculativeSummary(ok),
-    cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
-    telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),
-    delivery: bunchedDelivery(measured),
-    ...(turns ? { turns } : {}),
+    scheduleLatency,
   };
 }
 
