@@ -42,16 +42,7 @@ export interface RunExecution {
   stored: number;
 }
 
-/** How long a run stopped by refused connections waits for the server manager to report a crash. */
-const SERVER_LOSS_GRACE_MS = 2000;
-
-/**
- * Runs a resolved workload against a target and stores every request as it finishes.
- * `signal` is the user's cancel (in-flight requests are cancelled, the run is
- * `interrupted`); `serverLost` ends the run `aborted` (no new requests; in-flight ones
- * fail on their own and are kept as failures).
- */
-export async function executeRun(options: {
+type ExecuteRunOptions = {
   store: RunStore;
   runId: string;
   workload: ResolvedWorkload;
@@ -77,30 +68,47 @@ export async function executeRun(options: {
   onText?: (seq: number, text: string) => void;
   /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
   reasoningTokenCounter?: TokenCounter | null;
-}): Promise<RunExecution> {
-  const plan = new RequestPlan(options.workload);
-  const runStart = options.clockOrigin ?? performance.now();
-  const halt = new AbortController();
-  const cancel = new AbortController();
-  // Every in-flight request listens on the cancel signal, and every thinking user on the halt signal; hundreds at once is expected here.
-  setMaxListeners(0, cancel.signal);
-  setMaxListeners(0, halt.signal);
-  let abortReason: string | null = null;
-  const onCancel = () => {
-    cancel.abort();
-    halt.abort();
-  };
-  options.signal?.addEventListener('abort', onCancel, { once: true });
-  if (options.signal?.aborted) onCancel();
-  void options.serverLost?.then((reason) => {
-    abortReason ??= reason;
-    halt.abort();
-  });
+};
 
-  const slots = options.load.mode === 'closed' ? options.load.concurrency : options.load.maxOutstanding;
-  const agent = createKeepAliveAgent(slots + 4);
-  const writer = new RunWriter(options.store, options.runId, { private: options.private });
-  const progress: RunProgress = {
+/**
+ * The run's two stops: `cancel` (the user's: in-flight requests are cancelled too) and `halt`
+ * (no new requests: the server was lost, stopped answering, or storage failed), with the first
+ * reason given for a halt.
+ */
+class RunControl {
+  readonly halt = new AbortController();
+  readonly cancel = new AbortController();
+  abortReason: string | null = null;
+  private readonly onCancel = () => {
+    this.cancel.abort();
+    this.halt.abort();
+  };
+
+  constructor(
+    private readonly userSignal: AbortSignal | undefined,
+    serverLost: Promise<string> | undefined,
+  ) {
+    // Every in-flight request listens on the cancel signal, and every thinking user on the halt signal; hundreds at once is expected here.
+    setMaxListeners(0, this.cancel.signal);
+    setMaxListeners(0, this.halt.signal);
+    userSignal?.addEventListener('abort', this.onCancel, { once: true });
+    if (userSignal?.aborted) this.onCancel();
+    void serverLost?.then((reason) => this.abort(reason));
+  }
+
+  /** Sends nothing more, for `reason` unless an earlier one was given. */
+  abort(reason: string): void {
+    this.abortReason ??= reason;
+    this.halt.abort();
+  }
+
+  dispose(): void {
+    this.userSignal?.removeEventListener('abort', this.onCancel);
+  }
+}
+
+function initialProgress(options: ExecuteRunOptions, plan: RequestPlan): RunProgress {
+  return {
     sent: 0,
     finished: 0,
     failed: 0,
@@ -111,85 +119,63 @@ export async function executeRun(options: {
     total: options.stop.requests === null || plan.hasConversations ? null : options.stop.requests + options.warmup,
     durationMs: options.stop.durationMs,
   };
-  const responsiveness = new ResponsivenessWatch(slots);
-  let unresponsive: string | null = null;
-  // Kept in memory (private runs store no text) until the load is over and they can be counted.
-  const reasoningTexts = new Map<number, string>();
-  // Stored sequence numbers: one per request, so a conversation's turns each get their own.
-  let nextSeq = 0;
-  // Block hashes: token-id prompts hashed as they go; text and chat prompts kept (in memory only) to be tokenized after the load.
-  const promptHashes = new Map<number, string[]>();
-  const promptsToHash = new Map<number, SentPrompt>();
-  const thinkRandom = seededRandom(options.seed ?? 1);
+}
 
-  /** Sends one request and stores it; resolves with what streamed back. */
-  const sendOne: SendOne = async (item, request, warmup, scheduledAt, place) => {
-    const seq = nextSeq++;
-    const path = request.path;
-    const body = options.extraBody ? { ...request.body, ...options.extraBody } : request.body;
-    progress.sent += 1;
-    progress.warmup = warmup;
-    const completion = await streamCompletion({
-      baseUrl: options.target.baseUrl,
-      headers: options.target.headers,
-      path,
-      body,
-      agent,
-      firstTokenTimeoutMs: options.timeouts.firstTokenMs,
-      totalTimeoutMs: options.timeouts.totalMs,
-      signal: cancel.signal,
-      onText: options.onText ? (text) => options.onText!(seq, text) : undefined,
-    });
-    const metrics = deriveRequestMetrics(completion, { scheduledAt });
-    // The answer alone is judged: reasoning is the model's working, not its reply.
-    const acceptance = completion.error
-      ? null
-      : await evaluateAcceptanceAsync(item.checks, completion.text, options.references?.get(referenceKey(item, place)) ?? null);
-    if (completion.reasoningText) reasoningTexts.set(seq, completion.reasoningText);
-    const messages = request.body.messages as unknown[] | undefined;
-    const prompt = request.body.prompt as string | number[] | undefined;
-    if (Array.isArray(prompt)) promptHashes.set(seq, blockHashes(prompt));
-    else if (messages) promptsToHash.set(seq, { kind: 'chat', messages });
-    else if (typeof prompt === 'string') promptsToHash.set(seq, { kind: 'text', text: prompt });
-    // A replayed prompt is token ids: stored (or hashed) as their JSON list.
-    const promptText = messages ? JSON.stringify(messages) : typeof prompt === 'string' ? prompt : prompt ? JSON.stringify(prompt) : null;
-    writer.add(
-      storedRequestFrom(completion, metrics, {
-        seq,
-        warmup,
-        group: item.group,
-        itemId: place ? `${item.id}#${place.turn}` : item.id,
-        promptText,
-        runStart,
-        scheduledAt,
-        accepted: acceptance?.accepted ?? null,
-        acceptance: acceptance ?? undefined,
-        session: place?.session ?? null,
-        turn: place?.turn ?? null,
-      }),
-    );
-    progress.finished += 1;
-    if (completion.error) progress.failed += 1;
-    const gone = responsiveness.record(completion.error?.class ?? null);
-    if (gone !== null && !halt.signal.aborted) {
-      unresponsive = gone;
-      halt.abort();
-    }
-    progress.lastTtftMs = metrics.ttft_ms;
-    progress.lastSentAtMs = completion.t0 - runStart;
-    options.onProgress?.(progress);
-    // A database that stopped accepting writes ends the run: measuring on would lose results.
-    if (writer.failure) {
-      abortReason ??= `storing requests failed: ${writer.failure.message}`;
-      halt.abort();
-    }
-    return completion;
+/**
+ * Notes a sent prompt for its block hashes (token ids at once; text and chat to be tokenized after
+ * the load) and returns the text to store: a replayed prompt is token ids, stored as their JSON list.
+ */
+function notePrompt(
+  seq: number,
+  body: Record<string, unknown>,
+  pending: { promptHashes: Map<number, string[]>; promptsToHash: Map<number, SentPrompt> },
+): string | null {
+  const messages = body.messages as unknown[] | undefined;
+  const prompt = body.prompt as string | number[] | undefined;
+  if (Array.isArray(prompt)) pending.promptHashes.set(seq, blockHashes(prompt));
+  else if (messages) pending.promptsToHash.set(seq, { kind: 'chat', messages });
+  else if (typeof prompt === 'string') pending.promptsToHash.set(seq, { kind: 'text', text: prompt });
+  return messages ? JSON.stringify(messages) : typeof prompt === 'string' ? prompt : prompt ? JSON.stringify(prompt) : null;
+}
+
+/** How long a run stopped by refused connections waits for the server manager to report a crash. */
+const SERVER_LOSS_GRACE_MS = 2000;
+
+/**
+ * Runs a resolved workload against a target and stores every request as it finishes.
+ * `signal` is the user's cancel (in-flight requests are cancelled, the run is
+ * `interrupted`); `serverLost` ends the run `aborted` (no new requests; in-flight ones
+ * fail on their own and are kept as failures).
+ */
+export async function executeRun(options: ExecuteRunOptions): Promise<RunExecution> {
+  const plan = new RequestPlan(options.workload);
+  const runStart = options.clockOrigin ?? performance.now();
+  const control = new RunControl(options.signal, options.serverLost);
+
+  const slots = options.load.mode === 'closed' ? options.load.concurrency : options.load.maxOutstanding;
+  const run: RunState = {
+    options,
+    runStart,
+    control,
+    agent: createKeepAliveAgent(slots + 4),
+    writer: new RunWriter(options.store, options.runId, { private: options.private }),
+    progress: initialProgress(options, plan),
+    responsiveness: new ResponsivenessWatch(slots),
+    unresponsive: null,
+    reasoningTexts: new Map(),
+    nextSeq: 0,
+    promptHashes: new Map(),
+    promptsToHash: new Map(),
   };
+  const { agent, writer } = run;
+  const thinkRandom = seededRandom(options.seed ?? 1);
+  const sendOne: SendOne = (item, request, warmup, scheduledAt, place) => sendAndStore(run, item, request, warmup, scheduledAt, place);
 
   const send = async (index: number, warmup: boolean, scheduledAt: number | null) => {
     // A replayed trace's measured requests start again from its first record, whatever the warmup took.
     const item = plan.hasReplay && !warmup ? plan.item(index - options.warmup) : plan.item(index);
-    if (item.conversation) await converse({ sendOne, halt: halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
+    if (item.conversation)
+      await converse({ sendOne, halt: control.halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
     else if (item.replay)
       await sendOne(item, replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)), warmup, scheduledAt, null);
     else await sendOne(item, requestFor(item), warmup, scheduledAt, null);
@@ -202,28 +188,115 @@ export async function executeRun(options: {
       stop: options.stop,
       warmup: options.warmup,
       send,
-      halt: halt.signal,
+      halt: control.halt.signal,
       seed: options.seed,
       onMeasuredStart: options.onMeasuredStart,
     });
   } finally {
-    options.signal?.removeEventListener('abort', onCancel);
+    control.dispose();
     agent.destroy();
     writer.flush();
   }
   if (!writer.failure) {
     // A cancelled run, or a server that was lost or stopped answering, is not asked to tokenize: that would wait out its timeouts.
-    const serverGone = options.signal?.aborted || abortReason !== null || unresponsive !== null;
-    await recordAfterLoad(options, { reasoningTexts, promptHashes, promptsToHash, serverGone: Boolean(serverGone) });
+    const serverGone = options.signal?.aborted || control.abortReason !== null || run.unresponsive !== null;
+    await recordAfterLoad(options, {
+      reasoningTexts: run.reasoningTexts,
+      promptHashes: run.promptHashes,
+      promptsToHash: run.promptsToHash,
+      serverGone: Boolean(serverGone),
+    });
   }
   const ended = await howTheRunEnded({
     storageFailure: writer.failure,
     cancelled: options.signal?.aborted ?? false,
-    abortReason: () => abortReason,
-    unresponsive,
+    abortReason: () => control.abortReason,
+    unresponsive: run.unresponsive,
     serverLost: options.serverLost,
   });
   return { ...ended, outcome, stored: writer.written };
+}
+
+/** What a run's requests share while the load runs: where they go, how they are stored, what they tell about the server. */
+interface RunState {
+  options: ExecuteRunOptions;
+  runStart: number;
+  control: RunControl;
+  agent: ReturnType<typeof createKeepAliveAgent>;
+  writer: RunWriter;
+  progress: RunProgress;
+  responsiveness: ResponsivenessWatch;
+  /** Why the server counts as gone, once it stopped answering. */
+  unresponsive: string | null;
+  /** Kept in memory (private runs store no text) until the load is over and they can be counted. */
+  reasoningTexts: Map<number, string>;
+  /** Stored sequence numbers: one per request, so a conversation's turns each get their own. */
+  nextSeq: number;
+  /** Block hashes: token-id prompts hashed as they go; text and chat prompts kept (in memory only) to be tokenized after the load. */
+  promptHashes: Map<number, string[]>;
+  promptsToHash: Map<number, SentPrompt>;
+}
+
+/** Sends one request and stores it; resolves with what streamed back. */
+async function sendAndStore(
+  run: RunState,
+  item: ResolvedItem,
+  request: Parameters<SendOne>[1],
+  warmup: boolean,
+  scheduledAt: number | null,
+  place: Parameters<SendOne>[4],
+): Promise<StreamedCompletion> {
+  const seq = run.nextSeq++;
+  const path = request.path;
+  const body = run.options.extraBody ? { ...request.body, ...run.options.extraBody } : request.body;
+  run.progress.sent += 1;
+  run.progress.warmup = warmup;
+  const completion = await streamCompletion({
+    baseUrl: run.options.target.baseUrl,
+    headers: run.options.target.headers,
+    path,
+    body,
+    agent: run.agent,
+    firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
+    totalTimeoutMs: run.options.timeouts.totalMs,
+    signal: run.control.cancel.signal,
+    onText: run.options.onText ? (text) => run.options.onText!(seq, text) : undefined,
+  });
+  const metrics = deriveRequestMetrics(completion, { scheduledAt });
+  // The answer alone is judged: reasoning is the model's working, not its reply.
+  const acceptance = completion.error
+    ? null
+    : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null);
+  if (completion.reasoningText) run.reasoningTexts.set(seq, completion.reasoningText);
+  const promptText = notePrompt(seq, request.body, run);
+  run.writer.add(
+    storedRequestFrom(completion, metrics, {
+      seq,
+      warmup,
+      group: item.group,
+      itemId: place ? `${item.id}#${place.turn}` : item.id,
+      promptText,
+      runStart: run.runStart,
+      scheduledAt,
+      accepted: acceptance?.accepted ?? null,
+      acceptance: acceptance ?? undefined,
+      session: place?.session ?? null,
+      turn: place?.turn ?? null,
+    }),
+  );
+  run.progress.finished += 1;
+  if (completion.error) run.progress.failed += 1;
+  const gone = run.responsiveness.record(completion.error?.class ?? null);
+  if (gone !== null && !run.control.halt.signal.aborted) {
+    run.unresponsive = gone;
+    run.control.halt.abort();
+  }
+  run.progress.lastTtftMs = metrics.ttft_ms;
+  run.progress.lastSentAtMs = completion.t0 - run.runStart;
+  run.options.onProgress?.(run.progress);
+  // A database that stopped accepting writes ends the run: measuring on would lose results.
+  if (run.writer.failure) run.control.abort(`storing requests failed: ${run.writer.failure.message}`);
+  return completion;
 }
 
 /**
