@@ -106,9 +106,101 @@ function decodePath(pathname: string): string | null {
   }
 }
 
+const SECURITY_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+const plain = (response: http.ServerResponse, status: number, text: string) =>
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end(text);
+
+/** A file of the built UI, or its index.html for any path that is not one (the app routes itself); never a file outside it. */
+function serveRendererFile(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  {
+    rendererRoot,
+    decoded,
+    setCookie,
+    log,
+  }: { rendererRoot: string; decoded: string; setCookie: string | null; log: (line: string) => void },
+): void {
+  const relative = decoded === '/' ? 'index.html' : decoded.replace(/^\/+/, '');
+  const file = path.resolve(rendererRoot, relative);
+  const inside = file.startsWith(rendererRoot + path.sep);
+  const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererRoot, 'index.html');
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream',
+    'cache-control': 'no-cache',
+  };
+  if (setCookie) headers['set-cookie'] = setCookie;
+  if (request.method === 'HEAD') {
+    response.writeHead(200, headers).end();
+    return;
+  }
+  const stream = fs.createReadStream(target);
+  stream.on('error', (error) => {
+    log(`serve: cannot read ${target}: ${error.message}`);
+    if (!response.headersSent) plain(response, 404, 'Not found');
+    else response.destroy();
+  });
+  stream.once('open', () => {
+    response.writeHead(200, headers);
+    stream.pipe(response);
+  });
+}
+
 function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
   if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
+}
+
+/** A WebSocket upgrade to `/rpc`: admitted only with this server's Host, no foreign Origin, and the token. */
+function admitUpgrade(
+  request: http.IncomingMessage,
+  socket: Duplex,
+  checks: {
+    knownHost: (hostAndPort: string) => boolean;
+    hasToken: (request: http.IncomingMessage, url: URL) => boolean;
+    admit: () => void;
+    log: (line: string) => void;
+  },
+): void {
+  socket.on('error', () => socket.destroy());
+  try {
+    const url = parseTarget(request);
+    if (!url) return refuseUpgrade(socket, 400, 'Bad Request');
+    if (!checks.knownHost(request.headers.host ?? '')) return refuseUpgrade(socket, 421, 'Misdirected Request');
+    if (url.pathname !== '/rpc') return refuseUpgrade(socket, 403, 'Forbidden');
+    // Browsers always send Origin: a page from elsewhere is refused even with the token.
+    const origin = request.headers.origin;
+    if (origin !== undefined && !(origin.startsWith('http://') && checks.knownHost(origin.slice('http://'.length))))
+      return refuseUpgrade(socket, 403, 'Forbidden');
+    if (!checks.hasToken(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
+    checks.admit();
+  } catch (error) {
+    checks.log(`serve: WebSocket upgrade failed: ${(error as Error).stack ?? error}`);
+    refuseUpgrade(socket, 500, 'Internal Server Error');
+  }
+}
+
+/** Listens, and returns the port (the one given, or the one the OS chose for 0). */
+async function listen(server: http.Server, port: number, host: string, log: (line: string) => void): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  server.on('error', (error) => log(`serve: ${error.message}`));
+  return (server.address() as { port: number }).port;
+}
+
+/** The Host values that name this server: on loopback, each loopback name; else the address it listens on. */
+function hostsNaming(host: string, port: number): Set<string> {
+  const names = isLoopback(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host.includes(':') ? `[${host}]` : host];
+  return new Set(names.map((name) => `${name}:${port}`.toLowerCase()));
 }
 
 /**
@@ -150,14 +242,6 @@ export async function startHeadlessServer(
   const hasToken = (request: http.IncomingMessage, url: URL) => sameToken(bearer(request), token) || sameToken(queryToken(url), token);
   const mayReadPage = (request: http.IncomingMessage, url: URL) =>
     hasToken(request, url) || sameToken(cookieValue(request, cookie), pageKey);
-  const baseHeaders = {
-    'content-security-policy': CONTENT_SECURITY_POLICY,
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'x-frame-options': 'DENY',
-  };
-  const plain = (response: http.ServerResponse, status: number, text: string) =>
-    response.writeHead(status, { ...baseHeaders, 'content-type': 'text/plain; charset=utf-8' }).end(text);
 
   const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const url = parseTarget(request);
@@ -168,31 +252,9 @@ export async function startHeadlessServer(
     if (request.method !== 'GET' && request.method !== 'HEAD') return plain(response, 405, 'Method not allowed');
     const decoded = decodePath(url.pathname);
     if (decoded === null) return plain(response, 400, 'Bad percent-encoding in the path');
-    const relative = decoded === '/' ? 'index.html' : decoded.replace(/^\/+/, '');
-    const file = path.resolve(rendererRoot, relative);
-    const inside = file.startsWith(rendererRoot + path.sep);
-    const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererRoot, 'index.html');
-    const headers: Record<string, string> = {
-      ...baseHeaders,
-      'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream',
-      'cache-control': 'no-cache',
-    };
     // The page itself moves the token from the address bar into sessionStorage (api/ws-bridge.ts).
-    if (url.searchParams.has('token')) headers['set-cookie'] = `${cookie}=${pageKey}; HttpOnly; SameSite=Strict; Path=/`;
-    if (request.method === 'HEAD') {
-      response.writeHead(200, headers).end();
-      return;
-    }
-    const stream = fs.createReadStream(target);
-    stream.on('error', (error) => {
-      log(`serve: cannot read ${target}: ${error.message}`);
-      if (!response.headersSent) plain(response, 404, 'Not found');
-      else response.destroy();
-    });
-    stream.once('open', () => {
-      response.writeHead(200, headers);
-      stream.pipe(response);
-    });
+    const setCookie = url.searchParams.has('token') ? `${cookie}=${pageKey}; HttpOnly; SameSite=Strict; Path=/` : null;
+    serveRendererFile(request, response, { rendererRoot, decoded, setCookie, log });
   };
 
   const server = http.createServer((request, response) => {
@@ -205,34 +267,18 @@ export async function startHeadlessServer(
     }
   });
 
-  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
-    try {
-      const url = parseTarget(request);
-      if (!url) return refuseUpgrade(socket, 400, 'Bad Request');
-      if (!hostAllowed(request)) return refuseUpgrade(socket, 421, 'Misdirected Request');
-      if (url.pathname !== '/rpc') return refuseUpgrade(socket, 403, 'Forbidden');
-      // Browsers always send Origin: a page from elsewhere is refused even with the token.
-      const origin = request.headers.origin;
-      if (origin !== undefined && !(origin.startsWith('http://') && allowedHosts.has(origin.slice('http://'.length).toLowerCase())))
-        return refuseUpgrade(socket, 403, 'Forbidden');
-      if (!hasToken(request, url)) return refuseUpgrade(socket, 401, 'Unauthorized');
-      transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request));
-    } catch (error) {
-      log(`serve: WebSocket upgrade failed: ${(error as Error).stack ?? error}`);
-      refuseUpgrade(socket, 500, 'Internal Server Error');
-    }
-  });
+  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+    admitUpgrade(request, socket, {
+      knownHost: (hostAndPort) => allowedHosts.has(hostAndPort.toLowerCase()),
+      hasToken,
+      admit: () => transport.server.handleUpgrade(request, socket, head, (ws) => transport.server.emit('connection', ws, request)),
+      log,
+    }),
+  );
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  server.on('error', (error) => log(`serve: ${error.message}`));
-  const port = (server.address() as { port: number }).port;
+  const port = await listen(server, options.port, host, log);
   cookie = cookieName(port);
-  const names = isLoopback(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host.includes(':') ? `[${host}]` : host];
-  allowedHosts = new Set(names.map((name) => `${name}:${port}`.toLowerCase()));
+  allowedHosts = hostsNaming(host, port);
   const printable = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${printable}:${port}/?token=${token}`,
