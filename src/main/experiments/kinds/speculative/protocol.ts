@@ -6,7 +6,7 @@ import { AppError } from '../../../core/errors';
 import { assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { speculativeSummary } from '../../../metrics/run-summary';
 import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
-import { toMeasuredRequest } from '../../../store/run-store';
+import { toMeasuredRequest, type RunStore } from '../../../store/run-store';
 import { firstDivergence, tokenAgreement } from '../../agreement';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
 import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
@@ -25,18 +25,7 @@ export const GREEDY_EQUIVALENCE_RULE =
  * draft limit run in rotated windows on fresh servers (as a sweep does), with TPOT and
  * throughput verdicts against spec off; then untimed greedy passes check the outputs.
  */
-export async function runSpeculativeExperiment(
-  options: SingleModelExperimentInputs & {
-    draftModel: string;
-    draftMax: number[];
-    concurrency: number;
-    requestsPerCondition: number | null;
-    repeats?: number;
-    cooldown?: WindowCooldown | null;
-    signal?: AbortSignal;
-    onStatus?: (line: string) => void;
-  },
-): Promise<ExperimentResult> {
+export async function runSpeculativeExperiment(options: SpeculativeOptions): Promise<ExperimentResult> {
   const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
   const settings: { value: string; profile: ServerProfile }[] = [
     { value: SPEC_OFF, profile: { ...options.profile, draftModel: null } },
@@ -46,21 +35,7 @@ export async function runSpeculativeExperiment(
     })),
   ];
   for (const setting of settings) assertValidProfile(setting.profile);
-  const protocol = {
-    kind: 'speculative',
-    model: options.model.ref,
-    draft_model: options.draftModel,
-    draft_max: options.draftMax,
-    workload: options.workload.def.name,
-    concurrency: options.concurrency,
-    repeats,
-    requests_per_condition: options.requestsPerCondition,
-    profile: options.profile,
-    windows:
-      'each window starts spec off and every draft setting on a fresh server, in rotated order; verdicts compare each draft setting with spec off',
-    greedy_equivalence: GREEDY_EQUIVALENCE_RULE,
-    cooldown: options.cooldown?.describe() ?? null,
-  };
+  const protocol = speculativeProtocol(options, repeats);
   const experimentId = options.experiments.create('speculative', protocol);
   const conditions = settings.map(({ value }) => ({
     name: value,
@@ -83,13 +58,7 @@ export async function runSpeculativeExperiment(
       },
     );
     const summaries = conditions.map((condition) => summarizeCondition(options.runs, condition.name, condition.runIds));
-    const failed = conditions.flatMap((condition) =>
-      condition.runIds.flatMap((runId) => {
-        const run = options.runs.getRun(runId);
-        return run?.status === 'failed' ? [`${condition.name}: run ${runId.slice(0, 8)} failed: ${run.status_reason}`] : [];
-      }),
-    );
-    if (failed.length > 0) throw new AppError(ErrorCode.RequestFailed, `the experiment cannot compare settings: ${failed.join('; ')}`);
+    refuseFailedRuns(options.runs, conditions);
 
     options.onStatus?.('greedy passes: spec off twice, then each draft setting');
     const equivalence = await greedyEquivalence(options, settings);
@@ -213,4 +182,45 @@ export function speculativeRecommendation(
     reason: `${best.name}: TPOT p50 shown faster than spec off with the same greedy output${acceptance == null ? '' : `; ${(acceptance * 100).toFixed(1)} % of drafted tokens accepted`}; the highest output throughput of the settings that qualify`,
     excluded,
   };
+}
+
+type SpeculativeOptions = SingleModelExperimentInputs & {
+  draftModel: string;
+  draftMax: number[];
+  concurrency: number;
+  requestsPerCondition: number | null;
+  repeats?: number;
+  cooldown?: WindowCooldown | null;
+  signal?: AbortSignal;
+  onStatus?: (line: string) => void;
+};
+
+/** What the experiment's record says it did. */
+function speculativeProtocol(options: SpeculativeOptions, repeats: number) {
+  return {
+    kind: 'speculative',
+    model: options.model.ref,
+    draft_model: options.draftModel,
+    draft_max: options.draftMax,
+    workload: options.workload.def.name,
+    concurrency: options.concurrency,
+    repeats,
+    requests_per_condition: options.requestsPerCondition,
+    profile: options.profile,
+    windows:
+      'each window starts spec off and every draft setting on a fresh server, in rotated order; verdicts compare each draft setting with spec off',
+    greedy_equivalence: GREEDY_EQUIVALENCE_RULE,
+    cooldown: options.cooldown?.describe() ?? null,
+  };
+}
+
+/** A failed window leaves nothing to compare its setting by: the experiment stops, naming each. */
+function refuseFailedRuns(runs: RunStore, conditions: readonly { name: string; runIds: string[] }[]): void {
+  const failed = conditions.flatMap((condition) =>
+    condition.runIds.flatMap((runId) => {
+      const run = runs.getRun(runId);
+      return run?.status === 'failed' ? [`${condition.name}: run ${runId.slice(0, 8)} failed: ${run.status_reason}`] : [];
+    }),
+  );
+  if (failed.length > 0) throw new AppError(ErrorCode.RequestFailed, `the experiment cannot compare settings: ${failed.join('; ')}`);
 }
