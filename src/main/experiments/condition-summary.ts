@@ -25,6 +25,29 @@ function contentionOf(summary: RunSummary | null): string | null {
   return contention?.contaminated ? (contention.reason ?? 'other processes competed for the machine') : null;
 }
 
+/** The figures of some measured requests taken as one run: only their distributions, rates and counts are read. */
+const summaryOfRows = (runId: string, rows: MeasuredRequest[]) =>
+  summarizeRun({
+    runId,
+    status: 'completed',
+    statusReason: null,
+    workload: { name: null, revision: null },
+    rows,
+    load: { mode: 'closed' },
+    slo: null,
+  });
+
+/** The most prompt tokens the server said it took from its cache for one successful measured request; null when it never said. */
+function largestCacheN(rows: readonly RequestRow[]): number | null {
+  let cacheN: number | null = null;
+  for (const row of rows) {
+    if (row.warmup !== 0 || row.error_class !== null) continue;
+    const reported = parsedTimings(row)?.cache_n;
+    if (typeof reported === 'number') cacheN = Math.max(cacheN ?? 0, reported);
+  }
+  return cacheN;
+}
+
 /**
  * A condition's measured requests over its windows (each window one run, on its own clock),
  * with the cache evidence the server gave. Latency distributions pool the windows' requests;
@@ -57,32 +80,11 @@ export function summarizeCondition(
     if (contention) contended.push(`run ${runId.slice(0, 8)}: ${contention}`);
     const measuredRows = runRows.map(toMeasuredRequest);
     measuredAll.push(...measuredRows);
-    const own = summarizeRun({
-      runId,
-      status: 'completed',
-      statusReason: null,
-      workload: { name: null, revision: null },
-      rows: measuredRows,
-      load: { mode: 'closed' },
-      slo: null,
-    });
+    const own = summaryOfRows(runId, measuredRows);
     perWindow.push({ requests: own.throughput.requests_per_s, outputTokens: own.throughput.output_tokens_per_s });
   }
-  const summary = summarizeRun({
-    runId: name,
-    status: 'completed',
-    statusReason: null,
-    workload: { name: null, revision: null },
-    rows: measuredAll,
-    load: { mode: 'closed' },
-    slo: null,
-  });
-  const measured = rows.filter((row) => row.warmup === 0 && row.error_class === null);
-  let cacheN: number | null = null;
-  for (const row of measured) {
-    const reported = parsedTimings(row)?.cache_n;
-    if (typeof reported === 'number') cacheN = Math.max(cacheN ?? 0, reported);
-  }
+  const summary = summaryOfRows(name, measuredAll);
+  const cacheN = largestCacheN(rows);
   const requestRate = meanOverWindows(perWindow.map((window) => window.requests));
   const tokenRate = meanOverWindows(perWindow.map((window) => window.outputTokens));
   return {
