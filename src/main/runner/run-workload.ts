@@ -8,7 +8,7 @@ import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import { resolveWorkload } from '../workload/resolve-workload';
-import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
+import { estimatingTokenCounter, llamaServerTokenCounter, type TokenCounter } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
 import { captureEnvironment } from './environment';
@@ -19,7 +19,7 @@ import { userCacheDir } from '../core/paths';
 import type { LoadSpec, StopRule } from './load-generator';
 import { executeRun, type RunExecution, type RunProgress } from './run-executor';
 import { measuredWindowClientLoad } from './client-load';
-import { tokenRangeFor } from '../workload/trace';
+import { tokenRangeFor, type TokenRange } from '../workload/trace';
 import { connectTarget, type ConnectedTarget, type RunTargetSpec } from './run-target';
 
 export interface RunRequest {
@@ -257,45 +257,14 @@ async function finishMeasuredRun(input: {
  * endpoint), resolve the workload with the engine's tokenizer, record the environment,
  * drive the load, summarize from what was stored.
  */
-export async function runWorkload(options: {
-  request: RunRequest;
-  store: RunStore;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  signal?: AbortSignal;
-  onStatus?: (line: string) => void;
-  onProgress?: (progress: RunProgress) => void;
-  /** Streamed text of each request as it arrives (seq, piece). */
-  onText?: (seq: number, text: string) => void;
-  /** Called once the run row exists. */
-  onRunCreated?: (runId: string) => void;
-  /** Receives the run's telemetry session once it exists, for live views. */
-  onTelemetry?: (session: TelemetrySession) => void;
-}): Promise<RunResult> {
+export async function runWorkload(options: RunWorkloadOptions): Promise<RunResult> {
   const { request, store } = options;
   const target = await connectTarget(request.target, options);
-  const { baseUrl, headers, server, managed, serverLost, engineInfo, model: modelInfo } = target;
+  const { server, engineInfo, model: modelInfo } = target;
 
   try {
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
-    // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
-    if (request.private && managed && (engineInfo as EngineInfo).origin !== 'managed') {
-      options.onStatus?.('checking that this llama-server keeps no request text in its log');
-      await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
-    }
-    const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
-    options.onStatus?.(`resolving workload ${request.workload.def.name}`);
-    const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
-    assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
-    const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
-    const environment = await captureEnvironment();
-    // A replayed trace brings its own arrival times: they replace the asked-for load.
-    const replay = replayLoad(workload, request.load, request.stop.requests);
-    const runLoad = replay?.load ?? request.load;
-    const load = { ...describeLoad(runLoad), ...(replay ? { replayed_trace: replay.description } : {}) };
-    const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
-    const stopRule = stopRuleFor(request, workload);
-    const manifest = runManifest(request, target, workload, load, stopRule);
+    const { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest } = await prepareRun(options, target);
     const runId = store.createRun({
       kind: 'workload',
       modelRef: modelInfo.ref,
@@ -314,46 +283,18 @@ export async function runWorkload(options: {
     const clockOrigin = performance.now();
     const telemetry = runTelemetry(request, target, clockOrigin);
     options.onTelemetry?.(telemetry);
-    const clientLoad = measuredWindowClientLoad();
-    let execution;
-    try {
-      telemetry.start();
-      await telemetry.idleBaseline(request.baselineMs);
-      execution = await executeRun({
-        store,
-        runId,
-        workload,
-        target: { baseUrl, headers },
-        load: runLoad,
-        tokenRange,
-        // An endpoint's tokenizer cannot be asked: only token-id prompts get block hashes there.
-        hashServer: request.target.kind === 'endpoint' ? null : { baseUrl, headers },
-        stop: stopRule,
-        warmup: request.warmup,
-        timeouts: request.timeouts,
-        private: request.private,
-        references,
-        signal: options.signal,
-        serverLost,
-        onProgress: options.onProgress,
-        onText: options.onText,
-        clockOrigin,
-        extraBody: request.extraBody,
-        reasoningTokenCounter: counter,
-        // The measured window opens once the warmup requests are done and any ramp is over.
-        onMeasuredStart: () => {
-          telemetry.markWindowStart();
-          clientLoad.start();
-        },
-      });
-      telemetry.markWindowEnd();
-      clientLoad.stop();
-    } catch (error) {
-      clientLoad.stop();
-      await telemetry.stop();
-      store.finishRun(runId, 'failed', (error as Error).message, undefined);
-      throw error;
-    }
+    const { execution, clientLoad } = await driveLoad(options, {
+      runId,
+      target,
+      workload,
+      runLoad,
+      tokenRange,
+      stopRule,
+      references,
+      counter,
+      telemetry,
+      clockOrigin,
+    });
     await telemetry.stop();
     const summary = await finishMeasuredRun({
       store,
@@ -372,4 +313,114 @@ export async function runWorkload(options: {
     // Stopping must not replace the error that ended the run.
     await target.release().catch(() => {});
   }
+}
+
+type RunWorkloadOptions = {
+  request: RunRequest;
+  store: RunStore;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  signal?: AbortSignal;
+  onStatus?: (line: string) => void;
+  onProgress?: (progress: RunProgress) => void;
+  /** Streamed text of each request as it arrives (seq, piece). */
+  onText?: (seq: number, text: string) => void;
+  /** Called once the run row exists. */
+  onRunCreated?: (runId: string) => void;
+  /** Receives the run's telemetry session once it exists, for live views. */
+  onTelemetry?: (session: TelemetrySession) => void;
+};
+
+/**
+ * Everything a run needs before its row exists: the log-privacy check a private run asks of an
+ * unpinned build, the workload resolved with the target's tokenizer, the environment, the load
+ * (a replayed trace's own), the stop rule and the manifest.
+ */
+async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) {
+  const { request, store } = options;
+  const { baseUrl, headers, server, managed, engineInfo } = target;
+  // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
+  if (request.private && managed && (engineInfo as EngineInfo).origin !== 'managed') {
+    options.onStatus?.('checking that this llama-server keeps no request text in its log');
+    await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
+  }
+  const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
+  options.onStatus?.(`resolving workload ${request.workload.def.name}`);
+  const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
+  assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
+  const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
+  const environment = await captureEnvironment();
+  // A replayed trace brings its own arrival times: they replace the asked-for load.
+  const replay = replayLoad(workload, request.load, request.stop.requests);
+  const runLoad = replay?.load ?? request.load;
+  const load = { ...describeLoad(runLoad), ...(replay ? { replayed_trace: replay.description } : {}) };
+  const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
+  const stopRule = stopRuleFor(request, workload);
+  const manifest = runManifest(request, target, workload, load, stopRule);
+  return { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest };
+}
+
+/**
+ * The load itself, with telemetry's idle baseline before it and the measured window marked
+ * where the warmup ends; a run that fails here is stored as failed, with its telemetry stopped.
+ */
+async function driveLoad(
+  options: RunWorkloadOptions,
+  run: {
+    runId: string;
+    target: ConnectedTarget;
+    workload: ResolvedWorkload;
+    runLoad: LoadSpec;
+    tokenRange: TokenRange | undefined;
+    stopRule: StopRule;
+    references: Map<string, string> | null;
+    counter: TokenCounter;
+    telemetry: TelemetrySession;
+    clockOrigin: number;
+  },
+) {
+  const { request } = options;
+  const { runId, workload, runLoad, tokenRange, stopRule, references, counter, telemetry, clockOrigin } = run;
+  const { baseUrl, headers, serverLost } = run.target;
+  const clientLoad = measuredWindowClientLoad();
+  let execution;
+  try {
+    telemetry.start();
+    await telemetry.idleBaseline(request.baselineMs);
+    execution = await executeRun({
+      store: options.store,
+      runId,
+      workload,
+      target: { baseUrl, headers },
+      load: runLoad,
+      tokenRange,
+      // An endpoint's tokenizer cannot be asked: only token-id prompts get block hashes there.
+      hashServer: request.target.kind === 'endpoint' ? null : { baseUrl, headers },
+      stop: stopRule,
+      warmup: request.warmup,
+      timeouts: request.timeouts,
+      private: request.private,
+      references,
+      signal: options.signal,
+      serverLost,
+      onProgress: options.onProgress,
+      onText: options.onText,
+      clockOrigin,
+      extraBody: request.extraBody,
+      reasoningTokenCounter: counter,
+      // The measured window opens once the warmup requests are done and any ramp is over.
+      onMeasuredStart: () => {
+        telemetry.markWindowStart();
+        clientLoad.start();
+      },
+    });
+    telemetry.markWindowEnd();
+    clientLoad.stop();
+  } catch (error) {
+    clientLoad.stop();
+    await telemetry.stop();
+    options.store.finishRun(runId, 'failed', (error as Error).message, undefined);
+    throw error;
+  }
+  return { execution, clientLoad };
 }
