@@ -35,15 +35,7 @@ function describePlan(plan: EnginePlan): string {
  * `inferlab setup`: locate or build the engine, then make sure the demo models exist and
  * are intact. Safe to run any number of times; cached work is never redone.
  */
-export async function runSetup(options: {
-  backend?: EngineBackend;
-  /** Skip the prebuilt libraries and build all of llama.cpp. */
-  fromSource?: boolean;
-  force?: boolean;
-  progress: BuildProgress;
-  log: (line: string) => void;
-  signal?: AbortSignal;
-}): Promise<SetupResult> {
+export async function runSetup(options: SetupOptions): Promise<SetupResult> {
   const started = performance.now();
   const explicit = options.force || options.backend || options.fromSource;
   const existing = explicit ? null : (await locateEngine(process.env)).engine;
@@ -56,49 +48,7 @@ export async function runSetup(options: {
     options.log(`using ${existing.origin} llama-server at ${existing.serverPath}`);
     engine = existing;
   } else {
-    const facts = probeMachine();
-    const chosen = planEngine(facts, { backend: options.backend, fromSource: options.fromSource });
-    plan = { route: chosen.route, backend: chosen.backend, reason: chosen.reason };
-    options.log(`engine plan: ${describePlan(chosen)} (${chosen.reason})`);
-    const build = await buildWithGpuFallback({
-      engineDir: engineCacheDir(),
-      plan: chosen,
-      cpuPlan: () => planEngine(facts, { backend: 'cpu', fromSource: options.fromSource }),
-      nvcc: facts.nvcc,
-      explicit: Boolean(options.backend),
-      retry: Boolean(options.force),
-      log: options.log,
-      signal: options.signal,
-      build: (each) =>
-        ensureEngineBuild({
-          engineDir: engineCacheDir(),
-          plan: each,
-          force: options.force,
-          progress: options.progress,
-          signal: options.signal,
-          smokeModel: async (quantizeBinary) => {
-            const states = await ensureDemoModels({ vocabFile: await vocabFile(), quantizeBinary, log: options.log });
-            const model = states.find((state) => state.ref === 'demo:q8_0') ?? states[0];
-            if (!model) throw new AppError(ErrorCode.EngineMissing, 'no demo model to smoke-test the engine with');
-            return model.path;
-          },
-        }),
-    });
-    if (build.backend !== chosen.backend)
-      plan = { route: build.route ?? 'source', backend: build.backend, reason: `fell back from ${chosen.backend}: ${chosen.reason}` };
-    warnings.push(...build.warnings);
-    engineReused = build.reused;
-    const how =
-      build.route === 'prebuilt'
-        ? `on prebuilt libraries (${(build.packages ?? []).map((item) => `${item.name}@${item.version}`).join(', ')})`
-        : 'from source';
-    options.log(
-      build.reused
-        ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}, built ${how}) from ${build.binDir}`
-        : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) ${how} in ${build.buildSeconds} s`,
-    );
-    engine = (await locateEngine({ ...process.env, INFERLAB_LLAMA_SERVER: path.join(build.binDir, 'llama-server') })).engine;
-    if (engine) engine = { ...engine, origin: 'managed', backend: build.backend };
+    ({ engine, engineReused, plan } = await buildEngine(options, vocabFile, warnings));
   }
   if (!engine) throw new AppError(ErrorCode.EngineMissing, 'llama-server could not be located after setup');
   for (const warning of warnings) options.log(`WARNING: ${warning}`);
@@ -117,4 +67,64 @@ export async function runSetup(options: {
     log: options.log,
   });
   return { engine, engineReused, engineSeconds, demoModels, plan, warnings };
+}
+
+type SetupOptions = {
+  backend?: EngineBackend;
+  /** Skip the prebuilt libraries and build all of llama.cpp. */
+  fromSource?: boolean;
+  force?: boolean;
+  progress: BuildProgress;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+};
+
+/** Plans the engine for this machine and builds it (or finds it cached), falling back to the CPU when a GPU build fails. */
+async function buildEngine(
+  options: SetupOptions,
+  vocabFile: () => Promise<string>,
+  warnings: string[],
+): Promise<{ engine: EngineInfo | null; engineReused: boolean; plan: SetupResult['plan'] }> {
+  const facts = probeMachine();
+  const chosen = planEngine(facts, { backend: options.backend, fromSource: options.fromSource });
+  let plan: SetupResult['plan'] = { route: chosen.route, backend: chosen.backend, reason: chosen.reason };
+  options.log(`engine plan: ${describePlan(chosen)} (${chosen.reason})`);
+  const build = await buildWithGpuFallback({
+    engineDir: engineCacheDir(),
+    plan: chosen,
+    cpuPlan: () => planEngine(facts, { backend: 'cpu', fromSource: options.fromSource }),
+    nvcc: facts.nvcc,
+    explicit: Boolean(options.backend),
+    retry: Boolean(options.force),
+    log: options.log,
+    signal: options.signal,
+    build: (each) =>
+      ensureEngineBuild({
+        engineDir: engineCacheDir(),
+        plan: each,
+        force: options.force,
+        progress: options.progress,
+        signal: options.signal,
+        smokeModel: async (quantizeBinary) => {
+          const states = await ensureDemoModels({ vocabFile: await vocabFile(), quantizeBinary, log: options.log });
+          const model = states.find((state) => state.ref === 'demo:q8_0') ?? states[0];
+          if (!model) throw new AppError(ErrorCode.EngineMissing, 'no demo model to smoke-test the engine with');
+          return model.path;
+        },
+      }),
+  });
+  if (build.backend !== chosen.backend)
+    plan = { route: build.route ?? 'source', backend: build.backend, reason: `fell back from ${chosen.backend}: ${chosen.reason}` };
+  warnings.push(...build.warnings);
+  const how =
+    build.route === 'prebuilt'
+      ? `on prebuilt libraries (${(build.packages ?? []).map((item) => `${item.name}@${item.version}`).join(', ')})`
+      : 'from source';
+  options.log(
+    build.reused
+      ? `reusing cached llama.cpp ${build.commit.slice(0, 7)} (${build.backend}, built ${how}) from ${build.binDir}`
+      : `built llama.cpp ${build.commit.slice(0, 7)} (${build.backend}) ${how} in ${build.buildSeconds} s`,
+  );
+  const engine = (await locateEngine({ ...process.env, INFERLAB_LLAMA_SERVER: path.join(build.binDir, 'llama-server') })).engine;
+  return { engine: engine && { ...engine, origin: 'managed', backend: build.backend }, engineReused: build.reused, plan };
 }
