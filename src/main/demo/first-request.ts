@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { FirstRequestResult } from '../../shared/contract/results';
-import type { ServerProfile } from '../../shared/contract/server';
+import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
@@ -10,6 +10,7 @@ import { storedRequestFrom } from '../runner/stored-request';
 import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
+import type { ServerAddress } from '../core/server-address';
 
 export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token grows with the prompt length.';
 
@@ -30,14 +31,8 @@ export async function runFirstRequest(options: {
   onStatus?: (line: string) => void;
 }): Promise<FirstRequestResult> {
   const maxTokens = options.maxTokens ?? 64;
-  const body = {
-    messages: [{ role: 'user', content: DEMO_PROMPT }],
-    max_tokens: maxTokens,
-    temperature: 0,
-    seed: 42,
-    // Generate exactly max_tokens so the decode measurement has a known length.
-    ignore_eos: true,
-  };
+  // Exactly max_tokens are generated, so the decode measurement has a known length.
+  const body = { messages: [{ role: 'user', content: DEMO_PROMPT }], max_tokens: maxTokens, temperature: 0, seed: 42, ignore_eos: true };
   const server = await options.servers.prepare({ modelRef: options.model.ref, profile: options.profile });
   const runId = options.store.createRun({
     kind: 'first-request',
@@ -55,27 +50,11 @@ export async function runFirstRequest(options: {
     options.onStatus?.(`starting llama-server on ${options.model.ref}`);
     const ready = await server.start();
     if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
-    if (ready.state !== 'ready' || !ready.baseUrl) {
-      throw new AppError(
-        ErrorCode.ServerStartFailed,
-        `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`,
-        { fault: ready.fault },
-      );
-    }
+    if (ready.state !== 'ready' || !ready.baseUrl) throw notStarted(ready);
     options.onStatus?.(
       `server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`,
     );
-    const agent = createKeepAliveAgent(1);
-    const completion = await streamCompletion({
-      baseUrl: ready.baseUrl,
-      headers: { ...server.authHeaders },
-      body,
-      agent,
-      firstTokenTimeoutMs: 60_000,
-      totalTimeoutMs: 300_000,
-      signal: options.signal,
-    });
-    agent.destroy();
+    const completion = await streamOnce({ baseUrl: ready.baseUrl, headers: { ...server.authHeaders } }, body, options.signal);
     const metrics = deriveRequestMetrics(completion);
     options.store.addRequests(runId, [
       storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 }),
@@ -126,4 +105,23 @@ function summaryOf(store: RunStore, runId: string, status: string, reason: strin
     load: { mode: 'closed', concurrency: 1 },
     slo: null,
   });
+}
+
+/** The start failure as the user reads it: what went wrong, the hint, and the server's last log lines. */
+function notStarted(ready: ServerSnapshot): AppError {
+  return new AppError(
+    ErrorCode.ServerStartFailed,
+    `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`,
+    { fault: ready.fault },
+  );
+}
+
+/** One streamed completion on a connection of its own. */
+async function streamOnce(address: ServerAddress, body: Record<string, unknown>, signal: AbortSignal | undefined) {
+  const agent = createKeepAliveAgent(1);
+  try {
+    return await streamCompletion({ ...address, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal });
+  } finally {
+    agent.destroy();
+  }
 }
