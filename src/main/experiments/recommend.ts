@@ -428,6 +428,24 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
   }
 
   if (choice) return { choice: choice.name, reason: why, excluded, gates, objective: objectiveText };
+  return withoutAWinner({ baseline, ranked, eligible, excluded, notBetter, blocking, gates, objectiveText });
+}
+
+/**
+ * When no candidate is better: another condition if the baseline fails a gate and one passes
+ * them all, else the baseline kept (with why each other is not chosen), else nothing.
+ */
+function withoutAWinner(found: {
+  baseline: ConditionResult;
+  ranked: ConditionResult[];
+  eligible: ConditionResult[];
+  excluded: Recommendation['excluded'];
+  notBetter: string[];
+  blocking: (name: string) => string[];
+  gates: Recommendation['gates'];
+  objectiveText: string;
+}): Recommendation {
+  const { baseline, ranked, eligible, excluded, notBetter, blocking, gates, objectiveText } = found;
   const fallback = ranked.find((condition) => condition !== baseline && !excluded.some((item) => item.name === condition.name));
   if (!eligible.includes(baseline) && fallback) {
     return {
