@@ -50,13 +50,7 @@ export interface LoadOutcome {
   stoppedBy: 'requests' | 'duration' | 'halted';
 }
 
-/**
- * Drives requests: warmup first (flagged, excluded), then any ramp (the load climbing to its
- * level, its requests flagged warmup too), then the measured window in closed loop (a
- * completion starts the next request) or open loop (scheduled arrivals, bounded
- * outstanding). `halt` stops scheduling new requests; in-flight ones are awaited.
- */
-export async function generateLoad(options: {
+export interface GenerateLoadOptions {
   load: LoadSpec;
   stop: StopRule;
   warmup: number;
@@ -65,19 +59,33 @@ export async function generateLoad(options: {
   seed?: number;
   /** Called once, when the measured window opens (after the warmup requests and any ramp). */
   onMeasuredStart?: () => void;
-}): Promise<LoadOutcome> {
-  const { load, stop, send, halt } = options;
-  let index = 0;
-  const warmupWorkers = load.mode === 'closed' ? load.concurrency : 1;
-  let warmupLeft = options.warmup;
+}
+
+/** The warmup requests, before anything is measured: as many at once as the load's concurrency (one in open loop). */
+async function sendWarmup(options: GenerateLoadOptions, nextIndex: () => number) {
+  const workers = options.load.mode === 'closed' ? options.load.concurrency : 1;
+  let left = options.warmup;
   await Promise.all(
-    Array.from({ length: Math.min(warmupWorkers, Math.max(warmupLeft, 0)) }, async () => {
-      while (warmupLeft > 0 && !halt.aborted) {
-        warmupLeft -= 1;
-        await send(index++, true, null);
+    Array.from({ length: Math.min(workers, Math.max(left, 0)) }, async () => {
+      while (left > 0 && !options.halt.aborted) {
+        left -= 1;
+        await options.send(nextIndex(), true, null);
       }
     }),
   );
+}
+
+/**
+ * Drives requests: warmup first (flagged, excluded), then any ramp (the load climbing to its
+ * level, its requests flagged warmup too), then the measured window in closed loop (a
+ * completion starts the next request) or open loop (scheduled arrivals, bounded
+ * outstanding). `halt` stops scheduling new requests; in-flight ones are awaited.
+ */
+export async function generateLoad(options: GenerateLoadOptions): Promise<LoadOutcome> {
+  const { load, stop, send, halt } = options;
+  let index = 0;
+  const nextIndex = () => index++;
+  await sendWarmup(options, nextIndex);
 
   const outcome: LoadOutcome = { measuredStart: null, measuredEnd: null, sent: 0, stoppedBy: 'requests' };
   if (halt.aborted) return { ...outcome, stoppedBy: 'halted' };
@@ -101,7 +109,7 @@ export async function generateLoad(options: {
   };
   const measured = async (scheduledAt: number | null) => {
     outcome.sent += 1;
-    await send(index++, false, scheduledAt);
+    await send(nextIndex(), false, scheduledAt);
     outcome.measuredEnd = Math.max(outcome.measuredEnd ?? 0, performance.now());
   };
 
@@ -110,7 +118,7 @@ export async function generateLoad(options: {
       Array.from({ length: load.concurrency }, async (_, worker) => {
         // Worker k joins once the ramp's load reaches k / concurrency of the full load.
         if (ramp) await waitUntil(start + rampProgressAt(ramp.shape, worker / load.concurrency) * ramp.ms);
-        while (!halt.aborted && ramping()) await send(index++, true, null);
+        while (!halt.aborted && ramping()) await send(nextIndex(), true, null);
         openWindow();
         while (more()) await measured(null);
       }),
@@ -132,7 +140,7 @@ export async function generateLoad(options: {
     while (inFlight.size >= load.maxOutstanding) await Promise.race(inFlight);
     if (halt.aborted || (!warmup && !more())) break;
     if (!warmup) openWindow();
-    const request = (warmup ? send(index++, true, due) : measured(due)).finally(() => inFlight.delete(request));
+    const request = (warmup ? send(nextIndex(), true, due) : measured(due)).finally(() => inFlight.delete(request));
     inFlight.add(request);
     if (load.schedule) {
       if (outcome.sent >= load.schedule.length) break;
