@@ -182,106 +182,136 @@ export async function runGenerator(
   counter: TokenCounter,
   workloadFile: string,
 ): Promise<GeneratedPrompt[]> {
-  if ('synthetic' in generator) {
-    const spec = generator.synthetic;
-    const random = seededRandom(spec.seed ?? 1);
-    const prompts: GeneratedPrompt[] = [];
-    for (let index = 0; index < spec.count; index++) {
-      const { text, exact } = await textOfTokens(spec.input_tokens, random, counter);
-      prompts.push({
-        id: `${group}-${index}`,
-        messages: [{ role: 'user', content: text }],
-        max_tokens: spec.output_tokens,
-        target_input_tokens: spec.input_tokens,
-        input_tokens_exact: exact,
-      });
-    }
-    return prompts;
-  }
-  if ('prefix_families' in generator) {
-    const spec = generator.prefix_families;
-    const random = seededRandom(spec.seed ?? 1);
-    const prompts: GeneratedPrompt[] = [];
-    for (let family = 0; family < spec.prefixes; family++) {
-      const prefix = await textOfTokens(spec.prefix_tokens, random, counter, `Document ${family}. `);
-      for (let suffix = 0; suffix < spec.suffixes; suffix++) {
-        const full = await textOfTokens(spec.prefix_tokens + spec.suffix_tokens, random, counter, `${prefix.text}\nQuestion ${suffix}: `);
-        prompts.push({
-          id: `${group}-p${family}-s${suffix}`,
-          messages: [{ role: 'user', content: full.text }],
-          max_tokens: spec.output_tokens,
-          target_input_tokens: spec.prefix_tokens + spec.suffix_tokens,
-          input_tokens_exact: full.exact,
-        });
-      }
-    }
-    return prompts;
-  }
-  if ('long_document' in generator) {
-    const spec = generator.long_document;
-    const random = seededRandom(spec.seed ?? 1);
-    const prompts: GeneratedPrompt[] = [];
-    for (let index = 0; index < spec.count; index++) {
-      const code = String(100000 + Math.floor(random() * 900000));
-      const fact = ` The access code for vault ${index} is ${code}. `;
-      const question = `\n\nWhat is the access code for vault ${index}? Answer with the code only.`;
-      const factTokens = await counter.count(fact + question);
-      const fillerTokens = Math.max(1, spec.document_tokens - factTokens);
-      const before = await textOfTokens(Math.max(1, Math.round(fillerTokens * (spec.fact_position ?? 0.9))), random, counter);
-      const after = await textOfTokens(Math.max(1, fillerTokens - before.tokens), random, counter);
-      const content = `${before.text}.${fact}${after.text}.${question}`;
-      const total = await counter.count(content);
-      prompts.push({
-        id: `${group}-${index}`,
-        messages: [{ role: 'user', content }],
-        max_tokens: spec.output_tokens,
-        target_input_tokens: spec.document_tokens,
-        input_tokens_exact: counter.exact && total === spec.document_tokens,
-        accept: [{ contains: code }],
-      });
-    }
-    return prompts;
-  }
-  if ('conversations' in generator) {
-    const spec = generator.conversations;
-    const random = seededRandom(spec.seed ?? 1);
-    const prompts: GeneratedPrompt[] = [];
-    for (let index = 0; index < spec.count; index++) {
-      const turns: { user: string; reference: string }[] = [];
-      for (let turn = 0; turn < spec.turns; turn++) {
-        const user = await textOfTokens(spec.user_tokens, random, counter, `Turn ${turn + 1}. `);
-        const reference = await textOfTokens(spec.answer_tokens, random, counter);
-        turns.push({ user: user.text, reference: reference.text });
-      }
-      prompts.push({
-        id: `${group}-c${index}`,
-        messages: [],
-        turns,
-        max_tokens: spec.answer_tokens,
-        target_input_tokens: null,
-        input_tokens_exact: null,
-      });
-    }
-    return prompts;
-  }
-  if ('trace' in generator) {
-    const spec = generator.trace;
-    const blockTokens = spec.block_tokens ?? DEFAULT_BLOCK_TOKENS;
-    const window = traceWindow(await readTrace(traceFile(workloadFile, spec.file), blockTokens), {
-      speed: spec.speed,
-      startS: spec.start_s,
-      endS: spec.end_s,
-    });
-    if (window.length === 0)
-      throw new AppError(ErrorCode.InvalidInput, `${spec.file}: no request of the trace falls in the window asked for`);
-    return window.map(({ record, arrivalMs }, index) => ({
-      id: `${group}-${index}`,
-      messages: [],
-      max_tokens: record.output_length,
-      target_input_tokens: record.input_length,
-      input_tokens_exact: true,
-      replay: { hash_ids: record.hash_ids, input_length: record.input_length, block_tokens: blockTokens, arrival_ms: arrivalMs },
-    }));
-  }
+  if ('synthetic' in generator) return syntheticPrompts(group, generator.synthetic, counter);
+  if ('prefix_families' in generator) return prefixFamilyPrompts(group, generator.prefix_families, counter);
+  if ('long_document' in generator) return longDocumentPrompts(group, generator.long_document, counter);
+  if ('conversations' in generator) return conversationPrompts(group, generator.conversations, counter);
+  if ('trace' in generator) return tracePrompts(group, generator.trace, workloadFile);
   return importShareGpt(workloadFile, generator.sharegpt);
+}
+
+/** Prompts of a given token length, of seeded random words. */
+async function syntheticPrompts(
+  group: string,
+  spec: Extract<GeneratorDef, { synthetic: unknown }>['synthetic'],
+  counter: TokenCounter,
+): Promise<GeneratedPrompt[]> {
+  const random = seededRandom(spec.seed ?? 1);
+  const prompts: GeneratedPrompt[] = [];
+  for (let index = 0; index < spec.count; index++) {
+    const { text, exact } = await textOfTokens(spec.input_tokens, random, counter);
+    prompts.push({
+      id: `${group}-${index}`,
+      messages: [{ role: 'user', content: text }],
+      max_tokens: spec.output_tokens,
+      target_input_tokens: spec.input_tokens,
+      input_tokens_exact: exact,
+    });
+  }
+  return prompts;
+}
+
+/** Families of prompts sharing a long prefix, each with its own short question: what a prompt cache is for. */
+async function prefixFamilyPrompts(
+  group: string,
+  spec: Extract<GeneratorDef, { prefix_families: unknown }>['prefix_families'],
+  counter: TokenCounter,
+): Promise<GeneratedPrompt[]> {
+  const random = seededRandom(spec.seed ?? 1);
+  const prompts: GeneratedPrompt[] = [];
+  for (let family = 0; family < spec.prefixes; family++) {
+    const prefix = await textOfTokens(spec.prefix_tokens, random, counter, `Document ${family}. `);
+    for (let suffix = 0; suffix < spec.suffixes; suffix++) {
+      const full = await textOfTokens(spec.prefix_tokens + spec.suffix_tokens, random, counter, `${prefix.text}\nQuestion ${suffix}: `);
+      prompts.push({
+        id: `${group}-p${family}-s${suffix}`,
+        messages: [{ role: 'user', content: full.text }],
+        max_tokens: spec.output_tokens,
+        target_input_tokens: spec.prefix_tokens + spec.suffix_tokens,
+        input_tokens_exact: full.exact,
+      });
+    }
+  }
+  return prompts;
+}
+
+/** Long documents with one fact near the end, asked for at the end: whether the model still finds it. */
+async function longDocumentPrompts(
+  group: string,
+  spec: Extract<GeneratorDef, { long_document: unknown }>['long_document'],
+  counter: TokenCounter,
+): Promise<GeneratedPrompt[]> {
+  const random = seededRandom(spec.seed ?? 1);
+  const prompts: GeneratedPrompt[] = [];
+  for (let index = 0; index < spec.count; index++) {
+    const code = String(100000 + Math.floor(random() * 900000));
+    const fact = ` The access code for vault ${index} is ${code}. `;
+    const question = `\n\nWhat is the access code for vault ${index}? Answer with the code only.`;
+    const factTokens = await counter.count(fact + question);
+    const fillerTokens = Math.max(1, spec.document_tokens - factTokens);
+    const before = await textOfTokens(Math.max(1, Math.round(fillerTokens * (spec.fact_position ?? 0.9))), random, counter);
+    const after = await textOfTokens(Math.max(1, fillerTokens - before.tokens), random, counter);
+    const content = `${before.text}.${fact}${after.text}.${question}`;
+    const total = await counter.count(content);
+    prompts.push({
+      id: `${group}-${index}`,
+      messages: [{ role: 'user', content }],
+      max_tokens: spec.output_tokens,
+      target_input_tokens: spec.document_tokens,
+      input_tokens_exact: counter.exact && total === spec.document_tokens,
+      accept: [{ contains: code }],
+    });
+  }
+  return prompts;
+}
+
+/** Conversations of several turns, each user turn and its reference answer of given token lengths. */
+async function conversationPrompts(
+  group: string,
+  spec: Extract<GeneratorDef, { conversations: unknown }>['conversations'],
+  counter: TokenCounter,
+): Promise<GeneratedPrompt[]> {
+  const random = seededRandom(spec.seed ?? 1);
+  const prompts: GeneratedPrompt[] = [];
+  for (let index = 0; index < spec.count; index++) {
+    const turns: { user: string; reference: string }[] = [];
+    for (let turn = 0; turn < spec.turns; turn++) {
+      const user = await textOfTokens(spec.user_tokens, random, counter, `Turn ${turn + 1}. `);
+      const reference = await textOfTokens(spec.answer_tokens, random, counter);
+      turns.push({ user: user.text, reference: reference.text });
+    }
+    prompts.push({
+      id: `${group}-c${index}`,
+      messages: [],
+      turns,
+      max_tokens: spec.answer_tokens,
+      target_input_tokens: null,
+      input_tokens_exact: null,
+    });
+  }
+  return prompts;
+}
+
+/** A recorded trace's requests in its time window, to replay with their arrival times and shared prompt blocks. */
+async function tracePrompts(
+  group: string,
+  spec: Extract<GeneratorDef, { trace: unknown }>['trace'],
+  workloadFile: string,
+): Promise<GeneratedPrompt[]> {
+  const blockTokens = spec.block_tokens ?? DEFAULT_BLOCK_TOKENS;
+  const window = traceWindow(await readTrace(traceFile(workloadFile, spec.file), blockTokens), {
+    speed: spec.speed,
+    startS: spec.start_s,
+    endS: spec.end_s,
+  });
+  if (window.length === 0)
+    throw new AppError(ErrorCode.InvalidInput, `${spec.file}: no request of the trace falls in the window asked for`);
+  return window.map(({ record, arrivalMs }, index) => ({
+    id: `${group}-${index}`,
+    messages: [],
+    max_tokens: record.output_length,
+    target_input_tokens: record.input_length,
+    input_tokens_exact: true,
+    replay: { hash_ids: record.hash_ids, input_length: record.input_length, block_tokens: blockTokens, arrival_ms: arrivalMs },
+  }));
 }
