@@ -287,28 +287,13 @@ function vocabularyOf(entries: readonly GgufEntry[]): SpmVocabulary {
   return { tokens, scores };
 }
 
-/**
- * Writes a llama-architecture model with synthetic weights from a fixed seed and a real
- * tokenizer. Nothing is trained: the weights are shaped (see `DemoWeightDesign`) so that
- * greedy output follows the word order of a short English text, and quantization noise
- * rarely changes it. Its compute, memory use and quantization behave like a real model's
- * of the same shape.
- */
-export async function writeSyntheticModel(
-  file: string,
-  vocabFile: string,
-  shape: SyntheticModelShape = DEMO_MODEL_SHAPE,
-  options: { text?: string; design?: DemoWeightDesign } = {},
-): Promise<void> {
-  const { entries: tokenizer, vocabSize } = await readTokenizerEntries(vocabFile);
-  const design = options.design ?? DEMO_WEIGHT_DESIGN;
-  const map = buildSuccessorMap(options.text ?? fs.readFileSync(demoModelTextFile(), 'utf8'), vocabularyOf(tokenizer));
+/** The model's metadata: a llama architecture of this shape, marked synthetic, with the real tokenizer's entries. */
+function metadataEntries(shape: SyntheticModelShape, tokenizer: GgufEntry[], vocabSize: number): GgufEntry[] {
   const headDim = shape.embeddingLength / shape.headCount;
-  const kvWidth = headDim * shape.headCountKv;
   const u32 = (key: string, value: number): GgufEntry => ({ key, type: GGUFValueType.UINT32, value });
   const f32 = (key: string, value: number): GgufEntry => ({ key, type: GGUFValueType.FLOAT32, value });
   const str = (key: string, value: string): GgufEntry => ({ key, type: GGUFValueType.STRING, value });
-  const entries: GgufEntry[] = [
+  return [
     str('general.architecture', 'llama'),
     str('general.name', 'Infer Lab synthetic demo'),
     str(
@@ -332,6 +317,54 @@ export async function writeSyntheticModel(
     ...tokenizer,
     str('tokenizer.chat_template', DEMO_CHAT_TEMPLATE),
   ];
+}
+
+/** Every transformer block's norms and weights: uniform from the seed, scaled so activations stay in range. */
+function blockTensors(shape: SyntheticModelShape, design: DemoWeightDesign): GgufTensor[] {
+  const e = shape.embeddingLength;
+  const kvWidth = (e / shape.headCount) * shape.headCountKv;
+  const scale = 1 / Math.sqrt(e);
+  const seed = shape.seed;
+  const tensors: GgufTensor[] = [];
+  for (let block = 0; block < shape.blockCount; block++) {
+    const prefix = `blk.${block}`;
+    tensors.push(
+      onesTensor(`${prefix}.attn_norm.weight`, e),
+      uniformTensor(`${prefix}.attn_q.weight`, [e, e], seed, scale),
+      uniformTensor(`${prefix}.attn_k.weight`, [e, kvWidth], seed, scale),
+      uniformTensor(`${prefix}.attn_v.weight`, [e, kvWidth], seed, scale),
+      uniformTensor(`${prefix}.attn_output.weight`, [e, e], seed, scale * design.attentionOutputScale),
+      onesTensor(`${prefix}.ffn_norm.weight`, e),
+      uniformTensor(`${prefix}.ffn_gate.weight`, [e, shape.feedForwardLength], seed, scale),
+      uniformTensor(`${prefix}.ffn_up.weight`, [e, shape.feedForwardLength], seed, scale),
+      uniformTensor(
+        `${prefix}.ffn_down.weight`,
+        [shape.feedForwardLength, e],
+        seed,
+        design.feedForwardOutputScale / Math.sqrt(shape.feedForwardLength),
+      ),
+    );
+  }
+  return tensors;
+}
+
+/**
+ * Writes a llama-architecture model with synthetic weights from a fixed seed and a real
+ * tokenizer. Nothing is trained: the weights are shaped (see `DemoWeightDesign`) so that
+ * greedy output follows the word order of a short English text, and quantization noise
+ * rarely changes it. Its compute, memory use and quantization behave like a real model's
+ * of the same shape.
+ */
+export async function writeSyntheticModel(
+  file: string,
+  vocabFile: string,
+  shape: SyntheticModelShape = DEMO_MODEL_SHAPE,
+  options: { text?: string; design?: DemoWeightDesign } = {},
+): Promise<void> {
+  const { entries: tokenizer, vocabSize } = await readTokenizerEntries(vocabFile);
+  const design = options.design ?? DEMO_WEIGHT_DESIGN;
+  const map = buildSuccessorMap(options.text ?? fs.readFileSync(demoModelTextFile(), 'utf8'), vocabularyOf(tokenizer));
+  const entries = metadataEntries(shape, tokenizer, vocabSize);
 
   const e = shape.embeddingLength;
   const textTokens = [...map.successor.keys()];
@@ -384,27 +417,5 @@ export async function writeSyntheticModel(
     }
   });
 
-  const scale = 1 / Math.sqrt(e);
-  const seed = shape.seed;
-  const tensors: GgufTensor[] = [embedding, onesTensor('output_norm.weight', e), head];
-  for (let block = 0; block < shape.blockCount; block++) {
-    const prefix = `blk.${block}`;
-    tensors.push(
-      onesTensor(`${prefix}.attn_norm.weight`, e),
-      uniformTensor(`${prefix}.attn_q.weight`, [e, e], seed, scale),
-      uniformTensor(`${prefix}.attn_k.weight`, [e, kvWidth], seed, scale),
-      uniformTensor(`${prefix}.attn_v.weight`, [e, kvWidth], seed, scale),
-      uniformTensor(`${prefix}.attn_output.weight`, [e, e], seed, scale * design.attentionOutputScale),
-      onesTensor(`${prefix}.ffn_norm.weight`, e),
-      uniformTensor(`${prefix}.ffn_gate.weight`, [e, shape.feedForwardLength], seed, scale),
-      uniformTensor(`${prefix}.ffn_up.weight`, [e, shape.feedForwardLength], seed, scale),
-      uniformTensor(
-        `${prefix}.ffn_down.weight`,
-        [shape.feedForwardLength, e],
-        seed,
-        design.feedForwardOutputScale / Math.sqrt(shape.feedForwardLength),
-      ),
-    );
-  }
-  writeGgufFile(file, entries, tensors);
+  writeGgufFile(file, entries, [embedding, onesTensor('output_norm.weight', e), head, ...blockTensors(shape, design)]);
 }
