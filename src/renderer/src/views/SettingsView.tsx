@@ -99,89 +99,100 @@ export function SettingsView({ client }: { client: AppServices }) {
             </button>
           </form>
           <h2>Where things are</h2>
-          <table data-testid="settings-paths">
-            <tbody>
-              <tr>
-                <th>Data folder</th>
-                <td>
-                  <code>{settings.dataDir}</code>
-                </td>
-              </tr>
-              <tr>
-                <th>Config file</th>
-                <td>
-                  <code>{settings.configFile}</code>
-                </td>
-              </tr>
-              <tr>
-                <th>Database</th>
-                <td>
-                  <code>{settings.databasePath}</code>
-                </td>
-              </tr>
-              <tr>
-                <th>Engine</th>
-                <td>
-                  {settings.engine ? (
-                    <>
-                      <code>{settings.engine.serverPath}</code>
-                      <br />
-                      <small>
-                        backend {settings.engine.backend ?? 'unknown'} · {settings.engine.version ?? 'version unknown'} · found via{' '}
-                        {settings.engine.origin}
-                        {settings.engine.build && (
-                          <>
-                            {' '}
-                            ·{' '}
-                            {settings.engine.build.route === 'prebuilt'
-                              ? `compiled on ${settings.engine.build.packages.map((item) => `${item.name}@${item.version}`).join(' + ')}`
-                              : 'built from source'}
-                            {settings.engine.build.cpuVariant && ` · CPU variant ${settings.engine.build.cpuVariant}`}
-                            {settings.engine.build.gpuLibrary && ` · ${settings.engine.build.gpuLibrary}`}
-                          </>
-                        )}
-                      </small>
-                    </>
-                  ) : (
-                    <span className="error">{settings.engineProblem}</span>
-                  )}
-                </td>
-              </tr>
-              <tr>
-                <th>Model folders</th>
-                <td>
-                  <ul>
-                    {settings.modelFolders.map((folder) => (
-                      <li key={folder}>
-                        <code>{folder}</code>
-                      </li>
-                    ))}
-                  </ul>
-                  <small>
-                    This window may use models in these folders (and files chosen with Browse… in the desktop app). Add a folder under{' '}
-                    <code>roots.models</code> in the config file: what the UI may read is the file owner's choice, not a page's.
-                  </small>
-                </td>
-              </tr>
-              <tr>
-                <th>Workload folders</th>
-                <td>
-                  <ul>
-                    {settings.workloadFolders.map((folder) => (
-                      <li key={folder}>
-                        <code>{folder}</code>
-                      </li>
-                    ))}
-                  </ul>
-                  <small>
-                    More under <code>roots.workloads</code> in the config file.
-                  </small>
-                </td>
-              </tr>
-            </tbody>
-          </table>
+          <SettingsPaths settings={settings} />
         </>
       )}
     </section>
+  );
+}
+
+/** Where the data, config, database, engine and the folders this window may read are. */
+function SettingsPaths({ settings }: { settings: SettingsInfo }) {
+  return (
+    <table data-testid="settings-paths">
+      <tbody>
+        <tr>
+          <th>Data folder</th>
+          <td>
+            <code>{settings.dataDir}</code>
+          </td>
+        </tr>
+        <tr>
+          <th>Config file</th>
+          <td>
+            <code>{settings.configFile}</code>
+          </td>
+        </tr>
+        <tr>
+          <th>Database</th>
+          <td>
+            <code>{settings.databasePath}</code>
+          </td>
+        </tr>
+        <tr>
+          <th>Engine</th>
+          <td>
+            <EngineCell settings={settings} />
+          </td>
+        </tr>
+        <tr>
+          <th>Model folders</th>
+          <td>
+            <ul>
+              {settings.modelFolders.map((folder) => (
+                <li key={folder}>
+                  <code>{folder}</code>
+                </li>
+              ))}
+            </ul>
+            <small>
+              This window may use models in these folders (and files chosen with Browse… in the desktop app). Add a folder under{' '}
+              <code>roots.models</code> in the config file: what the UI may read is the file owner's choice, not a page's.
+            </small>
+          </td>
+        </tr>
+        <tr>
+          <th>Workload folders</th>
+          <td>
+            <ul>
+              {settings.workloadFolders.map((folder) => (
+                <li key={folder}>
+                  <code>{folder}</code>
+                </li>
+              ))}
+            </ul>
+            <small>
+              More under <code>roots.workloads</code> in the config file.
+            </small>
+          </td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+/** The engine in use and how it was built, or why there is none. */
+function EngineCell({ settings }: { settings: SettingsInfo }) {
+  return settings.engine ? (
+    <>
+      <code>{settings.engine.serverPath}</code>
+      <br />
+      <small>
+        backend {settings.engine.backend ?? 'unknown'} · {settings.engine.version ?? 'version unknown'} · found via {settings.engine.origin}
+        {settings.engine.build && (
+          <>
+            {' '}
+            ·{' '}
+            {settings.engine.build.route === 'prebuilt'
+              ? `compiled on ${settings.engine.build.packages.map((item) => `${item.name}@${item.version}`).join(' + ')}`
+              : 'built from source'}
+            {settings.engine.build.cpuVariant && ` · CPU variant ${settings.engine.build.cpuVariant}`}
+            {settings.engine.build.gpuLibrary && ` · ${settings.engine.build.gpuLibrary}`}
+          </>
+        )}
+      </small>
+    </>
+  ) : (
+    <span className="error">{settings.engineProblem}</span>
   );
 }
