@@ -101,40 +101,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
       <ErrorBox error={error} />
       {selected && <ResultView result={selected} client={client} onDecided={load} />}
       <h2>Experiments</h2>
-      {list === null ? (
-        <p className="skeleton" aria-busy="true">
-          Loading experiments…
-        </p>
-      ) : list.length === 0 ? (
-        <p className="empty">No experiments yet: start one above.</p>
-      ) : (
-        <table data-testid="experiments-table">
-          <thead>
-            <tr>
-              <th>Started</th>
-              <th>Kind</th>
-              <th>Status</th>
-              <th>Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((item) => (
-              <tr key={item.experimentId}>
-                <td>
-                  <button type="button" className="link" onClick={() => navigate(routeOf('experiments', item.experimentId))}>
-                    {when(item.createdAt)}
-                  </button>
-                </td>
-                <td>{item.kind}</td>
-                <td>{item.status}</td>
-                <td>
-                  <small>{item.recommendation ?? '—'}</small>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ExperimentsTable list={list} onOpen={(id) => navigate(routeOf('experiments', id))} />
       <h2>Decisions</h2>
       <p data-testid="decision-name">
         <small>
@@ -142,34 +109,77 @@ export function ExperimentsView({ client }: { client: AppServices }) {
           {decidedBy.trim() ? '' : ': give your name in Settings'}.
         </small>
       </p>
-      {decisions.length === 0 ? (
-        <p className="empty">No decisions recorded. Open an experiment, pick a condition and give the reason.</p>
-      ) : (
-        <table data-testid="decisions-table">
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Chosen</th>
-              <th>Reason</th>
-              <th>Runs</th>
-            </tr>
-          </thead>
-          <tbody>
-            {decisions.map((decision) => (
-              <tr key={decision.decision_id}>
-                <td>{when(decision.decided_at)}</td>
-                <td>{decision.decided_by}</td>
-                <td>{decision.chosen}</td>
-                <td>{decision.reason}</td>
-                <td>
-                  <small>{decision.chosen_run_ids.map((id) => id.slice(0, 8)).join(', ')}</small>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DecisionsTable decisions={decisions} />
     </section>
+  );
+}
+
+/** The stored experiments, newest first, each opening its result. */
+function ExperimentsTable({ list, onOpen }: { list: ExperimentListItem[] | null; onOpen: (experimentId: string) => void }) {
+  return list === null ? (
+    <p className="skeleton" aria-busy="true">
+      Loading experiments…
+    </p>
+  ) : list.length === 0 ? (
+    <p className="empty">No experiments yet: start one above.</p>
+  ) : (
+    <table data-testid="experiments-table">
+      <thead>
+        <tr>
+          <th>Started</th>
+          <th>Kind</th>
+          <th>Status</th>
+          <th>Outcome</th>
+        </tr>
+      </thead>
+      <tbody>
+        {list.map((item) => (
+          <tr key={item.experimentId}>
+            <td>
+              <button type="button" className="link" onClick={() => onOpen(item.experimentId)}>
+                {when(item.createdAt)}
+              </button>
+            </td>
+            <td>{item.kind}</td>
+            <td>{item.status}</td>
+            <td>
+              <small>{item.recommendation ?? '—'}</small>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The recorded decisions: who chose what, why, and on which runs. */
+function DecisionsTable({ decisions }: { decisions: DecisionRecord[] }) {
+  return decisions.length === 0 ? (
+    <p className="empty">No decisions recorded. Open an experiment, pick a condition and give the reason.</p>
+  ) : (
+    <table data-testid="decisions-table">
+      <thead>
+        <tr>
+          <th>When</th>
+          <th>Who</th>
+          <th>Chosen</th>
+          <th>Reason</th>
+          <th>Runs</th>
+        </tr>
+      </thead>
+      <tbody>
+        {decisions.map((decision) => (
+          <tr key={decision.decision_id}>
+            <td>{when(decision.decided_at)}</td>
+            <td>{decision.decided_by}</td>
+            <td>{decision.chosen}</td>
+            <td>{decision.reason}</td>
+            <td>
+              <small>{decision.chosen_run_ids.map((id) => id.slice(0, 8)).join(', ')}</small>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
