@@ -99,28 +99,7 @@ export function RunsView({ client }: { client: AppServices }) {
       />
       <ParquetExportForm client={client} />
       <ErrorBox error={error} />
-      {detail && (
-        <div className="card" data-testid="run-detail">
-          <h2>
-            Run {detail.item.runId.slice(0, 8)}{' '}
-            <small>
-              {detail.item.model} · {detail.item.workload} · {when(detail.item.startedAt)}
-            </small>{' '}
-            <button type="button" onClick={() => navigate(routeOf('runs'))}>
-              Close
-            </button>
-          </h2>
-          {detail.summary && 'metrics' in detail.summary ? (
-            <SummaryTable summary={detail.summary} />
-          ) : (
-            <pre>{JSON.stringify(detail.summary, null, 2)}</pre>
-          )}
-          <details>
-            <summary>Manifest (configuration, engine, environment)</summary>
-            <pre className="log">{JSON.stringify(detail.manifest, null, 2)}</pre>
-          </details>
-        </div>
-      )}
+      {detail && <RunDetailCard detail={detail} onClose={() => navigate(routeOf('runs'))} />}
       {total > 0 && (
         <div className="toolbar" role="navigation" aria-label="runs pages" data-testid="runs-pages">
           <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - RUNS_PAGE_SIZE))}>
@@ -159,51 +138,95 @@ export function RunsView({ client }: { client: AppServices }) {
           </thead>
           <tbody>
             {runs.map((run) => (
-              <tr key={run.runId} data-run={run.runId}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`compare ${run.runId.slice(0, 8)}`}
-                    checked={selection.includes(run.runId)}
-                    onChange={() => toggle(run.runId)}
-                  />
-                </td>
-                <td>
-                  <button type="button" className="link" onClick={() => navigate(routeOf('runs', run.runId))}>
-                    {when(run.startedAt)}
-                  </button>
-                </td>
-                <td>
-                  <span className={`badge badge-${STATUS_BADGE[run.status] ?? 'warning'}`} title={run.statusReason ?? ''}>
-                    {run.status}
-                  </span>
-                  {run.statusReason && <small> {run.statusReason}</small>}
-                  {run.importedFrom && (
-                    <span className="badge" title={`imported from ${run.importedFrom}`}>
-                      imported
-                    </span>
-                  )}
-                </td>
-                <td>{run.model ?? '—'}</td>
-                <td>{run.quantization ?? '—'}</td>
-                <td>{run.engine ?? '—'}</td>
-                <td>{run.workload ?? run.kind}</td>
-                <td>{run.requests}</td>
-                <td>{ms(run.ttftP50)}</td>
-                <td>{num(run.outputTokensPerS, METRIC_TABLE.output_tokens_per_s.unit)}</td>
-                <td>
-                  <button type="button" onClick={() => exportRun(run.runId)}>
-                    Export
-                  </button>{' '}
-                  <button type="button" onClick={() => remove(run.runId)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
+              <RunRow
+                key={run.runId}
+                run={run}
+                selected={selection.includes(run.runId)}
+                onToggle={() => toggle(run.runId)}
+                onOpen={() => navigate(routeOf('runs', run.runId))}
+                onExport={() => exportRun(run.runId)}
+                onDelete={() => remove(run.runId)}
+              />
             ))}
           </tbody>
         </table>
       )}
     </section>
+  );
+}
+
+/** One run opened: its summary and its manifest. */
+function RunDetailCard({ detail, onClose }: { detail: RunDetail; onClose: () => void }) {
+  return (
+    <div className="card" data-testid="run-detail">
+      <h2>
+        Run {detail.item.runId.slice(0, 8)}{' '}
+        <small>
+          {detail.item.model} · {detail.item.workload} · {when(detail.item.startedAt)}
+        </small>{' '}
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </h2>
+      {detail.summary && 'metrics' in detail.summary ? (
+        <SummaryTable summary={detail.summary} />
+      ) : (
+        <pre>{JSON.stringify(detail.summary, null, 2)}</pre>
+      )}
+      <details>
+        <summary>Manifest (configuration, engine, environment)</summary>
+        <pre className="log">{JSON.stringify(detail.manifest, null, 2)}</pre>
+      </details>
+    </div>
+  );
+}
+
+/** One stored run in the list, with its pick for comparison and its actions. */
+function RunRow(props: {
+  run: RunListItem;
+  selected: boolean;
+  onToggle: () => void;
+  onOpen: () => void;
+  onExport: () => void;
+  onDelete: () => void;
+}) {
+  const { run, selected, onToggle, onOpen, onExport, onDelete } = props;
+  return (
+    <tr data-run={run.runId}>
+      <td>
+        <input type="checkbox" aria-label={`compare ${run.runId.slice(0, 8)}`} checked={selected} onChange={onToggle} />
+      </td>
+      <td>
+        <button type="button" className="link" onClick={onOpen}>
+          {when(run.startedAt)}
+        </button>
+      </td>
+      <td>
+        <span className={`badge badge-${STATUS_BADGE[run.status] ?? 'warning'}`} title={run.statusReason ?? ''}>
+          {run.status}
+        </span>
+        {run.statusReason && <small> {run.statusReason}</small>}
+        {run.importedFrom && (
+          <span className="badge" title={`imported from ${run.importedFrom}`}>
+            imported
+          </span>
+        )}
+      </td>
+      <td>{run.model ?? '—'}</td>
+      <td>{run.quantization ?? '—'}</td>
+      <td>{run.engine ?? '—'}</td>
+      <td>{run.workload ?? run.kind}</td>
+      <td>{run.requests}</td>
+      <td>{ms(run.ttftP50)}</td>
+      <td>{num(run.outputTokensPerS, METRIC_TABLE.output_tokens_per_s.unit)}</td>
+      <td>
+        <button type="button" onClick={onExport}>
+          Export
+        </button>{' '}
+        <button type="button" onClick={onDelete}>
+          Delete
+        </button>
+      </td>
+    </tr>
   );
 }
