@@ -27,7 +27,6 @@ export function ModelsView({ client }: { client: AppServices }) {
   const [quantizing, setQuantizing] = useState<{ source: string; type: string; jobId: string | null } | null>(null);
   const progress = useAppStore((state) => (quantizing?.jobId ? state.jobs[quantizing.jobId] : undefined)) ?? null;
 
-  const navigate = useAppStore((state) => state.navigate);
   const load = (folders?: string[]) => {
     setScan(null);
     forgetModelLibrary(client);
@@ -135,55 +134,63 @@ export function ModelsView({ client }: { client: AppServices }) {
           </thead>
           <tbody>
             {scan.models.map((model) => (
-              <tr key={model.path} data-valid={model.valid}>
-                <td className="detail" title={model.path}>
-                  {model.name}
-                  {model.synthetic && <span className="badge badge-warning">synthetic</span>}
-                  <br />
-                  <small>{model.path}</small>
-                </td>
-                <td>{model.architecture ?? '—'}</td>
-                <td>{model.parameterCount === null ? '—' : `${(model.parameterCount / 1e6).toFixed(1)} M`}</td>
-                <td>{model.quantization ?? '—'}</td>
-                <td>{bytes(model.sizeBytes)}</td>
-                <td>{model.contextLength === null ? '—' : `${model.contextLength} tokens`}</td>
-                <td>
-                  {model.valid ? (
-                    <span className="badge badge-ok">valid</span>
-                  ) : (
-                    <span className="badge badge-missing" title={model.invalidReason ?? ''}>
-                      invalid: {model.invalidReason}
-                    </span>
-                  )}
-                </td>
-                <td className="model-actions">
-                  {model.valid && (
-                    <>
-                      <button type="button" onClick={() => navigate(routeOf('server', null, { model: model.path }))}>
-                        Serve
-                      </button>
-                      <button type="button" onClick={() => navigate(routeOf('run', null, { model: model.path }))}>
-                        Run
-                      </button>
-                      {quantizable(model) && (
-                        <>
-                          <button type="button" onClick={() => quantize(model.path)}>
-                            Quantize to {quantType}
-                          </button>
-                          <button type="button" onClick={() => navigate(routeOf('experiments', null, { new: 'quant', model: model.path }))}>
-                            Compare quantizations
-                          </button>
-                        </>
-                      )}
-                    </>
-                  )}
-                </td>
-              </tr>
+              <ModelRow key={model.path} model={model} quantType={quantType} onQuantize={() => quantize(model.path)} />
             ))}
           </tbody>
         </table>
       )}
       <ModelPlanPanel client={client} />
     </section>
+  );
+}
+
+/** One model file: what it is, whether it loads, and what can be done with it. */
+function ModelRow({ model, quantType, onQuantize }: { model: ModelEntry; quantType: string; onQuantize: () => void }) {
+  const navigate = useAppStore((state) => state.navigate);
+  return (
+    <tr data-valid={model.valid}>
+      <td className="detail" title={model.path}>
+        {model.name}
+        {model.synthetic && <span className="badge badge-warning">synthetic</span>}
+        <br />
+        <small>{model.path}</small>
+      </td>
+      <td>{model.architecture ?? '—'}</td>
+      <td>{model.parameterCount === null ? '—' : `${(model.parameterCount / 1e6).toFixed(1)} M`}</td>
+      <td>{model.quantization ?? '—'}</td>
+      <td>{bytes(model.sizeBytes)}</td>
+      <td>{model.contextLength === null ? '—' : `${model.contextLength} tokens`}</td>
+      <td>
+        {model.valid ? (
+          <span className="badge badge-ok">valid</span>
+        ) : (
+          <span className="badge badge-missing" title={model.invalidReason ?? ''}>
+            invalid: {model.invalidReason}
+          </span>
+        )}
+      </td>
+      <td className="model-actions">
+        {model.valid && (
+          <>
+            <button type="button" onClick={() => navigate(routeOf('server', null, { model: model.path }))}>
+              Serve
+            </button>
+            <button type="button" onClick={() => navigate(routeOf('run', null, { model: model.path }))}>
+              Run
+            </button>
+            {quantizable(model) && (
+              <>
+                <button type="button" onClick={onQuantize}>
+                  Quantize to {quantType}
+                </button>
+                <button type="button" onClick={() => navigate(routeOf('experiments', null, { new: 'quant', model: model.path }))}>
+                  Compare quantizations
+                </button>
+              </>
+            )}
+          </>
+        )}
+      </td>
+    </tr>
   );
 }
