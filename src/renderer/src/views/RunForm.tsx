@@ -205,48 +205,7 @@ export function RunForm({
           </>
         )}
       </fieldset>
-      <fieldset>
-        <legend>Load</legend>
-        <label>
-          <input type="radio" name="load" checked={form.load === 'closed'} onChange={() => set('load', 'closed')} /> Closed loop
-        </label>
-        <label>
-          <input type="radio" name="load" checked={form.load === 'open'} onChange={() => set('load', 'open')} /> Open loop
-        </label>
-        {form.load === 'closed' ? (
-          <NumberField label="Concurrency" aria-label="concurrency" min={1} {...text('concurrency')} />
-        ) : (
-          <>
-            <NumberField label="Rate (req/s)" aria-label="rate" min={0} step="any" {...text('rate')} />
-            <NumberField label="Burstiness" aria-label="burstiness" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
-            <NumberField label="Max outstanding" aria-label="max outstanding" min={1} {...text('maxOutstanding')} placeholder="256" />
-          </>
-        )}
-        <label>
-          <input type="radio" name="stop" checked={form.stopAfter === 'requests'} onChange={() => set('stopAfter', 'requests')} /> Requests
-        </label>
-        <label>
-          <input type="radio" name="stop" checked={form.stopAfter === 'duration'} onChange={() => set('stopAfter', 'duration')} /> Duration
-        </label>
-        {form.stopAfter === 'requests' ? (
-          <input aria-label="requests" type="number" min={1} {...text('requests')} />
-        ) : (
-          <input aria-label="duration seconds" type="number" min={0} step="any" {...text('durationS')} placeholder="seconds" />
-        )}
-        <NumberField label="Warmup" aria-label="warmup" min={0} {...text('warmup')} />
-        <NumberField label="Ramp-up (s)" aria-label="ramp up seconds" min={0} step="any" {...text('rampUpS')} placeholder="none" />
-        <label>
-          Ramp{' '}
-          <select
-            aria-label="ramp shape"
-            value={form.rampShape}
-            onChange={(event) => set('rampShape', event.target.value as 'linear' | 'exponential')}
-          >
-            <option value="linear">linear</option>
-            <option value="exponential">exponential</option>
-          </select>
-        </label>
-      </fieldset>
+      <LoadFields form={form} set={set} text={text} />
       <fieldset>
         <legend>Judging</legend>
         <NumberField label="SLO TTFT (ms)" aria-label="slo ttft" min={0} step="any" {...text('sloTtft')} />
@@ -289,5 +248,60 @@ export function RunForm({
         </button>
       )}
     </form>
+  );
+}
+
+/** What the form's parts share: its state, a setter by key, and the props that bind a text input to a key. */
+interface FormBinding {
+  form: RunFormState;
+  set: <K extends keyof RunFormState>(key: K, value: RunFormState[K]) => void;
+  text: (key: keyof RunFormState) => { value: string; onChange: (event: { target: { value: string } }) => void };
+}
+
+/** How the load is offered (closed or open loop), when it stops, and the warmup and ramp before it is measured. */
+function LoadFields({ form, set, text }: FormBinding) {
+  return (
+    <fieldset>
+      <legend>Load</legend>
+      <label>
+        <input type="radio" name="load" checked={form.load === 'closed'} onChange={() => set('load', 'closed')} /> Closed loop
+      </label>
+      <label>
+        <input type="radio" name="load" checked={form.load === 'open'} onChange={() => set('load', 'open')} /> Open loop
+      </label>
+      {form.load === 'closed' ? (
+        <NumberField label="Concurrency" aria-label="concurrency" min={1} {...text('concurrency')} />
+      ) : (
+        <>
+          <NumberField label="Rate (req/s)" aria-label="rate" min={0} step="any" {...text('rate')} />
+          <NumberField label="Burstiness" aria-label="burstiness" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
+          <NumberField label="Max outstanding" aria-label="max outstanding" min={1} {...text('maxOutstanding')} placeholder="256" />
+        </>
+      )}
+      <label>
+        <input type="radio" name="stop" checked={form.stopAfter === 'requests'} onChange={() => set('stopAfter', 'requests')} /> Requests
+      </label>
+      <label>
+        <input type="radio" name="stop" checked={form.stopAfter === 'duration'} onChange={() => set('stopAfter', 'duration')} /> Duration
+      </label>
+      {form.stopAfter === 'requests' ? (
+        <input aria-label="requests" type="number" min={1} {...text('requests')} />
+      ) : (
+        <input aria-label="duration seconds" type="number" min={0} step="any" {...text('durationS')} placeholder="seconds" />
+      )}
+      <NumberField label="Warmup" aria-label="warmup" min={0} {...text('warmup')} />
+      <NumberField label="Ramp-up (s)" aria-label="ramp up seconds" min={0} step="any" {...text('rampUpS')} placeholder="none" />
+      <label>
+        Ramp{' '}
+        <select
+          aria-label="ramp shape"
+          value={form.rampShape}
+          onChange={(event) => set('rampShape', event.target.value as 'linear' | 'exponential')}
+        >
+          <option value="linear">linear</option>
+          <option value="exponential">exponential</option>
+        </select>
+      </label>
+    </fieldset>
   );
 }
