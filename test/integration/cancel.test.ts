@@ -2,11 +2,12 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExperimentJobState, JobProgress, RunJobState } from '../../src/shared/contract';
+import type { ToolTaskProgress } from '../../src/shared/contract';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
+import { taskEnd } from '../support/tasks';
 import { useTempDirs } from '../support/temp';
 
 /** Long operations stop when asked, through the same dispatcher calls the UI makes. */
@@ -41,21 +42,18 @@ describe('cancelling long operations', () => {
     process.env.INFERLAB_CACHE_DIR = cache;
     try {
       const { container, call } = await open();
-      const events: JobProgress[] = [];
-      const finished = new Promise<JobProgress>((resolve) =>
-        container.events.on((event) => {
-          if (event.name !== 'job.progress') return;
-          const progress = event.payload as JobProgress;
+      const events: ToolTaskProgress[] = [];
+      const finished = taskEnd(container.events, 'setup', {
+        onProgress: (progress) => {
           events.push(progress);
-          if (progress.label.startsWith('[1/4]')) void call('engine', 'cancel', progress.jobId);
-          if (progress.finished) resolve(progress);
-        }),
-      );
+          if (progress.message.startsWith('[1/4]')) void call('engine', 'cancel', progress.jobId);
+        },
+      });
       await call('engine', 'setup', { backend: 'cpu', force: true });
       const last = await finished;
-      expect(last).toMatchObject({ kind: 'setup', finished: true, label: 'cancelled', error: null });
-      expect(events.some((event) => event.label.startsWith('[1/4]'))).toBe(true);
-      expect(events.some((event) => event.label.startsWith('[3/4]'))).toBe(false);
+      expect(last).toMatchObject({ kind: 'setup', phase: 'cancelled', message: 'cancelled', error: null });
+      expect(events.some((event) => event.message.startsWith('[1/4]'))).toBe(true);
+      expect(events.some((event) => event.message.startsWith('[3/4]'))).toBe(false);
       const installed = fs.readdirSync(path.join(cache, 'engine'), { recursive: true }).map(String);
       expect(installed.filter((file) => file.endsWith('build.json') || /(^|\/)bin\/llama-server$/.test(file))).toEqual([]);
       const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
@@ -71,41 +69,35 @@ describe('cancelling long operations', () => {
     const dir = tempDir();
     const source = path.join(dir, 'model-f16.gguf');
     fs.copyFileSync(await resolveModelRef('demo:f16'), source);
-    const events: JobProgress[] = [];
+    const events: ToolTaskProgress[] = [];
     let cancelled = false;
-    const finished = new Promise<JobProgress>((resolve) =>
-      container.events.on((event) => {
-        if (event.name !== 'job.progress') return;
-        const progress = event.payload as JobProgress;
+    const finished = taskEnd(container.events, 'quantize', {
+      onProgress: (progress) => {
         events.push(progress);
-        if (!progress.finished && !cancelled) {
+        if (progress.phase === 'running' && !cancelled) {
           cancelled = true;
           void call('models', 'cancel', progress.jobId);
         }
-        if (progress.finished) resolve(progress);
-      }),
-    );
+      },
+    });
     await call('models', 'quantize', source, ['Q4_0']);
     const last = await finished;
-    expect(last).toMatchObject({ finished: true, label: 'cancelled', error: null });
+    expect(last).toMatchObject({ phase: 'cancelled', error: null });
     expect(fs.readdirSync(dir)).toEqual(['model-f16.gguf']);
-    expect(events.filter((event) => !event.finished).length).toBeGreaterThan(0);
+    expect(events.filter((event) => event.phase === 'running').length).toBeGreaterThan(0);
   });
 
   it('runs.cancel stops a run with its finished requests kept, and runs.remove deletes it with them', async () => {
     const { container, call } = await open();
     let cancelled = false;
-    const done = new Promise<RunJobState>((resolve) =>
-      container.events.on((event) => {
-        if (event.name !== 'run.progress') return;
-        const state = event.payload as RunJobState;
-        if (state.finished >= 2 && !cancelled) {
+    const done = taskEnd(container.events, 'run', {
+      onProgress: (progress) => {
+        if (progress.done >= 2 && !cancelled) {
           cancelled = true;
-          void call('runs', 'cancel', state.jobId);
+          void call('runs', 'cancel', progress.jobId);
         }
-        if (state.phase === 'finished' || state.phase === 'failed') resolve(state);
-      }),
-    );
+      },
+    });
     await call('runs', 'start', {
       workload: 'decode-heavy',
       model: 'demo:q4_k_m',
@@ -120,32 +112,31 @@ describe('cancelling long operations', () => {
       force: true,
     });
     const state = await done;
-    expect(state.summary!.status).toBe('interrupted');
-    const stored = state.summary!.requests.attempted;
+    // Cancelled is the task's own outcome, with no error, and the finished requests' summary kept.
+    expect(state).toMatchObject({ phase: 'cancelled', error: null });
+    expect(state.detail.summary!.status).toBe('interrupted');
+    const stored = state.detail.summary!.requests.attempted;
     expect(stored).toBeGreaterThanOrEqual(2);
     expect(stored).toBeLessThan(200);
-    const detail = (await call('runs', 'get', state.runId)) as { item: { requests: number } };
+    const detail = (await call('runs', 'get', state.detail.runId)) as { item: { requests: number } };
     expect(detail.item.requests).toBe(stored);
-    expect(await call('runs', 'remove', state.runId)).toBe(true);
+    expect(await call('runs', 'remove', state.detail.runId)).toBe(true);
     expect((await call('runs', 'list')) as unknown[]).toEqual([]);
-    await expect(call('runs', 'get', state.runId)).rejects.toThrow(/No run/);
+    await expect(call('runs', 'get', state.detail.runId)).rejects.toThrow(/No run/);
   }, 120_000);
 
   it('experiments.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
     const { container, call } = await open();
     let cancelled = false;
-    const done = new Promise<ExperimentJobState>((resolve) =>
-      container.events.on((event) => {
-        if (event.name !== 'experiment.progress') return;
-        const state = event.payload as ExperimentJobState;
+    const done = taskEnd(container.events, 'experiment', {
+      onProgress: (progress) => {
         // Once a window is under way, ask it to stop.
-        if (state.phase === 'running' && /window|cold start/i.test(state.message) && !cancelled) {
+        if (progress.phase === 'running' && /window|cold start/i.test(progress.message) && !cancelled) {
           cancelled = true;
-          void call('experiments', 'cancel', state.jobId);
+          void call('experiments', 'cancel', progress.jobId);
         }
-        if (state.phase !== 'running') resolve(state);
-      }),
-    );
+      },
+    });
     await call('experiments', 'start', {
       kind: 'warmcold',
       model: 'demo:q4_k_m',

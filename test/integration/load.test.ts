@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunJobState } from '../../src/shared/contract';
 import { createServices } from '../../src/main/services';
 import { shellAccess } from '../../src/main/services/access';
+import { taskEnd } from '../support/tasks';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -28,13 +28,11 @@ describe('load', () => {
         contextSize: 4096,
       });
       let runId: string | null = null;
-      const finished = new Promise<RunJobState>((resolve) =>
-        container.events.on((event) => {
-          const state = event.payload as RunJobState;
-          if (event.name === 'run.progress') runId ??= state.runId;
-          if (event.name === 'run.progress' && (state.phase === 'finished' || state.phase === 'failed')) resolve(state);
-        }),
-      );
+      const finished = taskEnd(container.events, 'run', {
+        onProgress: (progress) => {
+          runId ??= progress.detail.runId;
+        },
+      });
       const { jobId } = await container.services.runs.start({
         workload,
         model: 'demo:q4_k_m',
@@ -69,12 +67,12 @@ describe('load', () => {
           storedAtAnswer.filter((stored) => stored >= (quarter * REQUESTS) / 4 && stored < ((quarter + 1) * REQUESTS) / 4).length,
       );
       console.log(
-        `[load] ${REQUESTS} requests at concurrency 64: ${state.summary?.throughput.requests_per_s?.toFixed(1)} req/s; runs.list answers per quarter of the requests stored: ${quarters.join(', ')}`,
+        `[load] ${REQUESTS} requests at concurrency 64: ${state.detail.summary?.throughput.requests_per_s?.toFixed(1)} req/s; runs.list answers per quarter of the requests stored: ${quarters.join(', ')}`,
       );
       expect(state.error).toBeNull();
-      expect(state.summary!.requests.attempted).toBe(REQUESTS);
-      expect(state.summary!.requests.failed).toBe(0);
-      const detail = await container.services.runs.get(state.runId!);
+      expect(state.detail.summary!.requests.attempted).toBe(REQUESTS);
+      expect(state.detail.summary!.requests.failed).toBe(0);
+      const detail = await container.services.runs.get(state.detail.runId!);
       expect(detail.item.requests).toBe(REQUESTS);
       for (const answers of quarters) expect(answers, `answers per quarter: ${quarters.join(', ')}`).toBeGreaterThan(0);
     } finally {

@@ -4,13 +4,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type {
   AppEvents,
   FirstRequestResult,
-  JobProgress,
+  TaskProgress,
   RunDetail,
   RunExport,
   ServerProfile,
   SettingsInfo,
 } from '../../src/shared/contract';
 import { runExportFiles } from '../../src/shared/run-export-files';
+import { taskIsOver } from '../../src/shared/tasks';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
 import type { MetricHistory } from '../../src/shared/contract/history';
@@ -73,9 +74,9 @@ describe('every service method through the dispatcher', () => {
         () =>
           events.some(
             (event) =>
-              event.name === 'job.progress' &&
-              (event.payload as JobProgress).jobId === setup.jobId &&
-              (event.payload as JobProgress).finished,
+              event.name === 'task.progress' &&
+              (event.payload as TaskProgress).jobId === setup.jobId &&
+              (event.payload as TaskProgress).phase === 'finished',
           ),
         { timeout: 60_000 },
       )
@@ -108,13 +109,13 @@ describe('every service method through the dispatcher', () => {
           () =>
             events.find(
               (event) =>
-                event.name === 'job.progress' &&
-                (event.payload as JobProgress).jobId === pull.jobId &&
-                (event.payload as JobProgress).finished,
+                event.name === 'task.progress' &&
+                (event.payload as TaskProgress).jobId === pull.jobId &&
+                taskIsOver((event.payload as TaskProgress).phase),
             )?.payload,
           { timeout: 60_000 },
         )
-        .toMatchObject({ kind: 'pull', error: null, label: 'done' });
+        .toMatchObject({ kind: 'pull', phase: 'finished', error: null });
       const cached = await call<{ label: string; files: string[] }[]>('models', 'cached', 'hf:tiny/Tiny-GGUF', ['all']);
       expect(cached.map((model) => model.label)).toEqual(['Q4_K_M']);
       expect(cached[0]!.files[0]!.startsWith(path.join(dir, 'hf-hub'))).toBe(true);

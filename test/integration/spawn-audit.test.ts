@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunJobState, ServerProfile } from '../../src/shared/contract';
+import type { ServerProfile } from '../../src/shared/contract';
 import { ErrorCode } from '../../src/shared/errors';
 import { AppError } from '../../src/main/core/errors';
 import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { createServices, type ServiceContainer } from '../../src/main/services';
 import { requireEngine } from '../support/engine';
+import { taskEnd } from '../support/tasks';
 import { useTempDirs } from '../support/temp';
 
 /**
@@ -114,12 +115,7 @@ describe('processes started on behalf of requests', () => {
     expect(serving()).toEqual([]);
 
     // One real run through the same services.
-    const finished = new Promise<RunJobState>((resolve) =>
-      container.events.on((event) => {
-        const state = event.payload as RunJobState;
-        if (event.name === 'run.progress' && (state.phase === 'finished' || state.phase === 'failed')) resolve(state);
-      }),
-    );
+    const finished = taskEnd(container.events, 'run');
     await container.services.servers.saveProfile(base);
     await container.services.runs.start({
       workload: 'chat-short',

@@ -11,6 +11,8 @@ import { resolveModelRef } from '../../src/main/models/demo-models';
 import { MAX_INPUT_FILE_BYTES } from '../../src/main/core/read-capped';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
+import type { TaskProgress } from '../../src/shared/contract';
+import { taskIsOver } from '../../src/shared/tasks';
 import { demoRunSpec } from '../support/specs';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
@@ -578,8 +580,8 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
   async function runAgainst(face: Face, endpoint: string): Promise<void> {
     const finished = new Promise<void>((resolve) =>
       face.container.events.on((event) => {
-        const phase = (event.payload as { phase?: string }).phase;
-        if (event.name === 'run.progress' && (phase === 'finished' || phase === 'failed')) resolve();
+        const progress = event.payload as TaskProgress;
+        if (event.name === 'task.progress' && progress.kind === 'run' && taskIsOver(progress.phase)) resolve();
       }),
     );
     const reply = await face.call('runs', 'start', { ...RUN, endpoint });

@@ -71,12 +71,12 @@ describe('the WebSocket sends each client only the events it subscribed to', () 
     await emitEach(events, tool);
     expect(tool.events()).toEqual([]);
 
-    expect(await ui.send({ subscribe: ['run.progress', 'telemetry.tick'] })).toMatchObject({
+    expect(await ui.send({ subscribe: ['task.progress', 'telemetry.tick'] })).toMatchObject({
       ok: true,
-      result: { subscribed: ['run.progress', 'telemetry.tick'] },
+      result: { subscribed: ['task.progress', 'telemetry.tick'] },
     });
     await emitEach(events, ui);
-    expect(ui.events()).toEqual(['run.progress', 'telemetry.tick']);
+    expect(ui.events()).toEqual(['task.progress', 'telemetry.tick']);
     expect(tool.events()).toEqual([]);
 
     await ui.send({ subscribe: ['server.log'] });
@@ -93,18 +93,18 @@ describe('the WebSocket sends each client only the events it subscribed to', () 
   it('refuses a subscription to a name that is no event, saying which and what exists, and keeps the set it had', async () => {
     const { events, port } = await transport();
     const ui = await client(port);
-    await ui.send({ subscribe: ['job.progress'] });
+    await ui.send({ subscribe: ['server.log'] });
 
-    const refused = await ui.send({ subscribe: ['job.progress', 'secrets.dump'] });
+    const refused = await ui.send({ subscribe: ['server.log', 'secrets.dump'] });
     expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
     expect((refused.error as { message: string }).message).toMatch(
-      /no such event: "secrets\.dump"; the events are server\.state, .*experiment\.progress/,
+      /no such event: "secrets\.dump"; the events are server\.state, .*telemetry\.tick/,
     );
-    const notAList = await ui.send({ subscribe: 'job.progress' });
+    const notAList = await ui.send({ subscribe: 'server.log' });
     expect((notAList.error as { message: string }).message).toMatch(/a list of event names/);
 
     await emitEach(events, ui);
-    expect(ui.events()).toEqual(['job.progress']);
+    expect(ui.events()).toEqual(['server.log']);
   });
 
   it('stops sending to a client once it has gone, without disturbing the others', async () => {

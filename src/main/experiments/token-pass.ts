@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
+import { AppError, throwIfCancelled } from '../core/errors';
 import { postToServer, type ServerAddress } from '../core/server-address';
 import type { ServerManager } from '../server/server-manager';
 import { resolveWorkload } from '../workload/resolve-workload';
@@ -82,7 +82,7 @@ export async function collectTokens(
 ): Promise<Map<string, number[]>> {
   const tokens = new Map<string, number[]>();
   for (const { key, item } of items) {
-    if (signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+    throwIfCancelled(signal);
     const prompt = await promptFor(server, item, signal);
     const body = {
       prompt,

@@ -2,7 +2,7 @@ import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ClientLoad } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
+import { AppError, throwIfCancelled } from '../core/errors';
 import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
 import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ServerManager } from '../server/server-manager';
@@ -263,7 +263,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
   const { server, engineInfo, model: modelInfo } = target;
 
   try {
-    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled before the run started');
+    throwIfCancelled(options.signal, 'cancelled before the run started');
     const { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest } = await prepareRun(options, target);
     const runId = store.createRun({
       kind: 'workload',

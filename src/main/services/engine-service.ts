@@ -1,7 +1,7 @@
 import type { EngineService, EngineSetupOptions, EventSink } from '../../shared/contract';
 import type { BuildProgress } from '../engines/llamacpp/engine-build';
 import type { SetupResult } from '../setup/setup';
-import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
+import { awaitTask, launchToolTask, TaskRunner, type LaunchedTask } from './tasks';
 
 export type { BuildProgress, SetupResult };
 
@@ -19,18 +19,17 @@ export interface LocalEngineService extends EngineService {
 }
 
 /**
- * Engine setup as a job: progress as `job.progress` events (kind `setup`: the build's steps and
+ * Engine setup as a task: progress as `task.progress` events (kind `setup`: the build's steps and
  * compile percent), cancellable, and `onEngineChanged` told when it ends so the next server
  * start locates the engine again.
  */
 export function createEngineService(events: EventSink, onEngineChanged: () => void): LocalEngineService {
-  const jobs = new JobTable();
+  const tasks = new TaskRunner(events);
 
-  async function launch(options: EngineSetupOptions, hooks: SetupHooks = {}): Promise<LaunchedJob<SetupResult>> {
+  async function launch(options: EngineSetupOptions, hooks: SetupHooks = {}): Promise<LaunchedTask<SetupResult>> {
     const { runSetup } = await import('../setup/setup');
-    return launchProgressJob(
-      jobs,
-      events,
+    return launchToolTask(
+      tasks,
       'setup',
       (signal, report) => {
         let step = '';
@@ -38,20 +37,20 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
           step(index, total, label) {
             step = `[${index}/${total}] ${label}`;
             hooks.progress?.step(index, total, label);
-            report({ label: step, done: index - 1, total });
+            report({ message: step, done: index - 1, total });
           },
           percent(value) {
             hooks.progress?.percent(value);
-            report({ label: `${step}: ${value} %`, done: value, total: 100 });
+            report({ message: `${step}: ${value} %`, done: value, total: 100 });
           },
           info(line) {
             hooks.progress?.info(line);
-            report({ label: line, done: 0, total: null });
+            report({ message: line, done: 0, total: null });
           },
         };
         const log = (line: string) => {
           hooks.log?.(line);
-          report({ label: line, done: 0, total: null });
+          report({ message: line, done: 0, total: null });
         };
         return runSetup({ backend: options.backend, force: options.force, fromSource: options.fromSource, progress, log, signal });
       },
@@ -60,9 +59,9 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
   }
 
   return {
-    setup: async (options) => detach(await launch(options ?? {})),
-    setupAndWait: async (options, hooks = {}) => awaitJob(await launch(options, hooks), (jobId) => jobs.cancel(jobId), hooks.signal),
-    cancel: async (jobId) => jobs.cancel(jobId),
-    dispose: () => jobs.cancelAll(),
+    setup: async (options) => ({ jobId: (await launch(options ?? {})).jobId }),
+    setupAndWait: async (options, hooks = {}) => awaitTask(await launch(options, hooks), tasks, hooks.signal),
+    cancel: async (jobId) => tasks.cancel(jobId),
+    dispose: () => tasks.cancelAll(),
   };
 }

@@ -1,20 +1,20 @@
 import { profileWithin } from './access';
 import type {
   DecisionRecord,
-  ExperimentJobState,
   ExperimentListItem,
+  ExperimentTaskProgress,
   ExperimentsService,
   StartExperimentSpec,
 } from '../../shared/contract';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { ErrorCode } from '../../shared/errors';
 import { firstProblem } from './spec-problem';
-import { AppError, toErrorShape } from '../core/errors';
+import { AppError } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { checkExperimentSpec } from './experiment-spec';
 import { EXPERIMENT_KINDS, type ExperimentCommon } from './experiment-kinds';
-import { JobTable, jobMethods, type LaunchedJob } from './jobs';
+import { TaskRunner, taskMethods, type LaunchedTask, type TaskControl } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 import { WindowCooldown } from '../experiments/window-cooldown';
 
@@ -94,19 +94,11 @@ function experimentListItem(row: ReturnType<ExperimentStore['list']>[number]): E
 
 export function createExperimentsService(deps: WorkServiceDeps): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
-  const jobs = new JobTable();
+  const tasks = new TaskRunner(deps.events);
 
-  async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedJob<ExperimentResult>> {
+  async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedTask<ExperimentResult>> {
     const { checked, profile } = await checkExperimentStart(deps, spec);
-    const { jobId, controller } = jobs.open();
-    const state: ExperimentJobState = { jobId, phase: 'running', message: 'starting', result: null, error: null };
-    const emit = () => deps.events.emit('experiment.progress', { ...state });
-    const onStatus = (line: string) => {
-      state.message = line;
-      hooks.onStatus?.(line);
-      emit();
-    };
-    const common = async (): Promise<ExperimentCommon> => ({
+    const common = async (task: TaskControl<ExperimentTaskProgress>): Promise<ExperimentCommon> => ({
       // The GPUs' idle state, read before the experiment loads anything.
       cooldown: spec.cooldownS ? await WindowCooldown.begin(spec.cooldownS) : null,
       runs: deps.store.runs,
@@ -118,38 +110,29 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       repeats: checked.repeats,
       requestsPerWindow: checked.requestsPerWindow,
       concurrency: checked.concurrency,
-      signal: controller.signal,
-      onStatus,
+      signal: task.signal,
+      onStatus: (line: string) => {
+        hooks.onStatus?.(line);
+        task.running(line);
+      },
     });
-    const run = async (): Promise<ExperimentResult> => EXPERIMENT_KINDS[spec.kind].run(await common(), spec, checked);
-    const result = (async () => {
-      try {
-        state.result = await run();
-        state.phase = 'finished';
-        state.message = 'finished';
-        return state.result;
-      } catch (error) {
-        if (controller.signal.aborted) {
-          state.phase = 'cancelled';
-          state.message = 'cancelled: stored as interrupted, with the windows that finished';
-        } else {
-          state.phase = 'failed';
-          state.error = toErrorShape(error);
-          state.message = state.error.message;
-        }
-        throw error;
-      } finally {
-        emit();
-        jobs.close(jobId);
-      }
-    })();
-    jobs.track(jobId, result);
-    emit();
-    return { jobId, done: result };
+    return tasks.launch<ExperimentTaskProgress, ExperimentResult>({
+      kind: 'experiment',
+      detail: { result: null },
+      cancelledMessage: 'cancelled: stored as interrupted, with the windows that finished',
+      async work(task) {
+        task.running();
+        return EXPERIMENT_KINDS[spec.kind].run(await common(task), spec, checked);
+      },
+      settle(progress, result) {
+        progress.detail.result = result;
+        progress.message = 'finished';
+      },
+    });
   }
 
   return {
-    ...jobMethods(jobs, launch),
+    ...taskMethods(tasks, launch),
     validate: (spec) => firstProblem(() => checkExperimentStart(deps, spec)),
     list: async () => experiments.list().map(experimentListItem),
     async get(experimentId) {
@@ -167,7 +150,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
     decide: async (experimentId, chosen, reason, decidedBy) => recordDecision(experiments, experimentId, chosen, reason, decidedBy),
     decisions: async () => experiments.decisions(),
     async dispose() {
-      await jobs.cancelAll();
+      await tasks.cancelAll();
     },
   };
 }

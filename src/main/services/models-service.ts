@@ -15,7 +15,7 @@ import { userCacheDir } from '../core/paths';
 import { isHubRef } from '../models/hub/hub-access';
 import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
-import { awaitJob, detach, JobTable, launchProgressJob, type LaunchedJob } from './jobs';
+import { awaitTask, launchToolTask, TaskRunner, type LaunchedTask } from './tasks';
 import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
 import { searchHubModels } from '../models/hub/hub-search';
 import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
@@ -51,13 +51,13 @@ function pullQuants(quants: readonly string[]): string[] | 'all' {
   return quants.some((quant) => quant.toLowerCase() === 'all') ? 'all' : [...quants];
 }
 
-/** What the models service's operations share: the engine, the event sink, the face's rights and the running jobs. */
+/** What the models service's operations share: the engine, the event sink, the face's rights and the running tasks. */
 interface ModelsContext {
   engine: () => Promise<EngineInfo>;
   events: EventSink;
   access: ServiceAccess;
   hashes: ModelHashCache;
-  running: JobTable;
+  tasks: TaskRunner;
 }
 
 type ScanOptions = { hash?: boolean; onHashProgress?: (file: string, bytesDone: number, bytesTotal: number) => void };
@@ -91,7 +91,7 @@ async function launchQuantize(
   types: string[],
   outDir: string | null,
   hooks: QuantizeHooks = {},
-): Promise<LaunchedJob<ModelEntry[]>> {
+): Promise<LaunchedTask<ModelEntry[]>> {
   const { access } = context;
   const plan = await planQuantization(
     await resolveModelWithin(access, source),
@@ -102,7 +102,7 @@ async function launchQuantize(
   for (const { target } of plan.targets) await access.paths.check(target, 'model');
   const binary = toolPath(await context.engine(), 'llama-quantize');
   if (!binary) throw new AppError(ErrorCode.EngineMissing, 'llama-quantize is not available; run inferlab setup');
-  return launchProgressJob(context.running, context.events, 'quantize', async (signal, report) => {
+  return launchToolTask(context.tasks, 'quantize', async (signal, report) => {
     const made: ModelEntry[] = [];
     for (const { type, target } of plan.targets) {
       await quantizeModel({
@@ -113,7 +113,7 @@ async function launchQuantize(
         signal,
         onProgress: (tensors, total) => {
           hooks.onProgress?.(type, tensors, total);
-          report({ label: path.basename(target), done: tensors, total });
+          report({ message: path.basename(target), done: tensors, total });
         },
       });
       made.push(await describeModel(target));
@@ -127,16 +127,16 @@ async function launchPull(
   request: ModelPullRequest,
   hooks: PullHooks,
   discardPartialOnCancel: boolean,
-): Promise<LaunchedJob<ModelPull>> {
+): Promise<LaunchedTask<ModelPull>> {
   // Settled before the job starts: a wrong name, a gated model or a full disk is the call's own error.
   const prepared = await preparePull(request.source, pullQuants(request.quants), { signal: hooks.signal });
-  return launchProgressJob(context.running, context.events, 'pull', (signal, report) =>
+  return launchToolTask(context.tasks, 'pull', (signal, report) =>
     executePull(prepared, {
       signal,
       discardPartialOnCancel,
       onProgress: (progress) => {
         hooks.onProgress?.(progress);
-        report({ label: progress.file, done: progress.bytesDone, total: progress.bytesTotal });
+        report({ message: progress.file, done: progress.bytesDone, total: progress.bytesTotal });
       },
     }),
   );
@@ -160,16 +160,16 @@ export function createModelsService(
   hashes: ModelHashCache,
   latestDecodeOf: LatestDecode,
 ): LocalModelsService {
-  const context: ModelsContext = { engine, events, access, hashes, running: new JobTable() };
-  const { running } = context;
+  const context: ModelsContext = { engine, events, access, hashes, tasks: new TaskRunner(events) };
+  const { tasks } = context;
   let quantTypes: Promise<QuantTypeInfo[]> | null = null;
   return {
     scan: async (folders, options) => scanWithProgress(context, folders, { hash: Boolean(options?.hash) }),
     scanWithProgress: (folders, options) => scanWithProgress(context, folders, options),
-    quantize: async (source, types, outDir) => detach(await launchQuantize(context, source, types, outDir ?? null)),
+    quantize: async (source, types, outDir) => ({ jobId: (await launchQuantize(context, source, types, outDir ?? null)).jobId }),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
-      awaitJob(await launchQuantize(context, source, types, outDir, hooks), (jobId) => running.cancel(jobId), hooks.signal),
-    cancel: async (jobId) => running.cancel(jobId),
+      awaitTask(await launchQuantize(context, source, types, outDir, hooks), tasks, hooks.signal),
+    cancel: async (jobId) => tasks.cancel(jobId),
     plan: async (request) => {
       // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
@@ -177,9 +177,8 @@ export function createModelsService(
     },
     search: async (query) => searchHubModels(query),
     // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.
-    pull: async (request) => detach(await launchPull(context, request, {}, true)),
-    pullAndWait: async (request, hooks = {}) =>
-      awaitJob(await launchPull(context, request, hooks, false), (jobId) => running.cancel(jobId), hooks.signal),
+    pull: async (request) => ({ jobId: (await launchPull(context, request, {}, true)).jobId }),
+    pullAndWait: async (request, hooks = {}) => awaitTask(await launchPull(context, request, hooks, false), tasks, hooks.signal),
     cached: async (source, quants) => cachedModels(source, pullQuants(quants)),
     quantTypes: () =>
       (quantTypes ??= readQuantTypes(engine)).catch((error: unknown) => {
@@ -188,7 +187,7 @@ export function createModelsService(
       }),
     dispose() {
       // llama-quantize stops on the abort and removes its partial file; nothing here waits for it.
-      void running.cancelAll();
+      void tasks.cancelAll();
     },
   };
 }

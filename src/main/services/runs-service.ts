@@ -2,21 +2,22 @@ import { resolveModelWithin } from './access';
 import { ExperimentStore } from '../store/experiment-store';
 import type { CheckResult } from '../../shared/contract/check';
 import type { CheckQuery } from '../experiments/regression-check';
-import type { RunsService, StartRunSpec } from '../../shared/contract';
+import type { RunsService, RunTaskProgress, StartRunSpec } from '../../shared/contract';
+import { startingRunDetail } from '../../shared/tasks';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { firstProblem } from './spec-problem';
-import { AppError, toErrorShape } from '../core/errors';
+import { AppError } from '../core/errors';
 import { compareRuns } from './compare-runs';
 import { exportParquetOf, importRunFolder, listItem, runDetail } from './run-records';
 import { renderRunExport } from '../store/export-run';
 import { metricHistory } from '../experiments/build-history';
 import { parseMetricSpec } from '../store/run-history';
 import { checkRunSpec } from './run-spec';
-import { runJobTracker, runTargetOf, type RunHooks } from './run-job';
+import { runTaskCallbacks, runTargetOf, type RunHooks } from './run-task';
 
-export type { RunHooks } from './run-job';
-import { JobTable, jobMethods, type LaunchedJob } from './jobs';
+export type { RunHooks } from './run-task';
+import { TaskRunner, taskMethods, type LaunchedTask } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 
 export interface CheckHooks extends RunHooks {
@@ -59,52 +60,49 @@ async function regressionCheck(
   });
 }
 
+/** A live run's progress goes out at most this often; a status line or a change of phase at once. */
+const RUN_PROGRESS_INTERVAL_MS = 200;
+
 export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (active: boolean) => void }): LocalRunsService {
-  const jobs = new JobTable();
+  const tasks = new TaskRunner(deps.events, deps.onActiveChange);
   const runs = deps.store.runs;
 
-  async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedJob<RunSummary>> {
+  async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedTask<RunSummary>> {
     const checked = await checkRunSpec(spec, deps.access);
     const reference = spec.referenceRunId ? runs.findRun(spec.referenceRunId) : null;
     if (spec.referenceRunId && !reference) throw new AppError(ErrorCode.NotFound, `reference: no run ${spec.referenceRunId}`);
     const target = await runTargetOf(spec, checked, deps, hooks);
-    const { jobId, controller } = jobs.open();
-    const { state, emit, callbacks } = runJobTracker(jobId, deps.events, hooks);
-    const result = (async () => {
-      try {
+    const { requests } = checked.request.stop;
+    return tasks.launch<RunTaskProgress, RunSummary>({
+      kind: 'run',
+      detail: startingRunDetail(),
+      total: requests === null ? null : requests + checked.request.warmup,
+      sendIntervalMs: RUN_PROGRESS_INTERVAL_MS,
+      cancelledMessage: 'cancelled: the finished requests are stored',
+      async work(task) {
         // The runner loads with the first run: listing and reading runs need none of it.
         const [{ runWorkload }, servers] = await Promise.all([import('../runner/run-workload'), deps.servers()]);
+        const { jobId } = task.progress;
         const { summary } = await runWorkload({
           request: { ...checked.request, target, referenceRunId: reference?.id ?? null },
           store: runs,
           servers,
           engine: deps.engine,
-          signal: controller.signal,
-          ...callbacks,
+          signal: task.signal,
+          ...runTaskCallbacks(task, hooks),
           onTelemetry: (session) => session.ticks.on((tick) => deps.events.emit('telemetry.tick', { jobId, tick })),
         });
-        state.summary = summary;
-        state.outputTokensPerS = summary.throughput.output_tokens_per_s;
-        state.phase = 'finished';
-        state.message = `run ${summary.status}`;
         return summary;
-      } catch (error) {
-        state.phase = 'failed';
-        state.error = toErrorShape(error);
-        state.message = state.error.message;
-        throw error;
-      } finally {
-        emit(true);
-        jobs.close(jobId);
-        if (jobs.size === 0) deps.onActiveChange?.(false);
-      }
-    })();
-    jobs.track(jobId, result);
-    deps.onActiveChange?.(true);
-    return { jobId, done: result };
+      },
+      settle(progress, summary) {
+        progress.detail.summary = summary;
+        progress.detail.outputTokensPerS = summary.throughput.output_tokens_per_s;
+        progress.message = `run ${summary.status}`;
+      },
+    });
   }
 
-  const methods = jobMethods(jobs, launch);
+  const methods = taskMethods(tasks, launch);
   return {
     ...methods,
     check: async (query, hooks = {}) => regressionCheck(deps, methods.run, query, hooks),
@@ -134,7 +132,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
     },
     async dispose() {
-      await jobs.cancelAll();
+      await tasks.cancelAll();
     },
   };
 }

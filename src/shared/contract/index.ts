@@ -4,7 +4,7 @@
  * and the event map. The renderer imports types only from here, so no schema code reaches it.
  */
 import type { ErrorShape } from '../errors';
-import type { ExperimentJobState, JobProgress, RunJobState } from './results';
+import type { TaskProgress } from './tasks';
 import type { ServerSnapshot } from './server';
 import type { TelemetryTick } from './telemetry';
 
@@ -37,21 +37,19 @@ export type {
 } from './specs';
 export type {
   DecisionRecord,
-  ExperimentJobState,
   ExperimentListItem,
   FirstRequestResult,
   ImportedRun,
-  JobProgress,
   ParquetExport,
   RunDetail,
   RunExport,
-  RunJobState,
   RunListItem,
   SettingsInfo,
   WorkloadInfo,
   WorkloadValidation,
 } from './results';
 export type { DoctorReport } from './doctor';
+export type { ExperimentTaskProgress, RunTaskDetail, RunTaskProgress, TaskKind, TaskPhase, TaskProgress, ToolTaskProgress } from './tasks';
 export type { HistoryBuild, HistoryConfiguration, HistoryQuery, HistoryRun, MetricHistory } from './history';
 
 /** Events pushed from main: whole-state snapshots keyed by channel name. */
@@ -59,10 +57,9 @@ export interface AppEvents {
   'server.state': ServerSnapshot;
   /** New log lines of a managed server, batched (at most every 250 ms). */
   'server.log': { serverId: string; lines: string[] };
-  'run.progress': RunJobState;
+  /** Every task's progress (runs, experiments, quantization, pulls, setup), run progress at most every 200 ms. */
+  'task.progress': TaskProgress;
   'telemetry.tick': { jobId: string; tick: TelemetryTick };
-  'job.progress': JobProgress;
-  'experiment.progress': ExperimentJobState;
 }
 
 export type EventName = keyof AppEvents;
@@ -71,10 +68,8 @@ export type EventName = keyof AppEvents;
 const EVENT_NAME_SET: Record<EventName, true> = {
   'server.state': true,
   'server.log': true,
-  'run.progress': true,
+  'task.progress': true,
   'telemetry.tick': true,
-  'job.progress': true,
-  'experiment.progress': true,
 };
 export const EVENT_NAMES = Object.keys(EVENT_NAME_SET) as EventName[];
 

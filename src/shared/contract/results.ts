@@ -1,7 +1,5 @@
 /** What the services return: result shapes the main process produces and the renderer reads. */
-import type { ErrorShape } from '../errors';
 import type { RunSummary } from './runs';
-import type { ExperimentResult } from './experiments';
 import type { RequestMetrics, ServerTimings } from './measurement';
 import type { ColdStart } from './server';
 import type { EngineBuildFacts } from './engine';
@@ -21,23 +19,6 @@ export interface WorkloadValidation {
   /** Input length of each written item: exact from a running llama-server's tokenizer, else an estimate. */
   tokens: { id: string; inputTokens: number; maxTokens: number | null }[];
   tokensExact: boolean;
-}
-
-export interface RunJobState {
-  jobId: string;
-  phase: 'starting' | 'running' | 'finished' | 'failed';
-  runId: string | null;
-  message: string;
-  sent: number;
-  finished: number;
-  failed: number;
-  /** New (send time in ms on the run's clock — the telemetry clock —, TTFT ms) points since the previous event. */
-  ttftPoints: [number, number][];
-  outputTokensPerS: number | null;
-  /** The text of one sampled request, as it streams. */
-  sampleText: string;
-  summary: RunSummary | null;
-  error: ErrorShape | null;
 }
 
 export interface RunListItem {
@@ -115,24 +96,6 @@ export interface DecisionRecord {
   reason: string;
   decided_by: string;
   decided_at: string;
-}
-
-export interface ExperimentJobState {
-  jobId: string;
-  phase: 'running' | 'finished' | 'failed' | 'cancelled';
-  message: string;
-  result: ExperimentResult | null;
-  error: ErrorShape | null;
-}
-
-export interface JobProgress {
-  jobId: string;
-  kind: 'quantize' | 'setup' | 'pull';
-  label: string;
-  done: number;
-  total: number | null;
-  finished: boolean;
-  error: ErrorShape | null;
 }
 
 /** One measured completion on a freshly started server: the demo's first request. */

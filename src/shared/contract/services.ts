@@ -98,7 +98,7 @@ export const SERVICE_CONTRACT = {
   },
   engine: {
     setup: method(
-      'Locates llama.cpp or builds it for a backend (cached by commit and backend), then makes the demo models; progress arrives as job.progress events.',
+      'Locates llama.cpp or builds it for a backend (cached by commit and backend), then makes the demo models; progress arrives as task.progress events (kind setup).',
       [optional('options', EngineSetupOptionsSchema)],
       JobStarted,
     ),
@@ -111,7 +111,7 @@ export const SERVICE_CONTRACT = {
       returns<ModelScan>(),
     ),
     quantize: method(
-      'Starts llama-quantize; progress arrives as job.progress events. New files go beside the source unless outDir names a folder.',
+      'Starts llama-quantize; progress arrives as task.progress events (kind quantize, tensors). New files go beside the source unless outDir names a folder.',
       [arg('source', PathText), arg('types', Names), optional('outDir', PathText)],
       JobStarted,
     ),
@@ -131,7 +131,7 @@ export const SERVICE_CONTRACT = {
       returns<HubModelMatch[]>(),
     ),
     pull: method(
-      "Downloads the named quantizations of a hub repository into the Hugging Face cache, each file checked against the hub's SHA-256; progress arrives as job.progress events (bytes).",
+      "Downloads the named quantizations of a hub repository into the Hugging Face cache, each file checked against the hub's SHA-256; progress arrives as task.progress events (kind pull, bytes).",
       [arg('request', ModelPullRequestSchema)],
       JobStarted,
     ),
@@ -188,7 +188,7 @@ export const SERVICE_CONTRACT = {
     ),
   },
   runs: {
-    start: method('Starts a run; progress arrives as run.progress events.', [arg('spec', StartRunSpecSchema)], JobStarted),
+    start: method('Starts a run; progress arrives as task.progress events (kind run).', [arg('spec', StartRunSpecSchema)], JobStarted),
     validate: method(
       'The first problem start would refuse the spec for (a field, a range, a path outside the roots), or null; nothing is started.',
       [arg('spec', StartRunSpecSchema)],
@@ -268,7 +268,7 @@ export const SERVICE_CONTRACT = {
   },
   experiments: {
     start: method(
-      'Starts an experiment; progress arrives as experiment.progress events.',
+      'Starts an experiment; progress arrives as task.progress events (kind experiment).',
       [arg('spec', StartExperimentSpecSchema)],
       JobStarted,
     ),

@@ -1,10 +1,18 @@
 import { create } from 'zustand';
 import { createJSONStorage, persist } from 'zustand/middleware';
-import type { AppEvents, EventName, ExperimentJobState, JobProgress, RunJobState, SettingsInfo } from '../../../shared/contract';
+import type {
+  AppEvents,
+  EventName,
+  ExperimentTaskProgress,
+  RunTaskProgress,
+  SettingsInfo,
+  TaskProgress,
+  ToolTaskProgress,
+} from '../../../shared/contract';
 import type { ServerSnapshot } from '../../../shared/contract/server';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import { createDoctorSlice, type DoctorSlice } from './doctor-slice';
-import { startingRunJob } from '../../../shared/run-job';
+import { startingRunTask } from '../../../shared/tasks';
 
 import { parseRoute, routeOf, type Route, type View } from './route';
 
@@ -15,7 +23,7 @@ export const TELEMETRY_CAPACITY = 4 * 3600;
 const TTFT_CAPACITY = 50_000;
 
 export interface LiveRun {
-  job: RunJobState | null;
+  job: RunTaskProgress | null;
   ttft: [number, number][];
   telemetry: TelemetryTick[];
 }
@@ -48,20 +56,30 @@ interface LiveSlice {
   serverLogs: Record<string, string[]>;
   appendServerLog(serverId: string, lines: string[]): void;
   startJob(jobId: string): void;
-  applyProgress(state: RunJobState): void;
+  applyRunProgress(progress: RunTaskProgress): void;
   applyTelemetry(jobId: string, tick: TelemetryTick): void;
   applyServer(snapshot: ServerSnapshot): void;
 }
 
-/** Long operations other than runs, by job id: quantize and setup jobs, and experiments. */
-interface JobsSlice {
-  jobs: Record<string, JobProgress>;
-  experimentJobs: Record<string, ExperimentJobState>;
-  applyJob(progress: JobProgress): void;
-  applyExperiment(state: ExperimentJobState): void;
+/** Tasks other than the live run, by job id: experiments, quantizations, pulls and setup. */
+interface TasksSlice {
+  tasks: Record<string, OtherTask>;
+  applyTask(progress: OtherTask): void;
 }
 
-export type AppState = DoctorSlice & UiSlice & LiveSlice & JobsSlice;
+type OtherTask = Exclude<TaskProgress, RunTaskProgress>;
+
+/** The task `jobId` if it is of `kind`: each view reads only the tasks it started. */
+export function taskOfKind<K extends OtherTask['kind']>(
+  tasks: Record<string, OtherTask>,
+  jobId: string | null | undefined,
+  kind: K,
+): (K extends 'experiment' ? ExperimentTaskProgress : ToolTaskProgress) | null {
+  const task = jobId ? tasks[jobId] : undefined;
+  return task?.kind === kind ? (task as K extends 'experiment' ? ExperimentTaskProgress : ToolTaskProgress) : null;
+}
+
+export type AppState = DoctorSlice & UiSlice & LiveSlice & TasksSlice;
 
 const initialTheme = (): 'light' | 'dark' =>
   typeof window !== 'undefined' && window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
@@ -125,16 +143,16 @@ export const useAppStore = create<AppState>()(
       startJob: (jobId) =>
         set({
           live: {
-            job: startingRunJob(jobId),
+            job: startingRunTask(jobId, null),
             ttft: [],
             telemetry: [],
           },
         }),
-      applyProgress: (state) =>
+      applyRunProgress: (progress) =>
         set((current) => {
-          if (current.live.job && current.live.job.jobId !== state.jobId) return current;
-          const ttft = current.live.ttft.concat(state.ttftPoints);
-          return { live: { ...current.live, job: state, ttft: ttft.length > TTFT_CAPACITY ? ttft.slice(-TTFT_CAPACITY) : ttft } };
+          if (current.live.job && current.live.job.jobId !== progress.jobId) return current;
+          const ttft = current.live.ttft.concat(progress.detail.ttftPoints);
+          return { live: { ...current.live, job: progress, ttft: ttft.length > TTFT_CAPACITY ? ttft.slice(-TTFT_CAPACITY) : ttft } };
         }),
       applyTelemetry: (jobId, tick) =>
         set((current) => {
@@ -145,10 +163,8 @@ export const useAppStore = create<AppState>()(
           return { live: { ...current.live, telemetry } };
         }),
       applyServer: (snapshot) => set((current) => ({ servers: { ...current.servers, [snapshot.id]: snapshot } })),
-      jobs: {},
-      experimentJobs: {},
-      applyJob: (progress) => set((current) => ({ jobs: { ...current.jobs, [progress.jobId]: progress } })),
-      applyExperiment: (state) => set((current) => ({ experimentJobs: { ...current.experimentJobs, [state.jobId]: state } })),
+      tasks: {},
+      applyTask: (progress) => set((current) => ({ tasks: { ...current.tasks, [progress.jobId]: progress } })),
     }),
     persistence,
   ),
@@ -160,10 +176,9 @@ export const useAppStore = create<AppState>()(
  * replaces its part.
  */
 export const EVENT_SLICES: { [E in EventName]: (payload: AppEvents[E]) => void } = {
-  'run.progress': (state) => useAppStore.getState().applyProgress(state),
+  'task.progress': (progress) =>
+    progress.kind === 'run' ? useAppStore.getState().applyRunProgress(progress) : useAppStore.getState().applyTask(progress),
   'telemetry.tick': ({ jobId, tick }) => useAppStore.getState().applyTelemetry(jobId, tick),
   'server.state': (snapshot) => useAppStore.getState().applyServer(snapshot),
   'server.log': ({ serverId, lines }) => useAppStore.getState().appendServerLog(serverId, lines),
-  'job.progress': (progress) => useAppStore.getState().applyJob(progress),
-  'experiment.progress': (state) => useAppStore.getState().applyExperiment(state),
 };

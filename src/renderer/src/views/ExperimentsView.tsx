@@ -5,7 +5,8 @@ import { ErrorBox } from '../components/ErrorBox';
 import { when } from '../components/format';
 import { DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { useAction } from '../hooks/use-action';
-import { useAppStore } from '../state/store';
+import { taskOfKind, useAppStore } from '../state/store';
+import { taskIsOver } from '../../../shared/tasks';
 import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
 import { ResultView } from './ExperimentResultView';
 import { routeOf } from '../state/route';
@@ -34,7 +35,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
     if (!route.id) setSelected(null);
   }, [client, route.id]);
   const [jobId, setJobId] = useState<string | null>(null);
-  const job = useAppStore((state) => (jobId ? (state.experimentJobs[jobId] ?? null) : null));
+  const job = useAppStore((state) => taskOfKind(state.tasks, jobId, 'experiment'));
   const { error, run } = useAction();
 
   const load = () => {
@@ -43,9 +44,10 @@ export function ExperimentsView({ client }: { client: AppServices }) {
   };
   useEffect(load, [client]);
   useEffect(() => {
-    if (job?.phase === 'finished' && job.result) {
-      setSelected(job.result);
-      navigate(routeOf('experiments', job.result.experiment_id));
+    const result = job?.phase === 'finished' ? job.detail.result : null;
+    if (result) {
+      setSelected(result);
+      navigate(routeOf('experiments', result.experiment_id));
       load();
     }
   }, [job?.phase]);
@@ -55,15 +57,22 @@ export function ExperimentsView({ client }: { client: AppServices }) {
       () => client.experiments.start(spec),
       (started) => {
         // Its first events may have arrived already; only a job not yet heard of starts as "starting".
-        if (!useAppStore.getState().experimentJobs[started.jobId])
-          useAppStore
-            .getState()
-            .applyExperiment({ jobId: started.jobId, phase: 'running', message: 'starting', result: null, error: null });
+        if (!useAppStore.getState().tasks[started.jobId])
+          useAppStore.getState().applyTask({
+            jobId: started.jobId,
+            kind: 'experiment',
+            phase: 'starting',
+            message: 'starting',
+            done: 0,
+            total: null,
+            error: null,
+            detail: { result: null },
+          });
         setJobId(started.jobId);
       },
     );
   };
-  const running = job?.phase === 'running';
+  const running = job !== null && !taskIsOver(job.phase);
   return (
     <section aria-labelledby="experiments-title">
       <h1 id="experiments-title">Experiments and decisions</h1>

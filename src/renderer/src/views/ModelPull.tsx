@@ -6,7 +6,8 @@ import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
 import { routeOf } from '../state/route';
-import { useAppStore } from '../state/store';
+import { taskOfKind, useAppStore } from '../state/store';
+import { taskIsOver } from '../../../shared/tasks';
 
 /** A pull the Models view started: the repository, the quantizations asked for, and its job once it runs. */
 export interface StartedPull {
@@ -30,15 +31,15 @@ const largestFirst = (pulled: readonly PulledModel[]) => [...pulled].sort((a, b)
 
 /** Where a pull stands (bytes, rate, time left), its Cancel, then what it left in the cache and "Compare these". */
 export function PullProgressCard({ client, pull }: { client: AppServices; pull: StartedPull }) {
-  const progress = useAppStore((state) => state.jobs[pull.jobId]) ?? null;
+  const progress = useAppStore((state) => taskOfKind(state.tasks, pull.jobId, 'pull'));
+  const over = progress !== null && taskIsOver(progress.phase);
   const navigate = useAppStore((state) => state.navigate);
   // The rate counts from the first report: bytes already in the cache or kept from an interrupted pull are not speed.
   const first = useRef<{ jobId: string; at: number; done: number } | null>(null);
-  if (progress && !progress.finished && first.current?.jobId !== pull.jobId)
-    first.current = { jobId: pull.jobId, at: Date.now(), done: progress.done };
+  if (progress && !over && first.current?.jobId !== pull.jobId) first.current = { jobId: pull.jobId, at: Date.now(), done: progress.done };
   const [pulled, setPulled] = useState<PulledModel[] | null>(null);
   const { error, run } = useAction();
-  const succeeded = Boolean(progress?.finished && !progress.error && progress.label === 'done');
+  const succeeded = progress?.phase === 'finished';
   useEffect(() => {
     setPulled(null);
     if (succeeded)
@@ -49,9 +50,9 @@ export function PullProgressCard({ client, pull }: { client: AppServices; pull: 
   }, [succeeded, pull.jobId]);
 
   const live =
-    progress && !progress.finished && progress.total
+    progress && !over && progress.total
       ? pullProgressLine({
-          file: progress.label,
+          file: progress.message,
           fileBytesDone: 0,
           fileBytesTotal: 0,
           bytesDone: progress.done,
@@ -66,16 +67,16 @@ export function PullProgressCard({ client, pull }: { client: AppServices; pull: 
         Pulling {pull.labels.join(', ')} of {pull.source}:{' '}
         {!progress
           ? 'starting'
-          : !progress.finished
+          : !over
             ? live
-            : progress.error
+            : progress.phase === 'failed'
               ? 'failed'
-              : progress.label === 'cancelled'
+              : progress.phase === 'cancelled'
                 ? 'cancelled (the file being downloaded was deleted)'
                 : 'done, each file checked against the hub’s SHA-256'}
       </p>
-      {progress && !progress.finished && progress.total ? <progress max={progress.total} value={progress.done} /> : null}
-      {progress && !progress.finished && (
+      {progress && !over && progress.total ? <progress max={progress.total} value={progress.done} /> : null}
+      {progress && !over && (
         <button type="button" onClick={() => void run(() => client.models.cancel(pull.jobId))}>
           Cancel pull
         </button>

@@ -7,7 +7,8 @@ import { routeOf } from '../state/route';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { useAction } from '../hooks/use-action';
-import { useAppStore } from '../state/store';
+import { taskOfKind, useAppStore } from '../state/store';
+import { taskIsOver } from '../../../shared/tasks';
 import { DEFAULT_QUANT_TYPE, OFFERED_QUANT_TYPES } from '../../../shared/quant-types';
 import { ModelPlanPanel } from './ModelPlanPanel';
 
@@ -25,7 +26,8 @@ export function ModelsView({ client }: { client: AppServices }) {
   );
   useEffect(() => void client.models.quantTypes().then(setQuantTypes, () => undefined), [client]);
   const [quantizing, setQuantizing] = useState<{ source: string; type: string; jobId: string | null } | null>(null);
-  const progress = useAppStore((state) => (quantizing?.jobId ? state.jobs[quantizing.jobId] : undefined)) ?? null;
+  const progress = useAppStore((state) => taskOfKind(state.tasks, quantizing?.jobId, 'quantize'));
+  const over = progress !== null && taskIsOver(progress.phase);
 
   const load = (folders?: string[]) => {
     setScan(null);
@@ -35,8 +37,8 @@ export function ModelsView({ client }: { client: AppServices }) {
   useEffect(() => load(), [client]);
   // A finished quantization adds files: scan again.
   useEffect(() => {
-    if (progress?.finished) load();
-  }, [progress?.finished]);
+    if (over) load();
+  }, [over]);
 
   const quantize = async (source: string) => {
     setQuantizing({ source, type: quantType, jobId: null });
@@ -96,15 +98,15 @@ export function ModelsView({ client }: { client: AppServices }) {
           Quantizing {quantizing.source} to {quantizing.type}:{' '}
           {!progress
             ? 'starting'
-            : progress.finished
-              ? progress.error
-                ? 'failed'
-                : progress.label === 'cancelled'
-                  ? 'cancelled (the partial file was removed)'
-                  : 'done: the new file is in the list below'
-              : `${progress.label} ${progress.done}/${progress.total ?? '?'} tensors`}
-          {progress?.total && !progress.finished ? <progress max={progress.total} value={progress.done} /> : null}
-          {quantizing.jobId && !progress?.finished && (
+            : progress.phase === 'failed'
+              ? 'failed'
+              : progress.phase === 'cancelled'
+                ? 'cancelled (the partial file was removed)'
+                : progress.phase === 'finished'
+                  ? 'done: the new file is in the list below'
+                  : `${progress.message} ${progress.done}/${progress.total ?? '?'} tensors`}
+          {progress?.total && !over ? <progress max={progress.total} value={progress.done} /> : null}
+          {quantizing.jobId && !over && (
             <button type="button" onClick={() => void run(() => client.models.cancel(quantizing.jobId!))}>
               Cancel
             </button>

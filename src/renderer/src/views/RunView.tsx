@@ -21,14 +21,12 @@ export function RunView({ client }: { client: AppServices }) {
     [route.params.model, defaultProfile],
   );
   const [slo, setSlo] = useState<StartRunSpec['slo']>(null);
-  const [total, setTotal] = useState(0);
   const { error, run } = useAction();
   const job = live.job;
   const running = job !== null && (job.phase === 'starting' || job.phase === 'running');
 
   const start = async (spec: StartRunSpec) => {
     setSlo(spec.slo ?? null);
-    setTotal((spec.requests ?? 0) + spec.warmup);
     await run(
       () => client.runs.start(spec),
       ({ jobId }) => useAppStore.getState().startJob(jobId),
@@ -60,11 +58,11 @@ export function RunView({ client }: { client: AppServices }) {
             </span>{' '}
             {job.message}
           </p>
-          {total > 0 && <progress max={total} value={job.finished} />} {job.finished} done, {job.failed} failed
-          {job.runId && (
+          {job.total ? <progress max={job.total} value={job.done} /> : null} {job.done} done, {job.detail.failed} failed
+          {job.detail.runId && (
             <>
               {' '}
-              · run <code>{job.runId.slice(0, 8)}</code>
+              · run <code>{job.detail.runId.slice(0, 8)}</code>
             </>
           )}
           {job.error && <ErrorBox error={new Error(job.error.message)} />}
@@ -94,14 +92,14 @@ export function RunView({ client }: { client: AppServices }) {
           )}
           <h2>One request, as it streams</h2>
           <pre className="log" data-testid="sample-text">
-            {job.sampleText || '…'}
+            {job.detail.sampleText || '…'}
           </pre>
-          {job.summary && (
+          {job.detail.summary && (
             <>
               <h2>
-                Result <small>({num(job.summary.throughput.output_tokens_per_s, 'output tok/s')})</small>
+                Result <small>({num(job.detail.summary.throughput.output_tokens_per_s, 'output tok/s')})</small>
               </h2>
-              <SummaryTable summary={job.summary} />
+              <SummaryTable summary={job.detail.summary} />
             </>
           )}
         </div>

@@ -2,7 +2,8 @@ import { useEffect, useState } from 'react';
 import type { AppServices, EngineSetupOptions } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
-import { useAppStore } from '../state/store';
+import { taskOfKind, useAppStore } from '../state/store';
+import { taskIsOver } from '../../../shared/tasks';
 
 type Backend = NonNullable<EngineSetupOptions['backend']>;
 
@@ -16,15 +17,13 @@ export function SetupCard({ client, onDone }: { client: AppServices; onDone: () 
   const [force, setForce] = useState(false);
   const [fromSource, setFromSource] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
-  const progress = useAppStore((state) => (jobId ? state.jobs[jobId] : undefined)) ?? null;
+  const progress = useAppStore((state) => taskOfKind(state.tasks, jobId, 'setup'));
   const { error, run } = useAction();
-  const running = jobId !== null && !progress?.finished;
-  // The job's last line before it ended says what setup found or built; the final event only says it ended.
-  const [lastLine, setLastLine] = useState('');
+  const over = progress !== null && taskIsOver(progress.phase);
+  const running = jobId !== null && !over;
   useEffect(() => {
-    if (progress && !progress.finished) setLastLine(progress.label);
-    if (progress?.finished) onDone();
-  }, [progress?.label, progress?.finished]);
+    if (over) onDone();
+  }, [over]);
 
   return (
     <div className="card" data-testid="setup">
@@ -74,13 +73,16 @@ export function SetupCard({ client, onDone }: { client: AppServices; onDone: () 
         <p role="status" data-testid="setup-progress">
           {!progress ? (
             'starting'
-          ) : progress.finished ? (
+          ) : progress.phase === 'finished' ? (
+            // A finished setup ends on its last line: what it found or built.
             <>
-              <strong>{progress.error ? 'Setup failed.' : progress.label === 'cancelled' ? 'Cancelled.' : 'Ready.'}</strong> {lastLine}
+              <strong>Ready.</strong> {progress.message}
             </>
+          ) : over ? (
+            <strong>{progress.phase === 'cancelled' ? 'Cancelled.' : 'Setup failed.'}</strong>
           ) : (
             <>
-              {progress.label}
+              {progress.message}
               {progress.total ? (
                 <>
                   {' '}

@@ -3,7 +3,7 @@ import type { MeasuredRequest } from '../../../../shared/contract/measurement';
 import type { RunSummary, SloSpec } from '../../../../shared/contract/runs';
 import type { WorkloadDef } from '../../../workload/workload-types';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
 import { minimumRequestsToMeet, nearestRankPercentile } from '../../../metrics/quantile-slo';
 import { measuredWindowMs } from '../../../metrics/run-summary';
 import type { ManagedServer } from '../../../server/managed-server';
@@ -271,7 +271,7 @@ export async function runCapacity(options: CapacityOptions): Promise<ExperimentR
       };
       await startServer(baseProfile.parallelSlots);
       const measure = async (load: number, look: number): Promise<StepSample> => {
-        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        throwIfCancelled(options.signal);
         options.onStatus?.(`${loadName(options.by, load)}: look ${look + 1}, ${perLook} requests`);
         // Each user keeps a slot for their conversation: more users than slots restarts the server with one per user.
         if (options.by === 'users' && load > slots) await startServer(load);

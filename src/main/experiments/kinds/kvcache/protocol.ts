@@ -2,7 +2,7 @@ import type { ConditionResult, ExperimentResult } from '../../../../shared/contr
 import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import type { RequestRow } from '../../../store/run-store';
@@ -68,7 +68,7 @@ async function runCacheWindows(options: KvCacheOptions, experimentId: string, pr
   const kvMib = perCondition();
   const serverVram = perCondition();
   for (const { window, condition } of windowSchedule(options.conditions, options.repeats)) {
-    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+    throwIfCancelled(options.signal);
     options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
     await options.cooldown?.beforeWindow(options.onStatus);
     const { summary } = await runWindow(

@@ -5,7 +5,7 @@ import type { ConditionResult, ExperimentResult } from '../../../../shared/contr
 import type { ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
 import { pathExists } from '../../../core/exists';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../../../models/demo-models';
@@ -188,7 +188,7 @@ async function measureQuantWindows(options: QuantExperimentOptions, experimentId
   const loadMs = new Map(files.map((entry) => [entry.name, [] as number[]]));
   const vram = new Map(files.map((entry) => [entry.name, { baseline: [] as number[], peak: [] as number[], server: [] as number[] }]));
   for (const { window, condition } of windowSchedule(files, options.repeats)) {
-    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+    throwIfCancelled(options.signal);
     options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition.name}`);
     await options.cooldown?.beforeWindow(options.onStatus);
     const { summary } = await runWindow(

@@ -3,7 +3,7 @@ import type { SloSpec } from '../../../../shared/contract/runs';
 import type { ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
 import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
@@ -65,7 +65,7 @@ export async function runSettingWindows(
         throw new AppError(ErrorCode.ServerStartFailed, `${plan.describe(setting.value)}: ${ready.fault?.message}`);
       const levels = plan.concurrencies.map((_, i) => plan.concurrencies[(i + window) % plan.concurrencies.length]!);
       for (const concurrency of levels) {
-        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        throwIfCancelled(options.signal);
         const entry = byName.get(plan.nameOf(setting.value, concurrency))!;
         options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
         await options.cooldown?.beforeWindow(options.onStatus);

@@ -1,7 +1,7 @@
 import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import { defaultColdStarts } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
 import { summarize } from '../../../metrics/distribution';
 import type { ManagedServer } from '../../../server/managed-server';
 import type { RequestRow } from '../../../store/run-store';
@@ -213,7 +213,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
   try {
     return await settleExperiment(options, experimentId, async () => {
       for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
-        if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+        throwIfCancelled(options.signal);
         if (condition === 'cold-process') {
           for (const measured of await coldProcessWindow(options, experimentId, window, startsPerWindow[window]!)) {
             resolved ??= measured.workload;

@@ -1,5 +1,4 @@
-import type { EventSink, RunJobState, StartRunSpec } from '../../shared/contract';
-import { startingRunJob } from '../../shared/run-job';
+import type { RunTaskProgress, StartRunSpec } from '../../shared/contract';
 import { applySettings } from '../engines/llamacpp/profile-rules';
 import type { RunProgress } from '../runner/run-executor';
 import type { RunTargetSpec } from '../runner/run-target';
@@ -7,8 +6,7 @@ import { slotsForUsers } from '../runner/conversation-slots';
 import { profileWithin } from './access';
 import type { CheckedRun } from './run-spec';
 import type { WorkServiceDeps } from './service-deps';
-
-const PROGRESS_INTERVAL_MS = 200;
+import type { TaskControl } from './tasks';
 
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
@@ -34,55 +32,50 @@ export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps:
 }
 
 /**
- * A run job's state as the faces see it, and the runner's callbacks that keep it current: the
- * phase, counters, the newest TTFT points and one streamed answer as a sample, sent as
- * `run.progress` events at most every 200 ms (at once for a change of phase).
+ * The runner's callbacks that keep a run task's progress current: the phase, counters, the
+ * newest TTFT points and one streamed answer as a sample. The task sends them at most every
+ * 200 ms (at once for a change of phase or a status line).
  */
-export function runJobTracker(jobId: string, events: EventSink, hooks: RunHooks) {
-  const state: RunJobState = startingRunJob(jobId);
-  let lastEmit = 0;
+export function runTaskCallbacks(task: TaskControl<RunTaskProgress>, hooks: RunHooks) {
+  const { progress } = task;
+  const { detail } = progress;
   let sampleSeq: number | null = null;
   let finishedAtSample = 0;
-  const emit = (force = false) => {
-    const now = performance.now();
-    if (!force && now - lastEmit < PROGRESS_INTERVAL_MS) return;
-    lastEmit = now;
-    events.emit('run.progress', { ...state, ttftPoints: [...state.ttftPoints] });
-    state.ttftPoints = [];
+  const send = (now = false) => {
+    // The points travel once: each event carries those since the one before.
+    if (task.send(now)) detail.ttftPoints = [];
   };
-  const callbacks = {
+  return {
     onStatus: (message: string) => {
-      state.message = message;
+      progress.message = message;
       hooks.onStatus?.(message);
-      emit(true);
+      send(true);
     },
     onRunCreated: (runId: string) => {
       hooks.onRunCreated?.(runId);
-      state.runId = runId;
-      state.phase = 'running';
-      emit(true);
+      detail.runId = runId;
+      task.running();
     },
-    onProgress: (progress: RunProgress) => {
-      state.sent = progress.sent;
-      if (progress.finished > state.finished && progress.lastTtftMs !== null && progress.lastSentAtMs !== null && !progress.warmup)
-        state.ttftPoints.push([progress.lastSentAtMs, progress.lastTtftMs]);
-      state.finished = progress.finished;
-      state.failed = progress.failed;
+    onProgress: (update: RunProgress) => {
+      detail.sent = update.sent;
+      if (update.finished > progress.done && update.lastTtftMs !== null && update.lastSentAtMs !== null && !update.warmup)
+        detail.ttftPoints.push([update.lastSentAtMs, update.lastTtftMs]);
+      progress.done = update.finished;
+      detail.failed = update.failed;
       // A new finished request: the sample follows the next answer that streams.
-      if (progress.finished > finishedAtSample) {
-        finishedAtSample = progress.finished;
+      if (update.finished > finishedAtSample) {
+        finishedAtSample = update.finished;
         sampleSeq = null;
       }
-      hooks.onProgress?.(progress);
-      emit();
+      hooks.onProgress?.(update);
+      send();
     },
     onText: (seq: number, text: string) => {
       if (sampleSeq === null) {
         sampleSeq = seq;
-        state.sampleText = '';
+        detail.sampleText = '';
       }
-      if (seq === sampleSeq) state.sampleText = (state.sampleText + text).slice(-4000);
+      if (seq === sampleSeq) detail.sampleText = (detail.sampleText + text).slice(-4000);
     },
   };
-  return { state, emit, callbacks };
 }

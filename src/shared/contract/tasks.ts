@@ -1,0 +1,49 @@
+/**
+ * A task is a long operation a face starts and may cancel: a run, an experiment, a
+ * quantization, a pull, an engine setup. Every task reports with one payload, `TaskProgress`,
+ * on one event, `task.progress`; what differs by kind travels in `detail`.
+ */
+import type { ErrorShape } from '../errors';
+import type { ExperimentResult } from './experiments';
+import type { RunSummary } from './runs';
+
+export type TaskKind = 'run' | 'experiment' | 'quantize' | 'setup' | 'pull';
+
+/**
+ * starting → running → finished | failed | cancelled. Cancelled is an outcome of its own: the
+ * user asked for it, so it carries no error; what was measured before it is kept in `detail`.
+ */
+export type TaskPhase = 'starting' | 'running' | 'finished' | 'failed' | 'cancelled';
+
+interface TaskProgressOf<K extends TaskKind, D> {
+  jobId: string;
+  kind: K;
+  phase: TaskPhase;
+  /** What the task is doing now, in a line; after the end, how it ended. */
+  message: string;
+  /** Steps, tensors, bytes or requests done, of `total` (null when the total is not known). */
+  done: number;
+  total: number | null;
+  /** Set only when the phase is `failed`. */
+  error: ErrorShape | null;
+  detail: D;
+}
+
+/** A run's live view: `done` counts its finished requests (failed ones included) of `total` planned. */
+export interface RunTaskDetail {
+  runId: string | null;
+  sent: number;
+  failed: number;
+  /** New (send time in ms on the run's clock — the telemetry clock —, TTFT ms) points since the previous event. */
+  ttftPoints: [number, number][];
+  outputTokensPerS: number | null;
+  /** The text of one sampled request, as it streams. */
+  sampleText: string;
+  summary: RunSummary | null;
+}
+
+export type RunTaskProgress = TaskProgressOf<'run', RunTaskDetail>;
+export type ExperimentTaskProgress = TaskProgressOf<'experiment', { result: ExperimentResult | null }>;
+/** Quantization (tensors), pull (bytes) and setup (build steps, compile percent) need nothing beyond the counters. */
+export type ToolTaskProgress = TaskProgressOf<'quantize' | 'setup' | 'pull', null>;
+export type TaskProgress = RunTaskProgress | ExperimentTaskProgress | ToolTaskProgress;
