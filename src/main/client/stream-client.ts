@@ -51,6 +51,16 @@ export function createKeepAliveAgent(maxSockets = 256): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets });
 }
 
+/** One streamed completion on a connection of its own, closed after: a probe or a single request, never a run. */
+export async function streamOnce(options: Omit<StreamRequestOptions, 'agent'>): Promise<StreamedCompletion> {
+  const agent = createKeepAliveAgent(1);
+  try {
+    return await streamCompletion({ ...options, agent });
+  } finally {
+    agent.destroy();
+  }
+}
+
 interface ChatChunk {
   choices?: { delta?: { content?: string | null; reasoning_content?: string | null }; text?: string; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };

@@ -3,16 +3,18 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { FirstRequestResult } from '../../shared/contract/results';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
-import { AppError } from '../core/errors';
+import { AppError, throwIfCancelled } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import { summarizeRun, type RunSummary } from '../metrics/run-summary';
 import { storedRequestFrom } from '../runner/stored-request';
-import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
+import { streamOnce } from '../client/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
-import type { ServerAddress } from '../core/server-address';
 
 export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token grows with the prompt length.';
+
+/** A cold server's first answer may wait on the model's load; the whole answer is short. */
+const FIRST_REQUEST_TIMEOUTS = { firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000 };
 
 /**
  * The smallest real path through the product: start llama-server on a model, stream one
@@ -49,12 +51,13 @@ export async function runFirstRequest(options: {
   try {
     options.onStatus?.(`starting llama-server on ${options.model.ref}`);
     const ready = await server.start();
-    if (options.signal?.aborted) throw new AppError(ErrorCode.RequestFailed, 'cancelled');
+    throwIfCancelled(options.signal);
     if (ready.state !== 'ready' || !ready.baseUrl) throw notStarted(ready);
     options.onStatus?.(
       `server ready on port ${ready.port} (spawn → ready ${ready.coldStart?.spawnToReadyMs.toFixed(0)} ms); streaming one completion`,
     );
-    const completion = await streamOnce({ baseUrl: ready.baseUrl, headers: { ...server.authHeaders } }, body, options.signal);
+    const address = { baseUrl: ready.baseUrl, headers: { ...server.authHeaders } };
+    const completion = await streamOnce({ ...address, body, ...FIRST_REQUEST_TIMEOUTS, signal: options.signal });
     const metrics = deriveRequestMetrics(completion);
     options.store.addRequests(runId, [
       storedRequestFrom(completion, metrics, { seq: 0, warmup: false, promptText: DEMO_PROMPT, runStart: completion.t0 }),
@@ -114,14 +117,4 @@ function notStarted(ready: ServerSnapshot): AppError {
     `${ready.fault?.message ?? 'llama-server did not start'}\n  hint: ${ready.fault?.hint ?? ''}\nLast log lines:\n${(ready.fault?.logTail ?? []).slice(-15).join('\n')}`,
     { fault: ready.fault },
   );
-}
-
-/** One streamed completion on a connection of its own. */
-async function streamOnce(address: ServerAddress, body: Record<string, unknown>, signal: AbortSignal | undefined) {
-  const agent = createKeepAliveAgent(1);
-  try {
-    return await streamCompletion({ ...address, body, agent, firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000, signal });
-  } finally {
-    agent.destroy();
-  }
 }

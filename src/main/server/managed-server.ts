@@ -10,7 +10,7 @@ import { ManagedProcess, type ProcessExit } from '../core/process';
 import { redactArgv } from '../core/redact';
 import type { ServerAddress } from '../core/server-address';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
-import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
+import { streamOnce } from '../client/stream-client';
 import { readGpuMemoryOnce, usedMibOf } from '../telemetry/gpu-sampler';
 import { assertGpusPresent } from '../engines/gpu-selection';
 import type { GpuIdentities } from '../engines/gpu-identity';
@@ -63,21 +63,16 @@ interface LoadWatch {
 
 /** When the probe's first token arrived (performance.now()), or null when none came: the end of a cold start. */
 async function firstTokenAt(address: ServerAddress): Promise<number | null> {
-  const agent = createKeepAliveAgent(1);
-  try {
-    const probe = await streamCompletion({
-      baseUrl: address.baseUrl,
-      headers: { ...address.headers },
-      body: PROBE_BODY,
-      agent,
-      firstTokenTimeoutMs: 120_000,
-      totalTimeoutMs: 180_000,
-    });
-    return probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
-  } finally {
-    agent.destroy();
-  }
+  const probe = await streamOnce({
+    baseUrl: address.baseUrl,
+    headers: { ...address.headers },
+    body: PROBE_BODY,
+    firstTokenTimeoutMs: 120_000,
+    totalTimeoutMs: 180_000,
+  });
+  return probe.contentChunkTimes[0] ?? (probe.error ? null : probe.endAt);
 }
+
 const MAX_BIND_ATTEMPTS = 3;
 
 /** The fixed request whose first token ends the cold-start measurement. */
