@@ -30,6 +30,7 @@ import { RunsPage } from './pages/runs';
 import { ServerPage } from './pages/server';
 import { SettingsPage } from './pages/settings';
 import { WorkloadsPage } from './pages/workloads';
+import { createBareRun } from '../support/stored-request';
 
 const tempDir = useTempDirs();
 const screenshots = path.join(projectRoot(), 'test-results', 'screenshots');
@@ -453,18 +454,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     // 55 stored runs of one model, written straight into the app's database (a real SQLite file).
     const db = openDatabase(path.join(dataDir, 'ui.db'));
     const store = new RunStore(db);
-    const made = Array.from({ length: 55 }, () =>
-      store.createRun({
-        kind: 'test',
-        modelRef: '/models/paging-probe.gguf',
-        modelPath: null,
-        modelSizeBytes: null,
-        modelSha256: null,
-        engine: null,
-        server: null,
-        manifest: {},
-      }),
-    );
+    const made = Array.from({ length: 55 }, () => createBareRun(store, { modelRef: '/models/paging-probe.gguf' }));
     made.forEach((id) => store.finishRun(id, 'completed', null, null));
     try {
       await runs.open();

@@ -1,5 +1,6 @@
 import type { Db } from '../../src/main/store/database';
 import type { RunStatus, RunStore, StoredRequest } from '../../src/main/store/run-store';
+import { requestMetrics, storedRequest } from './stored-request';
 
 export interface HistoryRunSpec {
   startedAt: string;
@@ -20,39 +21,15 @@ export interface HistoryRunSpec {
 export const HISTORY_PROFILE = { name: 'default', contextSize: 2048, parallelSlots: 1, flashAttention: 'auto' };
 
 function request(seq: number, tpot: number, overrides: Partial<StoredRequest> = {}): StoredRequest {
-  return {
-    seq,
-    warmup: false,
+  return storedRequest(seq, {
     t0Ms: seq * 100,
-    headersMs: 1,
     endMs: seq * 100 + tpot * 10,
-    metrics: {
-      ttft_ms: tpot / 10,
-      e2e_ms: tpot * 10,
-      tpot_ms: tpot,
-      queue_ms: null,
-      client_overhead_ms: null,
-      output_tokens: 10,
-      output_tokens_source: 'usage',
-      ttfr_ms: null,
-      ttfa_ms: null,
-      ttft_from_schedule_ms: null,
-      e2e_from_schedule_ms: null,
-      decode_tokens_per_s: null,
-      itl_ms: [],
-    },
+    metrics: requestMetrics({ ttft_ms: tpot / 10, e2e_ms: tpot * 10, tpot_ms: tpot, output_tokens: 10 }),
     promptTokens: 8,
-    usage: null,
-    finishReason: 'stop',
-    httpStatus: 200,
-    errorClass: null,
-    errorMessage: null,
-    timings: null,
-    chunkOffsetsMs: [],
     promptText: 'p',
     outputText: 'o',
     ...overrides,
-  };
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import { numberHashes, runTrace } from '../../src/main/store/export-run';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore, type RequestRow } from '../../src/main/store/run-store';
 import { useTempDirs } from '../support/temp';
+import { createBareRun } from '../support/stored-request';
 
 const tempDir = useTempDirs();
 const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
@@ -64,18 +65,7 @@ describe('prompt block hashes', () => {
 
     const db = openDatabase(path.join(tempDir(), 'h.db'));
     const store = new RunStore(db);
-    const make = (isPrivate: boolean) =>
-      store.createRun({
-        kind: 'workload',
-        modelRef: null,
-        modelPath: null,
-        modelSizeBytes: null,
-        modelSha256: null,
-        engine: null,
-        server: null,
-        manifest: {},
-        private: isPrivate,
-      } as never);
+    const make = (isPrivate: boolean) => createBareRun(store, { kind: 'workload', private: isPrivate });
     const stored = (runId: string) => {
       store.addRequests(runId, [
         {

@@ -6,58 +6,18 @@ import { openDatabase } from '../../src/main/store/database';
 import { renderRunExport } from '../../src/main/store/export-run';
 import { RunStore } from '../../src/main/store/run-store';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';
+import { createBareRun, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
-
-const metrics = {
-  ttft_ms: 1,
-  e2e_ms: 10,
-  tpot_ms: null,
-  queue_ms: null,
-  client_overhead_ms: null,
-  output_tokens: 1,
-  output_tokens_source: 'usage',
-  ttfr_ms: null,
-  ttfa_ms: null,
-  ttft_from_schedule_ms: null,
-  e2e_from_schedule_ms: null,
-  decode_tokens_per_s: null,
-};
-const base = {
-  warmup: false,
-  t0Ms: 0,
-  headersMs: 1,
-  chunkOffsetsMs: [],
-  httpStatus: 200,
-  promptTokens: 1,
-  usage: null,
-  finishReason: 'stop',
-  errorClass: null,
-  errorMessage: null,
-  timings: null,
-  group: 'g',
-  itemId: 'a',
-  metrics,
-};
 
 /** Stores one private request whose output is a short, guessable answer; returns the stored hashes and the database bytes. */
 function storePrivate(dir: string): { output: string; prompt: string; bytes: Buffer; exported: string } {
   const file = path.join(dir, 'runs.db');
   const db = openDatabase(file);
   const runs = new RunStore(db);
-  const id = runs.createRun({
-    kind: 'workload',
-    modelRef: null,
-    modelPath: null,
-    modelSizeBytes: null,
-    modelSha256: null,
-    engine: null,
-    server: null,
-    manifest: {},
-    private: true,
-  });
-  runs.addRequests(id, [{ ...base, seq: 0, promptText: 'Is it raining?', outputText: 'yes' }] as never, { private: true });
+  const id = createBareRun(runs, { kind: 'workload', private: true });
+  runs.addRequests(id, [storedRequest(0, { group: 'g', itemId: 'a', promptText: 'Is it raining?', outputText: 'yes' })], { private: true });
   const row = db.prepare('SELECT prompt_sha256 AS prompt, output_sha256 AS output FROM requests').get() as {
     prompt: string;
     output: string;

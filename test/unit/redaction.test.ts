@@ -6,6 +6,7 @@ import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { openDatabase } from '../../src/main/store/database';
 import { renderRunExport } from '../../src/main/store/export-run';
 import { RunStore } from '../../src/main/store/run-store';
+import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -69,12 +70,8 @@ describe('secrets never reach stored records or exports', () => {
 
     const endpoint = `https://user:${SECRETS[4]}@api.example.com/v1?key=${SECRETS[3]}&model=m`;
     const runs = new RunStore(db);
-    const id = runs.createRun({
+    const id = createBareRun(runs, {
       kind: 'workload',
-      modelRef: null,
-      modelPath: null,
-      modelSizeBytes: null,
-      modelSha256: null,
       engine: { origin: 'endpoint', url: endpoint, model: 'm' },
       server: { sessionId: 's1', effectiveConfig: effective },
       manifest: { target: { kind: 'endpoint', url: endpoint }, metricsUrl: `${endpoint}/metrics`, argv },
@@ -107,47 +104,13 @@ describe('CSV export', () => {
   it('escapes cells a spreadsheet would run as formulas; numbers, negative ones included, stay numbers', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     const runs = new RunStore(db);
-    const id = runs.createRun({
-      kind: 'workload',
-      modelRef: null,
-      modelPath: null,
-      modelSizeBytes: null,
-      modelSha256: null,
-      engine: null,
-      server: null,
-      manifest: {},
-    });
-    const metrics = {
-      ttft_ms: -3.5,
-      e2e_ms: 10,
-      tpot_ms: null,
-      queue_ms: null,
-      client_overhead_ms: null,
-      output_tokens: 1,
-      output_tokens_source: 'usage',
-      ttfr_ms: null,
-      ttfa_ms: null,
-      ttft_from_schedule_ms: null,
-      e2e_from_schedule_ms: null,
-      decode_tokens_per_s: null,
-    };
-    const base = {
-      warmup: false,
-      t0Ms: 0,
-      headersMs: 1,
-      chunkOffsetsMs: [],
-      promptText: null,
-      outputText: null,
-      httpStatus: 200,
-      promptTokens: 1,
-      usage: null,
-      finishReason: 'stop',
-      errorClass: null,
-      errorMessage: null,
-      timings: null,
-    };
+    const id = createBareRun(runs, { kind: 'workload' });
+    const metrics = requestMetrics({ ttft_ms: -3.5 });
     const hostile = ['=HYPERLINK("http://evil")', '+1+cmd', '-2+3', '@SUM(A1)', '\t=1', '\r=1'];
-    runs.addRequests(id, hostile.map((text, seq) => ({ ...base, seq, group: text, itemId: text, metrics })) as never);
+    runs.addRequests(
+      id,
+      hostile.map((text, seq) => storedRequest(seq, { group: text, itemId: text, metrics })),
+    );
     const csv = renderRunExport(runs, id).requestsCsv;
     db.close();
     const [header, ...rows] = csv.trim().split('\n');

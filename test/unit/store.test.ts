@@ -10,52 +10,31 @@ import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { sweepOrphanedServers } from '../../src/main/server/orphan-sweep';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 
-const request = (seq: number): StoredRequest => ({
-  seq,
-  warmup: false,
-  t0Ms: seq * 10,
-  headersMs: 1,
-  metrics: {
-    ttft_ms: 5,
-    e2e_ms: 9,
-    tpot_ms: 1,
-    itl_ms: [1, 2],
-    output_tokens: 3,
-    output_tokens_source: 'usage',
-    queue_ms: null,
-    client_overhead_ms: 0.5,
-    decode_tokens_per_s: 100,
-    ttfr_ms: null,
-    ttfa_ms: null,
-    ttft_from_schedule_ms: null,
-    e2e_from_schedule_ms: null,
-  },
-  promptTokens: 4,
-  usage: { prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0 },
-  finishReason: 'length',
-  httpStatus: 200,
-  errorClass: null,
-  errorMessage: null,
-  timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0, draft_n: null, draft_n_accepted: null },
-  chunkOffsetsMs: [5, 6.5, 8.25],
-  promptText: 'p',
-  outputText: 'o',
-});
-
-const newRun = {
-  kind: 'test',
-  modelRef: null,
-  modelPath: null,
-  modelSizeBytes: null,
-  modelSha256: null,
-  engine: null,
-  server: null,
-  manifest: {},
-};
+const request = (seq: number): StoredRequest =>
+  storedRequest(seq, {
+    t0Ms: seq * 10,
+    metrics: requestMetrics({
+      ttft_ms: 5,
+      e2e_ms: 9,
+      tpot_ms: 1,
+      itl_ms: [1, 2],
+      output_tokens: 3,
+      client_overhead_ms: 0.5,
+      decode_tokens_per_s: 100,
+    }),
+    promptTokens: 4,
+    usage: { prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0 },
+    finishReason: 'length',
+    timings: { prompt_n: 4, prompt_ms: 2, predicted_n: 3, predicted_ms: 6, cache_n: 0, draft_n: null, draft_n_accepted: null },
+    chunkOffsetsMs: [5, 6.5, 8.25],
+    promptText: 'p',
+    outputText: 'o',
+  });
 
 describe('database', () => {
   it('creates the schema in WAL mode with foreign keys, and reopens without re-migrating', () => {
@@ -124,7 +103,7 @@ describe('database', () => {
 describe('run store', () => {
   it('stores a run with its requests and chunk times, and finishes it', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
-    const id = store.createRun(newRun);
+    const id = createBareRun(store);
     expect(store.getRun(id)?.status).toBe('running');
     store.addRequests(id, [request(0), request(1)]);
     store.finishRun(id, 'completed', null, { ok: true });
@@ -137,7 +116,7 @@ describe('run store', () => {
 
   it('reads requests back for the summary as plain values: chunk times decoded, flags as booleans', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'measured.db')));
-    const id = store.createRun(newRun);
+    const id = createBareRun(store);
     store.addRequests(id, [
       { ...request(0), warmup: true },
       { ...request(1), chunkOffsetsMs: [] },
@@ -160,7 +139,7 @@ describe('run store', () => {
   it('reads the same measured requests from its own columns as from the whole stored rows, draft counts and odd timings included', () => {
     const db = openDatabase(path.join(tempDir(), 'measured-columns.db'));
     const store = new RunStore(db);
-    const id = store.createRun(newRun);
+    const id = createBareRun(store);
     store.addRequests(id, [
       { ...request(0), warmup: true },
       { ...request(1), timings: { ...request(1).timings!, draft_n: 12, draft_n_accepted: 9 }, accepted: true, group: 'long' },
@@ -190,10 +169,10 @@ describe('run store', () => {
 
   it('lists runs newest first with their request counts and summary figures, limited in SQL', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'list.db')));
-    const first = store.createRun({ ...newRun, modelRef: 'demo:q8_0' });
+    const first = createBareRun(store, { modelRef: 'demo:q8_0' });
     store.addRequests(first, [request(0), request(1), request(2)]);
     store.finishRun(first, 'completed', null, { metrics: { ttft_ms: { p50: 12.5 } }, throughput: { output_tokens_per_s: 40 } });
-    const second = store.createRun(newRun);
+    const second = createBareRun(store);
     const heads = store.listRunHeads(10);
     expect(heads.map((head) => head.id)).toEqual([second, first]);
     expect(heads[1]).toMatchObject({
@@ -211,7 +190,7 @@ describe('run store', () => {
   it('pages through runs with a total, and finds them by every word of a search, wildcards taken literally', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'pages.db')));
     const ids = Array.from({ length: 7 }, (_, index) =>
-      store.createRun({ ...newRun, modelRef: index % 2 === 0 ? `/models/llama-${index}.gguf` : `/models/qwen_${index}.gguf` }),
+      createBareRun(store, { modelRef: index % 2 === 0 ? `/models/llama-${index}.gguf` : `/models/qwen_${index}.gguf` }),
     );
     const newestFirst = [...ids].reverse();
     expect(store.listRunHeads(3, null, { offset: 0 }).map((head) => head.id)).toEqual(newestFirst.slice(0, 3));
@@ -230,7 +209,7 @@ describe('run store', () => {
 
   it('writes a batch atomically: a bad row rolls back the whole batch', () => {
     const store = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
-    const id = store.createRun(newRun);
+    const id = createBareRun(store);
     expect(() => store.addRequests(id, [request(0), request(0)])).toThrow(/UNIQUE/);
     expect(store.countRequests(id)).toBe(0);
   });
@@ -238,8 +217,8 @@ describe('run store', () => {
   it('marks runs whose writer died as interrupted and leaves live writers alone', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     const store = new RunStore(db);
-    const mine = store.createRun(newRun);
-    const orphan = store.createRun(newRun);
+    const mine = createBareRun(store);
+    const orphan = createBareRun(store);
     store.addRequests(orphan, [request(0)]);
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     db.prepare('UPDATE runs SET owner_pid = ?, owner_start_ticks = NULL WHERE id = ?').run(dead, orphan);
@@ -257,7 +236,7 @@ describe('experiment store', () => {
     const runs = new RunStore(db);
     const store = new ExperimentStore(db);
     const id = store.create('quant', { repeats: 2 });
-    const run = runs.createRun(newRun);
+    const run = createBareRun(runs);
     store.addRun(id, run, 'q8_0', 0);
     expect(store.get(id)).toMatchObject({ id, kind: 'quant', status: 'running', result: null });
     const result: ExperimentResult = {

@@ -12,6 +12,7 @@ import { evaluateAcceptance } from '../../src/main/workload/acceptance';
 import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
 import type { ResolvedItem, ResolvedWorkload } from '../../src/main/workload/workload-types';
 import { useTempDirs } from '../support/temp';
+import { createBareRun } from '../support/stored-request';
 
 /**
  * Byte streams shaped like llama-server's /v1/chat/completions, written by a real local HTTP
@@ -358,16 +359,7 @@ describe('run executor with reasoning', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);
-      const runId = store.createRun({
-        kind: 'test',
-        modelRef: null,
-        modelPath: null,
-        modelSizeBytes: null,
-        modelSha256: null,
-        engine: null,
-        server: null,
-        manifest: {},
-      });
+      const runId = createBareRun(store);
       const execution = await executeRun({
         store,
         runId,
@@ -416,16 +408,7 @@ describe('run executor with reasoning', () => {
       );
 
       // Without a tokenizer the count is null, with the reason.
-      const uncountedRun = store.createRun({
-        kind: 'test',
-        modelRef: null,
-        modelPath: null,
-        modelSizeBytes: null,
-        modelSha256: null,
-        engine: null,
-        server: null,
-        manifest: {},
-      });
+      const uncountedRun = createBareRun(store);
       await executeRun({
         store,
         runId: uncountedRun,
@@ -498,16 +481,7 @@ describe('run executor with reasoning', () => {
       const run = (serverLost?: Promise<string>) =>
         executeRun({
           store,
-          runId: store.createRun({
-            kind: 'test',
-            modelRef: null,
-            modelPath: null,
-            modelSizeBytes: null,
-            modelSha256: null,
-            engine: null,
-            server: null,
-            manifest: {},
-          }),
+          runId: createBareRun(store),
           workload,
           target: { baseUrl: `http://127.0.0.1:${port}` },
           load: { mode: 'closed', concurrency: 1 },
