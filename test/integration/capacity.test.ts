@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inferlab } from '../support/cli';
+import { inferlab, inferlabJson } from '../support/cli';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 import { checkExperimentSpec } from '../../src/main/services/experiment-spec';
 import { shellAccess } from '../../src/main/services/access';
@@ -180,27 +180,25 @@ describe('capacity in concurrent users of a conversation workload', () => {
       conversations,
       'name: talk\ndefaults: { temperature: 0 }\ngroups:\n  - name: chat\n    generate:\n      conversations: { count: 4, turns: 5, user_tokens: 20, answer_tokens: 8 }\n',
     );
-    const result = await inferlab([
-      'experiment',
-      'capacity',
-      '--model',
-      'demo:q8_0',
-      '--workload',
-      conversations,
-      '--by',
-      'users',
-      '--slo',
-      'ttft=100000',
-      '--percentile',
-      String(USERS_PERCENTILE),
-      '--max-load',
-      '2',
-      '--db',
+    const experiment = await inferlabJson(
+      [
+        'experiment',
+        'capacity',
+        '--model',
+        'demo:q8_0',
+        '--workload',
+        conversations,
+        '--by',
+        'users',
+        '--slo',
+        'ttft=100000',
+        '--percentile',
+        String(USERS_PERCENTILE),
+        '--max-load',
+        '2',
+      ],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const experiment = JSON.parse(result.stdout);
+    );
     expect(experiment.protocol.workload).toBe('talk');
     const capacity = experiment.capacity as Capacity & { unit: string; rule: string };
     expect(capacity).toMatchObject({ capacity: 2, unit: 'concurrent users', interval: { low: 2, high: null } });

@@ -9,6 +9,11 @@ import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 
+/** `inferlab server start` on the small demo model with a small context and one thread, reporting as JSON lines. */
+function startSmallServer(db: string) {
+  return startInferlab(['server', 'start', '--model', 'demo:q4_k_m', '--set', 'c=1024', '--set', 't=1', '--force', '--db', db, '--json']);
+}
+
 async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -45,37 +50,11 @@ describe('inferlab server and models commands', () => {
 
   it('the next command kills the server of a CLI that was SIGKILLed with its watchdog, and only that one', async () => {
     const db = path.join(tempDir(), 'orphans.db');
-    const child = startInferlab([
-      'server',
-      'start',
-      '--model',
-      'demo:q4_k_m',
-      '--set',
-      'c=1024',
-      '--set',
-      't=1',
-      '--force',
-      '--db',
-      db,
-      '--json',
-    ]);
+    const child = startSmallServer(db);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     // A second server in the same database whose CLI is alive: it must survive the sweep.
-    const living = startInferlab([
-      'server',
-      'start',
-      '--model',
-      'demo:q4_k_m',
-      '--set',
-      'c=1024',
-      '--set',
-      't=1',
-      '--force',
-      '--db',
-      db,
-      '--json',
-    ]);
+    const living = startSmallServer(db);
     const livingReady = await waitForJsonLine(living, (line) => line.state === 'ready');
     const livingServer = identify(livingReady.pid as number);
     try {
@@ -99,20 +78,7 @@ describe('inferlab server and models commands', () => {
 
   it('doctor sweeps an orphaned server and says which', async () => {
     const db = path.join(tempDir(), 'doctor-orphans.db');
-    const child = startInferlab([
-      'server',
-      'start',
-      '--model',
-      'demo:q4_k_m',
-      '--set',
-      'c=1024',
-      '--set',
-      't=1',
-      '--force',
-      '--db',
-      db,
-      '--json',
-    ]);
+    const child = startSmallServer(db);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     await killWithWatchdog(child);
@@ -147,20 +113,7 @@ describe('inferlab server and models commands', () => {
     ],
   ])('a CLI ended by %s leaves no llama-server behind', async (_name, end, expected) => {
     const db = path.join(tempDir(), 'ended.db');
-    const child = startInferlab([
-      'server',
-      'start',
-      '--model',
-      'demo:q4_k_m',
-      '--set',
-      'c=1024',
-      '--set',
-      't=1',
-      '--force',
-      '--db',
-      db,
-      '--json',
-    ]);
+    const child = startSmallServer(db);
     const ready = await waitForJsonLine(child, (line) => line.state === 'ready');
     const server = identify(ready.pid as number);
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

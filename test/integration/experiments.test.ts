@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inferlab } from '../support/cli';
+import { inferlab, inferlabJson } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
@@ -115,29 +115,27 @@ describe('server-setting sweep and decisions', () => {
   it('with an SLO picks the highest goodput among the settings meeting it, and records a decision', async () => {
     const dir = tempDir();
     const db = path.join(dir, 's.db');
-    const result = await inferlab([
-      'experiment',
-      'sweep',
-      '--model',
-      'demo:q4_k_m',
-      '--vary',
-      'parallelSlots=1,2',
-      '--load',
-      'concurrency=2',
-      '--workload',
-      shortWorkload(dir),
-      '--repeats',
-      '1',
-      '--requests',
-      '8',
-      '--slo',
-      'ttft=5000',
-      '--db',
+    const sweep = await inferlabJson(
+      [
+        'experiment',
+        'sweep',
+        '--model',
+        'demo:q4_k_m',
+        '--vary',
+        'parallelSlots=1,2',
+        '--load',
+        'concurrency=2',
+        '--workload',
+        shortWorkload(dir),
+        '--repeats',
+        '1',
+        '--requests',
+        '8',
+        '--slo',
+        'ttft=5000',
+      ],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const sweep = JSON.parse(result.stdout);
+    );
     expect(
       sweep.conditions.every(
         (condition: { goodput_requests_per_s: number; meets_slo: boolean }) => condition.goodput_requests_per_s > 0 && condition.meets_slo,

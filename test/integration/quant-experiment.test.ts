@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { experimentTable } from '../../src/main/cli/experiment-table';
 import { resolveModelRef } from '../../src/main/models/demo-models';
-import { inferlab } from '../support/cli';
+import { inferlab, inferlabJson } from '../support/cli';
 import { machineReport } from '../support/machine';
 import { useTempDirs } from '../support/temp';
 import { oversizedModel, startStandInHub } from '../support/stand-in-hub';
@@ -87,25 +87,23 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
     const shortText = path.join(dir, 'short.txt');
     fs.writeFileSync(shortText, 'A short text of a few words, far below two contexts.');
     const db = path.join(dir, 'f.db');
-    const result = await inferlab([
-      'experiment',
-      'quant',
-      '--files',
-      `orig=${original},copy=${copy}`,
-      '--workload',
-      smallWorkload(dir),
-      '--repeats',
-      '1',
-      '--requests',
-      '2',
-      '--kld-text',
-      shortText,
-      '--db',
+    const experiment = await inferlabJson(
+      [
+        'experiment',
+        'quant',
+        '--files',
+        `orig=${original},copy=${copy}`,
+        '--workload',
+        smallWorkload(dir),
+        '--repeats',
+        '1',
+        '--requests',
+        '2',
+        '--kld-text',
+        shortText,
+      ],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const experiment = JSON.parse(result.stdout);
+    );
     const [orig, same] = experiment.conditions;
     expect(experiment.conditions.map((condition: { name: string }) => condition.name)).toEqual(['orig', 'copy']);
     expect(same.token_agreement).toMatchObject({ mean: 1, exact_match_rate: 1, first_divergence_index_mean: null });

@@ -9,7 +9,7 @@ import { textOfTokens } from '../../src/main/workload/generators';
 import { seededRandom } from '../../src/main/core/random';
 import { readWorkloadFile, workloadPath } from '../../src/main/workload/parse-workload';
 import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
-import { inferlab, startInferlab } from '../support/cli';
+import { inferlab, inferlabJson, startInferlab } from '../support/cli';
 import { requireEngine } from '../support/engine';
 import { serverHarness } from '../support/servers';
 import { useTempDirs } from '../support/temp';
@@ -21,22 +21,10 @@ describe('inferlab run against the real llama-server', () => {
   it('runs chat-short at concurrency 4 with every summary number filled, and exports it', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'runs.db');
-    const result = await inferlab([
-      'run',
-      '--workload',
-      'chat-short',
-      '--model',
-      'demo:q8_0',
-      '--requests',
-      '40',
-      '--concurrency',
-      '4',
-      '--db',
+    const summary = await inferlabJson(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--requests', '40', '--concurrency', '4'],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout);
+    );
     expect(summary.status).toBe('completed');
     expect(summary.requests).toMatchObject({ attempted: 40, completed: 40, failed: 0, failures_by_class: {} });
     for (const name of METRICS) {
@@ -138,27 +126,25 @@ describe('inferlab run against the real llama-server', () => {
   it('runs open loop with warmup, flags warmup in exports, and keeps private text out of the database', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'open.db');
-    const result = await inferlab([
-      'run',
-      '--workload',
-      'chat-short',
-      '--model',
-      'demo:q4_k_m',
-      '--rate',
-      '20',
-      '--requests',
-      '16',
-      '--warmup',
-      '3',
-      '--private',
-      '--slo',
-      'ttft=2000,e2e=5000',
-      '--db',
+    const summary = await inferlabJson(
+      [
+        'run',
+        '--workload',
+        'chat-short',
+        '--model',
+        'demo:q4_k_m',
+        '--rate',
+        '20',
+        '--requests',
+        '16',
+        '--warmup',
+        '3',
+        '--private',
+        '--slo',
+        'ttft=2000,e2e=5000',
+      ],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout);
+    );
     expect(summary.warmup_requests).toBe(3);
     expect(summary.requests.attempted).toBe(16);
     // 16 sends cannot support a p99 slip: withheld; the largest slip is reported instead.

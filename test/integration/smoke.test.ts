@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inferlab } from '../support/cli';
+import { inferlab, inferlabJson } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -9,22 +9,10 @@ const tempDir = useTempDirs();
 describe('inferlab run end to end, the quick check', () => {
   it('measures a short run on a managed server, stores every request and leaves the run completed', async () => {
     const db = path.join(tempDir(), 'smoke.db');
-    const result = await inferlab([
-      'run',
-      '--workload',
-      'chat-short',
-      '--model',
-      'demo:q4_k_m',
-      '--requests',
-      '4',
-      '--concurrency',
-      '2',
-      '--db',
+    const summary = await inferlabJson(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--requests', '4', '--concurrency', '2'],
       db,
-      '--json',
-    ]);
-    expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout);
+    );
     expect(summary.status).toBe('completed');
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
     expect(summary.metrics.ttft_ms.p50).toBeGreaterThan(0);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
 
 export interface CliResult {
@@ -27,6 +28,17 @@ export function inferlab(args: string[], env: NodeJS.ProcessEnv = {}): Promise<C
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Runs `./bin/inferlab ARGS --db DB --json`, which must succeed (its stderr is the failure's
+ * message), and returns the JSON it printed.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as JSON.parse: the test that reads the document checks its shape
+export async function inferlabJson<T = any>(args: string[], db: string, env: NodeJS.ProcessEnv = {}): Promise<T> {
+  const result = await inferlab([...args, '--db', db, '--json'], env);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as T;
 }
 
 /** Resolves with the first stdout JSON line that satisfies `match`. */

@@ -3,9 +3,9 @@ import { percentile, percentileSupported, summarize, unsupportedPercentiles } fr
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { formatPercentile } from '../../src/main/cli/format';
-import type { StreamedCompletion } from '../../src/main/client/stream-client';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 import { measuredRequest } from '../support/measured-request';
+import { handMadeCompletion } from '../support/streamed-completion';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -93,25 +93,7 @@ describe('distribution', () => {
   });
 });
 
-function completion(overrides: Partial<StreamedCompletion>): StreamedCompletion {
-  return {
-    t0: 1000,
-    headersAt: 1005,
-    contentChunkTimes: [],
-    answerChunkTimes: [],
-    reasoningChunkTimes: [],
-    finishAt: null,
-    endAt: null,
-    httpStatus: 200,
-    finishReason: 'stop',
-    text: '',
-    reasoningText: '',
-    usage: null,
-    timings: null,
-    error: null,
-    ...overrides,
-  };
-}
+const completion = handMadeCompletion;
 
 describe('per-request metrics', () => {
   it('derives TTFT, TPOT, ITL, E2E, queue, client overhead and decode rate per the contract', () => {

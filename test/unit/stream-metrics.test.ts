@@ -10,9 +10,10 @@ import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';
 import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
-import type { ResolvedItem, ResolvedWorkload } from '../../src/main/workload/workload-types';
 import { useTempDirs } from '../support/temp';
 import { createBareRun } from '../support/stored-request';
+import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
+import { handMadeCompletion } from '../support/streamed-completion';
 
 /**
  * Byte streams shaped like llama-server's /v1/chat/completions, written by a real local HTTP
@@ -282,25 +283,7 @@ describe('stream client against a real HTTP stream', () => {
   });
 });
 
-function handMade(overrides: Partial<StreamedCompletion>): StreamedCompletion {
-  return {
-    t0: 1000,
-    headersAt: 1005,
-    contentChunkTimes: [],
-    answerChunkTimes: [],
-    reasoningChunkTimes: [],
-    finishAt: null,
-    endAt: null,
-    httpStatus: 200,
-    finishReason: 'stop',
-    text: '',
-    reasoningText: '',
-    usage: null,
-    timings: null,
-    error: null,
-    ...overrides,
-  };
-}
+const handMade = handMadeCompletion;
 
 describe('open-loop latency from the schedule', () => {
   it('measures TTFT and e2e from the scheduled time as well as from the send', () => {
@@ -336,26 +319,14 @@ describe('run executor with reasoning', () => {
       { after: 0, data: usage(5, 7) },
       { after: 0, data: DONE },
     ]);
-    const item: ResolvedItem = {
-      id: 'capital',
-      group: 'facts',
-      messages: [{ role: 'user', content: 'Capital of France?' }],
-      prompt: null,
-      sampling: { max_tokens: 16 },
-      response_format: null,
-      repeat: 1,
-      weight: 1,
-      checks: [{ contains: 'step' }],
-      target_input_tokens: null,
-      input_tokens_exact: null,
-    };
-    const workload: ResolvedWorkload = {
-      name: 'w',
-      description: '',
-      revision: 'r',
-      source: 'test',
-      groups: [{ name: 'facts', items: [item] }],
-    };
+    const workload = oneGroupWorkload([
+      resolvedItem({
+        id: 'capital',
+        group: 'facts',
+        messages: [{ role: 'user', content: 'Capital of France?' }],
+        checks: [{ contains: 'step' }],
+      }),
+    ]);
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);
@@ -455,26 +426,9 @@ describe('run executor with reasoning', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as { port: number }).port;
     await new Promise((resolve) => closed.close(resolve));
-    const item: ResolvedItem = {
-      id: 'q',
-      group: 'g',
-      messages: [{ role: 'user', content: 'hi' }],
-      prompt: null,
-      sampling: { max_tokens: 4 },
-      response_format: null,
-      repeat: 1,
-      weight: 1,
-      checks: [],
-      target_input_tokens: null,
-      input_tokens_exact: null,
-    };
-    const workload: ResolvedWorkload = {
-      name: 'w',
-      description: '',
-      revision: 'r',
-      source: 'test',
-      groups: [{ name: 'g', items: [item] }],
-    };
+    const workload = oneGroupWorkload([
+      resolvedItem({ id: 'q', messages: [{ role: 'user', content: 'hi' }], sampling: { max_tokens: 4 } }),
+    ]);
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);

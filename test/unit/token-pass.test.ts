@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectTokens, generateEvalText, TOKEN_PASS_SEED } from '../../src/main/experiments/token-pass';
-import type { ResolvedItem } from '../../src/main/workload/workload-types';
+import { resolvedItem } from '../support/workload-items';
 
 /** A stand-in for llama-server's /apply-template, /completion and /tokenize that records what it was asked. */
 function fakeServer(options: { tokensPerCompletion?: (body: Record<string, unknown>) => number[]; textPerCompletion?: string } = {}) {
@@ -42,20 +42,7 @@ async function listen(server: http.Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const item = (patch: Partial<ResolvedItem>): ResolvedItem => ({
-  id: 'a',
-  group: 'g',
-  messages: null,
-  prompt: null,
-  sampling: { max_tokens: 16 },
-  response_format: null,
-  repeat: 1,
-  weight: 1,
-  checks: [],
-  target_input_tokens: null,
-  input_tokens_exact: null,
-  ...patch,
-});
+const item = resolvedItem;
 
 describe('the untimed token pass', () => {
   it('applies the chat template on the server, then asks /completion for greedy token ids without the prompt cache', async () => {
