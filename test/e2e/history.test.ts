@@ -3,7 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
-import { CHROMIUM_FLAGS, describeWithChromium } from '../support/chromium';
+import { CHROMIUM_FLAGS, describeWithChromium, openPage } from '../support/chromium';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { around, storeHistoryRun } from '../support/history-runs';
@@ -53,10 +53,7 @@ describeWithChromium('the History view in Chromium against inferlab serve', (exe
     fs.mkdirSync(results, { recursive: true });
     serve = await startServe(['--db', database], { INFERLAB_DATA_DIR: dataDir });
     browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
-    await page.goto(serve.url);
+    page = await openPage(browser, serve.url, pageErrors);
   });
 
   afterAll(async () => {

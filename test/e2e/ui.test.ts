@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import Database from 'better-sqlite3';
 import { projectRoot } from '../../src/main/core/paths';
 import { ms } from '../../src/renderer/src/components/format';
-import { CHROMIUM_FLAGS, describeWithChromium } from '../support/chromium';
+import { CHROMIUM_FLAGS, describeWithChromium, openPage } from '../support/chromium';
 import { machineReport } from '../support/machine';
 import { startServe } from '../support/serve';
 import { isolatedDataDir, useTempDirs } from '../support/temp';
@@ -47,10 +47,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     fs.mkdirSync(screenshots, { recursive: true });
     serve = await startServe(['--db', path.join(dataDir, 'ui.db')], { INFERLAB_DATA_DIR: dataDir });
     browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
-    await page.goto(serve.url);
+    page = await openPage(browser, serve.url, pageErrors);
   });
 
   afterAll(async () => {
@@ -831,10 +828,8 @@ describeWithChromium('Get models in Chromium: search, plan, pull and "Compare th
     });
     const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      await page.goto(serve.url);
+      const page = await openPage(browser, serve.url, pageErrors, { consoleErrors: false });
       const shell = new AppShell(page, screenshots);
       const models = new ModelsPage(shell);
       await models.open();

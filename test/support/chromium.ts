@@ -1,3 +1,4 @@
+import type { Browser, Page } from 'playwright-core';
 import { describe, it } from 'vitest';
 import { chromiumPath } from '../../src/main/doctor';
 
@@ -39,3 +40,16 @@ export const CHROMIUM_FLAGS = [
   '--no-first-run',
   '--disable-quic',
 ];
+
+/**
+ * A new 1400 × 1000 page of `browser` on `url`, with every script error and console error the
+ * page reports collected in `errors` (which a test expects empty), console ones too unless told not to.
+ */
+export async function openPage(browser: Browser, url: string, errors: string[], options: { consoleErrors?: boolean } = {}): Promise<Page> {
+  // Downloads are accepted, as Playwright's default: the export tests read them.
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.on('pageerror', (error) => errors.push(error.message));
+  if (options.consoleErrors !== false) page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+  await page.goto(url);
+  return page;
+}

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ComparedRun } from '../../src/shared/contract/compare';
-import type { HistoryBuild, MetricHistory } from '../../src/shared/contract/history';
 import { tradeOffOption } from '../../src/renderer/src/views/compare-trade-off';
 import { historyChartOption } from '../../src/renderer/src/views/history-chart';
+import { historyBuild, tpotHistory } from '../support/metric-history';
 
 // Attack: ECharts writes a tooltip formatter's string into innerHTML, and an imported run names its own model,
 // workload and build. The page's CSP stops scripts, not markup: a fake form or a look-alike dialog.
@@ -22,35 +22,8 @@ describe('chart tooltips show names from runs as text', () => {
   });
 
   it('the history chart: a run dot and a build mean', () => {
-    const build: HistoryBuild = {
-      build: HOSTILE,
-      label: HOSTILE,
-      commit: HOSTILE,
-      backend: HOSTILE,
-      firstStartedAt: '2026-01-01T00:00:00Z',
-      runs: [{ runId: `${HOSTILE}-run`, startedAt: '2026-01-01T00:00:00Z', value: 10, requests: 3, note: null }],
-      mean: 10,
-      interval: null,
-      intervalNote: null,
-      changePercent: null,
-    };
-    const history: MetricHistory = {
-      metric: 'tpot_ms',
-      statistic: 'p50',
-      unit: 'ms',
-      higherIsBetter: false,
-      notes: [],
-      configurations: [
-        {
-          key: 'k',
-          model: { sha256: null, ref: HOSTILE },
-          workload: { name: HOSTILE, revision: null },
-          load: 'closed, concurrency 1',
-          profileName: null,
-          builds: [build],
-        },
-      ],
-    };
+    const build = historyBuild(HOSTILE, [10], null, { backend: HOSTILE, intervalNote: null });
+    const history = tpotHistory([build], { model: HOSTILE, workload: HOSTILE });
     type Formatter = (item: unknown) => string;
     const option = historyChartOption(history, history.configurations[0]!) as { series: { tooltip?: { formatter: Formatter } }[] };
     const [runs, means] = option.series;

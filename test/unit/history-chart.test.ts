@@ -1,45 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryBuild, MetricHistory } from '../../src/shared/contract/history';
 import { historyChartOption } from '../../src/renderer/src/views/history-chart';
+import { historyBuild, tpotHistory } from '../support/metric-history';
 
-const build = (label: string, values: (number | null)[], interval: [number, number] | null): HistoryBuild => ({
-  build: label,
-  label,
-  commit: label,
-  backend: 'cpu',
-  firstStartedAt: '2026-01-01T00:00:00Z',
-  runs: values.map((value, index) => ({
-    runId: `${label}-run-${index}`,
-    startedAt: '2026-01-01T00:00:00Z',
-    value,
-    requests: 3,
-    note: null,
-  })),
-  mean: values[0] ?? null,
-  interval,
-  intervalNote: interval ? null : 'one run: an interval needs two or more',
-  changePercent: null,
-});
+const build = historyBuild;
 
 describe('historyChartOption', () => {
   it('puts builds along x in order, a dot per run with a value, the means joined, and an error bar where there is an interval', () => {
-    const history: MetricHistory = {
-      metric: 'tpot_ms',
-      statistic: 'p50',
-      unit: 'ms',
-      higherIsBetter: false,
-      notes: [],
-      configurations: [
-        {
-          key: 'k',
-          model: { sha256: null, ref: null },
-          workload: { name: null, revision: null },
-          load: 'closed, concurrency 1',
-          profileName: null,
-          builds: [build('old', [10, 10, null], [5, 15]), build('new', [20], null)],
-        },
-      ],
-    };
+    const history = tpotHistory([build('old', [10, 10, null], [5, 15]), build('new', [20], null)]);
     const option = historyChartOption(history, history.configurations[0]!) as {
       xAxis: { data: string[] };
       series: { name: string; data: unknown[] }[];

@@ -4,7 +4,6 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/main/core/errors';
 import { hubCacheDir } from '../../src/main/models/hub/hub-cache';
 import { cachedModels, pullModels, type PullOptions } from '../../src/main/models/hub/hub-pull';
 import { scanModels } from '../../src/main/models/model-library';
@@ -19,6 +18,7 @@ import {
   type StandInRepo,
 } from '../support/stand-in-hub';
 import { useTempDirs } from '../support/temp';
+import { appErrorOf } from '../support/failure';
 
 const tempDir = useTempDirs();
 const REPO = 'tiny/Tiny-GGUF';
@@ -65,14 +65,7 @@ function resolveRequests(server: StandInHub, file: string) {
   return server.requests.filter((request) => request.path.includes('/resolve/') && request.path.endsWith(file));
 }
 
-async function failureOf(work: Promise<unknown>): Promise<AppError> {
-  const error = await work.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
+const failureOf = appErrorOf;
 
 describe('pulling from a hub repository into the Hugging Face cache (stand-in hub on a local port)', () => {
   it('lays the file out as the hub tools do: a blob named by its SHA-256, a relative link in the snapshot, the ref', async () => {

@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/main/core/errors';
 import { searchHubModels } from '../../src/main/models/hub/hub-search';
 import { ErrorCode } from '../../src/shared/errors';
 import { startStandInHub, tinyGgufRepoFiles, type StandInHub } from '../support/stand-in-hub';
+import { appErrorOf } from '../support/failure';
 
 let hub: StandInHub | null = null;
 let other: http.Server | null = null;
@@ -15,14 +15,7 @@ afterEach(async () => {
   other = null;
 });
 
-async function failureOf(work: Promise<unknown>): Promise<AppError> {
-  const error = await work.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
+const failureOf = appErrorOf;
 
 describe('searching the hub by name (stand-in hub on a local port)', () => {
   it('finds repositories with GGUF files whose name holds every word, most downloaded first, as hf: names', async () => {
