@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GGUFValueType } from '@huggingface/gguf';
+import { afterEach, beforeAll } from 'vitest';
 import {
   encodeGgufHeader,
   GgmlType,
@@ -408,4 +409,29 @@ export function oversizedModel(): { bytes: Buffer; listedSize: number } {
     tensors,
   );
   return { bytes: header, listedSize: header.length + tensors.reduce((sum, tensor) => sum + tensorByteLength(tensor), 0) };
+}
+
+/**
+ * For a test file: the tiny GGUF repository's files (made once), and stand-in hubs serving them
+ * as `repo`, each closed after its test.
+ */
+export function useTinyGgufHub(repo: string) {
+  let files: Record<string, Buffer> = {};
+  const started: StandInHub[] = [];
+  beforeAll(() => {
+    files = tinyGgufRepoFiles();
+  });
+  afterEach(async () => {
+    await Promise.allSettled(started.splice(0).map((hub) => hub.close()));
+  });
+  return {
+    get files(): Record<string, Buffer> {
+      return files;
+    },
+    async start(options: Omit<StandInHubOptions, 'repos'> = {}, overrides: Partial<StandInRepo> = {}): Promise<StandInHub> {
+      const hub = await startStandInHub({ ...options, repos: { [repo]: { files, ...overrides } } });
+      started.push(hub);
+      return hub;
+    },
+  };
 }

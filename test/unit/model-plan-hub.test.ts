@@ -1,29 +1,17 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planModels, type PlanMachine } from '../../src/main/models/plan/plan-models';
-import { startStandInHub, tinyGgufRepoFiles, type StandInHub, type StandInHubOptions } from '../support/stand-in-hub';
+import { useTinyGgufHub, type StandInHub, type StandInHubOptions } from '../support/stand-in-hub';
 import { useTempDirs } from '../support/temp';
 
 const GiB = 2 ** 30;
 const tempDir = useTempDirs();
 
-let files: Record<string, Buffer>;
-beforeAll(() => {
-  files = tinyGgufRepoFiles();
-});
-
-let hub: StandInHub | null = null;
-afterEach(async () => {
-  await hub?.close();
-  hub = null;
-});
-
-async function withHub(options: Omit<StandInHubOptions, 'repos'> & { gatedFor?: string[] } = {}): Promise<StandInHub> {
-  hub = await startStandInHub({ ...options, repos: { 'tiny/Tiny-GGUF': { files, gatedFor: options.gatedFor } } });
-  return hub;
-}
+const tinyHub = useTinyGgufHub('tiny/Tiny-GGUF');
+const withHub = ({ gatedFor, ...options }: Omit<StandInHubOptions, 'repos'> & { gatedFor?: string[] } = {}): Promise<StandInHub> =>
+  tinyHub.start(options, { gatedFor });
 
 /** A constructed machine: one GPU with `gpuFree` bytes free and a known datasheet bandwidth, 1 GiB of RAM. */
 function machine(gpuFree: number): PlanMachine {
@@ -67,7 +55,7 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
       ['Q4_K_M', 'fits', 1],
     ]);
     const f32 = plan.candidates[0]!;
-    expect(f32.sizeBytes).toBe(files['Tiny-F32.gguf']!.length);
+    expect(f32.sizeBytes).toBe(tinyHub.files['Tiny-F32.gguf']!.length);
     expect(f32).toMatchObject({ architecture: 'llama', contextTrain: 8192, problem: null });
     // 4 blocks × 2 KV heads × (64 + 64) × 2 bytes × 4,096 cells.
     expect(f32.memory!.kvBytes).toBe(4 * 2 * 128 * 2 * 4096);
@@ -75,7 +63,7 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
     // The split model's parts are planned as one: its tensors are those of the single F16 file.
     expect(plan.candidates[1]!.memory!.offloadableBytes).toBe(plan.candidates[2]!.memory!.offloadableBytes);
     const served = server.requests.reduce((sum, request) => sum + request.bytesSent, 0);
-    const stored = Object.values(files).reduce((sum, bytes) => sum + bytes.length, 0);
+    const stored = Object.values(tinyHub.files).reduce((sum, bytes) => sum + bytes.length, 0);
     expect(served).toBeLessThan(stored / 4);
     expect(server.requests.filter((request) => request.path.includes('/resolve/')).every((request) => request.range !== null)).toBe(true);
     expect(server.requests.some((request) => request.path.includes('mmproj'))).toBe(false);
@@ -152,8 +140,8 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
 describe('planning local files', () => {
   it('sets the newest measured decode of a file beside its ceiling, and nothing for a file never run', async () => {
     const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'Tiny-Q4_K_M.gguf'), files['Tiny-Q4_K_M.gguf']!);
-    fs.writeFileSync(path.join(dir, 'Tiny-F32.gguf'), files['Tiny-F32.gguf']!);
+    fs.writeFileSync(path.join(dir, 'Tiny-Q4_K_M.gguf'), tinyHub.files['Tiny-Q4_K_M.gguf']!);
+    fs.writeFileSync(path.join(dir, 'Tiny-F32.gguf'), tinyHub.files['Tiny-F32.gguf']!);
     const measuredFile = path.join(dir, 'Tiny-Q4_K_M.gguf');
     const plan = await planModels({ source: dir }, machine(8 * GiB), {
       latestDecodeOf: (file) =>

@@ -3,20 +3,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hubCacheDir } from '../../src/main/models/hub/hub-cache';
 import { cachedModels, pullModels, type PullOptions } from '../../src/main/models/hub/hub-pull';
 import { scanModels } from '../../src/main/models/model-library';
 import type { PullProgress } from '../../src/shared/contract/models';
 import { ErrorCode } from '../../src/shared/errors';
-import {
-  STAND_IN_COMMIT,
-  startStandInHub,
-  tinyGgufRepoFiles,
-  type StandInHub,
-  type StandInHubOptions,
-  type StandInRepo,
-} from '../support/stand-in-hub';
+import { STAND_IN_COMMIT, useTinyGgufHub, type StandInHub, type StandInHubOptions, type StandInRepo } from '../support/stand-in-hub';
 import { useTempDirs } from '../support/temp';
 import { appErrorOf } from '../support/failure';
 
@@ -24,21 +17,9 @@ const tempDir = useTempDirs();
 const REPO = 'tiny/Tiny-GGUF';
 const SOURCE = `hf:${REPO}`;
 
-let files: Record<string, Buffer>;
-beforeAll(() => {
-  files = tinyGgufRepoFiles();
-});
-
-let hub: StandInHub | null = null;
-afterEach(async () => {
-  await hub?.close();
-  hub = null;
-});
-
-async function withHub(options: Omit<StandInHubOptions, 'repos'> = {}, repo: Partial<StandInRepo> = {}): Promise<StandInHub> {
-  hub = await startStandInHub({ ...options, repos: { [REPO]: { files, ...repo } } });
-  return hub;
-}
+const tinyHub = useTinyGgufHub(REPO);
+const withHub = (options: Omit<StandInHubOptions, 'repos'> = {}, repo: Partial<StandInRepo> = {}): Promise<StandInHub> =>
+  tinyHub.start(options, repo);
 
 const sha256 = (bytes: Buffer) => crypto.createHash('sha256').update(bytes).digest('hex');
 /** Files are compared by digest: a deep comparison of megabyte buffers takes minutes. */
@@ -73,7 +54,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
     const options = pullOptions(server.url);
     const pull = await pullModels(SOURCE, ['Q4_K_M'], options);
 
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     const root = repoDir(options.env);
     expect(pull.commit).toBe(STAND_IN_COMMIT);
     expect(pull.downloadedBytes).toBe(bytes.length);
@@ -107,14 +88,14 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
       'Tiny-F16-00002-of-00002.gguf',
     ]);
     for (const [index, file] of pull.models[0]!.files.entries())
-      expect(digestOf(file)).toBe(sha256(files[`F16/Tiny-F16-0000${index + 1}-of-00002.gguf`]!));
+      expect(digestOf(file)).toBe(sha256(tinyHub.files[`F16/Tiny-F16-0000${index + 1}-of-00002.gguf`]!));
     const scan = await scanModels([hubCacheDir(options.env)]);
     expect(scan.models).toHaveLength(1);
     expect(scan.models[0]!.parts).toEqual(pull.models[0]!.files);
   });
 
   it('resumes a dropped connection from where it stopped instead of starting over', async () => {
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     const server = await withHub({ drop: { file: 'Tiny-Q4_K_M.gguf', afterBytes: 1 << 20, times: 1 } });
     const pull = await pullModels(SOURCE, ['Q4_K_M'], pullOptions(server.url));
     expect(digestOf(pull.models[0]!.files[0]!)).toBe(sha256(bytes));
@@ -127,7 +108,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   });
 
   it('keeps what arrived when the network stays down, and the next pull resumes it', async () => {
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     let server = await withHub({ drop: { file: 'Tiny-Q4_K_M.gguf', afterBytes: 1 << 20, times: 10 } });
     const options = pullOptions(server.url, { downloadTuning: { attempts: 2, retryDelayMs: 10 } });
     const error = await failureOf(pullModels(SOURCE, ['Q4_K_M'], options));
@@ -149,7 +130,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   });
 
   it('starts over when the server ignores the range on a resume, and still checks the whole file', async () => {
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     const server = await withHub({ drop: { file: 'Tiny-Q4_K_M.gguf', afterBytes: 1 << 20, times: 1 }, ignoreRange: true });
     const pull = await pullModels(SOURCE, ['Q4_K_M'], pullOptions(server.url));
     expect(digestOf(pull.models[0]!.files[0]!)).toBe(sha256(bytes));
@@ -175,7 +156,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
     );
 
     const pull = await pullModels(SOURCE, ['Q4_K_M'], pullOptions(server.url, { env: { HF_TOKEN: 'hf_accepted' } }));
-    expect(digestOf(pull.models[0]!.files[0]!)).toBe(sha256(files['Tiny-Q4_K_M.gguf']!));
+    expect(digestOf(pull.models[0]!.files[0]!)).toBe(sha256(tinyHub.files['Tiny-Q4_K_M.gguf']!));
     const cdn = server.requests.filter((request) => request.origin === 'cdn');
     expect(cdn.length).toBeGreaterThan(0);
     expect(cdn.map((request) => request.authorization)).toEqual(cdn.map(() => null));
@@ -210,7 +191,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   it.skipIf(!fs.existsSync('/dev/full'))(
     'says the disk is full when a write fails for space (a partial file that is /dev/full)',
     async () => {
-      const bytes = files['Tiny-Q4_K_M.gguf']!;
+      const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
       const server = await withHub();
       const options = pullOptions(server.url);
       const blobs = path.join(repoDir(options.env), 'blobs');
@@ -225,7 +206,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   );
 
   it('stops on cancel: a cancel from a face deletes the file in progress, an interrupt keeps it to resume', async () => {
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     const server = await withHub({ bytesPerSecond: 4 << 20 });
     for (const discard of [true, false]) {
       const controller = new AbortController();
@@ -250,7 +231,7 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   });
 
   it('lets one pull at a time download a file: a second is refused naming the first, a claim left by an exited process is taken over', async () => {
-    const bytes = files['Tiny-Q4_K_M.gguf']!;
+    const bytes = tinyHub.files['Tiny-Q4_K_M.gguf']!;
     const server = await withHub({ bytesPerSecond: 4 << 20 });
     const options = pullOptions(server.url);
     const partial = path.join(repoDir(options.env), 'blobs', `${sha256(bytes)}.incomplete`);
@@ -278,17 +259,17 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
   }, 30_000);
 
   it('refuses a listing whose paths or digests would name files outside the cache (a hostile mirror)', async () => {
-    const escaping = { ...files, '../../escaped-Q8_0.gguf': files['Tiny-Q4_K_M.gguf']! };
-    hub = await startStandInHub({ repos: { [REPO]: { files: escaping } } });
-    const options = pullOptions(hub.url);
+    const escaping = { ...tinyHub.files, '../../escaped-Q8_0.gguf': tinyHub.files['Tiny-Q4_K_M.gguf']! };
+    const escapingHub = await withHub({}, { files: escaping });
+    const options = pullOptions(escapingHub.url);
     const byPath = await failureOf(pullModels(SOURCE, ['Q8_0'], options));
     expect(byPath.message).toBe(
       `${SOURCE} lists a file named "../../escaped-Q8_0.gguf", which is not a plain relative path; nothing was written`,
     );
-    await hub.close();
+    await escapingHub.close();
 
-    hub = await startStandInHub({ repos: { [REPO]: { files, listedAs: { 'Tiny-Q4_K_M.gguf': { sha256: '../../../escaped' } } } } });
-    const byDigest = await failureOf(pullModels(SOURCE, ['Q4_K_M'], { ...options, env: { ...options.env, HF_ENDPOINT: hub.url } }));
+    const digestHub = await withHub({}, { listedAs: { 'Tiny-Q4_K_M.gguf': { sha256: '../../../escaped' } } });
+    const byDigest = await failureOf(pullModels(SOURCE, ['Q4_K_M'], { ...options, env: { ...options.env, HF_ENDPOINT: digestHub.url } }));
     expect(byDigest.message).toBe(
       `${SOURCE} lists Tiny-Q4_K_M.gguf without a SHA-256 (an LFS oid) to check the download against; nothing was written`,
     );
