@@ -1,3 +1,4 @@
+import { summarizeRun } from '../../src/main/metrics/run-summary';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
 
 /**
@@ -24,4 +25,21 @@ export function measuredRequest(seq: number, overrides: Partial<MeasuredRequest>
     chunk_offsets_ms: Float64Array.from([10, 12, 15]),
     ...overrides,
   };
+}
+
+/**
+ * The summary of a completed run of workload "w" over `rows`, closed loop at concurrency 1
+ * unless `input` says otherwise.
+ */
+export function summarizeCompleted(rows: readonly MeasuredRequest[], input: Partial<Parameters<typeof summarizeRun>[0]> = {}) {
+  return summarizeRun({
+    runId: 'r',
+    status: 'completed',
+    statusReason: null,
+    workload: { name: 'w', revision: 'x' },
+    rows,
+    load: { mode: 'closed', concurrency: 1 },
+    slo: null,
+    ...input,
+  });
 }

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/core/random';
 import { arrivalGaps } from '../../src/main/runner/arrivals';
 import { generateLoad } from '../../src/main/runner/load-generator';
-import { measuredRequest } from '../support/measured-request';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';
 
 describe('acceptance checks', () => {
@@ -138,15 +137,7 @@ describe('run summary', () => {
       row(4, { error_class: 'total_timeout', ttft_ms: null, e2e_ms: null, end_ms: null }),
       row(5, { group_name: 'other', accepted: true }),
     ];
-    const summary = summarizeRun({
-      runId: 'r',
-      status: 'completed',
-      statusReason: null,
-      workload: { name: 'w', revision: 'x' },
-      rows,
-      load: { mode: 'closed', concurrency: 2 },
-      slo: { ttft_ms: 100 },
-    });
+    const summary = summarizeCompleted(rows, { load: { mode: 'closed', concurrency: 2 }, slo: { ttft_ms: 100 } });
     expect(summary.warmup_requests).toBe(1);
     expect(summary.requests).toEqual({
       attempted: 5,
@@ -173,15 +164,7 @@ describe('run summary', () => {
 
   it('reports offered and achieved load and flags a generator that fell behind', () => {
     const rows = Array.from({ length: 50 }, (_, i) => row(i, { scheduled_ms: i * 100, t0_ms: i * 100 + (i > 40 ? 300 : 0.5) }));
-    const summary = summarizeRun({
-      runId: 'r',
-      status: 'completed',
-      statusReason: null,
-      workload: { name: 'w', revision: 'x' },
-      rows,
-      load: { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 8 },
-      slo: null,
-    });
+    const summary = summarizeCompleted(rows, { load: { mode: 'open', rate: 10, burstiness: 1, max_outstanding: 8 } });
     expect(summary.load.offered).toBe(10);
     // 50 sends cannot support a p99: it is withheld and the largest slip judges the generator.
     expect(summary.load.slip_ms_p99).toBeNull();

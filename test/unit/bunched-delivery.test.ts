@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bunchedDelivery, cameBunched } from '../../src/main/metrics/bunched-delivery';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
-import { measuredRequest as row } from '../support/measured-request';
+import { measuredRequest as row, summarizeCompleted } from '../support/measured-request';
 
 describe('bunched token delivery', () => {
   it('compares the client pace with the server’s own decode step, and judges without it only against a floor', () => {
@@ -40,15 +39,7 @@ describe('bunched token delivery', () => {
   });
 
   it('is part of the run summary, warmup left out', () => {
-    const summary = summarizeRun({
-      runId: 'r',
-      status: 'completed',
-      statusReason: null,
-      workload: { name: 'w', revision: 'x' },
-      rows: [row(0, { warmup: true, tpot_ms: 0.001 }), row(1, { tpot_ms: 0.001 }), row(2)],
-      load: { mode: 'closed', concurrency: 1 },
-      slo: null,
-    });
+    const summary = summarizeCompleted([row(0, { warmup: true, tpot_ms: 0.001 }), row(1, { tpot_ms: 0.001 }), row(2)]);
     expect(summary.delivery).toMatchObject({ judged_requests: 2, bunched_requests: 1 });
   });
 });

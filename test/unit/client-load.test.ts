@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { clientBehindReason, SATURATED_LOOP_UTILIZATION, STALLED_LOOP_DELAY_MS } from '../../src/main/metrics/client-behind';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { measuredWindowClientLoad, watchClientLoad } from '../../src/main/runner/client-load';
 import type { ClientLoad } from '../../src/shared/contract/runs';
 import { clientLoadLine } from '../../src/shared/client-load-line';
-import { measuredRequest } from '../support/measured-request';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 
 // Constructed loads: a client with room to spare, one whose loop is saturated, one that stalls now and then.
 const idle: ClientLoad = { loop_utilization: 0.12, loop_delay_ms_p99: 1.4, loop_delay_ms_max: 9, cpu_cores: 0.15, window_ms: 60_000 };
@@ -12,16 +11,10 @@ const saturated: ClientLoad = { ...idle, loop_utilization: 0.97, loop_delay_ms_p
 const stalling: ClientLoad = { ...idle, loop_utilization: 0.4, loop_delay_ms_p99: 180, loop_delay_ms_max: 420 };
 
 const closedRun = (clientLoad: ClientLoad | null) =>
-  summarizeRun({
-    runId: 'r',
-    status: 'completed',
-    statusReason: null,
-    workload: { name: 'w', revision: 'x' },
-    rows: Array.from({ length: 20 }, (_, i) => measuredRequest(i)),
-    load: { mode: 'closed', concurrency: 5000 },
-    slo: null,
-    clientLoad,
-  });
+  summarizeCompleted(
+    Array.from({ length: 20 }, (_, i) => measuredRequest(i)),
+    { load: { mode: 'closed', concurrency: 5000 }, clientLoad },
+  );
 
 describe("the client's own load", () => {
   it('judges a saturated or stalled loop, and not one with room to spare', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, percentileSupported, summarize, unsupportedPercentiles } from '../../src/main/metrics/distribution';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
+import type { summarizeRun } from '../../src/main/metrics/run-summary';
 import { formatPercentile } from '../../src/main/cli/format';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
-import { measuredRequest } from '../support/measured-request';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 import { handMadeCompletion } from '../support/streamed-completion';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
@@ -205,16 +205,7 @@ describe('per-request metrics', () => {
 const row = measuredRequest;
 
 const run = (rows: MeasuredRequest[], load: Parameters<typeof summarizeRun>[0]['load'], serverSlots: number | null = null) =>
-  summarizeRun({
-    runId: 'r',
-    status: 'completed',
-    statusReason: null,
-    workload: { name: 'w', revision: 'x' },
-    rows,
-    load,
-    slo: null,
-    serverSlots,
-  });
+  summarizeCompleted(rows, { load, serverSlots });
 
 describe('run summary', () => {
   it('nulls unsupported percentiles in every distribution, with the reason', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
-import { missingDraftReason, speculativeSummary, summarizeRun } from '../../src/main/metrics/run-summary';
-import { measuredRequest } from '../support/measured-request';
+import { missingDraftReason, speculativeSummary } from '../../src/main/metrics/run-summary';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 import { speculativeRecommendation } from '../../src/main/experiments/kinds/speculative/protocol';
 import type { ConditionResult, GreedyEquivalence, VerdictRow } from '../../src/shared/contract/experiments';
@@ -76,15 +76,7 @@ describe('speculative decoding: the figures', () => {
     expect(missingDraftReason('demo:q4_k_m', [drafted(0, null, null), drafted(1, 4, 3)])).toBeNull();
     // One-token answers give the server nothing to draft: no verdict either way.
     expect(missingDraftReason('demo:q4_k_m', [drafted(0, null, null, 1)])).toBeNull();
-    const summary = summarizeRun({
-      runId: 'r',
-      status: 'completed',
-      statusReason: null,
-      workload: { name: 'w', revision: 'x' },
-      rows: [drafted(0, 8, 6), { ...drafted(1, 8, 2), warmup: true }],
-      load: { mode: 'closed', concurrency: 1 },
-      slo: null,
-    });
+    const summary = summarizeCompleted([drafted(0, 8, 6), { ...drafted(1, 8, 2), warmup: true }]);
     expect(summary.speculative?.drafted_tokens).toBe(8);
   });
 });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { steadyStateCheck, STEADY_STATE_RULE } from '../../src/main/metrics/steady-state';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { seededRandom } from '../../src/main/core/random';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
-import { measuredRequest } from '../support/measured-request';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 
 /** Completion times of a Poisson process whose rate goes linearly from `from` to `to` (per s) over `seconds`. */
 function completions(random: () => number, from: number, to: number, seconds: number): number[] {
@@ -67,15 +66,7 @@ describe('steady state in the run summary', () => {
   const request = (t0: number, e2e: number): MeasuredRequest =>
     measuredRequest(0, { scheduled_ms: t0, t0_ms: t0, end_ms: t0 + e2e, e2e_ms: e2e });
   const summary = (rows: MeasuredRequest[], mode: 'open' | 'closed') =>
-    summarizeRun({
-      runId: 'r',
-      status: 'completed',
-      statusReason: null,
-      workload: { name: 'w', revision: 'x' },
-      rows,
-      load: mode === 'open' ? { mode, rate: 10, burstiness: 1, max_outstanding: 64 } : { mode, concurrency: 4 },
-      slo: null,
-    });
+    summarizeCompleted(rows, { load: mode === 'open' ? { mode, rate: 10, burstiness: 1, max_outstanding: 64 } : { mode, concurrency: 4 } });
 
   it('open loop: judges completions from the first completion to the last send, so neither the start nor the drain is a trend', () => {
     // 400 sends every 25 ms, each taking 2 s: no completion in the first 2 s, only the drain in the last 2 s.
