@@ -10,6 +10,7 @@ import { TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { isSlowdown, throttleReasonNames } from '../../src/main/telemetry/throttle-reasons';
 import { gpuWindowEnergy, throttleSummary, withEnergyPerWork } from '../../src/main/telemetry/window-energy';
 import { useTempDirs } from '../support/temp';
+import { measureOneWindow } from '../support/telemetry-window';
 
 const tempDir = useTempDirs();
 // Fixtures constructed from nvidia-smi's documented format, not captured on a GPU (see test/fixtures/nvidia-smi/README.md).
@@ -226,19 +227,7 @@ describe('a telemetry session on a throttled GPU (nvidia-smi stand-in)', () => {
     fs.symlinkSync(fs.realpathSync('/bin/sleep'), program);
     const child = spawn(program, ['60'], { stdio: 'ignore' });
     children.push(child);
-    const origin = performance.now();
-    const session = new TelemetrySession({
-      clock: () => performance.now() - origin,
-      serverPid: child.pid!,
-      metricsUrl: null,
-      gpuBinary: standIn,
-    });
-    session.start();
-    await session.idleBaseline(0);
-    session.markWindowStart();
-    await delay(1500);
-    session.markWindowEnd();
-    await session.stop();
+    const session = await measureOneWindow({ serverPid: child.pid!, metricsUrl: null, gpuBinary: standIn }, 1500);
     const summary = session.summary();
     expect(summary.throttle).toMatchObject({
       throttled: true,
@@ -265,19 +254,7 @@ describe('a telemetry session on a throttled GPU (nvidia-smi stand-in)', () => {
   it('samples without the clock fields when the driver refuses them', async () => {
     process.env.FAKE_SMI_GPU_FILE = 'one-gpu-live.csv';
     process.env.FAKE_SMI_MODE = 'refuse-clocks';
-    const origin = performance.now();
-    const session = new TelemetrySession({
-      clock: () => performance.now() - origin,
-      serverPid: null,
-      metricsUrl: null,
-      gpuBinary: standIn,
-    });
-    session.start();
-    await session.idleBaseline(0);
-    session.markWindowStart();
-    await delay(1000);
-    session.markWindowEnd();
-    await session.stop();
+    const session = await measureOneWindow({ serverPid: null, metricsUrl: null, gpuBinary: standIn }, 1000);
     const summary = session.summary();
     expect(summary.gpu).toMatchObject({ name: 'NVIDIA GeForce RTX 4090', power_w_mean: 250.5, sampling_failure: null });
     expect(summary.energy!.joules).toBeGreaterThan(0);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAC_POWER_NOTE, parseIoregAccelerators } from '../../src/main/telemetry/ioreg-parse';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
-import { TelemetrySession } from '../../src/main/telemetry/telemetry-session';
+import { measureOneWindow } from '../support/telemetry-window';
 
 const captured = (name: string) =>
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'captured', 'ioreg', name), 'utf8').split('# ---\n')[1]!;
@@ -76,14 +76,7 @@ describe('Apple GPUs through ioreg (no sudo)', () => {
     // No nvidia-smi and no amd-smi: only the stand-in's folder and node.
     process.env.PATH = `${standIn}:${path.dirname(process.execPath)}`;
     try {
-      const origin = performance.now();
-      const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, gpuBinary: null });
-      session.start();
-      await session.idleBaseline(0);
-      session.markWindowStart();
-      await new Promise((resolve) => setTimeout(resolve, 2200));
-      session.markWindowEnd();
-      await session.stop();
+      const session = await measureOneWindow({ serverPid: null, metricsUrl: null, gpuBinary: null }, 2200);
       const summary = session.summary();
       expect(summary.gpu).toMatchObject({
         name: 'Apple M4 Pro (16-core GPU)',

@@ -7,6 +7,7 @@ import { SmiClock, SweepCounter } from '../../src/main/telemetry/gpu-sample-cloc
 import { parseComputeAppLine, parseSmiTimestamp } from '../../src/main/telemetry/nvidia-smi-parse';
 import { MIN_BASELINE_MS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { useTempDirs } from '../support/temp';
+import { measureOneWindow } from '../support/telemetry-window';
 
 const tempDir = useTempDirs();
 // The nvidia-smi stand-in, replaying lines constructed from its documented format (test/fixtures/nvidia-smi/README.md).
@@ -156,21 +157,10 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
     process.env.FAKE_SMI_APPS_FILE = 'compute-apps-two-gpus.csv';
     const serverPid = fakeServer();
-    const origin = performance.now();
-    const session = new TelemetrySession({
-      clock: () => performance.now() - origin,
-      serverPid,
-      metricsUrl: null,
-      gpuBinary: standIn,
-      gpuIndexes: [1],
-      beforeLoadUsedMib: 1212,
-    });
-    session.start();
-    await session.idleBaseline(0);
-    session.markWindowStart();
-    await delay(800);
-    session.markWindowEnd();
-    await session.stop();
+    const session = await measureOneWindow(
+      { serverPid, metricsUrl: null, gpuBinary: standIn, gpuIndexes: [1], beforeLoadUsedMib: 1212 },
+      800,
+    );
     const summary = session.summary();
     const gpu = summary.gpu!;
     // GPU 1 alone: 1212 MiB before load + 20000 of the server's, 70 % busy, 500 W.
@@ -222,14 +212,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     process.env.PATH = `${amdDir}:${savedPath}`;
     process.env.FAKE_AMD_FILE = 'amd-smi-metric-apu-usage-na.json';
     try {
-      const origin = performance.now();
-      const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, gpuBinary: null });
-      session.start();
-      await session.idleBaseline(0);
-      session.markWindowStart();
-      await delay(1200);
-      session.markWindowEnd();
-      await session.stop();
+      const session = await measureOneWindow({ serverPid: null, metricsUrl: null, gpuBinary: null }, 1200);
       const gpu = session.summary().gpu!;
       expect(gpu).toMatchObject({ peak_used_mib: 96, utilization_pct_mean: null, power_w_mean: null });
       expect(gpu.sampling_notes).toEqual([
@@ -246,14 +229,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     process.env.FAKE_SMI_GPU_FILE = 'one-gpu.csv';
     process.env.FAKE_SMI_APPS_FILE = 'compute-apps-named.csv';
     const serverPid = fakeServer();
-    const origin = performance.now();
-    const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid, metricsUrl: null, gpuBinary: standIn });
-    session.start();
-    await session.idleBaseline(0);
-    session.markWindowStart();
-    await delay(800);
-    session.markWindowEnd();
-    await session.stop();
+    const session = await measureOneWindow({ serverPid, metricsUrl: null, gpuBinary: standIn }, 800);
     const gpu = session.summary().gpu!;
     expect(gpu).toMatchObject({
       name: 'NVIDIA GeForce RTX 4090',
