@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { renderRunExport } from '../../src/main/store/export-run';
 import type { RunStore, StoredRequest } from '../../src/main/store/run-store';
 import type { RequestMetrics } from '../../src/shared/contract/measurement';
 import { runExportFiles } from '../../src/shared/run-export-files';
+import { summarizeCompleted } from './measured-request';
 
 const metrics = (ttft: number | null, e2e: number | null): RequestMetrics => ({
   ttft_ms: ttft,
@@ -114,14 +114,10 @@ export function storeSampleRun(runs: RunStore, options: { private?: boolean } = 
     { series: 'gpu0.utilization', unit: '%', points: Float64Array.from([0, 10, 250, Number.NaN]) },
     { series: 'server.cpu', unit: '%', points: Float64Array.from([0, 95.5, 250, 101]) },
   ]);
-  const summary = summarizeRun({
+  const summary = summarizeCompleted(runs.measuredRequests(id), {
     runId: id,
-    status: 'completed',
-    statusReason: null,
     workload: { name: 'chat-short', revision: 'rev-1' },
-    rows: runs.measuredRequests(id),
     load: { mode: 'closed', concurrency: 2 },
-    slo: null,
   });
   runs.finishRun(id, 'completed', null, summary);
   return id;

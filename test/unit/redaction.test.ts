@@ -6,6 +6,7 @@ import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { openDatabase } from '../../src/main/store/database';
 import { renderRunExport } from '../../src/main/store/export-run';
 import { RunStore } from '../../src/main/store/run-store';
+import { effectiveConfig } from '../support/effective-config';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
@@ -56,17 +57,8 @@ describe('secrets never reach stored records or exports', () => {
       pid: null,
       port: 8080,
     });
-    const effective = {
-      model: 'x',
-      contextSize: 4096,
-      contextPerSlot: 4096,
-      slots: 1,
-      trainedContext: null,
-      layersOffloaded: null,
-      buffersMib: {},
-      argv,
-    };
-    sessions.recordReady('s1', { loadMs: 1 } as never, effective as never);
+    const effective = effectiveConfig({ model: 'x', argv });
+    sessions.recordReady('s1', { loadMs: 1 } as never, effective);
 
     const endpoint = `https://user:${SECRETS[4]}@api.example.com/v1?key=${SECRETS[3]}&model=m`;
     const runs = new RunStore(db);

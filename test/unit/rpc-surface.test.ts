@@ -197,18 +197,7 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('servers', 'start', '/etc/passwd', profile.result, { force: false })).error?.code).toBe('forbidden');
     // The Python servers' flags pass no allow-list yet: over RPC they are not launched at all.
     expect((await face.call('servers', 'start', 'some/model', profile.result, { engine: 'vllm' })).error?.code).toBe('forbidden');
-    const run = {
-      workload: 'chat-short',
-      model: '/etc/passwd',
-      endpoint: null,
-      profileName: 'default',
-      concurrency: null,
-      rate: null,
-      requests: 1,
-      durationS: null,
-      warmup: 0,
-      private: false,
-    };
+    const run = demoRunSpec({ model: '/etc/passwd', concurrency: null, requests: 1 });
     expect((await face.call('runs', 'start', run)).error?.code).toBe('forbidden');
     expect((await face.call('runs', 'start', { ...run, model: 'demo:q8_0', workload: outside })).error?.code).toBe('forbidden');
     const experiment = {
@@ -564,18 +553,7 @@ describe('over RPC, the API key goes only to the endpoint configured for it', ()
     return { url: `http://${host}:${(server.address() as { port: number }).port}`, authorizations };
   }
 
-  const RUN = {
-    workload: 'chat-short',
-    model: null,
-    endpoint: 'http://127.0.0.1:9/v1',
-    profileName: 'default',
-    concurrency: null,
-    rate: null,
-    requests: 1,
-    durationS: null,
-    warmup: 0,
-    private: false,
-  };
+  const RUN = demoRunSpec({ model: null, endpoint: 'http://127.0.0.1:9/v1', concurrency: null, requests: 1 });
 
   async function runAgainst(face: Face, endpoint: string): Promise<void> {
     const finished = new Promise<void>((resolve) =>

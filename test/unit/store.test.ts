@@ -10,6 +10,7 @@ import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { ServerSessionStore } from '../../src/main/store/server-sessions';
 import { sweepOrphanedServers } from '../../src/main/server/orphan-sweep';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
+import { effectiveConfig } from '../support/effective-config';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
@@ -278,19 +279,7 @@ describe('server session store', () => {
     };
     sessions.recordStart({ ...start, id: 'ended', pid: process.pid });
     const cold = { spawnToListeningMs: 10, spawnToReadyMs: 20, readyToFirstTokenMs: null, spawnToFirstTokenMs: null };
-    sessions.recordReady('ended', cold, {
-      version: null,
-      build: null,
-      model: null,
-      modelFileType: null,
-      contextSize: 4096,
-      contextPerSlot: 4096,
-      slots: 1,
-      trainedContext: null,
-      layersOffloaded: null,
-      buffersMib: {},
-      argv: [],
-    });
+    sessions.recordReady('ended', cold, effectiveConfig());
     expect(sessions.coldStart('ended')).toEqual(cold);
     sessions.recordEnd('ended', 'stopped', null);
     // A session whose owning process ended is closed by the sweep (its server is gone too, so nothing

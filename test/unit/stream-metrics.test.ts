@@ -3,7 +3,6 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cameBunched } from '../../src/main/metrics/bunched-delivery';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
-import { summarizeRun } from '../../src/main/metrics/run-summary';
 import { executeRun } from '../../src/main/runner/run-executor';
 import { streamCompletion, type StreamedCompletion } from '../../src/main/client/stream-client';
 import { openDatabase } from '../../src/main/store/database';
@@ -11,6 +10,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { evaluateAcceptance } from '../../src/main/workload/acceptance';
 import { llamaServerTokenCounter } from '../../src/main/workload/token-counter';
 import { useTempDirs } from '../support/temp';
+import { summarizeCompleted } from '../support/measured-request';
 import { createBareRun } from '../support/stored-request';
 import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
 import { handMadeCompletion } from '../support/streamed-completion';
@@ -357,14 +357,9 @@ describe('run executor with reasoning', () => {
         expect(row.ttft_ms).toBe(row.ttfr_ms);
         expect(row.ttfa_ms! - row.ttfr_ms!).toBeGreaterThanOrEqual(15);
       }
-      const summary = summarizeRun({
+      const summary = summarizeCompleted(store.measuredRequests(runId), {
         runId,
-        status: 'completed',
-        statusReason: null,
-        workload: { name: 'w', revision: 'r' },
-        rows: store.measuredRequests(runId),
         load: { mode: 'closed', concurrency: 2 },
-        slo: null,
         serverSlots: 1,
       });
       expect(summary.reasoning).toMatchObject({
@@ -398,16 +393,7 @@ describe('run executor with reasoning', () => {
         [null, 'no server tokenizer (/tokenize) for this target', null, 23],
         [null, 'no server tokenizer (/tokenize) for this target', null, 23],
       ]);
-      const uncountedSummary = summarizeRun({
-        runId: uncountedRun,
-        status: 'completed',
-        statusReason: null,
-        workload: { name: 'w', revision: 'r' },
-        rows: store.measuredRequests(uncountedRun),
-        load: { mode: 'closed', concurrency: 1 },
-        slo: null,
-        serverSlots: 1,
-      });
+      const uncountedSummary = summarizeCompleted(store.measuredRequests(uncountedRun), { runId: uncountedRun, serverSlots: 1 });
       expect(uncountedSummary.reasoning).toMatchObject({
         requests_with_reasoning: 2,
         tokens: { n: 0, mean: null },

@@ -14,6 +14,9 @@ import {
 import { olderThan, oversubscription } from '../../src/main/server/oversubscription';
 import { useTempDirs } from '../support/temp';
 
+/** A window of the first second, sampled every 250 ms on two CPUs, contaminated above half a core. */
+const ONE_SECOND_ON_TWO_CPUS = { windowStart: 0, windowEnd: 1000, thresholdCores: 0.5, intervalMs: 250, cpus: 2 };
+
 const tempDir = useTempDirs();
 
 /**
@@ -114,18 +117,29 @@ describe('/proc accounting (fake /proc)', () => {
     const proc = new FakeProc(2);
     const init = { pid: 1, ppid: 0, comm: 'init', utime: 0 };
     proc.process(init);
-    proc.process({
-      pid: 100,
-      ppid: 200,
-      comm: 'llama-server',
-      utime: 1000,
-      start: 500,
-      argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'],
-    });
-    proc.process({ pid: 101, ppid: 100, comm: 'helper', utime: 50 });
-    proc.process({ pid: 200, ppid: 1, comm: 'node', utime: 400, argv: ['node', 'bin/inferlab', 'run'] });
-    proc.process({ pid: 300, ppid: 1, comm: 'node', utime: 10, argv: ['node', '-e', 'for(;;){}'] });
-    proc.process({ pid: 400, ppid: 1, comm: 'llama-server', utime: 5, start: 100, argv: ['llama-server', '--threads', '1'] });
+    // The measured server (100) with its helper, this process (200), a burner (300) and another llama-server (400).
+    const machineAt = (ticks: { server: number; helper: number; self: number; burner: number; otherServer: number }) => {
+      proc.process({
+        pid: 100,
+        ppid: 200,
+        comm: 'llama-server',
+        utime: ticks.server,
+        start: 500,
+        argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'],
+      });
+      proc.process({ pid: 101, ppid: 100, comm: 'helper', utime: ticks.helper });
+      proc.process({ pid: 200, ppid: 1, comm: 'node', utime: ticks.self, argv: ['node', 'bin/inferlab', 'run'] });
+      proc.process({ pid: 300, ppid: 1, comm: 'node', utime: ticks.burner, argv: ['node', '-e', 'for(;;){}'] });
+      proc.process({
+        pid: 400,
+        ppid: 1,
+        comm: 'llama-server',
+        utime: ticks.otherServer,
+        start: 100,
+        argv: ['llama-server', '--threads', '1'],
+      });
+    };
+    machineAt({ server: 1000, helper: 50, self: 400, burner: 10, otherServer: 5 });
     proc.process({ pid: 500, ppid: 1, comm: 'sleep', utime: 1, argv: ['sleep', '99'] });
     proc.setBusy(5000, 1000);
     let now = 0;
@@ -135,18 +149,7 @@ describe('/proc accounting (fake /proc)', () => {
     // One second later: server 1.0 + helper 0.2 cores, self 0.1, burner 0.9, other llama-server 0.3,
     // and 0.05 cores from a process that came and went between the two readings.
     now = 1000;
-    proc.process({
-      pid: 100,
-      ppid: 200,
-      comm: 'llama-server',
-      utime: 1100,
-      start: 500,
-      argv: ['/opt/llama-server', '-m', 'm.gguf', '-t', '2'],
-    });
-    proc.process({ pid: 101, ppid: 100, comm: 'helper', utime: 70 });
-    proc.process({ pid: 200, ppid: 1, comm: 'node', utime: 410, argv: ['node', 'bin/inferlab', 'run'] });
-    proc.process({ pid: 300, ppid: 1, comm: 'node', utime: 100, argv: ['node', '-e', 'for(;;){}'] });
-    proc.process({ pid: 400, ppid: 1, comm: 'llama-server', utime: 35, start: 100, argv: ['llama-server', '--threads', '1'] });
+    machineAt({ server: 1100, helper: 70, self: 410, burner: 100, otherServer: 35 });
     proc.setBusy(5000 + 100 + 20 + 10 + 90 + 30 + 5, 1000);
     const sample = sampler.sample()!;
     expect(sample.t).toBe(1000);
@@ -158,13 +161,7 @@ describe('/proc accounting (fake /proc)', () => {
     ]);
     expect(sample.llama_servers).toEqual([{ pid: 400, command: 'llama-server', cores: 0.3 }]);
 
-    const summary = summarizeContention(sampler.samples, {
-      windowStart: 0,
-      windowEnd: 1000,
-      thresholdCores: 0.5,
-      intervalMs: 250,
-      cpus: 2,
-    });
+    const summary = summarizeContention(sampler.samples, ONE_SECOND_ON_TWO_CPUS);
     expect(summary).toMatchObject({
       samples: 1,
       cpus: 2,
@@ -307,13 +304,7 @@ describe("other people's command lines stay theirs", () => {
     withSecrets(proc, 40);
     proc.setBusy(1000 + 160, 0);
     sampler.sample();
-    const summary = summarizeContention(sampler.samples, {
-      windowStart: 0,
-      windowEnd: 1000,
-      thresholdCores: 0.5,
-      intervalMs: 250,
-      cpus: 2,
-    });
+    const summary = summarizeContention(sampler.samples, ONE_SECOND_ON_TWO_CPUS);
     expect(summary.top_processes.map((entry) => entry.command).sort()).toEqual([
       'llama-server',
       'mysql',
