@@ -1,10 +1,9 @@
 import type { GpuSample } from '../../shared/contract/telemetry';
 import { parseGpuExporterMetrics, type GpuExporterKind } from './gpu-exporter-parse';
-import { PeriodicScrape } from './prometheus-text';
+import { fetchMetricsPage, PeriodicScrape } from './prometheus-text';
 
 /** A GPU exporter's page for 8 GPUs with every default field is about 200 kB; far more is no exporter. */
 export const EXPORTER_MAX_BYTES = 8 * 2 ** 20;
-const SCRAPE_TIMEOUT_MS = 2000;
 
 /** The body of `response`, refused beyond `maxBytes` without reading the rest. */
 async function boundedText(response: Response, maxBytes: number): Promise<string> {
@@ -35,7 +34,6 @@ async function boundedText(response: Response, maxBytes: number): Promise<string
  */
 export class GpuExporterSampler {
   kind: GpuExporterKind | null = null;
-  failures = 0;
   lastError: string | null = null;
   readonly hosts = new Map<number, string | null>();
   private readonly indexes = new Map<string, number>();
@@ -64,8 +62,7 @@ export class GpuExporterSampler {
   async scrape(): Promise<void> {
     const t = this.clock();
     try {
-      const response = await fetch(this.url, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS), redirect: 'error' });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const response = await fetchMetricsPage(this.url, { redirect: 'error' });
       const { kind, readings } = parseGpuExporterMetrics(await boundedText(response, this.maxBytes), t);
       this.sweep += 1;
       this.kind ??= kind;
@@ -81,7 +78,6 @@ export class GpuExporterSampler {
       }
       this.lastError = null;
     } catch (error) {
-      this.failures += 1;
       this.lastError = (error as Error).message;
     }
   }

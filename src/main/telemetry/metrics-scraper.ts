@@ -1,5 +1,5 @@
 import type { ServerMetricsSample } from '../../shared/contract/telemetry';
-import { parseExposition, PeriodicScrape } from './prometheus-text';
+import { fetchMetricsPage, parseExposition, PeriodicScrape } from './prometheus-text';
 
 /** Counter and gauge names per engine: llama.cpp's `llamacpp:*`, vLLM's `vllm:*`, SGLang's `sglang:*`. */
 const NAMES = {
@@ -37,8 +37,6 @@ export function parseServerMetrics(text: string, t: number): ServerMetricsSample
 /** Scrapes a Prometheus endpoint at 1 Hz on the run's clock. */
 export class MetricsScraper {
   readonly samples: ServerMetricsSample[] = [];
-  failures = 0;
-  lastError: string | null = null;
   private readonly loop: PeriodicScrape;
 
   constructor(
@@ -56,16 +54,14 @@ export class MetricsScraper {
    */
   async scrape(t = this.clock()): Promise<void> {
     try {
-      const response = await fetch(this.url, { headers: { ...this.headers }, signal: AbortSignal.timeout(2000) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const response = await fetchMetricsPage(this.url, { headers: { ...this.headers } });
       const sample = parseServerMetrics(await response.text(), t);
       // A reading asked for at the window boundary can overtake a slower periodic one.
       const at = this.samples.findIndex((existing) => existing.t > t);
       if (at < 0) this.samples.push(sample);
       else this.samples.splice(at, 0, sample);
-    } catch (error) {
-      this.failures += 1;
-      this.lastError = (error as Error).message;
+    } catch {
+      // A missed reading is a gap: counters are differenced between the readings around the window, gauges averaged over those taken.
     }
   }
 

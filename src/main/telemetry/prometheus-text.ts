@@ -23,6 +23,15 @@ export function parseExposition(text: string, source = ''): MetricFamilies {
  * Runs `scrape` at once and then every `intervalMs` on a timer that keeps no process alive,
  * never two at a time (a slow endpoint skips ticks); `stop` waits for the one in flight.
  */
+const SCRAPE_TIMEOUT_MS = 2000;
+
+/** One GET of a metrics page, given 2 s; an answer other than 2xx is an error naming its status. */
+export async function fetchMetricsPage(url: string, init: Omit<RequestInit, 'signal'> = {}): Promise<Response> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response;
+}
+
 export class PeriodicScrape {
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
