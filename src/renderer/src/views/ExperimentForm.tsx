@@ -9,6 +9,7 @@ import { NameSelectField } from '../components/NameSelectField';
 import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 import { GatesFields } from '../experiment-kinds/gates-fields';
 import { lines, number, type ExperimentFormState, type FormText, type KindFieldProps } from '../experiment-kinds/form-state';
+import { SpecForm } from '../components/SpecForm';
 
 export type { ExperimentFormState } from '../experiment-kinds/form-state';
 
@@ -201,14 +202,7 @@ export function ExperimentForm({
   };
   const { Subject, Design } = kindForm;
   return (
-    <form
-      className="run-form"
-      aria-label="experiment options"
-      onSubmit={(event) => {
-        event.preventDefault();
-        if (!problem) onStart(spec);
-      }}
-    >
+    <SpecForm label="experiment options" problem={problem} onSubmit={() => onStart(spec)}>
       <fieldset>
         <legend>Experiment</legend>
         {EXPERIMENT_KIND_ORDER.map((option) => (
@@ -255,6 +249,6 @@ export function ExperimentForm({
       <button type="submit" className="primary" disabled={running || problem !== null}>
         Start experiment
       </button>
-    </form>
+    </SpecForm>
   );
 }

@@ -5,6 +5,7 @@ import type { AppServices, RunListItem, StartRunSpec } from '../../../shared/con
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
+import { SpecForm } from '../components/SpecForm';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
 interface RunFormState {
@@ -141,14 +142,7 @@ export function RunForm({
   useEffect(() => void client.runs.list(50).then(setRuns, () => undefined), [client, running]);
 
   return (
-    <form
-      className="run-form"
-      aria-label="run options"
-      onSubmit={(event) => {
-        event.preventDefault();
-        if (!problem) onStart(spec);
-      }}
-    >
+    <SpecForm label="run options" problem={problem} onSubmit={() => onStart(spec)}>
       <fieldset>
         <legend>What</legend>
         <NameSelectField
@@ -247,7 +241,7 @@ export function RunForm({
           Cancel
         </button>
       )}
-    </form>
+    </SpecForm>
   );
 }
 
