@@ -33,6 +33,7 @@ import type { BenchRow } from './bench/bench-row';
 import { streamsAtScale } from './bench/streams-at-scale';
 import { longContexts } from './bench/long-contexts';
 import { runsFirstPaint } from './bench/runs-first-paint';
+import { pythonReferenceRow } from './bench/python-reference';
 
 type Row = BenchRow;
 const rows: Row[] = [];
@@ -121,6 +122,7 @@ async function clientOverhead(): Promise<void> {
         target: 'Infer Lab adds ≤ 0.5 ms',
       });
     }
+    rows.push(await pythonReferenceRow(server.baseUrl!, headers, body));
     // Single-stream decode through the server next to llama-bench on the same model and threads.
     const decode: number[] = [];
     const decodeAgent = createKeepAliveAgent(2);
