@@ -161,7 +161,7 @@ describe('the task runner', () => {
     expect(sent[1]).toMatchObject({ message: 'tensor 1', done: 0 });
   });
 
-  it('says when the first task starts and the last ends, and cancelAll waits for every task to end', async () => {
+  it('says when the first task starts and the last ends, and disposing the runner waits for every task to end', async () => {
     const active: boolean[] = [];
     const runner = new TaskRunner(recordingSink().sink, (value) => active.push(value));
     const ended: string[] = [];
@@ -176,7 +176,7 @@ describe('the task runner', () => {
     slowStop('b');
     expect(runner.size).toBe(2);
     expect(active).toEqual([true]);
-    await runner.cancelAll();
+    await runner.dispose();
     expect(ended.sort()).toEqual(['a', 'b']);
     expect(runner.size).toBe(0);
     expect(active).toEqual([true, false]);

@@ -62,6 +62,6 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
     setup: async (options) => ({ jobId: (await launch(options ?? {})).jobId }),
     setupAndWait: async (options, hooks = {}) => awaitTask(await launch(options, hooks), tasks, hooks.signal),
     cancel: async (jobId) => tasks.cancel(jobId),
-    dispose: () => tasks.cancelAll(),
+    dispose: () => tasks.dispose(),
   };
 }

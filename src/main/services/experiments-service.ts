@@ -150,7 +150,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
     decide: async (experimentId, chosen, reason, decidedBy) => recordDecision(experiments, experimentId, chosen, reason, decidedBy),
     decisions: async () => experiments.decisions(),
     async dispose() {
-      await tasks.cancelAll();
+      await tasks.dispose();
     },
   };
 }

@@ -187,7 +187,7 @@ export function createModelsService(
       }),
     dispose() {
       // llama-quantize stops on the abort and removes its partial file; nothing here waits for it.
-      void tasks.cancelAll();
+      void tasks.dispose();
     },
   };
 }

@@ -132,7 +132,7 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
     },
     async dispose() {
-      await tasks.cancelAll();
+      await tasks.dispose();
     },
   };
 }

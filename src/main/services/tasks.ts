@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { EventSink, TaskPhase, TaskProgress, ToolTaskProgress } from '../../shared/contract';
+import type { Disposable } from '../core/disposable';
 import { Cancelled, toErrorShape } from '../core/errors';
 
 /**
@@ -50,9 +51,10 @@ interface RunningTask {
  * The one place long operations run: runs, experiments, quantization, pulls and engine setup.
  * Each is registered before its work starts (so a cancel that arrives at once is not lost),
  * moves starting → running → finished | failed | cancelled, reports on `task.progress` with one
- * payload shape, and is awaited by `cancelAll` on shutdown.
+ * payload shape, and is awaited on shutdown: disposing the runner cancels every task and waits
+ * for each to end.
  */
-export class TaskRunner {
+export class TaskRunner implements Disposable {
   private readonly tasks = new Map<string, RunningTask>();
 
   constructor(
@@ -138,7 +140,7 @@ export class TaskRunner {
   }
 
   /** Cancels every task and waits for each to end. */
-  async cancelAll(): Promise<void> {
+  async dispose(): Promise<void> {
     for (const task of this.tasks.values()) task.controller.abort();
     await Promise.allSettled([...this.tasks.values()].map((task) => task.outcome));
   }
