@@ -34,6 +34,7 @@ import { streamsAtScale } from './bench/streams-at-scale';
 import { longContexts } from './bench/long-contexts';
 import { runsFirstPaint } from './bench/runs-first-paint';
 import { pythonReferenceRow } from './bench/python-reference';
+import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
 
 type Row = BenchRow;
 const rows: Row[] = [];
@@ -253,16 +254,7 @@ async function storeIngest(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
   const store = openAppStore(path.join(dir, 'ingest.db'), SAVED_PROFILE_RULES);
   try {
-    const runId = store.runs.createRun({
-      kind: 'bench',
-      modelRef: null,
-      modelPath: null,
-      modelSizeBytes: null,
-      modelSha256: null,
-      engine: null,
-      server: null,
-      manifest: {},
-    });
+    const runId = createBareRun(store.runs, { kind: 'bench' });
     // Jittered gaps, as a real stream's are: identical gaps would make ordering them artificially cheap.
     const jitter = seededRandom(256);
     const offsetsOf = () => {
@@ -346,50 +338,26 @@ async function compareRender(): Promise<void> {
   const store = openAppStore(db, SAVED_PROFILE_RULES);
   const random = seededRandom(3);
   for (let run = 0; run < 20; run++) {
-    const runId = store.runs.createRun({
-      kind: 'bench',
-      modelRef: `demo:bench-${run}`,
-      modelPath: null,
-      modelSizeBytes: null,
-      modelSha256: null,
-      engine: null,
-      server: null,
-      manifest: {},
-    });
-    const requests: StoredRequest[] = Array.from({ length: 10_000 }, (_, seq) => ({
-      seq,
-      warmup: false,
-      group: 'g',
-      itemId: 'i',
-      t0Ms: seq,
-      headersMs: 1,
-      endMs: seq + 50,
-      metrics: {
-        ttft_ms: 20 + random() * 10 + run,
-        e2e_ms: 50 + random() * 5,
-        tpot_ms: 1 + random(),
-        itl_ms: [],
-        output_tokens: 16,
-        output_tokens_source: 'usage',
-        queue_ms: 0,
-        client_overhead_ms: 0.3,
-        decode_tokens_per_s: 500,
-        ttfr_ms: null,
-        ttfa_ms: null,
-        ttft_from_schedule_ms: null,
-        e2e_from_schedule_ms: null,
-      },
-      promptTokens: 8,
-      usage: null,
-      finishReason: 'length',
-      httpStatus: 200,
-      errorClass: null,
-      errorMessage: null,
-      timings: null,
-      chunkOffsetsMs: [],
-      promptText: null,
-      outputText: null,
-    }));
+    const runId = createBareRun(store.runs, { kind: 'bench', modelRef: `demo:bench-${run}` });
+    const requests: StoredRequest[] = Array.from({ length: 10_000 }, (_, seq) =>
+      storedRequest(seq, {
+        group: 'g',
+        itemId: 'i',
+        t0Ms: seq,
+        endMs: seq + 50,
+        metrics: requestMetrics({
+          ttft_ms: 20 + random() * 10 + run,
+          e2e_ms: 50 + random() * 5,
+          tpot_ms: 1 + random(),
+          output_tokens: 16,
+          queue_ms: 0,
+          client_overhead_ms: 0.3,
+          decode_tokens_per_s: 500,
+        }),
+        promptTokens: 8,
+        finishReason: 'length',
+      }),
+    );
     for (let i = 0; i < requests.length; i += 500) store.runs.addRequests(runId, requests.slice(i, i + 500));
     store.runs.finishRun(
       runId,

@@ -29,6 +29,9 @@ function smallWorkload(dir: string): string {
   return file;
 }
 
+/** The small workload, one window of two requests per condition: a quick experiment. */
+const shortWindows = (dir: string) => ['--workload', smallWorkload(dir), '--repeats', '1', '--requests', '2'];
+
 describe('quantization experiment: token agreement, KLD, gates', () => {
   it('baseline agrees with itself on every greedy token; KLD at context 512 on a generated text with its token count; gates printed', async () => {
     const dir = tempDir();
@@ -39,12 +42,7 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
       'demo:f16',
       '--quants',
       'f16,q8_0',
-      '--workload',
-      smallWorkload(dir),
-      '--repeats',
-      '1',
-      '--requests',
-      '2',
+      ...shortWindows(dir),
       '--db',
       path.join(dir, 'q.db'),
       '--json',
@@ -88,20 +86,7 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
     fs.writeFileSync(shortText, 'A short text of a few words, far below two contexts.');
     const db = path.join(dir, 'f.db');
     const experiment = await inferlabJson(
-      [
-        'experiment',
-        'quant',
-        '--files',
-        `orig=${original},copy=${copy}`,
-        '--workload',
-        smallWorkload(dir),
-        '--repeats',
-        '1',
-        '--requests',
-        '2',
-        '--kld-text',
-        shortText,
-      ],
+      ['experiment', 'quant', '--files', `orig=${original},copy=${copy}`, ...shortWindows(dir), '--kld-text', shortText],
       db,
     );
     const [orig, same] = experiment.conditions;
@@ -192,12 +177,7 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
         'demo:f16',
         '--quants',
         'f16,q8_0,q4_k_m',
-        '--workload',
-        smallWorkload(dir),
-        '--repeats',
-        '1',
-        '--requests',
-        '2',
+        ...shortWindows(dir),
         '--min-agreement',
         '0.2',
         '--acceptance-alpha',
