@@ -24,9 +24,17 @@ export async function expectDemoQuantizationsProven(quant: ExperimentResult, win
   if ((await machineReport()).gpus.length === 0) expect(f16!.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
   else expect(f16!.vram!.peak_mib!).toBeGreaterThan(0);
   const serverMib = quant.conditions.map((condition) => condition.vram?.server_mib ?? null);
+  // Any gate a condition failed, named with its detail: a recommendation that went elsewhere says why.
+  const failedGates = (quant.recommendation!.gates ?? [])
+    .flatMap((gate) =>
+      gate.conditions
+        .filter((condition) => condition.status === 'fail')
+        .map((condition) => `${gate.name} ${condition.name}: ${condition.detail}`),
+    )
+    .join('; ');
   if (serverMib.includes(null)) {
     // Without the server's own VRAM for every condition, memory is the file size.
-    expect(quant.recommendation!.reason).toMatch(/file size 29\.5 MiB vs 87\.2 MiB/);
+    expect(quant.recommendation!.reason, failedGates).toMatch(/file size 29\.5 MiB vs 87\.2 MiB/);
   } else {
     // A candidate counts as smaller only when it saves at least 1 % of the baseline's VRAM; one that
     // is not smaller may still win by a speed verdict against the baseline, never with a slower one.
@@ -39,7 +47,7 @@ export async function expectDemoQuantizationsProven(quant: ExperimentResult, win
     });
     const choice = quant.recommendation!.choice!;
     const allowed = ['f16', ...smaller.map((condition) => condition.name), ...fasterOnly.map((condition) => condition.name)];
-    expect(allowed, quant.recommendation!.reason).toContain(choice);
+    expect(allowed, `${quant.recommendation!.reason} ${failedGates}`).toContain(choice);
     if (choice !== 'f16' && !smaller.some((condition) => condition.name === choice)) {
       expect(quant.recommendation!.reason).toMatch(new RegExp(`better than f16 \\(.*faster`));
     }
