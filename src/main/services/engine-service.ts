@@ -1,7 +1,7 @@
 import type { EngineService, EngineSetupOptions, EventSink } from '../../shared/contract';
 import type { BuildProgress } from '../engines/llamacpp/engine-build';
 import type { SetupResult } from '../setup/setup';
-import { awaitTask, launchToolTask, TaskRunner, type LaunchedTask } from './tasks';
+import { awaitTask, launchToolTask, startedTask, TaskRunner, type LaunchedTask } from './tasks';
 
 export type { BuildProgress, SetupResult };
 
@@ -59,7 +59,7 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
   }
 
   return {
-    setup: async (options) => ({ jobId: (await launch(options ?? {})).jobId }),
+    setup: async (options) => startedTask(await launch(options ?? {})),
     setupAndWait: async (options, hooks = {}) => awaitTask(await launch(options, hooks), tasks, hooks.signal),
     cancel: async (jobId) => tasks.cancel(jobId),
     dispose: () => tasks.dispose(),

@@ -15,7 +15,7 @@ import { userCacheDir } from '../core/paths';
 import { isHubRef } from '../models/hub/hub-access';
 import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
-import { awaitTask, launchToolTask, TaskRunner, type LaunchedTask } from './tasks';
+import { awaitTask, launchToolTask, startedTask, TaskRunner, type LaunchedTask } from './tasks';
 import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
 import { searchHubModels } from '../models/hub/hub-search';
 import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
@@ -166,7 +166,7 @@ export function createModelsService(
   return {
     scan: async (folders, options) => scanWithProgress(context, folders, { hash: Boolean(options?.hash) }),
     scanWithProgress: (folders, options) => scanWithProgress(context, folders, options),
-    quantize: async (source, types, outDir) => ({ jobId: (await launchQuantize(context, source, types, outDir ?? null)).jobId }),
+    quantize: async (source, types, outDir) => startedTask(await launchQuantize(context, source, types, outDir ?? null)),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
       awaitTask(await launchQuantize(context, source, types, outDir, hooks), tasks, hooks.signal),
     cancel: async (jobId) => tasks.cancel(jobId),
@@ -177,7 +177,7 @@ export function createModelsService(
     },
     search: async (query) => searchHubModels(query),
     // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.
-    pull: async (request) => ({ jobId: (await launchPull(context, request, {}, true)).jobId }),
+    pull: async (request) => startedTask(await launchPull(context, request, {}, true)),
     pullAndWait: async (request, hooks = {}) => awaitTask(await launchPull(context, request, hooks, false), tasks, hooks.signal),
     cached: async (source, quants) => cachedModels(source, pullQuants(quants)),
     quantTypes: () =>

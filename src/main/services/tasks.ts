@@ -186,13 +186,18 @@ export async function awaitTask<T>(task: LaunchedTask<T>, runner: TaskRunner, si
   }
 }
 
+/** What `start` over RPC answers: the task's id, its outcome left to the progress events. */
+export function startedTask(task: LaunchedTask<unknown>): { jobId: string } {
+  return { jobId: task.jobId };
+}
+
 /** The three ways callers reach a service's task: started over RPC, awaited in-process, cancelled. */
 export function taskMethods<Spec, Hooks extends { signal?: AbortSignal }, Outcome>(
   runner: TaskRunner,
   launch: (spec: Spec, hooks?: Hooks) => Promise<LaunchedTask<Outcome>>,
 ) {
   return {
-    start: async (spec: Spec) => ({ jobId: (await launch(spec)).jobId }),
+    start: async (spec: Spec) => startedTask(await launch(spec)),
     run: async (spec: Spec, hooks?: Hooks) => awaitTask(await launch(spec, hooks), runner, hooks?.signal),
     cancel: async (jobId: string) => runner.cancel(jobId),
   };

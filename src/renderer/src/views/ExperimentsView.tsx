@@ -1,12 +1,18 @@
 import { useEffect, useMemo, useState } from 'react';
-import type { AppServices, DecisionRecord, ExperimentListItem, StartExperimentSpec } from '../../../shared/contract';
+import type {
+  AppServices,
+  DecisionRecord,
+  ExperimentListItem,
+  ExperimentTaskProgress,
+  StartExperimentSpec,
+} from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { ErrorBox } from '../components/ErrorBox';
 import { when } from '../components/format';
 import { DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { useAction } from '../hooks/use-action';
 import { taskOfKind, useAppStore } from '../state/store';
-import { taskIsOver } from '../../../shared/tasks';
+import { startingTask, taskIsOver } from '../../../shared/tasks';
 import { ExperimentForm, initialExperimentForm } from './ExperimentForm';
 import { ResultView } from './ExperimentResultView';
 import { routeOf } from '../state/route';
@@ -58,16 +64,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
       (started) => {
         // Its first events may have arrived already; only a job not yet heard of starts as "starting".
         if (!useAppStore.getState().tasks[started.jobId])
-          useAppStore.getState().applyTask({
-            jobId: started.jobId,
-            kind: 'experiment',
-            phase: 'starting',
-            message: 'starting',
-            done: 0,
-            total: null,
-            error: null,
-            detail: { result: null },
-          });
+          useAppStore.getState().applyTask(startingTask<ExperimentTaskProgress>(started.jobId, 'experiment', { result: null }));
         setJobId(started.jobId);
       },
     );
