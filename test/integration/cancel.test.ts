@@ -140,7 +140,6 @@ describe('cancelling long operations', () => {
     await call('experiments', 'start', {
       kind: 'warmcold',
       model: 'demo:q4_k_m',
-      quants: [],
       workload: 'prefix-share',
       repeats: 3,
       requestsPerWindow: 8,

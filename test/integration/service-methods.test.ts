@@ -26,6 +26,7 @@ import { summarizeCondition } from '../../src/main/experiments/condition-summary
 import { demoRunSpec } from '../support/specs';
 import { useTempDirs } from '../support/temp';
 import { startStandInHub, tinyGgufRepoFiles } from '../support/stand-in-hub';
+import { sharedProtocolFields } from '../support/experiment-result';
 
 const tempDir = useTempDirs();
 let container: ServiceContainer | null = null;
@@ -223,7 +224,7 @@ describe('every service method through the dispatcher', () => {
       experiment_id: experimentId,
       kind: 'quant',
       status: 'completed',
-      protocol: {},
+      protocol: sharedProtocolFields('quant'),
       conditions: [condition],
       verdicts: [],
       recommendation: { choice: 'q8_0', reason: 'seeded', excluded: [] },
@@ -250,7 +251,7 @@ describe('every service method through the dispatcher', () => {
       }),
     ).toBe('invalid_input');
     await call('experiments', 'cancel', 'no-such-job');
-    const sweep = { kind: 'sweep', model: 'demo:q8_0', quants: [], workload: 'chat-short', repeats: 1, requestsPerWindow: 2 };
+    const sweep = { kind: 'sweep', model: 'demo:q8_0', workload: 'chat-short', repeats: 1, requestsPerWindow: 2 };
     expect(await call('experiments', 'validate', { ...sweep, vary: { field: 'batchSize', values: ['512', '1024'] } })).toEqual({
       problem: null,
     });

@@ -158,6 +158,13 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       expect(variant, `a case for ${flag}`).toBeDefined();
       expect(spec(variant!.args), flag).not.toEqual(spec(variant!.against));
     }
+    // A spec carries its own kind's fields only: a flag that sets another kind's field is refused by name.
+    expect(() => experimentSpecFromArgs([...sweep, '--cold-starts', '2'])).toThrow(/--cold-starts is for experiment warmcold only/);
+    expect(() => experimentSpecFromArgs([...warm, '--kld-text', '/tmp/eval.txt'])).toThrow(
+      /--kld-text is for experiment quant and kvcache only/,
+    );
+    expect(experimentSpecFromArgs([...kvcache, '--kld-text', '/tmp/eval.txt']).spec).toMatchObject({ kldTextFile: '/tmp/eval.txt' });
+    expect(Object.keys(experimentSpecFromArgs(warm).spec)).not.toContain('quants');
     expect(experimentSpecFromArgs([...quant, '--db', '/tmp/x.db', '--json', '--report', 'r.html']).output).toEqual({
       db: '/tmp/x.db',
       json: true,

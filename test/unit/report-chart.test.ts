@@ -5,6 +5,7 @@ import { experimentTable } from '../../src/main/cli/experiment-table';
 import { renderExperimentReport } from '../../src/main/experiments/report';
 import { quantTradeoffSvg } from '../../src/main/experiments/kinds/quant/report-section';
 import { offloadWarnings } from '../../src/shared/gpu-offload';
+import { sharedProtocolFields } from '../support/experiment-result';
 
 const MIB = 2 ** 20;
 const distribution = (p50: number | null): Distribution => ({
@@ -40,29 +41,31 @@ const condition = (name: string, tpot: number | null, extra: Partial<ConditionRe
   ...extra,
 });
 
-const experiment = (kind: ExperimentResult['kind'], conditions: ConditionResult[], choice: string | null): ExperimentResult => ({
-  experiment_id: '0123456789abcdef',
-  kind,
-  status: 'completed',
-  protocol: {},
-  conditions,
-  verdicts: [],
-  recommendation: {
-    choice,
-    reason: 'fastest within the gates',
-    excluded: [],
-    gates:
-      kind === 'quant'
-        ? [
-            {
-              name: 'kld',
-              threshold: 'mean KL divergence ≤ 0.05 nats per token',
-              conditions: [{ name: 'q4_k_m', value: 0.02, status: 'pass', detail: 'ok' }],
-            },
-          ]
-        : undefined,
-  },
-});
+const experiment = (kind: ExperimentResult['kind'], conditions: ConditionResult[], choice: string | null): ExperimentResult =>
+  // A result of the kind given: its protocol is of that kind too, which TypeScript cannot follow through the variable.
+  ({
+    experiment_id: '0123456789abcdef',
+    kind,
+    status: 'completed',
+    protocol: sharedProtocolFields(kind),
+    conditions,
+    verdicts: [],
+    recommendation: {
+      choice,
+      reason: 'fastest within the gates',
+      excluded: [],
+      gates:
+        kind === 'quant'
+          ? [
+              {
+                name: 'kld',
+                threshold: 'mean KL divergence ≤ 0.05 nats per token',
+                conditions: [{ name: 'q4_k_m', value: 0.02, status: 'pass', detail: 'ok' }],
+              },
+            ]
+          : undefined,
+    },
+  }) as ExperimentResult;
 
 const quant = () =>
   experiment(

@@ -269,7 +269,6 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
       await face.call('experiments', 'start', {
         kind: 'sweep',
         model: 'demo:q4_k_m',
-        quants: [],
         workload: 'chat-short',
         vary: { field: 'draftModel', values: ['none', draft] },
         loadConcurrencies: [1],
@@ -279,7 +278,6 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
       await face.call('experiments', 'start', {
         kind: 'speculative',
         model: 'demo:f16',
-        quants: [],
         workload: 'chat-short',
         draftModel: draft,
         repeats: 2,

@@ -13,6 +13,7 @@ import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
 import { effectiveConfig } from '../support/effective-config';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
+import { sharedProtocolFields } from '../support/experiment-result';
 
 const tempDir = useTempDirs();
 
@@ -244,7 +245,7 @@ describe('experiment store', () => {
       experiment_id: id,
       kind: 'quant',
       status: 'completed',
-      protocol: {},
+      protocol: sharedProtocolFields('quant'),
       conditions: [],
       verdicts: [],
       recommendation: { choice: null, reason: 'r', excluded: [] },

@@ -8,6 +8,7 @@ import { openDatabase } from '../../src/main/store/database';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { useTempDirs } from '../support/temp';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
+import { sharedProtocolFields } from '../support/experiment-result';
 
 // The nvidia-smi stand-in, replaying lines constructed from its documented format (test/fixtures/nvidia-smi/README.md).
 const standIn = path.join(import.meta.dirname, '..', 'fixtures', 'nvidia-smi', 'bin', 'nvidia-smi');
@@ -53,7 +54,7 @@ describe('the cooldown on record', () => {
         experiment_id: id,
         kind: 'sweep',
         status: 'completed',
-        protocol: {},
+        protocol: sharedProtocolFields('sweep'),
         conditions: [],
         verdicts: [],
         recommendation: { choice: null, reason: 'none', excluded: [] },

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { QualityGate, QuantConstraints } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
@@ -64,3 +65,7 @@ export function constraintsFromFlags(
     disabledGates,
   };
 }
+
+/** --kld-text FILE, for the kinds with a KL-divergence pass: the text it scores instead of one the baseline generates. */
+export const kldTextFileFromFlags = (flags: { 'kld-text'?: string | boolean | string[] }): string | null =>
+  typeof flags['kld-text'] === 'string' ? path.resolve(flags['kld-text']) : null;

@@ -1,3 +1,5 @@
+import type { QuantConstraints } from '../../shared/contract/experiments';
+import type { ProtocolBase, WindowsAndPassProtocol } from '../../shared/contract/experiment-kinds/common';
 import path from 'node:path';
 import type { ConditionResult, TokenAgreement } from '../../shared/contract/experiments';
 import type { KldResult } from './kld';
@@ -27,8 +29,8 @@ export function windowsAndPassProtocol(options: {
   concurrency: number;
   requestsPerWindow: number | null;
   profile: ServerProfile;
-  constraints: unknown;
-}): Record<string, unknown> {
+  constraints: QuantConstraints;
+}): WindowsAndPassProtocol & Pick<ProtocolBase<string>, 'workload' | 'profile'> {
   return {
     workload: options.workload.def.name,
     repeats: options.repeats,

@@ -3,7 +3,9 @@ import { contractMethod, isServiceName, type MethodDefinition } from '../../shar
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// The discriminator keyword checks a tagged union (an experiment spec by its kind) against its one member;
+// verbose errors carry the schema, so a wrong tag is answered with the tags allowed.
+const ajv = new Ajv({ allErrors: false, strict: false, discriminator: true, verbose: true });
 const compiled = new WeakMap<MethodDefinition, ValidateFunction[]>();
 
 function validatorsOf(definition: MethodDefinition): ValidateFunction[] {
@@ -20,6 +22,12 @@ function describe(call: string, argument: string, error: ErrorObject): string {
   const where = `${argument}${error.instancePath.replaceAll('/', '.')}`;
   if (error.keyword === 'additionalProperties') return `${call}: ${where} has no field "${String(error.params.additionalProperty)}"`;
   if (error.keyword === 'required') return `${call}: ${where} needs the field "${String(error.params.missingProperty)}"`;
+  if (error.keyword === 'discriminator') {
+    const { tag, tagValue } = error.params as { tag: string; tagValue: unknown };
+    const members = (error.parentSchema?.oneOf ?? []) as { properties?: Record<string, { const?: unknown }> }[];
+    const allowed = members.map((member) => JSON.stringify(member.properties?.[tag]?.const)).join(', ');
+    return `${call}: ${where}.${tag} must be one of ${allowed}, got ${JSON.stringify(tagValue)}`;
+  }
   return `${call}: ${where} ${error.message ?? 'is invalid'}`;
 }
 

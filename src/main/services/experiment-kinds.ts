@@ -1,5 +1,5 @@
-import type { StartExperimentSpec } from '../../shared/contract';
-import type { ExperimentKind, ExperimentResult } from '../../shared/contract/experiments';
+import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../shared/contract';
+import type { ExperimentResult } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
 import type { EngineInfo } from '../../shared/contract/engine';
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
@@ -37,34 +37,32 @@ export interface ExperimentCommon {
   onStatus: (line: string) => void;
 }
 
-/** One experiment kind as the services see it: how its protocol is started from a checked spec. */
-export interface ExperimentKindEntry {
+/** One experiment kind as the services see it: how its protocol is started from a checked spec of that kind. */
+export interface ExperimentKindEntry<S extends StartExperimentSpec = StartExperimentSpec> {
   /** The built-in workload it runs when the spec names none. */
   defaultWorkload: string;
   /** Checks of the spec only this kind makes, before anything is read or started (throws InvalidInput). */
-  checkShape?: (spec: StartExperimentSpec) => void;
+  checkShape?: (spec: S) => void;
   /** The workload it runs when the spec names none, where that depends on the spec. */
-  defaultWorkloadFor?: (spec: StartExperimentSpec) => string;
+  defaultWorkloadFor?: (spec: S) => string;
   /** What the kind needs of the workload it was given. */
-  checkWorkload?: (spec: StartExperimentSpec, workload: WorkloadDef) => void;
+  checkWorkload?: (spec: S, workload: WorkloadDef) => void;
   /** The kind compares files it names instead of one model (quant): each held to the face's roots and checked. */
-  files?: (spec: StartExperimentSpec, access: ServiceAccess) => Promise<QuantFile[] | null>;
+  files?: (spec: S, access: ServiceAccess) => Promise<QuantFile[] | null>;
   /** What else the kind reads (a draft model, the files it will make beside the model), held to the face's roots. */
-  resolve?: (
-    spec: StartExperimentSpec,
-    access: ServiceAccess,
-    model: CheckedExperiment['model'],
-  ) => Promise<Partial<Pick<CheckedExperiment, 'draft'>>>;
+  resolve?: (spec: S, access: ServiceAccess, model: CheckedExperiment['model']) => Promise<Partial<Pick<CheckedExperiment, 'draft'>>>;
   /** Profile settings the kind will apply on top of the experiment's profile, each checked before the job opens. */
-  settingsToCheck?: (spec: StartExperimentSpec) => { label: string; settings: string[] }[];
-  run: (common: ExperimentCommon, spec: StartExperimentSpec, checked: CheckedExperiment) => Promise<ExperimentResult>;
+  settingsToCheck?: (spec: S) => { label: string; settings: string[] }[];
+  run: (common: ExperimentCommon, spec: S, checked: CheckedExperiment) => Promise<ExperimentResult>;
 }
+
+type ExperimentKindEntries = { [K in ExperimentKind]: ExperimentKindEntry<ExperimentSpecOf<K>> };
 
 /**
  * The registry: one entry per kind. The protocols load with the first experiment of their kind,
  * so listing and deciding load none of them. docs/ARCHITECTURE.md has the recipe for a new kind.
  */
-export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
+const EXPERIMENT_KINDS: ExperimentKindEntries = {
   quant: {
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     checkShape: checkQuantShape,
@@ -180,3 +178,17 @@ export const EXPERIMENT_KINDS: Record<ExperimentKind, ExperimentKindEntry> = {
       }),
   },
 };
+
+/** Whether a name is a kind in the registry (a name such as `constructor` is not looked up on a prototype). */
+export const isExperimentKind = (name: unknown): name is ExperimentKind =>
+  typeof name === 'string' && Object.hasOwn(EXPERIMENT_KINDS, name);
+
+export const EXPERIMENT_KIND_NAMES = Object.keys(EXPERIMENT_KINDS) as ExperimentKind[];
+
+/**
+ * The entry of the spec's kind, taking that spec: the registry is keyed by the same literal the
+ * spec carries, which TypeScript cannot follow through an index, hence the one widening here.
+ */
+export function kindEntryOf(spec: StartExperimentSpec): ExperimentKindEntry {
+  return EXPERIMENT_KINDS[spec.kind] as unknown as ExperimentKindEntry;
+}

@@ -8,7 +8,7 @@ import type { QuantFile } from '../models/quant-files';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { readWorkloadFile } from '../workload/parse-workload';
 import type { WorkloadDef } from '../workload/workload-types';
-import { EXPERIMENT_KINDS } from './experiment-kinds';
+import { EXPERIMENT_KIND_NAMES, isExperimentKind, kindEntryOf } from './experiment-kinds';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** An experiment spec checked against the face's rights, with files read and models resolved. */
@@ -57,15 +57,14 @@ function checkConstraints(raw: QuantConstraints | null | undefined): QuantConstr
 /** The checks that need no file, database or server: kinds, numbers and combinations. */
 export function checkExperimentShape(spec: StartExperimentSpec): void {
   if (typeof spec !== 'object' || spec === null) invalid('an experiment spec must be an object');
-  const kinds = Object.keys(EXPERIMENT_KINDS);
-  if (typeof spec.kind !== 'string' || !Object.hasOwn(EXPERIMENT_KINDS, spec.kind))
+  const kinds = EXPERIMENT_KIND_NAMES;
+  if (!isExperimentKind(spec.kind))
     invalid(`kind must be ${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}, got ${JSON.stringify(spec.kind)}`);
   wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000);
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
-  const entry = EXPERIMENT_KINDS[spec.kind];
-  const hasFiles = Array.isArray(spec.files) && spec.files.length > 0;
-  if (hasFiles && !entry.files) invalid('files are for quant experiments only');
+  const entry = kindEntryOf(spec);
+  const hasFiles = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0;
   if (!hasFiles && (typeof spec.model !== 'string' || spec.model === '')) invalid('model is required');
   entry.checkShape?.(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
@@ -81,7 +80,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
  */
 export async function checkExperimentSpec(spec: StartExperimentSpec, access: ServiceAccess): Promise<CheckedExperiment> {
   checkExperimentShape(spec);
-  const entry = EXPERIMENT_KINDS[spec.kind];
+  const entry = kindEntryOf(spec);
   const file = await workloadPathWithin(access, spec.workload || (entry.defaultWorkloadFor?.(spec) ?? entry.defaultWorkload));
   const read = await readWorkloadFile(file);
   await generatorFilesWithin(access, read, file);
@@ -91,8 +90,9 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
   const { draft = null } = (await entry.resolve?.(spec, access, model)) ?? {};
   let kldText: CheckedExperiment['kldText'] = null;
-  if (spec.kldTextFile) {
-    const source = await access.paths.check(spec.kldTextFile, 'text');
+  const kldTextFile = 'kldTextFile' in spec ? spec.kldTextFile : null;
+  if (kldTextFile) {
+    const source = await access.paths.check(kldTextFile, 'text');
     kldText = { text: await readTextFileCapped(source, 'evaluation text'), source };
   }
   return {
@@ -104,7 +104,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
     repeats: wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000),
     requestsPerWindow: wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: wholeNumber('concurrency', spec.concurrency, 1, 4096),
-    quants: quantNames(spec),
+    quants: spec.kind === 'quant' ? quantNames(spec) : [],
     constraints: checkConstraints(spec.constraints),
   };
 }

@@ -13,7 +13,7 @@ import { AppError } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { checkExperimentSpec } from './experiment-spec';
-import { EXPERIMENT_KINDS, type ExperimentCommon } from './experiment-kinds';
+import { kindEntryOf, type ExperimentCommon } from './experiment-kinds';
 import { TaskRunner, taskMethods, type LaunchedTask, type TaskControl } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 import { WindowCooldown } from '../experiments/window-cooldown';
@@ -39,7 +39,7 @@ async function checkExperimentStart(deps: WorkServiceDeps, spec: StartExperiment
     applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
   );
   assertValidProfile(profile);
-  for (const { label, settings } of EXPERIMENT_KINDS[spec.kind].settingsToCheck?.(spec) ?? [])
+  for (const { label, settings } of kindEntryOf(spec).settingsToCheck?.(spec) ?? [])
     try {
       assertValidProfile(await profileWithin(deps.access, applySettings(profile, settings)));
     } catch (error) {
@@ -71,7 +71,7 @@ function recordDecision(
     kind: experiment.kind,
     chosen,
     chosen_run_ids: condition.run_ids,
-    criteria: (experiment.result.protocol as { constraints?: unknown }).constraints ?? null,
+    criteria: ('constraints' in experiment.result.protocol ? experiment.result.protocol.constraints : null) ?? null,
     recommendation: experiment.result.recommendation,
     reason,
     decided_by: decidedBy || 'unknown',
@@ -122,7 +122,7 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       cancelledMessage: 'cancelled: stored as interrupted, with the windows that finished',
       async work(task) {
         task.running();
-        return EXPERIMENT_KINDS[spec.kind].run(await common(task), spec, checked);
+        return kindEntryOf(spec).run(await common(task), spec, checked);
       },
       settle(progress, result) {
         progress.detail.result = result;

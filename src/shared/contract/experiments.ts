@@ -1,7 +1,14 @@
 import type { Verdict } from './compare';
 import type { Distribution, SloSpec, SpeculativeSummary } from './runs';
+import type { ExperimentKind } from './specs';
+import type { CapacityProtocol } from './experiment-kinds/capacity';
+import type { KvCacheProtocol } from './experiment-kinds/kvcache';
+import type { QuantProtocol } from './experiment-kinds/quant';
+import type { SpeculativeProtocol } from './experiment-kinds/speculative';
+import type { SweepProtocol } from './experiment-kinds/sweep';
+import type { WarmColdProtocol } from './experiment-kinds/warmcold';
 
-export type ExperimentKind = 'warmcold' | 'quant' | 'sweep' | 'capacity' | 'speculative' | 'kvcache';
+export type { ExperimentKind } from './specs';
 
 export interface ConditionResult {
   name: string;
@@ -143,11 +150,28 @@ export interface RecommendationGate {
   conditions: { name: string; value: number | null; status: GateStatus; detail: string }[];
 }
 
-export interface ExperimentResult {
+/** Each kind's protocol record, declared beside its spec in experiment-kinds/. One line per kind. */
+export interface ExperimentProtocols {
+  quant: QuantProtocol;
+  warmcold: WarmColdProtocol;
+  sweep: SweepProtocol;
+  capacity: CapacityProtocol;
+  speculative: SpeculativeProtocol;
+  kvcache: KvCacheProtocol;
+}
+
+/** An experiment's result, told apart by its kind: `result.kind === 'kvcache'` types `result.protocol` as the kvcache record. */
+export type ExperimentResult = { [K in ExperimentKind]: ExperimentResultOf<K> }[ExperimentKind];
+
+export interface ExperimentResultOf<K extends ExperimentKind> extends ExperimentResultFields {
+  kind: K;
+  /** How it ran, as recorded before the first window (the KL-divergence pass adds its text once it ran). */
+  protocol: ExperimentProtocols[K];
+}
+
+export interface ExperimentResultFields {
   experiment_id: string;
-  kind: ExperimentKind;
   status: string;
-  protocol: Record<string, unknown>;
   conditions: ConditionResult[];
   verdicts: VerdictRow[];
   recommendation: {

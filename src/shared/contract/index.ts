@@ -34,6 +34,8 @@ export type {
   SloSpec,
   StartExperimentSpec,
   StartRunSpec,
+  ExperimentKind,
+  ExperimentSpecOf,
 } from './specs';
 export type {
   DecisionRecord,

@@ -64,7 +64,6 @@ async function fullDemo(values: DemoValues, size: FullDemoSize, signal: AbortSig
     ...common,
     kind: 'warmcold',
     model: 'demo:q8_0',
-    quants: [],
     workload: 'prefix-share',
     maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold,
   });
@@ -105,7 +104,6 @@ async function capacityDemo(values: DemoValues, percentile: number, signal: Abor
   const spec = checkedShape({
     kind: 'capacity',
     model: 'demo:q8_0',
-    quants: [],
     workload: 'chat-short',
     repeats: 1,
     requestsPerWindow: null,

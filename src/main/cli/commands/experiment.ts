@@ -32,7 +32,6 @@ const SHARED_FLAGS = {
   repeats: { type: 'string' },
   requests: { type: 'string' },
   concurrency: { type: 'string' },
-  'skip-cache-reset': { type: 'boolean' },
   'vram-budget': { type: 'string' },
   'min-agreement': { type: 'string' },
   'min-acceptance': { type: 'string' },
@@ -46,7 +45,6 @@ const SHARED_FLAGS = {
   db: { type: 'string' },
   json: { type: 'boolean' },
   report: { type: 'string' },
-  'cold-starts': { type: 'string' },
   cooldown: { type: 'string' },
   'max-answer-tokens': { type: 'string' },
 } as const;
@@ -78,13 +76,10 @@ export function experimentSpecFromArgs(args: string[]): {
   }
   const slo = parseSlo(values.slo);
   const own = CLI_KINDS[kind].options?.fromFlags(values, { usage, slo }) ?? { fields: {} };
-  if (!values.model && !own.fields.files && !own.fromHub) usage('--model is required');
-  // The same spec the UI sends; every flag has its field.
-  const spec: StartExperimentSpec = {
-    kind,
+  if (!values.model && !('files' in own.fields && own.fields.files) && !own.fromHub) usage('--model is required');
+  // The same spec the UI sends: the shared fields, then the kind's own from its flags.
+  const shared = {
     model: values.model ?? '',
-    quants: [],
-    files: null,
     workload: values.workload ?? '',
     repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
     requestsPerWindow: positiveInteger('requests', values.requests, EXPERIMENT_DEFAULTS.requestsPerWindow),
@@ -92,20 +87,13 @@ export function experimentSpecFromArgs(args: string[]): {
     profileName: values.profile ?? 'default',
     settings: values.set ?? [],
     constraints: { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo },
-    kldTextFile: values['kld-text'] ? path.resolve(values['kld-text']) : null,
-    coldStarts: values['cold-starts'] === undefined ? null : positiveInteger('cold-starts', values['cold-starts'], 1),
     cooldownS: values.cooldown === undefined ? null : positiveInteger('cooldown', values.cooldown, 1),
     maxAnswerTokens:
       values['max-answer-tokens'] === undefined ? null : positiveInteger('max-answer-tokens', values['max-answer-tokens'], 1),
-    skipCacheReset: values['skip-cache-reset'] ?? false,
-    vary: null,
-    loadConcurrencies: null,
-    capacity: null,
-    draftModel: null,
-    draftMax: null,
-    kvCache: null,
-    ...own.fields,
   };
+  // The kind's flags set only that kind's fields (the check above refused any other kind's), so the pair is a spec of that kind.
+  const spec = { kind, ...shared, ...own.fields } as StartExperimentSpec;
+  if (values['kld-text'] !== undefined && !('kldTextFile' in spec)) usage('--kld-text is for experiment quant and kvcache only');
   const fromHub = own.fromHub ?? null;
   if (!fromHub)
     try {
@@ -126,7 +114,7 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
     const progress = progressWriter();
     if (fromHub) {
       const profile = await container.servers.profileWith(spec.profileName ?? 'default', spec.settings ?? []);
-      spec.files = await quantFilesFromHub(fromHub, profile, container, progress, signal);
+      if (spec.kind === 'quant') spec.files = await quantFilesFromHub(fromHub, profile, container, progress, signal);
       try {
         checkExperimentShape(spec);
       } catch (error) {

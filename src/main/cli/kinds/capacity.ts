@@ -59,7 +59,7 @@ function capacityTable(capacity: NonNullable<ExperimentResult['capacity']>, reas
 }
 
 /** --slo (shared), --by, --percentile, --start, --max-load and --keep-cache; the look size follows the percentile unless --requests says. */
-const CAPACITY_FLAGS: KindFlags = {
+const CAPACITY_FLAGS: KindFlags<'capacity'> = {
   flags: {
     percentile: { type: 'string' },
     by: { type: 'string' },
@@ -93,7 +93,7 @@ const CAPACITY_FLAGS: KindFlags = {
   },
 };
 
-export const CAPACITY_CLI: CliKind = {
+export const CAPACITY_CLI: CliKind<'capacity'> = {
   options: CAPACITY_FLAGS,
   table: (result) => (result.capacity ? capacityTable(result.capacity, result.recommendation.reason) : null),
   // A capacity search measures loads, not conditions: energy per condition does not apply.

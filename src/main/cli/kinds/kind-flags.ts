@@ -1,4 +1,4 @@
-import type { StartExperimentSpec } from '../../../shared/contract';
+import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../../shared/contract';
 import type { QuantsFromHub } from '../quant-from-hub';
 
 /** A flag as `parseArgs` declares it. */
@@ -14,17 +14,17 @@ export interface KindFlagContext {
 }
 
 /** What a kind's own flags add to the spec, and for quant --from, the hub pull to make before it is checked. */
-export interface KindFlagResult {
-  fields: Partial<StartExperimentSpec>;
+export interface KindFlagResult<K extends ExperimentKind = ExperimentKind> {
+  fields: Partial<ExperimentSpecOf<K>>;
   fromHub?: QuantsFromHub | null;
 }
 
 /** The flags only one kind takes, and the spec fields they set. */
-export interface KindFlags {
+export interface KindFlags<K extends ExperimentKind = ExperimentKind> {
   flags: Record<string, FlagDeclaration>;
   /** Another kind's flag a user of this kind may reach for, and what this kind takes instead. */
   insteadOf?: Record<string, string>;
-  fromFlags: (values: FlagValues, context: KindFlagContext) => KindFlagResult;
+  fromFlags: (values: FlagValues, context: KindFlagContext) => KindFlagResult<K>;
 }
 
 /** A string flag's text (undefined when absent). */

@@ -1,14 +1,14 @@
-import type { StartExperimentSpec } from '../../../shared/contract';
+import type { KvCacheSpec } from '../../../shared/contract/experiment-kinds/kvcache';
 import type { ConditionResult, ExperimentResult } from '../../../shared/contract/experiments';
 import { positiveInteger } from '../args';
 import { formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
-import { constraintsFromFlags } from '../quant-flags';
+import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import type { FlagValues, KindFlags } from './kind-flags';
 import type { CliKind } from './registry';
 
 /** --types and --ctx → the spec's kvCache; the service checks the types themselves, for every face alike. */
-function kvCacheFromFlags(values: { types?: string; ctx?: string }): StartExperimentSpec['kvCache'] {
+function kvCacheFromFlags(values: { types?: string; ctx?: string }): KvCacheSpec['kvCache'] {
   return {
     types: (values.types ?? '')
       .split(',')
@@ -34,7 +34,7 @@ const KVCACHE_COLUMNS = {
 function kvCacheGroupLines(result: ExperimentResult): string[] {
   const groups = [...new Set(result.conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
   if (groups.length === 0) return [];
-  const flash = (result.protocol as { flash_attention?: string }).flash_attention;
+  const flash = result.kind === 'kvcache' ? result.protocol.flash_attention : undefined;
   return [
     ...(flash ? [`flash attention: ${flash}`] : []),
     'accepted per workload group:',
@@ -51,18 +51,19 @@ function kvCacheGroupLines(result: ExperimentResult): string[] {
 }
 
 /** --types and --ctx, and the quality gates quant has. */
-const KVCACHE_FLAGS: KindFlags = {
+const KVCACHE_FLAGS: KindFlags<'kvcache'> = {
   flags: { types: { type: 'string' }, ctx: { type: 'string' } },
   insteadOf: { quants: 'experiment kvcache takes --types' },
   fromFlags: (values: FlagValues, { slo }) => ({
     fields: {
       kvCache: kvCacheFromFlags(values as { types?: string; ctx?: string }),
       constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+      kldTextFile: kldTextFileFromFlags(values),
     },
   }),
 };
 
-export const KVCACHE_CLI: CliKind = {
+export const KVCACHE_CLI: CliKind<'kvcache'> = {
   options: KVCACHE_FLAGS,
   columns: KVCACHE_COLUMNS,
   lines: (result) => [...kvCacheGroupLines(result), ...qualityLines(result)],

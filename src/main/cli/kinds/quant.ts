@@ -3,7 +3,7 @@ import { formatMs, formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { parseQuantFiles } from '../../models/quant-files';
 import { quantsFlag } from '../plan-table';
-import { constraintsFromFlags } from '../quant-flags';
+import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import type { QuantsFromHub } from '../quant-from-hub';
 import { EXPERIMENT_USAGE } from '../usage';
 import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
@@ -30,7 +30,7 @@ function quantsFromHubFlags(source: string, quants: string | undefined, usage: (
 }
 
 /** What is compared: types made from --model (--quants), files named with --files, or a hub repository's files (--from). */
-const QUANT_FLAGS: KindFlags = {
+const QUANT_FLAGS: KindFlags<'quant'> = {
   flags: { quants: { type: 'string' }, files: { type: 'string' }, from: { type: 'string' } },
   fromFlags: (values: FlagValues, { usage, slo }) => {
     const [model, filesText, from, quants] = (['model', 'files', 'from', 'quants'] as const).map((flag) => text(values, flag));
@@ -49,10 +49,11 @@ const QUANT_FLAGS: KindFlags = {
         files,
         quants: fromHub ? [] : types,
         constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+        kldTextFile: kldTextFileFromFlags(values),
       },
       fromHub,
     };
   },
 };
 
-export const QUANT_CLI: CliKind = { options: QUANT_FLAGS, columns: QUANT_COLUMNS, lines: qualityLines };
+export const QUANT_CLI: CliKind<'quant'> = { options: QUANT_FLAGS, columns: QUANT_COLUMNS, lines: qualityLines };

@@ -5,11 +5,12 @@ import { KVCACHE_CLI } from './kvcache';
 import { QUANT_CLI } from './quant';
 import { SPECULATIVE_CLI } from './speculative';
 import { SWEEP_CLI } from './sweep';
+import { WARMCOLD_CLI } from './warmcold';
 
 /** What one kind changes in the terminal's experiment table; everything else is shared (cli/experiment-table.ts). */
-export interface CliKind {
+export interface CliKind<K extends ExperimentKind = ExperimentKind> {
   /** The flags only this kind takes (another kind's command refuses them by name) and the spec fields they set. */
-  options?: KindFlags;
+  options?: KindFlags<K>;
   /** The kind's own whole table, where the shared condition table does not fit it; null falls back to the shared one. */
   table?: (result: ExperimentResult) => string | null;
   /** Columns added to the shared condition table. */
@@ -21,9 +22,9 @@ export interface CliKind {
 }
 
 /** The CLI registry: one line per kind. */
-export const CLI_KINDS: Record<ExperimentKind, CliKind> = {
+export const CLI_KINDS: { [K in ExperimentKind]: CliKind<K> } = {
   quant: QUANT_CLI,
-  warmcold: {},
+  warmcold: WARMCOLD_CLI,
   sweep: SWEEP_CLI,
   capacity: CAPACITY_CLI,
   speculative: SPECULATIVE_CLI,

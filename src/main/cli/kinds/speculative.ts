@@ -63,7 +63,7 @@ ${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${ite
 }
 
 /** --draft MODEL and --draft-max 4,8,16. */
-const SPEC_FLAGS: KindFlags = {
+const SPEC_FLAGS: KindFlags<'speculative'> = {
   flags: { draft: { type: 'string' }, 'draft-max': { type: 'string' } },
   fromFlags: (values, { usage }) => {
     const draft = text(values, 'draft');
@@ -78,7 +78,7 @@ const SPEC_FLAGS: KindFlags = {
   },
 };
 
-export const SPECULATIVE_CLI: CliKind = {
+export const SPECULATIVE_CLI: CliKind<'speculative'> = {
   options: SPEC_FLAGS,
   table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),
 };

@@ -28,7 +28,7 @@ function sweepTable(result: ExperimentResult): string {
 }
 
 /** --vary FIELD=V1,V2,... and --load concurrency=1,4,16. */
-const SWEEP_FLAGS: KindFlags = {
+const SWEEP_FLAGS: KindFlags<'sweep'> = {
   flags: { vary: { type: 'string' }, load: { type: 'string' } },
   fromFlags: (values, { usage }) => {
     const varied = /^([\w-]+)=(.+)$/.exec(text(values, 'vary') ?? '');
@@ -43,7 +43,7 @@ const SWEEP_FLAGS: KindFlags = {
   },
 };
 
-export const SWEEP_CLI: CliKind = {
+export const SWEEP_CLI: CliKind<'sweep'> = {
   options: SWEEP_FLAGS,
   table: sweepTable,
 };

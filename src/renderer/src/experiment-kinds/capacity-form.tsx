@@ -36,7 +36,7 @@ function CapacityDesign({ form, set, setForm, text }: KindFieldProps) {
   );
 }
 
-export const CAPACITY_FORM: ExperimentKindForm = {
+export const CAPACITY_FORM: ExperimentKindForm<'capacity'> = {
   Design: CapacityDesign,
   // A capacity look takes what its percentile needs unless asked for more.
   design: {

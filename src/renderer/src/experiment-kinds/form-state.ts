@@ -1,9 +1,9 @@
 import type { ComponentType, Dispatch, ReactNode, SetStateAction } from 'react';
-import type { QualityGate, QuantObjective, StartExperimentSpec } from '../../../shared/contract';
+import type { ExperimentKind, ExperimentSpecOf, QualityGate, QuantObjective } from '../../../shared/contract';
 
 /** The experiment form's own state: text as typed; the spec is derived from it, the way the CLI's flags build it. */
 export interface ExperimentFormState {
-  kind: StartExperimentSpec['kind'];
+  kind: ExperimentKind;
   model: string;
   source: 'quants' | 'files';
   quants: string;
@@ -76,7 +76,7 @@ export interface KindFieldProps {
 }
 
 /** One experiment kind in the form: its own fields, which shared ones apply, and the spec fields it sets. */
-export interface ExperimentKindForm {
+export interface ExperimentKindForm<K extends ExperimentKind = ExperimentKind> {
   /** What is compared, in place of the model picker (which it receives to place itself). */
   Subject?: ComponentType<KindFieldProps>;
   /** Its own design fields, after the shared ones. */
@@ -85,7 +85,7 @@ export interface ExperimentKindForm {
   design?: { repeats?: false; concurrency?: false; requestsLabel?: string; requestsPlaceholder?: string; requestsOptional?: true };
   /** The recommendation's gates with an SLO (quant, kvcache), an SLO alone (sweep, capacity), or neither. */
   constraints: 'gates' | 'slo' | 'none';
-  specFields: (form: ExperimentFormState) => Partial<StartExperimentSpec>;
+  specFields: (form: ExperimentFormState) => Partial<ExperimentSpecOf<K>>;
   /** The model the form opens on when the address names none (the demo's q8_0 otherwise). */
   presetModel?: string;
   /** What the address (`#/experiments?new=KIND&…`) fills in beyond the model. */

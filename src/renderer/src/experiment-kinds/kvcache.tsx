@@ -19,7 +19,7 @@ function KvCacheSubject({ text, modelField }: KindFieldProps) {
   );
 }
 
-export const KVCACHE_FORM: ExperimentKindForm = {
+export const KVCACHE_FORM: ExperimentKindForm<'kvcache'> = {
   Subject: KvCacheSubject,
   constraints: 'gates',
   specFields: (form) => ({ kvCache: { types: list(form.cacheTypes), contextSize: number(form.contextSize) } }),
@@ -28,7 +28,7 @@ export const KVCACHE_FORM: ExperimentKindForm = {
 /** What a KV cache experiment found per cache type: memory, quality against the baseline cache, acceptance per group. */
 export function KvCacheResult({ result }: { result: ExperimentResult }) {
   const groups = [...new Set(result.conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
-  const flash = (result.protocol as { flash_attention?: string }).flash_attention;
+  const flash = result.kind === 'kvcache' ? result.protocol.flash_attention : undefined;
   return (
     <>
       <table data-testid="kvcache-table">

@@ -34,7 +34,7 @@ function QuantSubject({ form, set, text, modelField }: KindFieldProps) {
   );
 }
 
-export const QUANT_FORM: ExperimentKindForm = {
+export const QUANT_FORM: ExperimentKindForm<'quant'> = {
   Subject: QuantSubject,
   constraints: 'gates',
   // The types are made from 16-bit weights.

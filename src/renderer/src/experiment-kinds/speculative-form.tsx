@@ -14,7 +14,7 @@ function SpecDesign({ text }: KindFieldProps) {
   );
 }
 
-export const SPECULATIVE_FORM: ExperimentKindForm = {
+export const SPECULATIVE_FORM: ExperimentKindForm<'speculative'> = {
   Design: SpecDesign,
   constraints: 'none',
   specFields: (form) => ({ draftModel: form.draftModel.trim(), draftMax: list(form.draftMax).map(Number) }),

@@ -25,7 +25,7 @@ function SweepDesign({ form, set, text }: KindFieldProps) {
   );
 }
 
-export const SWEEP_FORM: ExperimentKindForm = {
+export const SWEEP_FORM: ExperimentKindForm<'sweep'> = {
   Design: SweepDesign,
   design: { concurrency: false, requestsLabel: 'Requests per condition' },
   constraints: 'slo',

@@ -14,7 +14,7 @@ function WarmColdDesign({ form, set, text }: KindFieldProps) {
   );
 }
 
-export const WARMCOLD_FORM: ExperimentKindForm = {
+export const WARMCOLD_FORM: ExperimentKindForm<'warmcold'> = {
   Design: WarmColdDesign,
   constraints: 'none',
   specFields: (form) => ({ coldStarts: number(form.coldStarts), ...(form.skipCacheReset ? { skipCacheReset: true } : {}) }),

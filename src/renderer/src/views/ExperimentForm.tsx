@@ -83,11 +83,8 @@ function constraintsOf(form: ExperimentFormState): StartExperimentSpec['constrai
 /** The spec `inferlab experiment KIND` would build from the same choices: the shared fields, then the kind's own. */
 export function experimentSpecFromForm(form: ExperimentFormState): StartExperimentSpec {
   const { form: kindForm } = EXPERIMENT_KIND_VIEWS[form.kind];
-  return {
-    kind: form.kind,
+  const shared = {
     model: form.model.trim(),
-    quants: [],
-    files: null,
     workload: form.workload,
     // Left empty, a required number is sent as 0 so the check names the field instead of a default standing in.
     repeats: number(form.repeats) ?? 0,
@@ -97,17 +94,11 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
     profileName: form.profileName,
     settings: lines(form.settings),
     constraints: constraintsOf(form),
-    kldTextFile: kindForm.constraints === 'gates' ? form.kldTextFile.trim() || null : null,
-    coldStarts: null,
-    vary: null,
-    loadConcurrencies: null,
     cooldownS: number(form.cooldownS),
-    draftModel: null,
-    draftMax: null,
-    capacity: null,
-    kvCache: null,
-    ...kindForm.specFields(form),
   };
+  const kldText = kindForm.constraints === 'gates' ? { kldTextFile: form.kldTextFile.trim() || null } : {};
+  // The kind's fields come from its own form entry, so the whole is a spec of that kind.
+  return { kind: form.kind, ...shared, ...kldText, ...kindForm.specFields(form) } as StartExperimentSpec;
 }
 
 /** The fields every kind shares in the design: repeats, window size, concurrency, pacing, the server profile. */

@@ -1,3 +1,4 @@
+import type { CapacityProtocol } from '../../../../shared/contract/experiment-kinds/capacity';
 import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { MeasuredRequest } from '../../../../shared/contract/measurement';
 import type { RunSummary, SloSpec } from '../../../../shared/contract/runs';
@@ -159,7 +160,7 @@ function stepResult(
 function capacityExperimentResult(input: {
   options: CapacityOptions;
   experimentId: string;
-  protocol: Record<string, unknown>;
+  protocol: CapacityProtocol;
   plan: ReturnType<typeof capacityPlan>;
   metrics: SloMetric[];
   outcome: Awaited<ReturnType<typeof searchCapacity>>;
@@ -237,7 +238,7 @@ export async function runCapacity(options: CapacityOptions): Promise<ExperimentR
     throw new AppError(ErrorCode.InvalidInput, 'capacity needs an SLO: --slo ttft=MS,tpot=MS (ttft, tpot and e2e limits)');
   const plan = capacityPlan(options, metrics);
   const { percentile, settings, perLook, keepCache, baseProfile, conversationsPerLook, rule } = plan;
-  const protocol = {
+  const protocol: CapacityProtocol = {
     kind: 'capacity',
     cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,

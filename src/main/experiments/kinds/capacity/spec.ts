@@ -1,4 +1,4 @@
-import type { StartExperimentSpec } from '../../../../shared/contract';
+import type { CapacitySpec } from '../../../../shared/contract/experiment-kinds/capacity';
 import type { WorkloadDef } from '../../../workload/workload-types';
 import { hasConversations } from '../../../runner/conversation-slots';
 import { invalidSpec } from '../../spec-checks';
@@ -6,7 +6,7 @@ import { invalidSpec } from '../../spec-checks';
 /** Users are conversations: a capacity in users runs the built-in conversations unless told otherwise. */
 export const USERS_WORKLOAD = 'multi-turn-chat';
 
-export function checkCapacityShape(spec: StartExperimentSpec): void {
+export function checkCapacityShape(spec: CapacitySpec): void {
   const capacity = spec.capacity;
   if (!capacity || typeof capacity !== 'object')
     invalidSpec('a capacity experiment needs capacity: { by, percentile, start, maxLoad, keepCache }');
@@ -33,11 +33,11 @@ export function checkCapacityShape(spec: StartExperimentSpec): void {
 }
 
 /** The workload a capacity search runs when the spec names none: conversations for users. */
-export const capacityDefaultWorkload = (spec: StartExperimentSpec, fallback: string): string =>
+export const capacityDefaultWorkload = (spec: CapacitySpec, fallback: string): string =>
   spec.capacity?.by === 'users' ? USERS_WORKLOAD : fallback;
 
 /** A capacity in users needs conversations to hold its users. */
-export function checkCapacityWorkload(spec: StartExperimentSpec, workload: WorkloadDef): void {
+export function checkCapacityWorkload(spec: CapacitySpec, workload: WorkloadDef): void {
   if (spec.capacity?.by === 'users' && !hasConversations(workload))
     invalidSpec(
       `a capacity in users needs a conversation workload (items with "turns", or the conversations generator, as in ${USERS_WORKLOAD}); ${workload.name} has none: use --by concurrency`,

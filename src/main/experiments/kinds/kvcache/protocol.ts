@@ -1,3 +1,4 @@
+import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
@@ -146,7 +147,7 @@ const KLD_CONTEXT = EXPERIMENT_DEFAULTS.kldContext;
 export async function runKvCacheExperiment(options: KvCacheOptions): Promise<ExperimentResult> {
   const flashAttention = needsFlashAttention(options.conditions);
   const profiles = conditionProfiles(options, flashAttention);
-  const protocol: Record<string, unknown> = {
+  const protocol: KvCacheProtocol = {
     kind: 'kvcache',
     cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,

@@ -1,3 +1,4 @@
+import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { barChart, escape, fmt, share } from '../../report-format';
 import type { KindReport } from '../report-registry';
@@ -7,7 +8,8 @@ function kvCacheReportSection(result: ExperimentResult): string {
   const conditions = result.conditions;
   const baseline = conditions[0];
   const groups = [...new Set(conditions.flatMap((condition) => Object.keys(condition.acceptance_by_group ?? {})))];
-  const protocol = result.protocol as { flash_attention?: string; context_size?: number };
+  // A record stored before a field existed lacks it: every field is read as possibly absent.
+  const protocol: Partial<KvCacheProtocol> = result.kind === 'kvcache' ? result.protocol : {};
   const rows = conditions
     .map((condition) => {
       const types = condition.cache_types ? `K ${condition.cache_types.k}, V ${condition.cache_types.v}` : '—';

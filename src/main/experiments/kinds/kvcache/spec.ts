@@ -1,4 +1,4 @@
-import type { StartExperimentSpec } from '../../../../shared/contract';
+import type { KvCacheSpec } from '../../../../shared/contract/experiment-kinds/kvcache';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError } from '../../../core/errors';
 import { cacheConditions, DEFAULT_CACHE_TYPES, type CacheCondition } from './cache-conditions';
@@ -7,14 +7,14 @@ import { cacheConditions, DEFAULT_CACHE_TYPES, type CacheCondition } from './cac
 const MAX_CONTEXT = 1_048_576;
 
 /** The conditions a kvcache spec names (the default types where it names none); a spec that names bad ones is refused. */
-export function kvCacheConditionsOf(spec: StartExperimentSpec): CacheCondition[] {
+export function kvCacheConditionsOf(spec: KvCacheSpec): CacheCondition[] {
   const checked = cacheConditions(spec.kvCache?.types?.length ? spec.kvCache.types : DEFAULT_CACHE_TYPES);
   if ('problem' in checked) throw new AppError(ErrorCode.InvalidInput, `kvCache.types: ${checked.problem}`);
   return checked.conditions;
 }
 
 /** What a kvcache spec must hold before anything is read or started. */
-export function checkKvCacheShape(spec: StartExperimentSpec): void {
+export function checkKvCacheShape(spec: KvCacheSpec): void {
   const invalid = (message: string): never => {
     throw new AppError(ErrorCode.InvalidInput, message);
   };
@@ -24,9 +24,4 @@ export function checkKvCacheShape(spec: StartExperimentSpec): void {
   const context = spec.kvCache?.contextSize;
   if (context != null && !(Number.isInteger(context) && context >= 256 && context <= MAX_CONTEXT))
     invalid(`kvCache.contextSize must be a whole number of tokens from 256 to ${MAX_CONTEXT}, got ${JSON.stringify(context)}`);
-  for (const field of ['quants', 'vary', 'capacity', 'draftModel'] as const) {
-    const value = spec[field];
-    const given = Array.isArray(value) ? field !== 'quants' && value.length > 0 : value != null;
-    if (given) invalid(`${field} is not for kvcache experiments: name the cache types in kvCache.types`);
-  }
 }

@@ -1,3 +1,4 @@
+import type { QuantProtocol } from '../../../../shared/contract/experiment-kinds/quant';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EngineInfo } from '../../../../shared/contract/engine';
@@ -97,7 +98,7 @@ export async function runQuantExperiment(options: QuantExperimentOptions): Promi
       ? options.files
       : await resolveQuantFiles(options.baseRef, options.quants, engine, options.onStatus);
   const kldContext = options.kldContext ?? EXPERIMENT_DEFAULTS.kldContext;
-  const protocol: Record<string, unknown> = {
+  const protocol: QuantProtocol = {
     kind: 'quant',
     cooldown: options.cooldown?.describe() ?? null,
     base: options.files?.length ? files[0]!.file : options.baseRef,

@@ -1,8 +1,8 @@
-import type { StartExperimentSpec } from '../../../../shared/contract';
+import type { QuantSpec } from '../../../../shared/contract/experiment-kinds/quant';
 import { invalidSpec } from '../../spec-checks';
 
 /** A quant spec names two or more types to make from its model, unless it names its files. */
-export function checkQuantShape(spec: StartExperimentSpec): void {
+export function checkQuantShape(spec: QuantSpec): void {
   if (Array.isArray(spec.files) && spec.files.length > 0) return;
   if (
     !Array.isArray(spec.quants) ||
@@ -13,4 +13,4 @@ export function checkQuantShape(spec: StartExperimentSpec): void {
 }
 
 /** The types a quant spec names, as llama-quantize and the file names spell them. */
-export const quantNames = (spec: StartExperimentSpec): string[] => (spec.quants ?? []).map((quant) => quant.trim().toLowerCase());
+export const quantNames = (spec: QuantSpec): string[] => (spec.quants ?? []).map((quant) => quant.trim().toLowerCase());

@@ -1,3 +1,4 @@
+import type { SpeculativeProtocol } from '../../../../shared/contract/experiment-kinds/speculative';
 import type { ConditionResult, ExperimentResult, GreedyEquivalence, VerdictRow } from '../../../../shared/contract/experiments';
 import type { ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
@@ -196,7 +197,7 @@ type SpeculativeOptions = SingleModelExperimentInputs & {
 };
 
 /** What the experiment's record says it did. */
-function speculativeProtocol(options: SpeculativeOptions, repeats: number) {
+function speculativeProtocol(options: SpeculativeOptions, repeats: number): SpeculativeProtocol {
   return {
     kind: 'speculative',
     model: options.model.ref,

@@ -1,10 +1,10 @@
-import type { StartExperimentSpec } from '../../../../shared/contract';
+import type { SpeculativeSpec } from '../../../../shared/contract/experiment-kinds/speculative';
 import { invalidSpec, wholeNumber } from '../../spec-checks';
 
 /** The draft limits compared when the spec names none. */
 export const DEFAULT_DRAFT_MAX = [4, 8, 16];
 
-export function checkDraftShape(spec: StartExperimentSpec): void {
+export function checkDraftShape(spec: SpeculativeSpec): void {
   if (typeof spec.draftModel !== 'string' || spec.draftModel.trim() === '')
     invalidSpec('a spec experiment needs a draft model: --draft demo:q4_k_m or a GGUF path with the same vocabulary as --model');
   const limits = spec.draftMax ?? DEFAULT_DRAFT_MAX;

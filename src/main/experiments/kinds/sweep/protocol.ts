@@ -1,3 +1,4 @@
+import type { SweepProtocol } from '../../../../shared/contract/experiment-kinds/sweep';
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import type { SloSpec } from '../../../../shared/contract/runs';
 import type { ServerProfile } from '../../../../shared/contract/server';
@@ -222,7 +223,7 @@ type SweepOptions = SingleModelExperimentInputs & {
 };
 
 /** What the sweep's record says it did. */
-function sweepProtocol(options: SweepOptions, repeats: number, attainment: number) {
+function sweepProtocol(options: SweepOptions, repeats: number, attainment: number): SweepProtocol {
   return {
     kind: 'sweep',
     cooldown: options.cooldown?.describe() ?? null,

@@ -27,6 +27,6 @@ function paretoChart(conditions: ExperimentResult['conditions']): string {
 export const SWEEP_REPORT: KindReport = {
   title: 'Server-setting sweep',
   section: (result) =>
-    `<h2>Windows and verdicts</h2><p>${escape((result.protocol as { windows?: string }).windows ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`,
+    `<h2>Windows and verdicts</h2><p>${escape((result.kind === 'sweep' ? result.protocol.windows : null) ?? '')}. Goodput is the mean over windows of each window's own goodput.</p>`,
   charts: (result) => [paretoChart(result.conditions)],
 };

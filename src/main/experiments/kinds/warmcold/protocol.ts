@@ -1,3 +1,4 @@
+import type { WarmColdProtocol } from '../../../../shared/contract/experiment-kinds/warmcold';
 import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import { defaultColdStarts } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
@@ -75,7 +76,12 @@ function verdictSentence(row: VerdictRow | undefined): string {
 }
 
 /** What the experiment does, stored with it: the conditions in words and how cache use is proven. */
-function warmColdProtocol(options: WarmColdOptions, coldStarts: number, startsPerWindow: number[], warmCacheRamMib: number) {
+function warmColdProtocol(
+  options: WarmColdOptions,
+  coldStarts: number,
+  startsPerWindow: number[],
+  warmCacheRamMib: number,
+): WarmColdProtocol {
   return {
     kind: 'warmcold',
     cooldown: options.cooldown?.describe() ?? null,

@@ -1,6 +1,6 @@
-import type { StartExperimentSpec } from '../../../../shared/contract';
+import type { WarmColdSpec } from '../../../../shared/contract/experiment-kinds/warmcold';
 import { wholeNumber } from '../../spec-checks';
 
-export function checkWarmColdShape(spec: StartExperimentSpec): void {
+export function checkWarmColdShape(spec: WarmColdSpec): void {
   wholeNumber('coldStarts', spec.coldStarts, 1, 1000);
 }

@@ -1,0 +1,26 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Maybe, Name, Names, Strict, type SloSpec } from '../schema-parts';
+import { experimentSpec, type ProtocolBase } from './common';
+
+export const SweepSpecSchema = experimentSpec(
+  'sweep',
+  {
+    vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'The profile field to vary and its values.'),
+    loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'The load levels (concurrency) every setting runs at.'),
+  },
+  'One server setting at several values, each at one or more load levels; its SLO is constraints.slo.',
+);
+export type SweepSpec = Static<typeof SweepSpecSchema>;
+
+/** What a sweep records of how it ran. */
+export interface SweepProtocol extends ProtocolBase<'sweep'> {
+  model: string;
+  vary: { field: string; values: string[] };
+  /** The load levels every setting ran at. */
+  concurrency: number[];
+  repeats: number;
+  requests_per_condition: number | null;
+  slo: SloSpec | null;
+  slo_attainment: number | null;
+  windows: string;
+}
