@@ -6,6 +6,7 @@ import { orphanWatchdog } from './core/orphan-watchdog';
 import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { commandHelp, wantsHelp } from './cli/help';
+import { experimentOverviewLines } from './cli/kinds/text-registry';
 
 const USAGE = `Usage: inferlab <command> [options]
 
@@ -33,12 +34,7 @@ Commands:
                                               a metric across engine builds, per comparable configuration
   export ID --out DIR                         manifest.json, summary.json, requests.jsonl, CSVs, telemetry
   import DIR                                  an exported run folder back into the database, under its own id
-  experiment warmcold --model MODEL [--workload W] [--repeats N] [--requests N] [--json] [--report FILE.html]
-  experiment quant --model BASE --quants f16,q8_0,q4_k_m [--workload W] [--repeats N] [--vram-budget MIB] [--min-agreement F]
-  experiment sweep --model MODEL --vary FIELD=V1,V2 [--load concurrency=1,4,16] [--slo ttft=MS]
-  experiment speculative --model MODEL --draft DRAFT [--draft-max 4,8,16]   does a draft model speed it up, output unchanged?
-  experiment capacity --model MODEL --slo ttft=MS[,tpot=MS] [--percentile 90] [--by rate|concurrency|users]
-                                              the highest load that meets every SLO at the percentile, with an interval
+${experimentOverviewLines().join('\n')}
   check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--interleave] [--run ID]
                                               regression gate: exit 1 when slower beyond --margin
   report EXPERIMENT_ID --out FILE.html        a self-contained HTML report

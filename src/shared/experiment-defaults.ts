@@ -43,16 +43,6 @@ export const EXPERIMENT_DEFAULTS = {
 } as const;
 
 /** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */
-/** The built-in workload each experiment kind runs when none is named, for the services and the form alike. */
-export const DEFAULT_EXPERIMENT_WORKLOAD = {
-  quant: 'chat-short',
-  warmcold: 'prefix-share',
-  sweep: 'chat-short',
-  capacity: 'chat-short',
-  speculative: 'chat-short',
-  kvcache: 'long-context',
-} as const;
-
 export const PERCENTILE_MIN_N = { p50: 1, p90: 10, p95: 20, p99: 100 } as const;
 
 /** Fresh server starts of a warm/cold experiment's cold-process condition: one per window, at least the default. */

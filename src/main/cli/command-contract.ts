@@ -1,4 +1,5 @@
 import type { MethodName } from '../../shared/contract';
+import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
 
 /**
  * What each CLI command calls in the service contract, keyed like the help entries
@@ -28,12 +29,10 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   history: { calls: ['runs.history'] },
   export: { calls: ['runs.exportRun', 'runs.exportParquet'] },
   import: { calls: ['runs.importRun'] },
-  'experiment quant': { calls: ['experiments.start', 'experiments.report', 'models.plan', 'models.pull'] },
-  'experiment warmcold': { calls: ['experiments.start', 'experiments.report'] },
-  'experiment sweep': { calls: ['experiments.start', 'experiments.report'] },
-  'experiment capacity': { calls: ['experiments.start', 'experiments.report'] },
-  'experiment speculative': { calls: ['experiments.start', 'experiments.report'] },
-  'experiment kvcache': { calls: ['experiments.start', 'experiments.report'] },
+  // One "experiment KIND" command per kind in the registry: that is what makes the command exist.
+  ...Object.fromEntries(
+    KIND_TEXT_ENTRIES.map(([kind, text]) => [`experiment ${kind}`, { calls: text.calls ?? ['experiments.start', 'experiments.report'] }]),
+  ),
   report: { calls: ['experiments.report'] },
   decide: { calls: ['experiments.decide'] },
   decisions: { calls: ['experiments.decisions'] },

@@ -1,5 +1,6 @@
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
+import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
 import {
   DECIDE_USAGE,
   DEMO_USAGE,
@@ -172,50 +173,13 @@ const HELP: Record<string, HelpEntry> = {
       'Reads manifest.json, summary.json, requests.jsonl and telemetry.json, checks each against resources/run-export.schema.json, and stores the run with every request and the telemetry in one transaction: a problem (a newer schema_version, a malformed line, a run id already in the database) imports nothing and names the file, line and field. The run is marked imported with its folder, and lists, compares and exports like any run.',
   },
   experiment: { usage: EXPERIMENT_USAGE },
-  'experiment quant': {
-    usage: EXPERIMENT_USAGE,
-    examples: [
-      'inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short',
-      'inferlab experiment quant --from hf:Qwen/Qwen3-8B-GGUF --quants Q8_0,Q4_K_M,Q3_K_M --workload chat-short',
-    ],
-    notes:
-      "--from plans the named quantizations against this machine at the profile's context, slots and KV type (as models plan does), leaves out any that cannot run here and says why, pulls the rest into the Hugging Face cache (as models pull does: SHA-256 checked, resumable) and compares them, the first named as the baseline.",
-  },
-  'experiment warmcold': {
-    usage: EXPERIMENT_USAGE,
-    examples: ['inferlab experiment warmcold --model demo:q8_0 --workload prefix-share --report warmcold.html'],
-  },
-  'experiment sweep': {
-    usage: EXPERIMENT_USAGE,
-    examples: ['inferlab experiment sweep --model demo:q8_0 --vary parallelSlots=1,4 --load concurrency=1,4'],
-  },
-  'experiment capacity': {
-    usage: EXPERIMENT_USAGE,
-    examples: [
-      'inferlab experiment capacity --model demo:q8_0 --slo ttft=500,tpot=50 --percentile 90',
-      'inferlab experiment capacity --model m.gguf --slo ttft=500 --percentile 99 --by concurrency --json',
-    ],
-    notes:
-      'Finds the highest load at which every SLO holds at the percentile: brackets (doubling from --start), then bisects. Each load is judged by an exact binomial test on the requests above each limit; all decisions together hold at 95 % confidence, so the reported interval [capacity, lowest miss] covers the true limit. Requests per look default to what the percentile needs (p90: about 90, p99: about 900). Open-loop latencies count from the scheduled time; a load the generator could not deliver is measured again, never counted as a miss. The prompt cache is emptied before each sample unless --keep-cache. --by users counts concurrent users of a conversation workload (multi-turn-chat unless --workload names another): each user gets a server slot, and every turn of their conversations is judged.',
-  },
-  'experiment speculative': {
-    usage: EXPERIMENT_USAGE,
-    examples: [
-      'inferlab experiment speculative --model demo:f16 --draft demo:q4_k_m --draft-max 4,8,16',
-      'inferlab experiment speculative --model big.gguf --draft small.gguf --concurrency 1 --report spec.html',
-    ],
-    notes:
-      'Does a draft model speed up this workload without changing its output? Spec off and each draft limit (--draft-max, tokens drafted per step; default 4,8,16) run in rotated windows on fresh servers, with TPOT and throughput verdicts against spec off, and the acceptance rate (accepted of drafted tokens, from the server) per setting. Then untimed greedy passes (temperature 0, one request at a time) compare each draft setting with spec off token for token; spec off runs twice, and only a mismatch where spec off agreed with itself counts. A draft setting is recommended only when it is shown faster and its output is unchanged. The draft needs the same vocabulary as --model; its settings are profile fields (draftModel, draftMax, draftMin, draftPMin, draftGpuLayers) that inferlab run --set also takes.',
-  },
-  'experiment kvcache': {
-    usage: EXPERIMENT_USAGE,
-    examples: [
-      'inferlab experiment kvcache --model demo:q8_0 --types f16,q8_0,q4_0',
-      'inferlab experiment kvcache --model m.gguf --types f16,q8_0/f16,q8_0 --ctx 32768 --workload long-context --report kv.html',
-    ],
-    notes:
-      'This cache type saves memory; does the model start missing details in long documents? Each KV cache type (-ctk/-ctv; q8_0 sets both, q8_0/f16 sets K and V apart; the first is the baseline) runs on a fresh server in rotated windows, by default on long-context, documents whose decisive fact sits near the end, each answer checked for it. Reported per type: the KV memory the server allocated (its KV buffer log lines, summed over devices), TTFT/TPOT verdicts against the baseline, acceptance per workload group, and, untimed, greedy token agreement and KL divergence (llama-perplexity with the same cache) against the baseline. A quantized V cache needs flash attention: every type then runs with it on, the baseline too. The gates and the recommendation are those of experiment quant, with memory compared on the KV cache.',
-  },
+  ...Object.fromEntries(
+    KIND_TEXT_ENTRIES.map(([kind, text]) => [
+      `experiment ${kind}`,
+      { usage: EXPERIMENT_USAGE, examples: text.examples, notes: text.notes },
+    ]),
+  ),
+
   check: {
     usage: CHECK_USAGE,
     examples: [

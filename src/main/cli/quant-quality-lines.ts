@@ -32,7 +32,7 @@ export function qualityLines(result: ExperimentResult): string[] {
         `  ${condition.name}: first divergence at token ${agreement.first_divergence_index_mean.toFixed(1)} on average, over the items that diverge`,
       );
   }
-  const kld = result.kind === 'quant' || result.kind === 'kvcache' ? result.protocol.kld : undefined;
+  const kld = 'kld' in result.protocol ? result.protocol.kld : undefined;
   lines.push(
     `KLD: llama-perplexity at context ${kld?.context ?? baseline.kld_context ?? '—'} on ${kld?.text_tokens ?? baseline.kld_tokens ?? '—'} tokens of text ${kld?.text_source ?? ''}`.trimEnd(),
   );

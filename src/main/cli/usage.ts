@@ -2,6 +2,7 @@
  * Every command's usage line: kept apart from the commands themselves so that help and the
  * command table load without loading any command (a command's code is imported only to run it).
  */
+import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
 
 export const DEMO_USAGE =
   'inferlab demo [--repeats N] [--requests N (per window)] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
@@ -9,19 +10,17 @@ export const DEMO_USAGE =
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
-export const EXPERIMENT_USAGE = `inferlab experiment sweep --model MODEL --vary FIELD=V1,V2,... [--load concurrency=1,4,16] [--workload W] [--repeats N] [--requests N] [--slo ttft=MS,...]
-       inferlab experiment capacity --model MODEL --slo ttft=MS[,tpot=MS,e2e=MS] [--percentile 90] [--by rate|concurrency|users]
-           [--workload W] [--requests N (per look)] [--start LOAD] [--max-load LOAD] [--keep-cache]
-       inferlab experiment speculative --model MODEL --draft DRAFT_MODEL [--draft-max 4,8,16] [--workload W] [--repeats N] [--requests N] [--concurrency N]
-       inferlab experiment warmcold --model MODEL --workload W [--repeats N] [--requests N] [--concurrency N] [--cold-starts N] [--skip-cache-reset]
-       inferlab experiment quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]
-       inferlab experiment quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...
-       inferlab experiment quant --from hf:OWNER/REPO[@REV] --quants Q8_0,Q4_K_M,...|all (planned, pulled, the first the baseline) --workload W ...
-       inferlab experiment kvcache --model MODEL [--types f16,q8_0,q4_0 (K and V alike; K/V apart: q8_0/f16)] [--ctx N]
-           [--workload W (long-context)] [--repeats N] [--requests N] [--concurrency N]
-         quant and kvcache: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]
-           [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]
-       common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]`;
+const gateKinds = KIND_TEXT_ENTRIES.filter(([, text]) => text.gates).map(([kind]) => kind);
+
+/** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
+export const EXPERIMENT_USAGE = [
+  ...KIND_TEXT_ENTRIES.flatMap(([, text]) =>
+    text.usage.map((line) => (line.startsWith('[') ? `    ${line}` : `inferlab experiment ${line}`)),
+  ),
+  `  ${gateKinds.join(' and ')}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
+  '    [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]',
+  'common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]',
+].join('\n       ');
 
 export const CHECK_USAGE = `inferlab check --baseline RUN_OR_EXPERIMENT [--condition NAME] [--metrics tpot_ms:p50,ttft_ms:p95,output_tokens_per_s] [--margin 5%]
     [--repeats N] [--set FIELD=VALUE ...] [--engine PATH] [--interleave] | [--run ID[,ID...]]   [--db PATH] [--json]

@@ -2,7 +2,12 @@ import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../.
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
 import type { EngineInfo } from '../../shared/contract/engine';
-import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
+import { QUANT_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/quant';
+import { WARMCOLD_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/warmcold';
+import { SWEEP_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/sweep';
+import { CAPACITY_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/capacity';
+import { SPECULATIVE_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/speculative';
+import { KVCACHE_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/kvcache';
 import { isDemoRef } from '../models/demo-models';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -64,7 +69,7 @@ type ExperimentKindEntries = { [K in ExperimentKind]: ExperimentKindEntry<Experi
  */
 const EXPERIMENT_KINDS: ExperimentKindEntries = {
   quant: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
+    defaultWorkload: QUANT_DEFAULT_WORKLOAD,
     checkShape: checkQuantShape,
     files: async (spec, access) =>
       Array.isArray(spec.files) && spec.files.length > 0
@@ -97,7 +102,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   warmcold: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
+    defaultWorkload: WARMCOLD_DEFAULT_WORKLOAD,
     checkShape: checkWarmColdShape,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/warmcold/protocol')).runWarmCold({
@@ -108,7 +113,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   sweep: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
+    defaultWorkload: SWEEP_DEFAULT_WORKLOAD,
     checkShape: checkSweepShape,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
     run: async (common, spec, checked) =>
@@ -122,9 +127,9 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   capacity: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
+    defaultWorkload: CAPACITY_DEFAULT_WORKLOAD,
     checkShape: checkCapacityShape,
-    defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.capacity),
+    defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, CAPACITY_DEFAULT_WORKLOAD),
     checkWorkload: checkCapacityWorkload,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/capacity/protocol')).runCapacity({
@@ -140,7 +145,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   speculative: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
+    defaultWorkload: SPECULATIVE_DEFAULT_WORKLOAD,
     checkShape: checkDraftShape,
     resolve: async (spec, access) => ({
       draft: {
@@ -158,7 +163,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   kvcache: {
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
+    defaultWorkload: KVCACHE_DEFAULT_WORKLOAD,
     checkShape: checkKvCacheShape,
     settingsToCheck: (spec) => {
       const conditions = kvCacheConditionsOf(spec);

@@ -1,6 +1,11 @@
 import type { ComponentType } from 'react';
 import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
-import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/experiment-defaults';
+import { QUANT_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/quant';
+import { WARMCOLD_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/warmcold';
+import { SWEEP_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/sweep';
+import { CAPACITY_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/capacity';
+import { SPECULATIVE_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/speculative';
+import { KVCACHE_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/kvcache';
 import { CAPACITY_FORM } from './capacity-form';
 import type { ExperimentKindForm } from './form-state';
 import { KVCACHE_FORM, KvCacheResult } from './kvcache';
@@ -31,7 +36,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   quant: {
     label: 'Quantizations',
     title: 'Quantization',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
+    defaultWorkload: QUANT_DEFAULT_WORKLOAD,
     form: QUANT_FORM,
     Result: QuantResult,
     columns: QUANT_COLUMNS,
@@ -39,20 +44,20 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   warmcold: {
     label: 'Warm against cold',
     title: 'Warm against cold',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
+    defaultWorkload: WARMCOLD_DEFAULT_WORKLOAD,
     form: WARMCOLD_FORM,
   },
   sweep: {
     label: 'Sweep a server setting',
     title: 'Sweep',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
+    defaultWorkload: SWEEP_DEFAULT_WORKLOAD,
     form: SWEEP_FORM,
     columns: SWEEP_COLUMNS,
   },
   capacity: {
     label: 'Capacity under an SLO',
     title: 'Capacity',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
+    defaultWorkload: CAPACITY_DEFAULT_WORKLOAD,
     form: CAPACITY_FORM,
     Result: CapacityResult,
     verdicts: false,
@@ -60,7 +65,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   speculative: {
     label: 'Speculative decoding',
     title: 'Speculative decoding',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
+    defaultWorkload: SPECULATIVE_DEFAULT_WORKLOAD,
     form: SPECULATIVE_FORM,
     Result: SpeculativeResult,
     columns: SPECULATIVE_COLUMNS,
@@ -68,7 +73,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   kvcache: {
     label: 'KV cache types',
     title: 'KV cache types',
-    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
+    defaultWorkload: KVCACHE_DEFAULT_WORKLOAD,
     form: KVCACHE_FORM,
     Result: KvCacheResult,
   },

@@ -1,0 +1,33 @@
+import type { ExperimentKind } from '../../../shared/contract';
+import { CAPACITY_TEXT } from './capacity-text';
+import type { KindText } from './kind-text';
+import { KVCACHE_TEXT } from './kvcache-text';
+import { QUANT_TEXT } from './quant-text';
+import { SPECULATIVE_TEXT } from './speculative-text';
+import { SWEEP_TEXT } from './sweep-text';
+import { WARMCOLD_TEXT } from './warmcold-text';
+
+/** What each kind's command says of itself (usage, help, the methods it calls): one line per kind. */
+export const KIND_TEXTS: Record<ExperimentKind, KindText> = {
+  quant: QUANT_TEXT,
+  warmcold: WARMCOLD_TEXT,
+  sweep: SWEEP_TEXT,
+  capacity: CAPACITY_TEXT,
+  speculative: SPECULATIVE_TEXT,
+  kvcache: KVCACHE_TEXT,
+};
+
+export const KIND_TEXT_ENTRIES = Object.entries(KIND_TEXTS) as [ExperimentKind, KindText][];
+
+/** The overview's column where each command's purpose starts. */
+const PURPOSE_COLUMN = 46;
+
+/** The kinds' lines in `inferlab --help`, a purpose beside a short command and under a long one. */
+export function experimentOverviewLines(): string[] {
+  return KIND_TEXT_ENTRIES.flatMap(([, { overview }]) => {
+    const command = `  experiment ${overview.synopsis}`;
+    return command.length < PURPOSE_COLUMN - 1
+      ? [`${command.padEnd(PURPOSE_COLUMN)}${overview.purpose}`]
+      : [command, `${' '.repeat(PURPOSE_COLUMN)}${overview.purpose}`];
+  });
+}
