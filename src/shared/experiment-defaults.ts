@@ -42,6 +42,19 @@ export const EXPERIMENT_DEFAULTS = {
   },
 } as const;
 
+/**
+ * The built-in workload each experiment kind runs when none is named, for the services and the
+ * form alike; one line per kind, here rather than beside its schema so the renderer loads no schema code.
+ */
+export const DEFAULT_EXPERIMENT_WORKLOAD = {
+  quant: 'chat-short',
+  warmcold: 'prefix-share',
+  sweep: 'chat-short',
+  capacity: 'chat-short',
+  speculative: 'chat-short',
+  kvcache: 'long-context',
+} as const;
+
 /** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */
 export const PERCENTILE_MIN_N = { p50: 1, p90: 10, p95: 20, p99: 100 } as const;
 

@@ -1,13 +1,8 @@
 import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../shared/contract';
+import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import type { ServerProfile } from '../../shared/contract/server';
 import type { EngineInfo } from '../../shared/contract/engine';
-import { QUANT_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/quant';
-import { WARMCOLD_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/warmcold';
-import { SWEEP_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/sweep';
-import { CAPACITY_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/capacity';
-import { SPECULATIVE_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/speculative';
-import { KVCACHE_DEFAULT_WORKLOAD } from '../../shared/contract/experiment-kinds/kvcache';
 import { isDemoRef } from '../models/demo-models';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -69,7 +64,7 @@ type ExperimentKindEntries = { [K in ExperimentKind]: ExperimentKindEntry<Experi
  */
 const EXPERIMENT_KINDS: ExperimentKindEntries = {
   quant: {
-    defaultWorkload: QUANT_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     checkShape: checkQuantShape,
     files: async (spec, access) =>
       Array.isArray(spec.files) && spec.files.length > 0
@@ -102,7 +97,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   warmcold: {
-    defaultWorkload: WARMCOLD_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     checkShape: checkWarmColdShape,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/warmcold/protocol')).runWarmCold({
@@ -113,7 +108,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   sweep: {
-    defaultWorkload: SWEEP_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     checkShape: checkSweepShape,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
     run: async (common, spec, checked) =>
@@ -127,9 +122,9 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   capacity: {
-    defaultWorkload: CAPACITY_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     checkShape: checkCapacityShape,
-    defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, CAPACITY_DEFAULT_WORKLOAD),
+    defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.capacity),
     checkWorkload: checkCapacityWorkload,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/capacity/protocol')).runCapacity({
@@ -145,7 +140,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   speculative: {
-    defaultWorkload: SPECULATIVE_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
     checkShape: checkDraftShape,
     resolve: async (spec, access) => ({
       draft: {
@@ -163,7 +158,7 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       }),
   },
   kvcache: {
-    defaultWorkload: KVCACHE_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     checkShape: checkKvCacheShape,
     settingsToCheck: (spec) => {
       const conditions = kvCacheConditionsOf(spec);

@@ -5,14 +5,13 @@
  * which the CLI runs too.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { LongText, Maybe, Name, Nullable, PathText, SloSpecSchema, Strict } from './schema-parts';
+import { LongText, Maybe, Name, Nullable, PathText, SloSpecSchema, Strict, TaggedUnion } from './schema-parts';
 import { CapacitySpecSchema } from './experiment-kinds/capacity';
 import { KvCacheSpecSchema } from './experiment-kinds/kvcache';
 import { QuantSpecSchema } from './experiment-kinds/quant';
 import { SpeculativeSpecSchema } from './experiment-kinds/speculative';
 import { SweepSpecSchema } from './experiment-kinds/sweep';
 import { WarmColdSpecSchema } from './experiment-kinds/warmcold';
-import { TaggedUnion } from './schema-parts';
 
 export { LongText, Name, Names, Nullable, PathText, SloSpecSchema, type SloSpec } from './schema-parts';
 export {

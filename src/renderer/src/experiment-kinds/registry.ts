@@ -1,11 +1,6 @@
 import type { ComponentType } from 'react';
+import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/experiment-defaults';
 import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
-import { QUANT_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/quant';
-import { WARMCOLD_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/warmcold';
-import { SWEEP_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/sweep';
-import { CAPACITY_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/capacity';
-import { SPECULATIVE_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/speculative';
-import { KVCACHE_DEFAULT_WORKLOAD } from '../../../shared/contract/experiment-kinds/kvcache';
 import { CAPACITY_FORM } from './capacity-form';
 import type { ExperimentKindForm } from './form-state';
 import { KVCACHE_FORM, KvCacheResult } from './kvcache';
@@ -36,7 +31,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   quant: {
     label: 'Quantizations',
     title: 'Quantization',
-    defaultWorkload: QUANT_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     form: QUANT_FORM,
     Result: QuantResult,
     columns: QUANT_COLUMNS,
@@ -44,20 +39,20 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   warmcold: {
     label: 'Warm against cold',
     title: 'Warm against cold',
-    defaultWorkload: WARMCOLD_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     form: WARMCOLD_FORM,
   },
   sweep: {
     label: 'Sweep a server setting',
     title: 'Sweep',
-    defaultWorkload: SWEEP_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     form: SWEEP_FORM,
     columns: SWEEP_COLUMNS,
   },
   capacity: {
     label: 'Capacity under an SLO',
     title: 'Capacity',
-    defaultWorkload: CAPACITY_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     form: CAPACITY_FORM,
     Result: CapacityResult,
     verdicts: false,
@@ -65,7 +60,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   speculative: {
     label: 'Speculative decoding',
     title: 'Speculative decoding',
-    defaultWorkload: SPECULATIVE_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
     form: SPECULATIVE_FORM,
     Result: SpeculativeResult,
     columns: SPECULATIVE_COLUMNS,
@@ -73,7 +68,7 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
   kvcache: {
     label: 'KV cache types',
     title: 'KV cache types',
-    defaultWorkload: KVCACHE_DEFAULT_WORKLOAD,
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     form: KVCACHE_FORM,
     Result: KvCacheResult,
   },

@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Nullable, Strict, type SloSpec } from '../schema-parts';
 import { experimentSpec, type ProtocolBase } from './common';
 
-/** The built-in workload the kind runs when the spec names none: short chats (conversations when the load is in users). */
-export const CAPACITY_DEFAULT_WORKLOAD = 'chat-short';
-
 export const CapacitySpecSchema = experimentSpec(
   'capacity',
   {

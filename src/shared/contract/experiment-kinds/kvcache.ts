@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, Nullable, Strict } from '../schema-parts';
 import { experimentSpec, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
 
-/** The built-in workload the kind runs when the spec names none: long documents whose decisive fact sits near the end, where a coarse cache loses detail first. */
-export const KVCACHE_DEFAULT_WORKLOAD = 'long-context';
-
 export const KvCacheSpecSchema = experimentSpec(
   'kvcache',
   {

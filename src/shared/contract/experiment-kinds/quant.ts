@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, PathText, Strict } from '../schema-parts';
 import { experimentSpec, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
 
-/** The built-in workload the kind runs when the spec names none: short chats: quality and speed on everyday requests. */
-export const QUANT_DEFAULT_WORKLOAD = 'chat-short';
-
 export const QuantSpecSchema = experimentSpec(
   'quant',
   {

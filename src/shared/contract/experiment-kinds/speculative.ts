@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, PathText } from '../schema-parts';
 import { experimentSpec, type ProtocolBase } from './common';
 
-/** The built-in workload the kind runs when the spec names none: short chats. */
-export const SPECULATIVE_DEFAULT_WORKLOAD = 'chat-short';
-
 export const SpeculativeSpecSchema = experimentSpec(
   'speculative',
   {

@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, Names, Strict, type SloSpec } from '../schema-parts';
 import { experimentSpec, type ProtocolBase } from './common';
 
-/** The built-in workload the kind runs when the spec names none: short chats. */
-export const SWEEP_DEFAULT_WORKLOAD = 'chat-short';
-
 export const SweepSpecSchema = experimentSpec(
   'sweep',
   {

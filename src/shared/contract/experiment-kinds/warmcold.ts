@@ -2,9 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe } from '../schema-parts';
 import { experimentSpec, type ProtocolBase } from './common';
 
-/** The built-in workload the kind runs when the spec names none: requests sharing a long prefix, which a warm cache reuses. */
-export const WARMCOLD_DEFAULT_WORKLOAD = 'prefix-share';
-
 export const WarmColdSpecSchema = experimentSpec(
   'warmcold',
   {
