@@ -119,6 +119,9 @@ describe('a kvcache spec, from every face', () => {
     // Another kind's field is refused by the kind's own schema at the boundary, named as the field of no kvcache spec.
     const withSweepField = { ...spec({ types: ['f16', 'q8_0'], contextSize: null }), vary: { field: 'batchSize', values: ['1', '2'] } };
     expect(() => checkCall('experiments', 'start', [withSweepField])).toThrow(/experiments.start: spec has no field "vary"/);
+    expect(() => checkCall('experiments', 'start', [{ ...withSweepField, kind: 'nope' }])).toThrow(
+      /spec.kind must be one of "quant", "warmcold", "sweep", "capacity", "speculative", "kvcache", got "nope"/,
+    );
     const { kvCache: _kvCache, ...shared } = withSweepField;
     expect(() => checkCall('experiments', 'start', [{ ...shared, kind: 'sweep' }])).not.toThrow();
   });
