@@ -2,7 +2,7 @@
  * Every command's usage line: kept apart from the commands themselves so that help and the
  * command table load without loading any command (a command's code is imported only to run it).
  */
-import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
+import { GATE_KINDS, KIND_TEXT_ENTRIES } from './kinds/text-registry';
 
 export const DEMO_USAGE =
   'inferlab demo [--repeats N] [--requests N (per window)] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
@@ -10,14 +10,12 @@ export const DEMO_USAGE =
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
-const gateKinds = KIND_TEXT_ENTRIES.filter(([, text]) => text.gates).map(([kind]) => kind);
-
 /** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
 export const EXPERIMENT_USAGE = [
   ...KIND_TEXT_ENTRIES.flatMap(([, text]) =>
     text.usage.map((line) => (line.startsWith('[') ? `    ${line}` : `inferlab experiment ${line}`)),
   ),
-  `  ${gateKinds.join(' and ')}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
+  `  ${GATE_KINDS.join(' and ')}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
   '    [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]',
   'common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]',
 ].join('\n       ');

@@ -71,7 +71,7 @@ function recordDecision(
     kind: experiment.kind,
     chosen,
     chosen_run_ids: condition.run_ids,
-    criteria: ('constraints' in experiment.result.protocol ? experiment.result.protocol.constraints : null) ?? null,
+    criteria: 'constraints' in experiment.result.protocol ? (experiment.result.protocol.constraints ?? null) : null,
     recommendation: experiment.result.recommendation,
     reason,
     decided_by: decidedBy || 'unknown',

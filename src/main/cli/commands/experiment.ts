@@ -10,7 +10,7 @@ import { quantFilesFromHub, type QuantsFromHub } from '../quant-from-hub';
 import { experimentTable } from '../experiment-table';
 import { COMMAND_CALLS } from '../command-contract';
 import { CLI_KINDS } from '../kinds/registry';
-import { KIND_TEXT_ENTRIES } from '../kinds/text-registry';
+import { GATE_KINDS } from '../kinds/text-registry';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
@@ -94,12 +94,7 @@ export function experimentSpecFromArgs(args: string[]): {
   };
   // The kind's flags set only that kind's fields (the check above refused any other kind's), so the pair is a spec of that kind.
   const spec = { kind, ...shared, ...own.fields } as StartExperimentSpec;
-  if (values['kld-text'] !== undefined && !('kldTextFile' in spec))
-    usage(
-      `--kld-text is for experiment ${KIND_TEXT_ENTRIES.filter(([, text]) => text.gates)
-        .map(([name]) => name)
-        .join(' and ')} only`,
-    );
+  if (values['kld-text'] !== undefined && !('kldTextFile' in spec)) usage(`--kld-text is for experiment ${GATE_KINDS.join(' and ')} only`);
   const fromHub = own.fromHub ?? null;
   if (!fromHub)
     try {

@@ -19,6 +19,9 @@ export const KIND_TEXTS: Record<ExperimentKind, KindText> = {
 
 export const KIND_TEXT_ENTRIES = Object.entries(KIND_TEXTS) as [ExperimentKind, KindText][];
 
+/** The kinds that take the quality-gate flags and --kld-text. */
+export const GATE_KINDS = KIND_TEXT_ENTRIES.filter(([, text]) => text.gates).map(([kind]) => kind);
+
 /** The overview's column where each command's purpose starts. */
 const PURPOSE_COLUMN = 46;
 
