@@ -17,11 +17,15 @@ export function unsupportedPercentiles(n: number): TailPercentile[] {
  */
 export function percentile(sorted: ArrayLike<number>, q: number): number | null {
   if (sorted.length === 0) return null;
-  const rank = (sorted.length - 1) * q;
+  return interpolatedPercentile(sorted.length, q, (rank) => sorted[rank]!);
+}
+
+/** The same percentile of n values, reading the order statistics it needs from `orderStatistic(rank)`. */
+export function interpolatedPercentile(n: number, q: number, orderStatistic: (rank: number) => number): number {
+  const rank = (n - 1) * q;
   const lower = Math.floor(rank);
-  const upper = Math.ceil(rank);
-  const low = sorted[lower]!;
-  return low + (rank - lower) * (sorted[upper]! - low);
+  const low = orderStatistic(lower);
+  return low + (rank - lower) * (orderStatistic(Math.ceil(rank)) - low);
 }
 
 /** The finite values, sorted. A typed array sorts numerically in native code: millions of samples stay fast. */
@@ -56,7 +60,7 @@ const TAIL_QUANTILES: Record<TailPercentile, number> = { p90: 0.9, p95: 0.95, p9
  */
 export function summarizeInPlace(finite: Float64Array): Distribution {
   const n = finite.length;
-  if (n === 0) return { n: 0, mean: null, std: null, p50: null, p90: null, p95: null, p99: null, min: null, max: null, unsupported: [] };
+  if (n === 0) return emptyDistribution();
   let sum = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -69,15 +73,47 @@ export function summarizeInPlace(finite: Float64Array): Distribution {
   const mean = sum / n;
   let squares = 0;
   for (let i = 0; i < n; i++) squares += (finite[i]! - mean) ** 2;
-  const std = n > 1 ? Math.sqrt(squares / (n - 1)) : null;
+  selectRanks(finite, percentileRanks(n));
+  return distributionOf({ n, mean, squares, min, max }, (rank) => finite[rank]!);
+}
+
+/** The summary of no values: every figure null. */
+export function emptyDistribution(): Distribution {
+  return { n: 0, mean: null, std: null, p50: null, p90: null, p95: null, p99: null, min: null, max: null, unsupported: [] };
+}
+
+/** The order statistics (0-based ranks) the reported percentiles of n values interpolate between. */
+export function percentileRanks(n: number): number[] {
   const unsupported = unsupportedPercentiles(n);
   const quantiles = [0.5, ...TAIL_PERCENTILES.filter((label) => !unsupported.includes(label)).map((label) => TAIL_QUANTILES[label])];
-  selectRanks(
-    finite,
-    quantiles.flatMap((q) => [Math.floor((n - 1) * q), Math.ceil((n - 1) * q)]),
-  );
-  const tail = (label: TailPercentile) => (unsupported.includes(label) ? null : percentile(finite, TAIL_QUANTILES[label]));
-  return { n, mean, std, p50: percentile(finite, 0.5), p90: tail('p90'), p95: tail('p95'), p99: tail('p99'), min, max, unsupported };
+  return quantiles.flatMap((q) => [Math.floor((n - 1) * q), Math.ceil((n - 1) * q)]);
+}
+
+/**
+ * The summary of n > 0 values from their moments (the sum of squared deviations from the mean,
+ * so the sample standard deviation divides by n - 1) and their order statistics at the ranks
+ * `percentileRanks(n)` names.
+ */
+export function distributionOf(
+  moments: { n: number; mean: number; squares: number; min: number; max: number },
+  orderStatistic: (rank: number) => number,
+): Distribution {
+  const { n, mean, squares, min, max } = moments;
+  const unsupported = unsupportedPercentiles(n);
+  const tail = (label: TailPercentile) =>
+    unsupported.includes(label) ? null : interpolatedPercentile(n, TAIL_QUANTILES[label], orderStatistic);
+  return {
+    n,
+    mean,
+    std: n > 1 ? Math.sqrt(squares / (n - 1)) : null,
+    p50: interpolatedPercentile(n, 0.5, orderStatistic),
+    p90: tail('p90'),
+    p95: tail('p95'),
+    p99: tail('p99'),
+    min,
+    max,
+    unsupported,
+  };
 }
 
 /**

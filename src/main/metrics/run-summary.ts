@@ -18,7 +18,8 @@ import { bunchedDelivery } from './bunched-delivery';
 import { clientBehindReason } from './client-behind';
 import { withEnergyPerWork } from '../telemetry/window-energy';
 import { steadyStateCheck, type SteadyStateCheck } from './steady-state';
-import { summarize, summarizeInPlace, type Distribution } from './distribution';
+import { summarize, type Distribution } from './distribution';
+import { gapDistributions } from './gap-distributions';
 
 export type { LoadDescription, RunSummary, SloSpec };
 
@@ -56,41 +57,20 @@ function counts(rows: readonly MeasuredRequest[]): RequestCounts {
   return { attempted: rows.length, completed, failed: rows.length - completed, accepted, checked, failures_by_class: failures };
 }
 
-const EMPTY = new Float64Array(0);
-
-/**
- * The gaps between consecutive content chunks of each group's successful requests, in no
- * particular order, in one array: each group's a segment of it. The summary permutes a group's
- * segment within itself, so the whole array stays the run's samples, and millions of gaps are
- * neither copied nor gathered twice.
- */
-function itlSamplesByGroup(groups: readonly (readonly MeasuredRequest[])[]): { run: Float64Array; groups: Float64Array[] } {
-  const successful = groups.map((rows) => rows.filter(isSuccess));
-  let total = 0;
-  for (const rows of successful) for (const row of rows) total += Math.max(0, (row.chunk_offsets_ms?.length ?? 0) - 1);
-  const run = new Float64Array(total);
-  let filled = 0;
-  const segments = successful.map((rows) => {
-    const start = filled;
-    for (const row of rows) {
-      const offsets = row.chunk_offsets_ms ?? EMPTY;
-      for (let i = 1; i < offsets.length; i++) {
-        const gap = offsets[i]! - offsets[i - 1]!;
-        if (Number.isFinite(gap)) run[filled++] = gap;
-      }
-    }
-    return run.subarray(start, filled);
-  });
-  return { run: run.subarray(0, filled), groups: segments };
+/** The chunk offsets of each group's successful requests, for the inter-token gaps. */
+function itlByGroup(groups: readonly (readonly MeasuredRequest[])[]): { run: Distribution; groups: Distribution[] } {
+  return gapDistributions(
+    groups.map((rows) => rows.filter(isSuccess).flatMap((row) => (row.chunk_offsets_ms ? [row.chunk_offsets_ms] : []))),
+  );
 }
 
-function distributions(rows: readonly MeasuredRequest[], itl: Float64Array): Record<MetricName, Distribution> {
+function distributions(rows: readonly MeasuredRequest[], itl: Distribution): Record<MetricName, Distribution> {
   const ok = rows.filter(isSuccess);
   const pick = (key: Exclude<MetricName, 'itl_ms'>) => ok.map((row) => row[key]).filter((value): value is number => value !== null);
   return {
     ttft_ms: summarize(pick('ttft_ms')),
     tpot_ms: summarize(pick('tpot_ms')),
-    itl_ms: summarizeInPlace(itl),
+    itl_ms: itl,
     e2e_ms: summarize(pick('e2e_ms')),
     queue_ms: summarize(pick('queue_ms')),
     client_overhead_ms: summarize(pick('client_overhead_ms')),
@@ -211,9 +191,8 @@ export function summarizeRun(input: {
   const requestCounts = counts(measured);
   const groupNames = [...new Set(measured.map((row) => row.group_name ?? 'default'))];
   const groupRows = new Map(groupNames.map((name) => [name, measured.filter((row) => (row.group_name ?? 'default') === name)]));
-  // ITL samples run to millions: the groups are summarized first, each permuting only its own
-  // segment; with one group the run is that group, and its distributions are computed once.
-  const itl = itlSamplesByGroup(groupNames.map((name) => groupRows.get(name)!));
+  // ITL samples run to millions: they are streamed from the stored offsets, never gathered (metrics/gap-distributions.ts).
+  const itl = itlByGroup(groupNames.map((name) => groupRows.get(name)!));
   const oneGroup = groupNames.length === 1;
   const groupMetrics = new Map(
     oneGroup ? [] : groupNames.map((name, index) => [name, distributions(groupRows.get(name)!, itl.groups[index]!)]),

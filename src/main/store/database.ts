@@ -31,6 +31,12 @@ export function openDatabase(file: string): Db {
     switchToWal(db);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
+    // Reads through a memory map, not a read call per page: a run's requests span tens of
+    // thousands of overflow pages, and reading them back for a summary took twice as long
+    // through read calls (docs/PERFORMANCE.md). SQLite caps the map (2 GiB in this build); writes
+    // still go through the WAL. The cost: an I/O error while reading the file ends the process
+    // (SIGBUS) instead of failing the query, which on a local disk means the disk is failing.
+    db.pragma('mmap_size = 2147483648');
   } catch (error) {
     throw new AppError(
       ErrorCode.StorageFailed,
