@@ -38,4 +38,55 @@ describe('latency columns for Compare', () => {
     expect(Array.from(columns.e2e_ms)).toEqual(sortedOf('e2e_ms'));
     db.close();
   });
+
+  it('are kept when a run finishes, read back from the kept blobs, and dropped by any write to its requests', () => {
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    const runs = new RunStore(db);
+    const runId = storeSampleRun(runs);
+    const kept = () => db.prepare('SELECT COUNT(*) FROM run_latency_columns WHERE run_id = ?').pluck().get(runId);
+    expect(kept()).toBe(1);
+    const before = runs.sortedLatencyColumns(runId);
+    // Planted in the kept row: what a read returns shows that the blobs, not the requests, were read.
+    db.prepare('UPDATE run_latency_columns SET ttft_ms = ? WHERE run_id = ?').run(Buffer.from(Float64Array.of(1, 2, 3).buffer), runId);
+    expect(Array.from(runs.sortedLatencyColumns(runId).ttft_ms)).toEqual([1, 2, 3]);
+
+    const writes = [
+      () => db.prepare('UPDATE requests SET ttft_ms = ttft_ms + 100 WHERE run_id = ? AND warmup = 0').run(runId),
+      () => db.prepare('UPDATE requests SET error_class = NULL WHERE run_id = ?').run(runId),
+      () =>
+        db.prepare('DELETE FROM requests WHERE run_id = ? AND seq = (SELECT MAX(seq) FROM requests WHERE run_id = ?)').run(runId, runId),
+    ];
+    for (const write of writes) {
+      runs.sortedLatencyColumns(runId);
+      expect(kept()).toBe(1);
+      write();
+      expect(kept()).toBe(0);
+      // The next read computes them from the requests as they are now, and keeps them again.
+      const fresh = runs.sortedLatencyColumns(runId);
+      const rows = runs.requests(runId).filter((row) => row.warmup === 0 && row.error_class === null);
+      expect(fresh.requests).toBe(rows.length);
+      expect(Array.from(fresh.ttft_ms)).toEqual(rows.flatMap((row) => (row.ttft_ms === null ? [] : [row.ttft_ms])).sort((a, b) => a - b));
+    }
+    expect(Array.from(runs.sortedLatencyColumns(runId).ttft_ms)).not.toEqual(Array.from(before.ttft_ms));
+    db.close();
+  });
+
+  it('are not kept for a running run, are kept at the first read of an older finished run, and go with the run', () => {
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    const runs = new RunStore(db);
+    const runId = storeSampleRun(runs);
+    const kept = () => db.prepare('SELECT COUNT(*) FROM run_latency_columns WHERE run_id = ?').pluck().get(runId);
+    db.prepare("UPDATE runs SET status = 'running' WHERE id = ?").run(runId);
+    db.prepare('DELETE FROM run_latency_columns').run();
+    expect(runs.sortedLatencyColumns(runId).requests).toBeGreaterThan(0);
+    expect(kept()).toBe(0);
+    // A run that finished before the columns were kept.
+    db.prepare("UPDATE runs SET status = 'completed' WHERE id = ?").run(runId);
+    const first = runs.sortedLatencyColumns(runId);
+    expect(kept()).toBe(1);
+    expect(runs.sortedLatencyColumns(runId)).toEqual(first);
+    runs.deleteRun(runId);
+    expect(kept()).toBe(0);
+    db.close();
+  });
 });

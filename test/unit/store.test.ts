@@ -65,7 +65,7 @@ describe('database', () => {
     openDatabase(file).close();
     // The database as the version before the rename left it, with one such experiment, one still running and one of another kind.
     const raw = new Database(file);
-    raw.prepare('DELETE FROM schema_migrations WHERE version = 11').run();
+    raw.prepare('DELETE FROM schema_migrations WHERE version >= 11').run();
     const insert = raw.prepare(
       "INSERT INTO experiments (id, kind, status, created_at, protocol_json, result_json) VALUES (?, ?, ?, 'now', ?, ?)",
     );

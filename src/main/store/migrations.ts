@@ -242,4 +242,31 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE kind = 'spec';
     `,
   },
+  {
+    version: 12,
+    name: 'sorted latency columns',
+    sql: `
+      -- A finished run's successful measured latencies, each ascending, as Float64Array blobs:
+      -- derived from its requests (store/latency-columns.ts), so Compare reads three blobs a run
+      -- instead of every request. Written when a run finishes, or at the first read of an older run;
+      -- any write to a run's requests drops them, whichever program makes it.
+      CREATE TABLE IF NOT EXISTS run_latency_columns (
+        run_id   TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+        requests INTEGER NOT NULL,
+        ttft_ms  BLOB NOT NULL,
+        tpot_ms  BLOB NOT NULL,
+        e2e_ms   BLOB NOT NULL
+      );
+      CREATE TRIGGER IF NOT EXISTS requests_inserted_drop_latency_columns AFTER INSERT ON requests BEGIN
+        DELETE FROM run_latency_columns WHERE run_id = NEW.run_id;
+      END;
+      CREATE TRIGGER IF NOT EXISTS requests_deleted_drop_latency_columns AFTER DELETE ON requests BEGIN
+        DELETE FROM run_latency_columns WHERE run_id = OLD.run_id;
+      END;
+      CREATE TRIGGER IF NOT EXISTS requests_latency_changed_drop_latency_columns
+        AFTER UPDATE OF run_id, ttft_ms, tpot_ms, e2e_ms, warmup, error_class ON requests BEGIN
+        DELETE FROM run_latency_columns WHERE run_id IN (OLD.run_id, NEW.run_id);
+      END;
+    `,
+  },
 ];

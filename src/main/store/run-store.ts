@@ -4,6 +4,8 @@ import { identify, isAlive } from '../core/process-identity';
 import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { ModelHashCache } from './model-hashes';
+import { float64View } from './float64-blob';
+import { LatencyColumnStore, type SortedLatencyColumns } from './latency-columns';
 import type { Db } from './database';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 
@@ -257,7 +259,7 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     cached_tokens: row.cached_tokens,
     error_class: row.error_class,
     accepted: row.accepted === null ? null : row.accepted !== 0,
-    chunk_offsets_ms: row.chunk_offsets ? chunkOffsetView(row.chunk_offsets) : null,
+    chunk_offsets_ms: row.chunk_offsets ? float64View(row.chunk_offsets) : null,
     ttfr_ms: row.ttfr_ms ?? null,
     ttfa_ms: row.ttfa_ms ?? null,
     ttft_from_schedule_ms: row.ttft_from_schedule_ms ?? null,
@@ -334,7 +336,7 @@ function measuredRequestOf(column: MeasuredRequestColumns): MeasuredRequest {
     cached_tokens: column[12],
     error_class: column[13],
     accepted: column[14] === null ? null : column[14] !== 0,
-    chunk_offsets_ms: column[15] ? chunkOffsetView(column[15]) : null,
+    chunk_offsets_ms: column[15] ? float64View(column[15]) : null,
     ttfr_ms: column[16],
     ttfa_ms: column[17],
     ttft_from_schedule_ms: column[18],
@@ -373,16 +375,8 @@ function draftCounts(timings: StoredTimings | null): { draft_tokens: number | nu
   };
 }
 
-/** The stored chunk offsets as a Float64Array (copied only when the blob is not 8-byte aligned). */
-export function chunkOffsetView(blob: Buffer | null): Float64Array {
-  if (!blob || blob.byteLength === 0) return new Float64Array(0);
-  if (blob.byteOffset % 8 === 0) return new Float64Array(blob.buffer, blob.byteOffset, blob.byteLength / 8);
-  const copy = new Uint8Array(blob);
-  return new Float64Array(copy.buffer, 0, copy.byteLength / 8);
-}
-
 export function decodeChunkOffsets(blob: Buffer | null): number[] {
-  return Array.from(chunkOffsetView(blob));
+  return Array.from(float64View(blob));
 }
 
 /** Runs and their requests. Requests are written in batches, each batch one transaction. */
@@ -393,9 +387,11 @@ export class RunStore {
   private readonly updateReasoningTokens;
   /** Model file hashes, cached by path, size and mtime. */
   readonly hashes: ModelHashCache;
+  private readonly latencyColumns: LatencyColumnStore;
 
   constructor(private readonly db: Db) {
     this.hashes = new ModelHashCache(db);
+    this.latencyColumns = new LatencyColumnStore(db);
     this.insertRun = db.prepare(`
       INSERT INTO runs (id, kind, status, started_at, model_ref, model_path, model_size_bytes, model_sha256, engine_json, server_json, manifest_json,
         owner_pid, owner_start_ticks, workload_name, workload_revision, environment_json, private)
@@ -549,13 +545,14 @@ export class RunStore {
   }
 
   finishRun(id: string, status: Exclude<RunStatus, 'running'>, reason: string | null, summary: unknown): void {
-    this.updateStatus.run({
+    const updated = this.updateStatus.run({
       id,
       status,
       reason: reason === null ? null : redactUrls(reason),
       endedAt: new Date().toISOString(),
       summary: summary === undefined ? null : JSON.stringify(summary),
     });
+    if (updated.changes > 0) this.latencyColumns.keepFinished(id);
   }
 
   /**
@@ -651,25 +648,9 @@ export class RunStore {
     return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
   }
 
-  /**
-   * The latencies of the successful measured requests as columns, each sorted with its nulls left
-   * out, and the count of requests they come from: read as raw rows, without an object per request.
-   */
-  sortedLatencyColumns(runId: string): { requests: number; ttft_ms: Float64Array; tpot_ms: Float64Array; e2e_ms: Float64Array } {
-    const rows = this.db
-      .prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL')
-      .raw(true)
-      .all(runId) as (number | null)[][];
-    const column = (index: number) => {
-      const values = new Float64Array(rows.length);
-      let n = 0;
-      for (const row of rows) {
-        const value = row[index];
-        if (typeof value === 'number' && Number.isFinite(value)) values[n++] = value;
-      }
-      return values.subarray(0, n).sort();
-    };
-    return { requests: rows.length, ttft_ms: column(0), tpot_ms: column(1), e2e_ms: column(2) };
+  /** The latencies of the successful measured requests as columns, each sorted with its nulls left out (store/latency-columns.ts). */
+  sortedLatencyColumns(runId: string): SortedLatencyColumns {
+    return this.latencyColumns.read(runId);
   }
 
   /** Requests without their text: what summaries need, read in a fraction of the time. */
@@ -713,7 +694,7 @@ export class RunStore {
       points: Buffer;
     }[];
     return rows.map((row) => {
-      const values = chunkOffsetView(row.points);
+      const values = float64View(row.points);
       const points: [number, number][] = [];
       for (let i = 0; i + 1 < values.length; i += 2) points.push([values[i]!, values[i + 1]!]);
       return { series: row.series, unit: row.unit, points };

@@ -1,27 +1,14 @@
 import { Suspense, useEffect, useMemo, type ComponentType } from 'react';
-import { preloadable } from './components/preloadable';
 import { preloadCharts } from './components/Chart';
 import type { AppEvents, AppServices, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { parseRoute, routeHash } from './state/route';
+import { VIEWS } from './view-code';
 
 // The first paint carries the shell and the open view; the other views load right after it,
 // so none is fetched at the moment it is opened (a preset such as Serve's model must find its view mounted).
 const PRELOAD_AFTER_MS = 2000;
-
-const VIEWS = {
-  home: preloadable(() => import('./views/HomeView').then((module) => module.HomeView)),
-  models: preloadable(() => import('./views/ModelsView').then((module) => module.ModelsView)),
-  server: preloadable(() => import('./views/ServerView').then((module) => module.ServerView)),
-  workloads: preloadable(() => import('./views/WorkloadsView').then((module) => module.WorkloadsView)),
-  run: preloadable(() => import('./views/RunView').then((module) => module.RunView)),
-  runs: preloadable(() => import('./views/RunsView').then((module) => module.RunsView)),
-  compare: preloadable(() => import('./views/CompareView').then((module) => module.CompareView)),
-  experiments: preloadable(() => import('./views/ExperimentsView').then((module) => module.ExperimentsView)),
-  settings: preloadable(() => import('./views/SettingsView').then((module) => module.SettingsView)),
-  history: preloadable(() => import('./views/HistoryView').then((module) => module.HistoryView)),
-} satisfies Record<View, unknown>;
 
 const NAVIGATION: { view: View; label: string }[] = [
   { view: 'home', label: 'Home' },

@@ -25,7 +25,7 @@ export interface ComparedRun {
   workload: string | null;
   workloadRevision: string | null;
   requests: number;
-  /** Ascending samples for CDF charts: every request's value up to 1,000, else 1,000 evenly spaced order statistics. */
+  /** Ascending samples for CDF charts: every request's value up to 256, else 256 evenly spaced order statistics, the least and greatest included. */
   ttftMs: number[];
   tpotMs: number[];
   e2eMs: number[];

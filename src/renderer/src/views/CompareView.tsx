@@ -9,7 +9,7 @@ import { tradeOffOption } from './compare-trade-off';
 import { cdfChartOption, vramChartOption, type LatencyKey } from './compare-charts';
 import { useAction } from '../hooks/use-action';
 
-const CDF_NOTE = 'CDFs are drawn from up to 1,000 evenly spaced quantiles per run.';
+const CDF_NOTE = 'CDFs are drawn from up to 256 evenly spaced quantiles per run, the fastest and slowest request included.';
 
 export function CompareView({ client }: { client: AppServices }) {
   const selection = useAppStore((state) => state.compareSelection);

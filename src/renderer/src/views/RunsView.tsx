@@ -12,6 +12,8 @@ import { runExportZip } from './run-export-zip';
 import { ImportRunForm } from './ImportRunForm';
 import { ParquetExportForm } from './ParquetExportForm';
 import { METRIC_TABLE } from '../../../shared/metric-table';
+import { VIEWS } from '../view-code';
+import { preloadCharts } from '../components/Chart';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -51,6 +53,14 @@ export function RunsView({ client }: { client: AppServices }) {
     if (routeId) void call(() => client.runs.get(routeId), setDetail);
     else setDetail(null);
   }, [client, routeId]);
+
+  // Two runs picked: Compare is likely next, so its code and the chart code load now, not after the click.
+  const canCompare = selection.length >= 2;
+  useEffect(() => {
+    if (!canCompare) return;
+    void VIEWS.compare.preload();
+    void preloadCharts();
+  }, [canCompare]);
 
   const toggle = (id: string) => setCompareSelection(selection.includes(id) ? selection.filter((item) => item !== id) : [...selection, id]);
   const exportRun = async (id: string) => {

@@ -1,0 +1,75 @@
+import type { Db } from './database';
+import { float64View } from './float64-blob';
+
+/** A run's successful measured latencies, each column ascending with its nulls left out, and how many requests they come from. */
+export interface SortedLatencyColumns {
+  requests: number;
+  ttft_ms: Float64Array;
+  tpot_ms: Float64Array;
+  e2e_ms: Float64Array;
+}
+
+/**
+ * The sorted latency columns of runs, kept once a run is over. Compare, the build history and the
+ * regression check read a run's latencies whole; from the requests that is one row per request and
+ * a sort, for every run compared, every time (docs/PERFORMANCE.md). A finished run's requests do not
+ * change, so its columns are written once (when it finishes, or at the first read of a run that
+ * finished before they were kept) and read back as three blobs. A running run is always read
+ * from its requests, and any write to a run's requests drops what was kept (triggers, migration 12).
+ */
+export class LatencyColumnStore {
+  private readonly selectKept;
+  private readonly insertKept;
+  private readonly selectFromRequests;
+  private readonly selectStatus;
+
+  constructor(db: Db) {
+    this.selectKept = db.prepare('SELECT requests, ttft_ms, tpot_ms, e2e_ms FROM run_latency_columns WHERE run_id = ?');
+    this.insertKept = db.prepare(
+      'INSERT OR REPLACE INTO run_latency_columns (run_id, requests, ttft_ms, tpot_ms, e2e_ms) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.selectFromRequests = db
+      .prepare('SELECT ttft_ms, tpot_ms, e2e_ms FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL')
+      .raw(true);
+    this.selectStatus = db.prepare('SELECT status FROM runs WHERE id = ?').pluck();
+  }
+
+  read(runId: string): SortedLatencyColumns {
+    const kept = this.selectKept.get(runId) as { requests: number; ttft_ms: Buffer; tpot_ms: Buffer; e2e_ms: Buffer } | undefined;
+    if (kept)
+      return {
+        requests: kept.requests,
+        ttft_ms: float64View(kept.ttft_ms),
+        tpot_ms: float64View(kept.tpot_ms),
+        e2e_ms: float64View(kept.e2e_ms),
+      };
+    const columns = this.fromRequests(runId);
+    const status = this.selectStatus.get(runId) as string | undefined;
+    if (status !== undefined && status !== 'running') this.keep(runId, columns);
+    return columns;
+  }
+
+  /** Called when a run finishes: its columns are computed now, while its pages are still cached. */
+  keepFinished(runId: string): void {
+    this.keep(runId, this.fromRequests(runId));
+  }
+
+  private keep(runId: string, columns: SortedLatencyColumns): void {
+    const blob = (values: Float64Array) => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+    this.insertKept.run(runId, columns.requests, blob(columns.ttft_ms), blob(columns.tpot_ms), blob(columns.e2e_ms));
+  }
+
+  private fromRequests(runId: string): SortedLatencyColumns {
+    const rows = this.selectFromRequests.all(runId) as (number | null)[][];
+    const column = (index: number) => {
+      const values = new Float64Array(rows.length);
+      let n = 0;
+      for (const row of rows) {
+        const value = row[index];
+        if (typeof value === 'number' && Number.isFinite(value)) values[n++] = value;
+      }
+      return values.subarray(0, n).sort();
+    };
+    return { requests: rows.length, ttft_ms: column(0), tpot_ms: column(1), e2e_ms: column(2) };
+  }
+}
