@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
@@ -88,5 +89,17 @@ describe('latency columns for Compare', () => {
     runs.deleteRun(runId);
     expect(kept()).toBe(0);
     db.close();
+  });
+
+  it('are still read from the requests where they cannot be kept: a read-only copy of the database', () => {
+    const file = path.join(tempDir(), 'runs.db');
+    const db = openDatabase(file);
+    const runId = storeSampleRun(new RunStore(db));
+    const expected = new RunStore(db).sortedLatencyColumns(runId);
+    db.prepare('DELETE FROM run_latency_columns').run();
+    db.close();
+    const readOnly = new Database(file, { readonly: true });
+    expect(new RunStore(readOnly).sortedLatencyColumns(runId)).toEqual(expected);
+    readOnly.close();
   });
 });

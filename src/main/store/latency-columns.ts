@@ -45,7 +45,15 @@ export class LatencyColumnStore {
       };
     const columns = this.fromRequests(runId);
     const status = this.selectStatus.get(runId) as string | undefined;
-    if (status !== undefined && status !== 'running') this.keep(runId, columns);
+    if (status !== undefined && status !== 'running') {
+      // Keeping them is a saving, not the answer: a database another process holds locked, or a
+      // read-only copy, still gets its comparison.
+      try {
+        this.keep(runId, columns);
+      } catch {
+        // Computed again at the next read.
+      }
+    }
     return columns;
   }
 
