@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { storeSampleRun } from '../support/stored-run';
+import { createBareRun, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -101,5 +102,17 @@ describe('latency columns for Compare', () => {
     const readOnly = new Database(file, { readonly: true });
     expect(new RunStore(readOnly).sortedLatencyColumns(runId)).toEqual(expected);
     readOnly.close();
+  });
+
+  it('never fail the finish of a run when they cannot be written', () => {
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    const runs = new RunStore(db);
+    const runId = createBareRun(runs);
+    runs.addRequests(runId, [storedRequest(0), storedRequest(1)]);
+    // Any failure to write them (here the table is gone) must leave the finish itself done.
+    db.exec('DROP TABLE run_latency_columns');
+    expect(() => runs.finishRun(runId, 'completed', null, undefined)).not.toThrow();
+    expect(runs.findRun(runId)?.status).toBe('completed');
+    db.close();
   });
 });

@@ -45,26 +45,33 @@ export class LatencyColumnStore {
       };
     const columns = this.fromRequests(runId);
     const status = this.selectStatus.get(runId) as string | undefined;
-    if (status !== undefined && status !== 'running') {
-      // Keeping them is a saving, not the answer: a database another process holds locked, or a
-      // read-only copy, still gets its comparison.
-      try {
-        this.keep(runId, columns);
-      } catch {
-        // Computed again at the next read.
-      }
-    }
+    if (status !== undefined && status !== 'running') this.keep(runId, columns);
     return columns;
   }
 
   /** Called when a run finishes: its columns are computed now, while its pages are still cached. */
   keepFinished(runId: string): void {
-    this.keep(runId, this.fromRequests(runId));
+    let columns: SortedLatencyColumns;
+    try {
+      columns = this.fromRequests(runId);
+    } catch {
+      return; // The finish is done; the first read computes them.
+    }
+    this.keep(runId, columns);
   }
 
+  /**
+   * Keeping them is a saving, not the answer: a finished run whose columns could not be written
+   * (the disk full, another process holding the lock, a read-only copy) is still finished, and
+   * still gets its comparison; they are computed again at the next read.
+   */
   private keep(runId: string, columns: SortedLatencyColumns): void {
     const blob = (values: Float64Array) => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
-    this.insertKept.run(runId, columns.requests, blob(columns.ttft_ms), blob(columns.tpot_ms), blob(columns.e2e_ms));
+    try {
+      this.insertKept.run(runId, columns.requests, blob(columns.ttft_ms), blob(columns.tpot_ms), blob(columns.e2e_ms));
+    } catch {
+      // Not kept: read from the requests next time.
+    }
   }
 
   private fromRequests(runId: string): SortedLatencyColumns {
