@@ -23,8 +23,9 @@ export function gapDistributions(groups: readonly (readonly ArrayLike<number>[])
   const run = tallies.length === 1 ? tallies[0]! : tallyFor(bounds.reduce((sum, bound) => sum + bound, 0));
   const alsoRun = (group: number) => (run === tallies[group] ? null : run);
   groups.forEach((offsetLists, group) => countGaps(offsetLists, tallies[group]!, alsoRun(group)));
-  const planned = [...new Set([...tallies, run])].filter((tally) => tally.planGather());
-  if (planned.length > 0) groups.forEach((offsetLists, group) => gatherGaps(offsetLists, tallies[group]!, alsoRun(group)));
+  let secondPass = false;
+  for (const tally of new Set([...tallies, run])) if (tally.planGather()) secondPass = true;
+  if (secondPass) groups.forEach((offsetLists, group) => gatherGaps(offsetLists, tallies[group]!, alsoRun(group)));
   // With one group the run is that group: summarized once, since summarizing rearranges a whole tally's values.
   const runDistribution = run.distribution();
   return { run: runDistribution, groups: tallies.map((tally) => (tally === run ? runDistribution : tally.distribution())) };
