@@ -8,15 +8,20 @@ import { defineConfig } from 'vite';
  */
 export default defineConfig({
   build: {
-    ssr: resolve(import.meta.dirname, 'src/main/cli.ts'),
+    ssr: true,
     outDir: 'out/cli',
     emptyOutDir: true,
     target: 'node20',
     minify: false,
     reportCompressedSize: false,
     rollupOptions: {
+      input: {
+        cli: resolve(import.meta.dirname, 'src/main/cli.ts'),
+        // A worker thread's entry, loaded by file beside cli.mjs (src/main/runner/stream-shards.ts).
+        'stream-shard-worker': resolve(import.meta.dirname, 'src/main/runner/stream-shard-worker.ts'),
+      },
       external: [...builtinModules, ...builtinModules.map((name) => `node:${name}`)],
-      output: { format: 'es', entryFileNames: 'cli.mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },
+      output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },
     },
   },
 });

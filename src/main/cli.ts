@@ -25,7 +25,7 @@ Commands:
   models scan [DIR|FILE ...] [--json]         GGUF models with metadata; invalid files with the reason
   models quantize SRC --to Q8_0,Q4_K_M [--out DIR]
   run --workload FILE|NAME (--model MODEL | --endpoint URL) [load] [--slo ttft=MS,tpot=MS,e2e=MS] [--private] [--json]
-      load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N]; --requests N | --duration S; --warmup N
+      load: --concurrency N | --rate R [--burstiness B] [--max-outstanding N] [--shards N]; --requests N | --duration S; --warmup N
   run --trace FILE.jsonl --model MODEL [--trace-speed X] [--trace-window START:END]
                                               replay a Mooncake-style trace at its own timing, shared blocks token-identical
   runs list [--limit N]|show ID|delete ID     stored runs

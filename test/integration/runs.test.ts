@@ -324,6 +324,34 @@ describe('inferlab run against the real llama-server', () => {
     }
   });
 
+  it('--shards sends an open loop from worker threads of the built CLI, each TTFT no shorter than the server prefill it contains', async () => {
+    const db = path.join(tempDir(), 'shards.db');
+    const summary = await inferlabJson(
+      ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--rate', '4', '--shards', '2', '--requests', '8', '--warmup', '1'],
+      db,
+    );
+    expect(summary.requests.completed).toBe(8);
+    const shards = summary.load.client.shards as { shard: number; requests: number }[];
+    expect(shards.map((shard) => shard.shard).sort()).toEqual([0, 1]);
+    expect(shards.reduce((sum, shard) => sum + shard.requests, 0)).toBe(9);
+    const check = new Database(db, { readonly: true });
+    const load = JSON.parse((check.prepare('SELECT manifest_json FROM runs').get() as { manifest_json: string }).manifest_json).load;
+    const rows = check.prepare('SELECT ttft_ms, t0_ms, scheduled_ms, timings_json FROM requests WHERE warmup = 0').all() as {
+      ttft_ms: number;
+      t0_ms: number;
+      scheduled_ms: number;
+      timings_json: string;
+    }[];
+    check.close();
+    expect(load).toMatchObject({ mode: 'open', rate: 4, shards: 2 });
+    expect(rows).toHaveLength(8);
+    for (const row of rows) {
+      // Read on a shard's clock and stored on the run's: the first token still comes after the server's own prefill time.
+      expect(row.ttft_ms).toBeGreaterThanOrEqual(JSON.parse(row.timings_json).prompt_ms);
+      expect(row.t0_ms).toBeGreaterThanOrEqual(row.scheduled_ms);
+    }
+  });
+
   it('--reference judges each output against the same item of a stored run', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'reference.db');
@@ -365,6 +393,9 @@ describe('inferlab run against the real llama-server', () => {
     [['--rate', 'abc'], /--rate must be a positive number, got "abc"/],
     [['--requests', '0'], /--requests must be a positive integer, got "0"/],
     [['--concurrency', '2', '--rate', '5'], /exclude each other/],
+    [['--shards', '2'], /burstiness, maxOutstanding and shards need a rate \(open loop\)/],
+    [['--rate', '5', '--shards', '0'], /--shards must be a positive integer, got "0"/],
+    [['--rate', '5', '--shards', '65'], /shards must be at most 64/],
     [['--slo', 'ttft=fast'], /--slo ttft must be a positive number/],
     [['--warmup', '-1'], /--warmup must be a whole number/],
   ])('exits 2 with usage for %j and writes nothing', async (extra, message) => {

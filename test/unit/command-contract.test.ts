@@ -57,6 +57,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--rate': { args: open, against: [...base, '--requests', '10'] },
       '--burstiness': { args: [...open, '--burstiness', '0.5'], against: open },
       '--max-outstanding': { args: [...open, '--max-outstanding', '8'], against: open },
+      '--shards': { args: [...open, '--shards', '4'], against: open },
       '--ramp-up': { args: [...open, '--ramp-up', '5'], against: open },
       '--trace': { args: ['--trace', 'a.jsonl', '--model', 'demo:q8_0'], against: ['--trace', 'b.jsonl', '--model', 'demo:q8_0'] },
       '--trace-speed': {

@@ -42,7 +42,7 @@ export const QUANTIZE_USAGE = 'inferlab models quantize SRC --to Q8_0,Q4_K_M [--
 
 export const RUN_USAGE = `inferlab run (--workload FILE|NAME | --trace FILE.jsonl [--trace-speed X] [--trace-window START:END] [--block-tokens N])
     (--model MODEL | --endpoint URL)
-    [--concurrency N | --rate R [--burstiness B] [--max-outstanding N]] [--requests N | --duration S] [--warmup N]
+    [--concurrency N | --rate R [--burstiness B] [--max-outstanding N] [--shards N]] [--requests N | --duration S] [--warmup N]
     [--ramp-up S [--ramp linear|exponential]] [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
     [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--gpu-metrics-url URL] [--private] [--db PATH] [--json]`;
 

@@ -19,6 +19,8 @@ export type LoadSpec =
       rampUp?: RampUp;
       /** A replayed trace's arrival times (ms from the window's start), used instead of drawn gaps. */
       schedule?: readonly number[];
+      /** Worker threads that send the requests and read their streams, each on its own event loop (1: this thread). */
+      shards?: number;
     };
 
 /** An exponential ramp starts at this fraction of the load and doubles evenly up to it. */
@@ -39,8 +41,11 @@ export interface StopRule {
   durationMs: number | null;
 }
 
-/** Called for each request; resolves when the request has finished and been recorded. */
-export type SendRequest = (index: number, warmup: boolean, scheduledAt: number | null) => Promise<void>;
+/**
+ * Called for each request; resolves when the request has finished and been recorded, or with
+ * false when it was never sent (a sender that waits for `scheduledAt` itself, halted first).
+ */
+export type SendRequest = (index: number, warmup: boolean, scheduledAt: number | null) => Promise<boolean | void>;
 
 export interface LoadOutcome {
   /** Monotonic ms: first measured send and last measured completion. */
@@ -59,6 +64,11 @@ export interface GenerateLoadOptions {
   seed?: number;
   /** Called once, when the measured window opens (after the warmup requests and any ramp). */
   onMeasuredStart?: () => void;
+  /**
+   * Open loop: each request is handed to `send` this long before its scheduled time, for a
+   * sender that waits for the time itself on a loop of its own (stream shards). 0: at its time.
+   */
+  dispatchLeadMs?: number;
 }
 
 /** The warmup requests, before anything is measured: as many at once as the load's concurrency (one in open loop). */
@@ -101,15 +111,19 @@ export async function generateLoad(options: GenerateLoadOptions): Promise<LoadOu
   };
   if (!ramp) openWindow();
   const deadline = stop.durationMs === null ? Number.POSITIVE_INFINITY : windowStart + stop.durationMs;
-  const more = () => {
+  // `at`: when the request would be sent, which a request handed over ahead of its time has not reached yet.
+  const more = (at = performance.now()) => {
     if (halt.aborted) return ((outcome.stoppedBy = 'halted'), false);
     if (stop.requests !== null && outcome.sent >= stop.requests) return ((outcome.stoppedBy = 'requests'), false);
-    if (performance.now() >= deadline) return ((outcome.stoppedBy = 'duration'), false);
+    if (at >= deadline) return ((outcome.stoppedBy = 'duration'), false);
     return true;
   };
   const measured = async (scheduledAt: number | null) => {
     outcome.sent += 1;
-    await send(nextIndex(), false, scheduledAt);
+    if ((await send(nextIndex(), false, scheduledAt)) === false) {
+      outcome.sent -= 1;
+      return;
+    }
     outcome.measuredEnd = Math.max(outcome.measuredEnd ?? 0, performance.now());
   };
 
@@ -129,16 +143,18 @@ export async function generateLoad(options: GenerateLoadOptions): Promise<LoadOu
   const gap = arrivalGaps(load.rate, load.burstiness, seededRandom(options.seed ?? load.seed ?? 1));
   // Gaps are drawn at the full rate on a clock that runs at the ramp's fraction of real time (time-rescaled arrivals).
   const toTime = ramp ? rampClock(ramp) : (elapsed: number) => elapsed;
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<unknown>>();
+  const lead = options.dispatchLeadMs ?? 0;
   let atFullRate = 0;
   let due = start + (load.schedule?.[0] ?? 0);
   while (!halt.aborted) {
     const warmup = ramp !== null && due < windowStart;
-    if (!warmup && !more()) break;
-    await waitUntil(due);
+    if (!warmup && !more(due)) break;
+    // Handed over ahead of its time, a request needs no sub-millisecond wake-up here: the timer is enough.
+    await waitUntil(due - lead, lead === 0);
     // At the outstanding bound the request waits for a slot; the lateness is recorded as slip.
     while (inFlight.size >= load.maxOutstanding) await Promise.race(inFlight);
-    if (halt.aborted || (!warmup && !more())) break;
+    if (halt.aborted || (!warmup && !more(Math.max(due, performance.now())))) break;
     if (!warmup) openWindow();
     const request = (warmup ? send(nextIndex(), true, due) : measured(due)).finally(() => inFlight.delete(request));
     inFlight.add(request);
@@ -179,9 +195,9 @@ export function rampProgressAt(shape: RampUp['shape'], fraction: number): number
   return Math.min(1, Math.max(0, 1 - Math.log(fraction) / Math.log(EXPONENTIAL_RAMP_START)));
 }
 
-/** Sleeps until a performance.now() time: a timer for the bulk, then yielding to the event loop for the last millisecond. */
-async function waitUntil(due: number): Promise<void> {
+/** Sleeps until a performance.now() time: a timer for the bulk, then (`precise`) yielding to the event loop for the last millisecond. */
+async function waitUntil(due: number, precise = true): Promise<void> {
   const wait = due - performance.now();
   if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-  while (performance.now() < due) await new Promise((resolve) => setImmediate(resolve));
+  while (precise && performance.now() < due) await new Promise((resolve) => setImmediate(resolve));
 }

@@ -15,6 +15,9 @@ import { storedRequestFrom } from './stored-request';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from '../client/stream-client';
 import { drawThinkTime, pauseUntil } from './think-time';
 import { ResponsivenessWatch } from './responsiveness-watch';
+import { StreamShards } from './stream-shards';
+import { onAbort } from '../client/abort-fanout';
+import type { ShardLoad } from '../../shared/contract/runs';
 
 export interface RunTarget {
   baseUrl: string;
@@ -40,6 +43,8 @@ export interface RunExecution {
   reason: string | null;
   outcome: LoadOutcome;
   stored: number;
+  /** Each stream shard's load; null when the run's own loop sent every request. */
+  shards: ShardLoad[] | null;
 }
 
 type ExecuteRunOptions = {
@@ -65,6 +70,7 @@ type ExecuteRunOptions = {
   hashServer?: ServerAddress | null;
   /** Token ids a replayed trace's prompts may use (from the server's vocabulary size). */
   tokenRange?: TokenRange;
+  /** Not called on a sharded run: its text is read on the shards' threads, and stored whole at the end of each request. */
   onText?: (seq: number, text: string) => void;
   /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
   reasoningTokenCounter?: TokenCounter | null;
@@ -138,6 +144,23 @@ function notePrompt(
   return messages ? JSON.stringify(messages) : typeof prompt === 'string' ? prompt : prompt ? JSON.stringify(prompt) : null;
 }
 
+/** An open loop's stream shards, when the load asks for more than one, stopped and cancelled with the run. */
+function startShards(options: ExecuteRunOptions, control: RunControl, sockets: number): StreamShards | null {
+  const count = options.load.mode === 'open' ? (options.load.shards ?? 1) : 1;
+  if (count <= 1) return null;
+  const { baseUrl, headers } = options.target;
+  const shards = new StreamShards(count, { baseUrl, headers, timeouts: options.timeouts, sockets }, (reason) => control.abort(reason));
+  onAbort(control.halt.signal, () => shards.halt());
+  onAbort(control.cancel.signal, () => shards.cancel());
+  return shards;
+}
+
+/**
+ * How far ahead of its time a request is handed to a stream shard: more than this thread's loop
+ * is likely to run late while it stores and summarizes what comes back.
+ */
+const SHARD_DISPATCH_LEAD_MS = 50;
+
 /** How long a run stopped by refused connections waits for the server manager to report a crash. */
 const SERVER_LOSS_GRACE_MS = 2000;
 
@@ -153,11 +176,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
   const control = new RunControl(options.signal, options.serverLost);
 
   const slots = options.load.mode === 'closed' ? options.load.concurrency : options.load.maxOutstanding;
+  const shards = startShards(options, control, slots);
   const run: RunState = {
     options,
     runStart,
     control,
-    agent: createKeepAliveAgent(slots + 4),
+    shards,
+    agent: createKeepAliveAgent(shards ? 1 : slots + 4),
     writer: new RunWriter(options.store, options.runId, { private: options.private }),
     progress: initialProgress(options, plan),
     responsiveness: new ResponsivenessWatch(slots),
@@ -171,18 +196,19 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
   const thinkRandom = seededRandom(options.seed ?? 1);
   const sendOne: SendOne = (item, request, warmup, scheduledAt, place) => sendAndStore(run, item, request, warmup, scheduledAt, place);
 
-  const send = async (index: number, warmup: boolean, scheduledAt: number | null) => {
+  const send = async (index: number, warmup: boolean, scheduledAt: number | null): Promise<boolean> => {
     // A replayed trace's measured requests start again from its first record, whatever the warmup took.
     const item = plan.hasReplay && !warmup ? plan.item(index - options.warmup) : plan.item(index);
     if (item.conversation)
-      await converse({ sendOne, halt: control.halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
-    else if (item.replay)
-      await sendOne(item, replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)), warmup, scheduledAt, null);
-    else await sendOne(item, requestFor(item), warmup, scheduledAt, null);
+      return converse({ sendOne, halt: control.halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
+    const request = item.replay ? replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)) : requestFor(item);
+    return (await sendOne(item, request, warmup, scheduledAt, null)) !== null;
   };
 
   let outcome: LoadOutcome;
+  let shardLoads: ShardLoad[] | null = null;
   try {
+    await shards?.ready();
     outcome = await generateLoad({
       load: options.load,
       stop: options.stop,
@@ -190,11 +216,17 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
       send,
       halt: control.halt.signal,
       seed: options.seed,
-      onMeasuredStart: options.onMeasuredStart,
+      onMeasuredStart: () => {
+        shards?.markWindowStart();
+        options.onMeasuredStart?.();
+      },
+      // A shard waits for each request's time on its own loop: this one only has to hand it over before then.
+      dispatchLeadMs: shards ? SHARD_DISPATCH_LEAD_MS : 0,
     });
   } finally {
     control.dispose();
     agent.destroy();
+    shardLoads = (await shards?.close()) ?? null;
     writer.flush();
   }
   if (!writer.failure) {
@@ -214,7 +246,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
     unresponsive: run.unresponsive,
     serverLost: options.serverLost,
   });
-  return { ...ended, outcome, stored: writer.written };
+  return { ...ended, outcome, stored: writer.written, shards: shardLoads };
 }
 
 /** What a run's requests share while the load runs: where they go, how they are stored, what they tell about the server. */
@@ -222,6 +254,8 @@ interface RunState {
   options: ExecuteRunOptions;
   runStart: number;
   control: RunControl;
+  /** Open loop over worker threads; null: this thread sends every request. */
+  shards: StreamShards | null;
   agent: ReturnType<typeof createKeepAliveAgent>;
   writer: RunWriter;
   progress: RunProgress;
@@ -237,7 +271,28 @@ interface RunState {
   promptsToHash: Map<number, SentPrompt>;
 }
 
-/** Sends one request and stores it; resolves with what streamed back. */
+/** Streams one request from this thread, or from a shard at its scheduled time (null: the run halted first). */
+function stream(
+  run: RunState,
+  seq: number,
+  request: { path: string; body: Record<string, unknown> },
+  scheduledAt: number | null,
+): Promise<StreamedCompletion | null> {
+  if (run.shards) return run.shards.stream(request, scheduledAt);
+  return streamCompletion({
+    baseUrl: run.options.target.baseUrl,
+    headers: run.options.target.headers,
+    path: request.path,
+    body: request.body,
+    agent: run.agent,
+    firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
+    totalTimeoutMs: run.options.timeouts.totalMs,
+    signal: run.control.cancel.signal,
+    onText: run.options.onText ? (text) => run.options.onText!(seq, text) : undefined,
+  });
+}
+
+/** Sends one request and stores it; resolves with what streamed back, or null when it was never sent. */
 async function sendAndStore(
   run: RunState,
   item: ResolvedItem,
@@ -245,23 +300,17 @@ async function sendAndStore(
   warmup: boolean,
   scheduledAt: number | null,
   place: Parameters<SendOne>[4],
-): Promise<StreamedCompletion> {
-  const seq = run.nextSeq++;
-  const path = request.path;
+): Promise<StreamedCompletion | null> {
   const body = run.options.extraBody ? { ...request.body, ...run.options.extraBody } : request.body;
+  // Numbered when handed over, so the numbers follow the schedule; one a halt left unsent leaves a gap.
+  const seq = run.nextSeq++;
   run.progress.sent += 1;
   run.progress.warmup = warmup;
-  const completion = await streamCompletion({
-    baseUrl: run.options.target.baseUrl,
-    headers: run.options.target.headers,
-    path,
-    body,
-    agent: run.agent,
-    firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
-    totalTimeoutMs: run.options.timeouts.totalMs,
-    signal: run.control.cancel.signal,
-    onText: run.options.onText ? (text) => run.options.onText!(seq, text) : undefined,
-  });
+  const completion = await stream(run, seq, { path: request.path, body }, scheduledAt);
+  if (completion === null) {
+    run.progress.sent -= 1;
+    return null;
+  }
   const metrics = deriveRequestMetrics(completion, { scheduledAt });
   // The answer alone is judged: reasoning is the model's working, not its reply.
   const acceptance = completion.error
@@ -327,7 +376,7 @@ type SendOne = (
   warmup: boolean,
   scheduledAt: number | null,
   place: { session: number; turn: number } | null,
-) => Promise<StreamedCompletion>;
+) => Promise<StreamedCompletion | null>;
 
 /**
  * One user's conversation: each turn sends the history so far plus its message, then the
@@ -342,22 +391,24 @@ async function converse(
   conversation: ResolvedConversation,
   warmup: boolean,
   scheduledAt: number | null,
-): Promise<void> {
+): Promise<boolean> {
   const history: ChatMessage[] = conversation.system ? [{ role: 'system', content: conversation.system }] : [];
   let due = scheduledAt;
   for (const [index, turn] of conversation.turns.entries()) {
-    if (run.halt.aborted) return;
+    if (run.halt.aborted) return index > 0;
     const messages: ChatMessage[] = [...history, { role: 'user', content: turn.user }];
     const completion = await run.sendOne(item, requestFor({ ...item, messages, prompt: null }), warmup, due, { session, turn: index + 1 });
-    if (completion.error) return;
+    if (completion === null) return index > 0;
+    if (completion.error) return true;
     const answer = conversation.history === 'reference' && turn.reference !== null ? turn.reference : completion.text;
     history.push({ role: 'user', content: turn.user }, { role: 'assistant', content: answer });
-    if (index === conversation.turns.length - 1) return;
+    if (index === conversation.turns.length - 1) return true;
     const thinkMs = drawThinkTime(conversation.think_time, run.thinkRandom);
     const answeredAt = completion.endAt ?? performance.now();
     await pauseUntil(answeredAt + thinkMs, run.halt);
     due = scheduledAt === null ? null : answeredAt + thinkMs;
   }
+  return true;
 }
 
 /**

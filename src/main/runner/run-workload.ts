@@ -1,6 +1,6 @@
 import { selectedGpuIndexes } from '../../shared/gpu-devices';
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ClientLoad } from '../../shared/contract/runs';
+import type { ClientLoad, ShardLoad } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, throwIfCancelled } from '../core/errors';
 import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
@@ -59,6 +59,7 @@ function describeLoad(load: LoadSpec): LoadDescription {
         rate: load.rate,
         burstiness: load.burstiness,
         max_outstanding: load.maxOutstanding,
+        ...(load.shards === undefined || load.shards <= 1 ? {} : { shards: load.shards }),
         ...(load.seed === undefined ? {} : { seed: load.seed }),
         ...rampOf(load),
       };
@@ -81,6 +82,7 @@ function replayLoad(
       rate: span > 0 ? ((schedule.length - 1) * 1000) / span : 1,
       burstiness: 1,
       maxOutstanding: asked.mode === 'open' ? asked.maxOutstanding : 256,
+      ...(asked.mode === 'open' && asked.shards !== undefined ? { shards: asked.shards } : {}),
       schedule,
     },
     description: { requests: replayed, span_ms: schedule[replayed - 1]! - schedule[0]! },
@@ -186,6 +188,11 @@ function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin:
     gpuMetricsUrl: request.gpuMetricsUrl ?? null,
     gpuIndexes: selectedGpuIndexes(target.profile?.gpuDevices),
   });
+}
+
+/** The client's load with each stream shard's, when shards sent the requests. */
+function withShards(load: ClientLoad | null, shards: ShardLoad[] | null): ClientLoad | null {
+  return load && shards ? { ...load, shards } : load;
 }
 
 /**
@@ -305,7 +312,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
       load,
       execution,
       telemetry,
-      clientLoad: clientLoad.stop(),
+      clientLoad: withShards(clientLoad.stop(), execution.shards),
       offload: manifest.gpu_offload,
     });
     return { summary, workload };

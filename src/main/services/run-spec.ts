@@ -8,6 +8,9 @@ import type { WorkloadDef } from '../workload/workload-types';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
 /** Defaults a run gets when the spec leaves a field out. */
+/** Stream shards a run may ask for: one worker thread each. */
+export const MAX_SHARDS = 64;
+
 export const RUN_DEFAULTS = { concurrency: 1, burstiness: 1, maxOutstanding: 256, firstTokenTimeoutS: 120, timeoutS: 600 } as const;
 
 /** A run spec checked against the face's rights, with everything resolved that needs no database. */
@@ -150,8 +153,11 @@ export function checkRunShape(spec: StartRunSpec): {
   if (typeof spec.workload !== 'string' || spec.workload === '') invalid('workload is required');
   if (!spec.model === !spec.endpoint) invalid('give a model or an endpoint, not both');
   if (spec.concurrency != null && spec.rate != null) invalid('concurrency (closed loop) and rate (open loop) exclude each other');
-  if (spec.rate == null && (spec.burstiness != null || spec.maxOutstanding != null))
-    invalid('burstiness and maxOutstanding need a rate (open loop)');
+  if (spec.rate == null && (spec.burstiness != null || spec.maxOutstanding != null || spec.shards != null))
+    invalid('burstiness, maxOutstanding and shards need a rate (open loop)');
+  const shards = positiveOrNull('shards', spec.shards, true);
+  if (shards !== null && shards > MAX_SHARDS)
+    invalid(`shards must be at most ${MAX_SHARDS} (one worker thread each; more than the cores only adds switching), got ${shards}`);
   if (spec.requests != null && spec.durationS != null) invalid('requests and duration exclude each other');
   const rate = positiveOrNull('rate', spec.rate, false);
   const rampUpS = positiveOrNull('rampUpS', spec.rampUpS, false);
@@ -166,6 +172,7 @@ export function checkRunShape(spec: StartRunSpec): {
           rate,
           burstiness: positiveOrNull('burstiness', spec.burstiness, false) ?? RUN_DEFAULTS.burstiness,
           maxOutstanding: positiveOrNull('maxOutstanding', spec.maxOutstanding, true) ?? RUN_DEFAULTS.maxOutstanding,
+          ...(shards !== null && shards > 1 ? { shards } : {}),
           ...rampUp,
         }
       : { mode: 'closed', concurrency: positiveOrNull('concurrency', spec.concurrency, true) ?? RUN_DEFAULTS.concurrency, ...rampUp };

@@ -33,6 +33,8 @@ export interface LoadDescription {
   rate?: number;
   burstiness?: number;
   max_outstanding?: number;
+  /** Open loop sent from this many worker threads (absent: the run's own thread). */
+  shards?: number;
   /** The arrival schedule's seed, when the run asked for one other than the default. */
   seed?: number;
   /** The climb to the load before the measured window, when the run asked for one. */
@@ -110,9 +112,24 @@ export interface ClientLoad {
   loop_utilization: number;
   loop_delay_ms_p99: number | null;
   loop_delay_ms_max: number | null;
-  /** The whole process's CPU time over wall time, in cores. */
+  /** The whole process's CPU time over wall time, in cores (stream shards included). */
   cpu_cores: number;
   window_ms: number;
+  /** Open loop over stream shards (worker threads that send and read the requests): each shard's own loop and slip. */
+  shards?: ShardLoad[];
+}
+
+/** One stream shard's load over the measured window: its event loop, and how late it sent its requests. */
+export interface ShardLoad {
+  shard: number;
+  /** Requests it sent, warmup included. */
+  requests: number;
+  loop_utilization: number;
+  loop_delay_ms_p99: number | null;
+  loop_delay_ms_max: number | null;
+  /** Its requests' send time minus scheduled time; null when it sent none on a schedule. */
+  slip_ms_p99: number | null;
+  slip_ms_max: number | null;
 }
 
 export interface RunSummary {

@@ -80,6 +80,10 @@ export const StartRunSpecSchema = Type.Object(
     rate: Nullable(Type.Number({ description: 'Open loop: requests per second.' })),
     burstiness: Maybe(Type.Number(), 'Open loop: 1 = Poisson arrivals, below 1 burstier (gamma), above 1 more regular.'),
     maxOutstanding: Maybe(Type.Number(), 'Open loop: requests outstanding before new arrivals wait.'),
+    shards: Maybe(
+      Type.Number(),
+      'Open loop: worker threads that send the requests and read their streams, each on its own event loop (default 1: the run itself).',
+    ),
     rampUpS: Maybe(Type.Number(), 'Seconds the load climbs to its level before the measured window; those requests are flagged warmup.'),
     rampShape: Maybe(
       Type.Union([Type.Literal('linear'), Type.Literal('exponential')]),

@@ -1,4 +1,4 @@
-import { clientLoadLine } from '../../../shared/client-load-line';
+import { clientLoadLine, shardsLine } from '../../../shared/client-load-line';
 import { gpuChoiceLine } from '../../../shared/gpu-choice-line';
 import { offloadLine } from '../../../shared/gpu-offload';
 import type { RunSummary } from '../../../shared/contract/runs';
@@ -60,6 +60,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           : ` ${summary.load.offered} req/s offered, ${summary.load.slip_ms_p99 === null ? `max slip ${ms(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${ms(summary.load.slip_ms_p99)}`}`}
       </p>
       {summary.load.client && <p data-testid="client-load">{clientLoadLine(summary.load.client)}</p>}
+      {summary.load.client && shardsLine(summary.load.client) && <p data-testid="shard-load">{shardsLine(summary.load.client)}</p>}
       {summary.load.note && <p className="error">{summary.load.note}</p>}
       {summary.load.steady_state?.trending && (
         <p className="error" data-testid="not-steady">

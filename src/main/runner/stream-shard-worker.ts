@@ -1,0 +1,115 @@
+/**
+ * A stream shard: a worker thread that sends a run's requests at their scheduled times and reads
+ * their streams on its own event loop, so one loop's lateness does not become every request's
+ * slip. The run thread keeps the schedule, the records and the one store writer.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { summarize } from '../metrics/distribution';
+import { watchClientLoad } from './client-load';
+import { clockOrigin, shiftCompletionTimes, type FromShard, type ShardInit, type ToShard } from './shard-protocol';
+import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
+
+const init = workerData as ShardInit;
+const port = parentPort!;
+const origin = clockOrigin();
+const toRunClock = origin - init.runOrigin;
+const agent = createKeepAliveAgent(init.sockets);
+const cancel = new AbortController();
+let halted = false;
+let sent = 0;
+const slips: number[] = [];
+let watch: ReturnType<typeof watchClientLoad> | null = null;
+
+const reply = (message: FromShard) => port.postMessage(message);
+
+type SendMessage = Extract<ToShard, { kind: 'send' }>;
+
+/**
+ * Requests waiting for their time, earliest first. One waits at a time, as the run's own
+ * generator does: a timer for the bulk, then yielding to the loop for the last millisecond.
+ * Each waiting for itself would spin the loop once per waiting request.
+ */
+const queue: { due: number; message: SendMessage }[] = [];
+let waiting = false;
+
+function enqueue(message: SendMessage): void {
+  const due = message.dueAt === null ? Number.NEGATIVE_INFINITY : message.dueAt - origin;
+  if (due <= performance.now()) return void send(message, message.dueAt === null ? null : due);
+  // Handed over in schedule order, so this is nearly always an append.
+  let at = queue.length;
+  while (at > 0 && queue[at - 1]!.due > due) at -= 1;
+  queue.splice(at, 0, { due, message });
+  if (!waiting) void sendWhenDue();
+}
+
+async function sendWhenDue(): Promise<void> {
+  waiting = true;
+  while (queue.length > 0 && !halted) {
+    const next = queue[0]!;
+    const wait = next.due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
+    else if (wait > 0) await new Promise((resolve) => setImmediate(resolve));
+    // An earlier request may have been queued meanwhile: the loop takes the head again.
+    else void send(queue.shift()!.message, next.due);
+  }
+  waiting = false;
+  if (halted) for (const { message } of queue.splice(0)) reply({ kind: 'not-sent', id: message.id });
+}
+
+async function send(message: SendMessage, due: number | null): Promise<void> {
+  if (halted) return reply({ kind: 'not-sent', id: message.id });
+  sent += 1;
+  const completion = await streamCompletion({
+    baseUrl: init.baseUrl,
+    headers: init.headers,
+    path: message.path,
+    body: message.body,
+    agent,
+    firstTokenTimeoutMs: init.timeouts.firstTokenMs,
+    totalTimeoutMs: init.timeouts.totalMs,
+    signal: cancel.signal,
+  });
+  if (due !== null) slips.push(completion.t0 - due);
+  reply({ kind: 'done', id: message.id, completion: shiftCompletionTimes(completion, toRunClock) });
+}
+
+function report(): void {
+  const load = (watch ?? watchClientLoad()).stop();
+  const slip = summarize(slips);
+  agent.destroy();
+  reply({
+    kind: 'report',
+    load: {
+      shard: init.shard,
+      requests: sent,
+      loop_utilization: load.loop_utilization,
+      loop_delay_ms_p99: load.loop_delay_ms_p99,
+      loop_delay_ms_max: load.loop_delay_ms_max,
+      slip_ms_p99: slip.p99,
+      slip_ms_max: slip.max,
+    },
+  });
+}
+
+port.on('message', (message: ToShard) => {
+  switch (message.kind) {
+    case 'send':
+      enqueue(message);
+      break;
+    case 'window':
+      watch ??= watchClientLoad();
+      break;
+    case 'halt':
+    case 'cancel':
+      halted = true;
+      if (message.kind === 'cancel') cancel.abort();
+      if (!waiting) for (const { message: unsent } of queue.splice(0)) reply({ kind: 'not-sent', id: unsent.id });
+      break;
+    case 'report':
+      report();
+      break;
+  }
+});
+
+// The run waits for this before its load starts: a shard still loading its code would send its first requests late.
+reply({ kind: 'ready' });
