@@ -19,6 +19,8 @@ const ROUNDS = 2;
 const TOKENS = 8;
 const OPEN_RATE = 2000;
 const OPEN_REQUESTS = 20_000;
+/** Stream shards for the sharded open-loop row: one per core the load target leaves, at least two. */
+const OPEN_SHARDS = Math.max(2, os.availableParallelism() - 1);
 
 function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -91,6 +93,7 @@ export async function streamsAtScale(): Promise<BenchRow[]> {
   const minimal: MinimalResult[] = [];
   const inferlab: RunSummary[] = [];
   let open: RunSummary;
+  let sharded: RunSummary;
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       minimal.push(await minimalClient(target.url));
@@ -98,14 +101,9 @@ export async function streamsAtScale(): Promise<BenchRow[]> {
         await inferlabClient(target.url, dir, `closed-${round}`, ['--concurrency', String(CONCURRENCY), '--requests', String(REQUESTS)]),
       );
     }
-    open = await inferlabClient(target.url, dir, 'open', [
-      '--rate',
-      String(OPEN_RATE),
-      '--max-outstanding',
-      String(3 * CONCURRENCY),
-      '--requests',
-      String(OPEN_REQUESTS),
-    ]);
+    const openLoad = ['--rate', String(OPEN_RATE), '--max-outstanding', String(3 * CONCURRENCY), '--requests', String(OPEN_REQUESTS)];
+    open = await inferlabClient(target.url, dir, 'open', openLoad);
+    sharded = await inferlabClient(target.url, dir, 'open-sharded', [...openLoad, '--shards', String(OPEN_SHARDS)]);
   } finally {
     target.stop();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -139,10 +137,27 @@ export async function streamsAtScale(): Promise<BenchRow[]> {
       value: `${completed}; ${inferlab.map((summary) => summary.load.client_bound).join(', ')}; ${loops}`,
       target: 'marked when behind',
     },
+    openLoopRow(`open loop, ${OPEN_RATE} req/s offered (Poisson, ${OPEN_REQUESTS} requests), same target, one loop`, open),
+    openLoopRow(`  the same over ${OPEN_SHARDS} stream shards (worker threads; ${os.availableParallelism()} cores here)`, sharded),
     {
-      figure: `open loop, ${OPEN_RATE} req/s offered (Poisson, ${OPEN_REQUESTS} requests), same target: p99 slip, achieved, client_bound`,
-      value: `${open.load.slip_ms_p99?.toFixed(2) ?? '—'} ms; ${(open.load.achieved ?? 0).toFixed(0)} req/s; ${open.requests.completed}/${OPEN_REQUESTS} completed; ${open.load.client_bound}`,
-      target: 'p99 slip < 5 ms',
+      figure: '  each shard: requests, loop busy, p99 timer delay, p99 slip',
+      value:
+        sharded.load.client?.shards
+          ?.map(
+            (shard) =>
+              `#${shard.shard} ${shard.requests}, ${(shard.loop_utilization * 100).toFixed(0)} %, ${shard.loop_delay_ms_p99?.toFixed(1) ?? '—'} ms, ${shard.slip_ms_p99?.toFixed(1) ?? '—'} ms`,
+          )
+          .join('; ') ?? '—',
+      target: 'reported',
     },
   ];
+}
+
+function openLoopRow(figure: string, summary: RunSummary): BenchRow {
+  const client = summary.load.client;
+  return {
+    figure: `${figure}: p99 slip, achieved, completed, client_bound, CPU`,
+    value: `${summary.load.slip_ms_p99?.toFixed(2) ?? '—'} ms; ${(summary.load.achieved ?? 0).toFixed(0)} req/s; ${summary.requests.completed}/${OPEN_REQUESTS}; ${summary.load.client_bound}; ${client ? `${client.cpu_cores.toFixed(2)} cores, run loop ${(client.loop_utilization * 100).toFixed(0)} % busy` : '—'}`,
+    target: 'p99 slip < 5 ms',
+  };
 }

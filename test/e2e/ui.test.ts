@@ -222,6 +222,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await run.fill('rate', '4');
     await run.fill('burstiness', '0.5');
     await run.fill('max outstanding', '4');
+    await run.fill('stream shards', '2');
     await run.choose('Duration');
     await run.fill('duration seconds', '3');
     await run.fill('warmup', '1');
@@ -255,7 +256,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     handle.close();
     const manifest = JSON.parse(stored.manifest_json) as Record<string, unknown>;
     expect(manifest).toMatchObject({
-      load: { mode: 'open', rate: 4, burstiness: 0.5, max_outstanding: 4, ramp_up: { shape: 'exponential', seconds: 1 } },
+      load: { mode: 'open', rate: 4, burstiness: 0.5, max_outstanding: 4, shards: 2, ramp_up: { shape: 'exponential', seconds: 1 } },
       warmup: 1,
       slo: { ttft_ms: 400, tpot_ms: 50, e2e_ms: 2000 },
       timeouts: { firstTokenMs: 30_000, totalMs: 60_000 },
@@ -265,6 +266,11 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
       stop: { durationMs: 3000 },
     });
     expect(JSON.parse(stored.summary_json)).toMatchObject({ load: { mode: 'open', offered: 4 }, goodput: { slo: { ttft_ms: 400 } } });
+    // Each stream shard's own loop and slip, under the run's.
+    await page
+      .getByTestId('shard-load')
+      .filter({ hasText: /stream shards: #0 \d+ requests, .*; #1 \d+ requests/ })
+      .waitFor();
     expect(texts.n).toBe(0);
   });
 

@@ -22,6 +22,7 @@ interface RunFormState {
   rate: string;
   burstiness: string;
   maxOutstanding: string;
+  shards: string;
   rampUpS: string;
   rampShape: 'linear' | 'exponential';
   stopAfter: 'requests' | 'duration';
@@ -54,6 +55,7 @@ export function initialRunForm(spec: StartRunSpec): RunFormState {
     rate: String(spec.rate ?? ''),
     burstiness: String(spec.burstiness ?? ''),
     maxOutstanding: String(spec.maxOutstanding ?? ''),
+    shards: String(spec.shards ?? ''),
     rampUpS: String(spec.rampUpS ?? ''),
     rampShape: spec.rampShape ?? 'linear',
     stopAfter: spec.durationS ? 'duration' : 'requests',
@@ -94,6 +96,7 @@ export function specFromForm(form: RunFormState): StartRunSpec {
     rate: open ? (number(form.rate) ?? 0) : null,
     burstiness: open ? number(form.burstiness) : null,
     maxOutstanding: open ? number(form.maxOutstanding) : null,
+    shards: open ? number(form.shards) : null,
     rampUpS: number(form.rampUpS),
     rampShape: number(form.rampUpS) === null ? null : form.rampShape,
     requests: form.stopAfter === 'requests' ? (number(form.requests) ?? 0) : null,
@@ -270,6 +273,15 @@ function LoadFields({ form, set, text }: FormBinding) {
           <NumberField label="Rate (req/s)" aria-label="rate" min={0} step="any" {...text('rate')} />
           <NumberField label="Burstiness" aria-label="burstiness" min={0} step="any" {...text('burstiness')} placeholder="1 = Poisson" />
           <NumberField label="Max outstanding" aria-label="max outstanding" min={1} {...text('maxOutstanding')} placeholder="256" />
+          <NumberField
+            label="Stream shards"
+            aria-label="stream shards"
+            min={1}
+            max={64}
+            {...text('shards')}
+            placeholder="1"
+            title="Worker threads that send the requests and read their streams, each on its own event loop: for rates one loop cannot keep to its schedule"
+          />
         </>
       )}
       <label>
