@@ -4,15 +4,7 @@ import { defineConfig } from 'electron-vite';
 
 export default defineConfig({
   main: {
-    build: {
-      rollupOptions: {
-        input: {
-          index: resolve(import.meta.dirname, 'src/main/index.ts'),
-          // A worker thread's entry: loaded by file, beside the bundle (src/main/runner/stream-shards.ts).
-          'stream-shard-worker': resolve(import.meta.dirname, 'src/main/runner/stream-shard-worker.ts'),
-        },
-      },
-    },
+    build: { rollupOptions: { input: { index: resolve(import.meta.dirname, 'src/main/index.ts') } } },
   },
   // A sandboxed preload runs as CommonJS whatever the package type says.
   preload: {

@@ -76,7 +76,14 @@ const items = ['alpha', 'beta', 'gamma'].map((id) => resolvedItem({ id, messages
 async function openLoopRun(
   baseUrl: string,
   shards: number,
-  options: { requests?: number; warmup?: number; signal?: AbortSignal; serverLost?: Promise<string>; onProgress?: () => void } = {},
+  options: {
+    requests?: number;
+    warmup?: number;
+    signal?: AbortSignal;
+    serverLost?: Promise<string>;
+    onProgress?: () => void;
+    onText?: (seq: number, text: string) => void;
+  } = {},
 ): Promise<{ execution: RunExecution; rows: RequestRow[]; runStart: number }> {
   const db = openDatabase(path.join(tempDir(), 'runs.db'));
   try {
@@ -99,6 +106,7 @@ async function openLoopRun(
       signal: options.signal,
       serverLost: options.serverLost,
       onProgress: options.onProgress,
+      onText: options.onText,
     });
     return { execution, rows: store.requests(runId), runStart };
   } finally {
@@ -128,12 +136,15 @@ describe('stream shards', () => {
   it('an open loop over two shards stores every request on the run clock, as one loop stores them', async () => {
     const seen: Seen[] = [];
     const baseUrl = await echoServer(seen);
-    const sharded = await openLoopRun(baseUrl, 2);
+    const texts = new Map<number, string>();
+    const sharded = await openLoopRun(baseUrl, 2, { onText: (seq, text) => texts.set(seq, (texts.get(seq) ?? '') + text) });
     const oneLoop = await openLoopRun(baseUrl, 1);
     expect(sharded.execution.status).toBe('completed');
     expect(sharded.rows).toHaveLength(32);
     expect(sharded.rows.map((row) => row.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 32 }, (_, seq) => seq));
     expect(sharded.rows.every((row) => row.error_class === null && row.output_text?.endsWith('says hi'))).toBe(true);
+    // Read on the shards' threads, each answer reaches a live view once, whole, as its request ends.
+    expect(sharded.rows.map((row) => texts.get(row.seq))).toEqual(sharded.rows.map((row) => row.output_text));
 
     // Each shard reports its own loop and slip, and together they sent every request, warmup included.
     const shards = sharded.execution.shards!;

@@ -70,7 +70,7 @@ type ExecuteRunOptions = {
   hashServer?: ServerAddress | null;
   /** Token ids a replayed trace's prompts may use (from the server's vocabulary size). */
   tokenRange?: TokenRange;
-  /** Not called on a sharded run: its text is read on the shards' threads, and stored whole at the end of each request. */
+  /** On a sharded run, whose streams are read on the shards' threads: called once per request, with its whole answer, as it ends. */
   onText?: (seq: number, text: string) => void;
   /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
   reasoningTokenCounter?: TokenCounter | null;
@@ -311,6 +311,7 @@ async function sendAndStore(
     run.progress.sent -= 1;
     return null;
   }
+  if (run.shards && completion.text) run.options.onText?.(seq, completion.text);
   const metrics = deriveRequestMetrics(completion, { scheduledAt });
   // The answer alone is judged: reasoning is the model's working, not its reply.
   const acceptance = completion.error

@@ -7,13 +7,14 @@ import { clockOrigin, type FromShard, type ShardInit, type ToShard } from './sha
 import type { StreamedCompletion } from '../client/stream-client';
 
 /**
- * The shard's entry as built (out/cli, out/main: beside the bundle or one folder up from its
- * chunks), or as TypeScript in a source checkout, which the worker loads through tsx.
+ * The shard's entry as built (out/cli: beside the bundle, one folder up from its chunks), or as
+ * TypeScript in a source checkout, which the worker loads through tsx. The desktop app runs
+ * `inferlab serve`, so the CLI's build is the only one that sends requests.
  */
 function shardEntry(): { url: URL; typescript: boolean } {
   const here = import.meta.url;
   if (here.endsWith('.ts')) return { url: new URL('stream-shard-worker.ts', here), typescript: true };
-  for (const name of ['stream-shard-worker.mjs', 'stream-shard-worker.js', '../stream-shard-worker.mjs', '../stream-shard-worker.js']) {
+  for (const name of ['stream-shard-worker.mjs', '../stream-shard-worker.mjs']) {
     const url = new URL(name, here);
     if (url.protocol === 'file:' && fs.existsSync(fileURLToPath(url))) return { url, typescript: false };
   }
