@@ -103,13 +103,23 @@ async function clientOverhead(): Promise<void> {
       const perClient = 200;
       for (let round = 0; round < 2; round++) {
         await Promise.all(
-          Array.from({ length: concurrency }, async () => {
-            for (let i = 0; i < Math.ceil(perClient / concurrency); i++) {
-              const completion = await streamCompletion({ baseUrl: server.baseUrl!, headers, body, agent });
-              const overhead = deriveRequestMetrics(completion).client_overhead_ms;
+          Array.from({ length: concurrency }, async (_, worker) => {
+            const sendOurs = async () => {
+              const overhead = deriveRequestMetrics(
+                await streamCompletion({ baseUrl: server.baseUrl!, headers, body, agent }),
+              ).client_overhead_ms;
               if (overhead !== null) ours.push(overhead);
+            };
+            const sendMinimal = async () => {
               const raw = await minimalRequest(server.baseUrl!, headers, { ...body, stream_options: { include_usage: true } });
               if (raw !== null) minimal.push(raw);
+            };
+            for (let i = 0; i < Math.ceil(perClient / concurrency); i++) {
+              // Which client goes first alternates by worker and by turn: with every worker starting on the same
+              // client, that client's requests arrive in bursts and wait for each other's prefill.
+              const [first, second] = (worker + i + round) % 2 === 0 ? [sendOurs, sendMinimal] : [sendMinimal, sendOurs];
+              await first();
+              await second();
             }
           }),
         );
