@@ -15,9 +15,20 @@ export function storedRequestFrom(
       scheduledAt?: number | null;
     },
 ): StoredRequest {
-  const { runStart, scheduledAt, ...identity } = context;
+  const { runStart, scheduledAt } = context;
+  // Every field named, none spread in: with the context spread into this literal, building it
+  // took 30–35 µs a request (25,000 calls), more than the SSE parse of the whole stream; named,
+  // 0.1–2.3 µs.
   return {
-    ...identity,
+    seq: context.seq,
+    warmup: context.warmup,
+    group: context.group,
+    itemId: context.itemId,
+    promptText: context.promptText,
+    accepted: context.accepted,
+    acceptance: context.acceptance,
+    session: context.session,
+    turn: context.turn,
     scheduledMs: scheduledAt === null || scheduledAt === undefined ? null : scheduledAt - runStart,
     t0Ms: completion.t0 - runStart,
     headersMs: completion.headersAt === null ? null : completion.headersAt - completion.t0,
