@@ -1,7 +1,9 @@
 import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Worker } from 'node:worker_threads';
 import { shiftCompletionTimes } from '../../src/main/runner/shard-protocol';
+import { StreamShards } from '../../src/main/runner/stream-shards';
 import type { LoadSpec } from '../../src/main/runner/load-generator';
 import { executeRun, type RunExecution } from '../../src/main/runner/run-executor';
 import { checkRunShape } from '../../src/main/services/run-spec';
@@ -199,6 +201,25 @@ describe('stream shards', () => {
     expect(rows.every((row) => row.error_class === null)).toBe(true);
     expect(execution.outcome.sent).toBe(rows.filter((row) => row.warmup === 0).length);
     expect(execution.shards!.reduce((sum, shard) => sum + shard.requests, 0)).toBe(rows.length);
+  });
+
+  it('a shard that exits gives back what it held as not sent, says why, and takes no more', async () => {
+    const baseUrl = await echoServer([]);
+    const lost: string[] = [];
+    const shards = new StreamShards(2, { baseUrl, timeouts: { firstTokenMs: 5000, totalMs: 10_000 }, sockets: 8 }, (reason) =>
+      lost.push(reason),
+    );
+    await shards.ready();
+    const request = { path: '/v1/chat/completions', body: { messages: [{ role: 'user', content: 'alpha' }], max_tokens: 3 } };
+    // Four requests due a second from now: two wait on each shard when the first one's thread ends.
+    const held = Array.from({ length: 4 }, () => shards.stream(request, performance.now() + 1000));
+    await (shards as unknown as { shards: { worker: Worker }[] }).shards[0]!.worker.terminate();
+    const answers = await Promise.all([...held, shards.stream(request, null)]);
+    expect(answers.filter((answer) => answer === null)).toHaveLength(2);
+    expect(answers.filter((answer) => answer?.text.endsWith('says hi'))).toHaveLength(3);
+    expect(lost).toEqual(['stream shard 0 exited (code 1); its 2 unanswered requests were not recorded']);
+    const reports = await shards.close();
+    expect(reports.map((report) => [report.shard, report.requests])).toEqual([[1, 3]]);
   });
 
   it('a cancel reaches the requests in flight on the shards', async () => {
