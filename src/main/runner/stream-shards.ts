@@ -77,18 +77,11 @@ export class StreamShards {
     await this.startedAll;
   }
 
-  get count(): number {
-    return this.shards.length;
-  }
-
   /** Streams one request from a shard, sent at `scheduledAt` (this thread's clock) or at once; null: the run halted before its time. */
   stream(request: { path: string; body: Record<string, unknown> }, scheduledAt: number | null): Promise<StreamedCompletion | null> {
-    const shard = this.shards
-      .filter((candidate) => !candidate.lost)
-      .reduce<Shard | null>(
-        (least, candidate) => (least === null || candidate.waiting.size < least.waiting.size ? candidate : least),
-        null,
-      );
+    let shard: Shard | null = null;
+    for (const candidate of this.shards)
+      if (!candidate.lost && (shard === null || candidate.waiting.size < shard.waiting.size)) shard = candidate;
     if (!shard) return Promise.resolve(null);
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -115,7 +108,7 @@ export class StreamShards {
     this.broadcast({ kind: 'cancel' });
   }
 
-  /** Each shard's figures, once every request it was given has come back; then the threads end. */
+  /** Each shard's figures, then the threads end. Called after the load, which has awaited every request a shard was given. */
   async close(): Promise<ShardLoad[]> {
     const reports = await Promise.all(
       this.shards.map(
