@@ -17,7 +17,8 @@ export default defineConfig({
   },
   renderer: {
     root: resolve(import.meta.dirname, 'src/renderer'),
-    build: { rollupOptions: { input: resolve(import.meta.dirname, 'src/renderer/index.html') } },
+    // Minified: parsing the first script is most of a cold first paint, and `inferlab serve` sends it over the network.
+    build: { minify: true, rollupOptions: { input: resolve(import.meta.dirname, 'src/renderer/index.html') } },
     plugins: [react()],
   },
 });

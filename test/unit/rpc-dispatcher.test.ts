@@ -1,4 +1,6 @@
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
+import { SERVICE_CONTRACT, type MethodDefinition } from '../../src/shared/contract/services';
 import type { AppServices, DoctorReport, ServerProfile, StartExperimentSpec, StartRunSpec } from '../../src/shared/contract';
 import { ErrorCode } from '../../src/shared/errors';
 import { AppError } from '../../src/main/core/errors';
@@ -44,6 +46,28 @@ function dispatcherWith(reportImpl: () => Promise<DoctorReport>) {
 }
 
 describe('RPC dispatcher', () => {
+  // The dispatcher compiles these without checking them against the meta-schema (that cost a user's first call
+  // 90 ms), so they are checked here.
+  it('has argument schemas that are valid JSON Schema, every one', () => {
+    const checker = new Ajv({ strict: false, discriminator: true });
+    const problems: string[] = [];
+    const check = (where: string, schema: unknown) => {
+      if (!checker.validateSchema(schema as object)) problems.push(`${where}: ${checker.errorsText(checker.errors)}`);
+    };
+    let checked = 0;
+    for (const [service, methods] of Object.entries(SERVICE_CONTRACT))
+      for (const [name, definition] of Object.entries(methods as Record<string, MethodDefinition>))
+        definition.args.forEach((argument, index) => {
+          check(`${service}.${name} argument ${index + 1}`, argument.schema);
+          checked += 1;
+        });
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(40);
+    // The same check refuses a schema with a misspelt type.
+    check('a misspelt type', { type: 'objct' });
+    expect(problems).toEqual([expect.stringContaining('a misspelt type: data/type must be equal to one of the allowed values')]);
+  });
+
   it('calls an allow-listed method and wraps the result', async () => {
     const response = await dispatcherWith(async () => report).dispatch({ service: 'doctor', method: 'report', args: [] });
     expect(response).toEqual({ ok: true, result: report });

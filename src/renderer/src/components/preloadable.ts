@@ -7,7 +7,7 @@ import { createElement, lazy, type ComponentType } from 'react';
  */
 export function preloadable<P extends object>(
   load: () => Promise<ComponentType<P>>,
-): { View: ComponentType<P>; preload: () => Promise<void> } {
+): { View: ComponentType<P>; preload: () => Promise<void>; isLoaded: () => boolean } {
   let loaded: ComponentType<P> | null = null;
   let pending: Promise<ComponentType<P>> | null = null;
   const fetch = () => (pending ??= load().then((component) => (loaded = component)));
@@ -15,6 +15,7 @@ export function preloadable<P extends object>(
   const View = (props: P) => createElement((loaded ?? Lazy) as ComponentType<P>, props);
   return {
     View,
+    isLoaded: () => loaded !== null,
     preload: () =>
       fetch().then(
         () => undefined,
