@@ -228,6 +228,7 @@ async function generatorSlip(): Promise<void> {
     send: async (_index, _warmup, scheduledAt) => {
       const completion = await streamCompletion({ baseUrl, body: { messages: [] }, agent });
       slips.push(completion.t0 - scheduledAt!);
+      return true;
     },
   });
   const elapsed = (performance.now() - started) / 1000;

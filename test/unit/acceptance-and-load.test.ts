@@ -67,6 +67,7 @@ describe('load generator', () => {
         peak = Math.max(peak, active);
         await new Promise((resolve) => setTimeout(resolve, 5));
         active -= 1;
+        return true;
       },
     });
     expect(calls.filter(Boolean)).toHaveLength(2);
@@ -93,6 +94,7 @@ describe('load generator', () => {
         peak = Math.max(peak, active);
         await new Promise((resolve) => setTimeout(resolve, 2));
         active -= 1;
+        return true;
       },
     });
     expect(slips).toHaveLength(60);
@@ -118,6 +120,7 @@ describe('load generator', () => {
       send: async () => {
         sent += 1;
         if (sent === 5) halt.abort();
+        return true;
       },
     });
     expect(sent).toBe(5);

@@ -28,6 +28,7 @@ describe('ramp-up before the measured window', () => {
       send: async (_index, warmup, scheduledAt) => {
         sends.push({ scheduledAt: scheduledAt!, warmup });
         await new Promise((resolve) => setTimeout(resolve, 2));
+        return true;
       },
     });
     // The first arrival is due the moment the load starts: times from it are the seeded schedule
@@ -73,6 +74,7 @@ describe('ramp-up before the measured window', () => {
         else windowPeak = Math.max(windowPeak, active);
         await new Promise((resolve) => setTimeout(resolve, 10));
         active -= 1;
+        return true;
       },
     });
     // User k joins at k / 4 of a linear ramp; however late the machine ran, no send saw more users than had joined by then.

@@ -42,10 +42,10 @@ export interface StopRule {
 }
 
 /**
- * Called for each request; resolves when the request has finished and been recorded, or with
- * false when it was never sent (a sender that waits for `scheduledAt` itself, halted first).
+ * Called for each request; resolves true when the request has finished and been recorded, false
+ * when it was never sent (a sender that waits for `scheduledAt` itself, halted first).
  */
-export type SendRequest = (index: number, warmup: boolean, scheduledAt: number | null) => Promise<boolean | void>;
+export type SendRequest = (index: number, warmup: boolean, scheduledAt: number | null) => Promise<boolean>;
 
 export interface LoadOutcome {
   /** Monotonic ms: first measured send and last measured completion. */
@@ -120,7 +120,7 @@ export async function generateLoad(options: GenerateLoadOptions): Promise<LoadOu
   };
   const measured = async (scheduledAt: number | null) => {
     outcome.sent += 1;
-    if ((await send(nextIndex(), false, scheduledAt)) === false) {
+    if (!(await send(nextIndex(), false, scheduledAt))) {
       outcome.sent -= 1;
       return;
     }
@@ -195,9 +195,20 @@ export function rampProgressAt(shape: RampUp['shape'], fraction: number): number
   return Math.min(1, Math.max(0, 1 - Math.log(fraction) / Math.log(EXPONENTIAL_RAMP_START)));
 }
 
-/** Sleeps until a performance.now() time: a timer for the bulk, then (`precise`) yielding to the event loop for the last millisecond. */
-async function waitUntil(due: number, precise = true): Promise<void> {
+/**
+ * One step toward a performance.now() time: a timer to half a millisecond before it, or
+ * (`precise`) one turn of the event loop within the last millisecond. Resolves false, without
+ * waiting, once the time has come (or, not `precise`, is within a millisecond).
+ */
+export async function stepToward(due: number, precise = true): Promise<boolean> {
   const wait = due - performance.now();
   if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-  while (precise && performance.now() < due) await new Promise((resolve) => setImmediate(resolve));
+  else if (precise && wait > 0) await new Promise((resolve) => setImmediate(resolve));
+  else return false;
+  return true;
+}
+
+/** Sleeps until a performance.now() time: a timer for the bulk, then (`precise`) yielding to the event loop for the last millisecond. */
+async function waitUntil(due: number, precise = true): Promise<void> {
+  while (await stepToward(due, precise));
 }

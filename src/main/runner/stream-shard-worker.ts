@@ -8,6 +8,7 @@ import { summarize } from '../metrics/distribution';
 import { watchClientLoad } from './client-load';
 import { clockOrigin, shiftCompletionTimes, type FromShard, type ShardInit, type ToShard } from './shard-protocol';
 import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
+import { stepToward } from './load-generator';
 
 const init = workerData as ShardInit;
 const port = parentPort!;
@@ -45,12 +46,10 @@ function enqueue(message: SendMessage): void {
 async function sendWhenDue(): Promise<void> {
   waiting = true;
   while (queue.length > 0 && !halted) {
-    const next = queue[0]!;
-    const wait = next.due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-    else if (wait > 0) await new Promise((resolve) => setImmediate(resolve));
-    // An earlier request may have been queued meanwhile: the loop takes the head again.
-    else void send(queue.shift()!.message, next.due);
+    // After each step an earlier request may have been queued: the loop takes the head again.
+    if (await stepToward(queue[0]!.due)) continue;
+    const next = queue.shift()!;
+    void send(next.message, next.due);
   }
   waiting = false;
   if (halted) for (const { message } of queue.splice(0)) reply({ kind: 'not-sent', id: message.id });
