@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { storeSampleRun } from '../support/stored-run';
-import { createBareRun, storedRequest } from '../support/stored-request';
+import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
+import type { StoredRequest } from '../../src/main/store/run-store';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -102,6 +103,32 @@ describe('latency columns for Compare', () => {
     const readOnly = new Database(file, { readonly: true });
     expect(new RunStore(readOnly).sortedLatencyColumns(runId)).toEqual(expected);
     readOnly.close();
+  });
+
+  it('are the same when kept from the requests the finish was handed as when read from the database', () => {
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    const runs = new RunStore(db);
+    const runId = createBareRun(runs);
+    // A warmup, a failure, a one-token answer (no TPOT) and measured requests out of order.
+    const request = (seq: number, ttft: number, e2e: number, tpot: number | null, extra: Partial<StoredRequest> = {}) =>
+      storedRequest(seq, { ...extra, metrics: requestMetrics({ ttft_ms: ttft, e2e_ms: e2e, tpot_ms: tpot }) });
+    runs.addRequests(runId, [
+      request(0, 1, 2, 0.5, { warmup: true }),
+      request(1, 30, 90, 2.5),
+      request(2, 7, 40, null),
+      request(3, 99, 99, 9, { errorClass: 'http_error', errorMessage: 'loading model', httpStatus: 503 }),
+      request(4, 12, 55, 1.25),
+    ]);
+    runs.finishRun(runId, 'completed', null, undefined, runs.measuredRequests(runId));
+    const handed = runs.sortedLatencyColumns(runId);
+    db.prepare('DELETE FROM run_latency_columns WHERE run_id = ?').run(runId);
+    const read = runs.sortedLatencyColumns(runId);
+    expect(handed.requests).toBe(3);
+    expect(Array.from(handed.ttft_ms)).toEqual([7, 12, 30]);
+    expect(Array.from(handed.tpot_ms)).toEqual([1.25, 2.5]);
+    for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) expect(Array.from(handed[key])).toEqual(Array.from(read[key]));
+    expect(handed.requests).toBe(read.requests);
+    db.close();
   });
 
   it('never fail the finish of a run when they cannot be written', () => {

@@ -242,7 +242,7 @@ async function finishMeasuredRun(input: {
   }).catch((error: Error) => bandwidthUnavailable(`not computed: ${error.message}`));
   try {
     store.saveTelemetry(runId, telemetry.series());
-    store.finishRun(runId, run.status, run.statusReason, summary);
+    store.finishRun(runId, run.status, run.statusReason, summary, rows);
   } catch (error) {
     // The requests already stored stay; the run is marked interrupted at the next start.
     throw new AppError(

@@ -1,5 +1,9 @@
+import type { MeasuredRequest } from '../../shared/contract/measurement';
 import type { Db } from './database';
 import { float64View } from './float64-blob';
+
+/** What the columns are made of: a run's requests, warmups and failures included (they are left out here). */
+export type LatencyRow = Pick<MeasuredRequest, 'warmup' | 'error_class' | 'ttft_ms' | 'tpot_ms' | 'e2e_ms'>;
 
 /** A run's successful measured latencies, each column ascending with its nulls left out, and how many requests they come from. */
 export interface SortedLatencyColumns {
@@ -49,11 +53,14 @@ export class LatencyColumnStore {
     return columns;
   }
 
-  /** Called when a run finishes: its columns are computed now, while its pages are still cached. */
-  keepFinished(runId: string): void {
+  /**
+   * Called when a run finishes: its columns are computed now, from `requests` when the caller has
+   * just read every one of the run's requests (the summary has), or else from the database.
+   */
+  keepFinished(runId: string, requests?: readonly LatencyRow[]): void {
     let columns: SortedLatencyColumns;
     try {
-      columns = this.fromRequests(runId);
+      columns = requests ? columnsOf(requests) : this.fromRequests(runId);
     } catch {
       return; // The finish is done; the first read computes them.
     }
@@ -76,15 +83,28 @@ export class LatencyColumnStore {
 
   private fromRequests(runId: string): SortedLatencyColumns {
     const rows = this.selectFromRequests.all(runId) as (number | null)[][];
-    const column = (index: number) => {
-      const values = new Float64Array(rows.length);
-      let n = 0;
-      for (const row of rows) {
-        const value = row[index];
-        if (typeof value === 'number' && Number.isFinite(value)) values[n++] = value;
-      }
-      return values.subarray(0, n).sort();
-    };
+    const column = (index: number) => sortedFinite(rows, (row) => row[index]);
     return { requests: rows.length, ttft_ms: column(0), tpot_ms: column(1), e2e_ms: column(2) };
   }
+}
+
+/** The same columns as the database read gives, from requests already in memory. */
+export function columnsOf(requests: readonly LatencyRow[]): SortedLatencyColumns {
+  const successful = requests.filter((request) => !request.warmup && request.error_class === null);
+  return {
+    requests: successful.length,
+    ttft_ms: sortedFinite(successful, (request) => request.ttft_ms),
+    tpot_ms: sortedFinite(successful, (request) => request.tpot_ms),
+    e2e_ms: sortedFinite(successful, (request) => request.e2e_ms),
+  };
+}
+
+function sortedFinite<T>(rows: readonly T[], valueOf: (row: T) => unknown): Float64Array {
+  const values = new Float64Array(rows.length);
+  let n = 0;
+  for (const row of rows) {
+    const value = valueOf(row);
+    if (typeof value === 'number' && Number.isFinite(value)) values[n++] = value;
+  }
+  return values.subarray(0, n).sort();
 }

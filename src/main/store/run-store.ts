@@ -5,7 +5,7 @@ import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
 import { ModelHashCache } from './model-hashes';
 import { float64View } from './float64-blob';
-import { LatencyColumnStore, type SortedLatencyColumns } from './latency-columns';
+import { LatencyColumnStore, type LatencyRow, type SortedLatencyColumns } from './latency-columns';
 import type { Db } from './database';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 
@@ -544,7 +544,14 @@ export class RunStore {
     })();
   }
 
-  finishRun(id: string, status: Exclude<RunStatus, 'running'>, reason: string | null, summary: unknown): void {
+  /** `requests`: every request of the run, just read (for its summary), so its latency columns are not read again. */
+  finishRun(
+    id: string,
+    status: Exclude<RunStatus, 'running'>,
+    reason: string | null,
+    summary: unknown,
+    requests?: readonly LatencyRow[],
+  ): void {
     const updated = this.updateStatus.run({
       id,
       status,
@@ -552,7 +559,7 @@ export class RunStore {
       endedAt: new Date().toISOString(),
       summary: summary === undefined ? null : JSON.stringify(summary),
     });
-    if (updated.changes > 0) this.latencyColumns.keepFinished(id);
+    if (updated.changes > 0) this.latencyColumns.keepFinished(id, requests);
   }
 
   /**
