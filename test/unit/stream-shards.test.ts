@@ -2,7 +2,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Worker } from 'node:worker_threads';
-import { shiftCompletionTimes } from '../../src/main/runner/shard-protocol';
+import { shiftCompletionTimes, turnBatcher } from '../../src/main/runner/shard-protocol';
 import { StreamShards } from '../../src/main/runner/stream-shards';
 import type { LoadSpec } from '../../src/main/runner/load-generator';
 import { executeRun, type RunExecution } from '../../src/main/runner/run-executor';
@@ -133,6 +133,26 @@ describe('stream shards', () => {
       [120, 130],
       [120, 130],
     ]);
+  });
+
+  it('hands the messages of one turn over together, in order, and at once when flushed first', async () => {
+    const delivered: number[][] = [];
+    const batch = turnBatcher<number>((items) => delivered.push(items));
+    batch.add(1);
+    batch.add(2);
+    await Promise.resolve();
+    batch.add(3);
+    expect(delivered).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(delivered).toEqual([[1, 2, 3]]);
+    // A flush (before a halt goes out) delivers what is held now, and the turn's end then has nothing to send.
+    batch.add(4);
+    batch.flush();
+    expect(delivered).toEqual([[1, 2, 3], [4]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    batch.add(5);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(delivered).toEqual([[1, 2, 3], [4], [5]]);
   });
 
   it('an open loop over two shards stores every request on the run clock, as one loop stores them', async () => {

@@ -18,9 +18,26 @@ export interface ShardInit {
   runOrigin: number;
 }
 
+/** One request for a shard. `dueAt` on the shared clock: the shard sends it no earlier; null sends it at once. */
+export interface ShardRequest {
+  id: number;
+  path: string;
+  body: Record<string, unknown>;
+  dueAt: number | null;
+}
+
+/** A request's end: its completion, or null when it was never sent (the shard was halted before its time). */
+export interface ShardResult {
+  id: number;
+  completion: StreamedCompletion | null;
+}
+
+/*
+ * Requests and results cross in batches, one message per turn of the sender's event loop: a message
+ * costs a wake-up and a clone on each side, which was most of what sharding cost the run's thread.
+ */
 export type ToShard =
-  /** `dueAt` on the shared clock: the shard sends no earlier; null sends at once. */
-  | { kind: 'send'; id: number; path: string; body: Record<string, unknown>; dueAt: number | null }
+  | { kind: 'send'; requests: ShardRequest[] }
   /** The measured window opened: the shard's loop figures start here. */
   | { kind: 'window' }
   /** Send nothing more: requests still waiting for their time come back not sent. */
@@ -29,11 +46,34 @@ export type ToShard =
   | { kind: 'cancel' }
   | { kind: 'report' };
 
-export type FromShard =
-  | { kind: 'ready' }
-  | { kind: 'done'; id: number; completion: StreamedCompletion }
-  | { kind: 'not-sent'; id: number }
-  | { kind: 'report'; load: ShardLoad };
+export type FromShard = { kind: 'ready' } | { kind: 'done'; results: ShardResult[] } | { kind: 'report'; load: ShardLoad };
+
+export interface TurnBatcher<T> {
+  add(item: T): void;
+  /** Hands over what is held now, before a message that must come after it. */
+  flush(): void;
+}
+
+/** Collects items and hands them over together at the end of this turn of the event loop (a check-phase callback). */
+export function turnBatcher<T>(deliver: (items: T[]) => void): TurnBatcher<T> {
+  let items: T[] = [];
+  let scheduled: NodeJS.Immediate | null = null;
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = null;
+    if (items.length === 0) return;
+    const batch = items;
+    items = [];
+    deliver(batch);
+  };
+  return {
+    add(item) {
+      items.push(item);
+      scheduled ??= setImmediate(flush);
+    },
+    flush,
+  };
+}
 
 /**
  * This thread's `performance.now()` origin on the shared monotonic clock, in ms. Read as the

@@ -6,7 +6,16 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { summarize } from '../metrics/distribution';
 import { watchClientLoad } from './client-load';
-import { clockOrigin, shiftCompletionTimes, type FromShard, type ShardInit, type ToShard } from './shard-protocol';
+import {
+  clockOrigin,
+  shiftCompletionTimes,
+  turnBatcher,
+  type FromShard,
+  type ShardInit,
+  type ShardRequest,
+  type ShardResult,
+  type ToShard,
+} from './shard-protocol';
 import { createKeepAliveAgent, streamCompletion } from '../client/stream-client';
 import { stepToward } from './load-generator';
 
@@ -22,24 +31,24 @@ const slips: number[] = [];
 let watch: ReturnType<typeof watchClientLoad> | null = null;
 
 const reply = (message: FromShard) => port.postMessage(message);
-
-type SendMessage = Extract<ToShard, { kind: 'send' }>;
+const results = turnBatcher<ShardResult>((batch) => reply({ kind: 'done', results: batch }));
+const notSent = (request: ShardRequest) => results.add({ id: request.id, completion: null });
 
 /**
  * Requests waiting for their time, earliest first. One waits at a time, as the run's own
  * generator does: a timer for the bulk, then yielding to the loop for the last millisecond.
  * Each waiting for itself would spin the loop once per waiting request.
  */
-const queue: { due: number; message: SendMessage }[] = [];
+const queue: { due: number; request: ShardRequest }[] = [];
 let waiting = false;
 
-function enqueue(message: SendMessage): void {
-  const due = message.dueAt === null ? Number.NEGATIVE_INFINITY : message.dueAt - origin;
-  if (due <= performance.now()) return void send(message, message.dueAt === null ? null : due);
+function enqueue(request: ShardRequest): void {
+  const due = request.dueAt === null ? Number.NEGATIVE_INFINITY : request.dueAt - origin;
+  if (due <= performance.now()) return void send(request, request.dueAt === null ? null : due);
   // Handed over in schedule order, so this is nearly always an append.
   let at = queue.length;
   while (at > 0 && queue[at - 1]!.due > due) at -= 1;
-  queue.splice(at, 0, { due, message });
+  queue.splice(at, 0, { due, request });
   if (!waiting) void sendWhenDue();
 }
 
@@ -49,30 +58,31 @@ async function sendWhenDue(): Promise<void> {
     // After each step an earlier request may have been queued: the loop takes the head again.
     if (await stepToward(queue[0]!.due)) continue;
     const next = queue.shift()!;
-    void send(next.message, next.due);
+    void send(next.request, next.due);
   }
   waiting = false;
-  if (halted) for (const { message } of queue.splice(0)) reply({ kind: 'not-sent', id: message.id });
+  if (halted) for (const { request } of queue.splice(0)) notSent(request);
 }
 
-async function send(message: SendMessage, due: number | null): Promise<void> {
-  if (halted) return reply({ kind: 'not-sent', id: message.id });
+async function send(request: ShardRequest, due: number | null): Promise<void> {
+  if (halted) return notSent(request);
   sent += 1;
   const completion = await streamCompletion({
     baseUrl: init.baseUrl,
     headers: init.headers,
-    path: message.path,
-    body: message.body,
+    path: request.path,
+    body: request.body,
     agent,
     firstTokenTimeoutMs: init.timeouts.firstTokenMs,
     totalTimeoutMs: init.timeouts.totalMs,
     signal: cancel.signal,
   });
   if (due !== null) slips.push(completion.t0 - due);
-  reply({ kind: 'done', id: message.id, completion: shiftCompletionTimes(completion, toRunClock) });
+  results.add({ id: request.id, completion: shiftCompletionTimes(completion, toRunClock) });
 }
 
 function report(): void {
+  results.flush();
   const load = (watch ?? watchClientLoad()).stop();
   const slip = summarize(slips);
   agent.destroy();
@@ -93,7 +103,7 @@ function report(): void {
 port.on('message', (message: ToShard) => {
   switch (message.kind) {
     case 'send':
-      enqueue(message);
+      for (const request of message.requests) enqueue(request);
       break;
     case 'window':
       watch ??= watchClientLoad();
@@ -102,7 +112,7 @@ port.on('message', (message: ToShard) => {
     case 'cancel':
       halted = true;
       if (message.kind === 'cancel') cancel.abort();
-      if (!waiting) for (const { message: unsent } of queue.splice(0)) reply({ kind: 'not-sent', id: unsent.id });
+      if (!waiting) for (const { request } of queue.splice(0)) notSent(request);
       break;
     case 'report':
       report();

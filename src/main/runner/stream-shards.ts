@@ -3,7 +3,15 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ShardLoad } from '../../shared/contract/runs';
-import { clockOrigin, type FromShard, type ShardInit, type ToShard } from './shard-protocol';
+import {
+  clockOrigin,
+  turnBatcher,
+  type FromShard,
+  type ShardInit,
+  type ShardRequest,
+  type ToShard,
+  type TurnBatcher,
+} from './shard-protocol';
 import type { StreamedCompletion } from '../client/stream-client';
 
 /**
@@ -31,6 +39,8 @@ function startWorker(init: ShardInit): Worker {
 
 interface Shard {
   worker: Worker;
+  /** Requests handed over in this turn of the event loop, posted together at its end. */
+  outbox: TurnBatcher<ShardRequest>;
   /** Requests handed to this shard and not yet answered. */
   waiting: Map<number, (completion: StreamedCompletion | null) => void>;
   report: ((load: ShardLoad | null) => void) | null;
@@ -63,7 +73,8 @@ export class StreamShards {
       const worker = startWorker({ ...target, shard: index, sockets: Math.ceil(target.sockets / count) + 4, runOrigin: this.origin });
       let markStarted = () => {};
       started.push(new Promise<void>((resolve) => (markStarted = resolve)));
-      const shard: Shard = { worker, waiting: new Map(), report: null, lost: null, started: markStarted };
+      const outbox = turnBatcher<ShardRequest>((requests) => this.post(shard, { kind: 'send', requests }));
+      const shard: Shard = { worker, outbox, waiting: new Map(), report: null, lost: null, started: markStarted };
       worker.on('message', (message: FromShard) => this.receive(shard, message));
       worker.on('error', (error) => this.lose(shard, `stream shard ${index} failed: ${error.message}`));
       worker.on('exit', (code) => this.lose(shard, `stream shard ${index} exited (code ${code})`));
@@ -86,13 +97,7 @@ export class StreamShards {
     const id = this.nextId++;
     return new Promise((resolve) => {
       shard.waiting.set(id, resolve);
-      this.post(shard, {
-        kind: 'send',
-        id,
-        path: request.path,
-        body: request.body,
-        dueAt: scheduledAt === null ? null : scheduledAt + this.origin,
-      });
+      shard.outbox.add({ id, path: request.path, body: request.body, dueAt: scheduledAt === null ? null : scheduledAt + this.origin });
     });
   }
 
@@ -129,8 +134,12 @@ export class StreamShards {
     if (!shard.lost) shard.worker.postMessage(message);
   }
 
+  /** To every shard, after the requests it has been handed: a halt or a cancel must reach them too. */
   private broadcast(message: ToShard): void {
-    for (const shard of this.shards) this.post(shard, message);
+    for (const shard of this.shards) {
+      shard.outbox.flush();
+      this.post(shard, message);
+    }
   }
 
   private receive(shard: Shard, message: FromShard): void {
@@ -140,9 +149,11 @@ export class StreamShards {
       shard.report = null;
       return;
     }
-    const resolve = shard.waiting.get(message.id);
-    shard.waiting.delete(message.id);
-    resolve?.(message.kind === 'done' ? message.completion : null);
+    for (const { id, completion } of message.results) {
+      const resolve = shard.waiting.get(id);
+      shard.waiting.delete(id);
+      resolve?.(completion);
+    }
   }
 
   /**
