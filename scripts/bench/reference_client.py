@@ -5,9 +5,11 @@ streamed chat completion, reads the server-sent events line by line and parses e
 reports client overhead as the time to the event carrying finish_reason minus the server's own
 prompt_ms + predicted_ms (from the event carrying `timings`): the rule Infer Lab's client uses.
 
-    python3 scripts/bench/reference_client.py BASE_URL HEADERS_JSON BODY_JSON REQUESTS
+    python3 scripts/bench/reference_client.py BASE_URL HEADERS_JSON BODY_JSON
 
-Prints one JSON list: each request's overhead in ms, null where the stream had no finish or no timings.
+Sends one request for each line read on stdin, so the caller can alternate it request by request
+with another client, and prints that request's overhead in ms on a line of its own: null where
+the stream had no finish or no timings. Ends at the end of stdin.
 """
 
 import http.client
@@ -44,15 +46,15 @@ def one_request(base_url, headers, payload, results):
 
 
 def main():
-    base_url, headers_json, body_json, requests = sys.argv[1:5]
+    base_url, headers_json, body_json = sys.argv[1:4]
     headers = json.loads(headers_json)
     payload = json.dumps({**json.loads(body_json), "stream": True}).encode()
-    results = []
-    for _ in range(int(requests)):
+    for _ in sys.stdin:
+        results = []
         worker = threading.Thread(target=one_request, args=(base_url, headers, payload, results))
         worker.start()
         worker.join()
-    print(json.dumps(results))
+        print(json.dumps(results[0] if results else None), flush=True)
 
 
 if __name__ == "__main__":
