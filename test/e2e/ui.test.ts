@@ -699,6 +699,28 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     }
   });
 
+  it('says so when the code of a view cannot be loaded, and loads it on Reload', async () => {
+    // A fresh page whose request for the Settings view's chunk fails, as it would with the server gone.
+    const tab = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    try {
+      const chunk = /\/assets\/SettingsView-[^/]*\.js$/;
+      await tab.route(chunk, (route) => route.abort('connectionrefused'));
+      const url = new URL(serve.url);
+      url.hash = '#/settings';
+      await tab.goto(url.toString());
+      const alert = tab.getByRole('alert').filter({ hasText: "This view's code could not be loaded" });
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain('still running?');
+      await tab.unroute(chunk);
+      // The browser keeps a failed module import for the page's life: Reload, on the same route, loads it.
+      await alert.getByRole('button', { name: 'Reload' }).click();
+      await tab.getByRole('heading', { name: 'Settings' }).waitFor();
+      expect(await alert.count()).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('saves settings to the config file: the name decisions carry, the default profile, the telemetry interval', async () => {
     const { shell, settings, experiments } = views();
     await settings.open();

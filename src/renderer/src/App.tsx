@@ -1,10 +1,11 @@
-import { Suspense, useEffect, useMemo, useState, type ComponentType } from 'react';
+import { Suspense, useEffect, useMemo, type ComponentType } from 'react';
 import { preloadCharts } from './components/Chart';
 import type { AppEvents, AppServices, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { parseRoute, routeHash } from './state/route';
 import { VIEWS } from './view-code';
+import { useViewCode } from './hooks/use-view-code';
 
 // The first paint carries the shell and the open view; the other views load right after it,
 // so none is fetched at the moment it is opened (a preset such as Serve's model must find its view mounted).
@@ -27,18 +28,11 @@ const NAVIGATION: { view: View; label: string }[] = [
 export function App({ bridge }: { bridge: RpcBridge | null }) {
   const client = useMemo(() => (bridge ? createClient(bridge) : null), [bridge]);
   const view = useAppStore((state) => state.view);
-  const openCode = VIEWS[view];
-  const OpenView: ComponentType<{ client: AppServices }> = openCode.View;
-  const [, viewCodeLoaded] = useState(0);
+  const OpenView: ComponentType<{ client: AppServices }> = VIEWS[view].View;
+  const openCode = useViewCode(view);
   const route = useAppStore((state) => state.route);
   const theme = useAppStore((state) => state.theme);
   const { setView, toggleTheme } = useAppStore.getState();
-
-  // The open view's code is awaited outside Suspense: a suspended first render is revealed only after React's
-  // fallback throttle (300 ms), which was most of the wait for the Runs view's rows on a cold start.
-  useEffect(() => {
-    if (!openCode.isLoaded()) void openCode.preload().then(() => viewCodeLoaded((count) => count + 1));
-  }, [openCode]);
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
@@ -142,12 +136,21 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         </button>
       </nav>
       <main>
-        {openCode.isLoaded() ? (
+        {openCode === 'loaded' ? (
           <Suspense fallback={<p aria-busy="true">Loading…</p>}>
             <OpenView client={client} />
           </Suspense>
-        ) : (
+        ) : openCode === 'loading' ? (
           <p aria-busy="true">Loading…</p>
+        ) : (
+          <div role="alert" className="error-box">
+            <p>
+              This view's code could not be loaded: {openCode.message}. Is <code>inferlab serve</code> (or the app) still running?
+            </p>
+            <button type="button" onClick={() => window.location.reload()}>
+              Reload
+            </button>
+          </div>
         )}
       </main>
     </div>

@@ -7,7 +7,7 @@ import { createElement, lazy, type ComponentType } from 'react';
  */
 export function preloadable<P extends object>(
   load: () => Promise<ComponentType<P>>,
-): { View: ComponentType<P>; preload: () => Promise<void>; isLoaded: () => boolean } {
+): { View: ComponentType<P>; preload: () => Promise<Error | null>; isLoaded: () => boolean } {
   let loaded: ComponentType<P> | null = null;
   let pending: Promise<ComponentType<P>> | null = null;
   const fetch = () => (pending ??= load().then((component) => (loaded = component)));
@@ -16,12 +16,13 @@ export function preloadable<P extends object>(
   return {
     View,
     isLoaded: () => loaded !== null,
+    /** Resolves with the failure, if the code could not be loaded. */
     preload: () =>
       fetch().then(
-        () => undefined,
-        // A failed load shows when that view is opened, through the lazy component's own error.
-        () => {
+        () => null,
+        (reason: unknown) => {
           pending = null;
+          return reason instanceof Error ? reason : new Error(String(reason));
         },
       ),
   };
