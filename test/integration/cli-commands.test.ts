@@ -7,6 +7,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { inferlab, startInferlab } from '../support/cli';
+import { packagesLoadedBy } from '../support/loaded-packages';
 import { requireEngine } from '../support/engine';
 import { CAPTURED_DIR } from '../support/captured';
 import { storeSampleRun } from '../support/stored-run';
@@ -44,6 +45,25 @@ describe('inferlab commands that manage stored things', () => {
     const bad = await cli(['save', 'broken', '--set', 'contextSize=lots']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/contextSize/);
+  });
+
+  it('runs list loads only what listing needs: not the schema checker, the Parquet writer or the hub client', () => {
+    const db = path.join(tempDir(), 'runs.db');
+    const runId = storeSampleRun(new RunStore(openDatabase(db)));
+    const heavy = ['ajv', 'hyparquet-writer', '@huggingface/hub'];
+    // Each cost every command 50–60 ms to load (docs/PERFORMANCE.md, "Start-up").
+    const listed = packagesLoadedBy(['runs', 'list', '--db', db]);
+    expect(listed.code).toBe(0);
+    expect(listed.packages).toContain('better-sqlite3');
+    for (const name of heavy) expect([...listed.packages]).not.toContain(name);
+    const folder = path.join(tempDir(), 'export');
+    const exported = packagesLoadedBy(['export', runId, '--out', folder, '--db', db]);
+    expect(exported.code).toBe(0);
+    for (const name of heavy) expect([...exported.packages]).not.toContain(name);
+    // The same harness sees the schema checker where it is used: an import checks the exported files against the schema.
+    const imported = packagesLoadedBy(['import', folder, '--db', path.join(tempDir(), 'other.db')]);
+    expect(imported.code).toBe(0);
+    expect(imported.packages).toContain('ajv');
   });
 
   it('runs list --limit shows the newest runs first; runs delete removes one run and its requests, and says so', async () => {

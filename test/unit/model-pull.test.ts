@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hubCacheDir } from '../../src/main/models/hub/hub-cache';
+import { getRepoFolderName } from '@huggingface/hub';
+import { hubCacheDir, repoFolderName } from '../../src/main/models/hub/hub-cache';
 import { cachedModels, pullModels, type PullOptions } from '../../src/main/models/hub/hub-pull';
 import { scanModels } from '../../src/main/models/model-library';
 import type { PullProgress } from '../../src/shared/contract/models';
@@ -49,6 +50,12 @@ function resolveRequests(server: StandInHub, file: string) {
 const failureOf = appErrorOf;
 
 describe('pulling from a hub repository into the Hugging Face cache (stand-in hub on a local port)', () => {
+  it('names a repository folder as the hub library does', () => {
+    for (const repo of ['tiny/Tiny-GGUF', 'bartowski/Llama-3.2-1B-Instruct-GGUF', 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', 'single-name'])
+      expect(repoFolderName(repo)).toBe(getRepoFolderName({ name: repo, type: 'model' }));
+    expect(repoFolderName('Qwen/Qwen2.5-0.5B-Instruct-GGUF')).toBe('models--Qwen--Qwen2.5-0.5B-Instruct-GGUF');
+  });
+
   it('lays the file out as the hub tools do: a blob named by its SHA-256, a relative link in the snapshot, the ref', async () => {
     const server = await withHub();
     const options = pullOptions(server.url);

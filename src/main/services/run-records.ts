@@ -2,9 +2,8 @@ import type { ImportedRun, ParquetExport, RunDetail, RunListItem } from '../../s
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { runManifest } from '../store/export-run';
-import { exportParquet, type ParquetScope } from '../store/parquet-export';
-import { readRunExport } from '../store/read-run-export';
-import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-schema';
+import type { ParquetScope } from '../store/parquet-export';
+import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-version';
 import type { RunHead, RunStore } from '../store/run-store';
 import { saveImportedRun } from '../store/save-imported-run';
 import { parquetFolder } from './access';
@@ -64,6 +63,8 @@ export async function exportParquetOf(
     : request.experimentId
       ? { experimentId: request.experimentId }
       : { all: true };
+  // Loaded when asked for: the Parquet writer costs every command that reaches this module 60 ms to load.
+  const { exportParquet } = await import('../store/parquet-export');
   return exportParquet(deps.store.db, deps.store.runs, scope, await parquetFolder(deps.access.paths, request.folder ?? null));
 }
 
@@ -71,6 +72,8 @@ export async function exportParquetOf(
 export async function importRunFolder(deps: WorkServiceDeps, folder: string): Promise<ImportedRun> {
   // The folder and each file in it by real location: a symlink inside the roots cannot lead a request out of them.
   const within = (file: string) => deps.access.paths.check(file, 'results');
+  // Loaded when asked for, with the schema checks and ajv behind them.
+  const { readRunExport } = await import('../store/read-run-export');
   const exported = await readRunExport(await within(folder), { checkFile: within });
   saveImportedRun(deps.store.db, exported, {
     from: exported.folder,

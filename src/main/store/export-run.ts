@@ -2,7 +2,7 @@ import type { RunExport } from '../../shared/contract/results';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { csvLines } from './csv-cell';
-import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-schema';
+import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-version';
 import { telemetryCsv } from './telemetry-csv';
 import { parseJson, REQUEST_COLUMNS } from './request-columns';
 import type { RequestRow, RunRow, RunStore } from './run-store';

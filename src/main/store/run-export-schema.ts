@@ -3,11 +3,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { projectRoot } from '../core/paths';
 
-/**
- * The shape of the files a run export holds. Raised whenever a field that import relies on
- * changes meaning or type, so an older reader refuses the files instead of misreading them.
- */
-export const RUN_EXPORT_SCHEMA_VERSION = 1;
+export { RUN_EXPORT_SCHEMA_VERSION } from './run-export-version';
 
 export type ExportDocument = 'manifest' | 'summary' | 'request' | 'telemetry';
 

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getRepoFolderName } from '@huggingface/hub';
 
 /**
  * The Hugging Face cache as the hub's own tools lay it out, so a pulled file is shared with
@@ -46,8 +45,16 @@ export interface RepoCache {
   ref(revision: string): string;
 }
 
+/**
+ * A model repository's folder in that cache: "models--OWNER--REPO". Written out here rather than
+ * taken from the hub library, which costs every command 50 ms to load.
+ */
+export function repoFolderName(repo: string): string {
+  return ['models', ...repo.split('/')].join('--');
+}
+
 export function repoCache(cacheDir: string, repo: string): RepoCache {
-  const root = path.join(cacheDir, getRepoFolderName({ name: repo, type: 'model' }));
+  const root = path.join(cacheDir, repoFolderName(repo));
   return {
     root,
     blob: (sha256) => path.join(root, 'blobs', sha256),
