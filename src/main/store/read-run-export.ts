@@ -4,7 +4,8 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { MAX_INPUT_FILE_BYTES, readFileCapped } from '../core/read-capped';
 import { parseTelemetryExport, type ParsedTelemetrySeries } from './parse-telemetry-export';
-import { exportDocumentProblem, RUN_EXPORT_SCHEMA_VERSION, type ExportDocument } from './run-export-schema';
+import { exportDocumentProblem, type ExportDocument } from './run-export-schema';
+import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-version';
 
 /** The files import reads; the CSVs and trace are derived from these and are not needed. */
 export const IMPORTED_FILES = ['manifest.json', 'summary.json', 'requests.jsonl', 'telemetry.json'] as const;

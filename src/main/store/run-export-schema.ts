@@ -3,8 +3,6 @@ import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { projectRoot } from '../core/paths';
 
-export { RUN_EXPORT_SCHEMA_VERSION } from './run-export-version';
-
 export type ExportDocument = 'manifest' | 'summary' | 'request' | 'telemetry';
 
 const SCHEMA_ID = 'https://inferlab.local/run-export.schema.json';

@@ -10,20 +10,16 @@ import { VIEWS } from '../view-code';
  */
 export function useViewCode(view: View): 'loaded' | 'loading' | Error {
   const code = VIEWS[view];
-  const [failure, setFailure] = useState<{ view: View; error: Error } | null>(null);
-  const [, loaded] = useState(0);
+  // Set when a load settles, so the view renders again: the error where it failed.
+  const [settled, setSettled] = useState<{ view: View; error: Error | null } | null>(null);
   useEffect(() => {
     if (code.isLoaded()) return;
     let current = true;
-    void code.preload().then((error) => {
-      if (!current) return;
-      if (error) setFailure({ view, error });
-      else loaded((count) => count + 1);
-    });
+    void code.preload().then((error) => current && setSettled({ view, error }));
     return () => {
       current = false;
     };
   }, [code, view]);
   if (code.isLoaded()) return 'loaded';
-  return failure?.view === view ? failure.error : 'loading';
+  return (settled?.view === view && settled.error) || 'loading';
 }
