@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseGpuExporterMetrics } from '../../src/main/telemetry/gpu-exporter-parse';
 import { GpuExporterSampler } from '../../src/main/telemetry/gpu-exporter-sampler';
 import { GpuSampler } from '../../src/main/telemetry/gpu-sampler';
+import { TelemetrySession } from '../../src/main/telemetry/telemetry-session';
+import { telemetryLines } from '../../src/main/cli/summary-table';
 import { checkRunShape } from '../../src/main/services/run-spec';
 import { capturedFiles, readCaptured } from '../support/captured';
 import { demoRunSpec } from '../support/specs';
@@ -13,6 +15,8 @@ const page = (relative: string) =>
     .split('\n')
     .filter((line) => !line.startsWith('$ '))
     .join('\n');
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -241,6 +245,50 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
     await huge.scrape();
     expect(huge.failure).toMatch(/over the 65536-byte limit|passed the 65536-byte limit/);
     expect(received).toHaveLength(0);
+  });
+
+  /** A run's telemetry against `url` with a measured window of `windowMs` that starts between two periodic scrapes. */
+  async function shortRun(url: string, windowMs: number) {
+    const started = performance.now();
+    const session = new TelemetrySession({
+      clock: () => performance.now() - started,
+      serverPid: null,
+      metricsUrl: null,
+      gpuMetricsUrl: url,
+    });
+    session.start();
+    await session.idleBaseline(1000);
+    // Periodic scrapes land at about 0, 1 and 2 s: a window from 1.2 s to 1.5 s holds none of them.
+    await delay(1200 - (performance.now() - started));
+    session.markWindowStart();
+    await delay(windowMs);
+    session.markWindowEnd();
+    await session.stop();
+    return session.summary();
+  }
+
+  it('a run shorter than the exporter interval still gets a reading at each edge of its window', async () => {
+    const url = await exporter((scrape) => `${dcgm(0, 4000 + scrape, 60 + scrape)}\n`);
+    const summary = await shortRun(url, 300);
+    expect(summary.gpu).toMatchObject({ samples: 2, baseline_samples: 2, peak_used_mib: expect.any(Number) });
+    expect(summary.gpu!.power_w_mean).toBeGreaterThan(60);
+    expect(summary.gpu!.sampling_notes ?? []).toEqual([]);
+    expect(summary.energy.source).toBe('dcgm-exporter power');
+  });
+
+  it('says so in the summary when the measured window holds no GPU sample, with the last error', async () => {
+    // Answers the two baseline scrapes, then fails: the window's edges get no reading.
+    const url = await exporter((scrape) => (scrape < 2 ? `${dcgm(0, 4000, 60)}\n` : { status: 503, text: 'exporter restarting' }));
+    const summary = await shortRun(url, 300);
+    expect(summary.gpu).toMatchObject({ samples: 0, baseline_samples: 2, power_w_mean: null, utilization_pct_mean: null });
+    expect(summary.gpu!.sampling_notes).toEqual([
+      expect.stringMatching(
+        /^no GPU sample fell inside the 0\.3\d s measured window \(sampled every 1000 ms; the last reading failed: HTTP 503.*\): its utilization, power and peak memory are unknown$/,
+      ),
+    ]);
+    expect(telemetryLines(summary)).toContainEqual(
+      expect.stringMatching(/^GPU telemetry: no GPU sample fell inside the 0\.3\d s measured window/),
+    );
   });
 
   it('takes only an http(s) URL, naming the field', () => {

@@ -153,6 +153,22 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(summary.contention!.other_gpu_processes).toEqual([{ pid: 4242, command: 'python3', used_mib_max: 700 }]);
   });
 
+  it('reads nvidia-smi once more at the end of a window that its loop left without a sample', async () => {
+    const origin = performance.now();
+    const clock = () => performance.now() - origin;
+    // A 3 s loop: after its second reading closes the baseline, a 200 ms window falls between two readings.
+    const session = new TelemetrySession({ clock, serverPid: null, metricsUrl: null, gpuBinary: standIn, intervalMs: 3000 });
+    session.start();
+    await session.idleBaseline(1000);
+    session.markWindowStart();
+    await delay(200);
+    session.markWindowEnd();
+    await session.stop();
+    const gpu = session.summary().gpu!;
+    expect(gpu).toMatchObject({ samples: 1, peak_used_mib: expect.any(Number), utilization_pct_mean: expect.any(Number) });
+    expect(gpu.sampling_notes ?? []).toEqual([]);
+  });
+
   it('counts only the GPUs the profile chose; the other GPU stays in per_gpu as other activity', async () => {
     process.env.FAKE_SMI_GPU_FILE = 'two-gpus-split.csv';
     process.env.FAKE_SMI_APPS_FILE = 'compute-apps-two-gpus.csv';

@@ -44,7 +44,7 @@ export function turnTable(turns: NonNullable<RunSummary['turns']>): string {
 }
 
 /** The telemetry taken during the run: the GPU, the server process, energy, throttling, the sampler's cost, competition. */
-function telemetryLines(telemetry: RunSummary['telemetry']): string[] {
+export function telemetryLines(telemetry: RunSummary['telemetry']): string[] {
   const lines: string[] = [];
   if (!telemetry) return lines;
   const gpu = telemetry.gpu;

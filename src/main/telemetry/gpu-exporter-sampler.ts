@@ -59,8 +59,8 @@ export class GpuExporterSampler {
     return null;
   }
 
-  async scrape(): Promise<void> {
-    const t = this.clock();
+  /** One reading of the page, stamped `t` (now by default): a window's edges are read on demand, not at the next tick. */
+  async scrape(t = this.clock()): Promise<void> {
     try {
       const response = await fetchMetricsPage(this.url, { redirect: 'error' });
       const { kind, readings } = parseGpuExporterMetrics(await boundedText(response, this.maxBytes), t);

@@ -10,6 +10,7 @@ import { readCpuSeconds } from './proc-stat';
 import {
   computeAppsQueryArgs,
   gpuQueryArgs,
+  gpuQueryOnceArgs,
   INVALID_QUERY_FIELD,
   lineTimestamp,
   NVML_FAILURE,
@@ -19,6 +20,8 @@ import {
 } from './nvidia-smi-parse';
 
 const MAX_RESTARTS = 5;
+/** A one-off reading that takes longer than this is given up: the window's edge has passed. */
+const ON_DEMAND_TIMEOUT_MS = 5000;
 const RESTART_DELAY_MS = 1000;
 
 /**
@@ -85,6 +88,9 @@ class SmiLoop<T> {
   }
 }
 
+/** A scrape costs the exporter a page of text; once a second is already faster than dcgm-exporter's own default. */
+const exporterIntervalMs = (intervalMs: number) => Math.max(1000, intervalMs);
+
 export function nvidiaSmiPath(): string | null {
   return findExecutable('nvidia-smi');
 }
@@ -101,6 +107,7 @@ export class GpuSampler {
   private startedCpu = 0;
   private smiClock: SmiClock | null = null;
   private stopped = false;
+  private clockFieldsRefused = false;
 
   constructor(
     private readonly clock: () => number,
@@ -123,6 +130,16 @@ export class GpuSampler {
   /** Why readings lack figures, or how they were taken, as the sampling tool made necessary. */
   get notes(): string[] {
     return [...(this.amd?.notes ?? []), ...(this.ioreg?.notes ?? [])];
+  }
+
+  /** How often the running source is read: an exporter no more than once a second. */
+  get sampleIntervalMs(): number {
+    return this.exporterUrl ? exporterIntervalMs(this.intervalMs) : this.intervalMs;
+  }
+
+  /** Why the latest reading of an exporter failed; null while the last one succeeded. */
+  get lastReadError(): string | null {
+    return this.exporter?.lastError ?? null;
   }
 
   /** The machine each GPU index is on, where a GPU exporter labels it. */
@@ -148,7 +165,9 @@ export class GpuSampler {
   start(): void {
     if (this.loops.length > 0 || this.amd || this.ioreg || this.exporter) return;
     if (this.exporterUrl) {
-      this.exporter = new GpuExporterSampler(this.exporterUrl, this.clock, Math.max(1000, this.intervalMs), (sample) => this.keep(sample));
+      this.exporter = new GpuExporterSampler(this.exporterUrl, this.clock, exporterIntervalMs(this.intervalMs), (sample) =>
+        this.keep(sample),
+      );
       this.exporter.start();
       return;
     }
@@ -184,6 +203,7 @@ export class GpuSampler {
     };
     // A driver that refuses the clock fields still gets sampled without them (no memory clock, no throttle reasons).
     const withoutClocks = () => {
+      this.clockFieldsRefused = true;
       if (this.stopped) return;
       const loop = new SmiLoop(this.binary!, gpuQueryArgs(this.intervalMs, false), parseGpu, (sample: GpuSample) => this.keep(sample));
       this.loops[0] = loop as SmiLoop<unknown>;
@@ -198,6 +218,27 @@ export class GpuSampler {
     ] as SmiLoop<unknown>[];
     for (const loop of this.loops) loop.start();
     this.startedCpu = 0;
+  }
+
+  /**
+   * One reading of every GPU now, stamped `t`, outside the sampling loop: what a measured window's
+   * edge needs when the loop's own interval could leave a short window without a sample. Read
+   * from the exporter or nvidia-smi; amd-smi and ioreg are not read on demand (a start costs them
+   * seconds), so their loops alone sample the window.
+   */
+  async readNow(t: number): Promise<void> {
+    if (this.stopped) return;
+    if (this.exporter) return this.exporter.scrape(t);
+    if (this.loops.length === 0 || !this.binary) return;
+    const run = await runToCompletion(this.binary, gpuQueryOnceArgs(!this.clockFieldsRefused), { timeoutMs: ON_DEMAND_TIMEOUT_MS }).catch(
+      () => null,
+    );
+    if (!run || run.code !== 0) return;
+    for (const line of run.output.split('\n')) {
+      // Without a sweep number, the reading's GPUs are grouped by their shared stamp.
+      const sample = parseGpuLine(line, t);
+      if (sample) this.keep(sample);
+    }
   }
 
   private keep(sample: GpuSample): void {

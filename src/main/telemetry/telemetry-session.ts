@@ -73,6 +73,8 @@ export class TelemetrySession {
   private stopped = false;
   private readonly serverTreeSeen = new Set<number>();
   private boundaryScrape: Promise<void> | null = null;
+  /** On-demand GPU readings at the window's edges, awaited before the samplers stop. */
+  private readonly edgeReadings: Promise<void>[] = [];
   private readonly rapl: RaplMeter;
   private raplTimer: NodeJS.Timeout | null = null;
 
@@ -178,6 +180,8 @@ export class TelemetrySession {
     this.windowStart = t;
     // Stamped with the boundary itself, so the window's counters start from this reading.
     this.boundaryScrape = this.scraper?.scrape(t) ?? null;
+    // An exporter is read every second or slower, so a one-second run could fall between two reads.
+    if (this.options.gpuMetricsUrl) this.edgeReadings.push(this.gpu.readNow(t));
     this.rememberServerTree();
     this.rapl.start();
     this.raplTimer = setInterval(() => this.rapl.read(), RAPL_READ_MS);
@@ -185,7 +189,12 @@ export class TelemetrySession {
   }
 
   markWindowEnd(): void {
-    this.windowEnd = this.options.clock();
+    const t = this.options.clock();
+    this.windowEnd = t;
+    // nvidia-smi is read once more only where its loop left the window empty: started at the
+    // window's opening, it would compete with the first requests.
+    if (this.options.gpuMetricsUrl || !this.gpu.samples.some((sample) => this.inWindow(sample.t)))
+      this.edgeReadings.push(this.gpu.readNow(t));
     this.stopRapl();
     this.rememberServerTree();
   }
@@ -223,7 +232,7 @@ export class TelemetrySession {
     this.rememberServerTree();
     this.process?.stop();
     this.contention.stop();
-    await this.boundaryScrape;
+    await Promise.all([this.boundaryScrape, ...this.edgeReadings]);
     await Promise.all([this.gpu.stop(), this.scraper?.stop()]);
     this.stoppedAt = performance.now();
   }
@@ -344,9 +353,22 @@ export class TelemetrySession {
       timestamps: { ...this.gpu.timestampCounts },
       per_gpu: indexes.map((index) => this.oneGpuSummary(first(index), baseline, window)),
       sampling_failure: this.gpu.unavailableReason,
-      ...(this.gpu.notes.length > 0 ? { sampling_notes: this.gpu.notes } : {}),
+      ...this.samplingNotes(window.length),
     };
     return { gpu, energy, throttle: throttleSummary(windowReadings) };
+  }
+
+  /** The sampling tool's notes, and a plain statement where the measured window holds no GPU sample at all. */
+  private samplingNotes(windowSweeps: number): { sampling_notes?: string[] } {
+    const notes = [...this.gpu.notes];
+    if (windowSweeps === 0 && this.windowStart !== null && this.windowEnd !== null) {
+      const seconds = ((this.windowEnd - this.windowStart) / 1000).toFixed(2);
+      const lastError = this.gpu.lastReadError ? `; the last reading failed: ${this.gpu.lastReadError}` : '';
+      notes.push(
+        `no GPU sample fell inside the ${seconds} s measured window (sampled every ${this.gpu.sampleIntervalMs} ms${lastError}): its utilization, power and peak memory are unknown`,
+      );
+    }
+    return notes.length > 0 ? { sampling_notes: notes } : {};
   }
 
   /**
