@@ -16,7 +16,7 @@ import { isolatedDataDir, useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 
-// Commands the README lists that need no measurement: each is run as a person would, from the CLI.
+// Commands docs/USAGE.md lists that need no measurement: each is run as a person would, from the CLI.
 describe('inferlab commands that manage stored things', () => {
   const dataDir = isolatedDataDir(demoModelsDir());
   const env = { INFERLAB_DATA_DIR: dataDir };

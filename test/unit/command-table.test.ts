@@ -7,10 +7,10 @@ import { projectRoot } from '../../src/main/core/paths';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
-const readme = fs.readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
-const commandsBlock = /## Commands\n\n```\n([\s\S]*?)```/.exec(readme)![1]!;
+const usage = fs.readFileSync(path.join(projectRoot(), 'docs', 'USAGE.md'), 'utf8');
+const commandsBlock = /## Commands\n\n```\n([\s\S]*?)```/.exec(usage)![1]!;
 
-describe("the README's command list and the CLI's command table agree", () => {
+describe("docs/USAGE.md's command list and the CLI's command table agree", () => {
   const table = commandTable();
 
   it('lists every command, and no command the CLI lacks', () => {
