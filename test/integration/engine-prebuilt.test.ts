@@ -71,7 +71,7 @@ describe.skipIf(!linuxX64)('the engine compiled on prebuilt libraries', () => {
     if (engine.build?.route !== 'prebuilt')
       context.skip(`this engine was built from source (${engine.build?.fallbackReason ?? 'asked for'})`);
     // The packages the backend's composition names, in order: the CPU package alone, or it with a GPU package.
-    const composition = compositionFor(engine.backend!, process.arch, cudaMajorOf(engine));
+    const composition = compositionFor(engine.backend!, process.platform, process.arch, cudaMajorOf(engine));
     expect(composition, `no prebuilt composition for ${engine.backend}`).not.toBeNull();
     expect(engine.build).toMatchObject({
       route: 'prebuilt',
@@ -116,7 +116,7 @@ describe.skipIf(!linuxX64)('the engine compiled on prebuilt libraries', () => {
     const plan: EnginePlan = {
       route: 'prebuilt',
       backend: 'cpu',
-      composition: compositionFor('cpu', 'x64', null)!,
+      composition: compositionFor('cpu', 'linux', 'x64', null)!,
       cudaRuntime: null,
       reason: 'test',
       warnings: [],
@@ -156,7 +156,7 @@ describe.skipIf(!linuxX64)('the engine compiled on prebuilt libraries', () => {
     const plan: EnginePlan = {
       route: 'prebuilt',
       backend: 'vulkan',
-      composition: compositionFor('vulkan', 'x64', null)!,
+      composition: compositionFor('vulkan', 'linux', 'x64', null)!,
       cudaRuntime: null,
       reason: 'test',
       warnings: [],

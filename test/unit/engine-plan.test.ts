@@ -123,8 +123,8 @@ describe('the engine plan', () => {
   });
 
   it('builds from source where no package fits the platform', () => {
-    expect(planEngine(machine({ platform: 'darwin', arch: 'arm64' }))).toMatchObject({ route: 'source', backend: 'metal' });
     expect(planEngine(machine({ platform: 'win32' }))).toMatchObject({ route: 'source', backend: 'cpu' });
+    expect(planEngine(machine({ platform: 'win32' })).reason).toMatch(/used on Linux and macOS only, not win32/);
     expect(planEngine(machine({ arch: 'arm64' }))).toMatchObject({ route: 'prebuilt', composition: { main: 'linux-arm64' } });
     const armVulkan = planEngine(machine({ arch: 'arm64', vulkanDevices: parseVulkanSummary(fixture('vulkaninfo-amd.txt')) }));
     expect(armVulkan).toMatchObject({ route: 'source', backend: 'vulkan' });
@@ -141,5 +141,63 @@ describe('the engine plan', () => {
     const fromSourceOnGpu = planEngine(machine({ nvidia: h200 }), { fromSource: true });
     expect(fromSourceOnGpu).toMatchObject({ route: 'source', backend: 'cpu' });
     expect(fromSourceOnGpu.warnings[0]).toMatch(/THE ENGINE WILL RUN ON THE CPU/);
+  });
+});
+
+// Constructed machine facts: no Mac runs these tests. What each package holds is in
+// test/fixtures/prebuilt (taken from `npm pack` of the pinned version).
+describe('the engine plan on a Mac (constructed machine facts)', () => {
+  const mac = (arch: string, macosVersion: string | null = '15.3.1') => machine({ platform: 'darwin', arch, macosVersion });
+
+  it('builds Apple Silicon on the prebuilt Metal package', () => {
+    const plan = planEngine(mac('arm64'));
+    expect(plan).toMatchObject({
+      route: 'prebuilt',
+      backend: 'metal',
+      composition: { main: 'mac-arm64-metal', extras: [] },
+      cudaRuntime: null,
+      warnings: [],
+    });
+    expect(plan.reason).toMatch(/Apple Silicon/);
+    // The macOS version unknown: the plan stands, and the smoke test proves the libraries load.
+    expect(planEngine(mac('arm64', null))).toMatchObject({ route: 'prebuilt', backend: 'metal' });
+  });
+
+  it('gives an Intel Mac the CPU package, and says loudly that it runs on the CPU and how to get Metal', () => {
+    const plan = planEngine(mac('x64'));
+    expect(plan).toMatchObject({ route: 'prebuilt', backend: 'cpu', composition: { main: 'mac-x64', extras: [] } });
+    expect(plan.warnings).toEqual([
+      expect.stringMatching(/^THE ENGINE WILL RUN ON THE CPU: node-llama-cpp publishes no Metal build for Intel Macs/),
+    ]);
+    expect(plan.warnings[0]).toMatch(/inferlab setup --backend metal/);
+    expect(plan.warnings[0]).toMatch(/gpu_offload: none/);
+  });
+
+  it('builds Metal from source where asked, where the package has no Metal, and where macOS is older than the packages', () => {
+    expect(planEngine(mac('arm64'), { fromSource: true })).toMatchObject({ route: 'source', backend: 'metal' });
+    expect(planEngine(mac('x64'), { fromSource: true })).toMatchObject({ route: 'source', backend: 'metal' });
+    const intelMetal = planEngine(mac('x64'), { backend: 'metal' });
+    expect(intelMetal).toMatchObject({ route: 'source', backend: 'metal' });
+    expect(intelMetal.reason).toMatch(/no prebuilt metal libraries for darwin-x64, so building from source/);
+    // The packages' Mach-O headers say minos 14.0.
+    const ventura = planEngine(mac('arm64', '13.6.7'));
+    expect(ventura).toMatchObject({ route: 'source', backend: 'metal' });
+    expect(ventura.reason).toMatch(/need macOS 14 or newer and this is macOS 13\.6\.7/);
+    expect(planEngine(mac('arm64', '14.0'))).toMatchObject({ route: 'prebuilt', backend: 'metal' });
+    expect(planEngine(mac('arm64', '13.6.7'), { backend: 'cpu' })).toMatchObject({ route: 'source', backend: 'cpu' });
+  });
+
+  it('follows --backend on a Mac: the CPU engine is the Metal package without its Metal backend; CUDA and Vulkan have no package', () => {
+    expect(planEngine(mac('arm64'), { backend: 'cpu' })).toMatchObject({
+      route: 'prebuilt',
+      backend: 'cpu',
+      composition: { main: 'mac-arm64-metal', omit: /^libggml-metal\.so$/ },
+    });
+    expect(planEngine(mac('arm64'), { backend: 'metal' })).toMatchObject({ route: 'prebuilt', composition: { main: 'mac-arm64-metal' } });
+    for (const backend of ['cuda', 'vulkan'] as const) {
+      const plan = planEngine(mac('arm64'), { backend });
+      expect(plan, backend).toMatchObject({ route: 'source', backend });
+      expect(plan.reason).toMatch(new RegExp(`no prebuilt ${backend} libraries for darwin-arm64`));
+    }
   });
 });

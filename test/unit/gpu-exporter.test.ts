@@ -273,7 +273,7 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
     expect(summary.gpu).toMatchObject({ samples: 2, baseline_samples: 2, peak_used_mib: expect.any(Number) });
     expect(summary.gpu!.power_w_mean).toBeGreaterThan(60);
     expect(summary.gpu!.sampling_notes ?? []).toEqual([]);
-    expect(summary.energy.source).toBe('dcgm-exporter power');
+    expect(summary.energy?.source).toBe('dcgm-exporter power');
   });
 
   it('says so in the summary when the measured window holds no GPU sample, with the last error', async () => {

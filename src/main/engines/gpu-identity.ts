@@ -20,10 +20,24 @@ export interface VulkanDevice {
   uuid: string | null;
 }
 
+/**
+ * One AMD GPU as `amd-smi list --json` lists it: amd-smi's index (what telemetry records and
+ * gpuDevices names) and ROCm's device number for it, which HIP_VISIBLE_DEVICES and
+ * ROCR_VISIBLE_DEVICES count in.
+ */
+export interface AmdGpuIdentity {
+  index: number;
+  bdf: string | null;
+  /** ROCm's (HIP's and ROCr's) device number; null where amd-smi's list does not tell. */
+  hipIndex: number | null;
+}
+
 /** What a server's GPU choice is matched against; null where the tool is missing or fails. */
 export interface GpuIdentities {
   nvidia: NvidiaGpuIdentity[] | null;
   vulkan: VulkanDevice[] | null;
+  /** Read only where a server may be a ROCm build; absent or null otherwise. */
+  amd?: AmdGpuIdentity[] | null;
 }
 
 /** `nvidia-smi -L`: "GPU 0: NVIDIA H200 (UUID: GPU-…)", each GPU's MIG lines indented under it. */
@@ -53,6 +67,78 @@ export function parseVulkanSummary(text: string): VulkanDevice[] {
     if (type && name) devices.push({ index: Number(blocks[at]), name, type, uuid });
   }
   return devices;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function wholeNumber(raw: unknown): number | null {
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) return raw;
+  return typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : null;
+}
+
+/**
+ * `amd-smi list --json`: one entry per GPU with amd-smi's index (`gpu`), `bdf` and KFD's
+ * `node_id`; `amd-smi list -e` adds `hip_id`. amd-smi numbers GPUs in its discovery order, HIP
+ * and ROCr in KFD node order (amd-smi's own HIP_ID is node_id less the smallest GPU node_id),
+ * and the two orders differ on some hosts. ROCm's number is `hip_id` where printed, else the
+ * GPU's place in node order; null for every GPU when an entry lacks both.
+ */
+export function parseAmdSmiList(text: string): AmdGpuIdentity[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text.slice(Math.max(0, text.search(/[[{]/))));
+  } catch {
+    return [];
+  }
+  const entries: unknown[] = Array.isArray(json) ? json : isRecord(json) && Array.isArray(json.gpu_data) ? json.gpu_data : [];
+  const rows = entries.filter(isRecord).flatMap((entry) => {
+    const index = wholeNumber(entry.gpu);
+    if (index === null) return [];
+    return [
+      { index, bdf: typeof entry.bdf === 'string' ? entry.bdf : null, hip: wholeNumber(entry.hip_id), node: wholeNumber(entry.node_id) },
+    ];
+  });
+  const byNode = rows.every((row) => row.node !== null) ? [...rows].sort((a, b) => a.node! - b.node!) : null;
+  const byHip = rows.every((row) => row.hip !== null);
+  return rows.map((row) => ({
+    index: row.index,
+    bdf: row.bdf,
+    hipIndex: byHip ? row.hip : byNode ? byNode.indexOf(row) : null,
+  }));
+}
+
+/** amd-smi's list, where every GPU in it has a ROCm number; null where it cannot map them all. */
+function mappedAmd(amd: readonly AmdGpuIdentity[] | null | undefined): readonly AmdGpuIdentity[] | null {
+  return amd && amd.length > 0 && amd.every((gpu) => gpu.hipIndex !== null) ? amd : null;
+}
+
+/**
+ * ROCm's device numbers (for HIP_VISIBLE_DEVICES) of GPUs chosen by amd-smi's index; null where
+ * amd-smi's list cannot say (the indexes then pass as they are, which most hosts number alike).
+ * An index amd-smi does not list passes unchanged: the presence check refuses it before launch.
+ */
+export function rocmDevicesFor(indexes: readonly number[], amd: readonly AmdGpuIdentity[] | null | undefined): number[] | null {
+  const mapped = mappedAmd(amd);
+  if (!mapped) return null;
+  return indexes.map((index) => mapped.find((gpu) => gpu.index === index)?.hipIndex ?? index);
+}
+
+/** amd-smi's indexes of ROCm device numbers; null where amd-smi's list cannot say; a problem for a number it lacks. */
+export function amdIndexesOfRocm(
+  devices: readonly number[],
+  amd: readonly AmdGpuIdentity[] | null | undefined,
+): { indexes: number[] } | { missing: number; listed: number[] } | null {
+  const mapped = mappedAmd(amd);
+  if (!mapped) return null;
+  const indexes: number[] = [];
+  for (const device of devices) {
+    const gpu = mapped.find((candidate) => candidate.hipIndex === device);
+    if (!gpu) return { missing: device, listed: mapped.map((each) => each.hipIndex!).sort((a, b) => a - b) };
+    indexes.push(gpu.index);
+  }
+  return { indexes };
 }
 
 /** NVML writes "GPU-<uuid>", Vulkan the bare UUID: compared without the prefix and case. */
@@ -110,14 +196,23 @@ async function captureOutput(tool: string, args: string[], env: NodeJS.ProcessEn
   }
 }
 
-/** Reads the listings a GPU choice is matched against, without blocking the event loop; vulkaninfo only when asked. */
-export async function probeGpuIdentities(withVulkan: boolean, env: NodeJS.ProcessEnv = process.env): Promise<GpuIdentities> {
-  const [nvidiaText, vulkanText] = await Promise.all([
+/**
+ * Reads the listings a GPU choice is matched against, without blocking the event loop;
+ * vulkaninfo and amd-smi's list only when asked.
+ */
+export async function probeGpuIdentities(
+  withVulkan: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+  withAmd = false,
+): Promise<GpuIdentities> {
+  const [nvidiaText, vulkanText, amdText] = await Promise.all([
     captureOutput('nvidia-smi', ['-L'], env),
     withVulkan ? captureOutput('vulkaninfo', ['--summary'], env) : Promise.resolve(null),
+    withAmd ? captureOutput('amd-smi', ['list', '--json'], env) : Promise.resolve(null),
   ]);
   return {
     nvidia: nvidiaText === null ? null : parseNvidiaSmiGpus(nvidiaText),
     vulkan: vulkanText === null ? null : parseVulkanSummary(vulkanText),
+    amd: amdText === null ? null : parseAmdSmiList(amdText),
   };
 }

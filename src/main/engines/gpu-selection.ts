@@ -4,17 +4,26 @@ import type { ServerProfile } from '../../shared/contract/server';
 import { ALL_GPUS, parseGpuDevices, selectedGpuIndexes } from '../../shared/gpu-devices';
 import type { EnvChanges } from '../core/child-env';
 import { AppError } from '../core/errors';
-import { gpuIndexOfUuid, vulkanIndexesFor, type GpuIdentities, type NvidiaGpuIdentity } from './gpu-identity';
+import {
+  amdIndexesOfRocm,
+  gpuIndexOfUuid,
+  rocmDevicesFor,
+  vulkanIndexesFor,
+  type AmdGpuIdentity,
+  type GpuIdentities,
+  type NvidiaGpuIdentity,
+} from './gpu-identity';
 
 /**
  * The environment that confines a server to the profile's GPUs (`gpuDevices`), by the indexes
- * nvidia-smi shows. CUDA numbers devices fastest first unless told otherwise; PCI bus order is
- * nvidia-smi's, so with it both mean the same GPUs. ROCm builds (vLLM, SGLang) read
- * HIP_VISIBLE_DEVICES, whose indexes count only the GPUs that ROCR_VISIBLE_DEVICES and
- * GPU_DEVICE_ORDINAL left visible, so those two are withheld: the indexes then mean the
- * machine's GPUs, as the profile does. A Vulkan engine numbers devices in the loader's order, so its choice
- * (GGML_VK_VISIBLE_DEVICES) goes through each GPU's UUID in `identities`; where that match
- * cannot be made, the choice is refused with what to do.
+ * nvidia-smi (or amd-smi) shows. CUDA numbers devices fastest first unless told otherwise; PCI
+ * bus order is nvidia-smi's, so with it both mean the same GPUs. ROCm builds (vLLM, SGLang, a
+ * llama-server built for HIP) read HIP_VISIBLE_DEVICES, whose indexes count only the GPUs that
+ * ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL left visible, so those two are withheld: the
+ * indexes then mean the machine's GPUs, in ROCm's own order (KFD's nodes), which amd-smi's list
+ * (`identities.amd`) translates amd-smi's indexes into. A Vulkan engine numbers devices in the
+ * loader's order, so its choice (GGML_VK_VISIBLE_DEVICES) goes through each GPU's UUID in
+ * `identities`; where that match cannot be made, the choice is refused with what to do.
  */
 export function gpuSelectionEnv(
   gpuDevices: string | undefined,
@@ -40,7 +49,9 @@ export function gpuSelectionEnv(
       );
     return { GGML_VK_VISIBLE_DEVICES: vulkan.indexes.join(',') };
   }
-  const list = indexes.join(',');
+  // On an AMD machine (amd-smi lists the GPUs, nvidia-smi none) an engine of unknown build reads HIP's numbers.
+  const rocm = backend === null && !identities?.nvidia?.length ? rocmDevicesFor(indexes, identities?.amd) : null;
+  const list = (rocm ?? indexes).join(',');
   return {
     CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
     CUDA_VISIBLE_DEVICES: list,
@@ -50,13 +61,15 @@ export function gpuSelectionEnv(
   };
 }
 
-/** Whether starting this profile needs the machine's GPU listings (nvidia-smi -L, vulkaninfo) first. */
+/** Whether starting this profile needs the machine's GPU listings (nvidia-smi -L, vulkaninfo, amd-smi list) first. */
 export function needsGpuIdentities(
   profile: ServerProfile,
   backend: EngineBackend | null,
   environment: NodeJS.ProcessEnv = process.env,
 ): boolean {
   if (backend === 'vulkan') return selectedGpuIndexes(profile.gpuDevices) !== null;
+  // A server that may be a ROCm build: its GPU numbers are ROCm's, which amd-smi's list maps.
+  if (backend === null && (selectedGpuIndexes(profile.gpuDevices) !== null || readsRocmChoice(environment))) return true;
   const inherited = environment.CUDA_VISIBLE_DEVICES;
   return (profile.gpuDevices ?? ALL_GPUS) === ALL_GPUS && inherited !== undefined && /GPU-/i.test(inherited);
 }
@@ -65,14 +78,18 @@ export function needsGpuIdentities(
  * Checks the chosen GPUs against those this machine lists, before a server is spawned on
  * them: a CUDA process given an index that does not exist sees no GPU and quietly runs on the CPU.
  */
-export function assertGpusPresent(gpuDevices: string | undefined, listed: readonly number[] | null): void {
+export function assertGpusPresent(
+  gpuDevices: string | undefined,
+  listed: readonly number[] | null,
+  tool: 'nvidia-smi' | 'amd-smi' = 'nvidia-smi',
+): void {
   const indexes = selectedGpuIndexes(gpuDevices);
   if (indexes === null || listed === null) return;
   const missing = indexes.filter((index) => !listed.includes(index));
   if (missing.length > 0)
     throw new AppError(
       ErrorCode.InvalidInput,
-      `gpuDevices=${indexes.join(',')}: ${missing.length === 1 ? 'GPU' : 'GPUs'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on this machine; nvidia-smi lists ${listed.length === 0 ? 'none' : listed.join(', ')}`,
+      `gpuDevices=${indexes.join(',')}: ${missing.length === 1 ? 'GPU' : 'GPUs'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not on this machine; ${tool} lists ${listed.length === 0 ? 'none' : listed.join(', ')}`,
     );
 }
 
@@ -83,22 +100,41 @@ export function assertGpusPresent(gpuDevices: string | undefined, listed: readon
  * The variables become the profile's choice, so launch, telemetry and the presence check all
  * follow them. A value that hides every GPU is refused: the server would run on the CPU
  * without a word. What cannot be mapped to the machine's own GPU numbers reaches the server
- * unchanged, and telemetry counts every GPU. Engines that read neither ignore them.
+ * unchanged, and telemetry counts every GPU. Engines that read neither ignore them. ROCm's
+ * numbers become amd-smi's through `amdGpus` (amd-smi's list), where it maps them.
  */
 export function withInheritedGpuChoice(
   profile: ServerProfile,
   backend: EngineBackend | null,
   environment: NodeJS.ProcessEnv = process.env,
   listedGpus: readonly NvidiaGpuIdentity[] | null = null,
+  amdGpus: readonly AmdGpuIdentity[] | null = null,
 ): ServerProfile {
   if (backend === 'cpu' || backend === 'metal' || backend === 'vulkan') return profile;
   if ((profile.gpuDevices ?? ALL_GPUS) !== ALL_GPUS) return profile;
-  // Only a Python server (no llama.cpp backend) may be a ROCm build.
+  // Only an engine of unknown build (a Python server, a llama-server Infer Lab did not build) may be a ROCm build.
   const indexes =
-    backend === null && readsRocmChoice(environment) ? inheritedRocmIndexes(environment) : inheritedCudaIndexes(environment, listedGpus);
+    backend === null && readsRocmChoice(environment)
+      ? amdIndexesOf(inheritedRocmIndexes(environment), amdGpus)
+      : inheritedCudaIndexes(environment, listedGpus);
   if (indexes === null) return profile;
   const parsed = parseGpuDevices(indexes.join(','));
   return 'indexes' in parsed && parsed.indexes !== null ? { ...profile, gpuDevices: parsed.indexes.join(',') } : profile;
+}
+
+/** ROCm's device numbers from the shell as amd-smi's indexes; unchanged where amd-smi's list cannot map them. */
+function amdIndexesOf(
+  inherited: { devices: number[]; variable: string } | null,
+  amdGpus: readonly AmdGpuIdentity[] | null,
+): number[] | null {
+  if (inherited === null) return null;
+  const mapped = amdIndexesOfRocm(inherited.devices, amdGpus);
+  if (mapped === null) return inherited.devices;
+  if ('indexes' in mapped) return mapped.indexes;
+  throw new AppError(
+    ErrorCode.InvalidInput,
+    `${inherited.variable} names ROCm device ${mapped.missing}, but amd-smi lists ${mapped.listed.length} GPU${mapped.listed.length === 1 ? '' : 's'} (ROCm devices ${mapped.listed.join(', ')}): the server would not find it; fix or unset ${inherited.variable}`,
+  );
 }
 
 /**
@@ -125,12 +161,13 @@ function readsRocmChoice(environment: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * ROCm's two filters, as amd-smi's indexes. ROCR_VISIBLE_DEVICES picks from the machine's
- * GPUs first; HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES where it is unset) then counts only
- * the GPUs ROCR left visible. UUIDs (which amd-smi does not list by ROCm's spelling) and
- * GPU_DEVICE_ORDINAL (a third filter, for OpenCL too) cannot be mapped: null.
+ * ROCm's two filters, as ROCm's device numbers of the machine's GPUs (KFD node order).
+ * ROCR_VISIBLE_DEVICES picks from the machine's GPUs first; HIP_VISIBLE_DEVICES
+ * (CUDA_VISIBLE_DEVICES where it is unset) then counts only the GPUs ROCR left visible. UUIDs
+ * (which amd-smi does not list by ROCm's spelling) and GPU_DEVICE_ORDINAL (a third filter, for
+ * OpenCL too) cannot be mapped: null. `variable` names the filter whose numbers they are.
  */
-function inheritedRocmIndexes(environment: NodeJS.ProcessEnv): number[] | null {
+function inheritedRocmIndexes(environment: NodeJS.ProcessEnv): { devices: number[]; variable: string } | null {
   const rocr = visibleEntries(environment, 'ROCR_VISIBLE_DEVICES');
   const hipVariable = environment.HIP_VISIBLE_DEVICES !== undefined ? 'HIP_VISIBLE_DEVICES' : 'CUDA_VISIBLE_DEVICES';
   const hip = visibleEntries(environment, hipVariable);
@@ -140,15 +177,15 @@ function inheritedRocmIndexes(environment: NodeJS.ProcessEnv): number[] | null {
   const machine = numbers(rocr);
   const withinRocr = numbers(hip);
   if (machine === undefined || withinRocr === undefined) return null;
-  if (withinRocr === null) return machine;
-  if (machine === null) return withinRocr;
+  if (withinRocr === null) return machine === null ? null : { devices: machine, variable: 'ROCR_VISIBLE_DEVICES' };
+  if (machine === null) return { devices: withinRocr, variable: hipVariable };
   const beyond = withinRocr.filter((position) => position >= machine.length);
   if (beyond.length > 0)
     throw new AppError(
       ErrorCode.InvalidInput,
       `${hipVariable}=${withinRocr.join(',')} counts only the ${machine.length} GPU${machine.length === 1 ? '' : 's'} that ROCR_VISIBLE_DEVICES=${machine.join(',')} leaves visible, so ${beyond.join(', ')} names none; use indexes below ${machine.length}, or unset one of the two`,
     );
-  return withinRocr.map((position) => machine[position]!);
+  return { devices: withinRocr.map((position) => machine[position]!), variable: 'ROCR_VISIBLE_DEVICES' };
 }
 
 /** A visibility variable's entries; null when unset. A value that hides every GPU is refused. */

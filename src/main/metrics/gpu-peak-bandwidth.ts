@@ -101,11 +101,27 @@ function board(model: string): RegExp {
   return new RegExp(`${escaped}(?!\\s*(?:Ti|SUPER|Laptop|Mobile|D\\b|Max-Q)\\b)(?![\\w])`, 'i');
 }
 
+/**
+ * Why a name has no figure: a Mac whose ioreg gave only the GPU driver's class names no chip; a
+ * chip sold with two memory buses needs its GPU core count, which says which one it has.
+ */
+function unknownReason(name: string): string {
+  if (/^AGXAccelerator\w*$/.test(name))
+    return `ioreg names only the GPU driver's class (${name}), not the Apple chip, so its datasheet bandwidth is not known`;
+  const chip = /^(Apple M\d+(?: (?:Pro|Max|Ultra))?)(?: \((\d+)-core GPU\))?$/.exec(name);
+  const variants = chip ? KNOWN_GPUS.filter((gpu) => gpu.label.startsWith(`${chip[1]} (`)) : [];
+  if (chip && variants.length > 0) {
+    const figures = variants.map((gpu) => `${gpu.gbPerS} GB/s with the ${/\((\d+-core GPU)\)/.exec(gpu.label)?.[1]}`).join(', ');
+    const cores = chip[2] ? `a ${chip[2]}-core GPU is neither` : 'its GPU core count was not reported';
+    return `${chip[1]} comes with two memory buses (${figures}) and ${cores}, so no figure is taken`;
+  }
+  return `${name} is not in the table of known GPUs' peak bandwidth (src/main/metrics/gpu-peak-bandwidth.ts)`;
+}
+
 /** The datasheet peak of one GPU by its nvidia-smi name, or null with the reason. */
 export function gpuPeakBandwidth(name: string | null): { peak: BandwidthPeak | null; reason: string | null } {
   if (!name) return { peak: null, reason: 'the GPU did not report its name' };
   const known = KNOWN_GPUS.find((gpu) => gpu.pattern.test(name));
-  if (!known)
-    return { peak: null, reason: `${name} is not in the table of known GPUs' peak bandwidth (src/main/metrics/gpu-peak-bandwidth.ts)` };
+  if (!known) return { peak: null, reason: unknownReason(name) };
   return { peak: { gb_per_s: known.gbPerS, kind: 'gpu datasheet', label: known.label, source: known.source }, reason: null };
 }

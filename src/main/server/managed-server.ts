@@ -11,7 +11,8 @@ import { redactArgv } from '../core/redact';
 import type { ServerAddress } from '../core/server-address';
 import type { ManagedEngineAdapter } from '../engines/engine-adapter';
 import { streamOnce } from '../client/stream-client';
-import { readGpuMemoryOnce, usedMibOf } from '../telemetry/gpu-sampler';
+import { usedMibOf } from '../telemetry/gpu-sampler';
+import { readGpuUsedOnce } from '../telemetry/gpu-memory-snapshot';
 import { assertGpusPresent } from '../engines/gpu-selection';
 import type { GpuIdentities } from '../engines/gpu-identity';
 import { selectedGpuIndexes } from '../../shared/gpu-devices';
@@ -43,12 +44,12 @@ export interface ServerOptions {
   force?: boolean;
   /** Servers of the same manager: the app schedules them itself, so they never crowd this one out. */
   siblingPids?: () => ReadonlySet<number>;
-  /** Reads each GPU's used memory once, just before the spawn (a stand-in in tests). */
+  /** Reads each GPU's used memory once, just before the spawn, by nvidia-smi's indexes (a stand-in in tests). */
   readGpuUsed?: () => Promise<ReadonlyMap<number, number | null> | null>;
   /** The environment servers inherit GPU choices from (CUDA_VISIBLE_DEVICES); this process's own unless given. */
   environment?: NodeJS.ProcessEnv;
-  /** Reads nvidia-smi -L and (when asked) vulkaninfo, to match a GPU choice to devices (a stand-in in tests). */
-  readGpuIdentities?: (withVulkan: boolean, environment: NodeJS.ProcessEnv) => Promise<GpuIdentities>;
+  /** Reads nvidia-smi -L and (when asked) vulkaninfo and amd-smi's list, to match a GPU choice to devices (a stand-in in tests). */
+  readGpuIdentities?: (withVulkan: boolean, environment: NodeJS.ProcessEnv, withAmd: boolean) => Promise<GpuIdentities>;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
@@ -263,9 +264,13 @@ export class ManagedServer {
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
     // What the chosen GPUs held before this server existed: the baseline for its own footprint.
-    const gpuUsed = await (this.options.readGpuUsed ?? (() => readGpuMemoryOnce()))().catch(() => null);
-    assertGpusPresent(this.profile.gpuDevices, gpuUsed ? [...gpuUsed.keys()] : null);
-    const gpuUsedBeforeSpawnMib = usedMibOf(gpuUsed, selectedGpuIndexes(this.profile.gpuDevices));
+    const reading = await (
+      this.options.readGpuUsed
+        ? this.options.readGpuUsed().then((used) => used && { used, tool: 'nvidia-smi' as const })
+        : readGpuUsedOnce()
+    ).catch(() => null);
+    assertGpusPresent(this.profile.gpuDevices, reading ? [...reading.used.keys()] : null, reading?.tool);
+    const gpuUsedBeforeSpawnMib = usedMibOf(reading?.used ?? null, selectedGpuIndexes(this.profile.gpuDevices));
     const spawnedAt = performance.now();
     const child = new ManagedProcess(program, args, {
       keepCredentials: this.engine.keepsCredential,

@@ -17,7 +17,7 @@ import { findLlamaServers } from '../telemetry/proc-stat';
 import { oversubscription } from './oversubscription';
 import { assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { needsGpuIdentities, withInheritedGpuChoice } from '../engines/gpu-selection';
-import { probeGpuIdentities } from '../engines/gpu-identity';
+import { probeGpuIdentities, type GpuIdentities } from '../engines/gpu-identity';
 import type { ServerSessionStore } from '../store/server-sessions';
 
 export interface StartServerRequest {
@@ -74,10 +74,10 @@ export class ServerManager implements Disposable {
     const backend = engine?.backend ?? null;
     const environment = this.options.environment ?? process.env;
     const identities = needsGpuIdentities(request.profile, backend, environment)
-      ? await (this.options.readGpuIdentities ?? probeGpuIdentities)(backend === 'vulkan', environment)
+      ? await (this.options.readGpuIdentities ?? probeGpuIdentities)(backend === 'vulkan', environment, backend === null)
       : null;
-    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId);
-    const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null);
+    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId, identities);
+    const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,
       coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
@@ -150,7 +150,7 @@ export function serverLogDir(dataDir: string): string {
 }
 
 /** vLLM / SGLang from the command the user saved in config.json (engine.vllmCommand, engine.sglangCommand). */
-function pythonServerAdapter(engine: 'vllm' | 'sglang') {
+function pythonServerAdapter(engine: 'vllm' | 'sglang', identities: GpuIdentities | null) {
   const config = readUserConfig().engine ?? {};
   const command = engine === 'vllm' ? config.vllmCommand : config.sglangCommand;
   if (!command) {
@@ -160,5 +160,5 @@ function pythonServerAdapter(engine: 'vllm' | 'sglang') {
       `No ${engine} command configured: set engine.${key} in config.json (for example "${engine === 'vllm' ? 'vllm' : 'python -m sglang.launch_server'}")`,
     );
   }
-  return engine === 'vllm' ? vllmAdapter(command) : sglangAdapter(command);
+  return engine === 'vllm' ? vllmAdapter(command, identities) : sglangAdapter(command, identities);
 }

@@ -1,6 +1,7 @@
 import { runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { readAmdSmiDocument } from './amd-smi-parse';
+import { readGpuMemoryOnce } from './gpu-sampler';
 import { gpuQueryOnceArgs, INVALID_QUERY_FIELD, parseGpuLine } from './nvidia-smi-parse';
 
 export interface GpuMemoryReading {
@@ -62,4 +63,27 @@ export async function readGpuMemorySnapshot(): Promise<GpuMemorySnapshot> {
     return { gpus: [], source: `the GPU tool could not run: ${(error as Error).message}` };
   }
   return { gpus: [], source: 'neither nvidia-smi nor amd-smi found' };
+}
+
+/**
+ * Used memory per GPU index now, and the tool whose indexes they are: nvidia-smi, else amd-smi
+ * (a GPU whose reading is not a number is listed with null). Null where neither answers. What a
+ * server's chosen GPUs are checked against, and its footprint measured from, before it starts.
+ */
+export async function readGpuUsedOnce(): Promise<{ used: ReadonlyMap<number, number | null>; tool: 'nvidia-smi' | 'amd-smi' } | null> {
+  const nvidia = findExecutable('nvidia-smi');
+  if (nvidia) {
+    const used = await readGpuMemoryOnce(nvidia);
+    return used && { used, tool: 'nvidia-smi' };
+  }
+  const amd = findExecutable('amd-smi');
+  if (!amd) return null;
+  const run = await runToCompletion(amd, ['metric', '--mem-usage', '--json'], { timeoutMs: 5000 }).catch(() => null);
+  if (!run || run.code !== 0) return null;
+  try {
+    const { samples } = readAmdSmiDocument(JSON.parse(run.output.slice(Math.max(0, run.output.search(/[[{]/)))), 0);
+    return samples.length > 0 ? { used: new Map(samples.map((sample) => [sample.index, sample.memoryUsedMib])), tool: 'amd-smi' } : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,7 @@
 import type { ServerAddress } from '../../core/server-address';
 import { keepHuggingFaceToken } from '../../core/child-env';
 import { gpuSelectionEnv } from '../gpu-selection';
+import type { GpuIdentities } from '../gpu-identity';
 import type { EngineCapabilities, ServerFaultCode } from '../../../shared/contract/server';
 import { emptyEffectiveConfig, fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 
@@ -78,7 +79,8 @@ const PYTHON_SERVER_COMMON = {
   readEffectiveConfig: (server: ServerAddress, _lines: readonly string[], argv: string[]) => readOpenAiModelConfig(server, argv),
 } satisfies Partial<ManagedEngineAdapter>;
 
-export function vllmAdapter(command: string): ManagedEngineAdapter {
+/** `identities`: the machine's GPU listings, whose amd-smi list turns a GPU choice into ROCm's numbers. */
+export function vllmAdapter(command: string, identities: GpuIdentities | null = null): ManagedEngineAdapter {
   const [program, ...prefix] = splitCommand(command);
   if (!program) throw new Error('vLLM command is empty');
   return {
@@ -107,7 +109,7 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
         ...profile.extraFlags,
       ],
       // A CUDA or ROCm build: which one is the Python environment's business.
-      env: gpuSelectionEnv(profile.gpuDevices, null),
+      env: gpuSelectionEnv(profile.gpuDevices, null, identities),
     }),
     cacheReset: { method: 'POST', path: '/reset_prefix_cache' },
     isLoadProgress: (line) => /Loading|weights|Memory profiling|graph|KV cache|Starting vLLM/i.test(line),
@@ -115,7 +117,7 @@ export function vllmAdapter(command: string): ManagedEngineAdapter {
   };
 }
 
-export function sglangAdapter(command: string): ManagedEngineAdapter {
+export function sglangAdapter(command: string, identities: GpuIdentities | null = null): ManagedEngineAdapter {
   const [program, ...prefix] = splitCommand(command);
   if (!program) throw new Error('SGLang command is empty');
   return {
@@ -145,7 +147,7 @@ export function sglangAdapter(command: string): ManagedEngineAdapter {
         ...(profile.cacheRamMib === 0 ? ['--disable-radix-cache'] : []),
         ...profile.extraFlags,
       ],
-      env: gpuSelectionEnv(profile.gpuDevices, null),
+      env: gpuSelectionEnv(profile.gpuDevices, null, identities),
     }),
     cacheReset: { method: 'POST', path: '/flush_cache' },
     isLoadProgress: (line) => /Load weight|Memory pool|Capture cuda graph|KV Cache|Init torch/i.test(line),

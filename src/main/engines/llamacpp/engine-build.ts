@@ -12,6 +12,9 @@ import type { EnginePlan } from './engine-plan';
 import { smokeTestEngine, type SmokeResult } from './engine-smoke';
 import { ensurePinnedSource, readPinnedSourceRecord } from './engine-source';
 
+/** The libraries an engine's folder carries beside its binaries: Linux's shared objects, a Mac's dylibs (and its backend modules, named .so). */
+export const ENGINE_LIBRARY = /\.so(\.\d+)*$|\.dylib$/;
+
 /** The binaries Infer Lab uses; the server is required, the tools power quantize/bench/KLD. */
 export const ENGINE_BINARIES = ['llama-server', 'llama-quantize', 'llama-bench', 'llama-perplexity'] as const;
 
@@ -221,7 +224,7 @@ async function installProven(
   for (const name of fs.readdirSync(builtBin)) {
     const from = path.join(builtBin, name);
     const stat = fs.lstatSync(from);
-    const wanted = (ENGINE_BINARIES as readonly string[]).includes(name) || /\.so(\.\d+)*$/.test(name);
+    const wanted = (ENGINE_BINARIES as readonly string[]).includes(name) || ENGINE_LIBRARY.test(name);
     if (!wanted) continue;
     if (stat.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), path.join(staging, name));
     else if (stat.isFile()) fs.copyFileSync(from, path.join(staging, name));

@@ -13,6 +13,8 @@ export interface MachineFacts {
   /** Vulkan devices from `vulkaninfo --summary`; null when vulkaninfo or the loader is missing. */
   vulkanDevices: VulkanDevice[] | null;
   nvcc: string | null;
+  /** macOS's version (`sw_vers -productVersion`, "14.6.1"); null elsewhere or where it cannot be read. */
+  macosVersion?: string | null;
 }
 
 export interface NvidiaFacts {
@@ -102,17 +104,54 @@ function cpuOnGpuWarning(facts: MachineFacts, why: string): string {
   return `THIS MACHINE HAS AN NVIDIA GPU (${facts.nvidia!.gpus.join(', ')}) BUT THE ENGINE WILL RUN ON THE CPU: ${why}. Every run will record gpu_offload: none.`;
 }
 
+/** The platforms node-llama-cpp publishes backend libraries for that the prebuilt route can compile against. */
+const PREBUILT_PLATFORMS: readonly NodeJS.Platform[] = ['linux', 'darwin'];
+
+/** The oldest macOS the packages' libraries load on: their Mach-O headers say minos 14.0. */
+const MAC_PREBUILT_MIN_MAJOR = 14;
+
+/** Why this Mac cannot load the prebuilt libraries, or null where it can (or its version is unknown: then the smoke test tells). */
+function macTooOld(facts: MachineFacts): string | null {
+  if (facts.platform !== 'darwin' || !facts.macosVersion) return null;
+  const major = majorOf(facts.macosVersion);
+  if (major === null || major >= MAC_PREBUILT_MIN_MAJOR) return null;
+  return `the prebuilt macOS libraries need macOS ${MAC_PREBUILT_MIN_MAJOR} or newer and this is macOS ${facts.macosVersion}, so building from source`;
+}
+
+type PlanMakers = {
+  source: (backend: EngineBackend, reason: string) => EnginePlan;
+  prebuilt: (backend: EngineBackend, reason: string) => EnginePlan;
+};
+
+/**
+ * A Mac: Apple Silicon gets the Metal package; an Intel Mac gets the CPU package, which is all
+ * node-llama-cpp publishes for it, and is told how to build Metal from source instead. A source
+ * build (asked for, or a macOS too old for the packages) builds Metal, as it always did.
+ */
+function planMac(facts: MachineFacts, options: PlanOptions, make: PlanMakers): EnginePlan {
+  const appleSilicon = facts.arch === 'arm64';
+  if (options.fromSource) return make.source('metal', '--from-source on macOS: the Metal backend');
+  const tooOld = macTooOld(facts);
+  if (tooOld) return make.source('metal', tooOld);
+  if (appleSilicon) return make.prebuilt('metal', 'Apple Silicon: the Metal backend');
+  const plan = make.prebuilt('cpu', `Intel Mac (${facts.arch}): the only prebuilt macOS package for it is a CPU build`);
+  plan.warnings.push(
+    'THE ENGINE WILL RUN ON THE CPU: node-llama-cpp publishes no Metal build for Intel Macs. `inferlab setup --backend metal` builds the Metal backend from source. Every run will record gpu_offload: none.',
+  );
+  return plan;
+}
+
 /**
  * Decides which engine setup builds: prebuilt backend libraries where a package fits
- * (NVIDIA driver and CUDA runtime → CUDA; a Vulkan GPU → Vulkan; CPU otherwise), the
- * full source build where none does. A GPU machine that ends up with a CPU engine
- * always gets a warning that says why.
+ * (NVIDIA driver and CUDA runtime → CUDA; a Vulkan GPU → Vulkan; Apple Silicon → Metal; CPU
+ * otherwise), the full source build where none does. A GPU machine that ends up with a CPU
+ * engine always gets a warning that says why.
  */
 export function planEngine(facts: MachineFacts, options: PlanOptions = {}): EnginePlan {
   const warnings: string[] = [];
   const source = (backend: EngineBackend, reason: string): EnginePlan => ({ route: 'source', backend, reason, warnings });
   const prebuilt = (backend: EngineBackend, reason: string, cudaRuntime: CudaRuntime | null = null): EnginePlan => {
-    const composition = compositionFor(backend, facts.arch, cudaRuntime?.major ?? null);
+    const composition = compositionFor(backend, facts.platform, facts.arch, cudaRuntime?.major ?? null);
     if (!composition)
       return source(backend, `${reason}; no prebuilt ${backend} libraries for ${facts.platform}-${facts.arch}, so building from source`);
     return { route: 'prebuilt', backend, composition, cudaRuntime, reason, warnings };
@@ -120,8 +159,10 @@ export function planEngine(facts: MachineFacts, options: PlanOptions = {}): Engi
 
   if (options.backend) {
     const forced = options.backend;
-    if (options.fromSource || facts.platform !== 'linux') return source(forced, `forced with --backend ${forced}`);
-    if (forced === 'cuda') {
+    if (options.fromSource || !PREBUILT_PLATFORMS.includes(facts.platform)) return source(forced, `forced with --backend ${forced}`);
+    const tooOld = macTooOld(facts);
+    if (tooOld) return source(forced, `forced with --backend ${forced}; ${tooOld}`);
+    if (forced === 'cuda' && facts.platform === 'linux') {
       const runtime = usableCudaRuntime(facts);
       if (runtime) return prebuilt('cuda', `forced with --backend cuda; CUDA ${runtime.major} runtime found`, runtime);
       return source('cuda', `forced with --backend cuda, but ${missingCudaRuntime(facts)}; building from source with nvcc instead`);
@@ -129,8 +170,9 @@ export function planEngine(facts: MachineFacts, options: PlanOptions = {}): Engi
     return prebuilt(forced, `forced with --backend ${forced}`);
   }
 
-  if (facts.platform === 'darwin') return source('metal', 'macOS: the Metal backend is built from source');
-  if (facts.platform !== 'linux') return source('cpu', `prebuilt backend libraries are used on Linux only, not ${facts.platform}`);
+  if (facts.platform === 'darwin') return planMac(facts, options, { source, prebuilt });
+  if (facts.platform !== 'linux')
+    return source('cpu', `prebuilt backend libraries are used on Linux and macOS only, not ${facts.platform}`);
 
   if (facts.nvidia) {
     const gpus = facts.nvidia.gpus.join(', ');

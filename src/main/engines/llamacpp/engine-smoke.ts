@@ -19,7 +19,9 @@ export interface SmokeResult {
   seconds: number;
 }
 
-const LOADER_FAILURE = /error while loading shared libraries|symbol lookup error|undefined symbol|cannot open shared object/;
+// Linux's loader, then macOS's dyld ("dyld[123]: Library not loaded: @rpath/…", "Symbol not found").
+const LOADER_FAILURE =
+  /error while loading shared libraries|symbol lookup error|undefined symbol|cannot open shared object|Library not loaded|Symbol not found/;
 const GPU_LIBRARY: Record<EngineBackend, RegExp | null> = {
   cpu: null,
   cuda: /libggml-cuda\.so/,

@@ -110,5 +110,12 @@ export function probeMachine(env: NodeJS.ProcessEnv = process.env): MachineFacts
     cudaRuntimes: nvidia ? findCudaRuntimes(ldconfig, cudaLibraryFolders(env)) : [],
     vulkanDevices: vulkanText === null ? null : parseVulkanSummary(vulkanText),
     nvcc: findNvcc(),
+    macosVersion: process.platform === 'darwin' ? readMacosVersion(env) : null,
   };
+}
+
+/** "14.6.1" from `sw_vers -productVersion`; null where it cannot be read. */
+function readMacosVersion(env: NodeJS.ProcessEnv): string | null {
+  const text = capture(findExecutable('sw_vers', env) ?? '/usr/bin/sw_vers', ['-productVersion']);
+  return /^\d+(\.\d+)*/.exec(text?.trim() ?? '')?.[0] ?? null;
 }

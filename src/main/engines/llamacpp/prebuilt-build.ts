@@ -9,7 +9,7 @@ import { findExecutable } from '../../core/which';
 import { TOOL_CMAKE_FLAGS } from './backend';
 import type { CudaRuntime } from './engine-plan';
 import { mustRun, packPinnedPackage, type PinnedPackageRef } from './pinned-package';
-import { compositionPackages, PREBUILT_PACKAGES, type PrebuiltComposition } from './prebuilt-packages';
+import { compositionPackages, conventionsOf, PREBUILT_PACKAGES, type PrebuiltComposition } from './prebuilt-packages';
 
 /**
  * The llama.cpp targets the four tools need that the prebuilt packages do not carry, with
@@ -58,19 +58,50 @@ export function targetsMakefile(targets: Record<string, readonly string[]>): str
   return lines.join('\n');
 }
 
-const PREBUILT_CMAKE_FLAGS = [
-  '-DCMAKE_BUILD_TYPE=Release',
-  // The tools link the package's shared libraries, as the package's own builds do.
-  '-DBUILD_SHARED_LIBS=ON',
-  '-DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON',
-  // Backends, including every CPU family's variant, are loaded at run time from beside the binary.
-  '-DGGML_BACKEND_DL=ON',
-  '-DGGML_CPU_ALL_VARIANTS=ON',
-  '-DGGML_NATIVE=OFF',
-  '-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON',
-  '-DCMAKE_INSTALL_RPATH=$ORIGIN',
-  ...TOOL_CMAKE_FLAGS,
-];
+/**
+ * The configure flags of the prebuilt route: the tools link the package's shared libraries and
+ * find them, and the backends ggml loads at run time, beside themselves through the run path.
+ * On a Mac the run path is @loader_path, and Metal is configured on only for the Metal engine
+ * (with GGML_BACKEND_DL it is a module loaded at run time, never linked into the tools).
+ */
+export function prebuiltCmakeFlags(composition: PrebuiltComposition, backend: EngineBackend): string[] {
+  const { runPath } = conventionsOf(composition);
+  const mac = PREBUILT_PACKAGES[composition.main].platform === 'darwin';
+  return [
+    '-DCMAKE_BUILD_TYPE=Release',
+    // The tools link the package's shared libraries, as the package's own builds do.
+    '-DBUILD_SHARED_LIBS=ON',
+    '-DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON',
+    // Backends, including every CPU family's variant, are loaded at run time from beside the binary.
+    '-DGGML_BACKEND_DL=ON',
+    '-DGGML_CPU_ALL_VARIANTS=ON',
+    '-DGGML_NATIVE=OFF',
+    '-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON',
+    `-DCMAKE_INSTALL_RPATH=${runPath}`,
+    ...(mac ? [`-DGGML_METAL=${backend === 'metal' ? 'ON' : 'OFF'}`] : []),
+    ...TOOL_CMAKE_FLAGS,
+  ];
+}
+
+/** The cmake command line that configures the prebuilt route's build folder. */
+export function prebuiltConfigureArgs(options: {
+  sourceDir: string;
+  buildDir: string;
+  unityScript: string;
+  composition: PrebuiltComposition;
+  backend: EngineBackend;
+}): string[] {
+  return [
+    '-S',
+    options.sourceDir,
+    '-B',
+    options.buildDir,
+    '-G',
+    'Unix Makefiles',
+    ...prebuiltCmakeFlags(options.composition, options.backend),
+    `-DCMAKE_PROJECT_INCLUDE=${options.unityScript}`,
+  ];
+}
 
 /**
  * Compiles mtmd's sources as one translation unit: each of its ~45 small model files spends
@@ -134,31 +165,41 @@ export async function ensurePrebuiltPackage(
   }
 }
 
-function librariesIn(dir: string, pattern: RegExp = /\.so$/): string[] {
+/** Libraries of either kind: the linked ones (.so on Linux, .dylib on macOS) and the backend modules (.so on both). */
+function librariesIn(dir: string, pattern: RegExp = /\.(so|dylib)$/): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir).filter((name) => pattern.test(name) && fs.statSync(path.join(dir, name)).isFile());
 }
 
 /**
  * The names the build's link lines use for the package's libraries: the packages add a
- * variant and version to llama's and ggml's file names (libllama.cuda.v0.4.0.so).
+ * variant and version to llama's and ggml's file names (libllama.cuda.v0.4.0.so,
+ * libllama.metal.v0.4.0.dylib). A Mac records the library's own install name
+ * (@rpath/libllama.metal.v0.4.0.dylib) in the binary, Linux its soname, so the binaries load
+ * the real file and the link name is needed only while linking.
  */
-export function linkAliases(libraries: readonly string[]): Record<string, string> {
+export function linkAliases(libraries: readonly string[], extension: '.so' | '.dylib' = '.so'): Record<string, string> {
+  const ext = extension.replace('.', '\\.');
+  const versioned = new RegExp(`^lib(llama|ggml)(?:\\.[a-z0-9]+)?\\.v[\\d.]+${ext}$`);
   const aliases: Record<string, string> = {};
   for (const name of libraries) {
-    const stem = /^lib(llama|ggml)(?:\.[a-z0-9]+)?\.v[\d.]+\.so$/.exec(name)?.[1];
-    if (stem) aliases[`lib${stem}.so`] = name;
+    const stem = versioned.exec(name)?.[1];
+    if (stem) aliases[`lib${stem}${extension}`] = name;
   }
   return aliases;
 }
 
-/** Lays the composition's libraries into `binDir`: the main package's, then each extra's named files. */
+/**
+ * Lays the composition's libraries into `binDir`: the main package's (less those it omits), then
+ * each extra's named files, then the link names the build expects.
+ */
 export function layDownLibraries(packageDirs: Map<string, string>, composition: PrebuiltComposition, binDir: string): string[] {
   fs.mkdirSync(binDir, { recursive: true });
+  const { linkedExtension } = conventionsOf(composition);
   const main = PREBUILT_PACKAGES[composition.main];
   const mainDir = path.join(packageDirs.get(main.name)!, main.libDir);
-  const laid = librariesIn(mainDir);
-  for (const name of ['libllama-common.so', 'libggml-base.so']) {
+  const laid = librariesIn(mainDir).filter((name) => !composition.omit?.test(name));
+  for (const name of [`libllama-common${linkedExtension}`, `libggml-base${linkedExtension}`]) {
     if (!laid.includes(name))
       throw new AppError(ErrorCode.EngineBuildFailed, `${main.name}@${main.version} has no ${name} in ${main.libDir}`);
   }
@@ -172,8 +213,8 @@ export function layDownLibraries(packageDirs: Map<string, string>, composition: 
     for (const name of files) fs.copyFileSync(path.join(dir, name), path.join(binDir, name));
     laid.push(...files.filter((name) => !laid.includes(name)));
   }
-  const aliases = linkAliases(laid);
-  if (!aliases['libllama.so'] || !aliases['libggml.so'])
+  const aliases = linkAliases(laid, linkedExtension);
+  if (!aliases[`libllama${linkedExtension}`] || !aliases[`libggml${linkedExtension}`])
     throw new AppError(ErrorCode.EngineBuildFailed, `${main.name} lacks the llama or ggml library (found ${laid.join(', ')})`);
   for (const [alias, target] of Object.entries(aliases)) {
     fs.rmSync(path.join(binDir, alias), { force: true });
@@ -232,7 +273,7 @@ export async function buildOnPrebuiltLibraries(options: {
   fs.writeFileSync(unityScript, UNITY_MTMD_CMAKE);
   const configure = await runToCompletion(
     'cmake',
-    ['-S', sourceDir, '-B', buildDir, '-G', 'Unix Makefiles', ...PREBUILT_CMAKE_FLAGS, `-DCMAKE_PROJECT_INCLUDE=${unityScript}`],
+    prebuiltConfigureArgs({ sourceDir, buildDir, unityScript, composition, backend: options.backend }),
     { signal, env: options.env },
   );
   if (configure.code !== 0) throw stepFailure('configure', configure.output);
