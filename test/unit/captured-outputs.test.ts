@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planEngine, realVulkanGpu, type MachineFacts } from '../../src/main/engines/llamacpp/engine-plan';
-import { LISTENING, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
+import { LISTENING, listeningAddress, parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
 import { parseNvidiaSmiHeader, parseNvidiaSmiList } from '../../src/main/engines/llamacpp/machine-probe';
 import { parseNvidiaSmiGpus, parseVulkanSummary } from '../../src/main/engines/gpu-identity';
 import { gpuPeakBandwidth } from '../../src/main/metrics/gpu-peak-bandwidth';
@@ -108,6 +108,7 @@ describe('captured llama.cpp startup logs, every build and format', () => {
       contextSize: 4096,
       inputEmbedding: null,
       listening: false,
+      listeningOn: null,
     });
     expect(facts('cuda-2024-partial-offload-78of81-rtx4060ti-rtx3060.log')).toMatchObject({
       layersOffloaded: { offloaded: 78, total: 81 },
@@ -142,7 +143,9 @@ describe('captured llama.cpp startup logs, every build and format', () => {
       const text = readCaptured(file);
       const parsed = parseLogFacts(text.split('\n'));
       if (/buffer size\s*=\s*\d/.test(text)) expect(Object.keys(parsed.buffersMib).length, file).toBeGreaterThan(0);
-      if (/\bn_ctx\s*=\s*\d/.test(text)) expect(parsed.contextSize, file).toBeGreaterThan(0);
+      // The context's own n_ctx line, not a slot's ("new slot, n_ctx = 65536").
+      if (/(?:llama_context|llama_new_context_with_model|llama_init_from_model):\s+n_ctx\s*=\s*\d/.test(text))
+        expect(parsed.contextSize, file).toBeGreaterThan(0);
       if (/offloaded \d+\/\d+ layers/.test(text)) expect(parsed.layersOffloaded, file).not.toBeNull();
     }
   });
@@ -153,6 +156,14 @@ describe('captured llama.cpp startup logs, every build and format', () => {
     });
     expect(LISTENING.test('main: server is listening on 127.0.0.1:8080 - starting the main loop')).toBe(true);
     expect(LISTENING.test('main: server is listening on http://127.0.0.1:8080')).toBe(true);
+    expect(listeningAddress('srv  llama_server: server is listening on http://0.0.0.0:8000')).toBe('0.0.0.0:8000');
+    expect(listeningAddress('llama server listening at http://0.0.0.0:8080')).toBe('0.0.0.0:8080');
+    expect(
+      listeningAddress(
+        '{"timestamp":1700997080,"level":"INFO","function":"main","line":2917,"message":"HTTP server listening","hostname":"0.0.0.0","port":8080}',
+      ),
+    ).toBe('0.0.0.0:8080');
+    expect(listeningAddress('main: HTTP server is listening, hostname: 127.0.0.1, port: 8080, http threads: 7')).toBeNull();
     // Older builds print this before the model is loaded: not yet ready.
     expect(LISTENING.test('main: HTTP server is listening, hostname: 127.0.0.1, port: 8080, http threads: 7')).toBe(false);
   });

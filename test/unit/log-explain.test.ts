@@ -5,9 +5,11 @@ import { capturedFiles, readCaptured } from '../support/captured';
 const explain = (file: string) => explainLlamaLog(readCaptured(`llama-logs/${file}`));
 
 describe('server explain on captured llama.cpp logs', () => {
-  it.each(capturedFiles('llama-logs'))('%s: names a backend, a layer count or a failure, never nothing', (file) => {
+  it.each(capturedFiles('llama-logs'))('%s: names a backend, a layer count, a failure or the ready address, never nothing', (file) => {
     const explanation = explainLlamaLog(readCaptured(file));
-    expect(explanation.backend !== null || explanation.fault !== null).toBe(true);
+    expect(explanation.llamaLines).toBeGreaterThan(0);
+    const named = [explanation.backend, explanation.layers, explanation.fault, explanation.listeningOn].filter((fact) => fact !== null);
+    expect(named.length).toBeGreaterThan(0);
     // Every warning says what to do.
     for (const warning of explanation.warnings) expect(warning).toMatch(/^[A-Z ]+: .+\. .+/);
   });

@@ -148,6 +148,7 @@ describe('llama-server log reading', () => {
       contextSize: 2048,
       inputEmbedding: null,
       listening: true,
+      listeningOn: '127.0.0.1:18081',
     });
   });
 

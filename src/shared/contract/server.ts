@@ -110,10 +110,16 @@ export interface LogExplanation {
   context: { size: number | null; perSequence: number | null; trained: number | null };
   flashAttention: 'on' | 'off' | 'auto' | null;
   slots: number | null;
+  /** The address the ready line names ("127.0.0.1:8080", as printed); null when the text has no ready line. */
+  listeningOn: string | null;
   /** A failure the log ends in, with its fix. */
   fault: { code: ServerFaultCode; hint: string } | null;
   /** What costs performance, each with the fix. */
   warnings: string[];
+  /** What the text does not say, each with what stays unknown ("no build line in this text: the engine build is unknown"). */
+  missing: string[];
+  /** How many lines llama.cpp printed; none means the text is not a llama.cpp log. */
+  llamaLines: number;
   lines: number;
 }
 

@@ -7,7 +7,7 @@ import { openCliServices } from '../service-context';
 import { shellAccess } from '../../services/access';
 import { formatMs, formatTable } from '../format';
 import { START_USAGE, PROFILE_USAGE, EXPLAIN_USAGE } from '../usage';
-import { logExplanationText } from '../log-explanation-text';
+import { explainRefusal, logExplanationText } from '../log-explanation-text';
 import fs from 'node:fs';
 
 function stateLine(snapshot: ServerSnapshot, authorization: string | null): Record<string, unknown> {
@@ -195,11 +195,9 @@ const explain: CommandHandler = async (args) => {
     await container.dispose();
   }
   const source = file === '-' ? 'standard input' : file;
-  if (explanation.backend === null && explanation.layers === null && explanation.build === null && explanation.fault === null)
-    throw new AppError(
-      ErrorCode.Usage,
-      `${source}: no llama.cpp startup lines found (no build, device, buffer or layer line); give the log llama-server printed while it started`,
-    );
+  // Any part of a log is read; only a text without one line llama.cpp prints is refused.
+  const refusal = explainRefusal(explanation, source);
+  if (refusal) throw new AppError(ErrorCode.Usage, refusal);
   if (values.json) process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
   else process.stdout.write(logExplanationText(explanation, source));
   return 0;

@@ -11,13 +11,16 @@ export interface LlamaLogFacts {
   /** The input token-embedding table's shape (n_vocab × n_embd) from the model metadata. */
   inputEmbedding: InputEmbeddingShape | null;
   listening: boolean;
+  /** The address the ready line names ("127.0.0.1:8080"); null before the server is ready. */
+  listeningOn: string | null;
 }
 
 const OFFLOADED = /offloaded (\d+)\/(\d+) layers to GPU/;
 // Every build's buffer lines: "load_tensors:   CPU_Mapped model buffer size =    29.37 MiB", the 2024
 // "llm_load_tensors:      CUDA0 buffer size =  5434.38 MiB" (no kind: weights), a device named in full
 // ("Radeon RX 570 Series buffer size"), and decimal commas where the C locale is not in force ("14674,45").
-const BUFFER = /(?:^|:)\s*([^:=]+?)\s+(?:(model|KV|compute|output|RS)\s+)?buffer size\s*=\s*(\d+(?:[.,]\d+)?)\s*MiB/;
+// Early 2024 builds also print the host `input` buffer of the graph inputs.
+const BUFFER = /(?:^|:)\s*([^:=]+?)\s+(?:(model|KV|compute|output|input|RS)\s+)?buffer size\s*=\s*(\d+(?:[.,]\d+)?)\s*MiB/;
 // "n_ctx_train = 4096" in the metadata, "n_ctx_train (163840)" in the warning that the context is below it.
 const TRAINED_CONTEXT = /n_ctx_train\s*(?:=\s*|\(\s*)(\d+)/;
 // "llama_context:", and in older builds "llama_new_context_with_model:" or "llama_init_from_model:".
@@ -40,6 +43,7 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
     contextSize: null,
     inputEmbedding: null,
     listening: false,
+    listeningOn: null,
   };
   let vocabulary: number | null = null;
   let width: number | null = null;
@@ -55,7 +59,8 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
     if (trained) facts.trainedContext = Number(trained[1]);
     const context = CONTEXT.exec(line);
     if (context) facts.contextSize = Number(context[1]);
-    if (LISTENING.test(line)) facts.listening = true;
+    const address = facts.listening ? null : listeningAddress(line);
+    if (address !== null) Object.assign(facts, { listening: true, listeningOn: address });
     const vocabularyLine = VOCABULARY.exec(line);
     if (vocabularyLine) vocabulary = Number(vocabularyLine[1]);
     const widthLine = EMBEDDING_WIDTH.exec(line);
@@ -67,8 +72,26 @@ export function parseLogFacts(lines: readonly string[]): LlamaLogFacts {
 
 export const LOAD_PROGRESS =
   /load_tensors|llama_model_loader|load_model|llama_context|llama_new_context_with_model|llama_init_from_model|llama_kv_cache|print_info|warming up|sched_reserve/;
-// "main: server is listening on http://127.0.0.1:8080"; some builds print the address without the scheme.
-export const LISTENING = /listening on (?:http|[\w.[\]:-]+:\d+)/;
+// Every build's ready line, printed once the model is loaded: "main: server is listening on http://127.0.0.1:8080 -
+// starting the main loop" (late 2024 without the scheme, 2026 under "srv  llama_server:"), the 2023 "llama server
+// listening at http://0.0.0.0:8080", and the "HTTP server listening" entry of 2023 (JSON) and mid-2024 builds
+// ("INFO [ main] HTTP server listening | ... port="8080" hostname="localhost"") that carries the address as fields.
+// The 2024-2025 "main: HTTP server is listening, hostname: ..." comes before the model loads: not ready yet.
+const LISTENING_ON = /listening (?:on|at) (?:https?:\/\/)?([\w.[\]:-]+:\d+)/;
+// An address without a port (a socket path), kept as printed.
+const LISTENING_URL = /listening on (https?:\/\/\S+)/;
+const LISTENING_ENTRY = /\bHTTP server listening\b/;
+const ENTRY_HOST = /\bhostname"?\s*[:=]\s*"?([\w.[\]:-]+)/;
+const ENTRY_PORT = /\bport"?\s*[:=]\s*"?(\d+)/;
+export const LISTENING = new RegExp([LISTENING_ON, LISTENING_URL, LISTENING_ENTRY].map((pattern) => pattern.source).join('|'));
+
+/** The address a ready line names, "host:port" as printed; null when the line is not a ready line. */
+export function listeningAddress(line: string): string | null {
+  const listeningOn = LISTENING_ON.exec(line) ?? LISTENING_URL.exec(line);
+  if (listeningOn) return listeningOn[1]!;
+  if (!LISTENING_ENTRY.test(line)) return null;
+  return [ENTRY_HOST.exec(line)?.[1], ENTRY_PORT.exec(line)?.[1]].filter(Boolean).join(':');
+}
 
 interface FaultRule {
   code: ServerFaultCode;
