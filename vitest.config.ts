@@ -4,6 +4,14 @@ import { defineConfig } from 'vitest/config';
 // Seeded simulations and pure unit tests keep every core busy; servers get the machine alone.
 const everyCore = Math.max(2, os.availableParallelism());
 const simulations = 'test/unit/**/*-simulation.test.ts';
+// .ci/run runs the tests tagged so a second time with the nvidia-smi stand-in on PATH (docs/TESTING.md).
+const tags = [
+  {
+    name: 'gpu-path',
+    description:
+      'what an nvidia-smi on PATH can change: setup, the engine plan, telemetry, offload, and the runs and experiments that read them',
+  },
+];
 
 export default defineConfig({
   test: {
@@ -12,11 +20,12 @@ export default defineConfig({
         // The groups run one after another: simulations and servers must not compete for the cores,
         // since a run that competes with other processes is (rightly) marked contaminated, and the
         // unit tests that drive stand-in samplers on a clock do not share the cores with simulations.
-        test: { name: 'simulation', include: [simulations], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 0 } },
+        test: { name: 'simulation', tags, include: [simulations], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 0 } },
       },
       {
         test: {
           name: 'unit',
+          tags,
           include: ['test/unit/**/*.test.ts'],
           exclude: [simulations],
           environment: 'node',
@@ -31,6 +40,7 @@ export default defineConfig({
         // Real llama-server processes: one file at a time.
         test: {
           name: 'integration',
+          tags,
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,
@@ -42,6 +52,7 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
+          tags,
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,

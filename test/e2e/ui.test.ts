@@ -74,7 +74,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     };
   };
 
-  it('shows the system check and runs the demo from Home to a stored result', async () => {
+  it('shows the system check and runs the demo from Home to a stored result', { tags: ['gpu-path'] }, async () => {
     const { shell, home, run } = views();
     await home.open();
     await home.engineReady();
@@ -104,7 +104,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await shell.screenshot('run-finished');
   });
 
-  it('runs twice from the Run view, finds both in Runs, compares them and exports one', async () => {
+  it('runs twice from the Run view, finds both in Runs, compares them and exports one', { tags: ['gpu-path'] }, async () => {
     const { shell, run, runs, compare } = views();
     await run.open();
     await run.startAndFinish();
@@ -443,7 +443,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(pageErrors).toEqual([]);
   }, 300_000);
 
-  it('sets up the engine from Home: the cached build for the backend is found, not rebuilt', async () => {
+  it('sets up the engine from Home: the cached build for the backend is found, not rebuilt', { tags: ['gpu-path'] }, async () => {
     const { shell, home } = views();
     await home.open();
     const said = await home.setUp('cpu');
@@ -506,32 +506,36 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     }
   });
 
-  it('offers each model its actions: serve, run, quantize to any type the engine makes, compare quantizations', async () => {
-    const { shell, models, run, server, experiments } = views();
-    await models.open();
-    await models.validModel('demo-q8_0.gguf');
-    // The engine's own list of types, those needing an importance matrix offered but disabled.
-    await models.quantType.locator('option[value="IQ4_XS"]').waitFor({ state: 'attached' });
-    expect(await models.quantType.locator('option[value="IQ2_XXS"]').isDisabled()).toBe(true);
-    await models.action('demo-q8_0.gguf', 'Run');
-    expect(await shell.hash()).toMatch(/^#\/run\?model=.*demo-q8_0\.gguf$/);
-    await expect.poll(() => run.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
-    await models.open();
-    await models.action('demo-q8_0.gguf', 'Serve');
-    await server.open();
-    await expect.poll(() => page.getByLabel('server model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
-    await models.open();
-    await models.quantType.selectOption('Q4_0');
-    await models.action('demo-f16.gguf', 'Quantize to Q4_0');
-    await models.validModel('demo-q4_0.gguf');
-    expect(fs.existsSync(path.join(dataDir, 'demo-models', 'demo-q4_0.gguf'))).toBe(true);
-    await shell.screenshot('models-quantized');
-    await models.action('demo-f16.gguf', 'Compare quantizations');
-    await experiments.form.waitFor();
-    await expect.poll(() => experiments.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-f16\.gguf$/);
-    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
-    expect(pageErrors).toEqual([]);
-  });
+  it(
+    'offers each model its actions: serve, run, quantize to any type the engine makes, compare quantizations',
+    { tags: ['gpu-path'] },
+    async () => {
+      const { shell, models, run, server, experiments } = views();
+      await models.open();
+      await models.validModel('demo-q8_0.gguf');
+      // The engine's own list of types, those needing an importance matrix offered but disabled.
+      await models.quantType.locator('option[value="IQ4_XS"]').waitFor({ state: 'attached' });
+      expect(await models.quantType.locator('option[value="IQ2_XXS"]').isDisabled()).toBe(true);
+      await models.action('demo-q8_0.gguf', 'Run');
+      expect(await shell.hash()).toMatch(/^#\/run\?model=.*demo-q8_0\.gguf$/);
+      await expect.poll(() => run.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+      await models.open();
+      await models.action('demo-q8_0.gguf', 'Serve');
+      await server.open();
+      await expect.poll(() => page.getByLabel('server model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+      await models.open();
+      await models.quantType.selectOption('Q4_0');
+      await models.action('demo-f16.gguf', 'Quantize to Q4_0');
+      await models.validModel('demo-q4_0.gguf');
+      expect(fs.existsSync(path.join(dataDir, 'demo-models', 'demo-q4_0.gguf'))).toBe(true);
+      await shell.screenshot('models-quantized');
+      await models.action('demo-f16.gguf', 'Compare quantizations');
+      await experiments.form.waitFor();
+      await expect.poll(() => experiments.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-f16\.gguf$/);
+      await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+      expect(pageErrors).toEqual([]);
+    },
+  );
 
   it('starts a custom sweep from the Experiments form, checked as it is filled in, and links to its result', async () => {
     const { shell, experiments } = views();
@@ -831,78 +835,82 @@ describeWithChromium('Home on a GPU machine whose engine is a CPU build', (execu
 });
 
 describeWithChromium('Get models in Chromium: search, plan, pull and "Compare these" against a stand-in hub', (executable) => {
-  it('finds a repository by name, plans it, pulls two quantizations (cancel deletes the partial file) and opens their comparison', async () => {
-    const dataDir = isolatedDataDir(demoModelsDir());
-    const cache = path.join(tempDir(), 'hf-hub');
-    // TEST STAND-IN for the Hugging Face hub (test/support/stand-in-hub.ts), serving the demo models at a slow link, so Cancel lands mid-file.
-    const hub = await startStandInHub({
-      repos: {
-        'demo/Demo-GGUF': {
-          files: {
-            'Demo-Q8_0.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q8_0.gguf')),
-            'Demo-Q4_K_M.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q4_k_m.gguf')),
+  it(
+    'finds a repository by name, plans it, pulls two quantizations (cancel deletes the partial file) and opens their comparison',
+    { tags: ['gpu-path'], timeout: 180_000 },
+    async () => {
+      const dataDir = isolatedDataDir(demoModelsDir());
+      const cache = path.join(tempDir(), 'hf-hub');
+      // TEST STAND-IN for the Hugging Face hub (test/support/stand-in-hub.ts), serving the demo models at a slow link, so Cancel lands mid-file.
+      const hub = await startStandInHub({
+        repos: {
+          'demo/Demo-GGUF': {
+            files: {
+              'Demo-Q8_0.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q8_0.gguf')),
+              'Demo-Q4_K_M.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-q4_k_m.gguf')),
+            },
+            downloads: 42,
           },
-          downloads: 42,
+          'other/Unrelated-GGUF': { files: tinyGgufRepoFiles() },
         },
-        'other/Unrelated-GGUF': { files: tinyGgufRepoFiles() },
-      },
-      redirectToCdn: true,
-      bytesPerSecond: 8 * 2 ** 20,
-    });
-    const serve = await startServe(['--db', path.join(dataDir, 'pull.db')], {
-      INFERLAB_DATA_DIR: dataDir,
-      HF_ENDPOINT: hub.url,
-      HF_HUB_CACHE: cache,
-    });
-    const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
-    try {
-      const pageErrors: string[] = [];
-      const page = await openPage(browser, serve.url, pageErrors, { consoleErrors: false });
-      const shell = new AppShell(page, screenshots);
-      const models = new ModelsPage(shell);
-      await models.open();
-      const plan = await models.searchAndPlan('demo gguf', 'hf:demo/Demo-GGUF');
-      await expect
-        .poll(async () => (await plan.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t')[1]))
-        .toEqual(['Q8_0', 'Q4_K_M']);
+        redirectToCdn: true,
+        bytesPerSecond: 8 * 2 ** 20,
+      });
+      const serve = await startServe(['--db', path.join(dataDir, 'pull.db')], {
+        INFERLAB_DATA_DIR: dataDir,
+        HF_ENDPOINT: hub.url,
+        HF_HUB_CACHE: cache,
+      });
+      const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
+      try {
+        const pageErrors: string[] = [];
+        const page = await openPage(browser, serve.url, pageErrors, { consoleErrors: false });
+        const shell = new AppShell(page, screenshots);
+        const models = new ModelsPage(shell);
+        await models.open();
+        const plan = await models.searchAndPlan('demo gguf', 'hf:demo/Demo-GGUF');
+        await expect
+          .poll(async () => (await plan.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t')[1]))
+          .toEqual(['Q8_0', 'Q4_K_M']);
 
-      // Cancelled mid-file from the view: the job ends "cancelled" and no partial file stays in the cache.
-      await models.pull(['Q8_0', 'Q4_K_M']);
-      await models.pullCard.getByText(/Demo-Q8_0\.gguf: \d+ MiB of \d+ MiB \(\d+ %\)/).waitFor({ timeout: 30_000 });
-      await models.pullCard.getByRole('button', { name: 'Cancel pull' }).click();
-      await models.pullCard.getByText(/cancelled \(the file being downloaded was deleted\)/).waitFor({ timeout: 30_000 });
-      const blobs = path.join(cache, 'models--demo--Demo-GGUF', 'blobs');
-      expect((fs.existsSync(blobs) ? fs.readdirSync(blobs) : []).filter((name) => name.endsWith('.incomplete'))).toEqual([]);
+        // Cancelled mid-file from the view: the job ends "cancelled" and no partial file stays in the cache.
+        await models.pull(['Q8_0', 'Q4_K_M']);
+        await models.pullCard.getByText(/Demo-Q8_0\.gguf: \d+ MiB of \d+ MiB \(\d+ %\)/).waitFor({ timeout: 30_000 });
+        await models.pullCard.getByRole('button', { name: 'Cancel pull' }).click();
+        await models.pullCard.getByText(/cancelled \(the file being downloaded was deleted\)/).waitFor({ timeout: 30_000 });
+        const blobs = path.join(cache, 'models--demo--Demo-GGUF', 'blobs');
+        expect((fs.existsSync(blobs) ? fs.readdirSync(blobs) : []).filter((name) => name.endsWith('.incomplete'))).toEqual([]);
 
-      await models.pull(['Q8_0', 'Q4_K_M']);
-      const pulled = models.pullCard.getByRole('table', { name: 'pulled models' });
-      await pulled.waitFor({ timeout: 60_000 });
-      const snapshot = path.join(cache, 'models--demo--Demo-GGUF', 'snapshots', STAND_IN_COMMIT);
-      expect((await pulled.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t'))).toEqual([
-        ['Q8_0', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q8_0.gguf')],
-        ['Q4_K_M', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q4_K_M.gguf')],
-      ]);
-      await shell.screenshot('models-pulled');
+        await models.pull(['Q8_0', 'Q4_K_M']);
+        const pulled = models.pullCard.getByRole('table', { name: 'pulled models' });
+        await pulled.waitFor({ timeout: 60_000 });
+        const snapshot = path.join(cache, 'models--demo--Demo-GGUF', 'snapshots', STAND_IN_COMMIT);
+        expect((await pulled.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t'))).toEqual([
+          ['Q8_0', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q8_0.gguf')],
+          ['Q4_K_M', expect.stringMatching(/ MiB$/), path.join(snapshot, 'Demo-Q4_K_M.gguf')],
+        ]);
+        await shell.screenshot('models-pulled');
 
-      // "Compare these": the quant form on those files, the largest the baseline, checked ready by the service.
-      await models.pullCard.getByRole('button', { name: 'Compare these' }).click();
-      await page.waitForFunction(() => window.location.hash.startsWith('#/experiments?new=quant&files='));
-      const experiments = new ExperimentsPage(shell);
-      await experiments.form.waitFor();
-      expect(await experiments.form.getByRole('radio', { name: 'Files I have' }).isChecked()).toBe(true);
-      expect((await experiments.form.getByLabel('quant files', { exact: true }).inputValue()).split('\n')).toEqual([
-        `Q8_0=${path.join(snapshot, 'Demo-Q8_0.gguf')}`,
-        `Q4_K_M=${path.join(snapshot, 'Demo-Q4_K_M.gguf')}`,
-      ]);
-      await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
-      await expect.poll(() => experiments.form.getByLabel('experiment workload', { exact: true }).inputValue()).toBe('chat-short');
-      await shell.screenshot('experiments-from-pull');
-      expect(pageErrors).toEqual([]);
-    } finally {
-      await browser.close();
-      expect(await serve.stop()).toBe(0);
-      await hub.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 180_000);
+        // "Compare these": the quant form on those files, the largest the baseline, checked ready by the service.
+        await models.pullCard.getByRole('button', { name: 'Compare these' }).click();
+        await page.waitForFunction(() => window.location.hash.startsWith('#/experiments?new=quant&files='));
+        const experiments = new ExperimentsPage(shell);
+        await experiments.form.waitFor();
+        expect(await experiments.form.getByRole('radio', { name: 'Files I have' }).isChecked()).toBe(true);
+        expect((await experiments.form.getByLabel('quant files', { exact: true }).inputValue()).split('\n')).toEqual([
+          `Q8_0=${path.join(snapshot, 'Demo-Q8_0.gguf')}`,
+          `Q4_K_M=${path.join(snapshot, 'Demo-Q4_K_M.gguf')}`,
+        ]);
+        await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+        await expect.poll(() => experiments.form.getByLabel('experiment workload', { exact: true }).inputValue()).toBe('chat-short');
+        await shell.screenshot('experiments-from-pull');
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await browser.close();
+        expect(await serve.stop()).toBe(0);
+        await hub.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -117,54 +117,58 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
     await refused(`a=${original},${copy}`, /--files entry ".*copy\.gguf" is not NAME=PATH/);
   }, 300_000);
 
-  it('--from plans hub quantizations against this machine, leaves out one that cannot fit, pulls the rest and compares them (stand-in hub)', async () => {
-    const dir = tempDir();
-    const oversized = oversizedModel();
-    const hub = await startStandInHub({
-      repos: {
-        'demo/Demo-GGUF': {
-          files: {
-            'Demo-Q8_0.gguf': fs.readFileSync(await resolveModelRef('demo:q8_0')),
-            'Demo-Q4_K_M.gguf': fs.readFileSync(await resolveModelRef('demo:q4_k_m')),
-            'Demo-F32.gguf': oversized.bytes,
+  it(
+    '--from plans hub quantizations against this machine, leaves out one that cannot fit, pulls the rest and compares them (stand-in hub)',
+    { tags: ['gpu-path'], timeout: 300_000 },
+    async () => {
+      const dir = tempDir();
+      const oversized = oversizedModel();
+      const hub = await startStandInHub({
+        repos: {
+          'demo/Demo-GGUF': {
+            files: {
+              'Demo-Q8_0.gguf': fs.readFileSync(await resolveModelRef('demo:q8_0')),
+              'Demo-Q4_K_M.gguf': fs.readFileSync(await resolveModelRef('demo:q4_k_m')),
+              'Demo-F32.gguf': oversized.bytes,
+            },
+            listedAs: { 'Demo-F32.gguf': { size: oversized.listedSize } },
           },
-          listedAs: { 'Demo-F32.gguf': { size: oversized.listedSize } },
         },
-      },
-      redirectToCdn: true,
-    });
-    try {
-      const env = { HF_ENDPOINT: hub.url, HF_HUB_CACHE: path.join(dir, 'hub') };
-      const db = path.join(dir, 'h.db');
-      const common = ['--workload', smallWorkload(dir), '--repeats', '1', '--requests', '2', '--db', db];
-      const result = await inferlab(
-        ['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--quants', 'Q8_0,Q4_K_M,F32', ...common, '--json'],
-        env,
-      );
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).toMatch(/^F32: left out: does not fit this machine: .*RAM/m);
-      expect(result.stderr).toMatch(/^pulling Demo-Q8_0\.gguf \(47 MiB\)$/m);
-      expect(result.stderr).toMatch(/^pulling Demo-Q4_K_M\.gguf \(30 MiB\)$/m);
-      const experiment = JSON.parse(result.stdout);
-      expect(experiment.conditions.map((condition: { name: string }) => condition.name)).toEqual(['Q8_0', 'Q4_K_M']);
-      expect(experiment.conditions[1].token_agreement.items).toBe(2);
-      expect(hub.requests.filter((request) => request.path.includes('Demo-F32') && request.range === null)).toEqual([]);
+        redirectToCdn: true,
+      });
+      try {
+        const env = { HF_ENDPOINT: hub.url, HF_HUB_CACHE: path.join(dir, 'hub') };
+        const db = path.join(dir, 'h.db');
+        const common = ['--workload', smallWorkload(dir), '--repeats', '1', '--requests', '2', '--db', db];
+        const result = await inferlab(
+          ['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--quants', 'Q8_0,Q4_K_M,F32', ...common, '--json'],
+          env,
+        );
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toMatch(/^F32: left out: does not fit this machine: .*RAM/m);
+        expect(result.stderr).toMatch(/^pulling Demo-Q8_0\.gguf \(47 MiB\)$/m);
+        expect(result.stderr).toMatch(/^pulling Demo-Q4_K_M\.gguf \(30 MiB\)$/m);
+        const experiment = JSON.parse(result.stdout);
+        expect(experiment.conditions.map((condition: { name: string }) => condition.name)).toEqual(['Q8_0', 'Q4_K_M']);
+        expect(experiment.conditions[1].token_agreement.items).toBe(2);
+        expect(hub.requests.filter((request) => request.path.includes('Demo-F32') && request.range === null)).toEqual([]);
 
-      for (const [quants, message] of [
-        ['Q8_0,F32', /a comparison needs two quantizations this machine can run, and only Q8_0 of Q8_0, F32 can: name others/],
-        ['Q8_0,Q2_K', /no Q2_K in hf:demo\/Demo-GGUF; it has F32, Q4_K_M, Q8_0/],
-        ['Q8_0', /--quants needs two or more quantizations to compare, got "Q8_0"/],
-      ] as const) {
-        const refused = await inferlab(['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--quants', quants, ...common], env);
-        expect(refused.code, refused.stderr).toBe(2);
-        expect(refused.stderr).toMatch(message);
+        for (const [quants, message] of [
+          ['Q8_0,F32', /a comparison needs two quantizations this machine can run, and only Q8_0 of Q8_0, F32 can: name others/],
+          ['Q8_0,Q2_K', /no Q2_K in hf:demo\/Demo-GGUF; it has F32, Q4_K_M, Q8_0/],
+          ['Q8_0', /--quants needs two or more quantizations to compare, got "Q8_0"/],
+        ] as const) {
+          const refused = await inferlab(['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--quants', quants, ...common], env);
+          expect(refused.code, refused.stderr).toBe(2);
+          expect(refused.stderr).toMatch(message);
+        }
+        const both = await inferlab(['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--model', 'demo:f16', ...common], env);
+        expect(both.stderr).toMatch(/--from replaces --model and --files, and only in experiment quant/);
+      } finally {
+        await hub.close();
       }
-      const both = await inferlab(['experiment', 'quant', '--from', 'hf:demo/Demo-GGUF', '--model', 'demo:f16', ...common], env);
-      expect(both.stderr).toMatch(/--from replaces --model and --files, and only in experiment quant/);
-    } finally {
-      await hub.close();
-    }
-  }, 300_000);
+    },
+  );
 
   it('the gate flags reach the recommendation, and check takes an experiment as its baseline (its recommended condition)', async () => {
     const dir = tempDir();

@@ -1,3 +1,5 @@
+// @module-tag gpu-path
+// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { demoModelsDir, userCacheDir } from '../../src/main/core/paths';
+import { requireEngine } from '../support/engine';
+import { isolatedDataDir, useTempDirs } from '../support/temp';
+
+const root = path.join(import.meta.dirname, '..', '..');
+// The constructed nvidia-smi stand-in (test/fixtures/nvidia-smi/README.md): a GPU box whose engine cannot be a CUDA one.
+const standIn = path.join(root, 'test', 'fixtures', 'nvidia-smi', 'bin');
+const tempDir = useTempDirs();
+
+/** Runs the GPU check as a lent machine would, with its output and exit code. */
+function gpuCheck(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [path.join(root, 'scripts', 'device', 'gpu-check.sh')], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU is lent', () => {
+  it(
+    'runs end to end with the nvidia-smi stand-in: falls back to the CPU engine, says so, and prints its one table',
+    { timeout: 480_000 },
+    async () => {
+      await requireEngine();
+      const out = tempDir();
+      const data = isolatedDataDir(demoModelsDir());
+      try {
+        // Only the stand-in, Node and the system's own tools: no GPU tool of this machine's, no CUDA toolkit from /usr/local.
+        const pathDirs = [standIn, path.dirname(process.execPath), '/usr/bin', '/bin'];
+        const env = {
+          HOME: process.env.HOME,
+          PATH: [...new Set(pathDirs)].join(':'),
+          OUT: out,
+          GPU_CHECK_CACHE: userCacheDir(),
+          GPU_CHECK_DATA: data,
+          GPU_CHECK_RUN_S: '5',
+        };
+        const { code, output } = await gpuCheck(env);
+        expect(code, output).toBe(0);
+
+        expect(output).toMatch(/^gpu-check: NVIDIA-GeForce-RTX-4090, driver 580\.95\.05$/m);
+        expect(output).toMatch(
+          /^gpu-check: setup gave a cpu engine, not CUDA, on this NVIDIA machine; its row measures the cpu, not the GPU/m,
+        );
+        expect(output).toMatch(
+          /^ {2}inferlab setup: (WARNING: )?THE ENGINE WILL RUN ON THE CPU|^ {2}inferlab setup: WARNING: THIS MACHINE HAS AN NVIDIA GPU/im,
+        );
+        // The engine's own startup log, explained.
+        expect(output).toMatch(/^backend +cpu$/m);
+        expect(output).toMatch(/^listening +127\.0\.0\.1:39871$/m);
+        // The one table: its header and the CPU engine's row, with figures, not dashes, where a CPU engine has them.
+        const lines = output.split('\n');
+        const header = lines.findIndex((line) => /^backend +offload +TTFT/.test(line));
+        expect(header, output).toBeGreaterThan(0);
+        const row = lines[header + 1]!;
+        expect(row).toMatch(/^cpu \(no CUDA\) +none +\d+\.\d{2} +\d+\.\d{3} /);
+        const seconds = Number(/^gpu-check: (\d+) s; files in /m.exec(output)?.[1]);
+        expect(seconds).toBeLessThanOrEqual(480);
+
+        // The captures a lent machine would hand back, each under its source header.
+        for (const file of ['table-NVIDIA-GeForce-RTX-4090-580.95.05.txt', 'list-NVIDIA-GeForce-RTX-4090-580.95.05.txt'])
+          expect(fs.readFileSync(path.join(out, 'captured', 'nvidia-smi', file), 'utf8')).toMatch(
+            /^# source: .*\n# captured: .*\n# command: .*\n# ---\n/,
+          );
+        expect(fs.readFileSync(path.join(out, 'captured', 'llama-logs', 'cpu-NVIDIA-GeForce-RTX-4090.log'), 'utf8')).toMatch(
+          /listening on/,
+        );
+        expect(fs.readFileSync(path.join(out, 'quant-cpu.txt'), 'utf8')).toMatch(/q4_k_m/i);
+      } finally {
+        fs.rmSync(data, { recursive: true, force: true });
+      }
+    },
+  );
+});
