@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/main/core/random';
 import { CDF_SAMPLE_CAP, compareRuns } from '../../src/main/services/compare-runs';
+import { columnLabel, columnsShownIn } from '../../src/shared/metric-columns';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
@@ -37,6 +38,18 @@ describe('compareRuns', () => {
     const fromRequests = compareRuns(runs, ids);
     expect(db.prepare('SELECT COUNT(*) FROM run_latency_columns').pluck().get()).toBe(0);
     expect(fromKept.rows).toEqual(fromRequests.rows);
+    // The metric rows are the metric table's (shows.compare), latencies with intervals first; the per-run figures follow.
+    expect(fromKept.rows.map((row) => [row.metric, row.unit])).toEqual([
+      ...columnsShownIn('compare').map(({ metric, statistic, definition }) => [columnLabel(metric, statistic), definition.unit]),
+      ['accepted-task rate', '%'],
+      ['VRAM peak', 'MiB'],
+      ['energy per output token', 'J'],
+      ['decode bandwidth', 'GB/s'],
+      ['decode bandwidth of peak', '%'],
+    ]);
+    expect(fromKept.rows.slice(0, 6).every((row) => row.differences.slice(1).every((difference) => difference?.ci !== undefined))).toBe(
+      true,
+    );
     expect(fromKept.runs.map(({ status: _status, ...run }) => run)).toEqual(fromRequests.runs.map(({ status: _status, ...run }) => run));
 
     const ttft = runs.requests(ids[0]!).flatMap((row) => (row.error_class === null && row.ttft_ms !== null ? [row.ttft_ms] : []));

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { CHECK_LATENCIES } from '../../src/shared/contract/check';
 import { HISTORY_METRICS, readMetricSpec } from '../../src/shared/contract/history';
 import { METRIC_NAMES, SCHEDULE_METRIC_NAMES } from '../../src/shared/contract/runs';
-import { METRIC_TABLE, metricDefinition } from '../../src/shared/metric-table';
+import {
+  DISTRIBUTION_STATISTICS,
+  METRIC_TABLE,
+  metricDefinition,
+  type MetricDefinition,
+  type TableMetric,
+} from '../../src/shared/metric-table';
+import { metricDistribution, metricFigure } from '../../src/shared/metric-columns';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 import { verdictUnit } from '../../src/shared/verdict-units';
 import { parseCheckMetrics } from '../../src/main/cli/check-flags';
 
@@ -36,5 +44,28 @@ describe('the metric table', () => {
     ]);
     expect(() => parseCheckMetrics('output_tokens_per_s:p99')).toThrow('output_tokens_per_s is one rate per run; drop ":p99"');
     expect(() => parseCheckMetrics('requests_per_s')).toThrow('the gate judges output_tokens_per_s among the rates, not requests_per_s');
+  });
+
+  it('declares each metric whole: how it is summarized, where the summary holds it, and only statistics it has wherever it shows', () => {
+    // Open loop and with reasoning, so the summary holds every part a metric can live in.
+    const summary = summarizeCompleted(
+      Array.from({ length: 25 }, (_, seq) => measuredRequest(seq, { scheduled_ms: seq * 100 - 1, ttfr_ms: 4, ttfa_ms: 9 })),
+      { load: { mode: 'open', rate: 10 } },
+    );
+    for (const [metric, definition] of Object.entries(METRIC_TABLE) as [TableMetric, MetricDefinition][]) {
+      expect(definition.summary.statistics, metric).toEqual(definition.perRequest ? DISTRIBUTION_STATISTICS : ['rate']);
+      for (const [place, statistics] of Object.entries(definition.shows))
+        for (const statistic of statistics) expect(definition.summary.statistics, `${metric} in ${place}`).toContain(statistic);
+      if (definition.perRequest) {
+        // Every face prints a distribution in milliseconds and heads it "<label> <statistic> (ms)".
+        expect(definition.unit, metric).toBe('ms');
+        expect(metricDistribution(summary, metric), metric).toMatchObject({ n: expect.any(Number) });
+      } else {
+        // A rate is one figure under its label alone, so the label names the unit.
+        expect(definition.label.endsWith(definition.unit), metric).toBe(true);
+        expect(definition.digits, metric).toEqual(expect.any(Number));
+        expect(metricFigure(summary, metric, 'rate'), metric).toEqual(expect.any(Number));
+      }
+    }
   });
 });

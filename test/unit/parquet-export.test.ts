@@ -247,6 +247,45 @@ describe('the store as Parquet tables (inferlab export --format parquet)', () =>
     expect(await query(`SELECT COUNT(*)::INTEGER AS n FROM ${table(one, 'verdicts')}`)).toEqual([{ n: 0 }]);
   });
 
+  it('keeps the runs table its columns, named and ordered as schema version 1 has them, though the headline figures come from the metric table', () => {
+    expect(PARQUET_EXPORT_SCHEMA_VERSION).toBe(1);
+    expect(RUN_COLUMNS.map((column) => `${column.name}:${column.type}`)).toEqual([
+      'run_id:string',
+      'kind:string',
+      'status:string',
+      'status_reason:string',
+      'started_at:timestamp',
+      'ended_at:timestamp',
+      'private:boolean',
+      'model_ref:string',
+      'model_path:string',
+      'model_size_bytes:int64',
+      'model_sha256:string',
+      'workload_name:string',
+      'workload_revision:string',
+      'requests_attempted:int64',
+      'requests_completed:int64',
+      'requests_failed:int64',
+      'ttft_p50_ms:double',
+      'ttft_p95_ms:double',
+      'ttft_p99_ms:double',
+      'tpot_p50_ms:double',
+      'tpot_p95_ms:double',
+      'itl_p50_ms:double',
+      'itl_p99_ms:double',
+      'e2e_p50_ms:double',
+      'e2e_p95_ms:double',
+      'requests_per_s:double',
+      'output_tokens_per_s:double',
+      'goodput_requests_per_s:double',
+      'engine_json:string',
+      'server_json:string',
+      'configuration_json:string',
+      'environment_json:string',
+      'summary_json:string',
+    ]);
+  });
+
   it('is documented column for column in docs/METRICS.md', () => {
     const section = fs.readFileSync(path.join(import.meta.dirname, '../../docs/METRICS.md'), 'utf8').split('## Parquet export')[1]!;
     const tables = {

@@ -3,21 +3,38 @@ import { gpuChoiceLine } from '../../shared/gpu-choice-line';
 import { offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
-import type { RunSummary } from '../../shared/contract/runs';
-import type { SpeculativeSummary } from '../../shared/contract/runs';
+import type { Distribution, RunSummary, SpeculativeSummary } from '../../shared/contract/runs';
+import { distributionColumns, distributionRows, rateFigures } from '../../shared/metric-columns';
+import type { Statistic } from '../../shared/metric-table';
 import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
 
-function distributionRow(name: string, d: RunSummary['metrics']['ttft_ms']): string[] {
+function distributionCell(d: Distribution, statistic: Statistic): string {
+  if (statistic === 'n') return String(d.n);
+  if (statistic === 'p90' || statistic === 'p95' || statistic === 'p99') return formatPercentile(d, statistic);
+  return statistic === 'rate' ? '' : formatMs(d[statistic]);
+}
+
+/**
+ * The run's distributions as the terminal shows them: a row per metric the metric table shows
+ * in the terminal (`shows.cli`) and the summary holds, a column per statistic.
+ */
+export function distributionTable(summary: RunSummary): string[][] {
+  const statistics = distributionColumns('cli');
   return [
-    name,
-    String(d.n),
-    formatMs(d.mean),
-    formatMs(d.p50),
-    formatPercentile(d, 'p90'),
-    formatPercentile(d, 'p95'),
-    formatPercentile(d, 'p99'),
-    formatMs(d.max),
+    ['metric', ...statistics],
+    ...distributionRows(summary, 'cli').map(({ name, distribution, statistics: shown }) => [
+      name,
+      ...statistics.map((statistic) => (shown.includes(statistic) ? distributionCell(distribution, statistic) : '')),
+    ]),
   ];
+}
+
+/** The rates the metric table shows in the terminal, over the measured window. */
+export function throughputLine(summary: RunSummary): string {
+  const figures = rateFigures(summary, 'cli').map(
+    ({ definition, value }) => `${formatNumber(value, definition.digits)} ${definition.label}`,
+  );
+  return `throughput: ${figures.join(', ')} over ${formatMs(summary.measurement.window_ms)}`;
 }
 
 /** Speculative decoding: the pooled acceptance and how it spread over requests. */
@@ -115,21 +132,7 @@ export function printSummary(summary: RunSummary): void {
         : ''
     }, ${r.accepted} accepted (${r.checked} checked); warmup ${summary.warmup_requests} excluded`,
     '',
-    formatTable([
-      ['metric', 'n', 'mean', 'p50', 'p90', 'p95', 'p99', 'max'],
-      ...(['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const).map((name) =>
-        distributionRow(name, summary.metrics[name]),
-      ),
-      ...(summary.schedule_latency
-        ? (['ttft_from_schedule_ms', 'e2e_from_schedule_ms'] as const).map((name) => distributionRow(name, summary.schedule_latency![name]))
-        : []),
-      ...(summary.reasoning
-        ? [
-            distributionRow('ttfr_ms (reasoning)', summary.reasoning.ttfr_ms),
-            distributionRow('ttfa_ms (answer)', summary.reasoning.ttfa_ms),
-          ]
-        : []),
-    ]),
+    formatTable(distributionTable(summary)),
     ...(summary.measurement?.slot_wait_note ? [`client_overhead_ms: ${summary.measurement.slot_wait_note}`] : []),
     ...(summary.turns ? ['', turnTable(summary.turns)] : []),
     ...(summary.reasoning
@@ -139,7 +142,7 @@ export function printSummary(summary: RunSummary): void {
       : []),
     ...(summary.speculative ? [speculativeLine(summary.speculative)] : []),
     '',
-    `throughput: ${formatNumber(summary.throughput.requests_per_s, 2)} req/s, ${formatNumber(summary.throughput.output_tokens_per_s)} output tok/s, ${formatNumber(summary.throughput.total_tokens_per_s)} total tok/s over ${formatMs(summary.measurement.window_ms)}`,
+    throughputLine(summary),
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
     `load: ${summary.load.mode}${summary.load.mode === 'closed' ? (summary.turns ? ` ${summary.load.concurrency} concurrent users (conversations)` : ` concurrency ${summary.load.concurrency}`) : ` offered ${summary.load.offered} ${summary.turns ? 'conversations' : 'req/s'}, ${summary.load.slip_ms_p99 === null ? `max slip ${formatMs(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${formatMs(summary.load.slip_ms_p99)}`}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
     ...(summary.load.client ? [clientLoadLine(summary.load.client)] : []),

@@ -1,10 +1,39 @@
-import type { ExperimentResult } from '../../shared/contract/experiments';
+import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
+import { columnsShownIn, headerLabel, metricDistribution, metricFigure, withheldForN } from '../../shared/metric-columns';
 import { KIND_REPORTS } from './kinds/report-registry';
 import { barChart, escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
+
+/** The conditions table's metric columns and the bar charts, from the metric table (`shows.report`, `shows.reportChart`). */
+const REPORT_COLUMNS = columnsShownIn('report');
+const CHART_COLUMNS = columnsShownIn('reportChart');
+
+/** A distribution's header names its unit; a rate's label already does ("Output tok/s"). */
+const metricHeaders = () =>
+  REPORT_COLUMNS.map(
+    ({ metric, statistic, definition }) =>
+      `<th>${escape(headerLabel(metric, statistic))}${definition.perRequest ? ` (${escape(definition.unit)})` : ''}</th>`,
+  ).join('');
+
+function metricCells(condition: ConditionResult): string {
+  return REPORT_COLUMNS.map(({ metric, statistic, definition }) => {
+    if (!definition.perRequest) return `<td>${fmt(metricFigure(condition, metric, statistic), definition.digits)}</td>`;
+    const distribution = metricDistribution(condition, metric);
+    return `<td>${distribution && withheldForN(distribution, statistic) ? 'n too small' : fmt(metricFigure(condition, metric, statistic))}</td>`;
+  }).join('');
+}
+
+const metricCharts = (conditions: readonly ConditionResult[]) =>
+  CHART_COLUMNS.map(({ metric, statistic, definition }) =>
+    barChart(
+      headerLabel(metric, statistic),
+      definition.unit,
+      conditions.map((condition) => ({ label: condition.name, value: metricFigure(condition, metric, statistic) })),
+    ),
+  );
 
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
 export function renderExperimentReport(result: ExperimentResult): string {
@@ -13,7 +42,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
   const metricRows = conditions
     .map(
       (condition) =>
-        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td><td>${fmt(condition.metrics.ttft_ms.p50)}</td><td>${condition.metrics.ttft_ms.p95 === null && condition.metrics.ttft_ms.n > 0 ? 'n too small' : fmt(condition.metrics.ttft_ms.p95)}</td><td>${fmt(condition.metrics.tpot_ms.p50)}</td><td>${fmt(condition.metrics.e2e_ms.p50)}</td><td>${fmt(condition.throughput.output_tokens_per_s, 1)}</td><td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${escape(efficiencyCells(condition.efficiency).energy)}</td><td>${escape(efficiencyCells(condition.efficiency).bandwidth)}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
+        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td>${metricCells(condition)}<td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${escape(efficiencyCells(condition.efficiency).energy)}</td><td>${escape(efficiencyCells(condition.efficiency).bandwidth)}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
     )
     .join('');
   const notes = efficiencyNotes(conditions);
@@ -27,24 +56,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
         `<tr><td>${escape(row.metric)}</td><td>${escape(row.a)} → ${escape(row.b)}</td><td>${fmt(row.a_value)} → ${fmt(row.b_value)} ${verdictUnit(row.metric)}</td><td>${row.relative_difference == null ? '—' : relative(row.relative_difference)}</td><td>${row.relative_ci && row.confidence != null ? `[${relative(row.relative_ci[0])}, ${relative(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %` : '—'}</td><td>${row.windows ? `${row.windows[0]} vs ${row.windows[1]}` : '—'}</td><td class="${row.verdict === 'faster' ? 'good' : row.verdict === 'slower' ? 'bad' : ''}">${escape(row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict)}${row.note && row.verdict === 'insufficient data' ? `<br><small>${escape(row.note)}</small>` : ''}</td></tr>`,
     )
     .join('');
-  const charts = [
-    barChart(
-      'TTFT p50',
-      'ms',
-      conditions.map((condition) => ({ label: condition.name, value: condition.metrics.ttft_ms.p50 })),
-    ),
-    barChart(
-      'TPOT p50',
-      'ms',
-      conditions.map((condition) => ({ label: condition.name, value: condition.metrics.tpot_ms.p50 })),
-    ),
-    barChart(
-      'Output throughput',
-      'tok/s',
-      conditions.map((condition) => ({ label: condition.name, value: condition.throughput.output_tokens_per_s })),
-    ),
-    ...(kind.charts?.(result) ?? []),
-  ];
+  const charts = [...metricCharts(conditions), ...(kind.charts?.(result) ?? [])];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>Infer Lab experiment ${escape(result.experiment_id.slice(0, 8))} (${escape(result.kind)})</title>
@@ -57,7 +69,7 @@ ${result.cooldown_waits ? `<p>${escape(cooldownLine(result.cooldown_waits))}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>
-<table><tr><th>Condition</th><th>Requests</th><th>Failed</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>E2E p50 (ms)</th><th>Output tok/s</th><th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
+<table><tr><th>Condition</th><th>Requests</th><th>Failed</th>${metricHeaders()}<th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
 ${efficiencyNotesHtml}
 ${offloadHtml}
 ${kind.section?.(result) ?? ''}

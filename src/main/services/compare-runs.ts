@@ -1,9 +1,11 @@
 import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
-import { METRIC_TABLE } from '../../shared/metric-table';
+import { columnLabel, columnsShownIn, metricFigure } from '../../shared/metric-columns';
+import type { DistributionShownIn, Statistic } from '../../shared/metric-table';
 import { AppError } from '../core/errors';
-import { bootstrapDifferenceOfSorted } from '../metrics/compare';
+import { bootstrapDifferenceOfSorted, type Statistic as BootstrapStatistic } from '../metrics/compare';
+import type { SortedLatencyColumns } from '../store/latency-columns';
 import type { RunStore } from '../store/run-store';
 
 /**
@@ -14,13 +16,20 @@ import type { RunStore } from '../store/run-store';
  */
 export const CDF_SAMPLE_CAP = 256;
 
-/** Each latency ascending, finite: sorted once per run, then sampled and compared. */
-interface SortedLatencies {
-  ttftMs: Float64Array;
-  tpotMs: Float64Array;
-  e2eMs: Float64Array;
+/** Each latency ascending, finite, keyed by its metric: sorted once per run, then sampled (the CDFs) and compared (the rows). */
+type SortedLatencies = Omit<SortedLatencyColumns, 'requests'>;
+type RunWithSummary = Omit<ComparedRun, 'ttftMs' | 'tpotMs' | 'e2eMs'> & { summary: RunSummary | null; sorted: SortedLatencies };
+
+/** Compare's rows, from the metric table (`shows.compare`): the latencies first, each with its interval, then the rates. */
+const COMPARE_COLUMNS = columnsShownIn('compare');
+
+const BOOTSTRAPPED: readonly Statistic[] = ['p50', 'p95', 'mean'] satisfies readonly BootstrapStatistic[];
+
+/** The statistic as the bootstrap takes it; the table gives Compare no other (test/unit/metric-columns.test.ts). */
+function bootstrapped(statistic: Statistic): BootstrapStatistic {
+  if (!BOOTSTRAPPED.includes(statistic)) throw new Error(`Compare has no interval for the statistic ${statistic}`);
+  return statistic as BootstrapStatistic;
 }
-type RunWithSummary = Omit<ComparedRun, keyof SortedLatencies> & { summary: RunSummary | null; sorted: SortedLatencies };
 
 /** A stored summary when it has the run summary's shape; null for none, and for the flat one-request summaries older first-request runs stored. */
 export function storedRunSummary(json: string | null): RunSummary | null {
@@ -49,7 +58,7 @@ function comparedRun(runs: RunStore, id: string): RunWithSummary {
     workload: run.workload_name,
     workloadRevision: run.workload_revision,
     requests: latencies.requests,
-    sorted: { ttftMs: latencies.ttft_ms, tpotMs: latencies.tpot_ms, e2eMs: latencies.e2e_ms },
+    sorted: { ttft_ms: latencies.ttft_ms, tpot_ms: latencies.tpot_ms, e2e_ms: latencies.e2e_ms },
     vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null,
     summary,
     outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
@@ -66,29 +75,31 @@ function comparedRun(runs: RunStore, id: string): RunWithSummary {
   };
 }
 
-/** Latency percentiles against the first run, each difference with its bootstrap interval and verdict. */
+/**
+ * The store's sorted column of a latency Compare shows. Compare reads no request rows, so a latency
+ * given `shows.compare` without a sorted column in the store does not compile here.
+ */
+const sortedColumnOf = (metric: DistributionShownIn<'compare'>): keyof SortedLatencies => metric;
+
+/** Latency statistics against the first run, each difference with its bootstrap interval and verdict. */
 function latencyRows(compared: RunWithSummary[]): ComparisonRow[] {
-  const rows: ComparisonRow[] = [];
-  for (const [metric, key] of [
-    ['TTFT', 'ttftMs'],
-    ['TPOT', 'tpotMs'],
-    ['E2E', 'e2eMs'],
-  ] as const) {
-    for (const statistic of ['p50', 'p95'] as const) {
-      const results = compared.map((run, index) =>
-        index === 0 ? null : bootstrapDifferenceOfSorted(compared[0]!.sorted[key], run.sorted[key], statistic),
-      );
-      rows.push({
-        metric: `${metric} ${statistic}`,
-        unit: 'ms',
+  return COMPARE_COLUMNS.flatMap(({ metric, statistic, definition }): ComparisonRow[] => {
+    if (!definition.perRequest) return [];
+    const key = sortedColumnOf(metric as DistributionShownIn<'compare'>);
+    const results = compared.map((run, index) =>
+      index === 0 ? null : bootstrapDifferenceOfSorted(compared[0]!.sorted[key], run.sorted[key], bootstrapped(statistic)),
+    );
+    return [
+      {
+        metric: columnLabel(metric, statistic),
+        unit: definition.unit,
         values: compared.map((_run, index) => (index === 0 ? (results[1]?.a ?? null) : results[index]!.b)),
         differences: results.map((result) =>
           result ? { difference: result.difference, ci: result.ci, verdict: result.verdict, note: result.note } : null,
         ),
-      });
-    }
-  }
-  return rows;
+      },
+    ];
+  });
 }
 
 /** Figures with one value per run and no interval: a run is one window, with no per-request spread to bootstrap. */
@@ -101,7 +112,11 @@ function perRunRows(compared: RunWithSummary[]): ComparisonRow[] {
   });
   const share = (fraction: number | null | undefined) => (fraction === null || fraction === undefined ? null : fraction * 100);
   return [
-    row('output tokens/s', METRIC_TABLE.output_tokens_per_s.unit, (run) => run.summary?.throughput.output_tokens_per_s),
+    ...COMPARE_COLUMNS.flatMap(({ metric, statistic, definition }) =>
+      definition.perRequest
+        ? []
+        : [row(columnLabel(metric, statistic), definition.unit, (run) => metricFigure(run.summary, metric, statistic))],
+    ),
     row('accepted-task rate', '%', (run) => share(run.summary?.accepted_rate)),
     row('VRAM peak', 'MiB', (run) => run.vramPeakMib),
     row('energy per output token', 'J', (run) => run.summary?.telemetry?.energy?.joules_per_output_token),
@@ -122,9 +137,9 @@ export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
   return {
     runs: compared.map(({ summary: _summary, sorted, ...run }) => ({
       ...run,
-      ttftMs: cdfPoints(sorted.ttftMs),
-      tpotMs: cdfPoints(sorted.tpotMs),
-      e2eMs: cdfPoints(sorted.e2eMs),
+      ttftMs: cdfPoints(sorted.ttft_ms),
+      tpotMs: cdfPoints(sorted.tpot_ms),
+      e2eMs: cdfPoints(sorted.e2e_ms),
     })),
     rows: [...latencyRows(compared), ...perRunRows(compared)],
     notes,

@@ -1,6 +1,7 @@
 import type { DecisionRecord } from '../../shared/contract/results';
 import type { ExperimentResult, VerdictRow } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
+import { columnsShownIn, metricFigure } from '../../shared/metric-columns';
 import type { ParquetColumn, ParquetType } from './parquet-table';
 import type { ExportedRequest } from './read-run-export';
 import { parseJson, REQUEST_COLUMNS } from './request-columns';
@@ -37,12 +38,16 @@ export interface RunTableRow {
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> | null : T[K] | null };
 
-const headline = (metric: 'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms', percentile: 'p50' | 'p95' | 'p99') =>
-  column<RunTableRow>(
-    `${metric.replace(/_ms$/, '')}_${percentile}_ms`,
-    'double',
-    ({ summary }) => summary?.metrics?.[metric]?.[percentile] ?? null,
-  );
+/**
+ * The summary's headline figures, from the metric table (`shows.parquet`), in its order. Their
+ * names are part of the file format (docs/METRICS.md, pinned by test/unit/parquet-export.test.ts):
+ * a distribution's statistic sits before the unit (`ttft_p95_ms`), a rate is named as its metric.
+ */
+const HEADLINE_COLUMNS: readonly ParquetColumn<RunTableRow>[] = columnsShownIn('parquet').map(({ metric, statistic }) =>
+  column<RunTableRow>(statistic === 'rate' ? metric : `${metric.replace(/_ms$/, '')}_${statistic}_ms`, 'double', ({ summary }) =>
+    metricFigure(summary, metric, statistic),
+  ),
+);
 
 export const RUN_COLUMNS: readonly ParquetColumn<RunTableRow>[] = [
   column('run_id', 'string', ({ run }) => run.id),
@@ -61,18 +66,7 @@ export const RUN_COLUMNS: readonly ParquetColumn<RunTableRow>[] = [
   column('requests_attempted', 'int64', ({ summary }) => summary?.requests?.attempted ?? null),
   column('requests_completed', 'int64', ({ summary }) => summary?.requests?.completed ?? null),
   column('requests_failed', 'int64', ({ summary }) => summary?.requests?.failed ?? null),
-  headline('ttft_ms', 'p50'),
-  headline('ttft_ms', 'p95'),
-  headline('ttft_ms', 'p99'),
-  headline('tpot_ms', 'p50'),
-  headline('tpot_ms', 'p95'),
-  headline('itl_ms', 'p50'),
-  headline('itl_ms', 'p99'),
-  headline('e2e_ms', 'p50'),
-  headline('e2e_ms', 'p95'),
-  column('requests_per_s', 'double', ({ summary }) => summary?.throughput?.requests_per_s ?? null),
-  column('output_tokens_per_s', 'double', ({ summary }) => summary?.throughput?.output_tokens_per_s ?? null),
-  column('goodput_requests_per_s', 'double', ({ summary }) => summary?.goodput?.requests_per_s ?? null),
+  ...HEADLINE_COLUMNS,
   column('engine_json', 'string', ({ run }) => run.engine_json),
   column('server_json', 'string', ({ run }) => run.server_json),
   column('configuration_json', 'string', ({ run }) => run.manifest_json),

@@ -1,14 +1,49 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RunListItem } from '../../../shared/contract';
 import { runExportFiles } from '../../../shared/run-export-files';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
-import { formatMs, formatTable } from '../format';
+import { columnLabel, columnsShownIn, RUN_LIST_FIGURES } from '../../../shared/metric-columns';
+import { formatMs, formatNumber, formatTable } from '../format';
 import { printSummary } from '../summary-table';
 import { RUNS_USAGE, EXPORT_USAGE, IMPORT_USAGE } from '../usage';
+
+/** The list's metric columns, the same as the Runs view's: from the metric table (`shows.runsList`). */
+const LIST_COLUMNS = columnsShownIn('runsList');
+
+function listFigure({ key, definition }: (typeof LIST_COLUMNS)[number], run: RunListItem): string {
+  const value = RUN_LIST_FIGURES[key](run);
+  if (definition.perRequest) return formatMs(value);
+  return value === null ? '—' : `${formatNumber(value, definition.digits)} ${definition.unit}`;
+}
+
+/** `inferlab runs list` as a table: a run per row. */
+export function runsListTable(items: readonly RunListItem[]): string {
+  return formatTable([
+    [
+      'run',
+      'started',
+      'status',
+      'model',
+      'workload',
+      'requests',
+      ...LIST_COLUMNS.map(({ metric, statistic }) => columnLabel(metric, statistic)),
+    ],
+    ...items.map((run) => [
+      run.runId.slice(0, 8),
+      run.startedAt.replace('T', ' ').slice(0, 19),
+      run.status + (run.statusReason ? ` (${run.statusReason.slice(0, 40)})` : '') + (run.importedFrom ? ' [imported]' : ''),
+      run.model ?? '—',
+      run.workload ?? run.kind,
+      String(run.requests),
+      ...LIST_COLUMNS.map((column) => listFigure(column, run)),
+    ]),
+  ]);
+}
 
 export const runsCommand: CommandHandler = async (args) => {
   const { values, positionals } = parseOptions(
@@ -44,21 +79,7 @@ export const runsCommand: CommandHandler = async (args) => {
             2,
           )}\n`,
         );
-      else
-        process.stdout.write(
-          `${formatTable([
-            ['run', 'started', 'status', 'model', 'workload', 'requests', 'ttft p50'],
-            ...items.map((run) => [
-              run.runId.slice(0, 8),
-              run.startedAt.replace('T', ' ').slice(0, 19),
-              run.status + (run.statusReason ? ` (${run.statusReason.slice(0, 40)})` : '') + (run.importedFrom ? ' [imported]' : ''),
-              run.model ?? '—',
-              run.workload ?? run.kind,
-              String(run.requests),
-              formatMs(run.ttftP50),
-            ]),
-          ])}\n`,
-        );
+      else process.stdout.write(`${runsListTable(items)}\n`);
     } else if (action === 'show') {
       const { summary, manifest } = await runs.get(id!);
       if (summary && !values.json) printSummary(summary);

@@ -11,7 +11,7 @@ import { routeOf } from '../state/route';
 import { runExportZip } from './run-export-zip';
 import { ImportRunForm } from './ImportRunForm';
 import { ParquetExportForm } from './ParquetExportForm';
-import { METRIC_TABLE } from '../../../shared/metric-table';
+import { columnsShownIn, headerLabel, RUN_LIST_FIGURES } from '../../../shared/metric-columns';
 import { VIEWS } from '../view-code';
 import { preloadCharts } from '../components/Chart';
 
@@ -22,6 +22,9 @@ const STATUS_BADGE: Record<string, string> = {
   interrupted: 'missing',
   failed: 'missing',
 };
+
+/** The metric columns of the list, from the metric table (`shows.runsList`). */
+const LIST_COLUMNS = columnsShownIn('runsList');
 
 /** Runs per page of the list. */
 export const RUNS_PAGE_SIZE = 50;
@@ -141,8 +144,9 @@ export function RunsView({ client }: { client: AppServices }) {
               <th>Engine</th>
               <th>Workload</th>
               <th>Requests</th>
-              <th>TTFT p50</th>
-              <th>Output tok/s</th>
+              {LIST_COLUMNS.map(({ key, metric, statistic }) => (
+                <th key={key}>{headerLabel(metric, statistic)}</th>
+              ))}
               <th />
             </tr>
           </thead>
@@ -227,8 +231,10 @@ function RunRow(props: {
       <td>{run.engine ?? '—'}</td>
       <td>{run.workload ?? run.kind}</td>
       <td>{run.requests}</td>
-      <td>{ms(run.ttftP50)}</td>
-      <td>{num(run.outputTokensPerS, METRIC_TABLE.output_tokens_per_s.unit)}</td>
+      {LIST_COLUMNS.map(({ key, definition }) => {
+        const value = RUN_LIST_FIGURES[key](run);
+        return <td key={key}>{definition.perRequest ? ms(value) : num(value, definition.unit, definition.digits)}</td>;
+      })}
       <td>
         <button type="button" onClick={onExport}>
           Export

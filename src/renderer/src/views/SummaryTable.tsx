@@ -1,12 +1,12 @@
 import { clientLoadLine, shardsLine } from '../../../shared/client-load-line';
 import { gpuChoiceLine } from '../../../shared/gpu-choice-line';
 import { offloadLine } from '../../../shared/gpu-offload';
-import type { RunSummary } from '../../../shared/contract/runs';
+import type { Distribution, RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
+import { distributionColumns, distributionRows, rateFigures } from '../../../shared/metric-columns';
+import type { Statistic } from '../../../shared/metric-table';
 import { bytes, ms, num, pct, pctl } from '../components/format';
-
-const METRICS = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;
 
 export function SummaryTable({ summary }: { summary: RunSummary }) {
   const gpu = summary.telemetry?.gpu;
@@ -18,40 +18,13 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
         {summary.requests.attempted} attempted, {summary.requests.completed} completed, {summary.requests.failed} failed,{' '}
         {summary.requests.accepted} accepted; warmup {summary.warmup_requests} excluded
       </p>
-      <table>
-        <thead>
-          <tr>
-            <th>Metric</th>
-            <th>n</th>
-            <th>mean</th>
-            <th>p50</th>
-            <th>p90</th>
-            <th>p95</th>
-            <th>p99</th>
-            <th>max</th>
-          </tr>
-        </thead>
-        <tbody>
-          {METRICS.map((metric) => {
-            const d = summary.metrics[metric];
-            return (
-              <tr key={metric}>
-                <th>{metric}</th>
-                <td>{d.n}</td>
-                <td>{ms(d.mean)}</td>
-                <td>{ms(d.p50)}</td>
-                <td>{pctl(d, 'p90')}</td>
-                <td>{pctl(d, 'p95')}</td>
-                <td>{pctl(d, 'p99')}</td>
-                <td>{ms(d.max)}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <DistributionTable summary={summary} />
       <p>
-        Throughput {num(summary.throughput.requests_per_s, 'req/s', 2)}, {num(summary.throughput.output_tokens_per_s, 'output tok/s')} ·
-        goodput {num(summary.goodput.requests_per_s, 'req/s', 2)} · accepted-task rate {pct(summary.accepted_rate)} · load{' '}
+        Throughput{' '}
+        {rateFigures(summary, 'ui')
+          .map(({ definition, value }) => num(value, definition.label, definition.digits))
+          .join(', ')}{' '}
+        · goodput {num(summary.goodput.requests_per_s, 'req/s', 2)} · accepted-task rate {pct(summary.accepted_rate)} · load{' '}
         {summary.load.mode}
         {summary.load.mode === 'closed'
           ? summary.turns
@@ -137,6 +110,39 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
         </small>
       </p>
     </div>
+  );
+}
+
+function distributionCell(d: Distribution, statistic: Statistic): string | number {
+  if (statistic === 'n') return d.n;
+  if (statistic === 'p90' || statistic === 'p95' || statistic === 'p99') return pctl(d, statistic);
+  return statistic === 'rate' ? '' : ms(d[statistic]);
+}
+
+/** The run's distributions: a row per metric the metric table shows in the app (`shows.ui`) and the summary holds. */
+function DistributionTable({ summary }: { summary: RunSummary }) {
+  const statistics = distributionColumns('ui');
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Metric</th>
+          {statistics.map((statistic) => (
+            <th key={statistic}>{statistic}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {distributionRows(summary, 'ui').map(({ metric, name, distribution, statistics: shown }) => (
+          <tr key={metric}>
+            <th>{name}</th>
+            {statistics.map((statistic) => (
+              <td key={statistic}>{shown.includes(statistic) ? distributionCell(distribution, statistic) : ''}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
