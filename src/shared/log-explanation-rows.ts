@@ -47,5 +47,6 @@ export function logExplanationRows(explanation: LogExplanation, usedMark: (used:
     ],
     ['flash attention', explanation.flashAttention ?? '—'],
     ['slots', explanation.slots === null ? '—' : String(explanation.slots)],
+    ['listening', explanation.listeningOn ?? '— (no ready line)'],
   ];
 }

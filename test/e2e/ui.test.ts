@@ -341,6 +341,9 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     );
     expect(await server.facts.getByRole('row', { name: /^Offload/ }).textContent()).toMatch(/partial \(cuda\): 78\/81 layers/);
     expect(await server.warnings.textContent()).toMatch(/^MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB \(52 %\)/);
+    // A paste without its build and ready lines: read for what it holds, and what it lacks is named.
+    expect(await server.facts.getByRole('row', { name: /^Listening/ }).textContent()).toMatch(/— \(no ready line\)/);
+    expect(await server.missing.textContent()).toMatch(/no build line in this text: the engine build is unknown/);
     await shell.screenshot('server-explain');
     // The profile's GPU choice is checked as it is typed, and a bad one cannot start a server.
     const gpus = server.profileField('GPUs');

@@ -13,7 +13,6 @@ function section(heading: string, items: readonly string[]): string {
  */
 export function logExplanationText(explanation: LogExplanation, source: string): string {
   const rows = logExplanationRows(explanation, (used) => (used === true ? ' [used]' : used === false ? ' [unused]' : ''));
-  rows.push(['listening', explanation.listeningOn ?? '— (no ready line)']);
   const lines = [`${source}: ${explanation.lines} lines, ${explanation.llamaLines} of them llama.cpp's`, formatTable(rows)];
   if (explanation.fault) lines.push(`FAILED (${explanation.fault.code}): ${explanation.fault.hint}`);
   lines.push(section('warnings', explanation.warnings), section('missing', explanation.missing));

@@ -48,6 +48,11 @@ export class ServerPage {
     return this.app.page.getByTestId('log-facts');
   }
 
+  /** What the pasted text does not say, one item a fact. */
+  get missing(): Locator {
+    return this.app.page.getByTestId('log-missing');
+  }
+
   get warnings(): Locator {
     return this.app.page.getByTestId('log-warnings');
   }

@@ -64,6 +64,16 @@ export function LogExplainer({ client }: { client: AppServices }) {
               Failed ({explanation.fault.code}): {explanation.fault.hint}
             </p>
           )}
+          {explanation.missing.length > 0 && (
+            <div data-testid="log-missing">
+              <p>Not in this text (a part of a log is read for what it holds):</p>
+              <ul>
+                {explanation.missing.map((item) => (
+                  <li key={item}>{item}</li>
+                ))}
+              </ul>
+            </div>
+          )}
           {explanation.warnings.length === 0 ? (
             <p data-testid="log-warnings">No warnings.</p>
           ) : (
