@@ -1,3 +1,4 @@
+import type { GpuSample } from '../../shared/contract/telemetry';
 import { runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
 import { readAmdSmiDocument } from './amd-smi-parse';
@@ -40,12 +41,16 @@ async function readNvidia(binary: string): Promise<GpuMemorySnapshot> {
   return { gpus, source: gpus.length > 0 ? 'nvidia-smi' : 'nvidia-smi listed no GPU with a memory reading' };
 }
 
+/** The readings of amd-smi's JSON, after any banner or command line printed before it; throws on no JSON. */
+function amdSmiSamples(output: string): GpuSample[] {
+  return readAmdSmiDocument(JSON.parse(output.slice(Math.max(0, output.search(/[[{]/)))), 0).samples;
+}
+
 async function readAmd(binary: string): Promise<GpuMemorySnapshot> {
   const run = await runToCompletion(binary, ['metric', '--json'], { timeoutMs: TIMEOUT_MS });
   if (run.code !== 0) return { gpus: [], source: `amd-smi failed (exit ${run.code})` };
   try {
-    const start = run.output.search(/[[{]/);
-    const gpus = complete(readAmdSmiDocument(JSON.parse(run.output.slice(Math.max(0, start))), 0).samples);
+    const gpus = complete(amdSmiSamples(run.output));
     return { gpus, source: gpus.length > 0 ? 'amd-smi' : 'amd-smi listed no GPU with a memory reading' };
   } catch (error) {
     return { gpus: [], source: `amd-smi printed no JSON: ${(error as Error).message}` };
@@ -81,7 +86,7 @@ export async function readGpuUsedOnce(): Promise<{ used: ReadonlyMap<number, num
   const run = await runToCompletion(amd, ['metric', '--mem-usage', '--json'], { timeoutMs: 5000 }).catch(() => null);
   if (!run || run.code !== 0) return null;
   try {
-    const { samples } = readAmdSmiDocument(JSON.parse(run.output.slice(Math.max(0, run.output.search(/[[{]/)))), 0);
+    const samples = amdSmiSamples(run.output);
     return samples.length > 0 ? { used: new Map(samples.map((sample) => [sample.index, sample.memoryUsedMib])), tool: 'amd-smi' } : null;
   } catch {
     return null;
