@@ -11,14 +11,17 @@
 # Everything lands in $OUT (or ./gpu-check-out). GPU_CHECK_CACHE and GPU_CHECK_DATA name the cache
 # and data folders to use (default: new ones under $OUT, so the check builds what this machine
 # plans, and the demo models, from nothing);
-# GPU_CHECK_RUN_S the length of each run (15 s), GPU_CHECK_SETUP_S the cap on each setup (200 s). test/integration/gpu-check.test.ts runs this
-# script with the nvidia-smi stand-in on PATH, so it is known to work before a GPU is lent.
+# GPU_CHECK_RUN_S the length of each run (15 s), GPU_CHECK_SETUP_S the cap on each setup (200 s),
+# GPU_CHECK_IDLE_S the idle capture of the sampling loop (5 s), GPU_CHECK_QUANT_REQUESTS the requests
+# per window of the quantization experiment (8). test/integration/gpu-check.test.ts runs this
+# script, shortened, with the nvidia-smi stand-in on PATH, so it is known to work before a GPU is lent.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out/captured/nvidia-smi" "$out/captured/llama-logs"
 export INFERLAB_DATA_DIR="${GPU_CHECK_DATA:-$out/data}" INFERLAB_SKIP_SETUP=1 INFERLAB_CACHE_DIR="${GPU_CHECK_CACHE:-$out/cache}"
 run_seconds="${GPU_CHECK_RUN_S:-15}" setup_seconds="${GPU_CHECK_SETUP_S:-200}"
+idle_seconds="${GPU_CHECK_IDLE_S:-5}" quant_requests="${GPU_CHECK_QUANT_REQUESTS:-8}"
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
 say() { echo "gpu-check: $*"; }
@@ -42,8 +45,8 @@ capture() { # capture FILE DESCRIPTION COMMAND...: the command's output under a 
 fields=timestamp,index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,temperature.gpu,power.draw,clocks.sm,pstate,clocks.mem,clocks_throttle_reasons.active
 capture "$out/captured/nvidia-smi/table-$board-$driver.txt" "plain nvidia-smi, $board, driver $driver" nvidia-smi
 capture "$out/captured/nvidia-smi/list-$board-$driver.txt" "nvidia-smi -L, $board, driver $driver" nvidia-smi -L
-capture "$out/captured/nvidia-smi/query-gpu-idle-$board-$driver.csv" "Infer Lab's --query-gpu loop at idle (5 s at 250 ms)" \
-  timeout 5 nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits -lms 250
+capture "$out/captured/nvidia-smi/query-gpu-idle-$board-$driver.csv" "Infer Lab's --query-gpu loop at idle ($idle_seconds s at 250 ms)" \
+  timeout "$idle_seconds" nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits -lms 250
 
 [ -d node_modules ] || npm ci --no-audit --no-fund --ignore-scripts
 [ -d out/cli ] || npm run build
@@ -100,7 +103,7 @@ for wanted in "${backends[@]}"; do
     echo "gpu-check: the $backend run failed (see $out/run-$backend.json)" >&2
   fi
   if [ "$wanted" = planned ] && [ "$(elapsed)" -lt 300 ]; then
-    ./bin/inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short --repeats 3 --requests 8 \
+    ./bin/inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short --repeats 3 --requests "$quant_requests" \
       --db "$out/gpu.db" --report "$out/quant-$backend.html" > "$out/quant-$backend.txt" 2>&1 \
       && say "quant experiment on the $backend engine: $out/quant-$backend.txt" \
       || echo "gpu-check: the quant experiment failed (see $out/quant-$backend.txt)" >&2

@@ -1,5 +1,5 @@
-// @module-tag gpu-path
-// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
+// Every test here sets the PATH its sampler reads (a stand-in of its own, or none), so an nvidia-smi on the
+// machine's PATH changes nothing: the file is not tagged gpu-path and .ci/run's stand-in pass leaves it out.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
