@@ -122,3 +122,21 @@ export const RUN_LIST_FIGURES: { readonly [C in ColumnShownIn<'runsList'>]: (run
   'ttft_ms p50': (run) => run.ttftP50,
   'output_tokens_per_s rate': (run) => run.outputTokensPerS,
 };
+
+/** How a face writes a figure: a latency, a percentile that n may not support, and a rate. */
+export interface FigureFormat {
+  ms(value: number | null | undefined): string;
+  percentile(distribution: Distribution, statistic: 'p50' | 'p90' | 'p95' | 'p99'): string;
+  rate(value: number | null | undefined, definition: MetricDefinition): string;
+}
+
+const isPercentile = (statistic: Statistic): statistic is 'p50' | 'p90' | 'p95' | 'p99' =>
+  statistic === 'p50' || statistic === 'p90' || statistic === 'p95' || statistic === 'p99';
+
+/** One metric column's cell for a run summary or an experiment condition, in a face's own format. */
+export function metricCellText(source: object, { metric, statistic, definition }: MetricColumn, format: FigureFormat): string {
+  if (!definition.perRequest) return format.rate(metricFigure(source, metric, statistic), definition);
+  const distribution = metricDistribution(source, metric);
+  if (distribution && isPercentile(statistic)) return format.percentile(distribution, statistic);
+  return format.ms(metricFigure(source, metric, statistic));
+}

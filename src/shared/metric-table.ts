@@ -31,12 +31,14 @@ export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'throug
  * - `ui`: the app's run summary (Runs, Run), laid out the same way;
  * - `runsList`: the runs lists, `inferlab runs list` and the Runs view, a column per statistic;
  * - `compare`: `inferlab compare` and the Compare view, a row per statistic;
+ * - `conditions`: an experiment's conditions table in the terminal and the app, every kind's own
+ *   table (sweep, speculative) included, a column per statistic;
  * - `report`: the conditions table of the experiment report, a column per statistic;
  * - `reportChart`: the experiment report's bar charts, one per statistic;
  * - `parquet`: runs.parquet, a column per statistic (a file format: see docs/METRICS.md).
  * A place a metric does not name does not show it.
  */
-export type Place = 'cli' | 'ui' | 'runsList' | 'compare' | 'report' | 'reportChart' | 'parquet';
+export type Place = 'cli' | 'ui' | 'runsList' | 'compare' | 'conditions' | 'report' | 'reportChart' | 'parquet';
 export type Shows = { readonly [P in Place]?: readonly Statistic[] };
 
 export interface MetricDefinition {
@@ -89,6 +91,7 @@ export const METRIC_TABLE = {
     ui: SUMMARY_TABLE,
     runsList: ['p50'],
     compare: ['p50', 'p95'],
+    conditions: ['p50', 'p95'],
     report: ['p50', 'p95'],
     reportChart: ['p50'],
     parquet: ['p50', 'p95', 'p99'],
@@ -97,6 +100,7 @@ export const METRIC_TABLE = {
     cli: SUMMARY_TABLE,
     ui: SUMMARY_TABLE,
     compare: ['p50', 'p95'],
+    conditions: ['p50'],
     report: ['p50'],
     reportChart: ['p50'],
     parquet: ['p50', 'p95'],
@@ -121,7 +125,16 @@ export const METRIC_TABLE = {
     'tok/s',
     1,
     { part: 'throughput' },
-    { cli: ['rate'], ui: ['rate'], runsList: ['rate'], compare: ['rate'], report: ['rate'], reportChart: ['rate'], parquet: ['rate'] },
+    {
+      cli: ['rate'],
+      ui: ['rate'],
+      runsList: ['rate'],
+      compare: ['rate'],
+      conditions: ['rate'],
+      report: ['rate'],
+      reportChart: ['rate'],
+      parquet: ['rate'],
+    },
   ),
   total_tokens_per_s: rate('total tok/s', 'tok/s', 1, { part: 'throughput' }, { cli: ['rate'] }),
   goodput_requests_per_s: rate('goodput req/s', 'req/s', 2, { part: 'goodput', field: 'requests_per_s' }, { parquet: ['rate'] }),

@@ -3,6 +3,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { distributionTable, throughputLine } from '../../src/main/cli/summary-table';
 import { runsListTable } from '../../src/main/cli/commands/runs';
+import { experimentTable } from '../../src/main/cli/experiment-table';
 import { renderExperimentReport } from '../../src/main/experiments/report';
 import { RUN_COLUMNS } from '../../src/main/store/parquet-tables';
 import type { RunListItem } from '../../src/shared/contract/results';
@@ -19,6 +20,7 @@ import {
 } from '../../src/shared/metric-columns';
 import { METRIC_TABLE, type MetricDefinition, type Place } from '../../src/shared/metric-table';
 import { SummaryTable } from '../../src/renderer/src/views/SummaryTable';
+import { ConditionsTable } from '../../src/renderer/src/views/ExperimentResultView';
 import { sharedProtocolFields } from '../support/experiment-result';
 import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 
@@ -36,6 +38,39 @@ const perRequestIn = (place: Place) => metricsShownIn(place).filter(({ definitio
 const ratesIn = (place: Place) => metricsShownIn(place).filter(({ definition }) => !definition.perRequest);
 /** The text of every element with this tag, in order. */
 const cells = (html: string, tag: string) => [...html.matchAll(new RegExp(`<${tag}[^>]*>([^<]*)</${tag}>`, 'g'))].map((match) => match[1]);
+
+/** A distribution of n requests at one value; p95 withheld below 20 requests, as the summaries do. */
+const distribution = (p50: number, n: number): Distribution => ({
+  n,
+  mean: p50,
+  std: 0.1,
+  p50,
+  p90: p50,
+  p95: n < 20 ? null : p50,
+  p99: null,
+  min: p50,
+  max: p50,
+  unsupported: n < 20 ? ['p95', 'p99'] : ['p99'],
+});
+/** An experiment condition of n requests. */
+const condition = (name: string, n: number): ConditionResult => ({
+  name,
+  run_ids: [`${name}-run`],
+  metrics: {
+    ttft_ms: distribution(20, n),
+    tpot_ms: distribution(3, n),
+    itl_ms: distribution(3, n),
+    e2e_ms: distribution(200, n),
+    queue_ms: distribution(1, n),
+    client_overhead_ms: distribution(0.2, n),
+  },
+  throughput: { requests_per_s: 2, output_tokens_per_s: 333.33 },
+  accepted_rate: null,
+  requests: { attempted: n, completed: n, failed: 0 },
+  evidence: { cached_prompt_tokens: 0, prompt_tokens: 400, timings_cache_n_max: null, metrics_cached_prompt_tokens: null },
+  contaminated: false,
+  contamination_reason: null,
+});
 
 /**
  * Adds a metric to the table for one test, as a contributor would, and takes it out again (the
@@ -179,36 +214,6 @@ describe('the metric table is the one list of run metrics each face reads', () =
   });
 
   it('gives the experiment report its conditions columns and bar charts (shows.report, shows.reportChart)', () => {
-    const distribution = (p50: number, n: number): Distribution => ({
-      n,
-      mean: p50,
-      std: 0.1,
-      p50,
-      p90: p50,
-      p95: n < 20 ? null : p50,
-      p99: null,
-      min: p50,
-      max: p50,
-      unsupported: n < 20 ? ['p95', 'p99'] : ['p99'],
-    });
-    const condition = (name: string, n: number): ConditionResult => ({
-      name,
-      run_ids: [`${name}-run`],
-      metrics: {
-        ttft_ms: distribution(20, n),
-        tpot_ms: distribution(3, n),
-        itl_ms: distribution(3, n),
-        e2e_ms: distribution(200, n),
-        queue_ms: distribution(1, n),
-        client_overhead_ms: distribution(0.2, n),
-      },
-      throughput: { requests_per_s: 2, output_tokens_per_s: 333.33 },
-      accepted_rate: null,
-      requests: { attempted: n, completed: n, failed: 0 },
-      evidence: { cached_prompt_tokens: 0, prompt_tokens: 400, timings_cache_n_max: null, metrics_cached_prompt_tokens: null },
-      contaminated: false,
-      contamination_reason: null,
-    });
     const html = renderExperimentReport({
       experiment_id: '0123456789abcdef',
       kind: 'sweep',
@@ -235,6 +240,54 @@ describe('the metric table is the one list of run metrics each face reads', () =
     const charts = [...html.matchAll(/<svg[^>]*aria-label="([^"]*)"/g)].map((match) => match[1]);
     expect(charts.slice(0, 3)).toEqual(columnsShownIn('reportChart').map(({ metric, statistic }) => headerLabel(metric, statistic)));
     expect(charts.slice(0, 3)).toEqual(['TTFT p50', 'TPOT p50', 'Output tok/s']);
+  });
+
+  it("gives every kind's conditions table its metric columns, in the terminal and in the app (shows.conditions)", () => {
+    const columns = columnsShownIn('conditions');
+    expect(columns.map(({ metric, statistic }) => columnLabel(metric, statistic))).toEqual([
+      'TTFT p50',
+      'TTFT p95',
+      'TPOT p50',
+      'output tok/s',
+    ]);
+    const experiment = (kind: ExperimentResult['kind'], extra: Partial<ExperimentResult> = {}) =>
+      ({
+        experiment_id: '0123456789abcdef',
+        kind,
+        status: 'completed',
+        protocol: sharedProtocolFields(kind),
+        conditions: [condition('a', 40), condition('b', 10)],
+        verdicts: [],
+        recommendation: { choice: null, reason: 'none', excluded: [] },
+        ...extra,
+      }) as unknown as ExperimentResult;
+    const agreement = { items: 2, mean: 1, exact: 1 };
+    const speculative = experiment('speculative', {
+      greedy_equivalence: {
+        rule: 'identical greedy tokens',
+        items: 2,
+        noise_floor: agreement,
+        floor_mismatches: [],
+        settings: [{ name: 'b', agreement, mismatches: [], beyond_floor: [], equivalent: true }],
+      } as unknown as ExperimentResult['greedy_equivalence'],
+    });
+    // The terminal: the generic table (warm/cold), and the sweep's and speculative decoding's own tables.
+    for (const result of [experiment('warmcold'), experiment('sweep'), speculative]) {
+      const lines = experimentTable(result).split('\n');
+      const header = lines[0]!.split(/\s{2,}/);
+      const first = header.indexOf('TTFT p50');
+      expect(header.slice(first, first + 4), result.kind).toEqual(['TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s']);
+      const cellsOf = (line: string) => line.split(/\s{2,}/).slice(first, first + 4);
+      expect(cellsOf(lines[1]!), result.kind).toEqual(['20.0 ms', '20.0 ms', '3.00 ms', '333.3']);
+      // Ten requests cannot support a p95: said so, not printed as a figure.
+      expect(cellsOf(lines[2]!), result.kind).toEqual(['20.0 ms', 'n too small', '3.00 ms', '333.3']);
+    }
+    // The app's conditions table, with the rate's unit in its cells.
+    const html = renderToStaticMarkup(createElement(ConditionsTable, { result: experiment('warmcold') }));
+    const headers = cells(html, 'th');
+    expect(headers.slice(1, 5)).toEqual(['TTFT p50', 'TTFT p95', 'TPOT p50', 'Output tok/s']);
+    expect(cells(html, 'td').slice(0, 4)).toEqual(['20.0 ms', '20.0 ms', '3.00 ms', '333.3 tok/s']);
+    expect(cells(html, 'td')).toContain('n too small');
   });
 
   it('names the runs.parquet headline columns from the table, as the file format has them (shows.parquet)', () => {

@@ -3,7 +3,8 @@ import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { CLI_KINDS } from './kinds/registry';
-import { formatMs, formatNumber, formatPercentile, formatTable } from './format';
+import { conditionMetricCells, conditionMetricHeaders } from './condition-columns';
+import { formatMs, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
@@ -32,14 +33,11 @@ function experimentBody(result: ExperimentResult): string {
   const own = kind.table?.(result);
   if (own) return own;
   const rows = [
-    ['condition', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'tok/s', 'cached tok', ...(kind.columns?.header ?? []), 'contaminated'],
+    ['condition', 'requests', ...conditionMetricHeaders(), 'cached tok', ...(kind.columns?.header ?? []), 'contaminated'],
     ...result.conditions.map((condition) => [
       condition.name,
       String(condition.requests.attempted),
-      formatMs(condition.metrics.ttft_ms.p50),
-      formatPercentile(condition.metrics.ttft_ms, 'p95'),
-      formatMs(condition.metrics.tpot_ms.p50),
-      formatNumber(condition.throughput.output_tokens_per_s),
+      ...conditionMetricCells(condition),
       String(condition.evidence.cached_prompt_tokens),
       ...(kind.columns?.cells(condition) ?? []),
       condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',

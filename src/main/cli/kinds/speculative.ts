@@ -1,5 +1,6 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { formatMs, formatNumber, formatShare, formatTable } from '../format';
+import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
+import { formatShare, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
@@ -12,9 +13,7 @@ function specTable(result: ExperimentResult, equivalence: NonNullable<Experiment
       'condition',
       'windows',
       'requests',
-      'TTFT p50',
-      'TPOT p50',
-      'output tok/s',
+      ...conditionMetricHeaders(),
       'accepted drafts',
       'per request p50',
       'min',
@@ -28,9 +27,7 @@ function specTable(result: ExperimentResult, equivalence: NonNullable<Experiment
         condition.name,
         String(condition.windows_run ?? condition.run_ids.length),
         String(condition.requests.attempted),
-        formatMs(condition.metrics.ttft_ms.p50),
-        formatMs(condition.metrics.tpot_ms.p50),
-        formatNumber(condition.throughput.output_tokens_per_s),
+        ...conditionMetricCells(condition),
         speculative
           ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${formatShare(speculative.acceptance_rate)})`
           : '— (no draft)',

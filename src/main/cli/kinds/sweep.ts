@@ -1,5 +1,6 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { formatMs, formatNumber, formatPercentile, formatTable } from '../format';
+import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
+import { formatNumber, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
@@ -8,15 +9,12 @@ import type { CliKind } from './registry';
 /** A sweep: every setting at every load level with its goodput against the SLO and the Pareto set, then verdicts within each load level. */
 function sweepTable(result: ExperimentResult): string {
   const sweepRows = [
-    ['condition', 'windows', 'requests', 'TTFT p50', 'TTFT p95', 'TPOT p50', 'output tok/s', 'goodput', 'good ≥ target', 'Pareto'],
+    ['condition', 'windows', 'requests', ...conditionMetricHeaders(), 'goodput', 'good ≥ target', 'Pareto'],
     ...result.conditions.map((condition) => [
       condition.name,
       String(condition.windows_run ?? condition.run_ids.length),
       String(condition.requests.attempted),
-      formatMs(condition.metrics.ttft_ms.p50),
-      formatPercentile(condition.metrics.ttft_ms, 'p95'),
-      formatMs(condition.metrics.tpot_ms.p50),
-      formatNumber(condition.throughput.output_tokens_per_s),
+      ...conditionMetricCells(condition),
       `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`,
       condition.meets_slo == null
         ? '—'

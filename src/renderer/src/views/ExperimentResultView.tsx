@@ -4,7 +4,7 @@ import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
-import { METRIC_TABLE } from '../../../shared/metric-table';
+import { columnsShownIn, headerLabel, metricCellText, type FigureFormat } from '../../../shared/metric-columns';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { downloadFile } from '../components/download';
 import { ErrorBox } from '../components/ErrorBox';
@@ -50,18 +50,21 @@ function GatesTable({ result }: { result: ExperimentResult }) {
   );
 }
 
+/** The metric columns of every kind's conditions table, from the metric table (`shows.conditions`). */
+const CONDITION_COLUMNS = columnsShownIn('conditions');
+const APP_FORMAT: FigureFormat = { ms, percentile: pctl, rate: (value, definition) => num(value, definition.unit, definition.digits) };
+
 /** One row per condition: the shared figures, the kind's own columns, energy, bandwidth and contamination. */
-function ConditionsTable({ result }: { result: ExperimentResult }) {
+export function ConditionsTable({ result }: { result: ExperimentResult }) {
   const columns = EXPERIMENT_KIND_VIEWS[result.kind].columns;
   return (
     <table>
       <thead>
         <tr>
           <th>Condition</th>
-          <th>TTFT p50</th>
-          <th>TTFT p95</th>
-          <th>TPOT p50</th>
-          <th>Output tok/s</th>
+          {CONDITION_COLUMNS.map(({ key, metric, statistic }) => (
+            <th key={key}>{headerLabel(metric, statistic)}</th>
+          ))}
           <th>Accepted</th>
           <th>Cache evidence</th>
           {columns && <columns.Headers />}
@@ -74,10 +77,9 @@ function ConditionsTable({ result }: { result: ExperimentResult }) {
         {result.conditions.map((condition) => (
           <tr key={condition.name}>
             <th>{condition.name}</th>
-            <td>{ms(condition.metrics.ttft_ms.p50)}</td>
-            <td>{pctl(condition.metrics.ttft_ms, 'p95')}</td>
-            <td>{ms(condition.metrics.tpot_ms.p50)}</td>
-            <td>{num(condition.throughput.output_tokens_per_s, METRIC_TABLE.output_tokens_per_s.unit)}</td>
+            {CONDITION_COLUMNS.map((column) => (
+              <td key={column.key}>{metricCellText(condition, column, APP_FORMAT)}</td>
+            ))}
             <td>{pct(condition.accepted_rate)}</td>
             <td>
               {condition.cache_evidence ? (
