@@ -116,6 +116,11 @@ const SECURITY_HEADERS = {
 const plain = (response: http.ServerResponse, status: number, text: string) =>
   response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end(text);
 
+// The build names each asset by its content's hash, so a changed asset gets a new name and a browser may keep
+// the old one for good: a reload then fetches index.html alone. Private: the files sit behind the access token.
+const HASHED_ASSET = /^assets\/[^/]+-[\w-]{8,}\.(?:js|css|woff2?|svg|png)$/;
+const KEEP_HASHED_ASSET = 'private, max-age=31536000, immutable';
+
 /** A file of the built UI, or its index.html for any path that is not one (the app routes itself); never a file outside it. */
 function serveRendererFile(
   request: http.IncomingMessage,
@@ -134,7 +139,7 @@ function serveRendererFile(
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
     'content-type': TYPES[path.extname(target)] ?? 'application/octet-stream',
-    'cache-control': 'no-cache',
+    'cache-control': target === file && HASHED_ASSET.test(relative) ? KEEP_HASHED_ASSET : 'no-cache',
   };
   if (setCookie) headers['set-cookie'] = setCookie;
   if (request.method === 'HEAD') {

@@ -248,6 +248,12 @@ describe('the UI as inferlab serve sends it', () => {
         'referrer-policy': 'no-referrer',
       });
     }
+    // The page is asked for again each time; its hashed assets are kept (a changed one has a new name), and only by this browser.
+    expect(page.headers['cache-control']).toBe('no-cache');
+    for (const reply of replies.slice(2)) expect(reply.headers['cache-control']).toBe('private, max-age=31536000, immutable');
+    // A path that is not a built file gets the page, which is never kept.
+    const missing = await get(server.port, '/assets/missing-0123abcd.js', auth);
+    expect([missing.status, missing.headers['cache-control']]).toEqual([200, 'no-cache']);
     // The page's own policy, for where it is opened without these headers: no weaker than them where a meta tag can say it.
     const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(page.body)?.[1];
     const own = directives(meta ?? '');
