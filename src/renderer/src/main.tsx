@@ -1,3 +1,4 @@
+import './open-view-early';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
