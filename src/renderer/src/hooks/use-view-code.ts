@@ -10,16 +10,20 @@ import { VIEWS } from '../view-code';
  */
 export function useViewCode(view: View): 'loaded' | 'loading' | Error {
   const code = VIEWS[view];
+  const loadedAtRender = code.isLoaded();
   // Set when a load settles, so the view renders again: the error where it failed.
   const [settled, setSettled] = useState<{ view: View; error: Error | null } | null>(null);
   useEffect(() => {
-    if (code.isLoaded()) return;
+    // Keyed on what this render saw, not on isLoaded() now: the code may arrive between the render
+    // and this effect (it starts loading before the shell, open-view-early.ts), and a render that
+    // drew 'loading' needs the update that draws the view.
+    if (loadedAtRender) return;
     let current = true;
     void code.preload().then((error) => current && setSettled({ view, error }));
     return () => {
       current = false;
     };
-  }, [code, view]);
-  if (code.isLoaded()) return 'loaded';
+  }, [code, view, loadedAtRender]);
+  if (loadedAtRender) return 'loaded';
   return (settled?.view === view && settled.error) || 'loading';
 }
