@@ -42,9 +42,24 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
   const pageErrors: string[] = [];
   // Its own data folder (with the demo models): saving settings or quantizing leaves the user's alone.
   const dataDir = isolatedDataDir(demoModelsDir());
+  // A workload saved where the forms list it: the built-in long-context design with shorter documents, quick on a CPU.
+  const shortDocuments = path.join(dataDir, 'workloads', 'short-documents.yaml');
 
   beforeAll(async () => {
     fs.mkdirSync(screenshots, { recursive: true });
+    fs.mkdirSync(path.dirname(shortDocuments));
+    fs.writeFileSync(
+      shortDocuments,
+      [
+        'name: short-documents',
+        'defaults: { temperature: 0, seed: 13 }',
+        'groups:',
+        '  - name: needle',
+        '    generate:',
+        '      long_document: { count: 2, document_tokens: 500, fact_position: 0.9, output_tokens: 8, seed: 5 }',
+        '',
+      ].join('\n'),
+    );
     serve = await startServe(['--db', path.join(dataDir, 'ui.db')], { INFERLAB_DATA_DIR: dataDir });
     browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     page = await openPage(browser, serve.url, pageErrors);
@@ -609,6 +624,8 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await experiments.fill('cache types', 'f16,q9');
     await experiments.problem.filter({ hasText: /"q9" is not a KV cache type/ }).waitFor();
     await experiments.fill('cache types', 'f16,q8_0');
+    // The saved workload, listed after the built-ins and sent by its path.
+    await experiments.select('experiment workload', fs.realpathSync(shortDocuments));
     // An SLO left from an earlier form would gate on a p95 that two requests cannot give.
     await experiments.fill('experiment slo ttft', '');
     await experiments.fill('repeats', '1');
@@ -617,7 +634,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
     await experiments.startAndFinish();
     const table = page.getByTestId('kvcache-table');
-    // The built-in long-context workload: every answer is judged in its needle group.
+    // A long-context workload: every answer is judged in its needle group.
     expect(await table.locator('thead').textContent()).toMatch(/KV memory[\s\S]*Accepted: needle/);
     const rows = await table.locator('tbody tr').allTextContents();
     expect(rows).toHaveLength(2);

@@ -167,6 +167,48 @@ async function rpcFace(config: Record<string, unknown> = {}, env: Record<string,
   };
 }
 
+describe('workloads.list over RPC', () => {
+  it('lists the built-ins, then the files saved in <data>/workloads by the path a form sends, a broken one with its problem, never a link out', async () => {
+    const face = await rpcFace();
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads);
+    fs.writeFileSync(
+      path.join(workloads, 'short-documents.yaml'),
+      'name: short-docs\ngroups: [{ name: needle, items: [{ id: a, prompt: hi }] }]\n',
+    );
+    fs.writeFileSync(
+      path.join(workloads, 'broken.yaml'),
+      'name: broken\ngroups:\n  - name: g\n    items: [{ id: a, prompt: x, colour: red }]\n',
+    );
+    fs.writeFileSync(path.join(workloads, 'notes.txt'), 'not a workload');
+    // A dataset too large to parse on every list: named, not read.
+    fs.writeFileSync(path.join(workloads, 'dataset.jsonl'), `{"prompt": "${'x'.repeat(2 * 1024 * 1024)}"}\n`);
+    const outside = path.join(tempDir(), 'secret.yaml');
+    fs.writeFileSync(outside, 'name: secret\ngroups: [{ name: g, items: [{ id: a, prompt: "PRIVATE-MARKER" }] }]\n');
+    fs.symlinkSync(outside, path.join(workloads, 'link.yaml'));
+
+    const reply = await face.call('workloads', 'list');
+    expect(reply.ok).toBe(true);
+    const listed = reply.result as { name: string; file: string; description: string; groups: string[]; builtin: boolean }[];
+    expect(listed.filter((workload) => workload.builtin).map((workload) => workload.name)).toContain('chat-short');
+    expect(listed.findIndex((workload) => !workload.builtin)).toBeGreaterThan(listed.findLastIndex((workload) => workload.builtin));
+    const saved = listed.filter((workload) => !workload.builtin);
+    expect(saved.map((workload) => path.basename(workload.file))).toEqual(['broken.yaml', 'dataset.jsonl', 'short-documents.yaml']);
+    expect(saved[1]).toMatchObject({ name: 'dataset', description: '2.0 MiB; checked when a run uses it' });
+    saved.splice(1, 1);
+    expect(saved[1]).toMatchObject({
+      name: 'short-docs',
+      groups: ['needle'],
+      file: fs.realpathSync(path.join(workloads, 'short-documents.yaml')),
+    });
+    expect(saved[0]).toMatchObject({ name: 'broken', groups: [] });
+    expect(saved[0]!.description).toBe('cannot be used: line 4: groups[0].items[0].colour: unknown field "colour"');
+    expect(JSON.stringify(listed)).not.toContain('secret');
+    // The file it lists is what the forms send, and a run resolves it.
+    expect((await face.call('workloads', 'read', saved[1]!.file)).ok).toBe(true);
+  });
+});
+
 describe('over RPC, no method reads or writes an arbitrary path', () => {
   it('refuses files outside the roots, symlinks out of them included, and serves what is inside', async () => {
     const face = await rpcFace();

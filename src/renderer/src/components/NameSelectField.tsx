@@ -6,7 +6,8 @@ export function NameSelectField(props: {
   label: string;
   ariaLabel: string;
   value: string;
-  items: readonly { name: string }[];
+  /** Each choice's value, and what it shows where that is not its value. */
+  items: readonly { name: string; label?: string }[];
   onChange: (name: string) => void;
 }) {
   return (
@@ -14,7 +15,9 @@ export function NameSelectField(props: {
       {props.label}{' '}
       <select aria-label={props.ariaLabel} value={props.value} onChange={(event) => props.onChange(event.target.value)}>
         {props.items.map((item) => (
-          <option key={item.name}>{item.name}</option>
+          <option key={item.name} value={item.name}>
+            {item.label ?? item.name}
+          </option>
         ))}
       </select>
     </label>

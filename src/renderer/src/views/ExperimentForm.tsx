@@ -6,6 +6,7 @@ import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
+import { workloadOptions } from '../components/workload-options';
 import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 import { GatesFields } from '../experiment-kinds/gates-fields';
 import { lines, number, type ExperimentFormState, type FormText, type KindFieldProps } from '../experiment-kinds/form-state';
@@ -224,7 +225,7 @@ export function ExperimentForm({
           label="Workload"
           ariaLabel="experiment workload"
           value={form.workload}
-          items={workloads}
+          items={workloadOptions(workloads)}
           onChange={(name) => set('workload', name)}
         />
       </fieldset>

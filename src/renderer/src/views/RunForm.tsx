@@ -5,6 +5,7 @@ import type { AppServices, RunListItem, StartRunSpec } from '../../../shared/con
 import { ModelField } from '../components/ModelField';
 import { NumberField } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
+import { workloadOptions } from '../components/workload-options';
 import { SpecForm } from '../components/SpecForm';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
@@ -152,7 +153,7 @@ export function RunForm({
           label="Workload"
           ariaLabel="workload"
           value={form.workload}
-          items={workloads}
+          items={workloadOptions(workloads)}
           onChange={(name) => set('workload', name)}
         />
         <label>

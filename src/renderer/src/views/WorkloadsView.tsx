@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { AppServices, WorkloadInfo, WorkloadValidation } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
+import { workloadRef } from '../components/workload-options';
 
 export function WorkloadsView({ client }: { client: AppServices }) {
   const [list, setList] = useState<WorkloadInfo[]>([]);
@@ -15,7 +16,7 @@ export function WorkloadsView({ client }: { client: AppServices }) {
       () => client.workloads.list(),
       (workloads) => {
         setList(workloads);
-        setSelected((current) => current ?? workloads[0]?.name ?? null);
+        setSelected((current) => current ?? (workloads[0] ? workloadRef(workloads[0]) : null));
       },
     );
   }, [client]);
@@ -39,16 +40,21 @@ export function WorkloadsView({ client }: { client: AppServices }) {
       <div className="columns sidebar">
         <ul className="list" aria-label="workload sets">
           {list.map((workload) => (
-            <li key={workload.name}>
-              <button type="button" className={workload.name === selected ? 'selected' : ''} onClick={() => setSelected(workload.name)}>
+            <li key={workloadRef(workload)}>
+              <button
+                type="button"
+                className={workloadRef(workload) === selected ? 'selected' : ''}
+                title={workload.file}
+                onClick={() => setSelected(workloadRef(workload))}
+              >
                 {workload.name}
               </button>
-              <small>{workload.groups.join(', ')}</small>
+              <small>{workload.builtin ? workload.groups.join(', ') : `yours: ${workload.groups.join(', ') || 'not usable'}`}</small>
             </li>
           ))}
         </ul>
         <div>
-          <p>{list.find((workload) => workload.name === selected)?.description}</p>
+          <p>{list.find((workload) => workloadRef(workload) === selected)?.description}</p>
           <textarea
             aria-label="workload definition"
             value={text}
