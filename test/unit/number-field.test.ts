@@ -22,18 +22,19 @@ describe('number fields in the forms', () => {
     );
   });
 
-  it('lay out a choice among named things with the select keeping its own aria-label', () => {
+  it('lay out a choice among named things with the select keeping its own aria-label; a choice may show other text than it sends', () => {
     const markup = renderToStaticMarkup(
       createElement(NameSelectField, {
         label: 'Workload',
         ariaLabel: 'experiment workload',
         value: 'chat-short',
-        items: [{ name: 'chat-short' }, { name: 'prefix-share' }],
+        items: [{ name: 'chat-short' }, { name: '/data/workloads/mine.yaml', label: 'mine (/data/workloads/mine.yaml)' }],
         onChange: () => undefined,
       }),
     );
     expect(markup).toBe(
-      '<label>Workload <select aria-label="experiment workload"><option selected="">chat-short</option><option>prefix-share</option></select></label>',
+      '<label>Workload <select aria-label="experiment workload"><option value="chat-short" selected="">chat-short</option>' +
+        '<option value="/data/workloads/mine.yaml">mine (/data/workloads/mine.yaml)</option></select></label>',
     );
   });
 });
