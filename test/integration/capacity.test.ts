@@ -17,7 +17,10 @@ const USERS_PERCENTILE = 50;
 
 interface Step {
   load: number;
-  decision: 'meets' | 'misses' | 'undecided';
+  decision: 'meets' | 'misses' | 'inconclusive' | 'invalid';
+  invalid_reason: string | null;
+  client_bound_samples: number;
+  contaminated_samples: number;
   requests: number;
   percentile_ms: Record<string, number | null>;
   goodput_requests_per_s: number | null;
@@ -64,6 +67,29 @@ async function capacity(workload: string, db: string, ttftMs: number, maxLoad: n
   return JSON.parse(result.stdout).capacity as Capacity;
 }
 
+/** Each step in one line, for a failure message: what was decided, and what was set aside. */
+const describeSteps = (result: Capacity) =>
+  result.steps
+    .map(
+      (step) =>
+        `load ${step.load}: ${step.decision}${step.invalid_reason ? ` (${step.invalid_reason})` : ''}, ${step.requests} requests, ` +
+        `${step.client_bound_samples} client-bound and ${step.contaminated_samples} contaminated samples set aside`,
+    )
+    .join('; ');
+
+/**
+ * The loose search, which must climb to the ceiling. A load whose samples other processes kept
+ * competing with, or the client fell behind on, is set aside, rightly (contention.test.ts): that
+ * is not this test's subject, so a search a busy moment spoiled is taken again, once.
+ */
+async function looseSearch(workload: string, db: string): Promise<Capacity> {
+  const first = await capacity(workload, db, 100_000, 4);
+  const spoiled = first.steps.some((step) => step.decision !== 'meets' && step.client_bound_samples + step.contaminated_samples > 0);
+  if (!spoiled) return first;
+  console.log(`[capacity] the loose search again: ${describeSteps(first)}`);
+  return capacity(workload, db, 100_000, 4);
+}
+
 function nearestRank(values: number[], percentile: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.ceil((percentile / 100) * sorted.length) - 1]!;
@@ -76,8 +102,8 @@ describe('capacity under an SLO, against the real server', () => {
     const workload = fixedWorkload(dir);
 
     // Loose: no load up to 4 can miss a 100 s TTFT, so the search climbs to the ceiling.
-    const loose = await capacity(workload, db, 100_000, 4);
-    expect(loose.capacity).toBe(4);
+    const loose = await looseSearch(workload, db);
+    expect(loose.capacity, describeSteps(loose)).toBe(4);
     expect(loose.interval).toEqual({ low: 4, high: null });
     const measured = new Map(loose.steps.map((step) => [step.load, step]));
     const single = measured.get(1)!.percentile_ms.ttft_ms!;
@@ -90,7 +116,7 @@ describe('capacity under an SLO, against the real server', () => {
     expect(pairQueue!).toBeGreaterThan(singleQueue!);
     expect(quadQueue!).toBeGreaterThan(pairQueue!);
     for (const step of loose.steps) {
-      expect(step.decision).toBe('meets');
+      expect(step.decision, describeSteps(loose)).toBe('meets');
       expect(step.requests).toBe(loose.requests_per_look);
       // Every request met a 100 s limit, so goodput is the whole throughput.
       expect(step.goodput_requests_per_s).toBeCloseTo(step.throughput_requests_per_s!, 6);
