@@ -17,6 +17,7 @@ import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { inferlab } from '../support/cli';
+import { shortDocumentsWorkload } from '../support/short-workload';
 import { expectDemoQuantizationsProven, expectWarmColdProven } from '../support/experiment-proofs';
 import { readCaptured } from '../support/captured';
 import { STAND_IN_COMMIT, startStandInHub, tinyGgufRepoFiles } from '../support/stand-in-hub';
@@ -42,24 +43,12 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
   const pageErrors: string[] = [];
   // Its own data folder (with the demo models): saving settings or quantizing leaves the user's alone.
   const dataDir = isolatedDataDir(demoModelsDir());
-  // A workload saved where the forms list it: the built-in long-context design with shorter documents, quick on a CPU.
-  const shortDocuments = path.join(dataDir, 'workloads', 'short-documents.yaml');
+  // A workload saved where the forms list it (the long-context design with short documents, quick on a CPU).
+  let shortDocuments = '';
 
   beforeAll(async () => {
     fs.mkdirSync(screenshots, { recursive: true });
-    fs.mkdirSync(path.dirname(shortDocuments));
-    fs.writeFileSync(
-      shortDocuments,
-      [
-        'name: short-documents',
-        'defaults: { temperature: 0, seed: 13 }',
-        'groups:',
-        '  - name: needle',
-        '    generate:',
-        '      long_document: { count: 2, document_tokens: 500, fact_position: 0.9, output_tokens: 8, seed: 5 }',
-        '',
-      ].join('\n'),
-    );
+    shortDocuments = shortDocumentsWorkload(path.join(dataDir, 'workloads'));
     serve = await startServe(['--db', path.join(dataDir, 'ui.db')], { INFERLAB_DATA_DIR: dataDir });
     browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS });
     page = await openPage(browser, serve.url, pageErrors);

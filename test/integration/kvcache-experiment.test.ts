@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { inferlab } from '../support/cli';
+import { shortDocumentsWorkload } from '../support/short-workload';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -10,20 +11,7 @@ const tempDir = useTempDirs();
 describe('experiment kvcache against the real server', () => {
   it('compares an f16 with a q8_0 KV cache: the memory the server allocated, agreement, KLD, acceptance per group and verdicts', async () => {
     const dir = tempDir();
-    // The built-in long-context design (a fact 90 % of the way through a document) with shorter documents, so two windows stay quick on a CPU.
-    const workload = path.join(dir, 'short-documents.yaml');
-    fs.writeFileSync(
-      workload,
-      [
-        'name: short-documents',
-        'defaults: { temperature: 0, seed: 13 }',
-        'groups:',
-        '  - name: needle',
-        '    generate:',
-        '      long_document: { count: 2, document_tokens: 500, fact_position: 0.9, output_tokens: 8, seed: 5 }',
-        '',
-      ].join('\n'),
-    );
+    const workload = shortDocumentsWorkload(dir);
     const report = path.join(dir, 'kv.html');
     const result = await inferlab([
       'experiment',

@@ -17,3 +17,26 @@ export function chatShortWithAnswersOf(dir: string, maxTokens: number): string {
   );
   return file;
 }
+
+/**
+ * The built-in long-context design (a fact 90 % of the way through a document) with 500-token
+ * documents, written as `dir/short-documents.yaml`: every answer is still judged in its needle
+ * group, and two windows stay quick on a CPU.
+ */
+export function shortDocumentsWorkload(dir: string): string {
+  const file = path.join(dir, 'short-documents.yaml');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    file,
+    [
+      'name: short-documents',
+      'defaults: { temperature: 0, seed: 13 }',
+      'groups:',
+      '  - name: needle',
+      '    generate:',
+      '      long_document: { count: 2, document_tokens: 500, fact_position: 0.9, output_tokens: 8, seed: 5 }',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
