@@ -12,7 +12,7 @@ import type { WorkloadDef } from '../workload/workload-types';
 import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache/cache-conditions';
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
 import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';
-import { quantFilesOf } from '../experiments/kinds/quant/protocol';
+import { quantFilesOf } from '../experiments/kinds/quant/quant-files-of';
 import { checkSweepShape } from '../experiments/kinds/sweep/spec';
 import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
 import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';

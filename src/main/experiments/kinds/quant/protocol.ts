@@ -10,9 +10,9 @@ import { AppError, throwIfCancelled } from '../../../core/errors';
 import { pathExists } from '../../../core/exists';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import { DEMO_VARIANTS, resolveModelRef } from '../../../models/demo-models';
-import { describeModel } from '../../../models/model-library';
 import type { QuantFile } from '../../../models/quant-files';
-import { quantizedFileName, quantizeModel } from '../../../models/quantize';
+import { quantizeModel } from '../../../models/quantize';
+import { quantFilesOf } from './quant-files-of';
 import type { ServerManager } from '../../../server/server-manager';
 import type { RequestRow, RunStore } from '../../../store/run-store';
 import type { WorkloadDef } from '../../../workload/workload-types';
@@ -26,15 +26,6 @@ import { closedWindowRequest, runWindow, settleExperiment } from '../../experime
 import type { WindowCooldown } from '../../window-cooldown';
 
 export type { QuantConstraints } from '../../recommend';
-
-/** Where each quantization of a GGUF file is read from or written to: the file itself when it already is that type, else its sibling `<stem>-<type>.gguf`. */
-export async function quantFilesOf(base: string, quants: readonly string[]): Promise<{ quant: string; file: string }[]> {
-  const baseType = (await describeModel(base)).quantization?.toLowerCase() ?? null;
-  return quants.map((quant) => ({
-    quant,
-    file: quant === baseType ? base : path.join(path.dirname(base), quantizedFileName(base, quant)),
-  }));
-}
 
 /**
  * The file for each quantization of a model: the demo variants by name; for a GGUF path,
