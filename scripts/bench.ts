@@ -33,6 +33,7 @@ import type { BenchRow } from './bench/bench-row';
 import { streamsAtScale } from './bench/streams-at-scale';
 import { longContexts } from './bench/long-contexts';
 import { runsFirstPaint } from './bench/runs-first-paint';
+import { compareIntervals } from './bench/compare-intervals';
 import { pythonReferenceRow } from './bench/python-reference';
 import { roundPairedMedian, roundsForHalfWidth, roundsInterval } from './bench/paired-rounds';
 import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
@@ -607,6 +608,7 @@ async function main(): Promise<void> {
     regex: regexCheckOverhead,
     overhead: clientOverhead,
     compare: compareRender,
+    intervals: () => void rows.push(...compareIntervals()),
     'runs-view': async () => void rows.push(...(await runsFirstPaint())),
     timeline: liveTimelineMemory,
   };

@@ -57,9 +57,44 @@ export function bootstrapDifferenceOfSorted(
   statistic: Statistic,
   options: { iterations?: number; seed?: number } = {},
 ): ReturnType<typeof bootstrapDifference> {
-  const valueA = statisticOf(sortedA, statistic);
-  const valueB = statisticOf(sortedB, statistic);
-  if (valueA === null || valueB === null || sortedA.length < 2 || sortedB.length < 2) {
+  const seed = options.seed ?? 12345;
+  return differenceOfSamples(
+    new BootstrapSample(sortedA, { iterations: options.iterations, seed }),
+    new BootstrapSample(sortedB, { iterations: options.iterations, seed: seed + 1 }),
+    statistic,
+  );
+}
+
+/**
+ * One side of request-noise comparisons: an ascending sample and its bootstrap statistics, resampled
+ * once on first use however many comparisons and statistics read them (Compare sets each run against
+ * the first for every latency row). Samples set against each other need different seeds: two sides
+ * resampled at the same indices move together, and their interval comes out too narrow
+ * (test/unit/compare-interval-simulation.test.ts).
+ */
+export class BootstrapSample {
+  private resampled: Record<Statistic, Float64Array> | null = null;
+  readonly iterations: number;
+
+  constructor(
+    readonly sorted: Float64Array,
+    private readonly options: { iterations?: number; seed: number },
+  ) {
+    this.iterations = options.iterations ?? 1000;
+  }
+
+  /** Each statistic of each resample, in resample order. */
+  resamples(): Record<Statistic, Float64Array> {
+    this.resampled ??= resampledStatistics(this.sorted, this.iterations, seededRandom(this.options.seed));
+    return this.resampled;
+  }
+}
+
+/** B − A of a statistic, with the request-noise interval: order statistics above BOOTSTRAP_MAX_SAMPLES a side, else the bootstrap. */
+export function differenceOfSamples(a: BootstrapSample, b: BootstrapSample, statistic: Statistic): ReturnType<typeof bootstrapDifference> {
+  const valueA = statisticOf(a.sorted, statistic);
+  const valueB = statisticOf(b.sorted, statistic);
+  if (valueA === null || valueB === null || a.sorted.length < 2 || b.sorted.length < 2) {
     return {
       a: valueA,
       b: valueB,
@@ -70,23 +105,44 @@ export function bootstrapDifferenceOfSorted(
     };
   }
   const note = REQUEST_NOISE_ONLY;
-  if (sortedA.length > BOOTSTRAP_MAX_SAMPLES && sortedB.length > BOOTSTRAP_MAX_SAMPLES) {
-    const difference = valueB - valueA;
-    const halfWidth = Z95 * Math.hypot(standardError(sortedA, statistic), standardError(sortedB, statistic));
-    const ci: [number, number] = [difference - halfWidth, difference + halfWidth];
-    return { a: valueA, b: valueB, difference, ci, verdict: 'insufficient data', note };
+  const difference = valueB - valueA;
+  if (a.sorted.length > BOOTSTRAP_MAX_SAMPLES && b.sorted.length > BOOTSTRAP_MAX_SAMPLES) {
+    const halfWidth = Z95 * Math.hypot(standardError(a.sorted, statistic), standardError(b.sorted, statistic));
+    return { a: valueA, b: valueB, difference, ci: [difference - halfWidth, difference + halfWidth], verdict: 'insufficient data', note };
   }
-  const iterations = options.iterations ?? 1000;
-  const random = seededRandom(options.seed ?? 12345);
-  const resample = (source: Float64Array, target: Float64Array) => {
-    for (let i = 0; i < target.length; i++) target[i] = source[Math.floor(random() * source.length)]!;
-    return statisticOf(target.sort(), statistic)!;
-  };
-  const bufferA = new Float64Array(sortedA.length);
-  const bufferB = new Float64Array(sortedB.length);
-  const differences = new Float64Array(iterations);
-  for (let i = 0; i < iterations; i++) differences[i] = resample(sortedB, bufferB) - resample(sortedA, bufferA);
+  const fromA = a.resamples()[statistic];
+  const fromB = b.resamples()[statistic];
+  const differences = new Float64Array(Math.min(fromA.length, fromB.length));
+  for (let i = 0; i < differences.length; i++) differences[i] = fromB[i]! - fromA[i]!;
   differences.sort();
   const ci: [number, number] = [percentile(differences, 0.025)!, percentile(differences, 0.975)!];
-  return { a: valueA, b: valueB, difference: valueB - valueA, ci, verdict: 'insufficient data', note };
+  return { a: valueA, b: valueB, difference, ci, verdict: 'insufficient data', note };
+}
+
+/**
+ * Every statistic of `iterations` bootstrap resamples of an ascending sample. Each draw picks an
+ * index; since the source is ascending, writing each value as often as its index was drawn gives
+ * the resample sorted without a comparison sort: O(n) a resample rather than O(n log n).
+ */
+function resampledStatistics(source: Float64Array, iterations: number, random: () => number): Record<Statistic, Float64Array> {
+  const n = source.length;
+  const drawn = new Uint32Array(n);
+  const resample = new Float64Array(n);
+  const statistics = { p50: new Float64Array(iterations), p95: new Float64Array(iterations), mean: new Float64Array(iterations) };
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    drawn.fill(0);
+    for (let i = 0; i < n; i++) drawn[Math.floor(random() * n)]! += 1;
+    let at = 0;
+    let sum = 0;
+    for (let index = 0; index < n; index++) {
+      const value = source[index]!;
+      const times = drawn[index]!;
+      sum += value * times;
+      for (let end = at + times; at < end; at++) resample[at] = value;
+    }
+    statistics.p50[iteration] = percentile(resample, 0.5)!;
+    statistics.p95[iteration] = percentile(resample, 0.95)!;
+    statistics.mean[iteration] = sum / n;
+  }
+  return statistics;
 }

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../shared/errors';
 import { columnLabel, columnsShownIn, metricFigure } from '../../shared/metric-columns';
 import type { DistributionShownIn, Statistic } from '../../shared/metric-table';
 import { AppError } from '../core/errors';
-import { bootstrapDifferenceOfSorted, type Statistic as BootstrapStatistic } from '../metrics/compare';
+import { BootstrapSample, differenceOfSamples, type Statistic as BootstrapStatistic } from '../metrics/compare';
 import type { SortedLatencyColumns } from '../store/latency-columns';
 import type { RunStore } from '../store/run-store';
 
@@ -83,11 +83,21 @@ const sortedColumnOf = (metric: DistributionShownIn<'compare'>): keyof SortedLat
 
 /** Latency statistics against the first run, each difference with its bootstrap interval and verdict. */
 function latencyRows(compared: RunWithSummary[]): ComparisonRow[] {
+  // Each run's latency is resampled once for all the rows that read it, each run from a seed of its own.
+  const samplesByColumn = new Map<keyof SortedLatencies, BootstrapSample[]>();
+  const samplesOf = (key: keyof SortedLatencies) => {
+    if (!samplesByColumn.has(key))
+      samplesByColumn.set(
+        key,
+        compared.map((run, index) => new BootstrapSample(run.sorted[key], { seed: index + 1 })),
+      );
+    return samplesByColumn.get(key)!;
+  };
   return COMPARE_COLUMNS.flatMap(({ metric, statistic, definition }): ComparisonRow[] => {
     if (!definition.perRequest) return [];
-    const key = sortedColumnOf(metric as DistributionShownIn<'compare'>);
-    const results = compared.map((run, index) =>
-      index === 0 ? null : bootstrapDifferenceOfSorted(compared[0]!.sorted[key], run.sorted[key], bootstrapped(statistic)),
+    const samples = samplesOf(sortedColumnOf(metric as DistributionShownIn<'compare'>));
+    const results = samples.map((sample, index) =>
+      index === 0 ? null : differenceOfSamples(samples[0]!, sample, bootstrapped(statistic)),
     );
     return [
       {
