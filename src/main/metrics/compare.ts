@@ -1,15 +1,11 @@
+import { BOOTSTRAP_MAX_SAMPLES } from '../../shared/contract/compare';
 import { seededRandom } from '../core/random';
 import { percentile, sortedFinite } from './distribution';
 import { statisticOf, type Statistic } from './window-verdicts';
 
 export type { Statistic };
 
-/**
- * Above this many samples per side, intervals come from order statistics instead of resampling:
- * they hold a zero difference as often as a 95 % interval should from just above it, for a long
- * tail and for two modes alike (test/unit/compare-interval-simulation.test.ts), and cost no resample.
- */
-export const BOOTSTRAP_MAX_SAMPLES = 500;
+export { BOOTSTRAP_MAX_SAMPLES };
 
 export const REQUEST_NOISE_ONLY =
   'request noise only: one window per run, so run-to-run drift is not in this interval and no faster/slower verdict is given; compare repeated windows in an experiment for one';

@@ -7,6 +7,14 @@
  * - `insufficient data`: below the minimum windows or requests per side, no claim at all.
  * For metrics where higher is better (throughput, acceptance), `faster` means "better".
  */
+/**
+ * Above this many requests per run on both sides, Compare's intervals come from order statistics
+ * instead of resampling: they hold a zero difference as often as a 95 % interval should from just
+ * above it, for a long tail and for two modes alike (test/unit/compare-interval-simulation.test.ts),
+ * and cost no resample. The UI and the CLI say where the interval came from.
+ */
+export const BOOTSTRAP_MAX_SAMPLES = 500;
+
 export type Verdict = 'faster' | 'slower' | 'equivalent' | 'no significant difference' | 'insufficient data';
 
 export interface ComparisonRow {

@@ -1,4 +1,4 @@
-import type { Comparison } from '../../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, type Comparison } from '../../../shared/contract/compare';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
@@ -14,8 +14,13 @@ function cell(value: number | null | undefined, unit: string): string {
   return `${text}${unit ? ` ${unit}` : ''}`;
 }
 
-/** One row per metric: the baseline's value, then each run's value, change with its interval, and verdict. */
-function comparisonTable(comparison: Comparison): string {
+const requestNoiseOnly = (note: string | null | undefined) => note?.startsWith('request noise only') ?? false;
+
+/**
+ * One row per metric: the baseline's value, then each run's value, change with its interval, and
+ * verdict. An interval of one window a side says so in place of a verdict, and once below the table why.
+ */
+export function comparisonTable(comparison: Comparison): string {
   const [baseline, ...others] = comparison.runs;
   const header = [
     'metric',
@@ -28,13 +33,20 @@ function comparisonTable(comparison: Comparison): string {
     ...others.map((_run, index) => {
       const difference = row.differences[index + 1];
       const interval = difference?.ci ? ` [${cell(difference.ci[0], '')}, ${cell(difference.ci[1], '')}]` : '';
-      return `${cell(row.values[index + 1], row.unit)}, ${cell(difference?.difference, '')}${interval}, ${difference?.verdict ?? '—'}`;
+      const verdict = requestNoiseOnly(difference?.note) ? 'request noise only' : (difference?.verdict ?? '—');
+      return `${cell(row.values[index + 1], row.unit)}, ${cell(difference?.difference, '')}${interval}, ${verdict}`;
     }),
   ]);
   const runs = comparison.runs.map(
     (run, index) => `  ${index === 0 ? 'A' : 'B'} ${run.runId.slice(0, 8)}: ${run.label} (${run.requests} requests, ${run.status})`,
   );
   const notes = comparison.notes.map((note) => `  note: ${note}`);
+  if (comparison.rows.some((row) => row.differences.some((difference) => requestNoiseOnly(difference?.note))))
+    notes.push(
+      `  note: request noise only: 95 % intervals of the request-to-request noise (a bootstrap up to ${BOOTSTRAP_MAX_SAMPLES} requests ` +
+        'a run, order statistics where both runs have more). Each run is one window, so drift from run to run is not in them and no faster/slower ' +
+        'verdict is given; `inferlab experiment` repeats windows in rotated order and gives one.',
+    );
   return [runs.join('\n'), formatTable([header, ...rows]), ...notes].join('\n\n');
 }
 

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import type { Comparison } from '../../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, type Comparison } from '../../../shared/contract/compare';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
@@ -94,10 +94,10 @@ export function CompareView({ client }: { client: AppServices }) {
           </table>
           <p>
             <small>
-              Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to 2,000
-              requests per run, order-statistic intervals beyond). Each run is a single window, so run-to-run drift is not in these
-              intervals and no faster/slower verdict is given here: an experiment repeats windows in rotated order and gives corrected
-              verdicts.
+              Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to{' '}
+              {BOOTSTRAP_MAX_SAMPLES.toLocaleString('en-US')} requests per run, order-statistic intervals beyond). Each run is a single
+              window, so run-to-run drift is not in these intervals and no faster/slower verdict is given here: an experiment repeats
+              windows in rotated order and gives corrected verdicts.
             </small>
           </p>
           <div className="toolbar">
