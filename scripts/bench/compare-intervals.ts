@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { seededRandom } from '../../src/main/core/random';
-import { BOOTSTRAP_MAX_SAMPLES } from '../../src/main/metrics/compare';
+import { BOOTSTRAP_MAX_SAMPLES } from '../../src/shared/contract/compare';
 import { compareRuns } from '../../src/main/services/compare-runs';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/main/core/random';
-import { BOOTSTRAP_MAX_SAMPLES, BootstrapSample, differenceOfSamples, type Statistic } from '../../src/main/metrics/compare';
+import { BOOTSTRAP_MAX_SAMPLES } from '../../src/shared/contract/compare';
+import { BootstrapSample, differenceOfSamples, type Statistic } from '../../src/main/metrics/compare';
 
 /**
  * Coverage of Compare's request-noise interval (the difference B − A of a latency statistic between

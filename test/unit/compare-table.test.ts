@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { comparisonTable } from '../../src/main/cli/commands/compare';
-import type { ComparedRun, Comparison } from '../../src/shared/contract/compare';
-import { REQUEST_NOISE_ONLY } from '../../src/main/metrics/compare';
+import { REQUEST_NOISE_ONLY, type ComparedRun, type Comparison } from '../../src/shared/contract/compare';
 
 /** A compared run with the fields the table prints (constructed). */
 function run(runId: string, label: string): ComparedRun {

@@ -1,14 +1,10 @@
-import { BOOTSTRAP_MAX_SAMPLES } from '../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, REQUEST_NOISE_ONLY } from '../../shared/contract/compare';
 import { seededRandom } from '../core/random';
 import { percentile, sortedFinite } from './distribution';
 import { statisticOf, type Statistic } from './window-verdicts';
 
 export type { Statistic };
 
-export { BOOTSTRAP_MAX_SAMPLES };
-
-export const REQUEST_NOISE_ONLY =
-  'request noise only: one window per run, so run-to-run drift is not in this interval and no faster/slower verdict is given; compare repeated windows in an experiment for one';
 const Z95 = 1.959964;
 
 /** Standard error of a quantile (or mean) from the distribution-free order-statistic interval. */
@@ -74,18 +70,15 @@ export function bootstrapDifferenceOfSorted(
  */
 export class BootstrapSample {
   private resampled: Record<Statistic, Float64Array> | null = null;
-  readonly iterations: number;
 
   constructor(
     readonly sorted: Float64Array,
     private readonly options: { iterations?: number; seed: number },
-  ) {
-    this.iterations = options.iterations ?? 1000;
-  }
+  ) {}
 
   /** Each statistic of each resample, in resample order. */
   resamples(): Record<Statistic, Float64Array> {
-    this.resampled ??= resampledStatistics(this.sorted, this.iterations, seededRandom(this.options.seed));
+    this.resampled ??= resampledStatistics(this.sorted, this.options.iterations ?? 1000, seededRandom(this.options.seed));
     return this.resampled;
   }
 }

@@ -86,12 +86,12 @@ function latencyRows(compared: RunWithSummary[]): ComparisonRow[] {
   // Each run's latency is resampled once for all the rows that read it, each run from a seed of its own.
   const samplesByColumn = new Map<keyof SortedLatencies, BootstrapSample[]>();
   const samplesOf = (key: keyof SortedLatencies) => {
-    if (!samplesByColumn.has(key))
-      samplesByColumn.set(
-        key,
-        compared.map((run, index) => new BootstrapSample(run.sorted[key], { seed: index + 1 })),
-      );
-    return samplesByColumn.get(key)!;
+    let samples = samplesByColumn.get(key);
+    if (!samples) {
+      samples = compared.map((run, index) => new BootstrapSample(run.sorted[key], { seed: index + 1 }));
+      samplesByColumn.set(key, samples);
+    }
+    return samples;
   };
   return COMPARE_COLUMNS.flatMap(({ metric, statistic, definition }): ComparisonRow[] => {
     if (!definition.perRequest) return [];

@@ -1,4 +1,19 @@
 /**
+ * Above this many requests per run on both sides, Compare's intervals come from order statistics
+ * instead of resampling: they hold a zero difference as often as a 95 % interval should from just
+ * above it, for a long tail and for two modes alike (test/unit/compare-interval-simulation.test.ts),
+ * and cost no resample. The UI and the CLI say where the interval came from.
+ */
+export const BOOTSTRAP_MAX_SAMPLES = 500;
+
+/** The note on a difference between two single runs: its interval holds request noise only. */
+export const REQUEST_NOISE_ONLY =
+  'request noise only: one window per run, so run-to-run drift is not in this interval and no faster/slower verdict is given; compare repeated windows in an experiment for one';
+
+/** Whether a difference's interval is of request noise only, shown in place of its verdict. */
+export const isRequestNoiseOnly = (note: string | null | undefined): boolean => note === REQUEST_NOISE_ONLY;
+
+/**
  * What a difference B − A means, decided from its interval:
  * - `faster` / `slower`: the whole (corrected) interval lies on one side of zero;
  * - `equivalent`: the whole interval lies inside ±margin of A (TOST), i.e. the two are the same
@@ -7,14 +22,6 @@
  * - `insufficient data`: below the minimum windows or requests per side, no claim at all.
  * For metrics where higher is better (throughput, acceptance), `faster` means "better".
  */
-/**
- * Above this many requests per run on both sides, Compare's intervals come from order statistics
- * instead of resampling: they hold a zero difference as often as a 95 % interval should from just
- * above it, for a long tail and for two modes alike (test/unit/compare-interval-simulation.test.ts),
- * and cost no resample. The UI and the CLI say where the interval came from.
- */
-export const BOOTSTRAP_MAX_SAMPLES = 500;
-
 export type Verdict = 'faster' | 'slower' | 'equivalent' | 'no significant difference' | 'insufficient data';
 
 export interface ComparisonRow {

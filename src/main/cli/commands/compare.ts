@@ -1,4 +1,4 @@
-import { BOOTSTRAP_MAX_SAMPLES, type Comparison } from '../../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, isRequestNoiseOnly, type Comparison } from '../../../shared/contract/compare';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
@@ -13,8 +13,6 @@ function cell(value: number | null | undefined, unit: string): string {
   const text = unit === 'J' && Math.abs(value) < 10 ? value.toPrecision(3) : formatNumber(value, Math.abs(value) < 10 ? 2 : 1);
   return `${text}${unit ? ` ${unit}` : ''}`;
 }
-
-const requestNoiseOnly = (note: string | null | undefined) => note?.startsWith('request noise only') ?? false;
 
 /**
  * One row per metric: the baseline's value, then each run's value, change with its interval, and
@@ -33,7 +31,7 @@ export function comparisonTable(comparison: Comparison): string {
     ...others.map((_run, index) => {
       const difference = row.differences[index + 1];
       const interval = difference?.ci ? ` [${cell(difference.ci[0], '')}, ${cell(difference.ci[1], '')}]` : '';
-      const verdict = requestNoiseOnly(difference?.note) ? 'request noise only' : (difference?.verdict ?? '—');
+      const verdict = isRequestNoiseOnly(difference?.note) ? 'request noise only' : (difference?.verdict ?? '—');
       return `${cell(row.values[index + 1], row.unit)}, ${cell(difference?.difference, '')}${interval}, ${verdict}`;
     }),
   ]);
@@ -41,7 +39,7 @@ export function comparisonTable(comparison: Comparison): string {
     (run, index) => `  ${index === 0 ? 'A' : 'B'} ${run.runId.slice(0, 8)}: ${run.label} (${run.requests} requests, ${run.status})`,
   );
   const notes = comparison.notes.map((note) => `  note: ${note}`);
-  if (comparison.rows.some((row) => row.differences.some((difference) => requestNoiseOnly(difference?.note))))
+  if (comparison.rows.some((row) => row.differences.some((difference) => isRequestNoiseOnly(difference?.note))))
     notes.push(
       `  note: request noise only: 95 % intervals of the request-to-request noise (a bootstrap up to ${BOOTSTRAP_MAX_SAMPLES} requests ` +
         'a run, order statistics where both runs have more). Each run is one window, so drift from run to run is not in them and no faster/slower ' +

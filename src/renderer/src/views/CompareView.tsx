@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import { BOOTSTRAP_MAX_SAMPLES, type Comparison } from '../../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, isRequestNoiseOnly, type Comparison } from '../../../shared/contract/compare';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
@@ -82,7 +82,7 @@ export function CompareView({ client }: { client: AppServices }) {
                             {diff.difference >= 0 ? '+' : ''}
                             {diff.difference.toFixed(2)} {row.unit}
                             {diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} —{' '}
-                            {diff.note?.startsWith('request noise only') ? 'request noise only' : diff.verdict}
+                            {isRequestNoiseOnly(diff.note) ? 'request noise only' : diff.verdict}
                           </div>
                         )}
                       </td>
