@@ -5,6 +5,7 @@ import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
 import { demoModelsDir } from '../core/paths';
 import { quantizeModel } from './quantize';
+import { rememberVerified, verifiedSince } from './verified-stamps';
 import type { SyntheticModelShape } from './synthetic-model';
 
 export interface DemoVariant {
@@ -53,18 +54,21 @@ function writeManifest(dir: string, manifest: DemoManifest): void {
   fs.renameSync(`${file}.partial`, file);
 }
 
-/** Checks one demo file against the sha256 recorded when it was made. */
+/** Checks one demo file against the sha256 recorded when it was made (read again only after the file changed). */
 export async function checkDemoFile(variant: DemoVariant, dir = demoModelsDir()): Promise<DemoFileState> {
   const file = path.join(dir, variant.fileName);
   const expected = readManifest(dir)?.files[variant.fileName];
   if (!fs.existsSync(file)) return { ref: variant.ref, path: file, status: 'missing', reason: 'file not found' };
   if (!expected)
     return { ref: variant.ref, path: file, status: 'corrupt', reason: 'not recorded in demo-models.json (made by another version)' };
-  const size = fs.statSync(file).size;
-  if (size !== expected.size)
-    return { ref: variant.ref, path: file, status: 'corrupt', reason: `size ${size} bytes, expected ${expected.size}` };
+  const stat = fs.statSync(file);
+  if (stat.size !== expected.size)
+    return { ref: variant.ref, path: file, status: 'corrupt', reason: `size ${stat.size} bytes, expected ${expected.size}` };
+  if (verifiedSince(dir, variant.fileName, stat, expected.sha256)) return { ref: variant.ref, path: file, status: 'ok' };
+  const hashStartedAt = Date.now();
   if ((await sha256File(file)) !== expected.sha256)
     return { ref: variant.ref, path: file, status: 'corrupt', reason: 'sha256 differs from the one recorded when it was made' };
+  rememberVerified(dir, variant.fileName, stat, expected.sha256, hashStartedAt);
   return { ref: variant.ref, path: file, status: 'ok' };
 }
 

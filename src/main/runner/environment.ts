@@ -1,5 +1,6 @@
 import os from 'node:os';
 import si from 'systeminformation';
+import { reusedReading } from '../core/reused-reading';
 
 export interface EnvironmentFingerprint {
   os: { platform: string; distro: string | null; release: string; kernel: string; arch: string };
@@ -9,13 +10,18 @@ export interface EnvironmentFingerprint {
   node: string;
 }
 
+/**
+ * Reading the inventory spawns a score of processes (lspci, lscpu, nvidia-smi, …) for half a
+ * second or more, and it changes only with an update or a reboot: an experiment's windows, a
+ * minute apart, share one reading, and a long-running app reads it again after ten minutes.
+ */
+const readInventory = reusedReading(10 * 60_000, () =>
+  Promise.all([si.osInfo().catch(() => null), si.cpu().catch(() => null), si.graphics().catch(() => null)]),
+);
+
 /** Once per run: what the run ran on. Inventory only; sampling uses other means. */
 export async function captureEnvironment(): Promise<EnvironmentFingerprint> {
-  const [osInfo, cpu, graphics] = await Promise.all([
-    si.osInfo().catch(() => null),
-    si.cpu().catch(() => null),
-    si.graphics().catch(() => null),
-  ]);
+  const [osInfo, cpu, graphics] = await readInventory();
   return {
     os: {
       platform: process.platform,

@@ -351,12 +351,13 @@ async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) 
     options.onStatus?.('checking that this llama-server keeps no request text in its log');
     await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
   }
+  // Read while the workload is tokenized: the inventory is mostly waiting on other processes.
+  const environment = captureEnvironment();
   const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
   options.onStatus?.(`resolving workload ${request.workload.def.name}`);
   const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
   assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
   const references = request.referenceRunId ? store.referenceOutputs(request.referenceRunId) : null;
-  const environment = await captureEnvironment();
   // A replayed trace brings its own arrival times: they replace the asked-for load.
   const replay = replayLoad(workload, request.load, request.stop.requests);
   const runLoad = replay?.load ?? request.load;
@@ -364,7 +365,7 @@ async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) 
   const tokenRange = replay ? tokenRangeFor(await vocabularySize(baseUrl, headers)) : undefined;
   const stopRule = stopRuleFor(request, workload);
   const manifest = runManifest(request, target, workload, load, stopRule);
-  return { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest };
+  return { counter, workload, references, environment: await environment, runLoad, load, tokenRange, stopRule, manifest };
 }
 
 /**
