@@ -890,6 +890,8 @@ describeWithChromium('Get models in Chromium: search, plan, pull and "Compare th
         const blobs = path.join(cache, 'models--demo--Demo-GGUF', 'blobs');
         expect((fs.existsSync(blobs) ? fs.readdirSync(blobs) : []).filter((name) => name.endsWith('.incomplete'))).toEqual([]);
 
+        // Slow only so that Cancel could land mid-file: the full pull goes at full speed.
+        hub.setBytesPerSecond(null);
         await models.pull(['Q8_0', 'Q4_K_M']);
         const pulled = models.pullCard.getByRole('table', { name: 'pulled models' });
         await pulled.waitFor({ timeout: 60_000 });

@@ -56,6 +56,8 @@ describe('cancelling long operations', () => {
       expect(events.some((event) => event.message.startsWith('[3/4]'))).toBe(false);
       const installed = fs.readdirSync(path.join(cache, 'engine'), { recursive: true }).map(String);
       expect(installed.filter((file) => file.endsWith('build.json') || /(^|\/)bin\/llama-server$/.test(file))).toEqual([]);
+      // Stopped within the source step, which leaves no half-made folder to be taken for the source later.
+      expect(installed.filter((file) => /\.(partial|staging)(\/|$)/.test(file) || file.endsWith('src/CMakeLists.txt'))).toEqual([]);
       const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
       expect(ps.split('\n').filter((line) => line.includes(cache))).toEqual([]);
     } finally {

@@ -73,6 +73,8 @@ export interface HubRequest {
 export interface StandInHub {
   url: string;
   requests: HubRequest[];
+  /** The link's rate for downloads that start from now on (null: full speed); those already sending keep theirs. */
+  setBytesPerSecond(rate: number | null): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +150,7 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
   const requests: HubRequest[] = [];
   const pageSize = options.pageSize ?? 1000;
   let dropsLeft = options.drop?.times ?? 0;
+  let bytesPerSecond = options.bytesPerSecond ?? null;
   const served = (filePath: string, bytes: Buffer): Buffer => {
     if (!options.corrupt?.includes(filePath)) return bytes;
     const altered = Buffer.from(bytes);
@@ -160,7 +163,7 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
     return {
       ignoreRange: Boolean(options.ignoreRange),
       dropAfter: drop ? options.drop!.afterBytes : null,
-      bytesPerSecond: options.bytesPerSecond ?? null,
+      bytesPerSecond,
     };
   };
   let hubUrl = '';
@@ -295,6 +298,7 @@ export async function startStandInHub(options: StandInHubOptions): Promise<Stand
   return {
     url: hubUrl,
     requests,
+    setBytesPerSecond: (rate) => (bytesPerSecond = rate),
     close: async () => {
       hub.closeAllConnections();
       cdn.closeAllConnections();

@@ -361,6 +361,20 @@ export async function writeSyntheticModel(
   shape: SyntheticModelShape = DEMO_MODEL_SHAPE,
   options: { text?: string; design?: DemoWeightDesign } = {},
 ): Promise<void> {
+  const { entries, tensors } = await syntheticModel(vocabFile, shape, options);
+  writeGgufFile(file, entries, tensors);
+}
+
+/**
+ * The GGUF `writeSyntheticModel` writes: its metadata, and tensors whose bytes are computed only
+ * when asked for, in file order (what depends only on the shape, such as the memory a server
+ * reserves for it, needs none of them).
+ */
+export async function syntheticModel(
+  vocabFile: string,
+  shape: SyntheticModelShape = DEMO_MODEL_SHAPE,
+  options: { text?: string; design?: DemoWeightDesign } = {},
+): Promise<{ entries: GgufEntry[]; tensors: GgufTensor[] }> {
   const { entries: tokenizer, vocabSize } = await readTokenizerEntries(vocabFile);
   const design = options.design ?? DEMO_WEIGHT_DESIGN;
   const map = buildSuccessorMap(options.text ?? fs.readFileSync(demoModelTextFile(), 'utf8'), vocabularyOf(tokenizer));
@@ -368,15 +382,21 @@ export async function writeSyntheticModel(
 
   const e = shape.embeddingLength;
   const textTokens = [...map.successor.keys()];
-  const random = seededRandom(shape.seed);
-  const normal = gaussian(random);
-  // Random directions in 512 dimensions are nearly orthogonal (|cos| rarely above 0.2), which
-  // is what gives the head its margin: only the row built from the current token lines up.
-  const directions = unitRows(vocabSize, e, normal);
-  const textIndex = new Set(textTokens);
-  const anchorOf = new Int32Array(vocabSize);
-  for (let token = 0; token < vocabSize; token++)
-    anchorOf[token] = textIndex.has(token) ? token : textTokens[Math.floor(random() * textTokens.length)]!;
+  let drawn: { directions: Float32Array; anchorOf: Int32Array } | null = null;
+  // Drawn once, on the first tensor that reads them, in this order: the bytes stay those of the seed.
+  const draw = () => {
+    if (drawn) return drawn;
+    const random = seededRandom(shape.seed);
+    // Random directions in 512 dimensions are nearly orthogonal (|cos| rarely above 0.2), which
+    // is what gives the head its margin: only the row built from the current token lines up.
+    const directions = unitRows(vocabSize, e, gaussian(random));
+    const textIndex = new Set(textTokens);
+    const anchorOf = new Int32Array(vocabSize);
+    for (let token = 0; token < vocabSize; token++)
+      anchorOf[token] = textIndex.has(token) ? token : textTokens[Math.floor(random() * textTokens.length)]!;
+    drawn = { directions, anchorOf };
+    return drawn;
+  };
   const predecessorOf = new Map<number, number>();
   for (const [from, to] of map.successor) predecessorOf.set(to, from);
 
@@ -384,6 +404,7 @@ export async function writeSyntheticModel(
     // A token outside the text points mostly the way its anchor does, so every prompt ends
     // on a clear successor; its own random part keeps it distinct for attention.
     const own = Math.sqrt(1 - design.anchorShare ** 2);
+    const { directions, anchorOf } = draw();
     for (let token = 0; token < vocabSize; token++) {
       const anchor = anchorOf[token]!;
       for (let i = 0; i < e; i++) {
@@ -396,6 +417,7 @@ export async function writeSyntheticModel(
     }
   });
   const head = halfTensor('output.weight', [e, vocabSize], (values) => {
+    const { directions } = draw();
     const tail = unitRows(vocabSize, e, gaussian(tensorRandom(shape.seed, 'output.weight')));
     for (let token = 0; token < vocabSize; token++) {
       const row = token * e;
@@ -417,5 +439,5 @@ export async function writeSyntheticModel(
     }
   });
 
-  writeGgufFile(file, entries, [embedding, onesTensor('output_norm.weight', e), head, ...blockTensors(shape, design)]);
+  return { entries, tensors: [embedding, onesTensor('output_norm.weight', e), head, ...blockTensors(shape, design)] };
 }

@@ -258,7 +258,7 @@ async function ensurePrebuiltBuild(
     }
     const started = Date.now();
     progress.step(1, 4, 'llama.cpp source');
-    const { commit, sourceDir } = await ensurePinnedSource(engineDir, (line) => progress.info(line));
+    const { commit, sourceDir } = await ensurePinnedSource(engineDir, (line) => progress.info(line), options.signal);
     const dir = backendDir(engineDir, commit, plan.backend, 'prebuilt');
     progress.step(2, 4, `prebuilt ${plan.backend} libraries`);
     const { buildOnPrebuiltLibraries } = await import('./prebuilt-build');
@@ -326,7 +326,7 @@ export const ensureSourceBuild: SourceBuilder = async (options) => {
     }
     const started = Date.now();
     progress.step(1, 4, 'llama.cpp source');
-    const { commit, sourceDir } = await ensurePinnedSource(engineDir, (line) => progress.info(line));
+    const { commit, sourceDir } = await ensurePinnedSource(engineDir, (line) => progress.info(line), options.signal);
     const dir = backendDir(engineDir, commit, backend, 'source');
     const buildDir = path.join(dir, 'build');
 

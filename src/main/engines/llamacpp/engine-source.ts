@@ -42,9 +42,14 @@ export function sourceDirFor(engineDir: string, commit: string): string {
 
 /**
  * Makes sure the pinned llama.cpp source is checked out in the cache and returns its
- * commit and folder. Downloads the npm tarball only the first time.
+ * commit and folder. Downloads the npm tarball only the first time. A cancel (`signal`)
+ * stops the step in progress; the source folder appears only once its checkout is whole.
  */
-export async function ensurePinnedSource(engineDir: string, log: (line: string) => void): Promise<{ commit: string; sourceDir: string }> {
+export async function ensurePinnedSource(
+  engineDir: string,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<{ commit: string; sourceDir: string }> {
   const known = readPinnedSourceRecord(engineDir);
   if (known && fs.existsSync(path.join(sourceDirFor(engineDir, known.commit), 'CMakeLists.txt'))) {
     return { commit: known.commit, sourceDir: sourceDirFor(engineDir, known.commit) };
@@ -56,18 +61,28 @@ export async function ensurePinnedSource(engineDir: string, log: (line: string) 
     const tarballPath = await packPinnedPackage(
       { name: PINNED_SOURCE.packageName, version: PINNED_SOURCE.version, integrity: PINNED_SOURCE.integrity },
       work,
+      process.env,
+      signal,
     );
-    await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage]);
+    await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage], { signal });
     const bundle = path.join(work, PINNED_SOURCE.bundlePathInPackage);
-    const heads = await mustRun('reading the source bundle', 'git', ['bundle', 'list-heads', bundle]);
+    const heads = await mustRun('reading the source bundle', 'git', ['bundle', 'list-heads', bundle], { signal });
     const commit = /^([0-9a-f]{40})\s/m.exec(heads)?.[1];
     if (!commit) throw new AppError(ErrorCode.EngineBuildFailed, `The source bundle lists no commit:\n${heads}`);
     const sourceDir = sourceDirFor(engineDir, commit);
     if (!fs.existsSync(path.join(sourceDir, 'CMakeLists.txt'))) {
-      fs.rmSync(sourceDir, { recursive: true, force: true });
       log(`unpacking llama.cpp ${commit.slice(0, 7)}`);
-      await mustRun('cloning the source bundle', 'git', ['clone', '--quiet', bundle, sourceDir]);
-      await mustRun('checking out the pinned commit', 'git', ['-C', sourceDir, 'checkout', '--quiet', commit]);
+      // Cloned beside its place and renamed into it: a clone stopped halfway is never taken for the source.
+      const partial = `${sourceDir}.partial`;
+      fs.rmSync(partial, { recursive: true, force: true });
+      try {
+        await mustRun('cloning the source bundle', 'git', ['clone', '--quiet', bundle, partial], { signal });
+        await mustRun('checking out the pinned commit', 'git', ['-C', partial, 'checkout', '--quiet', commit], { signal });
+        fs.rmSync(sourceDir, { recursive: true, force: true });
+        fs.renameSync(partial, sourceDir);
+      } finally {
+        fs.rmSync(partial, { recursive: true, force: true });
+      }
     }
     const record: PinnedSourceRecord = { packageName: PINNED_SOURCE.packageName, version: PINNED_SOURCE.version, commit };
     fs.writeFileSync(recordPath(engineDir), JSON.stringify(record, null, 2));

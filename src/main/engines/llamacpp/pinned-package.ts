@@ -23,11 +23,10 @@ export async function mustRun(
   step: string,
   binary: string,
   args: string[],
-  cwd?: string,
-  env?: NodeJS.ProcessEnv,
-  keepCredentials?: (name: string) => boolean,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; keepCredentials?: (name: string) => boolean; signal?: AbortSignal } = {},
 ): Promise<string> {
-  const result = await runToCompletion(binary, args, { cwd, env, keepCredentials });
+  const result = await runToCompletion(binary, args, options);
+  if (options.signal?.aborted) throw new AppError(ErrorCode.EngineBuildFailed, `${step} was cancelled; nothing was installed`);
   if (result.code !== 0) {
     throw new AppError(
       ErrorCode.EngineBuildFailed,
@@ -52,17 +51,20 @@ export function assertPinnedIntegrity(tarballPath: string, expected: string): vo
  * Downloads one pinned package's tarball into `dir` through npm (so the user's registry,
  * proxy and credentials apply) and checks its integrity. Returns the tarball's path.
  */
-export async function packPinnedPackage(ref: PinnedPackageRef, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function packPinnedPackage(
+  ref: PinnedPackageRef,
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
+): Promise<string> {
   const npm = npmCommand(env);
   const before = new Set(fs.readdirSync(dir));
-  await mustRun(
-    'npm pack',
-    npm.binary,
-    [...npm.prefixArgs, 'pack', `${ref.name}@${ref.version}`, '--pack-destination', dir, '--silent'],
-    dir,
+  await mustRun('npm pack', npm.binary, [...npm.prefixArgs, 'pack', `${ref.name}@${ref.version}`, '--pack-destination', dir, '--silent'], {
+    cwd: dir,
     env,
-    keepNpmCredentials,
-  );
+    keepCredentials: keepNpmCredentials,
+    signal,
+  });
   const tarball = fs.readdirSync(dir).find((name) => name.endsWith('.tgz') && !before.has(name));
   if (!tarball) throw new AppError(ErrorCode.EngineBuildFailed, `npm pack ${ref.name}@${ref.version} produced no tarball`);
   const tarballPath = path.join(dir, tarball);

@@ -143,6 +143,7 @@ export async function ensurePrebuiltPackage(
   ref: PinnedPackageRef,
   log: (line: string) => void,
   env?: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
 ): Promise<string> {
   const dir = packageDir(engineDir, ref);
   const done = path.join(dir, '.complete');
@@ -151,11 +152,11 @@ export async function ensurePrebuiltPackage(
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-package-'));
   try {
     log(`fetching ${ref.name}@${ref.version} from the npm registry (prebuilt backend libraries)`);
-    const tarball = await packPinnedPackage(ref, work, env);
+    const tarball = await packPinnedPackage(ref, work, env, signal);
     const staging = `${dir}.staging`;
     fs.rmSync(staging, { recursive: true, force: true });
     fs.mkdirSync(staging, { recursive: true });
-    await mustRun('extracting the prebuilt libraries', 'tar', ['-xzf', tarball, '-C', staging]);
+    await mustRun('extracting the prebuilt libraries', 'tar', ['-xzf', tarball, '-C', staging], { signal });
     fs.writeFileSync(path.join(staging, '.complete'), `${ref.integrity}\n`);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(staging, dir);
@@ -264,7 +265,7 @@ export async function buildOnPrebuiltLibraries(options: {
   if (missing.length > 0) throw new AppError(ErrorCode.EngineMissing, `missing ${missing.join(', ')}`);
   const packages = compositionPackages(composition);
   const packageDirs = new Map<string, string>();
-  for (const ref of packages) packageDirs.set(ref.name, await ensurePrebuiltPackage(engineDir, ref, progress.info, options.env));
+  for (const ref of packages) packageDirs.set(ref.name, await ensurePrebuiltPackage(engineDir, ref, progress.info, options.env, signal));
 
   const buildDir = path.join(dir, 'build');
   fs.rmSync(buildDir, { recursive: true, force: true });
