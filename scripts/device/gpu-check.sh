@@ -13,7 +13,8 @@
 # plans, and the demo models, from nothing);
 # GPU_CHECK_RUN_S the length of each run (15 s), GPU_CHECK_SETUP_S the cap on each setup (200 s),
 # GPU_CHECK_IDLE_S the idle capture of the sampling loop (5 s), GPU_CHECK_QUANT_REQUESTS the requests
-# per window of the quantization experiment (8). test/integration/gpu-check.test.ts runs this
+# per window of the quantization experiment (8) and GPU_CHECK_QUANT_REPEATS its windows per
+# quantization (3). test/integration/gpu-check.test.ts runs this
 # script, shortened, with the nvidia-smi stand-in on PATH, so it is known to work before a GPU is lent.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,7 @@ out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out/captured/nvidia-smi" "$out/captured/llama-logs"
 export INFERLAB_DATA_DIR="${GPU_CHECK_DATA:-$out/data}" INFERLAB_SKIP_SETUP=1 INFERLAB_CACHE_DIR="${GPU_CHECK_CACHE:-$out/cache}"
 run_seconds="${GPU_CHECK_RUN_S:-15}" setup_seconds="${GPU_CHECK_SETUP_S:-200}"
-idle_seconds="${GPU_CHECK_IDLE_S:-5}" quant_requests="${GPU_CHECK_QUANT_REQUESTS:-8}"
+idle_seconds="${GPU_CHECK_IDLE_S:-5}" quant_requests="${GPU_CHECK_QUANT_REQUESTS:-8}" quant_repeats="${GPU_CHECK_QUANT_REPEATS:-3}"
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
 say() { echo "gpu-check: $*"; }
@@ -103,7 +104,7 @@ for wanted in "${backends[@]}"; do
     echo "gpu-check: the $backend run failed (see $out/run-$backend.json)" >&2
   fi
   if [ "$wanted" = planned ] && [ "$(elapsed)" -lt 300 ]; then
-    ./bin/inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short --repeats 3 --requests "$quant_requests" \
+    ./bin/inferlab experiment quant --model demo:f16 --quants f16,q8_0,q4_k_m --workload chat-short --repeats "$quant_repeats" --requests "$quant_requests" \
       --db "$out/gpu.db" --report "$out/quant-$backend.html" > "$out/quant-$backend.txt" 2>&1 \
       && say "quant experiment on the $backend engine: $out/quant-$backend.txt" \
       || echo "gpu-check: the quant experiment failed (see $out/quant-$backend.txt)" >&2

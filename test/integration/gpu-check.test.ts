@@ -48,6 +48,7 @@ describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU
           GPU_CHECK_RUN_S: '5',
           GPU_CHECK_IDLE_S: '1',
           GPU_CHECK_QUANT_REQUESTS: '2',
+          GPU_CHECK_QUANT_REPEATS: '1',
         };
         const { code, output } = await gpuCheck(env);
         expect(code, output).toBe(0);
