@@ -116,20 +116,19 @@ describe("the plan's memory estimate against this engine's own llama-server (CPU
     const cases = models.flatMap((model) => SETTINGS.map((setting) => ({ model, ...setting })));
     // Two servers load at once, one thread each: only their reported sizes are read here, never a timing.
     const reports = await inPairs(cases, ({ model, settings }) => reportedBuffers(engine.serverPath, model, settings));
-    for (const model of models) {
+    const shapes = new Map(models.map((model) => [model, modelShape([readGgufHeader(model)]) as ModelShape]));
+    cases.forEach(({ model, name, settings }, index) => {
       const file = path.basename(model);
-      const shape = modelShape([readGgufHeader(model)]) as ModelShape;
-      for (const { name, settings } of SETTINGS) {
-        const reported = reports[cases.findIndex((entry) => entry.model === model && entry.name === name)]!;
-        const estimate = estimateMemory(shape, settings);
-        const error = estimate.computeBytes / MiB / reported.computeMib - 1;
-        console.log(
-          `[plan] ${file}, ${name}: compute ${(estimate.computeBytes / MiB).toFixed(2)} MiB planned, ${reported.computeMib} MiB reported (${(error * 100).toFixed(1)} %); KV ${(estimate.kvBytes / MiB).toFixed(2)} / ${reported.kvMib} MiB`,
-        );
-        expect(estimate.kvBytes / MiB, `${file}, ${name}`).toBeCloseTo(reported.kvMib, 1);
-        errors.push({ label: `${file}, ${name}`, error, usualShape: shape.nFf >= 2 * shape.nEmbd });
-      }
-    }
+      const shape = shapes.get(model)!;
+      const reported = reports[index]!;
+      const estimate = estimateMemory(shape, settings);
+      const error = estimate.computeBytes / MiB / reported.computeMib - 1;
+      console.log(
+        `[plan] ${file}, ${name}: compute ${(estimate.computeBytes / MiB).toFixed(2)} MiB planned, ${reported.computeMib} MiB reported (${(error * 100).toFixed(1)} %); KV ${(estimate.kvBytes / MiB).toFixed(2)} / ${reported.kvMib} MiB`,
+      );
+      expect(estimate.kvBytes / MiB, `${file}, ${name}`).toBeCloseTo(reported.kvMib, 1);
+      errors.push({ label: `${file}, ${name}`, error, usualShape: shape.nFf >= 2 * shape.nEmbd });
+    });
     for (const { label, error, usualShape } of errors) {
       expect(error, label).toBeGreaterThan(-0.05);
       expect(error, label).toBeLessThan(usualShape ? 0.05 : 0.4);

@@ -61,8 +61,7 @@ export async function ensurePinnedSource(
     const tarballPath = await packPinnedPackage(
       { name: PINNED_SOURCE.packageName, version: PINNED_SOURCE.version, integrity: PINNED_SOURCE.integrity },
       work,
-      process.env,
-      signal,
+      { signal },
     );
     await mustRun('extracting the source bundle', 'tar', ['-xzf', tarballPath, '-C', work, PINNED_SOURCE.bundlePathInPackage], { signal });
     const bundle = path.join(work, PINNED_SOURCE.bundlePathInPackage);

@@ -54,8 +54,7 @@ export function assertPinnedIntegrity(tarballPath: string, expected: string): vo
 export async function packPinnedPackage(
   ref: PinnedPackageRef,
   dir: string,
-  env: NodeJS.ProcessEnv = process.env,
-  signal?: AbortSignal,
+  { env = process.env, signal }: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
 ): Promise<string> {
   const npm = npmCommand(env);
   const before = new Set(fs.readdirSync(dir));

@@ -152,7 +152,7 @@ export async function ensurePrebuiltPackage(
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-package-'));
   try {
     log(`fetching ${ref.name}@${ref.version} from the npm registry (prebuilt backend libraries)`);
-    const tarball = await packPinnedPackage(ref, work, env, signal);
+    const tarball = await packPinnedPackage(ref, work, { env, signal });
     const staging = `${dir}.staging`;
     fs.rmSync(staging, { recursive: true, force: true });
     fs.mkdirSync(staging, { recursive: true });
