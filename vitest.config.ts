@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Seeded simulations and pure unit tests keep every core busy; servers get the machine alone.
 const everyCore = Math.max(2, os.availableParallelism());
 const simulations = 'test/unit/**/*-simulation.test.ts';
+const serverLeakCheck = 'test/support/no-server-outlives-file.ts';
 // .ci/run runs the tests tagged so a second time with the nvidia-smi stand-in on PATH (docs/TESTING.md).
 const tags = [
   {
@@ -43,6 +44,7 @@ export default defineConfig({
           tags,
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
+          setupFiles: [serverLeakCheck],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -55,6 +57,7 @@ export default defineConfig({
           tags,
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
+          setupFiles: [serverLeakCheck],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
