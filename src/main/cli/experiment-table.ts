@@ -1,7 +1,9 @@
+import { recommendationText } from './recommendation-text';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
+import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
 import { CLI_KINDS } from './kinds/registry';
 import { conditionMetricCells, conditionMetricHeaders } from './condition-columns';
 import { formatMs, formatTable } from './format';
@@ -10,9 +12,7 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
-  const offload = offloadWarnings(result.conditions)
-    .map((line) => `\n${line}`)
-    .join('');
+  const offload = [...offloadWarnings(result.conditions), ...bunchedDeliveryLines(result.conditions)].map((line) => `\n${line}`).join('');
   return `${experimentBody(result)}${efficiencyLines(result)}${offload}${cooldown}`;
 }
 
@@ -53,5 +53,5 @@ function experimentBody(result: ExperimentResult): string {
   const quality = lines.length > 0 ? `\n\n${lines.join('\n')}` : '';
   const cache =
     evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
-  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  excluded ${item.name}: ${item.reason}`).join('\n')}`;
+  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\n${recommendationText(result.recommendation, 'excluded')}`;
 }

@@ -1,4 +1,4 @@
-import type { ConditionEfficiency, ConditionResult, VerdictRow } from '../../shared/contract/experiments';
+import type { ConditionEfficiency, ConditionResult, VerdictRow, WindowDelivery } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
 import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
@@ -64,6 +64,7 @@ export function summarizeCondition(
   const perWindow: { requests: number | null; outputTokens: number | null }[] = [];
   const summaries: (RunSummary | null)[] = [];
   const contended: string[] = [];
+  const delivery: WindowDelivery[] = [];
   const measuredAll: MeasuredRequest[] = [];
   let metricsCached: number | null = null;
   for (const runId of runIds) {
@@ -82,6 +83,7 @@ export function summarizeCondition(
     measuredAll.push(...measuredRows);
     const own = summaryOfRows(runId, measuredRows);
     perWindow.push({ requests: own.throughput.requests_per_s, outputTokens: own.throughput.output_tokens_per_s });
+    if (own.delivery) delivery.push({ judged_requests: own.delivery.judged_requests, bunched_requests: own.delivery.bunched_requests });
   }
   const summary = summaryOfRows(name, measuredAll);
   const cacheN = largestCacheN(rows);
@@ -115,6 +117,7 @@ export function summarizeCondition(
           ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}`
           : null,
       efficiency: conditionEfficiency(summaries),
+      delivery,
       offload_warning: summaries.find((window) => window?.gpu_offload?.warning)?.gpu_offload?.warning ?? null,
     },
   };

@@ -6,6 +6,7 @@ import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
+import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
 
 /** The conditions table's metric columns and the bar charts, from the metric table (`shows.report`, `shows.reportChart`). */
 const REPORT_COLUMNS = columnsShownIn('report');
@@ -49,6 +50,8 @@ export function renderExperimentReport(result: ExperimentResult): string {
   const efficiencyNotesHtml = notes.length ? `<p><small>${notes.map(escape).join('<br>')}</small></p>` : '';
   const offload = offloadWarnings(conditions);
   const offloadHtml = offload.length ? `<p class="bad" data-offload-warnings>${offload.map(escape).join('<br>')}</p>` : '';
+  const bunched = bunchedDeliveryLines(conditions);
+  const bunchedHtml = bunched.length ? `<p class="bad" data-bunched-delivery>${bunched.map(escape).join('<br>')}</p>` : '';
   const relative = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(1)} %`;
   const verdictRows = result.verdicts
     .map(
@@ -71,7 +74,7 @@ ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation
 <h2>Conditions</h2>
 <table><tr><th>Condition</th><th>Requests</th><th>Failed</th>${metricHeaders()}<th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
 ${efficiencyNotesHtml}
-${offloadHtml}
+${offloadHtml}${bunchedHtml}
 ${kind.section?.(result) ?? ''}
 ${
   kind.ownVerdicts

@@ -1,5 +1,5 @@
 import type { Verdict } from './compare';
-import type { Distribution, SloSpec, SpeculativeSummary } from './runs';
+import type { BunchedDelivery, Distribution, SloSpec, SpeculativeSummary } from './runs';
 import type { ExperimentKind } from './specs';
 import type { CapacityProtocol } from './experiment-kinds/capacity';
 import type { KvCacheProtocol } from './experiment-kinds/kvcache';
@@ -9,6 +9,8 @@ import type { SweepProtocol } from './experiment-kinds/sweep';
 import type { WarmColdProtocol } from './experiment-kinds/warmcold';
 
 export type { ExperimentKind } from './specs';
+
+export type WindowDelivery = Pick<BunchedDelivery, 'judged_requests' | 'bunched_requests'>;
 
 export interface ConditionResult {
   name: string;
@@ -32,6 +34,8 @@ export interface ConditionResult {
   };
   contaminated: boolean;
   contamination_reason: string | null;
+  /** Each window's bunched token delivery (RunSummary.delivery, counts only), in window order; absent from older results. */
+  delivery?: WindowDelivery[];
   /** The first window's warning on where the weights sat (GpuOffload.warning); absent from older results. */
   offload_warning?: string | null;
   /** Energy per output token and decode memory bandwidth, means over the windows that have them; absent from older experiments. */

@@ -1,3 +1,4 @@
+import { recommendationText } from '../recommendation-text';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
 import { formatShare, formatTable } from '../format';
@@ -55,8 +56,7 @@ ${
 verdicts (each draft setting against spec off):
 ${verdictTable(result.verdicts)}
 
-recommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}
-${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
+${recommendationText(result.recommendation, 'not chosen')}`;
 }
 
 /** --draft MODEL and --draft-max 4,8,16. */

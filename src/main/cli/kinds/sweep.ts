@@ -1,3 +1,4 @@
+import { recommendationText } from '../recommendation-text';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
 import { formatNumber, formatTable } from '../format';
@@ -22,7 +23,7 @@ function sweepTable(result: ExperimentResult): string {
       condition.pareto ? 'yes' : '',
     ]),
   ];
-  return `${formatTable(sweepRows)}\n\nverdicts (within each load level, against its first setting):\n${verdictTable(result.verdicts)}\n\nrecommendation: ${result.recommendation.choice ?? '—'}: ${result.recommendation.reason}\n${result.recommendation.excluded.map((item) => `  not chosen ${item.name}: ${item.reason}`).join('\n')}`;
+  return `${formatTable(sweepRows)}\n\nverdicts (within each load level, against its first setting):\n${verdictTable(result.verdicts)}\n\n${recommendationText(result.recommendation, 'not chosen')}`;
 }
 
 /** --vary FIELD=V1,V2,... and --load concurrency=1,4,16. */

@@ -4,6 +4,7 @@ import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
+import { bunchedDeliveryLines } from '../../../shared/bunched-delivery-lines';
 import { columnsShownIn, headerLabel, metricCellText, type FigureFormat } from '../../../shared/metric-columns';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { downloadFile } from '../components/download';
@@ -113,8 +114,14 @@ export function ConditionsTable({ result }: { result: ExperimentResult }) {
 function ConditionNotes({ result }: { result: ExperimentResult }) {
   const efficiency = useMemo(() => efficiencyNotes(result.conditions), [result]);
   const offload = useMemo(() => offloadWarnings(result.conditions), [result]);
+  const bunched = useMemo(() => bunchedDeliveryLines(result.conditions), [result]);
   return (
     <>
+      {bunched.length > 0 && (
+        <p data-testid="bunched-delivery" className="error">
+          {bunched.join(' ')}
+        </p>
+      )}
       {offload.length > 0 && (
         <p data-testid="offload-warnings" className="error">
           {offload.map((line) => (
