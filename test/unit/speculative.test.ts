@@ -89,6 +89,8 @@ describe('speculative decoding: the experiment', () => {
     // The kind's former name still works on the command line.
     expect(experimentSpecFromArgs(['spec', '--model', 'demo:f16', '--draft', 'demo:q4_k_m']).spec.kind).toBe('speculative');
     expect(() => experimentSpecFromArgs(['constructor', '--model', 'demo:f16'])).toThrow(/Unknown experiment "constructor"/);
+    // No name at all is asked for by name, with the list.
+    expect(() => experimentSpecFromArgs([])).toThrow(/^Name the experiment; the experiments are quant, .*speculative/);
     expect(() => experimentSpecFromArgs(['speculative', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,0'])).toThrow(/draft-max/);
     expect(() => experimentSpecFromArgs(['speculative', '--model', 'demo:f16', '--draft', 'd', '--draft-max', '4,4'])).toThrow(/twice/);
     expect(() => experimentSpecFromArgs(['sweep', '--model', 'm', '--vary', 'threads=1,2', '--draft', 'd'])).toThrow(

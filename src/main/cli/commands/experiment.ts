@@ -65,7 +65,10 @@ export function experimentSpecFromArgs(args: string[]): {
 } {
   const [named, ...rest] = args;
   const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === (FORMER_KIND_NAMES.get(named ?? '') ?? named));
-  if (!kind) throw new AppError(ErrorCode.Usage, `Unknown experiment "${named ?? ''}"\n\nUsage: ${USAGE}`);
+  if (!kind) {
+    const problem = named ? `Unknown experiment "${named}"` : 'Name the experiment';
+    throw new AppError(ErrorCode.Usage, `${problem}; the experiments are ${EXPERIMENT_KINDS_ON_THE_CLI.join(', ')}\n\nUsage: ${USAGE}`);
+  }
   const { values } = parseOptions(rest, { ...SHARED_FLAGS, ...KIND_FLAGS }, USAGE);
   const usage = (message: string): never => {
     throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${USAGE}`);
