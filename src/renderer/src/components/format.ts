@@ -21,12 +21,15 @@ export function pct(fraction: number | null | undefined): string {
   return fraction === null || fraction === undefined ? '—' : `${(fraction * 100).toFixed(1)} %`;
 }
 
-/** A stored UTC timestamp in the viewer's local time, with the zone named ("2026-11-30 17:13:02 GMT+1"). */
-export function when(iso: string, timeZone?: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
+/**
+ * One formatter per time zone: building an Intl.DateTimeFormat costs far more than formatting
+ * with one, and a list of runs formats a timestamp per row.
+ */
+const timestampFormats = new Map<string | undefined, Intl.DateTimeFormat>();
+function timestampFormat(timeZone: string | undefined): Intl.DateTimeFormat {
+  let format = timestampFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', {
       timeZone,
       year: 'numeric',
       month: '2-digit',
@@ -36,7 +39,18 @@ export function when(iso: string, timeZone?: string): string {
       second: '2-digit',
       hourCycle: 'h23',
       timeZoneName: 'short',
-    })
+    });
+    timestampFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+/** A stored UTC timestamp in the viewer's local time, with the zone named ("2026-11-30 17:13:02 GMT+1"). */
+export function when(iso: string, timeZone?: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const parts = Object.fromEntries(
+    timestampFormat(timeZone)
       .formatToParts(date)
       .map((part) => [part.type, part.value]),
   );
