@@ -37,6 +37,7 @@ import { compareIntervals } from './bench/compare-intervals';
 import { pythonReferenceRow } from './bench/python-reference';
 import { minimalRequest } from './bench/minimal-request';
 import { clientOnlyOverhead } from './bench/client-only-overhead';
+import { workloadResolveTimes } from './bench/workload-resolve';
 import { roundPairedMedian, roundsForHalfWidth, roundsInterval } from './bench/paired-rounds';
 import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
 
@@ -574,6 +575,7 @@ async function main(): Promise<void> {
     regex: regexCheckOverhead,
     overhead: clientOverhead,
     client: async () => void rows.push(...(await clientOnlyOverhead())),
+    resolve: async () => void rows.push(...(await workloadResolveTimes())),
     compare: compareRender,
     intervals: () => void rows.push(...compareIntervals()),
     'runs-view': async () => void rows.push(...(await runsFirstPaint())),

@@ -8,7 +8,13 @@ import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
 import { resolveWorkload } from '../workload/resolve-workload';
-import { estimatingTokenCounter, llamaServerTokenCounter, type TokenCounter } from '../workload/token-counter';
+import {
+  estimatingTokenCounter,
+  llamaServerTokenCounter,
+  rememberingTokenCounter,
+  tokenizerIdentity,
+  type TokenCounter,
+} from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
 import { captureEnvironment } from './environment';
@@ -353,7 +359,7 @@ async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) 
   }
   // Read while the workload is tokenized: the inventory is mostly waiting on other processes.
   const environment = captureEnvironment();
-  const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : llamaServerTokenCounter({ baseUrl, headers });
+  const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : managedServerCounter(target);
   options.onStatus?.(`resolving workload ${request.workload.def.name}`);
   const workload = await resolveWorkload(request.workload.def, request.workload.file, counter);
   assertFitsContext(workload, request.workload.file, server?.effectiveConfig?.contextPerSlot ?? null);
@@ -366,6 +372,17 @@ async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) 
   const stopRule = stopRuleFor(request, workload);
   const manifest = runManifest(request, target, workload, load, stopRule);
   return { counter, workload, references, environment: await environment, runLoad, load, tokenRange, stopRule, manifest };
+}
+
+/** The managed server's tokenizer, its counts remembered for this process; a model not yet hashed is asked every time. */
+function managedServerCounter(target: ConnectedTarget): TokenCounter {
+  const counter = llamaServerTokenCounter({ baseUrl: target.baseUrl, headers: target.headers });
+  const engine = target.engineInfo as EngineInfo;
+  if (!target.model.sha256) return counter;
+  return rememberingTokenCounter(
+    counter,
+    tokenizerIdentity({ engine, modelSha256: target.model.sha256, extraFlags: target.profile?.extraFlags ?? [] }),
+  );
 }
 
 /**

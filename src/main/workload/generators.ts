@@ -4,6 +4,7 @@ import { AppError } from '../core/errors';
 import { seededRandom } from '../core/random';
 import { readTextFileCapped, MAX_INPUT_FILE_BYTES } from '../core/read-capped';
 import type { TokenCounter } from './token-counter';
+import { mostWordsWithin } from './token-length-search';
 import { DEFAULT_BLOCK_TOKENS, readTrace, traceFile, traceWindow } from './trace';
 import type { ChatMessage, GeneratorDef, ResolvedReplay, WorkloadDef } from './workload-types';
 
@@ -89,8 +90,8 @@ function words(random: () => number, count: number): string[] {
 }
 
 /**
- * Text of exactly `target` tokens by the engine's tokenizer: a binary search over the
- * number of words, then single-token padding for the last few. Reports when the tokenizer
+ * Text of exactly `target` tokens by the engine's tokenizer: the most words that fit
+ * (`mostWordsWithin`), then single-token padding for the last few. Reports when the tokenizer
  * cannot land exactly (it then stays just under).
  */
 export async function textOfTokens(
@@ -101,15 +102,10 @@ export async function textOfTokens(
 ): Promise<{ text: string; tokens: number; exact: boolean }> {
   const pool = words(random, Math.ceil(target * 1.5) + 8);
   const textFor = (n: number) => prefix + pool.slice(0, n).join(' ');
-  let low = 0;
-  let high = pool.length;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if ((await counter.count(textFor(middle))) <= target) low = middle;
-    else high = middle - 1;
-  }
-  let text = textFor(low);
-  let tokens = await counter.count(text);
+  const prefixTokens = prefix === '' ? 0 : await counter.count(prefix);
+  const fit = await mostWordsWithin(target, pool.length, (n) => counter.count(textFor(n)), prefixTokens);
+  let text = textFor(fit.words);
+  let tokens = fit.tokens;
   for (let guard = 0; tokens < target && guard < 16; guard++) {
     const padded = `${text} a`;
     const paddedTokens = await counter.count(padded);

@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import type { ServerAddress } from '../core/server-address';
+import type { EngineInfo } from '../../shared/contract/engine';
 
 /** Counts tokens the way the serving engine will, so generated prompts hit exact lengths. */
 export interface TokenCounter {
@@ -34,3 +36,43 @@ export const estimatingTokenCounter: TokenCounter = {
     return Math.round(words / 0.75);
   },
 };
+
+/** How many counts this process keeps: each is a digest and a number, a few megabytes at most. */
+export const REMEMBERED_COUNTS_MAX = 50_000;
+const rememberedCounts = new Map<string, number>();
+
+/**
+ * A counter that asks `counter` once per text and tokenizer. `tokenizer` must name everything
+ * a count depends on (engine build, model file's hash, server flags): every window of an
+ * experiment resolves the same workload again, often on a fresh server of the same model,
+ * and a generated workload takes hundreds of /tokenize round trips to resolve.
+ */
+export function rememberingTokenCounter(counter: TokenCounter, tokenizer: string): TokenCounter {
+  return {
+    exact: counter.exact,
+    async count(text) {
+      const key = crypto.createHash('sha256').update(`${tokenizer.length}:${tokenizer}`).update(text).digest('base64');
+      const known = rememberedCounts.get(key);
+      if (known !== undefined) return known;
+      const counted = await counter.count(text);
+      // The oldest goes first: a workload's texts are asked for together, so they leave together.
+      if (rememberedCounts.size >= REMEMBERED_COUNTS_MAX) rememberedCounts.delete(rememberedCounts.keys().next().value!);
+      rememberedCounts.set(key, counted);
+      return counted;
+    },
+  };
+}
+
+/**
+ * What a managed llama-server's token counts depend on: the engine build that tokenizes, the
+ * model file whose vocabulary it uses (by hash, so a file replaced in place is another), and
+ * the flags it was launched with (one may override the tokenizer's metadata).
+ */
+export function tokenizerIdentity(tokenizer: {
+  engine: Pick<EngineInfo, 'serverPath' | 'version' | 'commit'>;
+  modelSha256: string;
+  extraFlags: readonly string[];
+}): string {
+  const { engine, modelSha256, extraFlags } = tokenizer;
+  return JSON.stringify([engine.serverPath, engine.version, engine.commit, modelSha256, extraFlags]);
+}
