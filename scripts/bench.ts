@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '../src/main/core/ports';
 import { runToCompletion } from '../src/main/core/process';
 import { locateEngine, toolPath } from '../src/main/engines/llamacpp/locate-engine';
 import { findCachedBuild } from '../src/main/engines/llamacpp/engine-build';
@@ -19,8 +18,6 @@ import { deriveRequestMetrics } from '../src/main/metrics/request-metrics';
 import { summarizeRun } from '../src/main/metrics/run-summary';
 import { generateLoad } from '../src/main/runner/load-generator';
 import { createKeepAliveAgent, streamCompletion } from '../src/main/client/stream-client';
-import { DEFAULT_TIMEOUTS } from '../src/main/server/managed-server';
-import { ServerManager } from '../src/main/server/server-manager';
 import { SAVED_PROFILE_RULES } from '../src/main/engines/llamacpp/profile-rules';
 import { openAppStore } from '../src/main/store/app-store';
 import type { StoredRequest } from '../src/main/store/run-store';
@@ -38,6 +35,7 @@ import { pythonReferenceRow } from './bench/python-reference';
 import { minimalRequest } from './bench/minimal-request';
 import { clientOnlyOverhead } from './bench/client-only-overhead';
 import { workloadResolveTimes } from './bench/workload-resolve';
+import { startManagedBenchServer } from './bench/managed-bench-server';
 import { roundPairedMedian, roundsForHalfWidth, roundsInterval } from './bench/paired-rounds';
 import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
 
@@ -68,19 +66,9 @@ async function clientOverhead(): Promise<void> {
     rows.push({ figure: 'client overhead', value: 'skipped: no llama-server (run ./bin/inferlab setup)', target: '' });
     return;
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
-  const store = openAppStore(path.join(dir, 'bench.db'), SAVED_PROFILE_RULES);
-  const servers = new ServerManager(async () => engine, store.sessions, dir, {
-    timeouts: DEFAULT_TIMEOUTS,
-    choosePort: () => findFreePort(),
-  });
+  const server = await startManagedBenchServer(engine, 'demo:q4_k_m', { ...defaultProfile(), parallelSlots: 32, contextSize: 32 * 256 });
+  const { headers } = server;
   try {
-    const server = await servers.start({
-      modelRef: 'demo:q4_k_m',
-      profile: { ...defaultProfile(), parallelSlots: 32, contextSize: 32 * 256 },
-    });
-    // The managed server answers only requests carrying its key.
-    const headers = { ...servers.get(server.id).authHeaders };
     const body = { messages: [{ role: 'user', content: 'Count to ten.' }], max_tokens: 16, temperature: 0, ignore_eos: true };
     for (const concurrency of [1, 32]) {
       const agent = createKeepAliveAgent(concurrency + 4);
@@ -96,13 +84,13 @@ async function clientOverhead(): Promise<void> {
           Array.from({ length: concurrency }, async (_, worker) => {
             const sendOurs = async () => {
               const overhead = deriveRequestMetrics(
-                await streamCompletion({ baseUrl: server.baseUrl!, headers, body, agent }),
+                await streamCompletion({ baseUrl: server.baseUrl, headers, body, agent }),
               ).client_overhead_ms;
               if (overhead !== null) ours.push(overhead);
               return overhead;
             };
             const sendMinimal = async () => {
-              const raw = await minimalRequest(server.baseUrl!, headers, { ...body, stream_options: { include_usage: true } });
+              const raw = await minimalRequest(server.baseUrl, headers, { ...body, stream_options: { include_usage: true } });
               if (raw !== null) minimal.push(raw);
               return raw;
             };
@@ -138,13 +126,13 @@ async function clientOverhead(): Promise<void> {
         target: 'interval within +0.5 ms',
       });
     }
-    rows.push(await pythonReferenceRow(server.baseUrl!, headers, body));
+    rows.push(await pythonReferenceRow(server.baseUrl, headers, body));
     // Single-stream decode through the server next to llama-bench on the same model and threads.
     const decode: number[] = [];
     const decodeAgent = createKeepAliveAgent(2);
     for (let i = 0; i < 10; i++) {
       const completion = await streamCompletion({
-        baseUrl: server.baseUrl!,
+        baseUrl: server.baseUrl,
         headers,
         agent: decodeAgent,
         body: { messages: [{ role: 'user', content: 'Write.' }], max_tokens: 128, temperature: 0, ignore_eos: true },
@@ -202,9 +190,7 @@ async function clientOverhead(): Promise<void> {
       target: '< 1 %',
     });
   } finally {
-    await servers.dispose();
-    store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.dispose();
   }
 }
 

@@ -4,36 +4,23 @@
  * as every window of an experiment after the first does (`npm run bench -- resolve`).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { findFreePort } from '../../src/main/core/ports';
 import { locateEngine } from '../../src/main/engines/llamacpp/locate-engine';
 import { defaultProfile } from '../../src/main/engines/llamacpp/launch-args';
-import { SAVED_PROFILE_RULES } from '../../src/main/engines/llamacpp/profile-rules';
-import { DEFAULT_TIMEOUTS } from '../../src/main/server/managed-server';
-import { ServerManager } from '../../src/main/server/server-manager';
-import { openAppStore } from '../../src/main/store/app-store';
 import { listBuiltinWorkloads, readWorkloadFile, workloadPath } from '../../src/main/workload/parse-workload';
 import { resolveWorkload } from '../../src/main/workload/resolve-workload';
 import { llamaServerTokenCounter, rememberingTokenCounter, type TokenCounter } from '../../src/main/workload/token-counter';
 import type { BenchRow } from './bench-row';
+import { startManagedBenchServer } from './managed-bench-server';
 
 const MODEL = 'demo:q8_0';
 
 export async function workloadResolveTimes(): Promise<BenchRow[]> {
   const { engine } = await locateEngine();
   if (!engine) return [{ figure: 'workload resolve', value: 'skipped: no llama-server (run ./bin/inferlab setup)', target: '' }];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
-  const store = openAppStore(path.join(dir, 'bench.db'), SAVED_PROFILE_RULES);
-  const servers = new ServerManager(async () => engine, store.sessions, dir, {
-    timeouts: DEFAULT_TIMEOUTS,
-    choosePort: () => findFreePort(),
-  });
+  const server = await startManagedBenchServer(engine, MODEL, defaultProfile());
   const rows: BenchRow[] = [];
   try {
-    const server = await servers.start({ modelRef: MODEL, profile: defaultProfile() });
-    const tokenizer = llamaServerTokenCounter({ baseUrl: server.baseUrl!, headers: { ...servers.get(server.id).authHeaders } });
+    const tokenizer = llamaServerTokenCounter({ baseUrl: server.baseUrl, headers: server.headers });
     // A name no earlier resolve in this process used, so the first resolve asks the server for everything.
     const identity = `bench ${crypto.randomUUID()}`;
     for (const name of listBuiltinWorkloads()) {
@@ -54,9 +41,7 @@ export async function workloadResolveTimes(): Promise<BenchRow[]> {
       });
     }
   } finally {
-    await servers.dispose();
-    store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.dispose();
   }
   return rows;
 }

@@ -12,8 +12,8 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
-  const offload = [...offloadWarnings(result.conditions), ...bunchedDeliveryLines(result.conditions)].map((line) => `\n${line}`).join('');
-  return `${experimentBody(result)}${efficiencyLines(result)}${offload}${cooldown}`;
+  const warnings = [...offloadWarnings(result.conditions), ...bunchedDeliveryLines(result.conditions)].map((line) => `\n${line}`).join('');
+  return `${experimentBody(result)}${efficiencyLines(result)}${warnings}${cooldown}`;
 }
 
 /** Each condition's energy per output token and decode bandwidth, means over its windows. */

@@ -83,7 +83,8 @@ export function summarizeCondition(
     measuredAll.push(...measuredRows);
     const own = summaryOfRows(runId, measuredRows);
     perWindow.push({ requests: own.throughput.requests_per_s, outputTokens: own.throughput.output_tokens_per_s });
-    if (own.delivery) delivery.push({ judged_requests: own.delivery.judged_requests, bunched_requests: own.delivery.bunched_requests });
+    // One entry per window, so the warning's window numbers stay the windows' own.
+    delivery.push({ judged_requests: own.delivery?.judged_requests ?? 0, bunched_requests: own.delivery?.bunched_requests ?? 0 });
   }
   const summary = summaryOfRows(name, measuredAll);
   const cacheN = largestCacheN(rows);
