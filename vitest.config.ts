@@ -5,12 +5,13 @@ import { defineConfig } from 'vitest/config';
 const everyCore = Math.max(2, os.availableParallelism());
 const simulations = 'test/unit/**/*-simulation.test.ts';
 const serverLeakCheck = 'test/support/no-server-outlives-file.ts';
-// .ci/run runs the tests tagged so a second time with the nvidia-smi stand-in on PATH (docs/TESTING.md).
+// .ci/run runs every integration and UI test a second time with the nvidia-smi stand-in on PATH, but those
+// tagged so (docs/TESTING.md).
 const tags = [
   {
-    name: 'gpu-path',
+    name: 'own-gpu-tools',
     description:
-      'what an nvidia-smi on PATH can change: setup, the engine plan, telemetry, offload, and the runs and experiments that read them',
+      'sets the PATH its GPU samplers read (a stand-in of its own, or none), so it already runs both ways and the stand-in pass leaves it out',
   },
 ];
 

@@ -17,8 +17,9 @@ for (const argument of process.argv.slice(2)) {
     fixed(summary.metrics.ttft_ms.p50, 2),
     fixed(summary.metrics.tpot_ms.p50, 3),
     fixed(gpu?.peak_used_mib, 0),
-    fixed(gpu?.power_w_mean, 0),
-    fixed(summary.telemetry?.energy?.joules_per_output_token, 4),
+    // A CPU engine's row reads the GPU's draw as context only: it is not the run's energy.
+    `${fixed(gpu?.power_w_mean, 0)}${summary.telemetry?.energy?.context_only ? ' (GPU, not the run)' : ''}`,
+    summary.telemetry?.energy?.context_only ? '— (engine not on the GPU)' : fixed(summary.telemetry?.energy?.joules_per_output_token, 4),
     bandwidth?.utilization === null || bandwidth?.utilization === undefined
       ? `— (${bandwidth?.reason ?? bandwidth?.peak_reason ?? 'none'})`
       : `${fixed(bandwidth.utilization * 100, 0)} %`,

@@ -14,6 +14,7 @@ const sig = (value: number | null | undefined, unit = '') =>
 export function energyLine(energy: EnergySummary | undefined): string | null {
   if (!energy) return null;
   if (energy.joules === null) return `energy: — (${energy.reason})`;
+  if (energy.context_only) return `energy: — (${energy.reason}: ${sig(energy.joules, ' J')} from ${energy.source})`;
   const source = energy.source === 'rapl' ? `RAPL ${energy.rapl_domains?.join(' + ') ?? ''}`.trim() : energy.source;
   const perGpu =
     energy.per_gpu && energy.per_gpu.length > 1

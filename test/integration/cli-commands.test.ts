@@ -105,52 +105,48 @@ describe('inferlab commands that manage stored things', () => {
     expect(refused.stderr).toMatch(/the output folder \/dev\/null\/x is not a folder/);
   });
 
-  it(
-    'models plan reads a hub repository by range and fits it to the GPU nvidia-smi lists, and refuses mistakes with the flag named',
-    { tags: ['gpu-path'] },
-    async () => {
-      const hub = await startStandInHub({ repos: { 'tiny/Tiny-GGUF': { files: tinyGgufRepoFiles() } } });
-      try {
-        // The recorded nvidia-smi stand-in: one RTX 4090, 5,120 of 24,564 MiB used.
-        const planEnv = {
-          ...env,
-          HF_ENDPOINT: hub.url,
-          HF_HOME: tempDir(),
-          PATH: `${path.join(__dirname, '..', 'fixtures', 'nvidia-smi', 'bin')}:${process.env.PATH}`,
-        };
-        const text = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'F16,Q4_K_M', '--ctx', '8192'], planEnv);
-        expect(text.code, text.stderr).toBe(0);
-        expect(text.stdout).toMatch(/^Plan for hf:tiny\/Tiny-GGUF \(revision main\): 8,192 tokens per slot × 1 slot/);
-        expect(text.stdout).toMatch(/GPU 0: NVIDIA GeForce RTX 4090: 19\.0 GiB free of 24\.0 GiB; 1008 GB\/s \(datasheet/);
-        expect(text.stdout).toMatch(/^F16\s+.*fits \(5\/5 layers\)\s+8,192\s+\d+/m);
-        const json = await inferlab(
-          ['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'all', '--parallel', '2', '--kv', 'q8_0', '--json'],
-          planEnv,
-        );
-        expect(json.code, json.stderr).toBe(0);
-        const plan = JSON.parse(json.stdout) as { settings: { parallel: number; kvType: string }; candidates: { label: string }[] };
-        expect(plan.settings).toMatchObject({ parallel: 2, kvType: 'q8_0' });
-        expect(plan.candidates.map((candidate) => candidate.label).sort()).toEqual(['F16', 'F32', 'Q4_K_M']);
-        for (const [args, message] of [
-          [['--ctx', '100'], /--ctx must be a whole number from 256 to 4194304, got "100"/],
-          [['--kv', 'q5_1'], /--kv must be one of f16, q8_0, q4_0, got "q5_1"/],
-          [['--quants', ','], /--quants expects labels like Q4_K_M,Q8_0 or "all"/],
-        ] as const) {
-          const refused = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', ...args], planEnv);
-          expect(refused.code).toBe(2);
-          expect(refused.stderr).toMatch(message);
-        }
-        const none = await inferlab(['models', 'plan'], planEnv);
-        expect(none.code).toBe(2);
-        expect(none.stderr).toMatch(/models plan needs one source/);
-        const missing = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], planEnv);
-        expect(missing.code).toBe(2);
-        expect(missing.stderr).toMatch(/no Q2_K in hf:tiny\/Tiny-GGUF; it has F16, F32, Q4_K_M/);
-      } finally {
-        await hub.close();
+  it('models plan reads a hub repository by range and fits it to the GPU nvidia-smi lists, and refuses mistakes with the flag named', async () => {
+    const hub = await startStandInHub({ repos: { 'tiny/Tiny-GGUF': { files: tinyGgufRepoFiles() } } });
+    try {
+      // The recorded nvidia-smi stand-in: one RTX 4090, 5,120 of 24,564 MiB used.
+      const planEnv = {
+        ...env,
+        HF_ENDPOINT: hub.url,
+        HF_HOME: tempDir(),
+        PATH: `${path.join(__dirname, '..', 'fixtures', 'nvidia-smi', 'bin')}:${process.env.PATH}`,
+      };
+      const text = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'F16,Q4_K_M', '--ctx', '8192'], planEnv);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(/^Plan for hf:tiny\/Tiny-GGUF \(revision main\): 8,192 tokens per slot × 1 slot/);
+      expect(text.stdout).toMatch(/GPU 0: NVIDIA GeForce RTX 4090: 19\.0 GiB free of 24\.0 GiB; 1008 GB\/s \(datasheet/);
+      expect(text.stdout).toMatch(/^F16\s+.*fits \(5\/5 layers\)\s+8,192\s+\d+/m);
+      const json = await inferlab(
+        ['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'all', '--parallel', '2', '--kv', 'q8_0', '--json'],
+        planEnv,
+      );
+      expect(json.code, json.stderr).toBe(0);
+      const plan = JSON.parse(json.stdout) as { settings: { parallel: number; kvType: string }; candidates: { label: string }[] };
+      expect(plan.settings).toMatchObject({ parallel: 2, kvType: 'q8_0' });
+      expect(plan.candidates.map((candidate) => candidate.label).sort()).toEqual(['F16', 'F32', 'Q4_K_M']);
+      for (const [args, message] of [
+        [['--ctx', '100'], /--ctx must be a whole number from 256 to 4194304, got "100"/],
+        [['--kv', 'q5_1'], /--kv must be one of f16, q8_0, q4_0, got "q5_1"/],
+        [['--quants', ','], /--quants expects labels like Q4_K_M,Q8_0 or "all"/],
+      ] as const) {
+        const refused = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', ...args], planEnv);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(message);
       }
-    },
-  );
+      const none = await inferlab(['models', 'plan'], planEnv);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/models plan needs one source/);
+      const missing = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], planEnv);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/no Q2_K in hf:tiny\/Tiny-GGUF; it has F16, F32, Q4_K_M/);
+    } finally {
+      await hub.close();
+    }
+  });
 
   it('models pull downloads into the Hugging Face cache with plain progress lines off a terminal, resumes nothing twice, and refuses mistakes', async () => {
     const files = tinyGgufRepoFiles();

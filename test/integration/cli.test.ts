@@ -28,7 +28,7 @@ describe('inferlab CLI', () => {
     expect(store.getRun(summary.run_id)?.status).toBe('completed');
   });
 
-  it('setup reuses the cached engine and demo models', { tags: ['gpu-path'] }, async () => {
+  it('setup reuses the cached engine and demo models', async () => {
     const result = await inferlab(['setup']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/reusing cached llama.cpp|using (configured|path) llama-server/);
@@ -54,7 +54,7 @@ describe('inferlab CLI', () => {
     expect(result.stderr).toMatch(message);
   });
 
-  it('doctor --json reports each item with its status and fix', { tags: ['gpu-path'] }, async () => {
+  it('doctor --json reports each item with its status and fix', async () => {
     const result = await inferlab(['doctor', '--json', '--db', path.join(tempDir(), 'doctor.db')]);
     const report = JSON.parse(result.stdout);
     const ids = report.checks.map((check: { id: string }) => check.id);

@@ -141,7 +141,7 @@ describe('contention between a run and the rest of the machine', () => {
   it(
     'marks a run beside a CPU burner contaminated and names the burner; a run without it does not name it',
     // The GPU sampler's own processes must not count as competition.
-    { timeout: 240_000, tags: ['gpu-path'] },
+    { timeout: 240_000 },
     async () => {
       const threshold = EXPERIMENT_DEFAULTS.contentionCpuCores;
       const dir = tempDir();

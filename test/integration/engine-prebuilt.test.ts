@@ -1,5 +1,3 @@
-// @module-tag gpu-path
-// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';

@@ -1,5 +1,3 @@
-// @module-tag gpu-path
-// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
 import { describe, expect, it } from 'vitest';
 import { identify, isAlive } from '../../src/main/core/process-identity';
 import { runFirstRequest } from '../../src/main/demo/first-request';

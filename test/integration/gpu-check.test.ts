@@ -1,3 +1,5 @@
+// @module-tag own-gpu-tools
+// The check runs under a PATH of its own (the stand-in, Node and the system's tools), so .ci/run's stand-in pass leaves it out.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +30,23 @@ function gpuCheck(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output
 }
 
 describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU is lent', () => {
+  it('exits 1 and names every step that failed: here both setups, cut off by their time limit, and so every run', async () => {
+    const env = {
+      HOME: process.env.HOME,
+      PATH: [standIn, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      OUT: tempDir(),
+      GPU_CHECK_CACHE: tempDir(),
+      GPU_CHECK_DATA: tempDir(),
+      GPU_CHECK_SETUP_S: '0.1',
+      GPU_CHECK_IDLE_S: '1',
+    };
+    const { code, output } = await gpuCheck(env);
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/^gpu-check: FAILED: planned setup: /m);
+    expect(output).toMatch(/^gpu-check: 3 step\(s\) failed: planned setup; cpu setup; runs$/m);
+    expect(output).not.toMatch(/every step attempted succeeded/);
+  });
+
   it(
     'runs end to end with the nvidia-smi stand-in: falls back to the CPU engine, says so, and prints its one table',
     { timeout: 480_000 },
@@ -74,10 +93,16 @@ describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU
           );
           // The engine's own startup log, explained.
           expect(output).toMatch(/^backend +cpu$/m);
-          // The one table: its header and the CPU engine's row, with figures, not dashes, where a CPU engine has them.
+          // The one table: its header and the CPU engine's row, with figures, not dashes, where a CPU engine has them;
+          // the GPU's draw is context there, never energy per token of tokens the CPU made.
           expect(row).toMatch(/^cpu \(no CUDA\) +none +\d+\.\d{2} +\d+\.\d{3} /);
+          expect(row).toMatch(/ \d+ \(GPU, not the run\) +— \(engine not on the GPU\) /);
         }
-        expect(output).toMatch(/^listening +127\.0\.0\.1:39871$/m);
+        // `server explain` read the engine's own startup log: its backend, and the address it listened on.
+        const explained = fs.readFileSync(path.join(out, `explain-${backend}.txt`), 'utf8');
+        expect(explained).toMatch(new RegExp(`^backend +${backend}$`, 'm'));
+        expect(explained).toMatch(/^listening +127\.0\.0\.1:39871$/m);
+        expect(output).toMatch(/^gpu-check: every step attempted succeeded$/m);
         const seconds = Number(/^gpu-check: (\d+) s; files in /m.exec(output)?.[1]);
         expect(seconds).toBeLessThanOrEqual(480);
 
@@ -89,7 +114,11 @@ describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU
         expect(fs.readFileSync(path.join(out, 'captured', 'llama-logs', `${backend}-NVIDIA-GeForce-RTX-4090.log`), 'utf8')).toMatch(
           /listening on/,
         );
-        expect(fs.readFileSync(path.join(out, `quant-${backend}.txt`), 'utf8')).toMatch(/q4_k_m/i);
+        // The quantization experiment ran to its end: a row of figures for each quantization, and a recommendation.
+        const quant = fs.readFileSync(path.join(out, `quant-${backend}.txt`), 'utf8');
+        for (const name of ['f16', 'q8_0', 'q4_k_m'])
+          expect(quant).toMatch(new RegExp(`^${name} +2 +\\d[\\d.]* ms +\\S.* +\\d[\\d.]* ms +\\d[\\d.]* +`, 'm'));
+        expect(quant).toMatch(/^recommendation: \S+/m);
       } finally {
         fs.rmSync(data, { recursive: true, force: true });
       }

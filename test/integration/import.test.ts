@@ -47,7 +47,7 @@ async function measuredRun(db: string, concurrency: string): Promise<string> {
 }
 
 describe('export and import between databases', () => {
-  it('brings real runs back field for field, and they compare as the originals do', { tags: ['gpu-path'] }, async () => {
+  it('brings real runs back field for field, and they compare as the originals do', async () => {
     const dir = tempDir();
     const source = path.join(dir, 'source.db');
     const target = path.join(dir, 'target.db');

@@ -119,7 +119,7 @@ describe('quantization experiment: token agreement, KLD, gates', () => {
 
   it(
     '--from plans hub quantizations against this machine, leaves out one that cannot fit, pulls the rest and compares them (stand-in hub)',
-    { tags: ['gpu-path'], timeout: 300_000 },
+    { timeout: 300_000 },
     async () => {
       const dir = tempDir();
       const oversized = oversizedModel();

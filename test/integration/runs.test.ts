@@ -18,7 +18,7 @@ const tempDir = useTempDirs();
 const METRICS = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'];
 
 describe('inferlab run against the real llama-server', () => {
-  it('runs chat-short at concurrency 4 with every summary number filled, and exports it', { tags: ['gpu-path'] }, async () => {
+  it('runs chat-short at concurrency 4 with every summary number filled, and exports it', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'runs.db');
     const summary = await inferlabJson(

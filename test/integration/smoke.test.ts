@@ -1,5 +1,3 @@
-// @module-tag gpu-path
-// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inferlab, inferlabJson } from '../support/cli';

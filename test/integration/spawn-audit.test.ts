@@ -1,5 +1,3 @@
-// @module-tag gpu-path
-// (What an nvidia-smi on PATH can change: this file runs again in .ci/run's stand-in pass; docs/TESTING.md.)
 import childProcess from 'node:child_process';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';

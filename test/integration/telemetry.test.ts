@@ -1,5 +1,6 @@
+// @module-tag own-gpu-tools
 // Every test here sets the PATH its sampler reads (a stand-in of its own, or none), so an nvidia-smi on the
-// machine's PATH changes nothing: the file is not tagged gpu-path and .ci/run's stand-in pass leaves it out.
+// machine's PATH changes nothing, and .ci/run's stand-in pass leaves the file out.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';

@@ -21,7 +21,11 @@ export async function expectDemoQuantizationsProven(quant: ExperimentResult, win
   expect(q4!.kld_mean!).toBeGreaterThan(q8!.kld_mean!);
   for (const condition of quant.conditions) expect(condition.run_ids).toHaveLength(windows);
   expect(f16!.load_ms!).toBeGreaterThan(0);
-  if ((await machineReport()).gpus.length === 0) expect(f16!.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
+  // What the expectation follows is where the engine runs, not whether a GPU is listed: a CPU engine on a GPU box
+  // (a driver without the CUDA runtime) holds no VRAM, so the device's reading may rightly be 0.
+  const { gpus, engineBackend } = await machineReport();
+  if (gpus.length === 0) expect(f16!.vram).toEqual({ baseline_mib: null, peak_mib: null, server_mib: null });
+  else if (engineBackend === 'cpu') expect(f16!.vram!.peak_mib!).toBeGreaterThanOrEqual(0);
   else expect(f16!.vram!.peak_mib!).toBeGreaterThan(0);
   const serverMib = quant.conditions.map((condition) => condition.vram?.server_mib ?? null);
   // Any gate a condition failed, named with its detail: a recommendation that went elsewhere says why.

@@ -12,11 +12,17 @@ import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 export default class SkipAndTimeReporter implements Reporter {
   private readonly spans = new Map<string, { start: number; end: number }>();
   private filterTags: string[] = [];
+  private wantedTags: string[] = [];
+  private refusedTags: string[] = [];
 
   onInit(vitest: Vitest): void {
-    // The tag names an expression such as "gpu-path && !slow" mentions.
+    // The tags an expression such as "slow && !own-gpu-tools" names, those wanted and those refused ("!").
+    // Expressions here are read as conjunctions of such terms; "||" and parentheses are not used by this project.
     const expressions = vitest.config.tagsFilter ?? [];
-    this.filterTags = expressions.flatMap((expression) => expression.match(/[\w\-/]+/g) ?? []);
+    const terms = expressions.flatMap((expression) => expression.match(/!?\s*[\w\-/]+/g) ?? []);
+    this.refusedTags = terms.filter((term) => term.startsWith('!')).map((term) => term.slice(1).trim());
+    this.wantedTags = terms.filter((term) => !term.startsWith('!'));
+    this.filterTags = terms;
   }
 
   onTestModuleStart(module: TestModule): void {
@@ -31,7 +37,10 @@ export default class SkipAndTimeReporter implements Reporter {
   }
 
   private leftOutByFilter(test: TestCase, note: string | undefined): boolean {
-    return this.filterTags.length > 0 && note === undefined && !test.tags.some((tag) => this.filterTags.includes(tag));
+    if (this.filterTags.length === 0 || note !== undefined) return false;
+    const refused = test.tags.some((tag) => this.refusedTags.includes(tag));
+    const wanted = this.wantedTags.length === 0 || test.tags.some((tag) => this.wantedTags.includes(tag));
+    return refused || !wanted;
   }
 
   onTestRunEnd(modules: readonly TestModule[]): void {

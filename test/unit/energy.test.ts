@@ -1,14 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { GpuSample } from '../../src/shared/contract/telemetry';
 import { parseGpuLine } from '../../src/main/telemetry/nvidia-smi-parse';
 import { integratePower } from '../../src/main/telemetry/power-integral';
 import { findRaplDomains, RaplMeter } from '../../src/main/telemetry/rapl';
 import { TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { isSlowdown, throttleReasonNames } from '../../src/main/telemetry/throttle-reasons';
-import { gpuWindowEnergy, throttleSummary, withEnergyPerWork } from '../../src/main/telemetry/window-energy';
+import { energyLine } from '../../src/shared/energy-bandwidth-lines';
+import {
+  engineOffTheGpu,
+  gpuEnergyAsContext,
+  gpuWindowEnergy,
+  throttleSummary,
+  withEnergyPerWork,
+} from '../../src/main/telemetry/window-energy';
 import { useTempDirs } from '../support/temp';
 import { measureOneWindow } from '../support/telemetry-window';
 
@@ -142,6 +149,30 @@ describe('energy by the trapezoid rule', () => {
     });
   });
 
+  it("keeps a GPU's energy as context only, never per token, when the engine ran on the CPU", () => {
+    const samples = [0, 250, 500, 750, 1000].map((t) => sample(0, t, 78));
+    const energy = gpuWindowEnergy(samples, new Set([0]), { start: 0, end: 1000 }, 'nvidia-smi power.draw');
+    const cpuEngine = engineOffTheGpu({ state: 'none', backend: 'cpu' });
+    expect(cpuEngine).toMatch(/^not this run's: a cpu engine with nothing offloaded ran on the CPU/);
+    const context = withEnergyPerWork(gpuEnergyAsContext(energy, cpuEngine!), { completedRequests: 4, outputTokens: 452 });
+    // The H200-at-idle case: 78 J over the window divided by tokens the CPU made would read 0.1725 J/token.
+    expect(context).toMatchObject({
+      joules: 78,
+      context_only: true,
+      reason: cpuEngine,
+      joules_per_request: null,
+      joules_per_output_token: null,
+      output_tokens_per_joule: null,
+    });
+    expect(energyLine(context)).toBe(`energy: — (${cpuEngine}: 78.0 J from nvidia-smi power.draw)`);
+    // A GPU engine, or an offload nobody recorded, keeps its energy; RAPL is the CPU's own and stays too.
+    expect(engineOffTheGpu({ state: 'full', backend: 'cuda' })).toBeNull();
+    expect(engineOffTheGpu({ state: 'partial', backend: 'cuda' })).toBeNull();
+    expect(engineOffTheGpu(null)).toBeNull();
+    const rapl = { ...energy, source: 'rapl' as const };
+    expect(gpuEnergyAsContext(rapl, cpuEngine!)).toBe(rapl);
+  });
+
   it('is null with the reason when a run GPU has no power readings', () => {
     const samples = [0, 500, 1000].map((t) => sample(0, t, null));
     const energy = gpuWindowEnergy(samples, new Set([0]), { start: 0, end: 1000 }, 'nvidia-smi power.draw');
@@ -189,6 +220,12 @@ describe('CPU package energy from RAPL', () => {
 
   it('is what a session reports for energy without a GPU', async () => {
     const root = powercap({ 'intel-rapl:0': { name: 'package-0', energy: 1_000_000, range: 1_000_000_000 } });
+    // No GPU tool at all: an amd-smi or ioreg on this machine's PATH would otherwise answer for the GPU.
+    const machinePath = process.env.PATH;
+    process.env.PATH = tempDir();
+    onTestFinished(() => {
+      process.env.PATH = machinePath;
+    });
     const origin = performance.now();
     const session = new TelemetrySession({
       clock: () => performance.now() - origin,
@@ -204,6 +241,7 @@ describe('CPU package energy from RAPL', () => {
     session.markWindowEnd();
     await session.stop();
     const summary = session.summary();
+    expect(summary.gpu_unavailable_reason).toMatch(/neither nvidia-smi, amd-smi nor ioreg found/);
     expect(summary.energy).toMatchObject({ source: 'rapl', joules: 30, coverage: 1, rapl_domains: ['package-0'] });
     expect(summary.throttle!.throttled).toBeNull();
   });

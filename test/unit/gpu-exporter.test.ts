@@ -2,6 +2,8 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseGpuExporterMetrics } from '../../src/main/telemetry/gpu-exporter-parse';
 import { GpuExporterSampler } from '../../src/main/telemetry/gpu-exporter-sampler';
+import { collectedReadings, exporterWindow } from '../../src/main/telemetry/exporter-window';
+import type { GpuSample } from '../../src/shared/contract/telemetry';
 import { GpuSampler } from '../../src/main/telemetry/gpu-sampler';
 import { TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { telemetryLines } from '../../src/main/cli/summary-table';
@@ -267,11 +269,19 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
     return session.summary();
   }
 
-  it('a run shorter than the exporter interval still gets a reading at each edge of its window', async () => {
+  /** The measured window's length as notes print it, from the summary itself: a loaded machine stretches it. */
+  const windowSeconds = (summary: Awaited<ReturnType<typeof shortRun>>) =>
+    ((summary.window!.end_ms! - summary.window!.start_ms!) / 1000).toFixed(2);
+
+  it('a page that changes on every scrape: the close of a short window is a sample of it, the opening (which may predate it) is not', async () => {
     const url = await exporter((scrape) => `${dcgm(0, 4000 + scrape, 60 + scrape)}\n`);
     const summary = await shortRun(url, 300);
-    expect(summary.gpu).toMatchObject({ samples: 2, baseline_samples: 2, peak_used_mib: expect.any(Number) });
-    expect(summary.gpu!.power_w_mean).toBeGreaterThan(60);
+    expect(summary.gpu).toMatchObject({ baseline_samples: 2, peak_used_mib: expect.any(Number) });
+    // The opening read's page may have been collected after the read before it, before the window:
+    // only pages first read after the opening are the window's (the close; a periodic read too, on a slow machine).
+    expect(summary.gpu!.samples).toBeGreaterThanOrEqual(1);
+    expect(summary.gpu!.power_w_mean).toBeGreaterThan(61);
+    // Every read showed a new page, so nothing says the exporter is slower than the reads.
     expect(summary.gpu!.sampling_notes ?? []).toEqual([]);
     expect(summary.energy?.source).toBe('dcgm-exporter power');
   });
@@ -280,15 +290,204 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
     // Answers the two baseline scrapes, then fails: the window's edges get no reading.
     const url = await exporter((scrape) => (scrape < 2 ? `${dcgm(0, 4000, 60)}\n` : { status: 503, text: 'exporter restarting' }));
     const summary = await shortRun(url, 300);
-    expect(summary.gpu).toMatchObject({ samples: 0, baseline_samples: 2, power_w_mean: null, utilization_pct_mean: null });
-    expect(summary.gpu!.sampling_notes).toEqual([
-      expect.stringMatching(
-        /^no GPU sample fell inside the 0\.3\d s measured window \(sampled every 1000 ms; the last reading failed: HTTP 503.*\): its utilization, power and peak memory are unknown$/,
-      ),
-    ]);
-    expect(telemetryLines(summary)).toContainEqual(
-      expect.stringMatching(/^GPU telemetry: no GPU sample fell inside the 0\.3\d s measured window/),
-    );
+    // The two baseline pages are one collection read twice.
+    expect(summary.gpu).toMatchObject({ samples: 0, baseline_samples: 1, power_w_mean: null, utilization_pct_mean: null });
+    const noSample = `no GPU sample fell inside the ${windowSeconds(summary)} s measured window (sampled every 1000 ms; the last reading failed: HTTP 503): its utilization, power and peak memory are unknown`;
+    const notes = summary.gpu!.sampling_notes ?? [];
+    expect(notes).toContain(noSample);
+    // The unchanged baseline page also says the exporter collects less often than a second, where the window was shorter.
+    for (const note of notes.filter((note) => note !== noSample)) expect(note).toMatch(/it cannot resolve the \d+\.\d\d s measured window/);
+    expect(telemetryLines(summary)).toContain(`GPU telemetry: ${noSample}`);
+  });
+
+  describe("an exporter's page is its last collection, not a reading taken now", () => {
+    /** The stand-in's time: the page it serves depends on it, and the sampler reads the run clock from it. */
+    let now = 0;
+    /** A constructed dcgm-exporter that collects every 3 s of `now` (read every 1 s, its page changes every third read). */
+    const everyThreeSeconds = (stamp?: (collectedAt: number) => number) => (): string => {
+      const collectedAt = Math.floor(now / 3000) * 3000 - 400;
+      const page = dcgm(0, 4000 + collectedAt / 100, 70 + collectedAt / 1000);
+      return stamp ? `${page.replace(/\n/g, ` ${stamp(collectedAt)}\n`)} ${stamp(collectedAt)}\n` : `${page}\n`;
+    };
+    const WALL_AT_ZERO = 1_760_000_000_000;
+
+    async function readAt(url: string, times: number[]) {
+      const samples: GpuSample[] = [];
+      now = times[0]!;
+      const sampler = new GpuExporterSampler(
+        url,
+        () => now,
+        1000,
+        (sample) => samples.push(sample),
+        undefined,
+        WALL_AT_ZERO + now,
+      );
+      for (const t of times) {
+        now = t;
+        await sampler.scrape(t);
+      }
+      const sweeps = [...new Set(samples.map((sample) => sample.sweep))].map((sweep) => {
+        const own = samples.filter((sample) => sample.sweep === sweep);
+        return { t: own[0]!.t, samples: own };
+      });
+      return { samples, sweeps, cadence: sampler.cadence };
+    }
+
+    const secondsFrom0 = (first: number, last: number) => Array.from({ length: (last - first) / 1000 + 1 }, (_, i) => first + i * 1000);
+
+    it("what tells two collections apart: any GPU series, read or not, in any order; not the exporter's own series", () => {
+      const fingerprint = (text: string) => parseGpuExporterMetrics(text, 0).page.fingerprint;
+      const base = dcgm(0, 4000, 70);
+      const energy = (mj: number) => `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{${labels(0)}} ${mj}`;
+      const own = (requests: number) => `promhttp_metric_handler_requests_total{code="200"} ${requests}\ngo_goroutines ${requests + 10}`;
+      // The figures read here held still, but the GPU's energy counter moved: a new collection.
+      expect(fingerprint(`${base}\n${energy(1000)}\n`)).not.toBe(fingerprint(`${base}\n${energy(1070)}\n`));
+      // Only the exporter's own counters moved (they do on every scrape): the same collection.
+      expect(fingerprint(`${base}\n${own(1)}\n`)).toBe(fingerprint(`${base}\n${own(2)}\n`));
+      // dcgm-exporter writes its families in map order, which can differ between scrapes.
+      expect(fingerprint(`${base.split('\n').reverse().join('\n')}\n`)).toBe(fingerprint(`${base}\n`));
+      // Timestamps are part of a collection; the page is stamped only where every GPU series is.
+      const stamped = parseGpuExporterMetrics(`${base.replace(/\n/g, ' 1700000000500\n')} 1700000000900\n`, 0).page;
+      expect(stamped.stampMs).toEqual({ earliest: 1700000000500, latest: 1700000000900 });
+      expect(parseGpuExporterMetrics(`${base.replace('\n', ' 1700000000500\n')}\n`, 0).page.stampMs).toBeNull();
+    });
+
+    it('a page identical to the read before is the same collection again, dated after the read before the one that first showed it', async () => {
+      const url = await exporter(everyThreeSeconds());
+      const { samples, cadence } = await readAt(url, secondsFrom0(0, 8000));
+      expect(samples.map((sample) => [sample.t, sample.collection])).toEqual([
+        [0, { id: 1, earliest: null, latest: 0, stamped: false, repeat: false }],
+        [1000, { id: 1, earliest: null, latest: 0, stamped: false, repeat: true }],
+        [2000, { id: 1, earliest: null, latest: 0, stamped: false, repeat: true }],
+        [3000, { id: 2, earliest: 2000, latest: 3000, stamped: false, repeat: false }],
+        [4000, { id: 2, earliest: 2000, latest: 3000, stamped: false, repeat: true }],
+        [5000, { id: 2, earliest: 2000, latest: 3000, stamped: false, repeat: true }],
+        [6000, { id: 3, earliest: 5000, latest: 6000, stamped: false, repeat: false }],
+        [7000, { id: 3, earliest: 5000, latest: 6000, stamped: false, repeat: true }],
+        [8000, { id: 3, earliest: 5000, latest: 6000, stamped: false, repeat: true }],
+      ]);
+      // The gap from the 2nd to the 3rd collection; the 1st was only first read at 0, not collected then.
+      expect(cadence).toEqual({ reads: 9, collections: 3, unchangedMs: 2000, everyMs: 3000, timestampsRefused: 0 });
+    });
+
+    it('a long window counts each collection taken inside it once, and none of its repeats', async () => {
+      const url = await exporter(everyThreeSeconds());
+      // Read every second, and at the window's opening (2.5 s) and close (9 s).
+      const { sweeps, cadence } = await readAt(url, [0, 1000, 2000, 2500, ...secondsFrom0(3000, 9000)]);
+      const window = exporterWindow(sweeps, { start: 2500, end: 9000 }, cadence, 'dcgm-exporter');
+      // Eight reads fall in the window; three pages were new in it, each first read after the opening read.
+      expect(sweeps.filter((sweep) => sweep.t >= 2500 && sweep.t <= 9000)).toHaveLength(8);
+      expect(window.inside.map((sweep) => [sweep.t, sweep.samples[0]!.memoryUsedMib])).toEqual([
+        [3000, 4026],
+        [6000, 4056],
+        [9000, 4086],
+      ]);
+      expect(window.figures).toBe(window.inside);
+      expect(window.notes).toEqual([]);
+    });
+
+    it('a window shorter than the refresh: the figures are the last collection, with how much older than the window it can be', async () => {
+      const url = await exporter(everyThreeSeconds());
+      // The window opens at 3.2 s and closes at 3.5 s; the page it reads first appeared at 3 s, after the read at 2 s.
+      const { sweeps, cadence } = await readAt(url, [0, 1000, 2000, 3000, 3200, 3500]);
+      const window = exporterWindow(sweeps, { start: 3200, end: 3500 }, cadence, 'dcgm-exporter');
+      expect(window.inside).toEqual([]);
+      // Kept, once: the page both edges read.
+      expect(window.figures.map((sweep) => [sweep.t, sweep.samples[0]!.memoryUsedMib])).toEqual([[3200, 4026]]);
+      expect(window.notes).toEqual([
+        "GPU figures are dcgm-exporter's last collection, not samples inside the 0.30 s measured window: taken up to 1.20 s before it opened",
+        "dcgm-exporter's page did not change for 2.00 s while it was read, so it collects less often than that: it cannot resolve the 0.30 s measured window; dcgm-exporter collects every 30 s unless started with -c <ms> (DCGM_EXPORTER_INTERVAL)",
+      ]);
+    });
+
+    it('once the refresh is measured, a window shorter than it is said to be beyond this exporter', async () => {
+      const url = await exporter(everyThreeSeconds());
+      const { sweeps, cadence } = await readAt(url, [...secondsFrom0(0, 9000), 9100, 9600]);
+      expect(cadence).toMatchObject({ collections: 4, everyMs: 3000 });
+      const window = exporterWindow(sweeps, { start: 9100, end: 9600 }, cadence, 'dcgm-exporter');
+      expect(window.inside).toEqual([]);
+      expect(window.notes).toEqual([
+        "GPU figures are dcgm-exporter's last collection, not samples inside the 0.50 s measured window: taken up to 1.10 s before it opened",
+        'dcgm-exporter collects about every 3.00 s (4 collections in 12 reads of its page): it cannot resolve the 0.50 s measured window; dcgm-exporter collects every 30 s unless started with -c <ms> (DCGM_EXPORTER_INTERVAL)',
+      ]);
+    });
+
+    it('a page that changes on every read: the page first read at the opening may predate the window, the next is inside it', async () => {
+      const url = await exporter(() => `${dcgm(0, 4000 + now, 60)}\n`);
+      const { sweeps, cadence } = await readAt(url, [0, 1000, 1200, 1500]);
+      const window = exporterWindow(sweeps, { start: 1200, end: 1500 }, cadence, 'dcgm-exporter');
+      expect(window.inside.map((sweep) => sweep.t)).toEqual([1500]);
+      // No page was read twice: the gaps between new pages are only the reads' spacing, no refresh to speak of.
+      expect(cadence).toMatchObject({ reads: 4, collections: 4, unchangedMs: 0, everyMs: null });
+      expect(window.notes).toEqual([]);
+    });
+
+    it("the exporter's own timestamps date each collection: a page first read inside the window but stamped before it is not the window's", async () => {
+      const url = await exporter(everyThreeSeconds((collectedAt) => WALL_AT_ZERO + collectedAt));
+      const { samples, sweeps, cadence } = await readAt(url, [...secondsFrom0(0, 5000), 5800, 6000, 6500]);
+      expect(samples.find((sample) => sample.t === 6000)!.collection).toEqual({
+        id: 3,
+        earliest: 5600,
+        latest: 5600,
+        stamped: true,
+        repeat: false,
+      });
+      // Stamped gaps count from the first collection on.
+      expect(cadence).toMatchObject({ collections: 3, everyMs: 3000, timestampsRefused: 0 });
+      // Read-based bounds would have put the page first read at 6 s (after the opening read at 5.8 s) inside the window.
+      const short = exporterWindow(sweeps, { start: 5800, end: 6500 }, cadence, 'dcgm-exporter');
+      expect(short.inside).toEqual([]);
+      // Its figures are the two collections its reads showed: the opening read's, stamped 2.6 s, and the one stamped 5.6 s.
+      expect(short.figures.map((sweep) => sweep.samples[0]!.collection!.latest)).toEqual([2600, 5600]);
+      expect(short.notes[0]).toBe(
+        "GPU figures are dcgm-exporter's last collection, not samples inside the 0.70 s measured window: taken up to 3.20 s before it opened",
+      );
+      expect(short.notes[1]).toMatch(/^dcgm-exporter collects about every 3\.00 s .*it cannot resolve the 0\.70 s measured window/);
+      // A window that holds the stamps holds those collections, dated by their stamps for its energy.
+      const long = exporterWindow(sweeps, { start: 2000, end: 6500 }, cadence, 'dcgm-exporter');
+      expect(long.inside.map((sweep) => sweep.samples[0]!.collection!.latest)).toEqual([2600, 5600]);
+      expect(collectedReadings(long.inside).map((sample) => [sample.t, sample.powerW])).toEqual([
+        [2600, 72.6],
+        [5600, 75.6],
+      ]);
+    });
+
+    it("timestamps ahead of this machine's clock are another clock's: the reads date the page, and a note says so", async () => {
+      const url = await exporter(everyThreeSeconds((collectedAt) => WALL_AT_ZERO + collectedAt + 3_600_000));
+      const { samples, sweeps, cadence } = await readAt(url, secondsFrom0(0, 4000));
+      expect(samples.find((sample) => sample.t === 3000)!.collection).toMatchObject({ earliest: 2000, latest: 3000, stamped: false });
+      expect(cadence.timestampsRefused).toBe(2);
+      expect(exporterWindow(sweeps, { start: 0, end: 4000 }, cadence, 'dcgm-exporter').notes).toContain(
+        "2 of dcgm-exporter's pages carried timestamps ahead of this machine's clock (another clock or time zone): their collection times come from the reads instead",
+      );
+    });
+
+    it('a captured page served unchanged through a short run (dcgm-exporter between its 30 s collections): figures kept and labelled, no sample counted', async () => {
+      const captured = page('dcgm-exporter/metrics-l40s-595.58.03-default-counters.prom');
+      const summary = await shortRun(await exporter(() => captured), 300);
+      expect(summary.gpu).toMatchObject({
+        samples: 0,
+        baseline_samples: 1,
+        power_w_mean: 35.686,
+        utilization_pct_mean: 0,
+        peak_used_mib: 0,
+      });
+      const seconds = windowSeconds(summary);
+      expect(summary.gpu!.sampling_notes).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^GPU figures are dcgm-exporter's last collection, not samples inside the ${seconds.replace('.', '\\.')} s measured window: taken at least \\d+\\.\\d\\d s before it opened \\(how much earlier is unknown: it was the first page read\\)$`,
+          ),
+        ),
+        expect.stringMatching(
+          new RegExp(
+            `^dcgm-exporter's page did not change for \\d+\\.\\d\\d s while it was read, so it collects less often than that: it cannot resolve the ${seconds.replace('.', '\\.')} s measured window; dcgm-exporter collects every 30 s`,
+          ),
+        ),
+      ]);
+      // One power reading of one collection is no energy over the window.
+      expect(summary.energy).toMatchObject({ source: 'dcgm-exporter power', joules: null });
+    });
   });
 
   it('takes only an http(s) URL, naming the field', () => {

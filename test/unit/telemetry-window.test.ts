@@ -165,7 +165,8 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     session.markWindowEnd();
     await session.stop();
     const gpu = session.summary().gpu!;
-    expect(gpu).toMatchObject({ samples: 1, peak_used_mib: expect.any(Number), utilization_pct_mean: expect.any(Number) });
+    // The stand-in's one GPU (one-gpu.csv): 5120 MiB used, 87 % busy, 250.5 W, read once more at the window's end.
+    expect(gpu).toMatchObject({ samples: 1, peak_used_mib: 5120, utilization_pct_mean: 87, power_w_mean: 250.5 });
     expect(gpu.sampling_notes ?? []).toEqual([]);
   });
 

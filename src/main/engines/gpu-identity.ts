@@ -21,15 +21,21 @@ export interface VulkanDevice {
 }
 
 /**
- * One AMD GPU as `amd-smi list --json` lists it: amd-smi's index (what telemetry records and
- * gpuDevices names) and ROCm's device number for it, which HIP_VISIBLE_DEVICES and
- * ROCR_VISIBLE_DEVICES count in.
+ * One AMD GPU as `amd-smi list` lists it: amd-smi's index (what telemetry records and
+ * gpuDevices names) and what ROCm's runtime knows the same GPU by. ROCr numbers GPUs by their
+ * KFD node (ROCR_VISIBLE_DEVICES counts them so) and also takes their UUIDs; HIP's numbers count
+ * the GPUs ROCr surfaces, which on a host with GPUs of different kinds are reported to follow
+ * another order (rocm-devices.ts).
  */
 export interface AmdGpuIdentity {
   index: number;
   bdf: string | null;
-  /** ROCm's (HIP's and ROCr's) device number; null where amd-smi's list does not tell. */
-  hipIndex: number | null;
+  /** ROCr's device number: the GPU's place among the KFD GPU nodes; null where amd-smi's list does not tell. */
+  rocrIndex: number | null;
+  /** "GPU-" and KFD's unique id in 16 hex digits, as ROCr spells it; null where amd-smi shows none, or two GPUs share one. */
+  rocrUuid: string | null;
+  /** The PCI device id (`740f`) amd-smi writes into its UUID; null where it prints none. */
+  deviceId: string | null;
 }
 
 /** What a server's GPU choice is matched against; null where the tool is missing or fails. */
@@ -79,66 +85,76 @@ function wholeNumber(raw: unknown): number | null {
 }
 
 /**
- * `amd-smi list --json`: one entry per GPU with amd-smi's index (`gpu`), `bdf` and KFD's
- * `node_id`; `amd-smi list -e` adds `hip_id`. amd-smi numbers GPUs in its discovery order, HIP
- * and ROCr in KFD node order (amd-smi's own HIP_ID is node_id less the smallest GPU node_id),
- * and the two orders differ on some hosts. ROCm's number is `hip_id` where printed, else the
- * GPU's place in node order; null for every GPU when an entry lacks both.
+ * amd-smi builds its UUID (amdsmi_uuid_gen, ROCm/amdsmi src/amd_smi/amd_smi_uuid.cc) from the
+ * GPU's unique id (the one rocm-smi --showuniqueid and KFD report), its PCI device id and a
+ * function byte: `SSffDDDD-0000-1000-80SS-SSSSSSSSSSSS`, the S being the unique id's 16 hex
+ * digits in order. ROCr names the same GPU `GPU-` and those 16 digits (rocminfo's Uuid line);
+ * captured output shows them agree on an MI210 (with rocm-smi and rocminfo) and on two Navi 21
+ * cards (with amd-smi's asic_serial). A driver that gives no
+ * unique id makes amd-smi print zeros (captured: 2x MI210, ROCm 6.3.3), which pin nothing; nor
+ * does a UUID of any other shape.
  */
-export function parseAmdSmiList(text: string): AmdGpuIdentity[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(text.slice(Math.max(0, text.search(/[[{]/))));
-  } catch {
-    return [];
-  }
-  const entries: unknown[] = Array.isArray(json) ? json : isRecord(json) && Array.isArray(json.gpu_data) ? json.gpu_data : [];
-  const rows = entries.filter(isRecord).flatMap((entry) => {
-    const index = wholeNumber(entry.gpu);
-    if (index === null) return [];
-    return [
-      { index, bdf: typeof entry.bdf === 'string' ? entry.bdf : null, hip: wholeNumber(entry.hip_id), node: wholeNumber(entry.node_id) },
-    ];
-  });
-  const byNode = rows.every((row) => row.node !== null) ? [...rows].sort((a, b) => a.node! - b.node!) : null;
-  const byHip = rows.every((row) => row.hip !== null);
-  return rows.map((row) => ({
-    index: row.index,
-    bdf: row.bdf,
-    hipIndex: byHip ? row.hip : byNode ? byNode.indexOf(row) : null,
-  }));
+export function rocrUuidOfAmdSmi(uuid: string): { rocrUuid: string | null; deviceId: string } | null {
+  const parts = /^([0-9a-f]{2})[0-9a-f]{2}([0-9a-f]{4})-0000-1000-80([0-9a-f]{2})-([0-9a-f]{12})$/i.exec(uuid.trim());
+  if (!parts) return null;
+  const serial = `${parts[1]}${parts[3]}${parts[4]}`.toLowerCase();
+  return { rocrUuid: /^0+$/.test(serial) ? null : `GPU-${serial}`, deviceId: parts[2]!.toLowerCase() };
 }
 
-/** amd-smi's list, where every GPU in it has a ROCm number; null where it cannot map them all. */
-function mappedAmd(amd: readonly AmdGpuIdentity[] | null | undefined): readonly AmdGpuIdentity[] | null {
-  return amd && amd.length > 0 && amd.every((gpu) => gpu.hipIndex !== null) ? amd : null;
+/** `amd-smi list` as text: "GPU: 0" then indented "BDF: …", "UUID: …", "NODE_ID: …" lines, keyed as its JSON names them. */
+function amdSmiListText(text: string): Record<string, unknown>[] {
+  const entries: Record<string, unknown>[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const gpu = /^GPU:\s*(\d+)\s*$/.exec(line);
+    const field = /^\s+([A-Z_]+):\s*(.*?)\s*$/.exec(line);
+    if (gpu) entries.push({ gpu: Number(gpu[1]) });
+    else if (field && entries.length > 0) entries.at(-1)![field[1]!.toLowerCase()] = field[2];
+  }
+  return entries;
+}
+
+function amdSmiListEntries(text: string): unknown[] {
+  const start = text.search(/[[{]/);
+  if (start < 0) return amdSmiListText(text);
+  try {
+    const json: unknown = JSON.parse(text.slice(start));
+    return Array.isArray(json) ? json : isRecord(json) && Array.isArray(json.gpu_data) ? json.gpu_data : [];
+  } catch {
+    return amdSmiListText(text);
+  }
 }
 
 /**
- * ROCm's device numbers (for HIP_VISIBLE_DEVICES) of GPUs chosen by amd-smi's index; null where
- * amd-smi's list cannot say (the indexes then pass as they are, which most hosts number alike).
- * An index amd-smi does not list passes unchanged: the presence check refuses it before launch.
+ * `amd-smi list --json` (or the same list as text): one entry per GPU with amd-smi's index
+ * (`gpu`), `bdf`, `uuid` and KFD's `node_id`; `amd-smi list -e` adds `hip_id`. amd-smi numbers
+ * GPUs in its own discovery order, which on some hosts is not KFD's. ROCr's number is the GPU's
+ * place in KFD node order: its filter counts the KFD nodes that have compute cores, node by node
+ * (ROCR-Runtime's RvdFilter, core/runtime/amd_filter_device.cpp). amd-smi's own HIP_ID (node_id
+ * less the smallest GPU node_id) stands in where no node is printed; null for every GPU when an
+ * entry lacks both.
  */
-export function rocmDevicesFor(indexes: readonly number[], amd: readonly AmdGpuIdentity[] | null | undefined): number[] | null {
-  const mapped = mappedAmd(amd);
-  if (!mapped) return null;
-  return indexes.map((index) => mapped.find((gpu) => gpu.index === index)?.hipIndex ?? index);
-}
-
-/** amd-smi's indexes of ROCm device numbers; null where amd-smi's list cannot say; a problem for a number it lacks. */
-export function amdIndexesOfRocm(
-  devices: readonly number[],
-  amd: readonly AmdGpuIdentity[] | null | undefined,
-): { indexes: number[] } | { missing: number; listed: number[] } | null {
-  const mapped = mappedAmd(amd);
-  if (!mapped) return null;
-  const indexes: number[] = [];
-  for (const device of devices) {
-    const gpu = mapped.find((candidate) => candidate.hipIndex === device);
-    if (!gpu) return { missing: device, listed: mapped.map((each) => each.hipIndex!).sort((a, b) => a - b) };
-    indexes.push(gpu.index);
-  }
-  return { indexes };
+export function parseAmdSmiList(text: string): AmdGpuIdentity[] {
+  const rows = amdSmiListEntries(text)
+    .filter(isRecord)
+    .flatMap((entry) => {
+      const index = wholeNumber(entry.gpu);
+      if (index === null) return [];
+      const bdf = typeof entry.bdf === 'string' && /^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i.test(entry.bdf) ? entry.bdf : null;
+      const uuid = typeof entry.uuid === 'string' ? rocrUuidOfAmdSmi(entry.uuid) : null;
+      return [{ index, bdf, uuid, hip: wholeNumber(entry.hip_id), node: wholeNumber(entry.node_id) }];
+    });
+  const byNode = rows.every((row) => row.node !== null) ? [...rows].sort((a, b) => a.node! - b.node!) : null;
+  const byHip = rows.every((row) => row.hip !== null);
+  const uuids = rows.map((row) => row.uuid?.rocrUuid ?? null);
+  // Two entries with one UUID (partitions of one card, amd-smi's duplicate-UUID bugs) pin neither: ROCr's filter ends its list at an ambiguous one.
+  const unique = (uuid: string | null) => (uuid !== null && uuids.indexOf(uuid) === uuids.lastIndexOf(uuid) ? uuid : null);
+  return rows.map((row, at) => ({
+    index: row.index,
+    bdf: row.bdf,
+    rocrIndex: byNode ? byNode.indexOf(row) : byHip ? row.hip : null,
+    rocrUuid: unique(uuids[at] ?? null),
+    deviceId: row.uuid?.deviceId ?? null,
+  }));
 }
 
 /** NVML writes "GPU-<uuid>", Vulkan the bare UUID: compared without the prefix and case. */

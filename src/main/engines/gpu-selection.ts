@@ -4,24 +4,17 @@ import type { ServerProfile } from '../../shared/contract/server';
 import { ALL_GPUS, parseGpuDevices, selectedGpuIndexes } from '../../shared/gpu-devices';
 import type { EnvChanges } from '../core/child-env';
 import { AppError } from '../core/errors';
-import {
-  amdIndexesOfRocm,
-  gpuIndexOfUuid,
-  rocmDevicesFor,
-  vulkanIndexesFor,
-  type AmdGpuIdentity,
-  type GpuIdentities,
-  type NvidiaGpuIdentity,
-} from './gpu-identity';
+import { gpuIndexOfUuid, vulkanIndexesFor, type AmdGpuIdentity, type GpuIdentities, type NvidiaGpuIdentity } from './gpu-identity';
+import { amdIndexesOfShell, listedAmd, rocmPin } from './rocm-devices';
 
 /**
  * The environment that confines a server to the profile's GPUs (`gpuDevices`), by the indexes
  * nvidia-smi (or amd-smi) shows. CUDA numbers devices fastest first unless told otherwise; PCI
  * bus order is nvidia-smi's, so with it both mean the same GPUs. ROCm builds (vLLM, SGLang, a
- * llama-server built for HIP) read HIP_VISIBLE_DEVICES, whose indexes count only the GPUs that
- * ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL left visible, so those two are withheld: the
- * indexes then mean the machine's GPUs, in ROCm's own order (KFD's nodes), which amd-smi's list
- * (`identities.amd`) translates amd-smi's indexes into. A Vulkan engine numbers devices in the
+ * llama-server built for HIP) get, through amd-smi's list (`identities.amd`), HIP_VISIBLE_DEVICES
+ * in ROCm's numbers where HIP's order is known, else ROCR_VISIBLE_DEVICES pinned by UUID or KFD
+ * node (rocm-devices.ts); the shell's other ROCm variables are withheld, since each filters what
+ * the one before left. A Vulkan engine numbers devices in the
  * loader's order, so its choice (GGML_VK_VISIBLE_DEVICES) goes through each GPU's UUID in
  * `identities`; where that match cannot be made, the choice is refused with what to do.
  */
@@ -49,9 +42,17 @@ export function gpuSelectionEnv(
       );
     return { GGML_VK_VISIBLE_DEVICES: vulkan.indexes.join(',') };
   }
-  // On an AMD machine (amd-smi lists the GPUs, nvidia-smi none) an engine of unknown build reads HIP's numbers.
-  const rocm = backend === null && !identities?.nvidia?.length ? rocmDevicesFor(indexes, identities?.amd) : null;
-  const list = (rocm ?? indexes).join(',');
+  // On an AMD machine (amd-smi lists the GPUs, nvidia-smi none) an engine of unknown build may be a ROCm build.
+  const rocm = backend === null && !identities?.nvidia?.length ? rocmPin(indexes, identities?.amd) : null;
+  if (rocm?.variable === 'ROCR_VISIBLE_DEVICES')
+    return {
+      CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
+      CUDA_VISIBLE_DEVICES: null,
+      HIP_VISIBLE_DEVICES: null,
+      ROCR_VISIBLE_DEVICES: rocm.value,
+      GPU_DEVICE_ORDINAL: null,
+    };
+  const list = rocm?.value ?? indexes.join(',');
   return {
     CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
     CUDA_VISIBLE_DEVICES: list,
@@ -101,7 +102,7 @@ export function assertGpusPresent(
  * follow them. A value that hides every GPU is refused: the server would run on the CPU
  * without a word. What cannot be mapped to the machine's own GPU numbers reaches the server
  * unchanged, and telemetry counts every GPU. Engines that read neither ignore them. ROCm's
- * numbers become amd-smi's through `amdGpus` (amd-smi's list), where it maps them.
+ * numbers and UUIDs become amd-smi's indexes through `amdGpus` (amd-smi's list), where it maps them.
  */
 export function withInheritedGpuChoice(
   profile: ServerProfile,
@@ -115,26 +116,11 @@ export function withInheritedGpuChoice(
   // Only an engine of unknown build (a Python server, a llama-server Infer Lab did not build) may be a ROCm build.
   const indexes =
     backend === null && readsRocmChoice(environment)
-      ? amdIndexesOf(inheritedRocmIndexes(environment), amdGpus)
+      ? inheritedRocmChoice(environment, amdGpus)
       : inheritedCudaIndexes(environment, listedGpus);
   if (indexes === null) return profile;
   const parsed = parseGpuDevices(indexes.join(','));
   return 'indexes' in parsed && parsed.indexes !== null ? { ...profile, gpuDevices: parsed.indexes.join(',') } : profile;
-}
-
-/** ROCm's device numbers from the shell as amd-smi's indexes; unchanged where amd-smi's list cannot map them. */
-function amdIndexesOf(
-  inherited: { devices: number[]; variable: string } | null,
-  amdGpus: readonly AmdGpuIdentity[] | null,
-): number[] | null {
-  if (inherited === null) return null;
-  const mapped = amdIndexesOfRocm(inherited.devices, amdGpus);
-  if (mapped === null) return inherited.devices;
-  if ('indexes' in mapped) return mapped.indexes;
-  throw new AppError(
-    ErrorCode.InvalidInput,
-    `${inherited.variable} names ROCm device ${mapped.missing}, but amd-smi lists ${mapped.listed.length} GPU${mapped.listed.length === 1 ? '' : 's'} (ROCm devices ${mapped.listed.join(', ')}): the server would not find it; fix or unset ${inherited.variable}`,
-  );
 }
 
 /**
@@ -161,31 +147,38 @@ function readsRocmChoice(environment: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * ROCm's two filters, as ROCm's device numbers of the machine's GPUs (KFD node order).
- * ROCR_VISIBLE_DEVICES picks from the machine's GPUs first; HIP_VISIBLE_DEVICES
- * (CUDA_VISIBLE_DEVICES where it is unset) then counts only the GPUs ROCR left visible. UUIDs
- * (which amd-smi does not list by ROCm's spelling) and GPU_DEVICE_ORDINAL (a third filter, for
- * OpenCL too) cannot be mapped: null. `variable` names the filter whose numbers they are.
+ * ROCm's two filters as amd-smi's indexes. ROCR_VISIBLE_DEVICES picks from the machine's GPUs
+ * first; HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES where it is unset) then picks from what ROCR
+ * left. With amd-smi's list both are mapped to the GPUs they name (rocm-devices.ts); without
+ * it, numbers are taken as amd-smi's. GPU_DEVICE_ORDINAL (a third filter, for OpenCL too)
+ * cannot be mapped: null.
  */
-function inheritedRocmIndexes(environment: NodeJS.ProcessEnv): { devices: number[]; variable: string } | null {
+function inheritedRocmChoice(environment: NodeJS.ProcessEnv, amdGpus: readonly AmdGpuIdentity[] | null): number[] | null {
   const rocr = visibleEntries(environment, 'ROCR_VISIBLE_DEVICES');
   const hipVariable = environment.HIP_VISIBLE_DEVICES !== undefined ? 'HIP_VISIBLE_DEVICES' : 'CUDA_VISIBLE_DEVICES';
   const hip = visibleEntries(environment, hipVariable);
   if (environment.GPU_DEVICE_ORDINAL !== undefined) return null;
+  const gpus = listedAmd(amdGpus);
+  if (gpus) return amdIndexesOfShell(rocr, hip === null ? null : { variable: hipVariable, entries: hip }, gpus);
+  return rocmNumbers(rocr, hip, hipVariable);
+}
+
+/** Without amd-smi's list: ROCR's numbers, then HIP's within them, taken as amd-smi's; null for a UUID. */
+function rocmNumbers(rocr: string[] | null, hip: string[] | null, hipVariable: string): number[] | null {
   const numbers = (entries: readonly string[] | null) =>
     entries === null ? null : entries.every((entry) => /^\d+$/.test(entry)) ? entries.map(Number) : undefined;
   const machine = numbers(rocr);
   const withinRocr = numbers(hip);
   if (machine === undefined || withinRocr === undefined) return null;
-  if (withinRocr === null) return machine === null ? null : { devices: machine, variable: 'ROCR_VISIBLE_DEVICES' };
-  if (machine === null) return { devices: withinRocr, variable: hipVariable };
+  if (withinRocr === null) return machine;
+  if (machine === null) return withinRocr;
   const beyond = withinRocr.filter((position) => position >= machine.length);
   if (beyond.length > 0)
     throw new AppError(
       ErrorCode.InvalidInput,
       `${hipVariable}=${withinRocr.join(',')} counts only the ${machine.length} GPU${machine.length === 1 ? '' : 's'} that ROCR_VISIBLE_DEVICES=${machine.join(',')} leaves visible, so ${beyond.join(', ')} names none; use indexes below ${machine.length}, or unset one of the two`,
     );
-  return { devices: withinRocr.map((position) => machine[position]!), variable: 'ROCR_VISIBLE_DEVICES' };
+  return withinRocr.map((position) => machine[position]!);
 }
 
 /** A visibility variable's entries; null when unset. A value that hides every GPU is refused. */

@@ -17,6 +17,7 @@ import {
 } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
+import { engineOffTheGpu, gpuEnergyAsContext } from '../telemetry/window-energy';
 import { captureEnvironment } from './environment';
 import { describeGpuOffload } from './gpu-offload';
 import { runDecodeBandwidth } from './run-bandwidth';
@@ -238,6 +239,9 @@ async function finishMeasuredRun(input: {
     clientLoad: input.clientLoad,
   });
   summary.gpu_offload = input.offload;
+  const offTheGpu = engineOffTheGpu(input.offload);
+  if (offTheGpu && summary.telemetry?.energy)
+    summary.telemetry = { ...summary.telemetry, energy: gpuEnergyAsContext(summary.telemetry.energy, offTheGpu) };
   summary.decode_bandwidth = await runDecodeBandwidth({
     modelPath: request.target.kind === 'endpoint' ? null : target.model.path,
     effectiveConfig: server?.effectiveConfig ?? null,

@@ -86,18 +86,60 @@ function families(text: string): MetricFamilies {
   return parseExposition(`${kept}\n`, 'the GPU exporter');
 }
 
+/** What tells one of the exporter's collections from the next, read off one page. */
+export interface ExporterPage {
+  /** Every GPU series with its value (and timestamp), in a fixed order: equal on two pages only when no GPU figure changed. */
+  fingerprint: string;
+  /** The page's own sample times (ms since the epoch), where every GPU series carries one; else null. */
+  stampMs: { earliest: number; latest: number } | null;
+}
+
+const isGpuSeries = (name: string, labels: Record<string, string>) =>
+  labels.gpu !== undefined || labels.gpu_id !== undefined || DCGM_FIELDS[name] !== undefined || amdField(name) !== null;
+
+/**
+ * Every GPU series counts, read or not: a counter such as DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION moves
+ * on each collection even while the figures read here hold still. The exporter's own series (Go
+ * runtime, HTTP handler) change on every scrape and name no GPU, so they are left out. Sorted,
+ * since dcgm-exporter writes its families in map order.
+ */
+function pageOf(list: MetricFamilies): ExporterPage {
+  const lines: string[] = [];
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  let unstamped = false;
+  for (const family of list)
+    for (const metric of family.metrics) {
+      const labels = (metric.labels ?? {}) as Record<string, string>;
+      if (!isGpuSeries(family.name, labels)) continue;
+      const sorted = Object.keys(labels)
+        .sort()
+        .map((name) => `${name}=${JSON.stringify(labels[name])}`);
+      lines.push(`${family.name}{${sorted.join(',')}} ${metric.value ?? JSON.stringify(metric)} ${metric.timestamp_ms ?? ''}`);
+      const stamp = Number(metric.timestamp_ms);
+      if (metric.timestamp_ms === undefined || !Number.isSafeInteger(stamp)) unstamped = true;
+      else [earliest, latest] = [Math.min(earliest, stamp), Math.max(latest, stamp)];
+    }
+  lines.sort();
+  return { fingerprint: lines.join('\n'), stampMs: unstamped || lines.length === 0 ? null : { earliest, latest } };
+}
+
 /**
  * The GPUs in one scrape of a GPU metrics exporter, in the order they first appear. Series
  * that differ only by pod labels (a GPU shared by pods) are one GPU; a MIG instance is its own
  * device, named after its profile. Values that are not finite numbers are left null.
  */
-export function parseGpuExporterMetrics(text: string, t: number): { kind: GpuExporterKind | null; readings: ExporterGpuReading[] } {
+export function parseGpuExporterMetrics(
+  text: string,
+  t: number,
+): { kind: GpuExporterKind | null; readings: ExporterGpuReading[]; page: ExporterPage } {
   const byKey = new Map<
     string,
     { host: string | null; physical: string; labels: Record<string, string>; values: Partial<Record<Field, number>> }
   >();
   let kind: GpuExporterKind | null = null;
-  for (const family of families(text)) {
+  const list = families(text);
+  for (const family of list) {
     const field = DCGM_FIELDS[family.name] ?? amdField(family.name);
     if (!field) continue;
     kind ??= family.name in DCGM_FIELDS ? 'dcgm-exporter' : 'amd-device-metrics-exporter';
@@ -146,5 +188,5 @@ export function parseGpuExporterMetrics(text: string, t: number): { kind: GpuExp
       },
     };
   });
-  return { kind, readings };
+  return { kind, readings, page: pageOf(list) };
 }

@@ -2,7 +2,7 @@ import type { EnergySummary, GpuSample, ProcessVramSample } from '../../shared/c
 import { Emitter } from '../core/emitter';
 import { ManagedProcess, runToCompletion } from '../core/process';
 import { findExecutable } from '../core/which';
-import { GpuExporterSampler } from './gpu-exporter-sampler';
+import { GpuExporterSampler, type ExporterCadence } from './gpu-exporter-sampler';
 import { AmdGpuSampler } from './amd-smi-sampler';
 import { IoregSampler } from './ioreg-sampler';
 import { SmiClock, SweepCounter } from './gpu-sample-clock';
@@ -140,6 +140,16 @@ export class GpuSampler {
   /** Why the latest reading of an exporter failed; null while the last one succeeded. */
   get lastReadError(): string | null {
     return this.exporter?.lastError ?? null;
+  }
+
+  /** How often a GPU exporter was seen to collect; null for the other sources, which are read, not served a collection. */
+  get exporterCadence(): ExporterCadence | null {
+    return this.exporter?.cadence ?? null;
+  }
+
+  /** The GPU exporter by name, as notes name it. */
+  get exporterName(): string {
+    return this.exporter?.kind ?? 'the GPU exporter';
   }
 
   /** The machine each GPU index is on, where a GPU exporter labels it. */

@@ -2,6 +2,7 @@ import type { GpuSample, ProcessVramSample, TelemetrySummary, TelemetryTick } fr
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { Emitter } from '../core/emitter';
 import { ContentionSampler, summarizeContention } from './contention';
+import { collectedReadings, exporterWindow } from './exporter-window';
 import { GpuSampler } from './gpu-sampler';
 import { llamaServerOnPort, localPort } from './proc-stat';
 import { MetricsScraper } from './metrics-scraper';
@@ -308,8 +309,11 @@ export class TelemetrySession {
     const isChosen = (index: number) => chosen === null || chosen.includes(index);
     const chosenOnly = (samples: GpuSample[]) => samples.filter((sample) => isChosen(sample.index));
     const sweeps = bySweep(this.gpu.samples);
-    const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t));
-    const window = sweeps.filter((sweep) => this.inWindow(sweep.t));
+    // An exporter's page read again is the same collection, not another reading.
+    const baseline = sweeps.filter((sweep) => this.inBaseline(sweep.t) && !sweep.samples[0]!.collection?.repeat);
+    const cadence = this.gpu.exporterCadence;
+    const exporter = cadence ? exporterWindow(sweeps, measuredWindow, cadence, this.gpu.exporterName) : null;
+    const window = exporter?.figures ?? sweeps.filter((sweep) => this.inWindow(sweep.t));
     const used = (sweep: { samples: GpuSample[] }) => sumOf(chosenOnly(sweep.samples), (sample) => sample.memoryUsedMib);
     const { serverVram, others } = this.processVramInWindow(pids, isChosen);
 
@@ -330,7 +334,7 @@ export class TelemetrySession {
     const windowReadings = window.flatMap(onRunGpus);
     const powerSource = this.gpu.powerSource;
     const energy = powerSource
-      ? gpuWindowEnergy(this.gpu.samples, runGpus, measuredWindow, powerSource)
+      ? gpuWindowEnergy(exporter ? collectedReadings(exporter.inside) : this.gpu.samples, runGpus, measuredWindow, powerSource)
       : energyUnavailable(MAC_POWER_NOTE, measuredWindow);
     const gpu = {
       name:
@@ -347,20 +351,23 @@ export class TelemetrySession {
       server_used_mib_mean: mean(serverVram),
       utilization_pct_mean: mean(defined(window.flatMap((sweep) => onRunGpus(sweep).map((sample) => sample.utilizationPct)))),
       power_w_mean: mean(defined(window.map((sweep) => sumOf(onRunGpus(sweep), (sample) => sample.powerW)))),
-      samples: window.length,
+      samples: exporter?.inside.length ?? window.length,
       baseline_samples: baseline.length,
       other_processes_vram_mib: max(others),
       timestamps: { ...this.gpu.timestampCounts },
       per_gpu: indexes.map((index) => this.oneGpuSummary(first(index), baseline, window)),
       sampling_failure: this.gpu.unavailableReason,
-      ...this.samplingNotes(window.length),
+      ...this.samplingNotes(window.length, exporter?.notes ?? []),
     };
     return { gpu, energy, throttle: throttleSummary(windowReadings) };
   }
 
-  /** The sampling tool's notes, and a plain statement where the measured window holds no GPU sample at all. */
-  private samplingNotes(windowSweeps: number): { sampling_notes?: string[] } {
-    const notes = [...this.gpu.notes];
+  /**
+   * The sampling tool's notes, what the window's GPU exporter readings are (`exporterNotes`), and a
+   * plain statement where the measured window holds no GPU reading at all.
+   */
+  private samplingNotes(windowSweeps: number, exporterNotes: string[]): { sampling_notes?: string[] } {
+    const notes = [...this.gpu.notes, ...exporterNotes];
     if (windowSweeps === 0 && this.windowStart !== null && this.windowEnd !== null) {
       const seconds = ((this.windowEnd - this.windowStart) / 1000).toFixed(2);
       const lastError = this.gpu.lastReadError ? `; the last reading failed: ${this.gpu.lastReadError}` : '';

@@ -6,6 +6,8 @@ declare module 'parse-prometheus-text-format' {
     quantiles?: Record<string, string>;
     count?: string;
     sum?: string;
+    /** The sample's own time (ms since the epoch), where the exposition gives one after the value. */
+    timestamp_ms?: string;
   }
   interface PrometheusFamily {
     name: string;

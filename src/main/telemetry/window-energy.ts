@@ -111,12 +111,29 @@ export function throttleSummary(windowSamples: readonly GpuSample[]): ThrottleSu
 }
 
 /**
+ * GPU energy where the engine did not run on the GPUs read (a CPU engine on a GPU box, say): the
+ * GPUs' draw over the window is theirs, idle or someone else's, so it stays as context and is never
+ * divided by the tokens the engine made elsewhere. RAPL (the CPU's own counters) is left as it is.
+ */
+export function gpuEnergyAsContext(energy: EnergySummary, why: string): EnergySummary {
+  if (energy.source === null || energy.source === 'rapl') return energy;
+  return { ...energy, ...NO_RATIOS, joules_window: null, context_only: true, reason: why };
+}
+
+/** Why a run's GPU energy is not its own, from where its engine ran; null when it ran on a GPU or that is unknown. */
+export function engineOffTheGpu(offload: { state: string; backend: string | null } | null | undefined): string | null {
+  if (!offload || offload.state !== 'none') return null;
+  const engine = offload.backend ? `a ${offload.backend} engine` : 'the engine';
+  return `not this run's: ${engine} with nothing offloaded ran on the CPU, so the GPU's power over the window is context only`;
+}
+
+/**
  * The per-work ratios, once the run's completed requests and output tokens are known. The
  * work spans the whole window while the readings cover a little less of it, so the ratios
  * use the covered span's mean power over the whole window (joules_window).
  */
 export function withEnergyPerWork(energy: EnergySummary, work: { completedRequests: number; outputTokens: number }): EnergySummary {
-  if (energy.joules === null) return energy;
+  if (energy.joules === null || energy.context_only) return energy;
   const scale = energy.covered_ms && energy.window_ms ? energy.window_ms / energy.covered_ms : 1;
   const joules = energy.joules * scale;
   return {

@@ -21,6 +21,23 @@ export interface GpuSample {
   memClockMhz?: number | null;
   /** nvidia-smi clocks_throttle_reasons.active (NVML's clocks event reasons bitmask); absent from older readings. */
   throttleReasons?: number | null;
+  /** A GPU exporter's reading: which of the exporter's own collections it shows (`t` is when the page was asked for). */
+  collection?: ExporterCollection;
+}
+
+/**
+ * One collection of a GPU exporter, which serves it on every scrape until it collects again
+ * (dcgm-exporter every 30 s by default). It was taken within [earliest, latest] on the run's
+ * clock: at the page's own timestamps where it gives them (`stamped`), else after the read
+ * before the one that first showed it (`earliest`; null for the first page read, whose age is
+ * unknown) and by that read. `repeat` marks every read of it after the first.
+ */
+export interface ExporterCollection {
+  id: number;
+  earliest: number | null;
+  latest: number;
+  stamped: boolean;
+  repeat: boolean;
 }
 
 export interface ProcessVramSample {
@@ -160,8 +177,13 @@ export interface EnergySummary {
   joules_per_request: number | null;
   joules_per_output_token: number | null;
   output_tokens_per_joule: number | null;
-  /** Why joules is null. */
+  /** Why joules is null, or, with context_only, why the readings are not this run's. */
   reason: string | null;
+  /**
+   * Set when the engine did not run on the GPUs read (a CPU engine on a GPU box): joules is their
+   * energy over the window, shown as context, and the per-work ratios are null (absent in older records).
+   */
+  context_only?: boolean;
 }
 
 export interface ThrottleSummary {
