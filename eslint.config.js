@@ -64,6 +64,16 @@ const ALLOWED_IMPORTS = {
   'window-state.ts': ['shared', 'core'],
   'desktop-shell.ts': ['shared', 'core'],
   'index.ts': ['shared', 'core', 'desktop-shell.ts', 'window-grants.ts', 'window-state.ts'],
+  // The renderer (src/renderer/src): a folder is a unit, and the files at its top are one, the shell.
+  'renderer/api': ['shared'],
+  'renderer/state': ['shared'],
+  'renderer/hooks': ['shared'],
+  // A chart follows the theme in the store; the error box knows the error type the client throws.
+  'renderer/components': ['shared', 'renderer/api', 'renderer/state'],
+  'renderer/experiment-kinds': ['shared', 'renderer/components'],
+  // A view is handed the client by the shell; it calls main through it and the action hook.
+  'renderer/views': ['shared', 'renderer/components', 'renderer/experiment-kinds', 'renderer/hooks', 'renderer/state'],
+  'renderer/shell': ['shared', 'renderer/api', 'renderer/components', 'renderer/hooks', 'renderer/state', 'renderer/views'],
 };
 export { ALLOWED_IMPORTS };
 
@@ -74,13 +84,23 @@ const ALLOWED_MODULES = {
 };
 const SRC = path.join(import.meta.dirname, 'src');
 
-/** The folder (or top-level file) of src/main a path belongs to; 'shared' for src/shared; null outside. */
+const RENDERER = path.join(SRC, 'renderer', 'src');
+
+/**
+ * The unit a path belongs to: the folder (or top-level file) of src/main; 'shared' for src/shared;
+ * for the renderer, `renderer/` and its folder, or 'renderer/shell' for the files at its top; null elsewhere.
+ */
 function unitOf(file) {
+  const inRenderer = path.relative(RENDERER, file).split(path.sep);
+  if (inRenderer[0] !== '..') return inRenderer.length === 1 ? 'renderer/shell' : `renderer/${inRenderer[0]}`;
   const relative = path.relative(SRC, file).split(path.sep);
   if (relative[0] === 'shared') return 'shared';
   if (relative[0] !== 'main' || relative.length < 2) return null;
   return relative.length === 2 && !relative[1].endsWith('.ts') ? `${relative[1]}.ts` : relative[1];
 }
+
+/** Where a unit's files are, for messages. */
+const placeOf = (unit) => (unit.startsWith('renderer/') ? `src/renderer/src/${unit.slice('renderer/'.length)}` : `src/main/${unit}`);
 
 const layersPlugin = {
   rules: {
@@ -90,13 +110,14 @@ const layersPlugin = {
         const from = unitOf(context.filename);
         if (from === null) return {};
         const check = (node, specifier) => {
-          if (typeof specifier !== 'string' || !specifier.startsWith('.')) return;
+          // A stylesheet is no module of a layer.
+          if (typeof specifier !== 'string' || !specifier.startsWith('.') || specifier.endsWith('.css')) return;
           const target = path.resolve(path.dirname(context.filename), specifier);
           const to = unitOf(target);
           if (to === null || to === from) return;
           for (const unit of [from, to]) {
             if (!(unit in ALLOWED_IMPORTS))
-              return context.report({ node, message: `src/main/${unit} is in no layer: add it to ALLOWED_IMPORTS in eslint.config.js` });
+              return context.report({ node, message: `${placeOf(unit)} is in no layer: add it to ALLOWED_IMPORTS in eslint.config.js` });
           }
           if (ALLOWED_IMPORTS[from].includes(to)) return;
           if ((ALLOWED_MODULES[from] ?? []).some((allowed) => target.endsWith(allowed))) return;
@@ -142,7 +163,7 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 150 }] },
   },
   {
-    files: ['src/main/**/*.ts', 'src/shared/**/*.ts'],
+    files: ['src/main/**/*.ts', 'src/shared/**/*.ts', 'src/renderer/src/**/*.{ts,tsx}'],
     plugins: { inferlab: layersPlugin },
     rules: { 'inferlab/layers': 'error' },
   },
@@ -178,5 +199,22 @@ export default tseslint.config(
       ['node:*', '**/main/**'],
       'The renderer talks to main only through src/shared/contract.',
     ),
+  },
+  {
+    // A failed call must reach the person: a rejection handler that takes no error drops it. Call
+    // through useAction and show its error; a deliberate drop says why on an eslint-disable line.
+    files: ['src/renderer/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          "CallExpression[callee.property.name='catch'] > :function[params.length=0]:nth-child(1)",
+          "CallExpression[callee.property.name='then'] > :function[params.length=0]:nth-child(2)",
+        ].map((selector) => ({
+          selector,
+          message: 'This drops the error: call through useAction (hooks/use-action.ts) and show its error where the person looks.',
+        })),
+      ],
+    },
   },
 );

@@ -19,6 +19,8 @@ export default defineConfig({
         cli: resolve(import.meta.dirname, 'src/main/cli.ts'),
         // A worker thread's entry, loaded by file beside cli.mjs (src/main/runner/stream-shards.ts).
         'stream-shard-worker': resolve(import.meta.dirname, 'src/main/runner/stream-shard-worker.ts'),
+        // The workload parser's thread, started by file the same way (src/main/workload/bounded-parse.ts).
+        'workload-parse-worker': resolve(import.meta.dirname, 'src/main/workload/workload-parse-worker.ts'),
       },
       external: [...builtinModules, ...builtinModules.map((name) => `node:${name}`)],
       output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },

@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // Seeded simulations and pure unit tests keep every core busy; servers get the machine alone.
 const everyCore = Math.max(2, os.availableParallelism());
 const simulations = 'test/unit/**/*-simulation.test.ts';
+// A file that replaces modules with vi.mock needs a module graph of its own: in the shared graph of
+// the unit workers, a module another file loaded first would stay unmocked.
+const mocked = 'test/unit/**/*.mocked.test.ts';
 const serverLeakCheck = 'test/support/no-server-outlives-file.ts';
 // .ci/run runs every integration and UI test a second time with the nvidia-smi stand-in on PATH, but those
 // tagged so (docs/TESTING.md).
@@ -29,7 +32,7 @@ export default defineConfig({
           name: 'unit',
           tags,
           include: ['test/unit/**/*.test.ts'],
-          exclude: [simulations],
+          exclude: [simulations, mocked],
           environment: 'node',
           // One module graph per worker rather than per file: importing it again for each of ~70 files cost a third of
           // the group's time. Tests that set environment variables put them back (afterEach or finally).
@@ -37,6 +40,9 @@ export default defineConfig({
           maxWorkers: everyCore,
           sequence: { groupOrder: 1 },
         },
+      },
+      {
+        test: { name: 'unit-mocked', tags, include: [mocked], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 1 } },
       },
       {
         // Real llama-server processes: one file at a time.

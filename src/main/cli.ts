@@ -7,6 +7,7 @@ import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { commandHelp, wantsHelp } from './cli/help';
 import { experimentOverviewLines } from './cli/kinds/text-registry';
+import { escapeTerminalOutput } from './cli/terminal-text';
 
 const USAGE = `Usage: inferlab <command> [options]
 
@@ -87,6 +88,9 @@ function reportFailure(command: string, error: unknown, json: boolean): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // Stored names, model metadata and endpoint errors are printed by many commands: none may reach the terminal's controls.
+  escapeTerminalOutput(process.stdout);
+  escapeTerminalOutput(process.stderr);
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-V') {
     const { versionInfo } = await import('./services/version-info');

@@ -1,4 +1,4 @@
-import type { AppEvents, AppServices, EventName, EventSink } from '../shared/contract';
+import type { AppEvents, AppServices, EventName, EventSink, TasksService } from '../shared/contract';
 import type { EngineInfo } from '../shared/contract/engine';
 import type { StartupRecovery } from '../shared/contract/server';
 import { Emitter } from './core/emitter';
@@ -14,6 +14,7 @@ import { rpcAccess, type ServiceAccess } from './services/access';
 import { SAVED_PROFILE_RULES } from './engines/llamacpp/profile-rules';
 import { sweepOrphanedServers } from './server/orphan-sweep';
 import { openAppStore } from './store/app-store';
+import { TaskRunner } from './services/tasks';
 import type { TelemetrySession } from './telemetry/telemetry-session';
 
 export interface ServiceOptions {
@@ -34,12 +35,14 @@ export interface AppEvent {
 export interface ServiceContainer {
   services: AppServices;
   /** The same runs, experiments and models services with their awaitable forms, for in-process callers (the CLI). */
-  runs: Omit<LocalRunsService, 'dispose'>;
-  experiments: Omit<LocalExperimentsService, 'dispose'>;
-  models: Omit<LocalModelsService, 'dispose'>;
-  engine: Omit<LocalEngineService, 'dispose'>;
+  runs: LocalRunsService;
+  experiments: LocalExperimentsService;
+  models: LocalModelsService;
+  engine: LocalEngineService;
   servers: LocalServersService;
   demo: LocalDemoService;
+  /** Every long operation's task, listed and cancelled in one place. */
+  tasks: TasksService;
   /** What opening the database cleaned up after dead processes. */
   recovered: StartupRecovery;
   /** Every event, for transports to forward. */
@@ -180,8 +183,9 @@ function idleSampler(sink: EventSink): { set: (on: boolean) => void; stop: () =>
 }
 
 /**
- * Composition root: builds each service once, on first use, and disposes what was built in
- * reverse order (runs cancelled, then servers stopped, then the database closed). The Electron
+ * Composition root: builds the one task runner, each service once, on first use, and disposes
+ * in reverse order (every task cancelled and awaited, then servers stopped, then the database
+ * closed). The Electron
  * entry, the headless server, the CLI and tests all start here; nothing is a singleton.
  */
 export async function createServices(options: ServiceOptions = {}): Promise<ServiceContainer> {
@@ -198,14 +202,14 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   const servers = serverManagerOnFirstUse(resolveEngine, store, sink);
   const idle = idleSampler(sink);
   if (options.idleTelemetry !== false) idle.set(true);
+  // The one runner of every long operation; a run samples the GPU itself, so idle sampling pauses while one goes.
+  const tasks = new TaskRunner(sink, { kinds: ['run'], onChange: (active) => options.idleTelemetry !== false && idle.set(!active) });
+  const tasksService: TasksService = { list: async () => tasks.list(), cancel: async (jobId) => tasks.cancel(jobId) };
 
-  const work = () => ({ store, servers: servers.handle.get, access, engine: resolveEngine, events: sink });
+  const work = () => ({ store, servers: servers.handle.get, access, engine: resolveEngine, events: sink, tasks });
   const runs = onFirstUse(async () => {
     const { createRunsService } = await import('./services/runs-service');
-    return createRunsService({
-      ...work(),
-      onActiveChange: (active) => options.idleTelemetry !== false && idle.set(!active),
-    });
+    return createRunsService(work());
   });
   const experiments = onFirstUse(async () => {
     const { createExperimentsService } = await import('./services/experiments-service');
@@ -213,12 +217,12 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   });
   const models = onFirstUse(async () => {
     const { createModelsService } = await import('./services/models-service');
-    return createModelsService(resolveEngine, sink, access, store.runs.hashes, (modelPath) => store.runs.latestDecodeOf(modelPath));
+    return createModelsService(resolveEngine, tasks, access, store.runs.hashes, (modelPath) => store.runs.latestDecodeOf(modelPath));
   });
   const engineService = onFirstUse(async () => {
     const { createEngineService } = await import('./services/engine-service');
     // After a setup the next server start locates the engine again: it may be a new build.
-    return createEngineService(sink, engine.forget);
+    return createEngineService(tasks, engine.forget);
   });
   const serversService = onFirstUse(async () => {
     const [{ createServersService }, manager] = await Promise.all([import('./services/servers-service'), servers.handle.get()]);
@@ -241,6 +245,7 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   };
   const services: AppServices = {
     ...faces,
+    tasks: tasksService,
     doctor: deferred(readOnly.doctor.get),
     settings: deferred(readOnly.settings.get),
     workloads: deferred(readOnly.workloads.get),
@@ -248,16 +253,15 @@ export async function createServices(options: ServiceOptions = {}): Promise<Serv
   return {
     services,
     ...faces,
+    tasks: tasksService,
     recovered,
     events,
     dbPath,
     access,
     async dispose() {
-      await (await experiments.built())?.dispose();
-      await (await runs.built())?.dispose();
+      // Every task cancelled and awaited (a run keeps its finished requests), then the servers stopped.
+      await tasks.dispose();
       await idle.stop();
-      (await models.built())?.dispose();
-      await (await engineService.built())?.dispose();
       await (await servers.handle.built())?.dispose();
       events.clear();
       store.close();

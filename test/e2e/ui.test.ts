@@ -459,7 +459,9 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     const cpuServers = () =>
       fs
         .readdirSync(engineCacheDir())
-        .flatMap((source) => ['cpu-prebuilt', 'cpu-source'].map((build) => path.join(engineCacheDir(), source, build, 'bin', 'llama-server')))
+        .flatMap((source) =>
+          ['cpu-prebuilt', 'cpu-source'].map((build) => path.join(engineCacheDir(), source, build, 'bin', 'llama-server')),
+        )
         .filter((file) => fs.existsSync(file))
         .map((file) => ({ file, inode: fs.statSync(file).ino, modified: fs.statSync(file).mtimeMs }));
     const before = cpuServers();
@@ -526,35 +528,32 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     }
   });
 
-  it(
-    'offers each model its actions: serve, run, quantize to any type the engine makes, compare quantizations',
-    async () => {
-      const { shell, models, run, server, experiments } = views();
-      await models.open();
-      await models.validModel('demo-q8_0.gguf');
-      // The engine's own list of types, those needing an importance matrix offered but disabled.
-      await models.quantType.locator('option[value="IQ4_XS"]').waitFor({ state: 'attached' });
-      expect(await models.quantType.locator('option[value="IQ2_XXS"]').isDisabled()).toBe(true);
-      await models.action('demo-q8_0.gguf', 'Run');
-      expect(await shell.hash()).toMatch(/^#\/run\?model=.*demo-q8_0\.gguf$/);
-      await expect.poll(() => run.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
-      await models.open();
-      await models.action('demo-q8_0.gguf', 'Serve');
-      await server.open();
-      await expect.poll(() => page.getByLabel('server model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
-      await models.open();
-      await models.quantType.selectOption('Q4_0');
-      await models.action('demo-f16.gguf', 'Quantize to Q4_0');
-      await models.validModel('demo-q4_0.gguf');
-      expect(fs.existsSync(path.join(dataDir, 'demo-models', 'demo-q4_0.gguf'))).toBe(true);
-      await shell.screenshot('models-quantized');
-      await models.action('demo-f16.gguf', 'Compare quantizations');
-      await experiments.form.waitFor();
-      await expect.poll(() => experiments.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-f16\.gguf$/);
-      await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
-      expect(pageErrors).toEqual([]);
-    },
-  );
+  it('offers each model its actions: serve, run, quantize to any type the engine makes, compare quantizations', async () => {
+    const { shell, models, run, server, experiments } = views();
+    await models.open();
+    await models.validModel('demo-q8_0.gguf');
+    // The engine's own list of types, those needing an importance matrix offered but disabled.
+    await models.quantType.locator('option[value="IQ4_XS"]').waitFor({ state: 'attached' });
+    expect(await models.quantType.locator('option[value="IQ2_XXS"]').isDisabled()).toBe(true);
+    await models.action('demo-q8_0.gguf', 'Run');
+    expect(await shell.hash()).toMatch(/^#\/run\?model=.*demo-q8_0\.gguf$/);
+    await expect.poll(() => run.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+    await models.open();
+    await models.action('demo-q8_0.gguf', 'Serve');
+    await server.open();
+    await expect.poll(() => page.getByLabel('server model', { exact: true }).inputValue()).toMatch(/demo-q8_0\.gguf$/);
+    await models.open();
+    await models.quantType.selectOption('Q4_0');
+    await models.action('demo-f16.gguf', 'Quantize to Q4_0');
+    await models.validModel('demo-q4_0.gguf');
+    expect(fs.existsSync(path.join(dataDir, 'demo-models', 'demo-q4_0.gguf'))).toBe(true);
+    await shell.screenshot('models-quantized');
+    await models.action('demo-f16.gguf', 'Compare quantizations');
+    await experiments.form.waitFor();
+    await expect.poll(() => experiments.form.getByLabel('model', { exact: true }).inputValue()).toMatch(/demo-f16\.gguf$/);
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    expect(pageErrors).toEqual([]);
+  });
 
   it('starts a custom sweep from the Experiments form, checked as it is filled in, and links to its result', async () => {
     const { shell, experiments } = views();

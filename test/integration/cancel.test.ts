@@ -35,7 +35,7 @@ async function open(): Promise<{
 }
 
 describe('cancelling long operations', () => {
-  it('engine.cancel stops a build: it ends cancelled, installs nothing, and leaves no build process', async () => {
+  it('tasks.cancel stops a build: it ends cancelled, installs nothing, and leaves no build process', async () => {
     // A cache of its own: the build starts from the source bundle and the real cache is never touched.
     const cache = tempDir();
     const saved = process.env.INFERLAB_CACHE_DIR;
@@ -46,7 +46,7 @@ describe('cancelling long operations', () => {
       const finished = taskEnd(container.events, 'setup', {
         onProgress: (progress) => {
           events.push(progress);
-          if (progress.message.startsWith('[1/4]')) void call('engine', 'cancel', progress.jobId);
+          if (progress.message.startsWith('[1/4]')) void call('tasks', 'cancel', progress.jobId);
         },
       });
       await call('engine', 'setup', { backend: 'cpu', force: true });
@@ -66,7 +66,7 @@ describe('cancelling long operations', () => {
     }
   }, 180_000);
 
-  it('models.cancel stops llama-quantize mid-file and leaves no partial file', async () => {
+  it('tasks.cancel stops llama-quantize mid-file and leaves no partial file', async () => {
     const { container, call } = await open();
     const dir = tempDir();
     const source = path.join(dir, 'model-f16.gguf');
@@ -78,7 +78,7 @@ describe('cancelling long operations', () => {
         events.push(progress);
         if (progress.phase === 'running' && !cancelled) {
           cancelled = true;
-          void call('models', 'cancel', progress.jobId);
+          void call('tasks', 'cancel', progress.jobId);
         }
       },
     });
@@ -89,14 +89,14 @@ describe('cancelling long operations', () => {
     expect(events.filter((event) => event.phase === 'running').length).toBeGreaterThan(0);
   });
 
-  it('runs.cancel stops a run with its finished requests kept, and runs.remove deletes it with them', async () => {
+  it('tasks.cancel stops a run with its finished requests kept, and runs.remove deletes it with them', async () => {
     const { container, call } = await open();
     let cancelled = false;
     const done = taskEnd(container.events, 'run', {
       onProgress: (progress) => {
         if (progress.done >= 2 && !cancelled) {
           cancelled = true;
-          void call('runs', 'cancel', progress.jobId);
+          void call('tasks', 'cancel', progress.jobId);
         }
       },
     });
@@ -127,7 +127,7 @@ describe('cancelling long operations', () => {
     await expect(call('runs', 'get', state.detail.runId)).rejects.toThrow(/No run/);
   }, 120_000);
 
-  it('experiments.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
+  it('tasks.cancel stops an experiment, reports it cancelled and stores it interrupted', async () => {
     const { container, call } = await open();
     let cancelled = false;
     const done = taskEnd(container.events, 'experiment', {
@@ -135,7 +135,7 @@ describe('cancelling long operations', () => {
         // Once a window is under way, ask it to stop.
         if (progress.phase === 'running' && /window|cold start/i.test(progress.message) && !cancelled) {
           cancelled = true;
-          void call('experiments', 'cancel', progress.jobId);
+          void call('tasks', 'cancel', progress.jobId);
         }
       },
     });

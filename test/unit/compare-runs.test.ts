@@ -54,12 +54,12 @@ describe('compareRuns', () => {
 
     const ttft = runs.requests(ids[0]!).flatMap((row) => (row.error_class === null && row.ttft_ms !== null ? [row.ttft_ms] : []));
     const first = fromKept.runs[0]!;
-    expect(first.ttftMs).toHaveLength(CDF_SAMPLE_CAP);
-    expect(first.ttftMs[0]).toBe(Math.min(...ttft));
-    expect(first.ttftMs.at(-1)).toBe(Math.max(...ttft));
-    expect([...first.ttftMs].sort((a, b) => a - b)).toEqual(first.ttftMs);
+    expect(first.cdf.ttft_ms).toHaveLength(CDF_SAMPLE_CAP);
+    expect(first.cdf.ttft_ms[0]).toBe(Math.min(...ttft));
+    expect(first.cdf.ttft_ms.at(-1)).toBe(Math.max(...ttft));
+    expect([...first.cdf.ttft_ms].sort((a, b) => a - b)).toEqual(first.cdf.ttft_ms);
     // A run with fewer requests than the cap sends every value.
-    expect(fromKept.runs[2]!.ttftMs).toHaveLength(120 - 2);
+    expect(fromKept.runs[2]!.cdf.ttft_ms).toHaveLength(120 - 2);
     db.close();
   });
 });

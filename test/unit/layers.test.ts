@@ -3,23 +3,26 @@ import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/main/core/paths';
+import { runtimeImportCircles } from '../support/import-circles';
+import { useTempDirs } from '../support/temp';
 
-/** The lint rule that holds src/main to its allowed-imports matrix, tried on planted files. */
+/** The lint rule that holds src/main and the renderer to the allowed-imports matrix, tried on planted files. */
 const root = projectRoot();
 // A planted file is in no TypeScript project, so the typed rules (which need one) are off for it.
 const eslint = new ESLint({
   cwd: root,
   overrideConfig: {
-    files: ['**/planted.ts'],
+    files: ['**/planted.{ts,tsx}'],
     languageOptions: { parserOptions: { projectService: false } },
     rules: { '@typescript-eslint/no-floating-promises': 'off' },
   },
 });
 
-async function layerMessages(file: string, code: string): Promise<string[]> {
+async function ruleMessages(rule: string, file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
-  return result!.messages.filter((message) => message.ruleId === 'inferlab/layers').map((message) => message.message);
+  return result!.messages.filter((message) => message.ruleId === rule).map((message) => message.message);
 }
+const layerMessages = (file: string, code: string) => ruleMessages('inferlab/layers', file, code);
 
 describe('npm run lint enforces the allowed-imports matrix of src/main', () => {
   it.each([
@@ -94,6 +97,108 @@ describe('npm run lint enforces the allowed-imports matrix of src/main', () => {
         "import { allowedExtraFlags } from '../../engines/llamacpp/extra-flags';\nimport { shellAccess } from '../../services/access';\nexport const planted = [allowedExtraFlags, shellAccess];\n",
       ),
     ).toEqual([]);
+  });
+});
+
+describe('npm run lint enforces the allowed-imports matrix of the renderer', () => {
+  it.each([
+    // The circle that got in: a view reaching for the list of views (view-code.ts), which loads it.
+    [
+      'src/renderer/src/views/planted.tsx',
+      "import { VIEWS } from '../view-code';\nexport const planted = VIEWS;\n",
+      /renderer\/views may not import renderer\/shell/,
+    ],
+    [
+      'src/renderer/src/components/planted.tsx',
+      "import { RunsView } from '../views/RunsView';\nexport const planted = RunsView;\n",
+      /renderer\/components may not import renderer\/views/,
+    ],
+    [
+      'src/renderer/src/experiment-kinds/planted.tsx',
+      "export const load = () => import('../views/ExperimentsView');\n",
+      /renderer\/experiment-kinds may not import renderer\/views/,
+    ],
+    [
+      'src/renderer/src/hooks/planted.ts',
+      "import { ErrorBox } from '../components/ErrorBox';\nexport const planted = ErrorBox;\n",
+      /renderer\/hooks may not import renderer\/components/,
+    ],
+    [
+      'src/renderer/src/api/planted.ts',
+      "import type { View } from '../state/store';\nexport type Planted = View;\n",
+      /renderer\/api may not import renderer\/state \(type-only imports included\)/,
+    ],
+    [
+      'src/renderer/src/state/planted.ts',
+      "export { useAction } from '../hooks/use-action';\n",
+      /renderer\/state may not import renderer\/hooks/,
+    ],
+    [
+      'src/renderer/src/gadgets/planted.ts',
+      "import { when } from '../components/format';\nexport const planted = when;\n",
+      /src\/renderer\/src\/gadgets is in no layer/,
+    ],
+  ])('refuses %s: %s', async (file, code, message) => {
+    const messages = await layerMessages(file, code);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(message);
+  });
+
+  it('accepts what each unit lists, and a stylesheet', async () => {
+    expect(
+      await layerMessages(
+        'src/renderer/src/views/planted.tsx',
+        "import { ErrorBox } from '../components/ErrorBox';\nimport { useAction } from '../hooks/use-action';\nimport { useAppStore } from '../state/store';\nimport { EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';\nimport { RunView } from './RunView';\nexport const planted = [ErrorBox, useAction, useAppStore, EXPERIMENT_KIND_VIEWS, RunView];\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await layerMessages(
+        'src/renderer/src/planted.tsx',
+        "import './styles.css';\nimport { createClient } from './api/client';\nexport const load = () => import('./views/RunsView');\nexport const planted = createClient;\n",
+      ),
+    ).toEqual([]);
+  });
+
+  // An error from main must reach the person: a rejection handler that takes no error drops it.
+  it('refuses a then/catch handler in the renderer that drops the error, and accepts one that shows it', async () => {
+    const dropped = await ruleMessages(
+      'no-restricted-syntax',
+      'src/renderer/src/views/planted.tsx',
+      'export const planted = (load: () => Promise<number>, set: (value: number) => void) => {\n  void load().then(set, () => undefined);\n  void load().catch(() => {});\n};\n',
+    );
+    expect(dropped).toHaveLength(2);
+    expect(dropped[0]).toMatch(/drops the error: call through useAction/);
+    expect(
+      await ruleMessages(
+        'no-restricted-syntax',
+        'src/renderer/src/views/planted.tsx',
+        'export const planted = (load: () => Promise<number>, set: (value: number) => void, show: (error: Error) => void) =>\n  void load().then(() => set(1), show);\n',
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe('runtime imports', () => {
+  const tempDir = useTempDirs();
+
+  // The matrix orders units; a circle inside a unit, or through a dynamic import, is caught here.
+  // Parsing every file of src takes a few seconds the first time, more on a busy machine.
+  it('close no circle in src (type-only imports aside)', { timeout: 30_000 }, () => {
+    expect(runtimeImportCircles(path.join(root, 'src'))).toEqual([]);
+  });
+
+  it('are found circling through a dynamic import, and type-only imports are not', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'list.ts'), "export const load = () => import('./view');\n");
+    fs.writeFileSync(
+      path.join(dir, 'view.tsx'),
+      "import { load } from './list';\nimport type { Shape } from './shape';\nexport const view: Shape = { load };\n",
+    );
+    fs.writeFileSync(
+      path.join(dir, 'shape.ts'),
+      "import type { view } from './view';\nexport type Shape = { load: unknown; of?: typeof view };\n",
+    );
+    expect(runtimeImportCircles(dir)).toEqual([['list.ts', 'view.tsx', 'list.ts']]);
   });
 });
 

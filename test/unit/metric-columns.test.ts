@@ -1,7 +1,8 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { distributionTable, throughputLine } from '../../src/main/cli/summary-table';
+import { distributionTable, throughputLine, turnTable } from '../../src/main/cli/summary-table';
+import { formatMs, formatPercentile } from '../../src/main/cli/format';
 import { runsListTable } from '../../src/main/cli/commands/runs';
 import { experimentTable } from '../../src/main/cli/experiment-table';
 import { renderExperimentReport } from '../../src/main/experiments/report';
@@ -20,6 +21,8 @@ import {
 } from '../../src/shared/metric-columns';
 import { METRIC_TABLE, type MetricDefinition, type Place } from '../../src/shared/metric-table';
 import { SummaryTable } from '../../src/renderer/src/views/SummaryTable';
+import { cdfChartOption } from '../../src/renderer/src/views/compare-charts';
+import { CDF_METRICS } from '../../src/shared/contract/compare';
 import { ConditionsTable } from '../../src/renderer/src/views/ExperimentResultView';
 import { sharedProtocolFields } from '../support/experiment-result';
 import { measuredRequest, summarizeCompleted } from '../support/measured-request';
@@ -122,6 +125,7 @@ describe('the metric table is the one list of run metrics each face reads', () =
         perRequest: true,
         summary: { part: 'metrics', statistics: ['n', 'mean', 'p50'] },
         shows: { cli: ['n', 'p50'] },
+        judged: {},
       },
       () =>
         withMetric(
@@ -134,6 +138,7 @@ describe('the metric table is the one list of run metrics each face reads', () =
             summary: { part: 'throughput', statistics: ['rate'] },
             digits: 1,
             shows: { cli: ['rate'] },
+            judged: {},
           },
           () => {
             const table = distributionTable(summary);
@@ -164,6 +169,30 @@ describe('the metric table is the one list of run metrics each face reads', () =
       const withPrefill = renderToStaticMarkup(createElement(SummaryTable, { summary }));
       expect(withPrefill).toContain(`<th>prefill_ms</th><td>25</td><td></td><td>${summary.metrics.ttft_ms.p50!.toFixed(1)} ms</td>`);
     });
+  });
+
+  it('gives the per-turn tables of a conversation run their latency columns, in the terminal and in the app (shows.perTurn)', () => {
+    const summary = summarizeCompleted(Array.from({ length: 24 }, (_, seq) => measuredRequest(seq, { turn: (seq % 2) + 1 })));
+    const turns = summary.turns!;
+    const latencies = columnsShownIn('perTurn');
+    expect(latencies.map(({ metric, statistic }) => columnLabel(metric, statistic))).toEqual(['TTFT p50', 'TTFT p90']);
+    const [header, first] = turnTable(turns)
+      .split('\n')
+      .map((line) => line.trim().split(/\s{2,}/));
+    expect(header).toEqual(['turn', 'requests', 'failed', 'TTFT p50', 'TTFT p90', 'prompt tokens', 'cached tokens', 'cached share']);
+    expect(first!.slice(3, 5)).toEqual([formatMs(turns[0]!.ttft_ms.p50), formatPercentile(turns[0]!.ttft_ms, 'p90')]);
+    const table = /<table data-testid="turn-table">[\s\S]*?<\/table>/.exec(
+      renderToStaticMarkup(createElement(SummaryTable, { summary })),
+    )![0];
+    expect(cells(table, 'th').slice(0, 8)).toEqual([
+      'Turn',
+      'Requests',
+      'Failed',
+      ...latencies.map(({ metric, statistic }) => headerLabel(metric, statistic)),
+      'Prompt tokens',
+      'Cached tokens',
+      'Cached share',
+    ]);
   });
 
   it('gives the runs lists their metric columns, each with a stored figure (shows.runsList)', () => {
@@ -211,6 +240,8 @@ describe('the metric table is the one list of run metrics each face reads', () =
       'E2E p95',
       'output tok/s',
     ]);
+    // A CDF per latency Compare shows, keyed and titled from the table.
+    expect(CDF_METRICS.map((metric) => cdfChartOption([], metric).title.text)).toEqual(['CDF of TTFT', 'CDF of TPOT', 'CDF of E2E']);
   });
 
   it('gives the experiment report its conditions columns and bar charts (shows.report, shows.reportChart)', () => {

@@ -288,7 +288,11 @@ describe('hub names', () => {
     expect(parseHubRef('hf:unsloth/gpt-oss-20b-GGUF@v1.0')).toEqual({ repo: 'unsloth/gpt-oss-20b-GGUF', revision: 'v1.0' });
   });
 
-  it.each(['hf:Qwen', 'hf:../etc/passwd', 'hf:a/b/c', 'hf:a/b@..', 'hf:a/b@x y', 'hf:a/b?x=1'])('refuses %s with what to write', (text) => {
+  it.each(['hf:Qwen', 'hf:../etc/passwd', 'hf:a/b/c', 'hf:a/b?x=1'])('refuses %s with what to write', (text) => {
     expect(() => parseHubRef(text)).toThrow(/write hf:OWNER\/REPO/);
+  });
+
+  it.each(['hf:a/b@..', 'hf:a/b@x y'])('refuses the revision of %s with what to write after the @', (text) => {
+    expect(() => parseHubRef(text)).toThrow(/is not a revision name: write a branch, tag or commit after the @/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
-import { quantTradeoffOption } from '../../src/renderer/src/views/quant-tradeoff';
+import { quantTradeoffOption } from '../../src/renderer/src/experiment-kinds/quant-tradeoff';
 
 const MIB = 2 ** 20;
 const condition = (name: string, tpot: number, kld: number | null, fileMib: number) =>

@@ -4,6 +4,7 @@ import type { Distribution } from '../../src/shared/contract/runs';
 import type { Verdict } from '../../src/shared/contract/compare';
 import { acceptanceUpperBound, evaluateGates, recommend, type QuantConstraints } from '../../src/main/experiments/recommend';
 import { constraintsFromFlags } from '../../src/main/cli/quant-flags';
+import { KV_CACHE_GATES } from '../../src/main/experiments/kinds/kvcache/kv-cache-memory';
 
 const MIB = 2 ** 20;
 
@@ -244,28 +245,32 @@ describe('recommendation ranking', () => {
     expect(smaller.objective).toBe('smallest server VRAM, then TPOT p50');
   });
 
-  it('ranks by the KV cache the server allocated when every condition has it (one file, several cache types), before VRAM', () => {
+  it('a KV cache experiment ranks by the KV cache the server allocated when every condition has it (one file, several cache types), before VRAM', () => {
     const vram = (server: number) => ({ baseline_mib: 0, peak_mib: server, server_mib: server });
-    const kv = recommend(
-      [
-        condition('f16', { kv_cache_mib: 16, vram: vram(1000) }),
-        condition('q8_0', { kv_cache_mib: 8.5, vram: vram(1000) }),
-        condition('q4_0', {
-          kv_cache_mib: 4.5,
-          vram: vram(1000),
-          token_agreement: { mean: 0.5, exact_match_rate: 0, first_divergence_index_mean: 3, items: 8 },
-        }),
-      ],
-      [],
-      none,
-    );
+    const conditions = [
+      condition('f16', { kv_cache_mib: 16, vram: vram(1000) }),
+      condition('q8_0', { kv_cache_mib: 8.5, vram: vram(1000) }),
+      condition('q4_0', {
+        kv_cache_mib: 4.5,
+        vram: vram(1000),
+        token_agreement: { mean: 0.5, exact_match_rate: 0, first_divergence_index_mean: 3, items: 8 },
+      }),
+    ];
+    const kv = recommend(conditions, [], none, KV_CACHE_GATES);
     expect(kv.objective).toBe('smallest KV cache, then TPOT p50');
     // q4_0 is smallest but loses the token-agreement gate; q8_0 is the smallest that passes every gate.
     expect(kv.choice).toBe('q8_0');
     expect(kv.reason).toMatch(/KV cache 8\.5 MiB vs 16\.0 MiB/);
     // One condition without the log figure: memory falls back to what every condition has.
-    const partial = recommend([condition('f16', { kv_cache_mib: 16, vram: vram(1000) }), condition('q8_0', { vram: vram(700) })], [], none);
+    const partial = recommend(
+      [condition('f16', { kv_cache_mib: 16, vram: vram(1000) }), condition('q8_0', { vram: vram(700) })],
+      [],
+      none,
+      KV_CACHE_GATES,
+    );
     expect(partial.objective).toBe('smallest server VRAM, then TPOT p50');
+    // The KV cache is the kvcache kind's own memory: the shared recommendation alone compares VRAM.
+    expect(recommend(conditions, [], none).objective).toBe('smallest server VRAM, then TPOT p50');
   });
 
   it('objective tpot: the lowest TPOT p50 backed by a faster verdict', () => {

@@ -50,7 +50,16 @@ describe('window verdicts', () => {
     const a = windows(1, 6, 32, 100);
     expect(decideVerdicts([question(a, windows(2, 6, 32, 70))])[0]!.verdict).toBe('faster');
     expect(decideVerdicts([question(a, windows(3, 6, 32, 130))])[0]!.verdict).toBe('slower');
-    expect(decideVerdicts([question(a, windows(4, 6, 32, 130), { higherIsBetter: true })])[0]!.verdict).toBe('faster');
+    // Which way is better comes from the metric table: more output tokens per second is faster.
+    expect(
+      decideVerdicts([question(a, windows(4, 6, 32, 130), { metric: 'output_tokens_per_s mean', statistic: 'mean' })])[0]!.verdict,
+    ).toBe('faster');
+  });
+
+  it('refuses a metric the metric table does not hold rather than guess which way is better', () => {
+    expect(() => decideVerdicts([question(windows(1, 6, 32, 100), windows(2, 6, 32, 70), { metric: 'kv_hits p50' })])).toThrow(
+      /"kv_hits p50", which the metric table does not hold/,
+    );
   });
 
   it('does not count window drift as a difference: drifting windows of one condition are not called different', () => {
@@ -78,7 +87,7 @@ describe('window verdicts', () => {
       return question(
         same,
         same.map((w) => [...w]),
-        { metric: `null ${i}` },
+        { b: `null ${i}` },
       );
     });
     let demonstrated = false;

@@ -1,7 +1,7 @@
-import { CHECK_LATENCIES, CHECK_STATISTICS, type CheckedMetric } from '../../shared/contract/check';
+import { CHECK_LATENCIES, CHECK_RATES, CHECK_STATISTICS, type CheckedMetric } from '../../shared/contract/check';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { metricDefinition } from '../../shared/metric-table';
+import { metricDefinition, namesInWords } from '../../shared/metric-table';
 
 /** `tpot_ms:p50,ttft_ms:p95,output_tokens_per_s` → the metrics the gate judges. */
 export function parseCheckMetrics(text: string): CheckedMetric[] {
@@ -15,14 +15,15 @@ export function parseCheckMetrics(text: string): CheckedMetric[] {
       if (definition && !definition.perRequest) {
         if (statistic !== 'p50' && statistic !== 'mean')
           throw new AppError(ErrorCode.Usage, `${metric} is one rate per run; drop ":${statistic}"`);
-        if (metric !== 'output_tokens_per_s')
-          throw new AppError(ErrorCode.Usage, `--metrics: the gate judges output_tokens_per_s among the rates, not ${metric}`);
-        return { metric, statistic: 'mean' };
+        if (!(CHECK_RATES as readonly string[]).includes(metric!))
+          throw new AppError(ErrorCode.Usage, `--metrics: the gate judges ${namesInWords(CHECK_RATES)} among the rates, not ${metric}`);
+        return { metric, statistic: 'mean' } as CheckedMetric;
       }
-      if (!(CHECK_LATENCIES as readonly string[]).includes(metric!) || !(CHECK_STATISTICS as readonly string[]).includes(statistic))
+      const statistics: readonly string[] = definition?.judged.gate ?? [];
+      if (!(CHECK_LATENCIES as readonly string[]).includes(metric!) || !statistics.includes(statistic))
         throw new AppError(
           ErrorCode.Usage,
-          `--metrics: "${entry}" is not one of ${CHECK_LATENCIES.join(', ')} with :${CHECK_STATISTICS.join('|')}, or output_tokens_per_s`,
+          `--metrics: "${entry}" is not one of ${CHECK_LATENCIES.join(', ')} with :${CHECK_STATISTICS.join('|')}, or ${namesInWords(CHECK_RATES)}`,
         );
       return { metric, statistic } as CheckedMetric;
     });

@@ -1,7 +1,12 @@
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { terminalText } from './terminal-text';
 
-/** Plain-text tables for the terminal: columns padded to their widest cell. */
-export function formatTable(rows: readonly (readonly string[])[]): string {
+/**
+ * Plain-text tables for the terminal: columns padded to their widest cell. A cell is one line: a line
+ * feed, a tab or another control character in one (a stored name) is shown as an escape.
+ */
+export function formatTable(rawRows: readonly (readonly string[])[]): string {
+  const rows = rawRows.map((row) => row.map((cell) => terminalText(cell, { oneLine: true })));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, cell.length)));
   return rows

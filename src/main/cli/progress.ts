@@ -1,4 +1,5 @@
 import type { BuildProgress } from '../services/engine-service';
+import { writeControl } from './terminal-text';
 
 /**
  * Build progress on stderr. On a terminal one line is rewritten in place; elsewhere (npm's
@@ -22,7 +23,7 @@ export function stderrBuildProgress(prefix = 'inferlab setup'): BuildProgress {
     },
     percent(value) {
       if (tty) {
-        process.stderr.write(`\r${prefix}: ${stepLabel}: ${String(value).padStart(3)}% (${elapsed()})`);
+        writeControl(process.stderr, '\r', `${prefix}: ${stepLabel}: ${String(value).padStart(3)}% (${elapsed()})`);
       } else if (value >= lastPrinted + 5 || (value === 100 && lastPrinted !== 100)) {
         lastPrinted = value;
         process.stderr.write(`${prefix}: ${stepLabel}: ${value}% (${elapsed()})\n`);
@@ -68,7 +69,7 @@ export function progressWriter(
     },
     live(text) {
       if (tty) {
-        stream.write(`\r${text}\x1b[K`);
+        writeControl(stream, '\r', text, '\x1b[K');
         liveOpen = true;
       } else if (now() - lastLive >= intervalMs) {
         lastLive = now();

@@ -4,7 +4,7 @@ import { offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { Distribution, RunSummary, SpeculativeSummary } from '../../shared/contract/runs';
-import { distributionColumns, distributionRows, rateFigures } from '../../shared/metric-columns';
+import { columnLabel, columnsShownIn, distributionColumns, distributionRows, rateFigures } from '../../shared/metric-columns';
 import type { Statistic } from '../../shared/metric-table';
 import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
 
@@ -45,14 +45,23 @@ export function speculativeLine(speculative: SpeculativeSummary): string {
 
 /** Per conversation turn: as the history grows, prompt tokens rise and the server's cache should cover the shared part. */
 export function turnTable(turns: NonNullable<RunSummary['turns']>): string {
+  // The latency columns are those the metric table shows per turn (`shows.perTurn`).
+  const columns = columnsShownIn('perTurn');
   return formatTable([
-    ['turn', 'requests', 'failed', 'TTFT p50', 'TTFT p90', 'prompt tokens', 'cached tokens', 'cached share'],
+    [
+      'turn',
+      'requests',
+      'failed',
+      ...columns.map(({ metric, statistic }) => columnLabel(metric, statistic)),
+      'prompt tokens',
+      'cached tokens',
+      'cached share',
+    ],
     ...turns.map((turn) => [
       String(turn.turn),
       String(turn.requests),
       String(turn.failed),
-      formatMs(turn.ttft_ms.p50),
-      formatPercentile(turn.ttft_ms, 'p90'),
+      ...columns.map(({ metric, statistic }) => distributionCell(turn[metric], statistic)),
       formatNumber(turn.prompt_tokens_mean),
       formatNumber(turn.cached_tokens_mean),
       turn.cached_share === null ? '—' : `${(turn.cached_share * 100).toFixed(0)} %`,

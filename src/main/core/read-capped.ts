@@ -5,7 +5,7 @@ import { AppError } from './errors';
 /** Workloads, ShareGPT imports and evaluation texts: large enough for real ones, small enough that one file cannot take the process's memory. */
 export const MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024;
 
-function mib(bytes: number): string {
+export function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
@@ -69,12 +69,16 @@ class CappedChunks {
   }
 
   private tooLarge(size: string): AppError {
-    return new AppError(
-      ErrorCode.InvalidInput,
-      `${this.file}: ${this.what} is ${size}, over the ${mib(this.maxBytes)} (${this.maxBytes}-byte) limit`,
-      { file: this.file, limitBytes: this.maxBytes },
-    );
+    return fileTooLarge(this.file, this.what, size, this.maxBytes);
   }
+}
+
+/** The refusal of a file over its cap, for every reader that holds a file to one. */
+export function fileTooLarge(file: string, what: string, size: string, maxBytes: number): AppError {
+  return new AppError(ErrorCode.InvalidInput, `${file}: ${what} is ${size}, over the ${mib(maxBytes)} (${maxBytes}-byte) limit`, {
+    file,
+    limitBytes: maxBytes,
+  });
 }
 
 function openFailure(file: string, what: string, error: unknown): AppError {

@@ -5,7 +5,7 @@ import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { parsedTimings, toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
-import { METRIC_TABLE } from '../../shared/metric-table';
+import { isPerRequest, judgedStatistics, type DistributionJudgedIn, type RateJudgedIn } from '../../shared/metric-table';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */
 export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
@@ -165,39 +165,47 @@ function measuredCount(windows: RequestRow[][]): number {
   return windows.reduce((sum, rows) => sum + rows.filter((row) => row.warmup === 0 && row.error_class === null).length, 0);
 }
 
-/** Each window's output tokens per second over its own measured span, as a one-value window. */
-function windowRates(windows: RequestRow[][]): number[][] {
+/**
+ * What a window's rate counts, over its successful measured requests, for each rate the metric
+ * table gives a verdict: keyed by the table, so a rate given `verdict` without its count here
+ * does not compile.
+ */
+const WINDOW_RATE_COUNTS: { readonly [M in RateJudgedIn<'verdict'>]: (successful: MeasuredRequest[]) => number } = {
+  output_tokens_per_s: (successful) => successful.reduce((sum, row) => sum + (row.output_tokens ?? 0), 0),
+};
+
+/** Each window's own rate (per second) over its own measured span, as a one-value window. */
+function windowRates(windows: RequestRow[][], metric: RateJudgedIn<'verdict'>): number[][] {
   return windows.flatMap((rows) => {
     const measured = rows.filter((row) => row.warmup === 0).map(toMeasuredRequest);
     const span = measuredWindowMs(measured);
-    const tokens = measured.filter((row) => row.error_class === null).reduce((sum, row) => sum + (row.output_tokens ?? 0), 0);
-    return span && span > 0 ? [[(tokens / span) * 1000]] : [];
+    const count = WINDOW_RATE_COUNTS[metric](measured.filter((row) => row.error_class === null));
+    return span && span > 0 ? [[(count / span) * 1000]] : [];
   });
 }
 
-/** The verdicts every experiment gives for each condition against the baseline. */
-export const VERDICT_METRICS = [
-  { key: 'ttft_ms', statistic: 'p50' },
-  { key: 'ttft_ms', statistic: 'p95' },
-  { key: 'tpot_ms', statistic: 'p50' },
-  { key: 'tpot_ms', statistic: 'p95' },
-] as const;
+/**
+ * The verdicts experiments give for each condition against the baseline: `verdict` in the metric
+ * table, each metric with each statistic it is judged on (the rates only where a kind asks).
+ */
+export const VERDICT_METRICS = judgedStatistics('verdict');
 
 /**
- * Baseline (first) against every other condition on TTFT and TPOT at p50 and p95, decided
- * together (window-verdicts.ts: t tests over windows, Holm-corrected across all of them).
+ * Baseline (first) against every other condition on each verdict metric (TTFT and TPOT at p50
+ * and p95), decided together (window-verdicts.ts: t tests over windows, Holm-corrected across all of them).
  * A condition marked contaminated gets no verdict: its windows did not measure what its
  * name claims.
  */
 export function conditionVerdicts(
   conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
-  /** Also compare output tokens per second, each window's own rate as one value (higher is better). */
+  /** Also judge the rates the table gives verdicts (output tokens per second), each window's own rate as one value. */
   options: { throughput?: boolean } = {},
 ): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
-  const values = (runs: RequestRow[][], key: 'ttft_ms' | 'tpot_ms') =>
+  // Typed by the table: a per-request metric given `verdict` must be a column of the request rows.
+  const values = (runs: RequestRow[][], key: DistributionJudgedIn<'verdict'>) =>
     runs
       .map((rows) => rows.filter((row) => row.warmup === 0 && row.error_class === null && row[key] !== null).map((row) => row[key]!))
       .filter((window) => window.length > 0);
@@ -209,29 +217,17 @@ export function conditionVerdicts(
       // The reason stands once, in the condition's own row; every verdict it blocks points there.
       .map((side) => `${side.name} is contaminated (see its condition row)`)
       .join('; ');
-    for (const { key, statistic } of VERDICT_METRICS) {
+    for (const { metric, statistic } of VERDICT_METRICS) {
+      if (!isPerRequest(metric) && !options.throughput) continue;
       if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
-      questions.push({
-        metric: `${key} ${statistic}`,
-        a: baseline.name,
-        b: other.name,
-        aWindows: values(baseline.windows, key),
-        bWindows: values(other.windows, key),
-        statistic,
-      });
-    }
-    if (options.throughput) {
-      if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
-      questions.push({
-        metric: 'output_tokens_per_s mean',
-        a: baseline.name,
-        b: other.name,
-        aWindows: windowRates(baseline.windows),
-        bWindows: windowRates(other.windows),
-        statistic: 'mean',
-        higherIsBetter: METRIC_TABLE.output_tokens_per_s.higherIsBetter,
-        requests: [measuredCount(baseline.windows), measuredCount(other.windows)],
-      });
+      const sides = isPerRequest(metric)
+        ? { aWindows: values(baseline.windows, metric), bWindows: values(other.windows, metric) }
+        : {
+            aWindows: windowRates(baseline.windows, metric),
+            bWindows: windowRates(other.windows, metric),
+            requests: [measuredCount(baseline.windows), measuredCount(other.windows)] as [number, number],
+          };
+      questions.push({ metric: `${metric} ${statistic}`, a: baseline.name, b: other.name, statistic, ...sides });
     }
   }
   // Contaminated comparisons stay out of the family: a withheld verdict spends no error budget.

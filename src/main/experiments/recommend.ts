@@ -8,7 +8,8 @@ import type {
 } from '../../shared/contract/experiments';
 
 export type { QualityGate, QuantConstraints, QuantObjective } from '../../shared/contract/experiments';
-import type { SloSpec } from '../../shared/contract/runs';
+import { SLO_METRICS, type SloSpec } from '../../shared/contract/runs';
+import { metricsJudgedIn } from '../../shared/metric-table';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 
 type Recommendation = ExperimentResult['recommendation'];
@@ -196,7 +197,7 @@ function kldGate(conditions: ConditionResult[], maximum: number): Recommendation
  */
 function sloGates(conditions: ConditionResult[], slo: SloSpec): RecommendationGate[] {
   const gates: RecommendationGate[] = [];
-  for (const metric of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) {
+  for (const metric of SLO_METRICS) {
     const limit = slo[metric];
     if (limit === undefined) continue;
     gates.push({
@@ -310,9 +311,10 @@ export function evaluateGates(conditions: ConditionResult[], constraints: QuantC
   return gates;
 }
 
-const SPEED_METRICS = ['ttft_ms', 'tpot_ms'];
+/** The verdicts that say a condition is faster or slower: `speed` in the metric table. */
+const SPEED_METRICS: ReadonlySet<string> = new Set(metricsJudgedIn('speed'));
 const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) =>
-  verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.includes(row.metric.split(' ')[0]!));
+  verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.has(row.metric.split(' ')[0]!));
 
 function describeVerdict(row: VerdictRow): string {
   const difference =
@@ -322,28 +324,27 @@ function describeVerdict(row: VerdictRow): string {
   return `${row.metric} ${row.verdict}${row.verdict === 'faster' || row.verdict === 'slower' ? difference : ''}`;
 }
 
-/**
- * Memory compared on the KV cache the server allocated when every condition has it (a KV cache
- * experiment, where the file is the same), else on the server's own VRAM when every condition
- * has it, else on file size.
- * A saving under EXPERIMENT_DEFAULTS.gates.minMemorySaving (1 %) of the baseline's is not called smaller: for VRAM it is within what
- * allocator rounding and telemetry sampling move, and for a file (two quantizers' takes on
- * one type) it buys nothing worth a change.
- */
-function memoryKey(conditions: ConditionResult[]): {
+/** What memory a recommendation compares: its name, a condition's figure, whether a candidate saves enough, and how a figure reads. */
+export interface MemoryKey {
   label: string;
   value: (condition: ConditionResult) => number;
   smaller: (candidate: ConditionResult, baseline: ConditionResult) => boolean;
   show: (condition: ConditionResult) => string;
-} {
-  if (conditions.every((condition) => condition.kv_cache_mib != null)) {
-    return {
-      label: 'KV cache',
-      value: (condition) => condition.kv_cache_mib!,
-      smaller: (candidate, baseline) => candidate.kv_cache_mib! < baseline.kv_cache_mib! * (1 - EXPERIMENT_DEFAULTS.gates.minMemorySaving),
-      show: (condition) => `${condition.kv_cache_mib!.toFixed(1)} MiB`,
-    };
-  }
+}
+
+/** What a kind adds to the recommendation every kind shares: a memory of its own to compare, where it has one for these conditions. */
+export interface KindGates {
+  memory?: (conditions: ConditionResult[]) => MemoryKey | null;
+}
+
+/**
+ * Memory compared on the server's own VRAM when every condition has it, else on file size,
+ * unless the kind compares a memory of its own (KindGates.memory).
+ * A saving under EXPERIMENT_DEFAULTS.gates.minMemorySaving (1 %) of the baseline's is not called smaller: for VRAM it is within what
+ * allocator rounding and telemetry sampling move, and for a file (two quantizers' takes on
+ * one type) it buys nothing worth a change.
+ */
+function memoryKey(conditions: ConditionResult[]): MemoryKey {
   if (conditions.every((condition) => condition.vram?.server_mib != null)) {
     return {
       label: 'server VRAM',
@@ -369,7 +370,12 @@ function memoryKey(conditions: ConditionResult[]): {
  * noise keeps the baseline. Quality gates compare against the baseline, so they do not
  * apply to it; SLO and VRAM gates do, and a baseline that fails them is no fallback.
  */
-export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[], constraints: QuantConstraints): Recommendation {
+export function recommend(
+  conditions: ConditionResult[],
+  verdicts: VerdictRow[],
+  constraints: QuantConstraints,
+  kindGates: KindGates = {},
+): Recommendation {
   const objective = constraints.objective ?? 'memory';
   const gates = evaluateGates(conditions, constraints);
   const baseline = conditions[0];
@@ -386,7 +392,7 @@ export function recommend(conditions: ConditionResult[], verdicts: VerdictRow[],
     if (reasons.length > 0) excluded.push({ name: condition.name, reason: reasons.join('; ') });
     return reasons.length === 0;
   });
-  const memory = memoryKey(conditions);
+  const memory = kindGates.memory?.(conditions) ?? memoryKey(conditions);
   const speedMetric = objective === 'memory' ? null : `${objective}_ms p50`;
   const rank = (condition: ConditionResult) =>
     speedMetric === null

@@ -1,5 +1,6 @@
 import {
   METRIC_NAMES,
+  SLO_METRICS,
   type ClientLoad,
   type GroupSummary,
   type LoadDescription,
@@ -9,8 +10,11 @@ import {
   type SpeculativeSummary,
   type RunSummary,
   type SloSpec,
+  type TurnMetric,
   type TurnSummary,
 } from '../../shared/contract/runs';
+import { metricsShownIn } from '../../shared/metric-columns';
+import { isPerRequest } from '../../shared/metric-table';
 import type { TelemetrySummary } from '../../shared/contract/telemetry';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
@@ -29,7 +33,7 @@ function isSuccess(row: MeasuredRequest): boolean {
 
 function meetsSlo(row: MeasuredRequest, slo: SloSpec | null): boolean {
   if (!slo) return true;
-  for (const key of ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const) {
+  for (const key of SLO_METRICS) {
     const limit = slo[key];
     if (limit === undefined) continue;
     const value = row[key];
@@ -377,6 +381,11 @@ function steadyStateOf(mode: string, measured: readonly MeasuredRequest[]): Stea
   return steadyStateCheck(ends, start, end);
 }
 
+/** The latencies each turn is summarized on: those the per-turn table shows (`perTurn` in the metric table). */
+const TURN_METRICS: readonly TurnMetric[] = metricsShownIn('perTurn')
+  .map(({ metric }) => metric)
+  .filter(isPerRequest);
+
 /** Per conversation turn: counts, TTFT and the prompt and cached tokens, from the server's own usage. */
 export function turnSummaries(measured: readonly MeasuredRequest[]): TurnSummary[] | null {
   const byTurn = new Map<number, MeasuredRequest[]>();
@@ -398,7 +407,10 @@ export function turnSummaries(measured: readonly MeasuredRequest[]): TurnSummary
         turn,
         requests: rows.length,
         failed: rows.length - ok.length,
-        ttft_ms: summarize(values(ok, (row) => row.ttft_ms)),
+        ...(Object.fromEntries(TURN_METRICS.map((metric) => [metric, summarize(values(ok, (row) => row[metric]))])) as Record<
+          TurnMetric,
+          Distribution
+        >),
         prompt_tokens_mean: mean(ok.flatMap((row) => (row.prompt_tokens === null ? [] : [row.prompt_tokens]))),
         cached_tokens_mean: mean(ok.flatMap((row) => (row.cached_tokens === null ? [] : [row.cached_tokens]))),
         cached_share: promptSum === 0 ? null : counted.reduce((sum, row) => sum + row.cached_tokens!, 0) / promptSum,

@@ -1,6 +1,7 @@
 import type { Verdict } from '../../shared/contract/compare';
 import type { VerdictRow } from '../../shared/contract/experiments';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
+import { metricDefinition } from '../../shared/metric-table';
 import { percentile, sortedFinite } from './distribution';
 import { studentTCdf, studentTQuantile } from './student-t';
 
@@ -24,14 +25,13 @@ export const DEFAULT_VERDICT_SETTINGS: VerdictSettings = {
 
 /** One comparison to decide: per side, the measured values of each window. */
 export interface VerdictQuestion {
+  /** A metric of the metric table with its statistic (`ttft_ms p95`): which way is better is read there. */
   metric: string;
   a: string;
   b: string;
   aWindows: ArrayLike<number>[];
   bWindows: ArrayLike<number>[];
   statistic: Statistic;
-  /** Throughput and acceptance: a larger value is the better one. */
-  higherIsBetter?: boolean;
   /** Measured requests behind each side, where a window holds one summary value (a rate) instead of its requests. */
   requests?: [number, number];
 }
@@ -137,6 +137,13 @@ function testWindows(question: VerdictQuestion, settings: VerdictSettings): Wind
   return { ...base, insufficient: null, logScale, meanDifference, standardError, df, pValue };
 }
 
+/** Which way is better, from the metric table; a metric it does not hold is a caller's mistake, not a guess. */
+function directionOf(metric: string): boolean {
+  const definition = metricDefinition(metric);
+  if (!definition) throw new Error(`a verdict on "${metric}", which the metric table does not hold`);
+  return definition.higherIsBetter;
+}
+
 /**
  * Decides a family of comparisons together: each gets a t test on its per-window
  * statistics, Holm's step-down procedure keeps the chance of any false faster/slower in
@@ -146,6 +153,7 @@ function testWindows(question: VerdictQuestion, settings: VerdictSettings): Wind
  * twice that level's error (TOST) lies inside ±margin.
  */
 export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS): VerdictRow[] {
+  const higherIsBetter = questions.map(({ metric }) => directionOf(metric));
   const tests = questions.map((question) => testWindows(question, settings));
   const alpha = 1 - settings.confidence;
   const tested = tests.map((test, index) => ({ test, index })).filter(({ test }) => test.insufficient === null);
@@ -199,7 +207,7 @@ export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSe
     let verdict: Verdict;
     if (level.rejected) {
       const bIsLarger = test.meanDifference > 0;
-      verdict = bIsLarger === (question.higherIsBetter ?? false) ? 'faster' : 'slower';
+      verdict = bIsLarger === higherIsBetter[index] ? 'faster' : 'slower';
     } else if (relativeTost.every((value) => Number.isFinite(value) && Math.abs(value) <= settings.equivalenceMargin))
       verdict = 'equivalent';
     else verdict = 'no significant difference';

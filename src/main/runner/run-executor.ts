@@ -313,10 +313,13 @@ async function sendAndStore(
   }
   if (run.shards && completion.text) run.options.onText?.(seq, completion.text);
   const metrics = deriveRequestMetrics(completion, { scheduledAt });
-  // The answer alone is judged: reasoning is the model's working, not its reply.
+  // The answer alone is judged: reasoning is the model's working, not its reply. A private
+  // run's details name nothing of the answer (a failed schema's path names its keys).
   const acceptance = completion.error
     ? null
-    : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null);
+    : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null, {
+        private: run.options.private,
+      });
   if (completion.reasoningText) run.reasoningTexts.set(seq, completion.reasoningText);
   const promptText = notePrompt(seq, request.body, run);
   run.writer.add(

@@ -94,15 +94,23 @@ export async function workloadPathWithin(access: ServiceAccess, nameOrFile: stri
 
 /**
  * The files a workload's generators read (a ShareGPT import, a trace), held to the same roots
- * as the workload itself: a workload inside the roots must not lead a request to a file outside them.
+ * as the workload itself: a workload inside the roots must not lead a request to a file outside
+ * them. The definition comes back with each such file replaced by the real location that was
+ * checked, so the reader opens what was checked: resolving the written name again later would
+ * follow a link swapped in after the check.
  */
-export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): Promise<void> {
+export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): Promise<WorkloadDef> {
+  const within = (file: string) => access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
+  const groups: WorkloadDef['groups'] = [];
   for (const group of def.groups) {
     const generator = group.generate;
-    if (!generator) continue;
-    const file = 'sharegpt' in generator ? generator.sharegpt.file : 'trace' in generator ? generator.trace.file : null;
-    if (file !== null) await access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
+    if (generator && 'sharegpt' in generator)
+      groups.push({ ...group, generate: { sharegpt: { ...generator.sharegpt, file: await within(generator.sharegpt.file) } } });
+    else if (generator && 'trace' in generator)
+      groups.push({ ...group, generate: { trace: { ...generator.trace, file: await within(generator.trace.file) } } });
+    else groups.push(group);
   }
+  return { ...def, groups };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ComparedRun, Comparison, ComparisonRow } from '../../shared/contract/compare';
+import { CDF_METRICS, type CdfMetric, type ComparedRun, type Comparison, type ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { columnLabel, columnsShownIn, metricFigure } from '../../shared/metric-columns';
@@ -18,7 +18,7 @@ export const CDF_SAMPLE_CAP = 256;
 
 /** Each latency ascending, finite, keyed by its metric: sorted once per run, then sampled (the CDFs) and compared (the rows). */
 type SortedLatencies = Omit<SortedLatencyColumns, 'requests'>;
-type RunWithSummary = Omit<ComparedRun, 'ttftMs' | 'tpotMs' | 'e2eMs'> & { summary: RunSummary | null; sorted: SortedLatencies };
+type RunWithSummary = Omit<ComparedRun, 'cdf'> & { summary: RunSummary | null; sorted: SortedLatencies };
 
 /** Compare's rows, from the metric table (`shows.compare`): the latencies first, each with its interval, then the rates. */
 const COMPARE_COLUMNS = columnsShownIn('compare');
@@ -147,9 +147,10 @@ export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
   return {
     runs: compared.map(({ summary: _summary, sorted, ...run }) => ({
       ...run,
-      ttftMs: cdfPoints(sorted.ttft_ms),
-      tpotMs: cdfPoints(sorted.tpot_ms),
-      e2eMs: cdfPoints(sorted.e2e_ms),
+      cdf: Object.fromEntries(CDF_METRICS.map((metric) => [metric, cdfPoints(sorted[sortedColumnOf(metric)])])) as Record<
+        CdfMetric,
+        number[]
+      >,
     })),
     rows: [...latencyRows(compared), ...perRunRows(compared)],
     notes,

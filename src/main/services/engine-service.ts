@@ -1,7 +1,7 @@
-import type { EngineService, EngineSetupOptions, EventSink } from '../../shared/contract';
+import type { EngineService, EngineSetupOptions } from '../../shared/contract';
 import type { BuildProgress } from '../engines/llamacpp/engine-build';
 import type { SetupResult } from '../setup/setup';
-import { awaitTask, launchToolTask, startedTask, TaskRunner, type LaunchedTask } from './tasks';
+import { awaitTask, launchToolTask, startedTask, type LaunchedTask, type TaskRunner } from './tasks';
 
 export type { BuildProgress, SetupResult };
 
@@ -15,17 +15,14 @@ export interface SetupHooks {
 /** The engine service plus the awaitable form in-process callers get. */
 export interface LocalEngineService extends EngineService {
   setupAndWait(options: EngineSetupOptions, hooks?: SetupHooks): Promise<SetupResult>;
-  dispose(): Promise<void>;
 }
 
 /**
  * Engine setup as a task: progress as `task.progress` events (kind `setup`: the build's steps and
- * compile percent), cancellable, and `onEngineChanged` told when it ends so the next server
- * start locates the engine again.
+ * compile percent) on the composition root's one runner, cancelled through `tasks.cancel`, and
+ * `onEngineChanged` told when it ends so the next server start locates the engine again.
  */
-export function createEngineService(events: EventSink, onEngineChanged: () => void): LocalEngineService {
-  const tasks = new TaskRunner(events);
-
+export function createEngineService(tasks: TaskRunner, onEngineChanged: () => void): LocalEngineService {
   async function launch(options: EngineSetupOptions, hooks: SetupHooks = {}): Promise<LaunchedTask<SetupResult>> {
     const { runSetup } = await import('../setup/setup');
     return launchToolTask(
@@ -61,7 +58,5 @@ export function createEngineService(events: EventSink, onEngineChanged: () => vo
   return {
     setup: async (options) => startedTask(await launch(options ?? {})),
     setupAndWait: async (options, hooks = {}) => awaitTask(await launch(options, hooks), tasks, hooks.signal),
-    cancel: async (jobId) => tasks.cancel(jobId),
-    dispose: () => tasks.dispose(),
   };
 }

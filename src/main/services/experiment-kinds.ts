@@ -1,14 +1,6 @@
 import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../shared/contract';
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
-import type { ExperimentResult } from '../../shared/contract/experiments';
-import type { ServerProfile } from '../../shared/contract/server';
-import type { EngineInfo } from '../../shared/contract/engine';
 import { isDemoRef } from '../models/demo-models';
-import type { ServerManager } from '../server/server-manager';
-import type { RunStore } from '../store/run-store';
-import type { ExperimentStore } from '../store/experiment-store';
-import type { WindowCooldown } from '../experiments/window-cooldown';
-import type { WorkloadDef } from '../workload/workload-types';
 import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache/cache-conditions';
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
 import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';
@@ -19,84 +11,56 @@ import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } fr
 import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/speculative/spec';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
 import { resolveModelWithin, type ServiceAccess } from './access';
-import type { CheckedExperiment } from './experiment-spec';
+import type { ExperimentKindEntry } from './experiment-kind-entry';
+import { readKldText } from './kld-text';
 
-/** What every kind's protocol is handed by the experiments service. */
-export interface ExperimentCommon {
-  cooldown: WindowCooldown | null;
-  runs: RunStore;
-  experiments: ExperimentStore;
-  servers: ServerManager;
-  engine: () => Promise<EngineInfo>;
-  workload: { def: WorkloadDef; file: string };
-  profile: ServerProfile;
-  repeats: number;
-  requestsPerWindow: number;
-  concurrency: number;
-  signal: AbortSignal;
-  onStatus: (line: string) => void;
+/** The entry of kind K, taking K's spec, with its own checked data (`own`) typed by what its `resolve` returns. */
+const kind =
+  <K extends ExperimentKind>() =>
+  <Own = undefined>(entry: ExperimentKindEntry<ExperimentSpecOf<K>, Own>) =>
+    entry;
+
+/** The files a quantization spec names to compare, each held to the face's roots and checked; null when it names none. */
+async function quantFilesWithin(spec: ExperimentSpecOf<'quant'>, access: ServiceAccess): Promise<QuantFile[] | null> {
+  if (!Array.isArray(spec.files) || spec.files.length === 0) return null;
+  const files = await Promise.all(
+    spec.files.map(async (entry) => ({
+      name: String(entry?.name ?? ''),
+      file: await access.paths.check(String(entry?.path ?? ''), 'model'),
+    })),
+  );
+  // The CLI's flag by its own name.
+  return checkQuantFiles(files, access.face === 'shell' ? '--files' : 'files');
 }
-
-/** One experiment kind as the services see it: how its protocol is started from a checked spec of that kind. */
-export interface ExperimentKindEntry<S extends StartExperimentSpec = StartExperimentSpec> {
-  /** The built-in workload it runs when the spec names none. */
-  defaultWorkload: string;
-  /** Checks of the spec only this kind makes, before anything is read or started (throws InvalidInput). */
-  checkShape?: (spec: S) => void;
-  /** The workload it runs when the spec names none, where that depends on the spec. */
-  defaultWorkloadFor?: (spec: S) => string;
-  /** What the kind needs of the workload it was given. */
-  checkWorkload?: (spec: S, workload: WorkloadDef) => void;
-  /** The kind compares files it names instead of one model (quant): each held to the face's roots and checked. */
-  files?: (spec: S, access: ServiceAccess) => Promise<QuantFile[] | null>;
-  /** What else the kind reads (a draft model, the files it will make beside the model), held to the face's roots. */
-  resolve?: (spec: S, access: ServiceAccess, model: CheckedExperiment['model']) => Promise<Partial<Pick<CheckedExperiment, 'draft'>>>;
-  /** Profile settings the kind will apply on top of the experiment's profile, each checked before the job opens. */
-  settingsToCheck?: (spec: S) => { label: string; settings: string[] }[];
-  run: (common: ExperimentCommon, spec: S, checked: CheckedExperiment) => Promise<ExperimentResult>;
-}
-
-type ExperimentKindEntries = { [K in ExperimentKind]: ExperimentKindEntry<ExperimentSpecOf<K>> };
 
 /**
  * The registry: one entry per kind. The protocols load with the first experiment of their kind,
  * so listing and deciding load none of them. docs/ARCHITECTURE.md has the recipe for a new kind.
  */
-const EXPERIMENT_KINDS: ExperimentKindEntries = {
-  quant: {
+const EXPERIMENT_KINDS = {
+  quant: kind<'quant'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     checkShape: checkQuantShape,
-    files: async (spec, access) =>
-      Array.isArray(spec.files) && spec.files.length > 0
-        ? checkQuantFiles(
-            await Promise.all(
-              spec.files.map(async (entry) => ({
-                name: String(entry?.name ?? ''),
-                file: await access.paths.check(String(entry?.path ?? ''), 'model'),
-              })),
-            ),
-            // The CLI's flag by its own name.
-            access.face === 'shell' ? '--files' : 'files',
-          )
-        : null,
-    // The quantizations it reads or makes beside its model are held to the same roots.
+    namesFiles: (spec) => Array.isArray(spec.files) && spec.files.length > 0,
+    // The files it compares, or the quantizations it reads or makes beside its model, held to the face's roots.
     resolve: async (spec, access, model) => {
+      const files = await quantFilesWithin(spec, access);
       if (model && !isDemoRef(model.ref))
         for (const { file: sibling } of await quantFilesOf(model.path, quantNames(spec))) await access.paths.check(sibling, 'model');
-      return {};
+      return { files, quants: quantNames(spec), kldText: await readKldText(spec.kldTextFile, access) };
     },
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/quant/protocol')).runQuantExperiment({
         ...common,
-        baseRef: checked.files ? checked.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
-        quants: checked.quants,
-        files: checked.files,
+        baseRef: checked.own.files ? checked.own.files[0]!.file : isDemoRef(spec.model) ? spec.model : checked.model!.path,
+        quants: checked.own.quants,
+        files: checked.own.files,
         constraints: checked.constraints,
-        kldText: checked.kldText?.text ?? null,
-        kldTextSource: checked.kldText?.source ?? null,
+        kldText: checked.own.kldText?.text ?? null,
+        kldTextSource: checked.own.kldText?.source ?? null,
       }),
-  },
-  warmcold: {
+  }),
+  warmcold: kind<'warmcold'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     checkShape: checkWarmColdShape,
     run: async (common, spec, checked) =>
@@ -106,8 +70,8 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
         coldStarts: spec.coldStarts ?? undefined,
         skipCacheReset: spec.skipCacheReset,
       }),
-  },
-  sweep: {
+  }),
+  sweep: kind<'sweep'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     checkShape: checkSweepShape,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
@@ -120,8 +84,8 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
         requestsPerCondition: checked.requestsPerWindow,
         slo: checked.constraints.slo,
       }),
-  },
-  capacity: {
+  }),
+  capacity: kind<'capacity'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     checkShape: checkCapacityShape,
     defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.capacity),
@@ -138,8 +102,8 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
         keepCache: spec.capacity!.keepCache,
         requestsPerLook: spec.requestsPerWindow,
       }),
-  },
-  speculative: {
+  }),
+  speculative: kind<'speculative'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
     checkShape: checkDraftShape,
     resolve: async (spec, access) => ({
@@ -152,14 +116,15 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
       (await import('../experiments/kinds/speculative/protocol')).runSpeculativeExperiment({
         ...common,
         model: checked.model!,
-        draftModel: checked.draft!.model,
-        draftMax: checked.draft!.max,
+        draftModel: checked.own.draft.model,
+        draftMax: checked.own.draft.max,
         requestsPerCondition: checked.requestsPerWindow,
       }),
-  },
-  kvcache: {
+  }),
+  kvcache: kind<'kvcache'>()({
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     checkShape: checkKvCacheShape,
+    resolve: async (spec, access) => ({ kldText: await readKldText(spec.kldTextFile, access) }),
     settingsToCheck: (spec) => {
       const conditions = kvCacheConditionsOf(spec);
       return conditions.map((condition) => ({
@@ -174,10 +139,10 @@ const EXPERIMENT_KINDS: ExperimentKindEntries = {
         conditions: kvCacheConditionsOf(spec),
         contextSize: spec.kvCache?.contextSize ?? null,
         constraints: checked.constraints,
-        kldText: checked.kldText,
+        kldText: checked.own.kldText,
       }),
-  },
-};
+  }),
+} satisfies Record<ExperimentKind, unknown>;
 
 /** Whether a name is a kind in the registry (a name such as `constructor` is not looked up on a prototype). */
 export const isExperimentKind = (name: unknown): name is ExperimentKind =>

@@ -1,31 +1,14 @@
 import type { StartExperimentSpec } from '../../shared/contract';
 import type { QuantConstraints } from '../../shared/contract/experiments';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
-import { readTextFileCapped } from '../core/read-capped';
-import { quantNames } from '../experiments/kinds/quant/spec';
 import { invalidSpec as invalid, wholeNumber } from '../experiments/spec-checks';
-import type { QuantFile } from '../models/quant-files';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { readWorkloadFile } from '../workload/parse-workload';
-import type { WorkloadDef } from '../workload/workload-types';
 import { EXPERIMENT_KIND_NAMES, isExperimentKind, kindEntryOf } from './experiment-kinds';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+import type { CheckedExperiment } from './experiment-kind-entry';
 
-/** An experiment spec checked against the face's rights, with files read and models resolved. */
-export interface CheckedExperiment {
-  workload: { def: WorkloadDef; file: string };
-  repeats: number;
-  requestsPerWindow: number;
-  concurrency: number;
-  /** warmcold, sweep: the served model; quant without files: the base model. */
-  model: { ref: string; path: string } | null;
-  files: QuantFile[] | null;
-  quants: string[];
-  constraints: QuantConstraints;
-  kldText: { text: string; source: string } | null;
-  /** speculative: the draft model, a demo ref or a file inside the roots, and the draft limits to compare. */
-  draft: { model: string; max: number[] } | null;
-}
+export type { CheckedExperiment } from './experiment-kind-entry';
 
 const NO_CONSTRAINTS: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
 
@@ -64,8 +47,7 @@ export function checkExperimentShape(spec: StartExperimentSpec): void {
   wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow);
   wholeNumber('concurrency', spec.concurrency, 1, 4096);
   const entry = kindEntryOf(spec);
-  const hasFiles = spec.kind === 'quant' && Array.isArray(spec.files) && spec.files.length > 0;
-  if (!hasFiles && (typeof spec.model !== 'string' || spec.model === '')) invalid('model is required');
+  if (!entry.namesFiles?.(spec) && (typeof spec.model !== 'string' || spec.model === '')) invalid('model is required');
   entry.checkShape?.(spec);
   wholeNumber('maxAnswerTokens', spec.maxAnswerTokens, 1, 1_000_000);
   wholeNumber('cooldownS', spec.cooldownS, 1, 3600);
@@ -82,29 +64,19 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   checkExperimentShape(spec);
   const entry = kindEntryOf(spec);
   const file = await workloadPathWithin(access, spec.workload || (entry.defaultWorkloadFor?.(spec) ?? entry.defaultWorkload));
-  const read = await readWorkloadFile(file);
-  await generatorFilesWithin(access, read, file);
+  // Generator files by the real location checked, which is what the experiment then reads.
+  const read = await generatorFilesWithin(access, await readWorkloadFile(file), file);
   entry.checkWorkload?.(spec, read);
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
-  const files = (await entry.files?.(spec, access)) ?? null;
-  const model = files ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
-  const { draft = null } = (await entry.resolve?.(spec, access, model)) ?? {};
-  let kldText: CheckedExperiment['kldText'] = null;
-  const kldTextFile = 'kldTextFile' in spec ? spec.kldTextFile : null;
-  if (kldTextFile) {
-    const source = await access.paths.check(kldTextFile, 'text');
-    kldText = { text: await readTextFileCapped(source, 'evaluation text'), source };
-  }
+  const model = entry.namesFiles?.(spec) ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
+  const own = await entry.resolve?.(spec, access, model);
   return {
     workload,
-    files,
     model,
-    kldText,
-    draft,
+    own,
     repeats: wholeNumber('repeats', spec.repeats, EXPERIMENT_DEFAULTS.repeats, 1000),
     requestsPerWindow: wholeNumber('requests per window', spec.requestsPerWindow, EXPERIMENT_DEFAULTS.requestsPerWindow),
     concurrency: wholeNumber('concurrency', spec.concurrency, 1, 4096),
-    quants: spec.kind === 'quant' ? quantNames(spec) : [],
     constraints: checkConstraints(spec.constraints),
   };
 }

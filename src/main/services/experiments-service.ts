@@ -13,8 +13,9 @@ import { AppError } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { checkExperimentSpec } from './experiment-spec';
-import { kindEntryOf, type ExperimentCommon } from './experiment-kinds';
-import { TaskRunner, taskMethods, type LaunchedTask, type TaskControl } from './tasks';
+import { kindEntryOf } from './experiment-kinds';
+import type { ExperimentCommon } from './experiment-kind-entry';
+import { taskMethods, type LaunchedTask, type TaskControl } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 import { WindowCooldown } from '../experiments/window-cooldown';
 
@@ -28,7 +29,6 @@ export interface ExperimentHooks {
 export interface LocalExperimentsService extends ExperimentsService {
   /** Starts an experiment like `start` and resolves with its result; aborting `signal` cancels it. */
   run(spec: StartExperimentSpec, hooks?: ExperimentHooks): Promise<ExperimentResult>;
-  dispose(): Promise<void>;
 }
 
 /** Everything start checks before it opens a job: the spec, its files, the profile and every setting it will apply. */
@@ -94,7 +94,7 @@ function experimentListItem(row: ReturnType<ExperimentStore['list']>[number]): E
 
 export function createExperimentsService(deps: WorkServiceDeps): LocalExperimentsService {
   const experiments = new ExperimentStore(deps.store.db);
-  const tasks = new TaskRunner(deps.events);
+  const { tasks } = deps;
 
   async function launch(spec: StartExperimentSpec, hooks: ExperimentHooks = {}): Promise<LaunchedTask<ExperimentResult>> {
     const { checked, profile } = await checkExperimentStart(deps, spec);
@@ -149,8 +149,5 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
     },
     decide: async (experimentId, chosen, reason, decidedBy) => recordDecision(experiments, experimentId, chosen, reason, decidedBy),
     decisions: async () => experiments.decisions(),
-    async dispose() {
-      await tasks.dispose();
-    },
   };
 }

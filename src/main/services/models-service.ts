@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { EventSink, ModelsService } from '../../shared/contract';
+import type { ModelsService } from '../../shared/contract';
 import type { ModelEntry, ModelScan, QuantTypeInfo } from '../../shared/contract/models';
 import { runToCompletion } from '../core/process';
 import { parseQuantTypes } from '../models/quantize-help';
@@ -15,7 +15,7 @@ import { userCacheDir } from '../core/paths';
 import { isHubRef } from '../models/hub/hub-access';
 import { planModels, type LatestDecode } from '../models/plan/plan-models';
 import { readPlanMachine } from './plan-machine';
-import { awaitTask, launchToolTask, startedTask, TaskRunner, type LaunchedTask } from './tasks';
+import { awaitTask, launchToolTask, startedTask, type LaunchedTask, type TaskRunner } from './tasks';
 import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
 import { searchHubModels } from '../models/hub/hub-search';
 import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
@@ -37,7 +37,6 @@ export interface LocalModelsService extends ModelsService {
   ): Promise<ModelScan>;
   /** Pulls like `pull` and resolves with the pulled models; aborting `signal` stops it and keeps the file in progress, to resume. */
   pullAndWait(request: ModelPullRequest, hooks?: PullHooks): Promise<ModelPull>;
-  dispose(): void;
 }
 
 /** What a caller awaiting a pull (the CLI) hears while it goes. */
@@ -51,10 +50,9 @@ function pullQuants(quants: readonly string[]): string[] | 'all' {
   return quants.some((quant) => quant.toLowerCase() === 'all') ? 'all' : [...quants];
 }
 
-/** What the models service's operations share: the engine, the event sink, the face's rights and the running tasks. */
+/** What the models service's operations share: the engine, the face's rights, the hash cache and the one task runner. */
 interface ModelsContext {
   engine: () => Promise<EngineInfo>;
-  events: EventSink;
   access: ServiceAccess;
   hashes: ModelHashCache;
   tasks: TaskRunner;
@@ -155,13 +153,12 @@ async function readQuantTypes(engine: () => Promise<EngineInfo>): Promise<QuantT
 
 export function createModelsService(
   engine: () => Promise<EngineInfo>,
-  events: EventSink,
+  tasks: TaskRunner,
   access: ServiceAccess,
   hashes: ModelHashCache,
   latestDecodeOf: LatestDecode,
 ): LocalModelsService {
-  const context: ModelsContext = { engine, events, access, hashes, tasks: new TaskRunner(events) };
-  const { tasks } = context;
+  const context: ModelsContext = { engine, access, hashes, tasks };
   let quantTypes: Promise<QuantTypeInfo[]> | null = null;
   return {
     scan: async (folders, options) => scanWithProgress(context, folders, { hash: Boolean(options?.hash) }),
@@ -169,7 +166,6 @@ export function createModelsService(
     quantize: async (source, types, outDir) => startedTask(await launchQuantize(context, source, types, outDir ?? null)),
     quantizeAndWait: async (source, types, outDir, hooks = {}) =>
       awaitTask(await launchQuantize(context, source, types, outDir, hooks), tasks, hooks.signal),
-    cancel: async (jobId) => tasks.cancel(jobId),
     plan: async (request) => {
       // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
@@ -185,9 +181,5 @@ export function createModelsService(
         quantTypes = null;
         throw error;
       }),
-    dispose() {
-      // llama-quantize stops on the abort and removes its partial file; nothing here waits for it.
-      void tasks.dispose();
-    },
   };
 }

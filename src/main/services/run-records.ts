@@ -1,10 +1,10 @@
-import type { ImportedRun, ParquetExport, RunDetail, RunListItem } from '../../shared/contract';
+import type { ImportedRun, ParquetExport, RunDetail, RunListItem, SkippedRun } from '../../shared/contract';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { runManifest } from '../store/export-run';
 import type { ParquetScope } from '../store/parquet-export';
 import { RUN_EXPORT_SCHEMA_VERSION } from '../store/run-export-version';
-import type { RunHead, RunStore } from '../store/run-store';
+import type { RunHead, RunHeads, RunStore } from '../store/run-store';
 import { saveImportedRun } from '../store/save-imported-run';
 import { parquetFolder } from './access';
 import { storedRunSummary } from './compare-runs';
@@ -34,16 +34,32 @@ export function listItem(run: RunHead): RunListItem {
   };
 }
 
+/** A run whose stored record cannot be read: named, with the one thing that still works on it. */
+function unreadableRunError(runId: string, reason: string): AppError {
+  return new AppError(
+    ErrorCode.InvalidInput,
+    `Run ${runId} cannot be read: ${reason}. Delete it with "inferlab runs delete ${runId}" (or from the Runs view).`,
+    { runId },
+  );
+}
+
+/** A list of runs, and a line for each run it left out because its record cannot be read. */
+export function listedRuns({ heads, unreadable }: RunHeads): { items: RunListItem[]; skipped: SkippedRun[] } {
+  return { items: heads.map(listItem), skipped: unreadable.map(({ id, reason }) => ({ runId: id, reason })) };
+}
+
 /** One stored run with its summary, manifest, telemetry and each measured request's TTFT by send time. */
 export function runDetail(runs: RunStore, runId: string): RunDetail {
   const run = runs.findRun(runId);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${runId}`);
+  const { heads, unreadable } = runs.readRunHeads(1, run.id);
+  if (!heads[0]) throw unreadableRunError(run.id, unreadable[0]?.reason ?? 'it could not be read');
   const marks = runs
     .requestsForSummary(run.id)
     .filter((row) => row.warmup === 0)
     .map((row): [number, number | null] => [row.t0_ms, row.ttft_ms]);
   return {
-    item: listItem(runs.listRunHeads(1, run.id)[0]!),
+    item: listItem(heads[0]),
     summary: storedRunSummary(run.summary_json),
     manifest: runManifest(run),
     telemetry: runs.telemetry(run.id),

@@ -1,5 +1,6 @@
 import type { StartRunSpec } from '../../shared/contract';
-import type { SloSpec } from '../../shared/contract/runs';
+import { SLO_METRICS, type SloSpec } from '../../shared/contract/runs';
+import { namesInWords } from '../../shared/metric-table';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { LoadSpec } from '../runner/load-generator';
@@ -34,7 +35,7 @@ function checkSlo(slo: SloSpec | null | undefined): SloSpec | null {
   if (slo === null || slo === undefined) return null;
   if (typeof slo !== 'object') invalid('slo must be an object like {"ttft_ms": 500}');
   for (const [key, limit] of Object.entries(slo)) {
-    if (!['ttft_ms', 'tpot_ms', 'e2e_ms'].includes(key)) invalid(`slo has no field ${key}; use ttft_ms, tpot_ms or e2e_ms`);
+    if (!(SLO_METRICS as readonly string[]).includes(key)) invalid(`slo has no field ${key}; use ${namesInWords(SLO_METRICS)}`);
     positiveOrNull(`slo ${key}`, limit as number, false);
   }
   return slo;
@@ -62,8 +63,8 @@ export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): P
   const file = await workloadPathWithin(access, spec.workload);
   // The parser (YAML, JSON Schema) loads with the first run, not with every command that lists runs.
   const { readWorkloadFile } = await import('../workload/parse-workload');
-  const def = withTraceOptions(await readWorkloadFile(file), spec.trace ?? null);
-  await generatorFilesWithin(access, def, file);
+  // Generator files by the real location checked, which is what the run then reads.
+  const def = await generatorFilesWithin(access, withTraceOptions(await readWorkloadFile(file), spec.trace ?? null), file);
   if (spec.rampUpS != null && replaysTrace(def)) invalid('a trace replays its own arrival times: a ramp-up does not apply to it');
   let target: CheckedRun['target'];
   if (spec.model) {

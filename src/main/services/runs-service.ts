@@ -9,7 +9,7 @@ import { ErrorCode } from '../../shared/errors';
 import { firstProblem } from './spec-problem';
 import { AppError } from '../core/errors';
 import { compareRuns } from './compare-runs';
-import { exportParquetOf, importRunFolder, listItem, runDetail } from './run-records';
+import { exportParquetOf, importRunFolder, listedRuns, listItem, runDetail } from './run-records';
 import { renderRunExport } from '../store/export-run';
 import { metricHistory } from '../experiments/build-history';
 import { parseMetricSpec } from '../store/run-history';
@@ -17,7 +17,7 @@ import { checkRunSpec } from './run-spec';
 import { runTaskCallbacks, runTargetOf, type RunHooks } from './run-task';
 
 export type { RunHooks } from './run-task';
-import { TaskRunner, taskMethods, type LaunchedTask } from './tasks';
+import { taskMethods, type LaunchedTask } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 
 export interface CheckHooks extends RunHooks {
@@ -34,7 +34,6 @@ export interface LocalRunsService extends RunsService {
   run(spec: StartRunSpec, hooks?: RunHooks): Promise<RunSummary>;
   /** The regression gate (CLI only: it may measure with any engine the person at the shell names). */
   check(query: CheckQuery, hooks?: CheckHooks): Promise<CheckResult>;
-  dispose(): Promise<void>;
 }
 
 /** The regression gate, measuring with this service's runs (or, interleaved, on the baseline's own engine). */
@@ -63,8 +62,8 @@ async function regressionCheck(
 /** A live run's progress goes out at most this often; a status line or a change of phase at once. */
 const RUN_PROGRESS_INTERVAL_MS = 200;
 
-export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (active: boolean) => void }): LocalRunsService {
-  const tasks = new TaskRunner(deps.events, deps.onActiveChange);
+export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
+  const { tasks } = deps;
   const runs = deps.store.runs;
 
   async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedTask<RunSummary>> {
@@ -107,19 +106,22 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     ...methods,
     check: async (query, hooks = {}) => regressionCheck(deps, methods.run, query, hooks),
     async list(limit) {
+      // A run whose record cannot be read is left out; `page` and the CLI name it.
       return runs.listRunHeads(limit ?? 500).map(listItem);
     },
     async page({ offset, limit, search }) {
       const terms = (search ?? '').split(/\s+/).filter(Boolean);
-      return { items: runs.listRunHeads(limit, null, { offset, terms }).map(listItem), total: runs.countRuns(terms) };
+      return { ...listedRuns(runs.readRunHeads(limit, null, { offset, terms })), total: runs.countRuns(terms) };
     },
     get: async (runId) => runDetail(runs, runId),
     validate: (spec) => firstProblem(() => checkRunSpec(spec, deps.access)),
     async remove(runId) {
+      // The run the id or prefix names, as everywhere else: never another run whose whole id is that text.
+      const run = runs.findRun(runId);
+      if (!run) return false;
       // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.
-      if (runs.findRun(runId)?.status === 'running')
-        throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
-      return runs.deleteRun(runId);
+      if (run.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
+      return runs.deleteRun(run.id);
     },
     async exportRun(runId) {
       const { run, ...files } = renderRunExport(runs, runId);
@@ -130,9 +132,6 @@ export function createRunsService(deps: WorkServiceDeps & { onActiveChange?: (ac
     compare: async (runIds) => compareRuns(runs, runIds),
     async history(query) {
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
-    },
-    async dispose() {
-      await tasks.dispose();
     },
   };
 }

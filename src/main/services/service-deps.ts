@@ -3,6 +3,7 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerManager } from '../server/server-manager';
 import type { AppStore } from '../store/app-store';
 import type { ServiceAccess } from './access';
+import type { TaskRunner } from './tasks';
 
 /** What the services that run work (runs, experiments) are built from by the composition root. */
 export interface WorkServiceDeps {
@@ -12,4 +13,6 @@ export interface WorkServiceDeps {
   servers: () => Promise<ServerManager>;
   engine: () => Promise<EngineInfo>;
   events: EventSink;
+  /** The one task runner of the composition root: every service's long operations run on it. */
+  tasks: TaskRunner;
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { EventSink, TaskPhase, TaskProgress, ToolTaskProgress } from '../../shared/contract';
+import type { EventSink, TaskKind, TaskListItem, TaskPhase, TaskProgress, ToolTaskProgress } from '../../shared/contract';
 import type { Disposable } from '../core/disposable';
 import { Cancelled, toErrorShape } from '../core/errors';
 
@@ -45,23 +45,53 @@ export interface TaskDefinition<P extends TaskProgress, T> {
 interface RunningTask {
   controller: AbortController;
   outcome: Promise<unknown>;
+  progress: TaskProgress;
+  startedAt: string;
+}
+
+/** How many ended tasks `list` still shows, so a face that connects late sees how the last ones ended. */
+const ENDED_KEPT = 20;
+
+/** Who is told when tasks of some kinds start and stop: the first such task started, the last ended. */
+export interface TaskActivity {
+  /** The kinds that count; every kind when absent. */
+  kinds?: readonly TaskKind[];
+  onChange: (active: boolean) => void;
+}
+
+function listItem(progress: TaskProgress, startedAt: string, endedAt: string | null): TaskListItem {
+  const { detail: _detail, ...item } = progress;
+  return { ...item, error: item.error && { ...item.error }, startedAt, endedAt };
 }
 
 /**
  * The one place long operations run: runs, experiments, quantization, pulls and engine setup.
- * Each is registered before its work starts (so a cancel that arrives at once is not lost),
- * moves starting → running → finished | failed | cancelled, reports on `task.progress` with one
- * payload shape, and is awaited on shutdown: disposing the runner cancels every task and waits
- * for each to end.
+ * The composition root builds one and hands it to every service, so one `tasks.list` sees them
+ * all and one `tasks.cancel` stops any. Each is registered before its work starts (so a cancel
+ * that arrives at once is not lost), moves starting → running → finished | failed | cancelled,
+ * reports on `task.progress` with one payload shape, and is awaited on shutdown: disposing the
+ * runner cancels every task and waits for each to end.
  */
 export class TaskRunner implements Disposable {
   private readonly tasks = new Map<string, RunningTask>();
+  private readonly ended: TaskListItem[] = [];
+  private activeCount = 0;
 
   constructor(
     private readonly events: EventSink,
-    /** Told true when the first task starts and false when the last one ends. */
-    private readonly onActiveChange?: (active: boolean) => void,
+    /** Told true when the first task (of the kinds named) starts and false when the last one ends. */
+    private readonly activity?: TaskActivity | ((active: boolean) => void),
   ) {}
+
+  private countsActive(kind: TaskKind): boolean {
+    const kinds = typeof this.activity === 'object' ? this.activity.kinds : undefined;
+    return !kinds || kinds.includes(kind);
+  }
+
+  private activeChanged(active: boolean): void {
+    if (typeof this.activity === 'function') this.activity(active);
+    else this.activity?.onChange(active);
+  }
 
   launch<P extends TaskProgress, T>(definition: TaskDefinition<P, T>): LaunchedTask<T> {
     const jobId = crypto.randomUUID();
@@ -87,14 +117,17 @@ export class TaskRunner implements Disposable {
         sender.send(true);
       },
     };
-    const task: RunningTask = { controller, outcome: Promise.resolve() };
+    const task: RunningTask = { controller, outcome: Promise.resolve(), progress, startedAt: new Date().toISOString() };
+    const counts = this.countsActive(definition.kind);
     this.tasks.set(jobId, task);
-    if (this.tasks.size === 1) this.onActiveChange?.(true);
+    if (counts && ++this.activeCount === 1) this.activeChanged(true);
     sender.send(true);
     const outcome = this.drive(definition, control, sender).finally(() => {
       definition.onEnd?.();
       this.tasks.delete(jobId);
-      if (this.tasks.size === 0) this.onActiveChange?.(false);
+      this.ended.push(listItem(progress, task.startedAt, new Date().toISOString()));
+      this.ended.splice(0, Math.max(0, this.ended.length - ENDED_KEPT));
+      if (counts && --this.activeCount === 0) this.activeChanged(false);
     });
     task.outcome = outcome;
     return { jobId, outcome };
@@ -137,6 +170,12 @@ export class TaskRunner implements Disposable {
 
   get size(): number {
     return this.tasks.size;
+  }
+
+  /** The last tasks that ended, then the running ones, each oldest first. */
+  list(): TaskListItem[] {
+    const running = [...this.tasks.values()].map((task) => listItem(task.progress, task.startedAt, null));
+    return [...this.ended, ...running];
   }
 
   /** Cancels every task and waits for each to end. */
@@ -191,7 +230,10 @@ export function startedTask(task: LaunchedTask<unknown>): { jobId: string } {
   return { jobId: task.jobId };
 }
 
-/** The three ways callers reach a service's task: started over RPC, awaited in-process, cancelled. */
+/**
+ * The two ways callers reach a service's task: started over RPC, awaited in process. Cancel is
+ * the tasks service's, one method for every kind.
+ */
 export function taskMethods<Spec, Hooks extends { signal?: AbortSignal }, Outcome>(
   runner: TaskRunner,
   launch: (spec: Spec, hooks?: Hooks) => Promise<LaunchedTask<Outcome>>,
@@ -199,7 +241,6 @@ export function taskMethods<Spec, Hooks extends { signal?: AbortSignal }, Outcom
   return {
     start: async (spec: Spec) => startedTask(await launch(spec)),
     run: async (spec: Spec, hooks?: Hooks) => awaitTask(await launch(spec, hooks), runner, hooks?.signal),
-    cancel: async (jobId: string) => runner.cancel(jobId),
   };
 }
 

@@ -6,11 +6,11 @@ import type { ServerAddress } from '../core/server-address';
 import { readTextFileCapped } from '../core/read-capped';
 import { estimatingTokenCounter, llamaServerTokenCounter } from '../workload/token-counter';
 import { workloadPathWithin, type ServiceAccess } from './access';
+import { parseWorkloadOffThread } from '../workload/bounded-parse';
 import {
   builtinWorkloadDir,
   listBuiltinWorkloads,
   MAX_WORKLOAD_FILE_BYTES,
-  parseWorkloadText,
   readWorkloadFile,
   type WorkloadProblem,
 } from '../workload/parse-workload';
@@ -67,9 +67,11 @@ async function savedWorkload(file: string): Promise<WorkloadInfo> {
   }
 }
 
+type ProblemDetails = { problems?: WorkloadProblem[]; total?: number } | undefined;
+
 /** The located problems a workload parse failure carries (none for other failures). */
 const problemsOf = (error: unknown): WorkloadProblem[] =>
-  error instanceof AppError ? ((error.details as { problems?: WorkloadProblem[] } | undefined)?.problems ?? []) : [];
+  error instanceof AppError ? ((error.details as ProblemDetails)?.problems ?? []) : [];
 
 /** A parse failure in one line, without the file name the list already shows beside it. */
 function firstProblem(error: unknown): string {
@@ -77,7 +79,9 @@ function firstProblem(error: unknown): string {
   const first = problems[0];
   if (!first) return (error as Error).message.split('\n').at(-1) ?? String(error);
   const where = first.line !== null ? `line ${first.line}: ` : '';
-  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  // Past the listed problems a parse gives only their number.
+  const total = ((error as AppError).details as ProblemDetails)?.total ?? problems.length;
+  const more = total > 1 ? ` (and ${total - 1} more)` : '';
   return `${where}${first.field ? `${first.field}: ` : ''}${first.message}${more}`;
 }
 
@@ -102,7 +106,8 @@ export function createWorkloadsService(access: ServiceAccess, tokenizer: () => S
     },
     async validate(text) {
       try {
-        const def = parseWorkloadText(text, 'editor');
+        // Pasted text may cost the parser minutes: it runs on a parser thread under a deadline and a heap limit.
+        const def = await parseWorkloadOffThread({ text }, 'editor', { label: 'the editor text' });
         const written = def.groups.flatMap((group) => group.items ?? []);
         const server = tokenizer();
         const counter = server ? llamaServerTokenCounter(server) : estimatingTokenCounter;

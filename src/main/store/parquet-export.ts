@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { DecisionRecord, ParquetExport } from '../../shared/contract/results';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { refuseOtherExport } from '../core/export-folder';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-files';
 import { schemaVersion, type Db } from './database';
 import { ExperimentStore } from './experiment-store';
 import { ParquetTableFile, type ParquetColumn } from './parquet-table';
@@ -83,11 +85,13 @@ function select(db: Db, runs: RunStore, scope: ParquetScope): Selection {
  * time (each run's rows become row groups), with the schema version in each file's metadata
  * and in manifest.json. Every file is written under a temporary name and renamed once all are
  * whole; a failure before then removes what this export started and leaves earlier files of the
- * same name alone.
+ * same name alone. A folder that holds another kind of export's manifest.json is refused.
  */
 export async function exportParquet(db: Db, runs: RunStore, scope: ParquetScope, folder: string): Promise<ParquetExport> {
   const selection = select(db, runs, scope);
-  await fs.promises.mkdir(folder, { recursive: true });
+  // A new folder is owner-only, as each file is: the requests table carries prompts and answers.
+  await fs.promises.mkdir(folder, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await refuseOtherExport(folder, 'Parquet tables', 'Choose another folder for the Parquet tables (--out DIR)');
   const metadata = (table: ParquetTableName) => ({
     'inferlab.schema_version': String(PARQUET_EXPORT_SCHEMA_VERSION),
     'inferlab.table': table,
@@ -119,7 +123,7 @@ export async function exportParquet(db: Db, runs: RunStore, scope: ParquetScope,
       tables,
     };
     await fs.promises.rm(manifestPartial, { force: true });
-    await fs.promises.writeFile(manifestPartial, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
+    await fs.promises.writeFile(manifestPartial, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
     for (const name of PARQUET_TABLES) await files[name].publish();
     await fs.promises.rename(manifestPartial, path.join(folder, 'manifest.json'));
     return { folder, schema_version: PARQUET_EXPORT_SCHEMA_VERSION, tables };

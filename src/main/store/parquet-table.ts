@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
+import { PRIVATE_FILE_MODE } from '../core/private-files';
 
 /**
  * A Parquet column's type as readers see it: text, text holding JSON (named `*_json`), a
@@ -105,7 +106,8 @@ export class ParquetTableFile<Row> {
     const partial = `${file}.partial`;
     // A leftover of that name (a file, or a link planted to send the bytes elsewhere) is removed, never written through.
     await fs.promises.rm(partial, { force: true });
-    const handle = await fs.promises.open(partial, 'wx');
+    // Owner-only, as every export: the requests table carries prompts and answers.
+    const handle = await fs.promises.open(partial, 'wx', PRIVATE_FILE_MODE);
     const writer = new ParquetWriter({
       writer: new DrainingWriter(handle),
       schema: [{ name: 'root', num_children: columns.length }, ...columns.map((column) => schemaElement(column.name, column.type))],

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import type { RequestMetrics, ServerTimings, Usage } from '../../shared/contract/measurement';
+import { ErrorCode } from '../../shared/errors';
+import { AppError } from '../core/errors';
 import { identify, isAlive } from '../core/process-identity';
 import { redactSecrets, redactUrls } from '../core/redact';
 import type { ResolvedWorkload } from '../workload/workload-types';
@@ -7,6 +9,7 @@ import { ModelHashCache } from './model-hashes';
 import { float64View } from './float64-blob';
 import { LatencyColumnStore, type LatencyRow, type SortedLatencyColumns } from './latency-columns';
 import type { Db } from './database';
+import { isRunId } from './run-id';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 
 const thisProcess = identify(process.pid);
@@ -106,6 +109,51 @@ export interface StoredRequest {
 }
 
 /**
+ * A field of a stored JSON column as SQLite reads it, or null where the text does not parse
+ * there: one record written by hand or by an older version (malformed, or nested deeper than
+ * SQLite's 1000 levels) must not fail the query for every other run.
+ */
+const jsonField = (column: string, path: string) => `CASE WHEN json_valid(${column}) THEN json_extract(${column}, '${path}') END`;
+
+/** The JSON columns a run list reads, each by the name its export gives it. */
+const LISTED_JSON_COLUMNS = [
+  ['summary_json', 'summary'],
+  ['server_json', 'server'],
+  ['engine_json', 'engine'],
+  ['manifest_json', 'configuration'],
+] as const;
+
+/** The first listed column of a run that SQLite cannot read, or null (a NULL column is readable). */
+const UNREADABLE_FIELD = `CASE ${LISTED_JSON_COLUMNS.map(([column, name]) => `WHEN NOT json_valid(${column}) THEN '${name}'`).join(' ')} END`;
+
+/** A run a list leaves out, and why: it names the run so that it can be deleted. */
+export interface UnreadableRun {
+  id: string;
+  /** The export's name of the column that does not read: summary, server, engine or configuration. */
+  field: string;
+  reason: string;
+}
+
+/** A list's runs, and those it left out. */
+export interface RunHeads {
+  heads: RunHead[];
+  unreadable: UnreadableRun[];
+}
+
+/** How many runs an ambiguous id's error names. */
+const AMBIGUOUS_SHOWN = 5;
+
+function ambiguousRunId(text: string, matches: readonly RunRow[]): AppError {
+  const named = matches.slice(0, AMBIGUOUS_SHOWN).map((run) => `${run.id} (${run.started_at}${run.model_ref ? `, ${run.model_ref}` : ''})`);
+  const more = matches.length > AMBIGUOUS_SHOWN ? ' and more' : '';
+  return new AppError(
+    ErrorCode.InvalidInput,
+    `"${text}" could be any of these runs: ${named.join('; ')}${more}. Give the full id of the one you mean.`,
+    { runIds: matches.slice(0, AMBIGUOUS_SHOWN).map((run) => run.id) },
+  );
+}
+
+/**
  * The WHERE clause of a run search: every word must appear (case-insensitively) in one of the
  * fields a list shows: model, quantization, engine, workload, status, kind or start time.
  */
@@ -128,9 +176,9 @@ function runSearch(terms: string[], runId: string | null): { where: string; valu
         'status',
         'kind',
         'started_at',
-        "json_extract(server_json, '$.effectiveConfig.modelFileType')",
-        "json_extract(engine_json, '$.origin')",
-        "json_extract(engine_json, '$.backend')",
+        jsonField('server_json', '$.effectiveConfig.modelFileType'),
+        jsonField('engine_json', '$.origin'),
+        jsonField('engine_json', '$.backend'),
       ]
         .map((field) => `lower(coalesce(${field}, '')) LIKE @${key} ESCAPE '\\'`)
         .join(' OR ')})`,
@@ -591,36 +639,69 @@ export class RunStore {
     return this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
   }
 
-  /** A run by full id or unique prefix, as users type them. */
+  /**
+   * A run by full id or by a prefix only it has, as users type them (lists show 8 characters).
+   * A full id of Infer Lab's own form is taken as it is; any other text is a prefix, and one
+   * that several runs start with is refused naming them, so that no run (one imported under
+   * another run's short id by an older version, say) can stand in for the one meant.
+   */
   findRun(idOrPrefix: string): RunRow | undefined {
-    const exact = this.getRun(idOrPrefix);
-    if (exact) return exact;
-    const matches = this.db.prepare("SELECT * FROM runs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix) as RunRow[];
-    return matches.length === 1 ? matches[0] : undefined;
+    if (isRunId(idOrPrefix)) {
+      const exact = this.getRun(idOrPrefix);
+      if (exact) return exact;
+    }
+    if (idOrPrefix === '') return undefined;
+    // Compared as text, not with LIKE, whose "_" and "%" would match any character.
+    const matches = this.db
+      .prepare(
+        `SELECT * FROM runs WHERE id >= @prefix AND substr(id, 1, length(@prefix)) = @prefix ORDER BY id LIMIT ${AMBIGUOUS_SHOWN + 1}`,
+      )
+      .all({ prefix: idOrPrefix }) as RunRow[];
+    if (matches.length > 1) throw ambiguousRunId(idOrPrefix, matches);
+    return matches[0];
   }
 
   /**
    * What a run list shows, newest first, in one query: the request count and the few summary
    * fields are read by SQLite, so no summary is parsed here, and only for the runs kept by the
-   * limit (the inner query), not for every run before sorting.
+   * limit (the inner query), not for every run before sorting. A run whose record SQLite
+   * cannot read is left out; `readRunHeads` names it.
    */
   listRunHeads(limit: number, runId: string | null = null, page: { offset?: number; terms?: string[] } = {}): RunHead[] {
+    return this.readRunHeads(limit, runId, page).heads;
+  }
+
+  /** As `listRunHeads`, with the runs it left out, each named with the field that does not read. */
+  readRunHeads(limit: number, runId: string | null = null, page: { offset?: number; terms?: string[] } = {}): RunHeads {
     const { where, values } = runSearch(page.terms ?? [], runId);
-    return this.db
+    const rows = this.db
       .prepare(
         `SELECT id, started_at, status, status_reason, model_ref, workload_name, kind,
                 (SELECT COUNT(*) FROM requests WHERE requests.run_id = runs.id) AS request_count,
-                json_extract(summary_json, '$.metrics.ttft_ms.p50') AS ttft_p50,
-                json_extract(summary_json, '$.throughput.output_tokens_per_s') AS output_tokens_per_s,
-                json_extract(server_json, '$.effectiveConfig.modelFileType') AS model_file_type,
-                json_extract(engine_json, '$.origin') AS engine_origin,
-                json_extract(engine_json, '$.backend') AS engine_backend,
+                ${jsonField('summary_json', '$.metrics.ttft_ms.p50')} AS ttft_p50,
+                ${jsonField('summary_json', '$.throughput.output_tokens_per_s')} AS output_tokens_per_s,
+                ${jsonField('server_json', '$.effectiveConfig.modelFileType')} AS model_file_type,
+                ${jsonField('engine_json', '$.origin')} AS engine_origin,
+                ${jsonField('engine_json', '$.backend')} AS engine_backend,
                 engine_json IS NOT NULL AND engine_json != 'null' AS has_engine,
-                json_extract(manifest_json, '$.imported.from') AS imported_from
+                ${jsonField('manifest_json', '$.imported.from')} AS imported_from,
+                ${UNREADABLE_FIELD} AS unreadable_field
          FROM (SELECT *, rowid AS inserted FROM runs ${where} ORDER BY started_at DESC, rowid DESC LIMIT @limit OFFSET @offset) AS runs
          ORDER BY started_at DESC, inserted DESC`,
       )
-      .all({ limit, offset: page.offset ?? 0, ...values }) as RunHead[];
+      .all({ limit, offset: page.offset ?? 0, ...values }) as (RunHead & { unreadable_field: string | null })[];
+    const heads: RunHead[] = [];
+    const unreadable: UnreadableRun[] = [];
+    for (const { unreadable_field: field, ...head } of rows) {
+      if (field === null) heads.push(head);
+      else
+        unreadable.push({
+          id: head.id,
+          field,
+          reason: `its stored ${field} is not JSON that SQLite can read (malformed, or nested too deep)`,
+        });
+    }
+    return { heads, unreadable };
   }
 
   /** How many runs match the search words (all runs without any). */
@@ -634,10 +715,10 @@ export class RunStore {
     return this.db
       .prepare(
         `SELECT id, started_at,
-                json_extract(summary_json, '$.metrics.tpot_ms.mean') AS tpot_ms_mean,
-                json_extract(summary_json, '$.decode_bandwidth.decode_sequences') AS decode_sequences
+                ${jsonField('summary_json', '$.metrics.tpot_ms.mean')} AS tpot_ms_mean,
+                ${jsonField('summary_json', '$.decode_bandwidth.decode_sequences')} AS decode_sequences
          FROM runs
-         WHERE model_path = ? AND status = 'completed' AND json_extract(summary_json, '$.metrics.tpot_ms.mean') > 0
+         WHERE model_path = ? AND status = 'completed' AND ${jsonField('summary_json', '$.metrics.tpot_ms.mean')} > 0
          ORDER BY started_at DESC, rowid DESC LIMIT 1`,
       )
       .get(modelPath) as { id: string; started_at: string; tpot_ms_mean: number; decode_sequences: number | null } | undefined;

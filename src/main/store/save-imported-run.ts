@@ -1,18 +1,14 @@
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { Db } from './database';
-import type { ExportedRequest, ExportedRun } from './read-run-export';
-import { jsonOrNull, REQUEST_COLUMNS } from './request-columns';
+import type { ExportedRun } from './read-run-export';
+import { jsonOrNull } from './request-columns';
 
 /** Where an imported run came from; kept in the run's configuration (manifest_json), which every export carries. */
 export interface ImportMark {
   from: string;
   at: string;
   schema_version: number;
-}
-
-function requestRow(runId: string, record: ExportedRequest): Record<string, unknown> {
-  return { run_id: runId, ...Object.fromEntries(REQUEST_COLUMNS.map(({ column, imported }) => [column, imported(record)])) };
 }
 
 function insertStatement(db: Db, table: string, columns: readonly string[]) {
@@ -46,7 +42,8 @@ export function saveImportedRun(db: Db, exported: ExportedRun, mark: ImportMark)
     environment_json: jsonOrNull(manifest.environment),
     private: manifest.private ? 1 : 0,
   };
-  const requestRows = exported.requests.map((record) => requestRow(manifest.run_id, record));
+  // The reader already holds each request as its columns.
+  const requestRows = exported.requests.map((row) => ({ run_id: manifest.run_id, ...row }));
   const insertRun = insertStatement(db, 'runs', Object.keys(runValues));
   const insertRequest = requestRows.length ? insertStatement(db, 'requests', Object.keys(requestRows[0]!)) : null;
   const insertSeries = db.prepare('INSERT INTO telemetry_series (run_id, series, unit, points) VALUES (?, ?, ?, ?)');
@@ -57,6 +54,21 @@ export function saveImportedRun(db: Db, exported: ExportedRun, mark: ImportMark)
         `Run ${manifest.run_id} is already in this database; nothing was imported. ` +
           `It is the same run: compare or export the copy here, or delete it first ("inferlab runs delete ${manifest.run_id}") to import this one instead.`,
         { runId: manifest.run_id },
+      );
+    // Ids are typed as prefixes: an imported id that starts another run's, or that another's
+    // starts (ids of other forms, imported by an older version), would make one of them
+    // unreachable or let it stand in for the other.
+    const sharing = db
+      .prepare(
+        `SELECT id FROM runs WHERE (id >= @id AND substr(id, 1, length(@id)) = @id) OR substr(@id, 1, length(id)) = id ORDER BY id LIMIT 5`,
+      )
+      .all({ id: manifest.run_id }) as { id: string }[];
+    if (sharing.length > 0)
+      throw new AppError(
+        ErrorCode.InvalidInput,
+        `Run ${manifest.run_id} shares the start of its id with ${sharing.map((row) => `run ${row.id}`).join(', ')} already in this database; ` +
+          `nothing was imported, since a short id would name either. Delete the run here first ("inferlab runs delete ${sharing[0]!.id}") if it is not needed.`,
+        { runId: manifest.run_id, sharing: sharing.map((row) => row.id) },
       );
     if (manifest.workload.revision !== null)
       // The export names the workload, not its content: the revision is kept so runs of the same workload still match.

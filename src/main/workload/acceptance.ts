@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { budgetedRegExp, regexBudget } from './regex-budget';
 import type { AcceptanceCheck } from './workload-types';
 
@@ -13,6 +13,14 @@ export interface AcceptanceResult {
   /** null when there were no checks that could be evaluated. */
   accepted: boolean | null;
   results: CheckResult[];
+}
+
+export interface AcceptanceOptions {
+  /**
+   * A private run's: every detail is text-free, saying what failed in the check's own terms and
+   * never a key, value or position taken from the output.
+   */
+  private?: boolean;
 }
 
 // Schema `pattern`s are user regexes too: they run under the same time budget.
@@ -56,6 +64,27 @@ function notJsonDetail(error: Error): string {
 }
 
 /**
+ * Why an output failed its schema. Ajv's own text names where in the output it failed
+ * (`data/<key>`, the keys being the model's), so a private run's detail is built from the
+ * schema's side alone: how many errors and the schema keywords that failed, never the
+ * instance path, the params (`additionalProperty`, `propertyName` are the output's keys) or a
+ * message. Ajv stops at the first failing keyword, so there is one error or two (propertyNames adds its own).
+ */
+export function schemaFailureDetail(errors: readonly ErrorObject[] | null | undefined, options: AcceptanceOptions = {}): string {
+  if (!options.private) return ajv.errorsText(errors as ErrorObject[] | null | undefined);
+  const list = errors ?? [];
+  // A keyword is the schema's vocabulary (type, required, additionalProperties); anything else is not named.
+  const keywords = [...new Set(list.map((error) => (/^[$A-Za-z]{1,40}$/.test(error.keyword) ? error.keyword : 'other')))];
+  const count = `${list.length} ${list.length === 1 ? 'error' : 'errors'}`;
+  return `does not match the schema: ${count}${keywords.length ? ` (${keywords.join(', ')})` : ''}`;
+}
+
+/** A json_schema check whose output is not JSON: where parsing stopped, which a private run does not keep either. */
+function notJsonResult(error: Error, options: AcceptanceOptions): CheckResult {
+  return { check: 'json_schema', passed: false, detail: options.private ? 'not JSON' : notJsonDetail(error) };
+}
+
+/**
  * Judges one output against checks decided before the run. No check evaluates user-supplied
  * code; user regexes (checks and schema patterns) run on a worker under a time budget, and
  * one over it fails its check with "regex exceeded N ms" while the run goes on.
@@ -65,6 +94,7 @@ export function evaluateAcceptance(
   output: string,
   reference: string | null,
   test: RegexTest = (source) => regexBudget.testSync(source, 'u', output),
+  options: AcceptanceOptions = {},
 ): AcceptanceResult {
   const results: CheckResult[] = checks.map((check) => {
     if ('contains' in check) return { check: 'contains', passed: output.includes(check.contains) };
@@ -79,13 +109,14 @@ export function evaluateAcceptance(
     try {
       value = extractJson(output);
     } catch (error) {
-      return { check: 'json_schema', passed: false, detail: notJsonDetail(error as Error) };
+      return notJsonResult(error as Error, options);
     }
     try {
       const validate = schemaValidator(check.json_schema);
       const passed = validate(value) as boolean;
-      return { check: 'json_schema', passed, detail: passed ? undefined : ajv.errorsText(validate.errors) };
+      return { check: 'json_schema', passed, detail: passed ? undefined : schemaFailureDetail(validate.errors, options) };
     } catch (error) {
+      // A schema that does not compile or a pattern over its budget: the schema's side, or the budget's.
       return { check: 'json_schema', passed: false, detail: (error as Error).message };
     }
   });
@@ -102,15 +133,22 @@ export async function evaluateAcceptanceAsync(
   checks: readonly AcceptanceCheck[],
   output: string,
   reference: string | null,
+  options: AcceptanceOptions = {},
 ): Promise<AcceptanceResult> {
   const outcomes = new Map<string, boolean | Error>();
   for (const check of checks) {
     if (!('regex' in check) || outcomes.has(check.regex)) continue;
     outcomes.set(check.regex, await regexBudget.test(check.regex, 'u', output).catch((error: Error) => error));
   }
-  return evaluateAcceptance(checks, output, reference, (source) => {
-    const outcome = outcomes.get(source)!;
-    if (outcome instanceof Error) throw outcome;
-    return outcome;
-  });
+  return evaluateAcceptance(
+    checks,
+    output,
+    reference,
+    (source) => {
+      const outcome = outcomes.get(source)!;
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
+    },
+    options,
+  );
 }

@@ -1,23 +1,57 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
-import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { Composer, isMap, isScalar, LineCounter, Parser, visit, YAMLParseError, type CST, type Document } from 'yaml';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 import { readFileCapped } from '../core/read-capped';
+import { parseWorkloadOffThread } from './bounded-parse';
 import { generatorBudgetProblem } from './generators';
 import type { AcceptanceCheck, WorkloadDef } from './workload-types';
 
 export const MAX_WORKLOAD_FILE_BYTES = 64 * 1024 * 1024;
 const MAX_ALIASES = 100;
+/**
+ * Collections nested deeper than this are refused as the parser reaches them. The YAML composer
+ * recurses once per level and gives up near a thousand anyway; `[` × 4 million used to build its
+ * syntax tree for minutes until the heap ran out.
+ */
+export const MAX_NESTING = 200;
+/** Problems located and listed; past them only their number is given (locating 60,000 says nothing more). */
+export const MAX_LISTED_PROBLEMS = 100;
+/**
+ * Object keys in one JSON Schema of a workload (an acceptance check, a response format), counted
+ * before Ajv compiles it: compiling costs time that grows faster than the schema (800 properties
+ * took 1.9 s and 1,600 took 6.6 s on a busy two-core machine; 4,000 overflowed the stack), and a
+ * run compiles each acceptance schema again on the thread that runs it.
+ */
+export const MAX_SCHEMA_KEYS = 1000;
+
+/**
+ * The workload schema with every `$ref` replaced by its definition. Ajv calls a referenced
+ * definition as a function of its own and joins the errors it returns onto the list so far with
+ * `concat`, so N invalid items cost time in N²; inlined, each error is pushed once. The schema
+ * has no recursive definition.
+ */
+function inlineDefinitions(schema: { definitions?: Record<string, unknown> }): object {
+  const { definitions = {}, ...rest } = schema;
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/definitions/')) return inline(definitions[ref.slice('#/definitions/'.length)]);
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value)]));
+  };
+  return inline(rest) as object;
+}
 
 let validator: ReturnType<Ajv['compile']> | null = null;
 function schemaValidator() {
   if (!validator) {
     const schema = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'resources', 'workload.schema.json'), 'utf8')) as object;
-    validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    validator = new Ajv({ allErrors: true, strict: false }).compile(inlineDefinitions(schema));
   }
   return validator;
 }
@@ -30,15 +64,28 @@ export interface WorkloadProblem {
   message: string;
 }
 
-function fail(file: string, problems: WorkloadProblem[]): never {
+/**
+ * Refuses the workload with its problems; `total` counts those past MAX_LISTED_PROBLEMS, which
+ * callers do not locate. The last listed problem then says how many more there are.
+ */
+function fail(file: string, problems: WorkloadProblem[], total = problems.length): never {
   const lines = problems
     .slice(0, 20)
     .map(
       (problem) =>
         `${problem.file}${problem.line !== null ? `:${problem.line}:${problem.column}` : ''}: ${problem.field ? `${problem.field}: ` : ''}${problem.message}`,
     );
-  if (problems.length > 20) lines.push(`… and ${problems.length - 20} more`);
-  throw new AppError(ErrorCode.InvalidInput, `Invalid workload ${file}:\n${lines.join('\n')}`, { problems });
+  if (total > 20) lines.push(`… and ${total - 20} more`);
+  const listed = problems.slice(0, MAX_LISTED_PROBLEMS);
+  if (total > listed.length)
+    listed.push({
+      file,
+      line: null,
+      column: null,
+      field: '',
+      message: `and ${total - listed.length} more problems (the first ${listed.length} are listed)`,
+    });
+  throw new AppError(ErrorCode.InvalidInput, `Invalid workload ${file}:\n${lines.join('\n')}`, { problems: listed, total });
 }
 
 function pointerToPath(pointer: string): (string | number)[] {
@@ -54,6 +101,90 @@ function pointerToPath(pointer: string): (string | number)[] {
 
 function fieldName(pathParts: (string | number)[]): string {
   return pathParts.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : part), '');
+}
+
+/** A place in the text, as the problems name it. */
+function position(counter: LineCounter, offset: number): { line: number; column: number } {
+  const { line, col } = counter.linePos(offset);
+  return { line, column: col };
+}
+
+class NestingTooDeep extends Error {
+  constructor(readonly offset: number) {
+    super(`nested more than ${MAX_NESTING} levels deep, where a workload needs a handful: look for "[" or "{" left unclosed`);
+  }
+}
+
+/** yaml's parser, stopped as soon as its stack of open collections grows past MAX_NESTING. */
+class NestingLimitedParser extends Parser {
+  override *next(source: string): Generator<CST.Token, void> {
+    const offset = this.offset;
+    yield* super.next(source);
+    if (this.stack.length > MAX_NESTING) throw new NestingTooDeep(offset);
+  }
+}
+
+interface YamlProblem {
+  offset: number;
+  message: string;
+}
+
+/**
+ * Every repeated key of every map, found with a set per map. yaml's own check (`uniqueKeys`)
+ * compares each key with every earlier one: a map of 150,000 keys took minutes.
+ */
+function duplicateKeys(doc: Document.Parsed): YamlProblem[] {
+  const found: YamlProblem[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        // yaml compares scalar keys with ===, under which NaN is no duplicate of NaN.
+        if (!isScalar(key) || Number.isNaN(key.value)) continue;
+        if (seen.has(key.value)) found.push({ offset: key.range?.[0] ?? 0, message: 'Map keys must be unique' });
+        seen.add(key.value);
+      }
+    },
+  });
+  return found.sort((a, b) => a.offset - b.offset);
+}
+
+/** Both lists in the text's order, yaml's own order kept among its problems. */
+function mergeByOffset(own: YamlProblem[], extra: YamlProblem[]): YamlProblem[] {
+  const merged: YamlProblem[] = [];
+  let next = 0;
+  for (const problem of own) {
+    while (next < extra.length && extra[next]!.offset < problem.offset) merged.push(extra[next++]!);
+    merged.push(problem);
+  }
+  return merged.concat(extra.slice(next));
+}
+
+/**
+ * What `parseDocument` does, with a parser that refuses deep nesting and the duplicate-key check
+ * done in linear time. Problems are the first line of yaml's own messages.
+ */
+function parseYaml(text: string, counter: LineCounter): { doc: Document.Parsed; problems: YamlProblem[] } {
+  const parser = new NestingLimitedParser(counter.addNewLine);
+  const composer = new Composer({ uniqueKeys: false, strict: true });
+  let doc: Document.Parsed | null = null;
+  for (const next of composer.compose(parser.parse(text), true, text.length)) {
+    if (!doc) doc = next;
+    else {
+      doc.errors.push(
+        new YAMLParseError(
+          [next.range[0], next.range[1]],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
+      break;
+    }
+  }
+  // compose() with forceDoc always yields a document.
+  const parsed = doc!;
+  const own = parsed.errors.map((error) => ({ offset: error.pos[0], message: error.message.split('\n')[0]! }));
+  return { doc: parsed, problems: mergeByOffset(own, duplicateKeys(parsed)) };
 }
 
 function locate(doc: Document, counter: LineCounter, pathParts: (string | number)[]): { line: number | null; column: number | null } {
@@ -101,6 +232,32 @@ function describeSchemaError(error: ErrorObject): { path: (string | number)[]; m
   }
 }
 
+/** Object keys in `value`, counted up to just past `limit`. */
+function countKeys(value: unknown, limit: number): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && count <= limit) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const values = Object.values(node);
+    if (!Array.isArray(node)) count += values.length;
+    for (const value of values) pending.push(value);
+  }
+  return count;
+}
+
+/** Why a JSON Schema given in a workload cannot be used, or null: too large to compile in bounded time, or not valid. */
+function jsonSchemaProblem(ajv: Ajv, schema: unknown): string | null {
+  if (countKeys(schema, MAX_SCHEMA_KEYS) > MAX_SCHEMA_KEYS)
+    return `a JSON Schema here may hold at most ${MAX_SCHEMA_KEYS.toLocaleString('en-US')} keys (properties, keywords); this one has more: keep it to the fields the check needs`;
+  try {
+    ajv.compile(schema as object);
+    return null;
+  } catch (error) {
+    return `not a valid JSON Schema: ${(error as Error).message}`;
+  }
+}
+
 /** Checks the schema cannot express: patterns compile, JSON schemas compile, ids are unique. */
 function semanticProblems(def: WorkloadDef): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
@@ -118,14 +275,8 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
         }
       }
       if ('json_schema' in check) {
-        try {
-          ajv.compile(check.json_schema);
-        } catch (error) {
-          problems.push({
-            path: [...base, 'accept', index, 'json_schema'],
-            message: `not a valid JSON Schema: ${(error as Error).message}`,
-          });
-        }
+        const problem = jsonSchemaProblem(ajv, check.json_schema);
+        if (problem) problems.push({ path: [...base, 'accept', index, 'json_schema'], message: problem });
       }
     });
   };
@@ -165,23 +316,69 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       checkList(item.accept, base);
       const schema = item.response_format?.json_schema?.schema;
       if (schema) {
-        try {
-          ajv.compile(schema);
-        } catch (error) {
-          problems.push({
-            path: [...base, 'response_format', 'json_schema', 'schema'],
-            message: `not a valid JSON Schema: ${(error as Error).message}`,
-          });
-        }
+        const problem = jsonSchemaProblem(ajv, schema);
+        if (problem) problems.push({ path: [...base, 'response_format', 'json_schema', 'schema'], message: problem });
       }
     });
   });
   return problems;
 }
 
+/** The YAML (or JSON) document of a workload, or its refusal with every syntax problem located. */
+function workloadDocument(text: string, file: string, counter: LineCounter): Document.Parsed {
+  let parsed: ReturnType<typeof parseYaml>;
+  try {
+    parsed = parseYaml(text, counter);
+  } catch (error) {
+    if (!(error instanceof NestingTooDeep)) throw error;
+    fail(file, [{ file, ...position(counter, error.offset), field: '', message: error.message }]);
+  }
+  const { doc, problems } = parsed;
+  if (problems.length > 0)
+    fail(
+      file,
+      problems.slice(0, MAX_LISTED_PROBLEMS).map(({ offset, message }) => ({ file, ...position(counter, offset), field: '', message })),
+      problems.length,
+    );
+  if (!isMap(doc.contents))
+    fail(file, [{ file, line: 1, column: 1, field: '', message: 'expected a mapping (name, description, groups) at the top level' }]);
+  return doc;
+}
+
+/** The schema's complaints, one per field and message, the first MAX_LISTED_PROBLEMS located; null when the value is valid. */
+function schemaProblems(
+  value: unknown,
+  doc: Document,
+  counter: LineCounter,
+  file: string,
+): { listed: WorkloadProblem[]; total: number } | null {
+  const validate = schemaValidator();
+  if (validate(value)) return null;
+  const seen = new Set<string>();
+  const listed: WorkloadProblem[] = [];
+  for (const error of validate.errors ?? []) {
+    // oneOf/anyOf also report each failed branch; the summary line says it better.
+    if (
+      error.keyword === 'not' ||
+      (error.schemaPath.includes('/oneOf/') && error.keyword === 'required') ||
+      (error.schemaPath.includes('/anyOf/') && error.keyword === 'required')
+    )
+      continue;
+    const described = describeSchemaError(error);
+    const key = `${fieldName(described.path)}|${described.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (listed.length < MAX_LISTED_PROBLEMS)
+      listed.push({ file, ...locate(doc, counter, described.path), field: fieldName(described.path), message: described.message });
+  }
+  return { listed, total: seen.size };
+}
+
 /**
  * Parses and validates a workload file (YAML or JSON). Every problem is reported with the
- * file, line and column and the field; nothing here runs user-supplied code.
+ * file, line and column and the field; nothing here runs user-supplied code. It runs on the
+ * thread that calls it, for as long as the text takes: text from anywhere goes through
+ * `parseWorkloadOffThread`, which bounds that.
  */
 export function parseWorkloadText(text: string, file: string): WorkloadDef {
   if (text.trim() === '')
@@ -189,21 +386,7 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
       { file, line: null, column: null, field: '', message: 'the file is empty; a workload needs at least "name" and "groups"' },
     ]);
   const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true, strict: true });
-  if (doc.errors.length > 0) {
-    fail(
-      file,
-      doc.errors.map((error) => ({
-        file,
-        line: error.linePos?.[0].line ?? null,
-        column: error.linePos?.[0].col ?? null,
-        field: '',
-        message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
-      })),
-    );
-  }
-  if (!isMap(doc.contents))
-    fail(file, [{ file, line: 1, column: 1, field: '', message: 'expected a mapping (name, description, groups) at the top level' }]);
+  const doc = workloadDocument(text, file, counter);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES });
@@ -218,26 +401,8 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
       },
     ]);
   }
-  const validate = schemaValidator();
-  if (!validate(value)) {
-    const seen = new Set<string>();
-    const problems: WorkloadProblem[] = [];
-    for (const error of validate.errors ?? []) {
-      // oneOf/anyOf also report each failed branch; the summary line says it better.
-      if (
-        error.keyword === 'not' ||
-        (error.schemaPath.includes('/oneOf/') && error.keyword === 'required') ||
-        (error.schemaPath.includes('/anyOf/') && error.keyword === 'required')
-      )
-        continue;
-      const described = describeSchemaError(error);
-      const key = `${fieldName(described.path)}|${described.message}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      problems.push({ file, ...locate(doc, counter, described.path), field: fieldName(described.path), message: described.message });
-    }
-    fail(file, problems);
-  }
+  const invalid = schemaProblems(value, doc, counter, file);
+  if (invalid) fail(file, invalid.listed, invalid.total);
   const def = value as WorkloadDef;
   const semantic = semanticProblems(def);
   const overBudget = generatorBudgetProblem(def);
@@ -245,19 +410,19 @@ export function parseWorkloadText(text: string, file: string): WorkloadDef {
   if (semantic.length > 0)
     fail(
       file,
-      semantic.map((problem) => ({
+      semantic.slice(0, MAX_LISTED_PROBLEMS).map((problem) => ({
         file,
         ...locate(doc, counter, problem.path),
         field: fieldName(problem.path),
         message: problem.message,
       })),
+      semantic.length,
     );
   return def;
 }
 
-export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
-  if (file.toLowerCase().endsWith('.jsonl')) return traceWorkload(file);
-  const bytes = await readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
+/** A workload file's bytes as text: refused when they are binary or not UTF-8; a byte-order mark is dropped. */
+export function decodeWorkloadBytes(bytes: Uint8Array, file: string): string {
   if (bytes.includes(0))
     fail(file, [{ file, line: null, column: null, field: '', message: 'contains NUL bytes: this is a binary file, not YAML or JSON' }]);
   let text: string;
@@ -266,7 +431,17 @@ export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
   } catch {
     fail(file, [{ file, line: null, column: null, field: '', message: 'is not valid UTF-8; save it as UTF-8' }]);
   }
-  return parseWorkloadText(text.replace(/^\uFEFF/, ''), file);
+  return text.replace(/^\uFEFF/, '');
+}
+
+/**
+ * Reads and parses a workload file. The parse runs on a parser thread under a deadline and a
+ * heap limit (bounded-parse.ts), so a file that costs the parser minutes is refused instead.
+ */
+export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
+  if (file.toLowerCase().endsWith('.jsonl')) return traceWorkload(file);
+  const bytes = await readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
+  return parseWorkloadOffThread({ bytes }, file);
 }
 
 /**

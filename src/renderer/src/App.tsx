@@ -1,15 +1,12 @@
 import { Suspense, useEffect, useMemo, type ComponentType } from 'react';
-import { preloadCharts } from './components/Chart';
 import type { AppEvents, AppServices, EventName } from '../../shared/contract';
 import { createClient, subscribe, type RpcBridge } from './api/client';
+import { ErrorBox } from './components/ErrorBox';
+import { useAction } from './hooks/use-action';
 import { EVENT_SLICES, useAppStore, type View } from './state/store';
 import { parseRoute, routeHash } from './state/route';
 import { VIEWS } from './view-code';
-import { useViewCode } from './hooks/use-view-code';
-
-// The first paint carries the shell and the open view; the other views load right after it,
-// so none is fetched at the moment it is opened (a preset such as Serve's model must find its view mounted).
-const PRELOAD_AFTER_MS = 2000;
+import { usePreloadedViews, useViewCode } from './use-view-code';
 
 const NAVIGATION: { view: View; label: string }[] = [
   { view: 'home', label: 'Home' },
@@ -33,29 +30,12 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
   const route = useAppStore((state) => state.route);
   const theme = useAppStore((state) => state.theme);
   const { setView, toggleTheme } = useAppStore.getState();
+  const settingsRead = useAction();
+  usePreloadedViews();
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
   }, [theme]);
-
-  useEffect(() => {
-    // Two seconds in, when the browser is idle: the other views, then the chart code, so the first chart a view draws
-    // does not wait for it. Sooner, their fetch and parse (ECharts is 620 KB minified) compete with the open view's own code and
-    // data: in Chromium here the Runs view drew its rows 0.3 s later when they started at the first idle moment.
-    const preload = () => {
-      Object.values(VIEWS).forEach((view) => void view.preload());
-      void preloadCharts();
-    };
-    let idle: number | null = null;
-    const timer = setTimeout(() => {
-      if (typeof window.requestIdleCallback === 'function') idle = window.requestIdleCallback(preload, { timeout: 3000 });
-      else preload();
-    }, PRELOAD_AFTER_MS);
-    return () => {
-      clearTimeout(timer);
-      if (idle !== null) window.cancelIdleCallback(idle);
-    };
-  }, []);
 
   // The URL fragment and the route follow each other: a link or a reload opens what it names, and
   // moving around updates the address (one history entry per move, so Back works).
@@ -73,13 +53,15 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
     if (window.location.hash !== hash) window.location.hash = hash;
   }, [route]);
 
-  // The saved settings (name for decisions, default profile) apply from the start, in every view.
+  // The saved settings (name for decisions, default profile) apply from the start, in every view;
+  // when they cannot be read, the person is told that the defaults stand in for them.
   useEffect(() => {
-    void client?.settings.get().then(
-      (settings) => useAppStore.getState().applySettings(settings),
-      () => undefined,
-    );
-  }, [client]);
+    if (client)
+      void settingsRead.run(
+        () => client.settings.get(),
+        (settings) => useAppStore.getState().applySettings(settings),
+      );
+  }, [client, settingsRead.run]);
 
   useEffect(() => {
     if (!bridge) return;
@@ -136,6 +118,10 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
         </button>
       </nav>
       <main>
+        {settingsRead.error && (
+          <p className="error">Your saved settings (name for decisions, default profile) could not be read; the defaults apply.</p>
+        )}
+        <ErrorBox error={settingsRead.error} />
         {openCode === 'loaded' ? (
           <Suspense fallback={<p aria-busy="true">Loading…</p>}>
             <OpenView client={client} />

@@ -2,11 +2,24 @@
  * The regression gate's question and answer (`inferlab check`, `runs.check`): which metrics it
  * judges, and what it found per metric and per side.
  */
-export const CHECK_LATENCIES = ['ttft_ms', 'tpot_ms', 'e2e_ms'] as const;
-export const CHECK_STATISTICS = ['p50', 'p90', 'p95', 'p99', 'mean'] as const;
-type Latency = (typeof CHECK_LATENCIES)[number];
-type Statistic = (typeof CHECK_STATISTICS)[number];
-export type CheckedMetric = { metric: Latency; statistic: Statistic } | { metric: 'output_tokens_per_s'; statistic: 'mean' };
+import {
+  isPerRequest,
+  judgedStatistics,
+  metricsJudgedIn,
+  type DistributionJudgedIn,
+  type JudgedStatistic,
+  type RateJudgedIn,
+} from '../metric-table';
+
+/** What the gate judges: `gate` in the metric table, each metric with the statistics `--metrics` accepts for it. */
+export type CheckedMetric = JudgedStatistic<'gate'>;
+/** The latencies it judges, and the rates (each judged on the mean of its windows' rates). */
+export const CHECK_LATENCIES: readonly DistributionJudgedIn<'gate'>[] = metricsJudgedIn('gate').filter(isPerRequest);
+export const CHECK_RATES = metricsJudgedIn('gate').filter((metric) => !isPerRequest(metric)) as readonly RateJudgedIn<'gate'>[];
+/** Every statistic the gate judges a latency on, in the table's order. */
+export const CHECK_STATISTICS = [
+  ...new Set(judgedStatistics('gate').flatMap(({ metric, statistic }) => (isPerRequest(metric) ? [statistic] : []))),
+];
 
 export const DEFAULT_CHECK_METRICS = 'tpot_ms:p50,ttft_ms:p50,output_tokens_per_s';
 export const DEFAULT_CHECK_MARGIN = 0.05;

@@ -1,3 +1,6 @@
+import { metricsShownIn } from '../metric-columns';
+import { isPerRequest, type DistributionShownIn } from '../metric-table';
+
 /**
  * Above this many requests per run on both sides, Compare's intervals come from order statistics
  * instead of resampling: they hold a zero difference as often as a 95 % interval should from just
@@ -32,6 +35,12 @@ export interface ComparisonRow {
   unit: string;
 }
 
+/** The distributions Compare draws a CDF of: those it shows (`shows.compare` in the metric table). */
+export type CdfMetric = DistributionShownIn<'compare'>;
+export const CDF_METRICS: readonly CdfMetric[] = metricsShownIn('compare')
+  .map(({ metric }) => metric)
+  .filter(isPerRequest);
+
 export interface ComparedRun {
   runId: string;
   label: string;
@@ -40,10 +49,11 @@ export interface ComparedRun {
   workload: string | null;
   workloadRevision: string | null;
   requests: number;
-  /** Ascending samples for CDF charts: every request's value up to 256, else 256 evenly spaced order statistics, the least and greatest included. */
-  ttftMs: number[];
-  tpotMs: number[];
-  e2eMs: number[];
+  /**
+   * Ascending samples for the CDF charts, by metric (`CDF_METRICS`): every request's value up to
+   * 256, else 256 evenly spaced order statistics, the least and greatest included.
+   */
+  cdf: Record<CdfMetric, number[]>;
   vramPeakMib: number | null;
   /** Output tokens per second and TTFT p95 of the run: one point of the throughput/latency trade-off. */
   outputTokensPerS: number | null;

@@ -1,12 +1,7 @@
 import type { Verdict } from './compare';
-import type { BunchedDelivery, Distribution, SloSpec, SpeculativeSummary } from './runs';
+import type { BunchedDelivery, Distribution, MetricName, SloSpec, SpeculativeSummary } from './runs';
 import type { ExperimentKind } from './specs';
-import type { CapacityProtocol } from './experiment-kinds/capacity';
-import type { KvCacheProtocol } from './experiment-kinds/kvcache';
-import type { QuantProtocol } from './experiment-kinds/quant';
-import type { SpeculativeProtocol } from './experiment-kinds/speculative';
-import type { SweepProtocol } from './experiment-kinds/sweep';
-import type { WarmColdProtocol } from './experiment-kinds/warmcold';
+import type { ExperimentProtocols } from './experiment-kinds/registry';
 
 export type { ExperimentKind } from './specs';
 
@@ -15,7 +10,7 @@ export type WindowDelivery = Pick<BunchedDelivery, 'judged_requests' | 'bunched_
 export interface ConditionResult {
   name: string;
   run_ids: string[];
-  metrics: Record<'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms' | 'queue_ms' | 'client_overhead_ms', Distribution>;
+  metrics: Record<MetricName, Distribution>;
   /** Means over windows, each window's rate over its own measured span, with 95 % intervals over windows. */
   throughput: {
     requests_per_s: number | null;
@@ -154,17 +149,10 @@ export interface RecommendationGate {
   conditions: { name: string; value: number | null; status: GateStatus; detail: string }[];
 }
 
-/** Each kind's protocol record, declared beside its spec in experiment-kinds/. One line per kind. */
-export interface ExperimentProtocols {
-  quant: QuantProtocol;
-  warmcold: WarmColdProtocol;
-  sweep: SweepProtocol;
-  capacity: CapacityProtocol;
-  speculative: SpeculativeProtocol;
-  kvcache: KvCacheProtocol;
-}
+/** Each kind's protocol record, declared beside its spec in experiment-kinds/ and listed in its registry. */
+export type { ExperimentProtocols } from './experiment-kinds/registry';
 
-/** An experiment's result, told apart by its kind: `result.kind === 'kvcache'` types `result.protocol` as the kvcache record. */
+/** An experiment's result, told apart by its kind: testing `result.kind` types `result.protocol` as that kind's record. */
 export type ExperimentResult = { [K in ExperimentKind]: ExperimentResultOf<K> }[ExperimentKind];
 
 export interface ExperimentResultOf<K extends ExperimentKind> extends ExperimentResultFields {

@@ -1,20 +1,21 @@
-import { METRIC_TABLE } from '../metric-table';
+import { judgedStatistics, METRIC_TABLE, metricsJudgedIn, namesInWords, type MetricJudgedIn } from '../metric-table';
 /**
  * A metric's history across engine builds: the runs of one comparable configuration (same
  * model file, workload revision, server profile and load), grouped by the llama.cpp build
  * that served them, so a slower build or driver shows as a step between groups.
  */
 
-export const HISTORY_METRICS = ['ttft_ms', 'tpot_ms', 'e2e_ms', 'output_tokens_per_s'] as const;
-export type HistoryMetric = (typeof HISTORY_METRICS)[number];
+/** The metrics a history can show: `history` in the metric table. */
+export const HISTORY_METRICS: readonly HistoryMetric[] = metricsJudgedIn('history');
+export type HistoryMetric = MetricJudgedIn<'history'>;
 
 /** Percentiles apply to the per-request latencies; throughput is one value per run and takes none. */
 export const LATENCY_STATISTICS = ['p50', 'p95'] as const;
 export type LatencyStatistic = (typeof LATENCY_STATISTICS)[number];
 
-/** Every metric spec a history accepts, as `metric:statistic` (throughput alone). */
-export const HISTORY_METRIC_SPECS: readonly string[] = HISTORY_METRICS.flatMap((metric) =>
-  metric === 'output_tokens_per_s' ? [metric] : LATENCY_STATISTICS.map((statistic) => `${metric}:${statistic}`),
+/** Every metric spec a history accepts, as `metric:statistic` (a rate alone), from the statistics the table gives each. */
+export const HISTORY_METRIC_SPECS: readonly string[] = judgedStatistics('history').map(({ metric, statistic }) =>
+  statistic === 'rate' ? metric : `${metric}:${statistic}`,
 );
 
 export interface MetricSpec {
@@ -27,15 +28,16 @@ export interface MetricSpec {
 export function readMetricSpec(text: string): MetricSpec | null {
   const [metric, statistic, ...rest] = text.trim().split(':');
   if (rest.length > 0 || !(HISTORY_METRICS as readonly string[]).includes(metric ?? '')) return null;
+  const statistics: readonly string[] = METRIC_TABLE[metric as HistoryMetric].judged.history;
   // A rate is one figure per run: it takes no statistic.
-  if (!METRIC_TABLE[metric as HistoryMetric].perRequest)
-    return statistic === undefined ? ({ metric, statistic: null } as MetricSpec) : null;
-  if (!(LATENCY_STATISTICS as readonly string[]).includes(statistic ?? '')) return null;
+  if (statistics.includes('rate')) return statistic === undefined ? ({ metric, statistic: null } as MetricSpec) : null;
+  if (!statistics.includes(statistic ?? '')) return null;
   return { metric: metric as HistoryMetric, statistic: statistic as LatencyStatistic };
 }
 
 export function metricSpecProblem(text: string): string {
-  return `metric "${text}" is not one a history can show; allowed: ${HISTORY_METRIC_SPECS.join(', ')} (metrics ${HISTORY_METRICS.join(', ')}; statistics ${LATENCY_STATISTICS.join(', ')}, none for output_tokens_per_s)`;
+  const rates = HISTORY_METRICS.filter((metric) => !METRIC_TABLE[metric].perRequest);
+  return `metric "${text}" is not one a history can show; allowed: ${HISTORY_METRIC_SPECS.join(', ')} (metrics ${HISTORY_METRICS.join(', ')}; statistics ${LATENCY_STATISTICS.join(', ')}, none for ${namesInWords(rates)})`;
 }
 
 export interface HistoryQuery {

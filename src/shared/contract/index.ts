@@ -20,6 +20,7 @@ export type {
   ServersService,
   ServiceName,
   SettingsService,
+  TasksService,
   WorkloadsService,
 } from './services';
 export type {
@@ -47,11 +48,21 @@ export type {
   RunExport,
   RunListItem,
   SettingsInfo,
+  SkippedRun,
   WorkloadInfo,
   WorkloadValidation,
 } from './results';
 export type { DoctorReport } from './doctor';
-export type { ExperimentTaskProgress, RunTaskDetail, RunTaskProgress, TaskKind, TaskPhase, TaskProgress, ToolTaskProgress } from './tasks';
+export type {
+  ExperimentTaskProgress,
+  RunTaskDetail,
+  RunTaskProgress,
+  TaskKind,
+  TaskListItem,
+  TaskPhase,
+  TaskProgress,
+  ToolTaskProgress,
+} from './tasks';
 export type { HistoryBuild, HistoryConfiguration, HistoryQuery, HistoryRun, MetricHistory } from './history';
 
 /** Events pushed from main: whole-state snapshots keyed by channel name. */

@@ -38,6 +38,12 @@ export interface RunListItem {
   importedFrom: string | null;
 }
 
+/** A run a list left out because its stored record cannot be read (malformed, or nested too deep), and why. */
+export interface SkippedRun {
+  runId: string;
+  reason: string;
+}
+
 export interface RunDetail {
   item: RunListItem;
   summary: RunSummary | null;

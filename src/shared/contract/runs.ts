@@ -1,10 +1,11 @@
 /** Run summaries: the names of the measurement contract (docs/METRICS.md), shared by CLI, exports and UI. */
-import type { SloSpec } from './specs';
+import type { SloSpec } from './schema-parts';
 import type { TelemetrySummary } from './telemetry';
 import type { EngineBackend } from './engine';
 import type { WeightPlacement } from '../weight-placement';
+import { metricsInPart, metricsJudgedIn, type DistributionShownIn, type MetricInPart, type MetricJudgedIn } from '../metric-table';
 
-export type { SloSpec } from './specs';
+export type { SloSpec } from './schema-parts';
 
 export type TailPercentile = 'p90' | 'p95' | 'p99';
 
@@ -43,11 +44,18 @@ export interface LoadDescription {
   replayed_trace?: { requests: number; span_ms: number };
 }
 
-export const METRIC_NAMES = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms', 'queue_ms', 'client_overhead_ms'] as const;
-export type MetricName = (typeof METRIC_NAMES)[number];
+/** The distributions a summary holds in `metrics`, and open loop in `schedule_latency`: from the metric table. */
+export const METRIC_NAMES: readonly MetricName[] = metricsInPart('metrics');
+export type MetricName = MetricInPart<'metrics'>;
 
-export const SCHEDULE_METRIC_NAMES = ['ttft_from_schedule_ms', 'e2e_from_schedule_ms'] as const;
-export type ScheduleMetricName = (typeof SCHEDULE_METRIC_NAMES)[number];
+export const SCHEDULE_METRIC_NAMES: readonly ScheduleMetricName[] = metricsInPart('schedule_latency');
+export type ScheduleMetricName = MetricInPart<'schedule_latency'>;
+
+/** The latencies an SLO may limit (`slo` in the metric table), each a field of `SloSpec`. */
+export const SLO_METRICS: readonly SloMetric[] = metricsJudgedIn('slo');
+export type SloMetric = MetricJudgedIn<'slo'>;
+/** How `--slo` names a latency: without its unit, `ttft` for `ttft_ms`. */
+export const sloFlagName = (metric: SloMetric): string => metric.replace(/_ms$/, '');
 
 /** Reasoning (`reasoning_content`) kept apart from the answer, over successful requests. */
 export interface ReasoningSummary {
@@ -234,11 +242,13 @@ export interface SteadyStateCheck {
   rule: string;
 }
 
-export interface TurnSummary {
+/** A turn's distributions: those the per-turn table shows (`perTurn` in the metric table). */
+export type TurnMetric = DistributionShownIn<'perTurn'>;
+
+export interface TurnSummary extends Record<TurnMetric, Distribution> {
   turn: number;
   requests: number;
   failed: number;
-  ttft_ms: Distribution;
   prompt_tokens_mean: number | null;
   cached_tokens_mean: number | null;
   /** Cached over prompt tokens, summed over the turn's requests that reported both. */

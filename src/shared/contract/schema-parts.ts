@@ -3,6 +3,7 @@
  * fields, strict objects, and a union told apart by one field.
  */
 import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+import { SLO_METRICS, type SloMetric } from './runs';
 
 /** JSON carries an absent optional value as null, so optional fields accept both. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -16,12 +17,10 @@ export const PathText = Type.String({ maxLength: 4096 });
 export const LongText = Type.String({ maxLength: 8 * 1024 * 1024 });
 export const Names = Type.Array(Name, { maxItems: 10_000 });
 
+const sloLimit = Type.Optional(Type.Number());
+/** A field per latency the metric table lets an SLO limit (`SLO_METRICS`). */
 export const SloSpecSchema = Type.Object(
-  {
-    ttft_ms: Type.Optional(Type.Number()),
-    tpot_ms: Type.Optional(Type.Number()),
-    e2e_ms: Type.Optional(Type.Number()),
-  },
+  Object.fromEntries(SLO_METRICS.map((metric) => [metric, sloLimit])) as Record<SloMetric, typeof sloLimit>,
   { ...Strict, description: 'Latency limits a request must meet to count toward goodput, in milliseconds.' },
 );
 export type SloSpec = Static<typeof SloSpecSchema>;

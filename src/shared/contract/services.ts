@@ -23,10 +23,12 @@ import type {
   ParquetExport,
   RunExport,
   RunListItem,
+  SkippedRun,
   WorkloadInfo,
   WorkloadValidation,
 } from './results';
 import type { LogExplanation, ProfileProblem, ServerSnapshot } from './server';
+import type { TaskListItem } from './tasks';
 import {
   EngineSetupOptionsSchema,
   FirstRequestSpecSchema,
@@ -74,6 +76,18 @@ const method = <const A extends readonly ArgumentDefinition[], R extends TSchema
 const JobStarted = Type.Object({ jobId: Type.String() });
 
 export const SERVICE_CONTRACT = {
+  tasks: {
+    list: method(
+      'The running tasks (runs, experiments, quantizations, pulls, engine setups) and the last ones that ended, oldest first, each with its kind, phase, line and counters; their progress arrives as task.progress events.',
+      [],
+      returns<TaskListItem[]>(),
+    ),
+    cancel: method(
+      'Stops a task: a run after its requests in flight (finished requests kept), an experiment after its current request (stored as interrupted, its finished windows kept), a quantization (llama-quantize killed, its partial file removed), a pull (the file being downloaded deleted), an engine setup (the build killed, nothing installed). An id no task has is ignored.',
+      [arg('jobId', Name)],
+      Type.Void(),
+    ),
+  },
   doctor: {
     report: method('What this machine has: engine, GPUs, database, folders.', [], returns<DoctorReport>()),
   },
@@ -102,7 +116,6 @@ export const SERVICE_CONTRACT = {
       [optional('options', EngineSetupOptionsSchema)],
       JobStarted,
     ),
-    cancel: method('Stops an engine setup: the build is killed and nothing is installed.', [arg('jobId', Name)], Type.Void()),
   },
   models: {
     scan: method(
@@ -114,11 +127,6 @@ export const SERVICE_CONTRACT = {
       'Starts llama-quantize; progress arrives as task.progress events (kind quantize, tensors). New files go beside the source unless outDir names a folder.',
       [arg('source', PathText), arg('types', Names), optional('outDir', PathText)],
       JobStarted,
-    ),
-    cancel: method(
-      'Stops a quantization (llama-quantize is killed and its partial file removed) or a pull (the file being downloaded is deleted).',
-      [arg('jobId', Name)],
-      Type.Void(),
     ),
     plan: method(
       "For each GGUF of a hub repository (read by HTTP range, not downloaded) or a local folder: the memory a server needs at the settings, whether it fits this machine's GPUs, and the decode-speed ceiling.",
@@ -194,14 +202,13 @@ export const SERVICE_CONTRACT = {
       [arg('spec', StartRunSpecSchema)],
       Type.Object({ problem: Nullable(Type.String()) }),
     ),
-    cancel: method('Stops a run after its requests in flight; finished requests are kept.', [arg('jobId', Name)], Type.Void()),
     list: method(
       'Stored runs, newest first; 500 unless limit says otherwise.',
       [optional('limit', Type.Integer({ minimum: 1, maximum: 100_000 }))],
       returns<RunListItem[]>(),
     ),
     page: method(
-      'One page of stored runs, newest first, with how many match: every word of search must appear in the model, quantization, engine, workload, status, kind or start time.',
+      'One page of stored runs, newest first, with how many match: every word of search must appear in the model, quantization, engine, workload, status, kind or start time. A run whose record cannot be read is left out and named in skipped.',
       [
         arg(
           'query',
@@ -215,7 +222,7 @@ export const SERVICE_CONTRACT = {
           ),
         ),
       ],
-      returns<{ items: RunListItem[]; total: number }>(),
+      returns<{ items: RunListItem[]; total: number; skipped: SkippedRun[] }>(),
     ),
     get: method('One stored run: summary, manifest, telemetry and request marks.', [arg('runId', Name)], returns<RunDetail>()),
     remove: method('Deletes a stored run; false when there is none.', [arg('runId', Name)], Type.Boolean()),
@@ -277,11 +284,6 @@ export const SERVICE_CONTRACT = {
       [arg('spec', StartExperimentSpecSchema)],
       Type.Object({ problem: Nullable(Type.String()) }),
     ),
-    cancel: method(
-      'Stops an experiment after its current request; it is stored as interrupted, its finished windows kept.',
-      [arg('jobId', Name)],
-      Type.Void(),
-    ),
     list: method('Stored experiments, newest first.', [], returns<ExperimentListItem[]>()),
     get: method(
       'One experiment with its conditions, verdicts and recommendation.',
@@ -330,6 +332,7 @@ export type ServersService = AppServices['servers'];
 export type WorkloadsService = AppServices['workloads'];
 export type RunsService = AppServices['runs'];
 export type ExperimentsService = AppServices['experiments'];
+export type TasksService = AppServices['tasks'];
 
 /** `service.method` for every callable method. */
 export type MethodName = { [S in ServiceName]: `${S}.${keyof Contract[S] & string}` }[ServiceName];

@@ -5,13 +5,8 @@
  * which the CLI runs too.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { LongText, Maybe, Name, Nullable, PathText, SloSpecSchema, Strict, TaggedUnion } from './schema-parts';
-import { CapacitySpecSchema } from './experiment-kinds/capacity';
-import { KvCacheSpecSchema } from './experiment-kinds/kvcache';
-import { QuantSpecSchema } from './experiment-kinds/quant';
-import { SpeculativeSpecSchema } from './experiment-kinds/speculative';
-import { SweepSpecSchema } from './experiment-kinds/sweep';
-import { WarmColdSpecSchema } from './experiment-kinds/warmcold';
+import { LongText, Maybe, Name, Nullable, PathText, SloSpecSchema, Strict } from './schema-parts';
+import { StartExperimentSpecSchema } from './experiment-kinds/registry';
 
 export { LongText, Name, Names, Nullable, PathText, SloSpecSchema, type SloSpec } from './schema-parts';
 export {
@@ -23,46 +18,7 @@ export {
   type QuantObjective,
 } from './experiment-kinds/common';
 
-export const FlashAttentionSchema = Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('auto')]);
-export type FlashAttention = Static<typeof FlashAttentionSchema>;
-
-export const ServerProfileSchema = Type.Object(
-  {
-    name: Name,
-    contextSize: Type.Integer(),
-    parallelSlots: Type.Integer(),
-    batchSize: Type.Integer(),
-    ubatchSize: Type.Integer(),
-    gpuLayers: Type.Integer(),
-    flashAttention: FlashAttentionSchema,
-    cacheTypeK: Name,
-    cacheTypeV: Name,
-    threads: Type.Integer(),
-    cacheRamMib: Type.Integer(),
-    cacheReuse: Type.Integer(),
-    allowContextOverTrained: Type.Boolean({ description: 'Allow a context larger than the model was trained for.' }),
-    draftModel: Nullable(
-      Type.String({
-        maxLength: 4096,
-        description:
-          'Speculative decoding: a smaller model with the same vocabulary that drafts tokens (a demo ref or GGUF path); null for none.',
-      }),
-    ),
-    draftMax: Type.Integer({ description: 'Most tokens drafted per step.' }),
-    draftMin: Type.Integer({ description: 'Fewest tokens drafted per step.' }),
-    draftPMin: Type.Number({ description: 'A draft stops at a token the draft model gives less than this probability.' }),
-    draftGpuLayers: Type.Integer({ description: 'Layers of the draft model placed on the GPU.' }),
-    gpuDevices: Type.Optional(
-      Type.String({
-        maxLength: 256,
-        description: 'The GPUs the server may use: "all", or indexes as nvidia-smi numbers them, e.g. "0,1". Telemetry counts only these.',
-      }),
-    ),
-    extraFlags: Type.Array(Name, { maxItems: 256, description: 'Further flags, as argv items, e.g. ["--mlock"].' }),
-  },
-  { ...Strict, description: 'A named set of llama-server options. Every field is passed explicitly at launch.' },
-);
-export type ServerProfile = Static<typeof ServerProfileSchema>;
+export { FlashAttentionSchema, ServerProfileSchema, type FlashAttention, type ServerProfile } from './server-profile';
 
 export const StartRunSpecSchema = Type.Object(
   {
@@ -121,13 +77,9 @@ export type StartRunSpec = Static<typeof StartRunSpecSchema>;
 
 /**
  * Everything an experiment can be asked for, from the UI or the CLI: the fields every kind shares,
- * then the kind's own (each declared beside its kind in experiment-kinds/). One line per kind.
+ * then the kind's own (each declared beside its kind in experiment-kinds/, listed in its registry).
  */
-export const StartExperimentSpecSchema = TaggedUnion(
-  'kind',
-  [QuantSpecSchema, WarmColdSpecSchema, SweepSpecSchema, CapacitySpecSchema, SpeculativeSpecSchema, KvCacheSpecSchema],
-  'An experiment: the shared fields and those of its kind; optional fields take their defaults.',
-);
+export { StartExperimentSpecSchema };
 export type StartExperimentSpec = Static<typeof StartExperimentSpecSchema>;
 export type ExperimentKind = StartExperimentSpec['kind'];
 /** The spec of one kind. */

@@ -47,3 +47,9 @@ export type ExperimentTaskProgress = TaskProgressOf<'experiment', { result: Expe
 /** Quantization (tensors), pull (bytes) and setup (build steps, compile percent) need nothing beyond the counters. */
 export type ToolTaskProgress = TaskProgressOf<'quantize' | 'setup' | 'pull', null>;
 export type TaskProgress = RunTaskProgress | ExperimentTaskProgress | ToolTaskProgress;
+
+/**
+ * A task as `tasks.list` shows it: its progress without the kind's detail (a run's summary, an
+ * experiment's result travel on `task.progress`), and when it started and ended.
+ */
+export type TaskListItem = Omit<TaskProgress, 'detail'> & { startedAt: string; endedAt: string | null };

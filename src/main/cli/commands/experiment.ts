@@ -6,10 +6,10 @@ import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
-import { quantFilesFromHub, type QuantsFromHub } from '../quant-from-hub';
+import type { QuantsFromHub } from '../quant-from-hub';
 import { experimentTable } from '../experiment-table';
 import { COMMAND_CALLS } from '../command-contract';
-import { CLI_KINDS } from '../kinds/registry';
+import { CLI_KINDS, cliKindOf } from '../kinds/registry';
 import { GATE_KINDS } from '../kinds/text-registry';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
@@ -23,8 +23,12 @@ const EXPERIMENT_KINDS_ON_THE_CLI = Object.keys(COMMAND_CALLS)
   .filter((command) => command.startsWith('experiment '))
   .map((command) => command.slice('experiment '.length) as StartExperimentSpec['kind']);
 
-/** Earlier names of a kind, still taken so that scripts written with them keep working. */
-const FORMER_KIND_NAMES = new Map<string, StartExperimentSpec['kind']>([['spec', 'speculative']]);
+/** Earlier names of a kind (its entry's `formerNames`), still taken so that scripts written with them keep working. */
+const FORMER_KIND_NAMES = new Map(
+  Object.entries(CLI_KINDS).flatMap(([kind, entry]) =>
+    (entry.formerNames ?? []).map((former) => [former, kind as StartExperimentSpec['kind']] as const),
+  ),
+);
 
 /** Flags every kind takes; each kind's own come from its entry in cli/kinds/registry.ts. */
 const SHARED_FLAGS = {
@@ -80,7 +84,7 @@ export function experimentSpecFromArgs(args: string[]): {
   }
   const slo = parseSlo(values.slo);
   const own = CLI_KINDS[kind].options?.fromFlags(values, { usage, slo }) ?? { fields: {} };
-  if (!values.model && !('files' in own.fields && own.fields.files) && !own.fromHub) usage('--model is required');
+  if (!values.model && !own.replacesModel) usage('--model is required');
   // The same spec the UI sends: the shared fields, then the kind's own from its flags.
   const shared = {
     model: values.model ?? '',
@@ -118,7 +122,7 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
     const progress = progressWriter();
     if (fromHub) {
       const profile = await container.servers.profileWith(spec.profileName ?? 'default', spec.settings ?? []);
-      if (spec.kind === 'quant') spec.files = await quantFilesFromHub(fromHub, profile, container, progress, signal);
+      await cliKindOf(spec.kind).fromHub?.(spec, fromHub, { profile, container, progress, signal });
       try {
         checkExperimentShape(spec);
       } catch (error) {

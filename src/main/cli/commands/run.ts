@@ -1,7 +1,7 @@
 import type { StartRunSpec } from '../../../shared/contract';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
-import type { SloSpec } from '../../../shared/contract/runs';
+import { SLO_METRICS, sloFlagName, type SloSpec } from '../../../shared/contract/runs';
 import { shellAccess } from '../../services/access';
 import { checkRunShape, checkRunSpec } from '../../services/run-spec';
 import { parseOptions, type CommandHandler } from '../args';
@@ -27,9 +27,9 @@ export function parseSlo(raw: string | undefined): SloSpec | null {
   const slo: SloSpec = {};
   for (const part of raw.split(',')) {
     const [key, value] = part.split('=');
-    const name = `${key?.trim()}_ms` as keyof SloSpec;
-    if (!['ttft_ms', 'tpot_ms', 'e2e_ms'].includes(name) || value === undefined)
-      usage(`--slo expects ttft=MS,tpot=MS,e2e=MS, got "${part}"`);
+    const name = SLO_METRICS.find((metric) => sloFlagName(metric) === key?.trim());
+    if (name === undefined || value === undefined)
+      usage(`--slo expects ${SLO_METRICS.map((metric) => `${sloFlagName(metric)}=MS`).join(',')}, got "${part}"`);
     const limit = Number(value);
     if (!Number.isFinite(limit) || limit <= 0) usage(`--slo ${key} must be a positive number of milliseconds, got "${value}"`);
     slo[name] = limit;

@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { RunListItem } from '../../../shared/contract';
 import { runExportFiles } from '../../../shared/run-export-files';
 import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
+import { refuseOtherExport, writeExportFiles } from '../../core/export-folder';
 import { shellAccess } from '../../services/access';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { openCliServices } from '../service-context';
@@ -60,7 +60,10 @@ export const runsCommand: CommandHandler = async (args) => {
   try {
     const runs = container.services.runs;
     if (action === 'list') {
-      const items = await runs.list(positiveInteger('limit', values.limit, 50));
+      const { items, skipped } = await runs.page({ offset: 0, limit: positiveInteger('limit', values.limit, 50) });
+      // On stderr, so that --json stays one list: a run whose record cannot be read must not hide the others, nor be hidden.
+      for (const { runId, reason } of skipped)
+        process.stderr.write(`skipped run ${runId}: ${reason}; delete it with "inferlab runs delete ${runId}"\n`);
       if (values.json)
         process.stdout.write(
           `${JSON.stringify(
@@ -134,10 +137,9 @@ export const exportCommand: CommandHandler = async (args) => {
       return 0;
     }
     const rendered = await container.services.runs.exportRun(positionals[0]!);
-    fs.mkdirSync(outDir, { recursive: true });
-    const files = runExportFiles(rendered);
-    for (const { name, content } of files) fs.writeFileSync(path.join(outDir, name), content);
-    process.stdout.write(`${files.map(({ name }) => path.join(outDir, name)).join('\n')}\n`);
+    await refuseOtherExport(outDir, 'run files', "Choose another folder for the run's files (--out DIR)");
+    const written = await writeExportFiles(outDir, runExportFiles(rendered));
+    process.stdout.write(`${written.join('\n')}\n`);
     return 0;
   } finally {
     await container.dispose();

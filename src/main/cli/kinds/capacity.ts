@@ -4,7 +4,7 @@ import { CAPACITY_DEFAULTS } from '../../../shared/experiment-defaults';
 import { percentileOption } from '../args';
 import { EXPERIMENT_USAGE } from '../usage';
 import { text, type KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** A capacity search: every load it measured, in load order, then the answer and the rule it was decided by. */
 const perSecond = (value: number | null) => (value === null ? '—' : `${formatNumber(value, 2)} req/s`);

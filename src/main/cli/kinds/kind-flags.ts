@@ -17,6 +17,8 @@ export interface KindFlagContext {
 export interface KindFlagResult<K extends ExperimentKind = ExperimentKind> {
   fields: Partial<ExperimentSpecOf<K>>;
   fromHub?: QuantsFromHub | null;
+  /** The flags name what is compared in place of --model (quant --files or --from). */
+  replacesModel?: boolean;
 }
 
 /** The flags only one kind takes, and the spec fields they set. */

@@ -5,7 +5,7 @@ import { formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import type { FlagValues, KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** --types and --ctx → the spec's kvCache; the service checks the types themselves, for every face alike. */
 function kvCacheFromFlags(values: { types?: string; ctx?: string }): KvCacheSpec['kvCache'] {

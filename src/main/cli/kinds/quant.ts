@@ -4,10 +4,10 @@ import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { parseQuantFiles } from '../../models/quant-files';
 import { quantsFlag } from '../plan-table';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
-import type { QuantsFromHub } from '../quant-from-hub';
+import { quantFilesFromHub, type QuantsFromHub } from '../quant-from-hub';
 import { EXPERIMENT_USAGE } from '../usage';
 import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** The columns a quantization experiment adds to the condition table: file size, load time and quality against the baseline. */
 const QUANT_COLUMNS = {
@@ -52,8 +52,17 @@ const QUANT_FLAGS: KindFlags<'quant'> = {
         kldTextFile: kldTextFileFromFlags(values),
       },
       fromHub,
+      replacesModel: files !== null || fromHub !== null,
     };
   },
 };
 
-export const QUANT_CLI: CliKind<'quant'> = { options: QUANT_FLAGS, columns: QUANT_COLUMNS, lines: qualityLines };
+export const QUANT_CLI: CliKind<'quant'> = {
+  options: QUANT_FLAGS,
+  // --from: the files compared are the hub repository's, planned and pulled once the services are open.
+  fromHub: async (spec, request, { profile, container, progress, signal }) => {
+    spec.files = await quantFilesFromHub(request, profile, container, progress, signal);
+  },
+  columns: QUANT_COLUMNS,
+  lines: qualityLines,
+};

@@ -1,25 +1,13 @@
-import type { ConditionResult, ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
+import type { ExperimentKind } from '../../../shared/contract/experiments';
 import { CAPACITY_CLI } from './capacity';
-import type { KindFlags } from './kind-flags';
+import type { CliKind } from './cli-kind';
 import { KVCACHE_CLI } from './kvcache';
 import { QUANT_CLI } from './quant';
 import { SPECULATIVE_CLI } from './speculative';
 import { SWEEP_CLI } from './sweep';
 import { WARMCOLD_CLI } from './warmcold';
 
-/** What one kind changes in the terminal's experiment table; everything else is shared (cli/experiment-table.ts). */
-export interface CliKind<K extends ExperimentKind = ExperimentKind> {
-  /** The flags only this kind takes (another kind's command refuses them by name) and the spec fields they set. */
-  options?: KindFlags<K>;
-  /** The kind's own whole table, where the shared condition table does not fit it; null falls back to the shared one. */
-  table?: (result: ExperimentResult) => string | null;
-  /** Columns added to the shared condition table. */
-  columns?: { header: string[]; cells: (condition: ConditionResult) => string[] };
-  /** Lines printed under the shared condition table (quality against the baseline). */
-  lines?: (result: ExperimentResult) => string[];
-  /** Energy and bandwidth per condition do not apply. */
-  withoutEfficiency?: boolean;
-}
+export type { CliKind } from './cli-kind';
 
 /** The CLI registry: one line per kind. */
 export const CLI_KINDS: { [K in ExperimentKind]: CliKind<K> } = {
@@ -30,3 +18,6 @@ export const CLI_KINDS: { [K in ExperimentKind]: CliKind<K> } = {
   speculative: SPECULATIVE_CLI,
   kvcache: KVCACHE_CLI,
 };
+
+/** The entry of a kind, taking any spec of it: the registry is keyed by the literal the spec carries, which TypeScript cannot follow through an index. */
+export const cliKindOf = (kind: ExperimentKind): CliKind => CLI_KINDS[kind] as unknown as CliKind;

@@ -5,7 +5,7 @@ import { formatShare, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
 function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
@@ -76,6 +76,7 @@ const SPEC_FLAGS: KindFlags<'speculative'> = {
 };
 
 export const SPECULATIVE_CLI: CliKind<'speculative'> = {
+  formerNames: ['spec'],
   options: SPEC_FLAGS,
   table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),
 };

@@ -5,7 +5,7 @@ import { formatNumber, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** A sweep: every setting at every load level with its goodput against the SLO and the Pareto set, then verdicts within each load level. */
 function sweepTable(result: ExperimentResult): string {

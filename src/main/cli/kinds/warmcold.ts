@@ -1,6 +1,6 @@
 import { positiveInteger } from '../args';
 import type { KindFlags } from './kind-flags';
-import type { CliKind } from './registry';
+import type { CliKind } from './cli-kind';
 
 /** --cold-starts N and --skip-cache-reset: how the cold conditions are made. */
 const WARMCOLD_FLAGS: KindFlags<'warmcold'> = {

@@ -10,19 +10,26 @@ const BUILD = /\bbuild[:=]?\s*(\d+ \([0-9a-f]+\))(?: with (.+))?/;
 // mid-2024 "INFO [ main] build info | ... build=3579 commit="fc4ca27b"": number and commit as separate fields.
 const BUILD_ENTRY_NUMBER = /\bbuild"?[:=]\s*(\d+)/;
 const BUILD_ENTRY_COMMIT = /\bcommit"?[:=]\s*"([0-9a-f]+)"/;
+// A pattern that reads on to the end of the line (`.*`, a lazy `.+?` looking for a phrase, a `$` that sends the scan
+// back) is tried from every place its start matches, so a line repeating the start costs its length squared. Those
+// below read from one place: the line's first start (`^` with `m`, then a prefix that stops there), a start that
+// begins a word (`\b`), or up to a `$` that any line terminator satisfies (`m`). The first start is where the
+// pattern matched before too: it ends first, so what a later start finds after it, it finds as well.
+
 // "ggml_cuda_init: found 2 CUDA devices:" (ROCm builds say "ROCm devices") and then "  Device 0: NVIDIA H800, compute capability 9.0, VMM: yes".
+// A prefix (journald's, docker's) stops at the first device phrase with a name after it.
 const CUDA_FAMILY = /found \d+ (CUDA|ROCm) devices/;
-const CUDA_DEVICE = /^\s*(?:\S.*?:\s+)?Device (\d+): ([^,]+),/;
+const CUDA_DEVICE = /^\s*(?:\S(?:(?!:\s+Device \d+: [^,]).)*?:\s+)?Device (\d+): ([^,]+),/;
 // "ggml_vulkan: 0 = AMD Radeon Graphics (RADV GFX1150) (radv) | uma: 1 | ..." and the 2024 "Vulkan0: Radeon RX 570 Series (AMD proprietary driver) | uma: 0 | ...".
-const VULKAN_DEVICE = /(?:ggml_vulkan: (\d+) =|\bVulkan(\d+):) (.+?) \| uma: ([01])/;
+const VULKAN_DEVICE = /^(?:(?!(?:ggml_vulkan: \d+ =|\bVulkan\d+:) .).)*(?:ggml_vulkan: (\d+) =|\bVulkan(\d+):) (.+?) \| uma: ([01])/m;
 // "ggml_metal_init: found device: Apple M2 Max", newer "ggml_metal_device_init: GPU name:   Apple M4".
-const METAL_DEVICE = /ggml_metal\w*: (?:found device:|GPU name:)\s+(.+?)\s*$/;
+const METAL_DEVICE = /\bggml_metal\w*: (?:found device:|GPU name:)\s+(\S(?:.*\S)?)\s*$/m;
 // 2026 builds list the devices under "device_info:": "0.00.893.202 I   - CUDA0   : NVIDIA GeForce RTX 5090 (32606 MiB, 30930 MiB free)".
-const LISTED_DEVICE = /(?:^|\s)- ((?:CUDA|ROCm|Vulkan|SYCL)\d+)\s+: (.*)$/;
+const LISTED_DEVICE = /(?:^|\s)- ((?:CUDA|ROCm|Vulkan|SYCL)\d+)\s+: (.*)$/m;
 // "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA H200) - 140000 MiB free".
 const USING_DEVICE = /using device (\w+) \(/;
 const KV_TYPES_OLD = /type_k\s*=\s*'(\w+)',\s*type_v\s*=\s*'(\w+)'/;
-const KV_TYPES_NEW = /\bK \((\w+)\):.*\bV \((\w+)\):/;
+const KV_TYPES_NEW = /^(?:(?!\bK \(\w+\):).)*\bK \((\w+)\):.*\bV \((\w+)\):/m;
 const FLASH_ATTENTION = /flash_attn\s*=\s*(\w+)/;
 const FLASH_ATTENTION_RESOLVED = /Flash Attention was \w+, set to (enabled|disabled)/;
 // "n_ctx_per_seq = 2048", in current builds "n_ctx_seq = 2048", and in the warning "n_ctx_seq (131072) < n_ctx_train (262144)".
@@ -39,10 +46,10 @@ const LLAMA_LINE =
 const V_TYPES_WITHOUT_FLASH = /^(f16|bf16|f32)$/;
 
 /**
- * A pasted log is untrusted text, and several patterns here (and the fault rules) cost time in
- * proportion to a line's length for each place they could start. llama.cpp's lines are under
- * 400 characters and its startup facts come first, so only the start of each line, and of the
- * log, is read: the cost stays linear in the input whatever it holds.
+ * A pasted log is untrusted text. Every pattern here and in log-facts.ts costs time linear in a
+ * line's length (test/unit/log-pattern-cost.test.ts); the limits bound the work besides.
+ * llama.cpp's lines are under 400 characters and its startup facts come first, so only the start
+ * of each line, and of the log, is read.
  */
 export const EXPLAIN_MAX_CHARS = 4 * 2 ** 20;
 export const EXPLAIN_LINE_CHARS = 512;

@@ -19,8 +19,11 @@ const OFFLOADED = /offloaded (\d+)\/(\d+) layers to GPU/;
 // Every build's buffer lines: "load_tensors:   CPU_Mapped model buffer size =    29.37 MiB", the 2024
 // "llm_load_tensors:      CUDA0 buffer size =  5434.38 MiB" (no kind: weights), a device named in full
 // ("Radeon RX 570 Series buffer size"), and decimal commas where the C locale is not in force ("14674,45").
-// Early 2024 builds also print the host `input` buffer of the graph inputs.
-const BUFFER = /(?:^|:)\s*([^:=]+?)\s+(?:(model|KV|compute|output|input|RS)\s+)?buffer size\s*=\s*(\d+(?:[.,]\d+)?)\s*MiB/;
+// Early 2024 builds also print the host `input` buffer of the graph inputs. The name starts and ends with a
+// non-blank and takes a run of blanks inside it whole: written `\s*([^:=]+?)\s+`, three quantifiers shared every
+// space of a run, and a line of 512 spaces took 35-70 ms (its length cubed).
+const BUFFER =
+  /(?:^|:)\s*([^:=\s](?:[^:=\s]|\s+(?!\s))*?)\s+(?:(model|KV|compute|output|input|RS)\s+)?buffer size\s*=\s*(\d+(?:[.,]\d+)?)\s*MiB/;
 // "n_ctx_train = 4096" in the metadata, "n_ctx_train (163840)" in the warning that the context is below it.
 const TRAINED_CONTEXT = /n_ctx_train\s*(?:=\s*|\(\s*)(\d+)/;
 // "llama_context:", and in older builds "llama_new_context_with_model:" or "llama_init_from_model:".
@@ -99,6 +102,11 @@ interface FaultRule {
   hint: string;
 }
 
+// A signature "A .* B" is written "^(?:(?!A).)*A.*B" with the `m` flag: tried from every A, `.*` would scan the
+// rest of the line once per A, the square of the length of a line that repeats A. Only the first A of a line (`m`:
+// or after any line terminator, where `.` stops too) is tried; it ends first, so a B after any other A follows it
+// as well. An A holding a `\w+` starts at a word (`\b`): each of its places in one long word would scan the word.
+
 /** Known failure signatures in llama-server's log, each with the one-line fix. */
 const FAULT_RULES: readonly FaultRule[] = [
   {
@@ -109,7 +117,7 @@ const FAULT_RULES: readonly FaultRule[] = [
   {
     code: 'out_of_memory',
     pattern:
-      /out of memory|failed to allocate|cudaMalloc failed|unable to allocate|ggml_backend_\w+_buffer_type_alloc_buffer: allocating .* failed|std::bad_alloc/i,
+      /out of memory|failed to allocate|cudaMalloc failed|unable to allocate|^(?:(?!\bggml_backend_\w+_buffer_type_alloc_buffer: allocating ).)*\bggml_backend_\w+_buffer_type_alloc_buffer: allocating .* failed|std::bad_alloc/im,
     hint: 'Lower gpuLayers or contextSize, use a smaller KV cache type, or pick a smaller quantization.',
   },
   {
@@ -124,13 +132,13 @@ const FAULT_RULES: readonly FaultRule[] = [
   },
   {
     code: 'model_not_found',
-    pattern: /failed to open .*No such file|No such file or directory/i,
+    pattern: /^(?:(?!failed to open ).)*failed to open .*No such file|No such file or directory/im,
     hint: 'The model file is missing; check the path or rescan the model library.',
   },
   {
     code: 'bad_model_file',
     pattern:
-      /failed to load model|error loading model|gguf_init_from_file|invalid magic|tensor .* data is not within the file bounds|unknown model architecture|failed to read/i,
+      /failed to load model|error loading model|gguf_init_from_file|invalid magic|^(?:(?!tensor ).)*tensor .* data is not within the file bounds|unknown model architecture|failed to read/im,
     hint: 'The model file is damaged, truncated or of an architecture this engine build does not support; re-download or re-quantize it.',
   },
 ];

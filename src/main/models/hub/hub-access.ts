@@ -11,7 +11,13 @@ export interface HubRepoRef {
 }
 
 const REPO_NAME = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
-const REVISION = /^[\w./-]{1,200}$/;
+/**
+ * A branch, tag or commit as git allows them and the hub serves them: parts of word
+ * characters, dots and dashes between single slashes, none starting with a dot (so no `..`),
+ * no slash first or last (`refs/pr/3`, `v1.0`, a 40-hex commit). The revision goes into the
+ * hub's paths (encoded as one segment) and names a folder of the cache.
+ */
+const REVISION = /^(?=.{1,200}$)[\w-][\w.-]*(\/[\w-][\w.-]*)*$/;
 
 export function isHubRef(text: string): boolean {
   return text.startsWith('hf:');
@@ -19,11 +25,19 @@ export function isHubRef(text: string): boolean {
 
 export function parseHubRef(text: string): HubRepoRef {
   const body = text.replace(/^hf:/, '');
-  const [repo = '', revision = 'main'] = body.split('@');
-  if (!REPO_NAME.test(repo) || repo.includes('..') || !REVISION.test(revision) || revision.includes('..'))
+  const at = body.indexOf('@');
+  const repo = at === -1 ? body : body.slice(0, at);
+  const revision = at === -1 ? 'main' : body.slice(at + 1);
+  if (!REPO_NAME.test(repo) || repo.includes('..'))
     throw new AppError(
       ErrorCode.Usage,
       `"${text}" is not a hub model name: write hf:OWNER/REPO or hf:OWNER/REPO@REVISION (e.g. hf:Qwen/Qwen3-8B-GGUF)`,
+    );
+  if (!REVISION.test(revision) || revision.includes('..'))
+    throw new AppError(
+      ErrorCode.Usage,
+      `"${text}": ${JSON.stringify(revision)} is not a revision name: write a branch, tag or commit after the @ ` +
+        `(letters, digits, "_", "-" and "." in parts joined by single "/", no part starting with "."; e.g. main, v1.0, refs/pr/3)`,
     );
   return { repo, revision };
 }
@@ -79,7 +93,7 @@ export function hubFailure(
   if (errorCode === 'EntryNotFound' || (status === 404 && errorCode !== 'RepoNotFound' && what !== 'the file list'))
     return new AppError(
       ErrorCode.NotFound,
-      `${ref.repo}@${ref.revision} has no file ${what}: list its files at ${page}/tree/${ref.revision}`,
+      `${ref.repo}@${ref.revision} has no file ${what}: list its files at ${page}/tree/${encodeURIComponent(ref.revision)}`,
     );
   if (status === 401 || status === 404)
     return new AppError(

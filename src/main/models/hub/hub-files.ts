@@ -68,7 +68,9 @@ export async function listHubFiles(ref: HubRepoRef, session: HubSession): Promis
   try {
     for await (const entry of listFiles({
       repo: ref.repo,
-      revision: ref.revision,
+      // The library puts the revision into the listing's path as given (its other calls encode
+      // it): encoded here, a revision such as refs/pr/3 stays one segment of that path.
+      revision: encodeURIComponent(ref.revision),
       recursive: true,
       hubUrl: session.endpoint,
       fetch: session.fetch,

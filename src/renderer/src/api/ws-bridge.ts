@@ -71,6 +71,9 @@ export function webSocketBridge(location: Location = window.location): RpcBridge
       );
       socket.addEventListener('error', () => reject(new Error('Cannot connect to the Infer Lab server')), { once: true });
     });
+    // Deliberate: every call awaits `opened`, so the failure reaches each caller and its view; this only
+    // keeps a failed connection that no call is waiting on from being an unhandled rejection.
+    // eslint-disable-next-line no-restricted-syntax -- the error is not dropped, see above
     opened.catch(() => {});
     socket.addEventListener('message', (message) => {
       const frame = decodeServerFrame(String(message.data));

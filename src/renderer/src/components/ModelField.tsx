@@ -12,16 +12,16 @@ declare global {
 
 const DEMO_MODELS = ['demo:f16', 'demo:q8_0', 'demo:q4_k_m'];
 
-/** One scan of the model folders per connection, shared by every form that offers models. */
+/** One scan of the model folders per connection, shared by every form that offers models; a failed one is asked again next time. */
 const libraries = new WeakMap<AppServices, Promise<ModelEntry[]>>();
 function modelLibrary(client: AppServices): Promise<ModelEntry[]> {
-  let library = libraries.get(client);
+  const library = libraries.get(client);
   if (!library) {
-    library = client.models.scan().then(
-      (scan) => scan.models.filter((model) => model.valid),
-      () => [],
-    );
-    libraries.set(client, library);
+    const scanned = client.models.scan().then((scan) => scan.models.filter((model) => model.valid));
+    // Forgotten on failure (each field that asked shows the error); the handler keeps this copy's rejection handled.
+    scanned.catch((_error: unknown) => libraries.get(client) === scanned && libraries.delete(client));
+    libraries.set(client, scanned);
+    return scanned;
   }
   return library;
 }
@@ -50,7 +50,12 @@ export function ModelField({
   const listId = useId();
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
-  useEffect(() => void modelLibrary(client).then(setModels), [client]);
+  // The library only offers choices, but an empty list must not look like folders with no models in them.
+  useEffect(
+    () =>
+      void modelLibrary(client).then(setModels, (error: Error) => setProblem(`The model folders could not be listed: ${error.message}`)),
+    [client],
+  );
   const desktop = typeof window !== 'undefined' ? window.inferlabDesktop : undefined;
   return (
     <label>

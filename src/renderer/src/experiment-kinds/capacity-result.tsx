@@ -1,5 +1,5 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { CapacityPanel } from '../views/CapacityPanel';
+import { CapacityPanel } from './capacity-panel';
 
 /** The capacity found under the SLO, its chart and every load measured. */
 export function CapacityResult({ result }: { result: ExperimentResult }) {

@@ -1,5 +1,6 @@
 import type { ComponentType, Dispatch, ReactNode, SetStateAction } from 'react';
 import type { ExperimentKind, ExperimentSpecOf, QualityGate, QuantObjective } from '../../../shared/contract';
+import type { SloText } from '../components/SloFields';
 
 /** The experiment form's own state: text as typed; the spec is derived from it, the way the CLI's flags build it. */
 export interface ExperimentFormState {
@@ -23,9 +24,7 @@ export interface ExperimentFormState {
   disabledGates: QualityGate[];
   objective: QuantObjective | '';
   kldTextFile: string;
-  sloTtft: string;
-  sloTpot: string;
-  sloE2e: string;
+  slo: SloText;
   coldStarts: string;
   skipCacheReset: boolean;
   varyField: string;

@@ -1,5 +1,6 @@
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { pct } from '../components/format';
+import { TableScroll } from '../components/TableScroll';
 import type { ExperimentKindForm, KindFieldProps } from './form-state';
 import { list, number } from './form-state';
 
@@ -31,43 +32,45 @@ export function KvCacheResult({ result }: { result: ExperimentResult }) {
   const flash = result.kind === 'kvcache' ? result.protocol.flash_attention : undefined;
   return (
     <>
-      <table data-testid="kvcache-table">
-        <thead>
-          <tr>
-            <th>Cache</th>
-            <th>KV memory</th>
-            <th>Token agreement</th>
-            <th>KLD</th>
-            <th>Same top token</th>
-            {groups.map((group) => (
-              <th key={group}>Accepted: {group}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {result.conditions.map((condition) => (
-            <tr key={condition.name}>
-              <td>
-                {condition.name}
-                {condition.cache_types && condition.cache_types.k !== condition.cache_types.v && (
-                  <small>
-                    {' '}
-                    (K {condition.cache_types.k}, V {condition.cache_types.v})
-                  </small>
-                )}
-              </td>
-              <td>{condition.kv_cache_mib == null ? '—' : `${condition.kv_cache_mib.toFixed(1)} MiB`}</td>
-              <td title={condition.token_agreement?.error ?? undefined}>{pct(condition.token_agreement?.mean ?? null)}</td>
-              <td title={condition.kld_error ?? undefined}>{condition.kld_mean == null ? '—' : condition.kld_mean.toFixed(4)}</td>
-              <td>{pct(condition.same_top_p ?? null)}</td>
-              {groups.map((group) => {
-                const entry = condition.acceptance_by_group?.[group];
-                return <td key={group}>{entry ? `${entry.accepted}/${entry.judged}` : '—'}</td>;
-              })}
+      <TableScroll>
+        <table data-testid="kvcache-table">
+          <thead>
+            <tr>
+              <th>Cache</th>
+              <th>KV memory</th>
+              <th>Token agreement</th>
+              <th>KLD</th>
+              <th>Same top token</th>
+              {groups.map((group) => (
+                <th key={group}>Accepted: {group}</th>
+              ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {result.conditions.map((condition) => (
+              <tr key={condition.name}>
+                <td>
+                  {condition.name}
+                  {condition.cache_types && condition.cache_types.k !== condition.cache_types.v && (
+                    <small>
+                      {' '}
+                      (K {condition.cache_types.k}, V {condition.cache_types.v})
+                    </small>
+                  )}
+                </td>
+                <td>{condition.kv_cache_mib == null ? '—' : `${condition.kv_cache_mib.toFixed(1)} MiB`}</td>
+                <td title={condition.token_agreement?.error ?? undefined}>{pct(condition.token_agreement?.mean ?? null)}</td>
+                <td title={condition.kld_error ?? undefined}>{condition.kld_mean == null ? '—' : condition.kld_mean.toFixed(4)}</td>
+                <td>{pct(condition.same_top_p ?? null)}</td>
+                {groups.map((group) => {
+                  const entry = condition.acceptance_by_group?.[group];
+                  return <td key={group}>{entry ? `${entry.accepted}/${entry.judged}` : '—'}</td>;
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       {flash && (
         <p>
           <small>Flash attention: {flash}.</small>

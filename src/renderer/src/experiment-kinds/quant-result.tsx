@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import type { ConditionResult, ExperimentResult } from '../../../shared/contract/experiments';
 import { Chart } from '../components/Chart';
 import { bytes, ms, num, pct } from '../components/format';
-import { quantTradeoffOption } from '../views/quant-tradeoff';
+import { quantTradeoffOption } from './quant-tradeoff';
 import type { KindColumns } from './result-parts';
 
 /** Size against speed and quality, one point per quantization. */

@@ -1,12 +1,14 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import { BOOTSTRAP_MAX_SAMPLES, isRequestNoiseOnly, type Comparison } from '../../../shared/contract/compare';
+import { BOOTSTRAP_MAX_SAMPLES, CDF_METRICS, isRequestNoiseOnly, type CdfMetric, type Comparison } from '../../../shared/contract/compare';
+import { METRIC_TABLE } from '../../../shared/metric-table';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
+import { TableScroll } from '../components/TableScroll';
 import { useAppStore } from '../state/store';
 import { tradeOffOption } from './compare-trade-off';
-import { cdfChartOption, vramChartOption, type LatencyKey } from './compare-charts';
+import { cdfChartOption, vramChartOption } from './compare-charts';
 import { useAction } from '../hooks/use-action';
 
 const CDF_NOTE = 'CDFs are drawn from up to 256 evenly spaced quantiles per run, the fastest and slowest request included.';
@@ -21,7 +23,7 @@ export function CompareView({ client }: { client: AppServices }) {
   }, [linkedIds]);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const { error, run } = useAction();
-  const [metric, setMetric] = useState<LatencyKey>('ttftMs');
+  const [metric, setMetric] = useState<CdfMetric>(CDF_METRICS[0]!);
 
   useEffect(() => {
     setComparison(null);
@@ -54,44 +56,46 @@ export function CompareView({ client }: { client: AppServices }) {
               {note}
             </p>
           ))}
-          <table data-testid="compare-table">
-            <thead>
-              <tr>
-                <th>Metric</th>
-                {comparison.runs.map((run, index) => (
-                  <th key={run.runId}>
-                    {index === 0 ? 'Baseline ' : ''}
-                    {run.label}
-                    <br />
-                    <small>{run.requests} requests</small>
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {comparison.rows.map((row) => (
-                <tr key={row.metric}>
-                  <th>{row.metric}</th>
-                  {row.values.map((value, index) => {
-                    const diff = row.differences[index];
-                    return (
-                      <td key={index}>
-                        {num(value, row.unit, row.unit === 'ms' ? 2 : row.unit === 'J' ? 4 : 1)}
-                        {diff && diff.difference !== null && (
-                          <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
-                            {diff.difference >= 0 ? '+' : ''}
-                            {diff.difference.toFixed(2)} {row.unit}
-                            {diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} —{' '}
-                            {isRequestNoiseOnly(diff.note) ? 'request noise only' : diff.verdict}
-                          </div>
-                        )}
-                      </td>
-                    );
-                  })}
+          <TableScroll>
+            <table data-testid="compare-table">
+              <thead>
+                <tr>
+                  <th>Metric</th>
+                  {comparison.runs.map((run, index) => (
+                    <th key={run.runId}>
+                      {index === 0 ? 'Baseline ' : ''}
+                      {run.label}
+                      <br />
+                      <small>{run.requests} requests</small>
+                    </th>
+                  ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {comparison.rows.map((row) => (
+                  <tr key={row.metric}>
+                    <th>{row.metric}</th>
+                    {row.values.map((value, index) => {
+                      const diff = row.differences[index];
+                      return (
+                        <td key={index}>
+                          {num(value, row.unit, row.unit === 'ms' ? 2 : row.unit === 'J' ? 4 : 1)}
+                          {diff && diff.difference !== null && (
+                            <div className={`verdict verdict-${diff.verdict.replace(/\s+/g, '-')}`}>
+                              {diff.difference >= 0 ? '+' : ''}
+                              {diff.difference.toFixed(2)} {row.unit}
+                              {diff.ci && ` [${diff.ci[0].toFixed(2)}, ${diff.ci[1].toFixed(2)}]`} —{' '}
+                              {isRequestNoiseOnly(diff.note) ? 'request noise only' : diff.verdict}
+                            </div>
+                          )}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
           <p>
             <small>
               Differences are against the baseline (first column) with 95 % intervals of the request noise only (bootstrap up to{' '}
@@ -101,9 +105,9 @@ export function CompareView({ client }: { client: AppServices }) {
             </small>
           </p>
           <div className="toolbar">
-            {(['ttftMs', 'tpotMs', 'e2eMs'] as const).map((key) => (
+            {CDF_METRICS.map((key) => (
               <button key={key} type="button" className={metric === key ? 'selected' : ''} onClick={() => setMetric(key)}>
-                {key.replace('Ms', '').toUpperCase()}
+                {METRIC_TABLE[key].label}
               </button>
             ))}
           </div>
@@ -112,28 +116,30 @@ export function CompareView({ client }: { client: AppServices }) {
             <small>{CDF_NOTE}</small>
           </p>
           <h2>Per group</h2>
-          <table data-testid="compare-groups">
-            <thead>
-              <tr>
-                <th>Group (TTFT p50)</th>
-                {comparison.runs.map((run) => (
-                  <th key={run.runId}>{run.label}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {groupNames.map((group) => (
-                <tr key={group}>
-                  <th>{group}</th>
+          <TableScroll>
+            <table data-testid="compare-groups">
+              <thead>
+                <tr>
+                  <th>Group (TTFT p50)</th>
                   {comparison.runs.map((run) => (
-                    <td key={run.runId}>
-                      {run.groups[group] ? `${num(run.groups[group]!.ttftP50Ms, 'ms', 2)} (n=${run.groups[group]!.requests})` : '—'}
-                    </td>
+                    <th key={run.runId}>{run.label}</th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {groupNames.map((group) => (
+                  <tr key={group}>
+                    <th>{group}</th>
+                    {comparison.runs.map((run) => (
+                      <td key={run.runId}>
+                        {run.groups[group] ? `${num(run.groups[group]!.ttftP50Ms, 'ms', 2)} (n=${run.groups[group]!.requests})` : '—'}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
           <div className="columns">
             <Chart label="compare-throughput-latency" option={tradeOff} height={300} />
             {hasVram ? (

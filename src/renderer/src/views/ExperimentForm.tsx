@@ -11,6 +11,8 @@ import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kind
 import { GatesFields } from '../experiment-kinds/gates-fields';
 import { lines, number, type ExperimentFormState, type FormText, type KindFieldProps } from '../experiment-kinds/form-state';
 import { SpecForm } from '../components/SpecForm';
+import { SloFields, sloOfText, sloText } from '../components/SloFields';
+import { ErrorBox } from '../components/ErrorBox';
 
 export type { ExperimentFormState } from '../experiment-kinds/form-state';
 
@@ -38,9 +40,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     disabledGates: [],
     objective: '',
     kldTextFile: '',
-    sloTtft: '',
-    sloTpot: '',
-    sloE2e: '',
+    slo: sloText(null),
     coldStarts: '',
     skipCacheReset: false,
     varyField: 'batchSize',
@@ -60,12 +60,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
 }
 
 function constraintsOf(form: ExperimentFormState): StartExperimentSpec['constraints'] {
-  const slo = Object.fromEntries(
-    Object.entries({ ttft_ms: number(form.sloTtft), tpot_ms: number(form.sloTpot), e2e_ms: number(form.sloE2e) }).filter(
-      ([, value]) => value !== null,
-    ),
-  );
-  const sloSpec = Object.keys(slo).length > 0 ? slo : null;
+  const sloSpec = sloOfText(form.slo);
   const mode = EXPERIMENT_KIND_VIEWS[form.kind].form.constraints;
   if (mode === 'gates')
     return {
@@ -141,14 +136,12 @@ function SharedDesign({ props, profiles }: { props: KindFieldProps; profiles: { 
 function ConstraintFields({ props }: { props: KindFieldProps }) {
   const mode = EXPERIMENT_KIND_VIEWS[props.form.kind].form.constraints;
   if (mode === 'none') return null;
-  const { text } = props;
+  const { form, set } = props;
   return (
     <fieldset>
       <legend>{mode === 'gates' ? 'Gates and recommendation' : 'SLO'}</legend>
       {mode === 'gates' && <GatesFields {...props} />}
-      <NumberField label="SLO TTFT (ms)" min={0} step="any" {...text('sloTtft', 'experiment slo ttft')} />
-      <NumberField label="TPOT (ms)" min={0} step="any" {...text('sloTpot', 'experiment slo tpot')} />
-      <NumberField label="E2E (ms)" min={0} step="any" {...text('sloE2e', 'experiment slo e2e')} />
+      <SloFields value={form.slo} onChange={(slo) => set('slo', slo)} ariaPrefix="experiment slo" />
     </fieldset>
   );
 }
@@ -170,7 +163,7 @@ export function ExperimentForm({
   onStart: (spec: StartExperimentSpec) => void;
 }) {
   const [form, setForm] = useState<ExperimentFormState>(initial);
-  const { workloads, profiles } = useRunChoices(client);
+  const { workloads, profiles, error: choicesError } = useRunChoices(client);
   const spec = useMemo(() => experimentSpecFromForm(form), [form]);
   const check = useCallback((candidate: StartExperimentSpec) => client.experiments.validate(candidate), [client]);
   const problem = useServiceCheck(check, spec);
@@ -195,6 +188,7 @@ export function ExperimentForm({
   const { Subject, Design } = kindForm;
   return (
     <SpecForm label="experiment options" problem={problem} onSubmit={() => onStart(spec)}>
+      <ErrorBox error={choicesError} />
       <fieldset>
         <legend>Experiment</legend>
         {EXPERIMENT_KIND_ORDER.map((option) => (

@@ -10,6 +10,8 @@ import { verdictUnit } from '../../../shared/verdict-units';
 import { downloadFile } from '../components/download';
 import { ErrorBox } from '../components/ErrorBox';
 import { ms, num, pct, pctl } from '../components/format';
+import { NoteLink, numberNotes, TableNotes } from '../components/TableNotes';
+import { TableScroll } from '../components/TableScroll';
 import { EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
@@ -19,35 +21,37 @@ function GatesTable({ result }: { result: ExperimentResult }) {
   const gates = result.recommendation.gates ?? [];
   if (gates.length === 0) return null;
   return (
-    <table data-testid="experiment-gates">
-      <thead>
-        <tr>
-          <th>Gate</th>
-          <th>Threshold</th>
-          {result.conditions.map((condition) => (
-            <th key={condition.name}>{condition.name}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {gates.map((gate) => (
-          <tr key={gate.name}>
-            <td>{gate.name}</td>
-            <td>
-              <small>{gate.threshold}</small>
-            </td>
-            {result.conditions.map((condition) => {
-              const cell = gate.conditions.find((entry) => entry.name === condition.name);
-              return (
-                <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>
-                  {cell?.status ?? '—'}
-                </td>
-              );
-            })}
+    <TableScroll>
+      <table data-testid="experiment-gates">
+        <thead>
+          <tr>
+            <th>Gate</th>
+            <th>Threshold</th>
+            {result.conditions.map((condition) => (
+              <th key={condition.name}>{condition.name}</th>
+            ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {gates.map((gate) => (
+            <tr key={gate.name}>
+              <td>{gate.name}</td>
+              <td>
+                <small>{gate.threshold}</small>
+              </td>
+              {result.conditions.map((condition) => {
+                const cell = gate.conditions.find((entry) => entry.name === condition.name);
+                return (
+                  <td key={condition.name} className={cell?.status === 'fail' ? 'error' : undefined} title={cell?.detail}>
+                    {cell?.status ?? '—'}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 
@@ -55,58 +59,90 @@ function GatesTable({ result }: { result: ExperimentResult }) {
 const CONDITION_COLUMNS = columnsShownIn('conditions');
 const APP_FORMAT: FigureFormat = { ms, percentile: pctl, rate: (value, definition) => num(value, definition.unit, definition.digits) };
 
-/** One row per condition: the shared figures, the kind's own columns, energy, bandwidth and contamination. */
+/** Where a result's notes are anchored: one result is shown at a time, and its id is unique. */
+const notePrefixOf = (result: ExperimentResult) => `experiment-${result.experiment_id}`;
+
+/** Why a condition is contaminated, as listed under the conditions table; null for a clean one. */
+const contaminationNote = (condition: ExperimentResult['conditions'][number]) =>
+  condition.contaminated ? `${condition.name}: ${condition.contamination_reason ?? 'no reason recorded'}` : null;
+
+/** The conditions' notes, numbered from 1; the verdicts' notes follow on in the same card. */
+const conditionNotes = (result: ExperimentResult) => numberNotes(result.conditions.map(contaminationNote));
+
+/**
+ * One row per condition: the shared figures, the kind's own columns, energy, bandwidth and
+ * contamination. Why a condition is contaminated is a paragraph, so its cell points to it under the table.
+ */
 export function ConditionsTable({ result }: { result: ExperimentResult }) {
   const columns = EXPERIMENT_KIND_VIEWS[result.kind].columns;
+  const notes = useMemo(() => conditionNotes(result), [result]);
+  const notePrefix = notePrefixOf(result);
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Condition</th>
-          {CONDITION_COLUMNS.map(({ key, metric, statistic }) => (
-            <th key={key}>{headerLabel(metric, statistic)}</th>
-          ))}
-          <th>Accepted</th>
-          <th>Cache evidence</th>
-          {columns && <columns.Headers />}
-          <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">Energy / output token</th>
-          <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">Decode bandwidth</th>
-          <th>Contaminated</th>
-        </tr>
-      </thead>
-      <tbody>
-        {result.conditions.map((condition) => (
-          <tr key={condition.name}>
-            <th>{condition.name}</th>
-            {CONDITION_COLUMNS.map((column) => (
-              <td key={column.key}>{metricCellText(condition, column, APP_FORMAT)}</td>
+    <>
+      <TableScroll>
+        <table data-testid="conditions-table">
+          <thead>
+            <tr>
+              <th>Condition</th>
+              {CONDITION_COLUMNS.map(({ key, metric, statistic }) => (
+                <th key={key}>{headerLabel(metric, statistic)}</th>
+              ))}
+              <th>Accepted</th>
+              <th>Cache evidence</th>
+              {columns && <columns.Headers />}
+              <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">Energy / output token</th>
+              <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">
+                Decode bandwidth
+              </th>
+              <th>Contaminated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {result.conditions.map((condition) => (
+              <tr key={condition.name}>
+                <th>{condition.name}</th>
+                {CONDITION_COLUMNS.map((column) => (
+                  <td key={column.key}>{metricCellText(condition, column, APP_FORMAT)}</td>
+                ))}
+                <td>{pct(condition.accepted_rate)}</td>
+                <td className="wraps">
+                  {condition.cache_evidence ? (
+                    <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>
+                      {condition.cache_evidence.summary}
+                    </span>
+                  ) : (
+                    `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`
+                  )}
+                  {condition.cold_starts && (
+                    <>
+                      <br />
+                      <small>
+                        {condition.cold_starts.starts.length} fresh starts: spawn → ready p50{' '}
+                        {ms(condition.cold_starts.spawn_to_ready_ms.p50)}
+                      </small>
+                    </>
+                  )}
+                </td>
+                {columns && <columns.Cells condition={condition} result={result} />}
+                <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
+                <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
+                <td data-testid="condition-contaminated">
+                  {condition.contaminated ? (
+                    <>
+                      <span className="error">yes</span> —{' '}
+                      <NoteLink prefix={notePrefix} number={notes.numberOf(contaminationNote(condition))!} />
+                    </>
+                  ) : (
+                    'no'
+                  )}
+                </td>
+              </tr>
             ))}
-            <td>{pct(condition.accepted_rate)}</td>
-            <td>
-              {condition.cache_evidence ? (
-                <span className={condition.cache_evidence.contradicted > 0 ? 'error' : undefined} title={condition.cache_evidence.rule}>
-                  {condition.cache_evidence.summary}
-                </span>
-              ) : (
-                `${condition.evidence.cached_prompt_tokens} cached of ${condition.evidence.prompt_tokens} prompt tokens`
-              )}
-              {condition.cold_starts && (
-                <>
-                  <br />
-                  <small>
-                    {condition.cold_starts.starts.length} fresh starts: spawn → ready p50 {ms(condition.cold_starts.spawn_to_ready_ms.p50)}
-                  </small>
-                </>
-              )}
-            </td>
-            {columns && <columns.Cells condition={condition} result={result} />}
-            <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
-            <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
-            <td>{condition.contaminated ? <span className="error">yes: {condition.contamination_reason}</span> : 'no'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+          </tbody>
+        </table>
+      </TableScroll>
+      <TableNotes prefix={notePrefix} notes={notes.notes} first={notes.first} label="why conditions are contaminated" />
+    </>
   );
 }
 
@@ -148,7 +184,17 @@ function ConditionNotes({ result }: { result: ExperimentResult }) {
   );
 }
 
-function VerdictsTable({ result }: { result: ExperimentResult }) {
+/** Baseline against each other condition; a withheld verdict points to why, under the table. */
+function VerdictsTable({ result, firstNote }: { result: ExperimentResult; firstNote: number }) {
+  const notes = useMemo(
+    () =>
+      numberNotes(
+        result.verdicts.map((row) => (row.verdict === 'insufficient data' ? row.note : null)),
+        firstNote,
+      ),
+    [result, firstNote],
+  );
+  const notePrefix = notePrefixOf(result);
   return (
     <>
       {EXPERIMENT_KIND_VIEWS[result.kind].verdicts !== false && (
@@ -160,33 +206,36 @@ function VerdictsTable({ result }: { result: ExperimentResult }) {
           </small>
         </h3>
       )}
-      <table>
-        <tbody>
-          {result.verdicts.map((row) => (
-            <tr key={`${row.metric}-${row.b}`}>
-              <td>{row.metric}</td>
-              <td>
-                {row.a} → {row.b}
-              </td>
-              <td>
-                {num(row.difference, verdictUnit(row.metric), 2)}{' '}
-                {row.relative_ci &&
-                  row.confidence != null &&
-                  `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}
-              </td>
-              <td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>
-                {row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}
-                {row.verdict === 'insufficient data' && row.note && (
-                  <>
-                    <br />
-                    <small>{row.note}</small>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <TableScroll>
+        <table data-testid="verdicts-table">
+          <tbody>
+            {result.verdicts.map((row) => (
+              <tr key={`${row.metric}-${row.b}`}>
+                <td>{row.metric}</td>
+                <td>
+                  {row.a} → {row.b}
+                </td>
+                <td>
+                  {num(row.difference, verdictUnit(row.metric), 2)}{' '}
+                  {row.relative_ci &&
+                    row.confidence != null &&
+                    `[${pct(row.relative_ci[0])}, ${pct(row.relative_ci[1])}] at ${(row.confidence * 100).toFixed(2)} %`}
+                </td>
+                <td className={`verdict verdict-${row.verdict.replace(/\s+/g, '-')}`} title={row.note ?? undefined}>
+                  {row.verdict === 'equivalent' ? `equivalent within ±${((row.equivalence_margin ?? 0) * 100).toFixed(0)} %` : row.verdict}
+                  {row.verdict === 'insufficient data' && row.note && (
+                    <>
+                      {' — '}
+                      <NoteLink prefix={notePrefix} number={notes.numberOf(row.note)!} />
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
+      <TableNotes prefix={notePrefix} notes={notes.notes} first={notes.first} label="why verdicts are withheld" />
     </>
   );
 }
@@ -257,6 +306,8 @@ function DecisionForm({ result, client, onDecided }: { result: ExperimentResult;
 /** One experiment's result: the recommendation, the kind's own panel, the shared tables, and the decision. */
 export function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const { title, Result } = EXPERIMENT_KIND_VIEWS[result.kind];
+  // One numbering for the card: the conditions' notes, then the verdicts'.
+  const firstVerdictNote = useMemo(() => conditionNotes(result).notes.length + 1, [result]);
   return (
     <div className="card" data-testid="experiment-result">
       <h2>
@@ -275,7 +326,7 @@ export function ResultView({ result, client, onDecided }: { result: ExperimentRe
       <GatesTable result={result} />
       <ConditionsTable result={result} />
       <ConditionNotes result={result} />
-      <VerdictsTable result={result} />
+      <VerdictsTable result={result} firstNote={firstVerdictNote} />
       <DecisionForm result={result} client={client} onDecided={onDecided} />
     </div>
   );

@@ -78,7 +78,7 @@ export function ExperimentsView({ client }: { client: AppServices }) {
           Compare the demo quantizations
         </button>
         {running && job && (
-          <button type="button" onClick={() => void run(() => client.experiments.cancel(job.jobId))}>
+          <button type="button" onClick={() => void run(() => client.tasks.cancel(job.jobId))}>
             Cancel
           </button>
         )}

@@ -4,6 +4,7 @@ import { HISTORY_METRIC_SPECS, type HistoryConfiguration, type MetricHistory } f
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num, when } from '../components/format';
+import { TableScroll } from '../components/TableScroll';
 import { useAction } from '../hooks/use-action';
 import { routeOf } from '../state/route';
 import { useAppStore } from '../state/store';
@@ -21,60 +22,62 @@ function describeConfiguration(configuration: HistoryConfiguration): string {
 function HistoryTable({ history, configuration }: { history: MetricHistory; configuration: HistoryConfiguration }) {
   const digits = history.unit === 'ms' ? 2 : 1;
   return (
-    <table data-testid="history-table">
-      <thead>
-        <tr>
-          <th>Build</th>
-          <th>Runs (each run&#8217;s value)</th>
-          <th>Mean</th>
-          <th>95 % interval</th>
-          <th>Change vs first build</th>
-        </tr>
-      </thead>
-      <tbody>
-        {configuration.builds.map((build, index) => (
-          <tr key={build.build}>
-            <th>
-              {build.label}
-              <br />
-              <small>first ran {when(build.firstStartedAt)}</small>
-            </th>
-            <td>
-              {build.runs.length}:{' '}
-              {build.runs.map((run) => (
-                <span key={run.runId} title={run.note ?? `run ${run.runId}`} className={run.value === null ? 'empty' : undefined}>
-                  {run.value === null ? '—' : run.value.toFixed(digits)}{' '}
-                </span>
-              ))}
-              {build.runs
-                .filter((run) => run.note !== null)
-                .map((run) => (
-                  <div key={run.runId}>
-                    <small>
-                      run {run.runId.slice(0, 8)}: {run.note}
-                    </small>
-                  </div>
-                ))}
-            </td>
-            <td>{num(build.mean, history.unit, digits)}</td>
-            <td>
-              {build.interval ? (
-                `[${build.interval[0].toFixed(digits)}, ${build.interval[1].toFixed(digits)}]`
-              ) : (
-                <span className="empty">{build.intervalNote}</span>
-              )}
-            </td>
-            <td>
-              {index === 0
-                ? 'first build'
-                : build.changePercent === null
-                  ? '—'
-                  : `${build.changePercent >= 0 ? '+' : ''}${build.changePercent.toFixed(1)} %`}
-            </td>
+    <TableScroll>
+      <table data-testid="history-table">
+        <thead>
+          <tr>
+            <th>Build</th>
+            <th>Runs (each run&#8217;s value)</th>
+            <th>Mean</th>
+            <th>95 % interval</th>
+            <th>Change vs first build</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {configuration.builds.map((build, index) => (
+            <tr key={build.build}>
+              <th>
+                {build.label}
+                <br />
+                <small>first ran {when(build.firstStartedAt)}</small>
+              </th>
+              <td className="wraps">
+                {build.runs.length}:{' '}
+                {build.runs.map((run) => (
+                  <span key={run.runId} title={run.note ?? `run ${run.runId}`} className={run.value === null ? 'empty' : undefined}>
+                    {run.value === null ? '—' : run.value.toFixed(digits)}{' '}
+                  </span>
+                ))}
+                {build.runs
+                  .filter((run) => run.note !== null)
+                  .map((run) => (
+                    <div key={run.runId}>
+                      <small>
+                        run {run.runId.slice(0, 8)}: {run.note}
+                      </small>
+                    </div>
+                  ))}
+              </td>
+              <td>{num(build.mean, history.unit, digits)}</td>
+              <td className="wraps">
+                {build.interval ? (
+                  `[${build.interval[0].toFixed(digits)}, ${build.interval[1].toFixed(digits)}]`
+                ) : (
+                  <span className="empty">{build.intervalNote}</span>
+                )}
+              </td>
+              <td>
+                {index === 0
+                  ? 'first build'
+                  : build.changePercent === null
+                    ? '—'
+                    : `${build.changePercent >= 0 ? '+' : ''}${build.changePercent.toFixed(1)} %`}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 

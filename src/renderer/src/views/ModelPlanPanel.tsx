@@ -3,6 +3,7 @@ import type { AppServices } from '../../../shared/contract';
 import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../../shared/contract/models';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
+import { TableScroll } from '../components/TableScroll';
 import { useAction } from '../hooks/use-action';
 import { HubSearch } from './HubSearch';
 import { PullProgressCard, type StartedPull } from './ModelPull';
@@ -38,63 +39,65 @@ function PlanTable({ plan, choice }: { plan: ModelPlan; choice: PullChoice | nul
         ))}
         {!plan.devices.some((device) => device.kind === 'gpu') && <li>no GPU: {plan.gpuSource}</li>}
       </ul>
-      <table aria-label="model plan">
-        <thead>
-          <tr>
-            {choice && <th>pull</th>}
-            <th>quant</th>
-            <th>size</th>
-            <th>KV cache</th>
-            <th>compute</th>
-            <th>needs</th>
-            <th>fit</th>
-            <th>largest context that fits</th>
-            <th>ceiling tok/s</th>
-            <th>measured tok/s</th>
-          </tr>
-        </thead>
-        <tbody>
-          {plan.candidates.map((candidate) => (
-            <tr
-              key={candidate.files[0]}
-              title={[candidate.fit?.detail, candidate.problem, ...(candidate.memory?.notes ?? []), candidate.ceilingReason]
-                .filter(Boolean)
-                .join('\n')}
-            >
-              {choice && (
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`pull ${candidate.label}`}
-                    checked={choice.picked.has(candidate.label)}
-                    disabled={Boolean(candidate.problem)}
-                    onChange={() => choice.toggle(candidate.label)}
-                  />
-                </td>
-              )}
-              <td>{candidate.label}</td>
-              <td>{bytes(candidate.sizeBytes)}</td>
-              <td>{candidate.memory ? bytes(candidate.memory.kvBytes) : '—'}</td>
-              <td>{candidate.memory ? bytes(candidate.memory.computeBytes) : '—'}</td>
-              <td>{candidate.fit ? bytes(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—'}</td>
-              <td
-                className={
-                  candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined
-                }
-              >
-                {fitText(candidate)}
-              </td>
-              <td>{candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—'}</td>
-              <td>{candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(0) : '—'}</td>
-              <td title={candidate.measured ? `run ${candidate.measured.runId}, ${candidate.measured.startedAt}` : undefined}>
-                {candidate.measured
-                  ? `${candidate.measured.tokensPerS.toFixed(0)}${candidate.measured.ofCeiling === null ? '' : ` (${Math.round(candidate.measured.ofCeiling * 100)} %)`}`
-                  : '—'}
-              </td>
+      <TableScroll>
+        <table aria-label="model plan">
+          <thead>
+            <tr>
+              {choice && <th>pull</th>}
+              <th>quant</th>
+              <th>size</th>
+              <th>KV cache</th>
+              <th>compute</th>
+              <th>needs</th>
+              <th>fit</th>
+              <th>largest context that fits</th>
+              <th>ceiling tok/s</th>
+              <th>measured tok/s</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {plan.candidates.map((candidate) => (
+              <tr
+                key={candidate.files[0]}
+                title={[candidate.fit?.detail, candidate.problem, ...(candidate.memory?.notes ?? []), candidate.ceilingReason]
+                  .filter(Boolean)
+                  .join('\n')}
+              >
+                {choice && (
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`pull ${candidate.label}`}
+                      checked={choice.picked.has(candidate.label)}
+                      disabled={Boolean(candidate.problem)}
+                      onChange={() => choice.toggle(candidate.label)}
+                    />
+                  </td>
+                )}
+                <td>{candidate.label}</td>
+                <td>{bytes(candidate.sizeBytes)}</td>
+                <td>{candidate.memory ? bytes(candidate.memory.kvBytes) : '—'}</td>
+                <td>{candidate.memory ? bytes(candidate.memory.computeBytes) : '—'}</td>
+                <td>{candidate.fit ? bytes(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—'}</td>
+                <td
+                  className={
+                    candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined
+                  }
+                >
+                  {fitText(candidate)}
+                </td>
+                <td>{candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—'}</td>
+                <td>{candidate.ceiling ? candidate.ceiling.tokensPerS.toFixed(0) : '—'}</td>
+                <td title={candidate.measured ? `run ${candidate.measured.runId}, ${candidate.measured.startedAt}` : undefined}>
+                  {candidate.measured
+                    ? `${candidate.measured.tokensPerS.toFixed(0)}${candidate.measured.ofCeiling === null ? '' : ` (${Math.round(candidate.measured.ofCeiling * 100)} %)`}`
+                    : '—'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       {plan.candidates.some((candidate) => candidate.problem) && (
         <ul aria-label="plan problems">
           {plan.candidates

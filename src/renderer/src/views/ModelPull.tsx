@@ -77,7 +77,7 @@ export function PullProgressCard({ client, pull }: { client: AppServices; pull: 
       </p>
       {progress && !over && progress.total ? <progress max={progress.total} value={progress.done} /> : null}
       {progress && !over && (
-        <button type="button" onClick={() => void run(() => client.models.cancel(pull.jobId))}>
+        <button type="button" onClick={() => void run(() => client.tasks.cancel(pull.jobId))}>
           Cancel pull
         </button>
       )}

@@ -1,8 +1,10 @@
 import { useEffect, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
+import { ErrorCode } from '../../../shared/errors';
 import type { ModelEntry, ModelScan, QuantTypeInfo } from '../../../shared/contract/models';
 import { forgetModelLibrary } from '../components/ModelField';
 import { RowsSkeleton } from '../components/Skeleton';
+import { TableScroll } from '../components/TableScroll';
 import { routeOf } from '../state/route';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
@@ -15,6 +17,16 @@ import { ModelPlanPanel } from './ModelPlanPanel';
 /** llama-quantize makes good quantizations only from 16- and 32-bit weights; requantizing loses quality twice. */
 const quantizable = (model: ModelEntry) => ['F16', 'BF16', 'F32'].includes(model.quantization ?? '');
 
+/** The engine's quantization types; null where no engine is set up yet, and Quantize says what to set up. */
+async function engineQuantTypes(client: AppServices): Promise<QuantTypeInfo[] | null> {
+  try {
+    return await client.models.quantTypes();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === ErrorCode.EngineMissing) return null;
+    throw error;
+  }
+}
+
 export function ModelsView({ client }: { client: AppServices }) {
   const [scan, setScan] = useState<ModelScan | null>(null);
   const [folder, setFolder] = useState('');
@@ -24,7 +36,15 @@ export function ModelsView({ client }: { client: AppServices }) {
   const [quantTypes, setQuantTypes] = useState<QuantTypeInfo[]>(() =>
     OFFERED_QUANT_TYPES.map((type) => ({ type, description: '', needsImportanceMatrix: false })),
   );
-  useEffect(() => void client.models.quantTypes().then(setQuantTypes, () => undefined), [client]);
+  const { error: quantTypesError, run: readQuantTypes } = useAction();
+  useEffect(
+    () =>
+      void readQuantTypes(
+        () => engineQuantTypes(client),
+        (types) => types && setQuantTypes(types),
+      ),
+    [client, readQuantTypes],
+  );
   const [quantizing, setQuantizing] = useState<{ source: string; type: string; jobId: string | null } | null>(null);
   const progress = useAppStore((state) => taskOfKind(state.tasks, quantizing?.jobId, 'quantize'));
   const over = progress !== null && taskIsOver(progress.phase);
@@ -87,7 +107,7 @@ export function ModelsView({ client }: { client: AppServices }) {
           </select>
         </label>
       </form>
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? quantTypesError} />
       {scan?.problems.map((problem) => (
         <p key={problem} className="error">
           {problem}
@@ -107,7 +127,7 @@ export function ModelsView({ client }: { client: AppServices }) {
                   : `${progress.message} ${progress.done}/${progress.total ?? '?'} tensors`}
           {progress?.total && !over ? <progress max={progress.total} value={progress.done} /> : null}
           {quantizing.jobId && !over && (
-            <button type="button" onClick={() => void run(() => client.models.cancel(quantizing.jobId!))}>
+            <button type="button" onClick={() => void run(() => client.tasks.cancel(quantizing.jobId!))}>
               Cancel
             </button>
           )}
@@ -121,25 +141,27 @@ export function ModelsView({ client }: { client: AppServices }) {
         </p>
       )}
       {scan && scan.models.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>Model</th>
-              <th>Architecture</th>
-              <th>Parameters</th>
-              <th>Quantization</th>
-              <th>Size</th>
-              <th>Context</th>
-              <th>Status</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {scan.models.map((model) => (
-              <ModelRow key={model.path} model={model} quantType={quantType} onQuantize={() => quantize(model.path)} />
-            ))}
-          </tbody>
-        </table>
+        <TableScroll>
+          <table>
+            <thead>
+              <tr>
+                <th>Model</th>
+                <th>Architecture</th>
+                <th>Parameters</th>
+                <th>Quantization</th>
+                <th>Size</th>
+                <th>Context</th>
+                <th>Status</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {scan.models.map((model) => (
+                <ModelRow key={model.path} model={model} quantType={quantType} onQuantize={() => quantize(model.path)} />
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <ModelPlanPanel client={client} />
     </section>
@@ -151,11 +173,13 @@ function ModelRow({ model, quantType, onQuantize }: { model: ModelEntry; quantTy
   const navigate = useAppStore((state) => state.navigate);
   return (
     <tr data-valid={model.valid}>
-      <td className="detail" title={model.path}>
+      <td className="detail wraps" title={model.path}>
         {model.name}
         {model.synthetic && <span className="badge badge-warning">synthetic</span>}
         <br />
-        <small>{model.path}</small>
+        <small className="path-tail">
+          <bdi>{model.path}</bdi>
+        </small>
       </td>
       <td>{model.architecture ?? '—'}</td>
       <td>{model.parameterCount === null ? '—' : `${(model.parameterCount / 1e6).toFixed(1)} M`}</td>

@@ -7,6 +7,9 @@ import { NumberField } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
 import { workloadOptions } from '../components/workload-options';
 import { SpecForm } from '../components/SpecForm';
+import { SloFields, sloOfText, sloText, type SloText } from '../components/SloFields';
+import { ErrorBox } from '../components/ErrorBox';
+import { useAction } from '../hooks/use-action';
 
 /** The form's own state: text as typed, so a half-typed number is not lost; the spec is derived from it. */
 interface RunFormState {
@@ -30,9 +33,7 @@ interface RunFormState {
   requests: string;
   durationS: string;
   warmup: string;
-  sloTtft: string;
-  sloTpot: string;
-  sloE2e: string;
+  slo: SloText;
   firstTokenTimeoutS: string;
   timeoutS: string;
   referenceRunId: string;
@@ -63,9 +64,7 @@ export function initialRunForm(spec: StartRunSpec): RunFormState {
     requests: String(spec.requests ?? ''),
     durationS: String(spec.durationS ?? ''),
     warmup: String(spec.warmup),
-    sloTtft: String(spec.slo?.ttft_ms ?? ''),
-    sloTpot: String(spec.slo?.tpot_ms ?? ''),
-    sloE2e: String(spec.slo?.e2e_ms ?? ''),
+    slo: sloText(spec.slo),
     firstTokenTimeoutS: String(spec.firstTokenTimeoutS ?? ''),
     timeoutS: String(spec.timeoutS ?? ''),
     referenceRunId: spec.referenceRunId ?? '',
@@ -75,8 +74,6 @@ export function initialRunForm(spec: StartRunSpec): RunFormState {
 
 /** The spec the CLI's flags would build from the same choices. */
 export function specFromForm(form: RunFormState): StartRunSpec {
-  const slo = { ttft_ms: number(form.sloTtft), tpot_ms: number(form.sloTpot), e2e_ms: number(form.sloE2e) };
-  const sloEntries = Object.entries(slo).filter(([, value]) => value !== null);
   const open = form.load === 'open';
   const managed = form.target === 'model';
   return {
@@ -103,7 +100,7 @@ export function specFromForm(form: RunFormState): StartRunSpec {
     requests: form.stopAfter === 'requests' ? (number(form.requests) ?? 0) : null,
     durationS: form.stopAfter === 'duration' ? (number(form.durationS) ?? 0) : null,
     warmup: number(form.warmup) ?? 0,
-    slo: sloEntries.length > 0 ? Object.fromEntries(sloEntries) : null,
+    slo: sloOfText(form.slo),
     firstTokenTimeoutS: number(form.firstTokenTimeoutS),
     timeoutS: number(form.timeoutS),
     referenceRunId: form.referenceRunId || null,
@@ -131,8 +128,9 @@ export function RunForm({
   const [form, setForm] = useState<RunFormState>(() => initialRunForm(initial));
   // A model's "Run" action hands a new starting point; it replaces what was typed.
   useEffect(() => setForm(initialRunForm(initial)), [initial]);
-  const { workloads, profiles } = useRunChoices(client);
+  const { workloads, profiles, error: choicesError } = useRunChoices(client);
   const [runs, setRuns] = useState<RunListItem[]>([]);
+  const { error: runsError, run: readRuns } = useAction();
   const spec = useMemo(() => specFromForm(form), [form]);
   const check = useCallback((candidate: StartRunSpec) => client.runs.validate(candidate), [client]);
   const problem = useServiceCheck(check, spec);
@@ -143,10 +141,11 @@ export function RunForm({
   });
 
   // A run that just finished can be the next one's reference.
-  useEffect(() => void client.runs.list(50).then(setRuns, () => undefined), [client, running]);
+  useEffect(() => void readRuns(() => client.runs.list(50), setRuns), [client, running, readRuns]);
 
   return (
     <SpecForm label="run options" problem={problem} onSubmit={() => onStart(spec)}>
+      <ErrorBox error={choicesError ?? runsError} />
       <fieldset>
         <legend>What</legend>
         <NameSelectField
@@ -206,9 +205,7 @@ export function RunForm({
       <LoadFields form={form} set={set} text={text} />
       <fieldset>
         <legend>Judging</legend>
-        <NumberField label="SLO TTFT (ms)" aria-label="slo ttft" min={0} step="any" {...text('sloTtft')} />
-        <NumberField label="TPOT (ms)" aria-label="slo tpot" min={0} step="any" {...text('sloTpot')} />
-        <NumberField label="E2E (ms)" aria-label="slo e2e" min={0} step="any" {...text('sloE2e')} />
+        <SloFields value={form.slo} onChange={(slo) => set('slo', slo)} ariaPrefix="slo" />
         <NumberField
           label="First-token timeout (s)"
           aria-label="first token timeout"

@@ -1,6 +1,8 @@
 import { useMemo, useState } from 'react';
 import { liveServerMetrics } from './live-server-metrics';
 import type { AppServices, StartRunSpec } from '../../../shared/contract';
+import { SLO_METRICS } from '../../../shared/contract/runs';
+import { METRIC_TABLE } from '../../../shared/metric-table';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
@@ -46,7 +48,7 @@ export function RunView({ client }: { client: AppServices }) {
         initial={initial}
         running={running}
         onStart={(spec) => void start(spec)}
-        onCancel={() => job && void client.runs.cancel(job.jobId)}
+        onCancel={() => job && void run(() => client.tasks.cancel(job.jobId))}
       />
       <ErrorBox error={error} />
       {!job && <p className="empty">Pick a workload and a model, then start a run. Results appear here live and are stored in Runs.</p>}
@@ -79,13 +81,9 @@ export function RunView({ client }: { client: AppServices }) {
             <p data-testid="slo-lines">
               <small>
                 The dashed line on the TTFT chart is the SLO; the run's SLO is (
-                {[
-                  slo.ttft_ms != null && `TTFT ≤ ${slo.ttft_ms} ms`,
-                  slo.tpot_ms != null && `TPOT ≤ ${slo.tpot_ms} ms`,
-                  slo.e2e_ms != null && `E2E ≤ ${slo.e2e_ms} ms`,
-                ]
-                  .filter(Boolean)
-                  .join(', ')}
+                {SLO_METRICS.flatMap((metric) =>
+                  slo[metric] != null ? [`${METRIC_TABLE[metric].label} ≤ ${slo[metric]} ${METRIC_TABLE[metric].unit}`] : [],
+                ).join(', ')}
                 ); the result counts requests within it as goodput.
               </small>
             </p>

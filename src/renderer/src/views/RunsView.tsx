@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
-import type { AppServices, RunDetail, RunListItem } from '../../../shared/contract';
+import type { AppServices, RunDetail, RunListItem, SkippedRun } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
+import { TableScroll } from '../components/TableScroll';
 import { ms, num, when } from '../components/format';
 import { useAppStore } from '../state/store';
 import { SummaryTable } from './SummaryTable';
@@ -12,8 +13,6 @@ import { runExportZip } from './run-export-zip';
 import { ImportRunForm } from './ImportRunForm';
 import { ParquetExportForm } from './ParquetExportForm';
 import { columnsShownIn, headerLabel, RUN_LIST_FIGURES } from '../../../shared/metric-columns';
-import { VIEWS } from '../view-code';
-import { preloadCharts } from '../components/Chart';
 
 const STATUS_BADGE: Record<string, string> = {
   completed: 'ok',
@@ -30,7 +29,7 @@ const LIST_COLUMNS = columnsShownIn('runsList');
 export const RUNS_PAGE_SIZE = 50;
 
 export function RunsView({ client }: { client: AppServices }) {
-  const [page, setPage] = useState<{ items: RunListItem[]; total: number } | null>(null);
+  const [page, setPage] = useState<{ items: RunListItem[]; total: number; skipped: SkippedRun[] } | null>(null);
   const [offset, setOffset] = useState(0);
   const [filter, setFilter] = useState('');
   const [search, setSearch] = useState('');
@@ -56,14 +55,6 @@ export function RunsView({ client }: { client: AppServices }) {
     if (routeId) void call(() => client.runs.get(routeId), setDetail);
     else setDetail(null);
   }, [client, routeId]);
-
-  // Two runs picked: Compare is likely next, so its code and the chart code load now, not after the click.
-  const canCompare = selection.length >= 2;
-  useEffect(() => {
-    if (!canCompare) return;
-    void VIEWS.compare.preload();
-    void preloadCharts();
-  }, [canCompare]);
 
   const toggle = (id: string) => setCompareSelection(selection.includes(id) ? selection.filter((item) => item !== id) : [...selection, id]);
   const exportRun = async (id: string) => {
@@ -126,6 +117,14 @@ export function RunsView({ client }: { client: AppServices }) {
           </button>
         </div>
       )}
+      {page?.skipped.map(({ runId, reason }) => (
+        <p key={runId} className="error" role="status" data-testid="run-skipped">
+          Run {runId} is left out: {reason}. Delete it to clear this note.{' '}
+          <button type="button" onClick={() => void remove(runId)}>
+            Delete
+          </button>
+        </p>
+      ))}
       {runs === null && <RowsSkeleton label="Loading runs…" />}
       {runs && runs.length === 0 && (
         <p className="empty">
@@ -133,37 +132,39 @@ export function RunsView({ client }: { client: AppServices }) {
         </p>
       )}
       {runs && runs.length > 0 && (
-        <table data-testid="runs-table">
-          <thead>
-            <tr>
-              <th>Compare</th>
-              <th>Started</th>
-              <th>Status</th>
-              <th>Model</th>
-              <th>Quant</th>
-              <th>Engine</th>
-              <th>Workload</th>
-              <th>Requests</th>
-              {LIST_COLUMNS.map(({ key, metric, statistic }) => (
-                <th key={key}>{headerLabel(metric, statistic)}</th>
+        <TableScroll>
+          <table data-testid="runs-table">
+            <thead>
+              <tr>
+                <th>Compare</th>
+                <th>Started</th>
+                <th>Status</th>
+                <th>Model</th>
+                <th>Quant</th>
+                <th>Engine</th>
+                <th>Workload</th>
+                <th>Requests</th>
+                {LIST_COLUMNS.map(({ key, metric, statistic }) => (
+                  <th key={key}>{headerLabel(metric, statistic)}</th>
+                ))}
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((run) => (
+                <RunRow
+                  key={run.runId}
+                  run={run}
+                  selected={selection.includes(run.runId)}
+                  onToggle={() => toggle(run.runId)}
+                  onOpen={() => navigate(routeOf('runs', run.runId))}
+                  onExport={() => exportRun(run.runId)}
+                  onDelete={() => remove(run.runId)}
+                />
               ))}
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <RunRow
-                key={run.runId}
-                run={run}
-                selected={selection.includes(run.runId)}
-                onToggle={() => toggle(run.runId)}
-                onOpen={() => navigate(routeOf('runs', run.runId))}
-                onExport={() => exportRun(run.runId)}
-                onDelete={() => remove(run.runId)}
-              />
-            ))}
-          </tbody>
-        </table>
+            </tbody>
+          </table>
+        </TableScroll>
       )}
     </section>
   );

@@ -11,6 +11,23 @@ import { EffectiveConfig } from './EffectiveConfig';
 
 const EMPTY_LOG: string[] = [];
 
+/** A server's log, and the error of reading it. */
+function useServerLog(client: AppServices, serverId: string | null): { logs: string[]; error: Error | null } {
+  // New lines arrive as server.log events; what the server wrote before any event reached this page is read once.
+  const logs = useAppStore((state) => (serverId ? state.serverLogs[serverId] : undefined)) ?? EMPTY_LOG;
+  const { error, run } = useAction();
+  useEffect(() => {
+    if (serverId && !useAppStore.getState().serverLogs[serverId])
+      void run(
+        () => client.servers.logs(serverId),
+        (lines) => {
+          if (!useAppStore.getState().serverLogs[serverId]) useAppStore.getState().appendServerLog(serverId, lines);
+        },
+      );
+  }, [client, serverId, run]);
+  return { logs, error };
+}
+
 export function ServerView({ client }: { client: AppServices }) {
   const [profile, setProfile] = useState<ServerProfile | null>(null);
   const [saved, setSaved] = useState<ServerProfile[]>([]);
@@ -62,18 +79,7 @@ export function ServerView({ client }: { client: AppServices }) {
   useEffect(() => {
     if (profile) void run(() => client.servers.validateProfile(profile, model), setProblems);
   }, [client, profile, model]);
-  // New lines arrive as server.log events; what the server wrote before any event reached this page is read once.
-  const currentId = current?.id ?? null;
-  const logs = useAppStore((state) => (currentId ? state.serverLogs[currentId] : undefined)) ?? EMPTY_LOG;
-  useEffect(() => {
-    if (currentId && !useAppStore.getState().serverLogs[currentId])
-      void client.servers.logs(currentId).then(
-        (lines) => {
-          if (!useAppStore.getState().serverLogs[currentId]) useAppStore.getState().appendServerLog(currentId, lines);
-        },
-        () => undefined,
-      );
-  }, [client, currentId]);
+  const { logs, error: logsError } = useServerLog(client, current?.id ?? null);
 
   if (!profile)
     return (
@@ -127,7 +133,7 @@ export function ServerView({ client }: { client: AppServices }) {
           </span>
         )}
       </div>
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? logsError} />
       {current?.fault && (
         <div role="alert" className="error-box">
           <strong>{current.fault.code}</strong>: {current.fault.message}

@@ -64,7 +64,7 @@ export function SetupCard({ client, onDone }: { client: AppServices; onDone: () 
           Set up
         </button>
         {running && (
-          <button type="button" onClick={() => void run(() => client.engine.cancel(jobId!))}>
+          <button type="button" onClick={() => void run(() => client.tasks.cancel(jobId!))}>
             Cancel
           </button>
         )}

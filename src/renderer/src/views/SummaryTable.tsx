@@ -4,9 +4,10 @@ import { offloadLine } from '../../../shared/gpu-offload';
 import type { Distribution, RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
-import { distributionColumns, distributionRows, rateFigures } from '../../../shared/metric-columns';
+import { columnsShownIn, distributionColumns, distributionRows, headerLabel, rateFigures } from '../../../shared/metric-columns';
 import type { Statistic } from '../../../shared/metric-table';
 import { bytes, ms, num, pct, pctl } from '../components/format';
+import { TableScroll } from '../components/TableScroll';
 
 export function SummaryTable({ summary }: { summary: RunSummary }) {
   const gpu = summary.telemetry?.gpu;
@@ -123,60 +124,68 @@ function distributionCell(d: Distribution, statistic: Statistic): string | numbe
 function DistributionTable({ summary }: { summary: RunSummary }) {
   const statistics = distributionColumns('ui');
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Metric</th>
-          {statistics.map((statistic) => (
-            <th key={statistic}>{statistic}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {distributionRows(summary, 'ui').map(({ metric, name, distribution, statistics: shown }) => (
-          <tr key={metric}>
-            <th>{name}</th>
+    <TableScroll>
+      <table>
+        <thead>
+          <tr>
+            <th>Metric</th>
             {statistics.map((statistic) => (
-              <td key={statistic}>{shown.includes(statistic) ? distributionCell(distribution, statistic) : ''}</td>
+              <th key={statistic}>{statistic}</th>
             ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {distributionRows(summary, 'ui').map(({ metric, name, distribution, statistics: shown }) => (
+            <tr key={metric}>
+              <th>{name}</th>
+              {statistics.map((statistic) => (
+                <td key={statistic}>{shown.includes(statistic) ? distributionCell(distribution, statistic) : ''}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 
 /** Per conversation turn: the history grows, and the server's cache should cover more of it. */
 function TurnTable({ turns }: { turns: NonNullable<RunSummary['turns']> }) {
+  // The latency columns are those the metric table shows per turn (`shows.perTurn`).
+  const columns = columnsShownIn('perTurn');
   return (
-    <table data-testid="turn-table">
-      <caption>Per turn (conversations): prompt tokens grow with the history; cached tokens show the server reusing it</caption>
-      <thead>
-        <tr>
-          <th>Turn</th>
-          <th>Requests</th>
-          <th>Failed</th>
-          <th>TTFT p50</th>
-          <th>TTFT p90</th>
-          <th>Prompt tokens</th>
-          <th>Cached tokens</th>
-          <th>Cached share</th>
-        </tr>
-      </thead>
-      <tbody>
-        {turns.map((turn) => (
-          <tr key={turn.turn}>
-            <th>{turn.turn}</th>
-            <td>{turn.requests}</td>
-            <td>{turn.failed}</td>
-            <td>{ms(turn.ttft_ms.p50)}</td>
-            <td>{pctl(turn.ttft_ms, 'p90')}</td>
-            <td>{num(turn.prompt_tokens_mean, '', 1)}</td>
-            <td>{num(turn.cached_tokens_mean, '', 1)}</td>
-            <td>{pct(turn.cached_share)}</td>
+    <TableScroll>
+      <table data-testid="turn-table">
+        <caption>Per turn (conversations): prompt tokens grow with the history; cached tokens show the server reusing it</caption>
+        <thead>
+          <tr>
+            <th>Turn</th>
+            <th>Requests</th>
+            <th>Failed</th>
+            {columns.map(({ key, metric, statistic }) => (
+              <th key={key}>{headerLabel(metric, statistic)}</th>
+            ))}
+            <th>Prompt tokens</th>
+            <th>Cached tokens</th>
+            <th>Cached share</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {turns.map((turn) => (
+            <tr key={turn.turn}>
+              <th>{turn.turn}</th>
+              <td>{turn.requests}</td>
+              <td>{turn.failed}</td>
+              {columns.map(({ key, metric, statistic }) => (
+                <td key={key}>{distributionCell(turn[metric], statistic)}</td>
+              ))}
+              <td>{num(turn.prompt_tokens_mean, '', 1)}</td>
+              <td>{num(turn.cached_tokens_mean, '', 1)}</td>
+              <td>{pct(turn.cached_share)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }

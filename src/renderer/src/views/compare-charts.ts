@@ -1,4 +1,5 @@
-import type { ComparedRun } from '../../../shared/contract/compare';
+import type { CdfMetric, ComparedRun } from '../../../shared/contract/compare';
+import { METRIC_TABLE } from '../../../shared/metric-table';
 
 // Compare's charts, as ECharts options built from the comparison's runs.
 
@@ -7,13 +8,11 @@ function cdf(values: number[]): [number, number][] {
   return sorted.map((value, index) => [value, (index + 1) / sorted.length]);
 }
 
-export type LatencyKey = 'ttftMs' | 'tpotMs' | 'e2eMs';
-
 /** One step line per run: the share of requests at or under each latency. */
-export function cdfChartOption(runs: readonly ComparedRun[], metric: LatencyKey) {
+export function cdfChartOption(runs: readonly ComparedRun[], metric: CdfMetric) {
   return {
     animation: false,
-    title: { text: `CDF of ${metric.replace('Ms', '').toUpperCase()}`, textStyle: { fontSize: 13 } },
+    title: { text: `CDF of ${METRIC_TABLE[metric].label}`, textStyle: { fontSize: 13 } },
     legend: { top: 20, type: 'scroll' },
     tooltip: { trigger: 'axis' },
     grid: { top: 60 },
@@ -24,7 +23,7 @@ export function cdfChartOption(runs: readonly ComparedRun[], metric: LatencyKey)
       type: 'line',
       showSymbol: false,
       step: 'end',
-      data: cdf(run[metric]),
+      data: cdf(run.cdf[metric]),
     })),
   };
 }

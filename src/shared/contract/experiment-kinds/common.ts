@@ -5,7 +5,7 @@
  */
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { LongText, Maybe, Name, Nullable, PathText, SloSpecSchema, Strict } from '../schema-parts';
-import type { ServerProfile } from '../specs';
+import type { ServerProfile } from '../server-profile';
 
 export const QuantObjectiveSchema = Type.Union([Type.Literal('memory'), Type.Literal('tpot'), Type.Literal('ttft')]);
 export type QuantObjective = Static<typeof QuantObjectiveSchema>;

@@ -1,7 +1,7 @@
 import type { CapacityProtocol } from '../../../../shared/contract/experiment-kinds/capacity';
 import type { CapacityResult, CapacityStepResult, ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { MeasuredRequest } from '../../../../shared/contract/measurement';
-import type { RunSummary, SloSpec } from '../../../../shared/contract/runs';
+import { SLO_METRICS, type RunSummary, type SloMetric, type SloSpec } from '../../../../shared/contract/runs';
 import type { WorkloadDef } from '../../../workload/workload-types';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
@@ -14,9 +14,6 @@ import { summarizeCondition } from '../../condition-summary';
 import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import type { WindowCooldown } from '../../window-cooldown';
 import { CAPACITY_DEFAULTS } from '../../../../shared/experiment-defaults';
-
-type SloMetric = 'ttft_ms' | 'tpot_ms' | 'e2e_ms';
-const SLO_METRICS: readonly SloMetric[] = ['ttft_ms', 'tpot_ms', 'e2e_ms'];
 
 /**
  * A request's latency as the SLO judges it. In an open loop TTFT and end-to-end count from

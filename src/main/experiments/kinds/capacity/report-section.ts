@@ -1,5 +1,5 @@
 import type { CapacityResult } from '../../../../shared/contract/experiments';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 import { escape, fmt } from '../../report-format';
 
 interface Series {

@@ -1,4 +1,5 @@
 import type { CapacitySpec } from '../../../../shared/contract/experiment-kinds/capacity';
+import { SLO_METRICS, sloFlagName } from '../../../../shared/contract/runs';
 import type { WorkloadDef } from '../../../workload/workload-types';
 import { hasConversations } from '../../../runner/conversation-slots';
 import { invalidSpec } from '../../spec-checks';
@@ -15,8 +16,8 @@ export function checkCapacityShape(spec: CapacitySpec): void {
   if (typeof capacity.percentile !== 'number' || !(capacity.percentile >= 50 && capacity.percentile <= 99.9))
     invalidSpec(`the percentile must be from 50 to 99.9, got ${JSON.stringify(capacity.percentile)}`);
   const slo = spec.constraints?.slo;
-  if (!slo || (slo.ttft_ms === undefined && slo.tpot_ms === undefined && slo.e2e_ms === undefined))
-    invalidSpec('a capacity experiment needs an SLO: --slo ttft=MS,tpot=MS (any of ttft, tpot, e2e)');
+  if (!slo || SLO_METRICS.every((metric) => slo[metric] === undefined))
+    invalidSpec(`a capacity experiment needs an SLO: --slo ttft=MS,tpot=MS (any of ${SLO_METRICS.map(sloFlagName).join(', ')})`);
   const minimum = capacity.by === 'rate' ? 0.05 : 1;
   for (const [name, value] of [
     ['start', capacity.start],

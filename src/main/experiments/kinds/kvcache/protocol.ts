@@ -14,6 +14,7 @@ import { measureKld, type KldResult } from '../../kld';
 import { recommend, type QuantConstraints } from '../../recommend';
 import type { WindowCooldown } from '../../window-cooldown';
 import { windowSchedule } from '../../windows';
+import { KV_CACHE_GATES } from './kv-cache-memory';
 import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
 
 /** Accepted of judged in each workload group: a long-document fact lost shows in its group first. */
@@ -189,7 +190,7 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
       protocol,
       conditions,
       verdicts,
-      recommendation: recommend(conditions, verdicts, options.constraints),
+      recommendation: recommend(conditions, verdicts, options.constraints, KV_CACHE_GATES),
     };
   });
 }

@@ -1,7 +1,7 @@
 import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { barChart, escape, fmt, share } from '../../report-format';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 
 /** The KV cache section of an experiment report: memory, quality against the baseline cache, acceptance per group. */
 function kvCacheReportSection(result: ExperimentResult): string {

@@ -1,7 +1,7 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { bubbleDiameter, quantTradeoffPoints } from '../../../../shared/quant-tradeoff-points';
 import { barChart, escape, fmt } from '../../report-format';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 
 /** Tick values span microunits (KLD) to thousands (ms): short, and exponential where fixed digits would read as 0. */
 const tick = (value: number) =>

@@ -11,7 +11,7 @@ import { toMeasuredRequest, type RunStore } from '../../../store/run-store';
 import { firstDivergence, tokenAgreement } from '../../agreement';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
 import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { runSettingWindows, type WindowGoodput } from '../sweep/protocol';
+import { runSettingWindows, type WindowGoodput } from '../../setting-windows';
 import { collectTokens, passItems, startPassServer } from '../../token-pass';
 import type { WindowCooldown } from '../../window-cooldown';
 

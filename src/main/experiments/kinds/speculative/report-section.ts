@@ -1,6 +1,6 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { escape, share } from '../../report-format';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 
 /** Speculative decoding: acceptance per setting, and whether greedy outputs stayed the same. */
 function speculativeSection(result: ExperimentResult): string {

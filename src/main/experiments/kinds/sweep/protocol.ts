@@ -1,100 +1,16 @@
 import type { SweepProtocol } from '../../../../shared/contract/experiment-kinds/sweep';
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import type { SloSpec } from '../../../../shared/contract/runs';
-import type { ServerProfile } from '../../../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
-import { ErrorCode } from '../../../../shared/errors';
-import { AppError, throwIfCancelled } from '../../../core/errors';
 import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
-import { runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './plan';
-import { windowSchedule } from '../../windows';
+import { runSettingWindows, type WindowGoodput } from '../../setting-windows';
 import type { WindowCooldown } from '../../window-cooldown';
 
 export { paretoSet } from './plan';
-
-export interface WindowGoodput {
-  requestsPerS: number | null;
-  /** Good share (succeeded, accepted, within the SLOs), and its two parts. */
-  fraction: number | null;
-  withinSlo: number | null;
-  accepted: number | null;
-  measured: number;
-}
-
-/** What one window of one condition gave: the goodput figures its run reported. */
-export interface WindowGoodputEntry {
-  name: string;
-  value: string;
-  concurrency: number;
-  runIds: string[];
-  goodput: WindowGoodput[];
-}
-
-/**
- * Each (setting, window) gets a fresh server that then runs every load level (in an order
- * rotated per window); settings run in rotated order per window. Fills each condition's run ids
- * and goodput in place.
- */
-export async function runSettingWindows(
-  options: SingleModelExperimentInputs & {
-    requestsPerCondition: number | null;
-    slo: SloSpec | null;
-    cooldown?: WindowCooldown | null;
-    signal?: AbortSignal;
-    onStatus?: (line: string) => void;
-  },
-  plan: {
-    experimentId: string;
-    settings: { value: string; profile: ServerProfile }[];
-    concurrencies: number[];
-    repeats: number;
-    conditions: WindowGoodputEntry[];
-    nameOf: (value: string, concurrency: number) => string;
-    /** The setting in words, for errors. */
-    describe: (value: string) => string;
-  },
-): Promise<void> {
-  const byName = new Map(plan.conditions.map((condition) => [condition.name, condition]));
-  for (const { window, condition: setting } of windowSchedule(plan.settings, plan.repeats)) {
-    const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
-    try {
-      const ready = await server.start();
-      if (ready.state !== 'ready')
-        throw new AppError(ErrorCode.ServerStartFailed, `${plan.describe(setting.value)}: ${ready.fault?.message}`);
-      const levels = plan.concurrencies.map((_, i) => plan.concurrencies[(i + window) % plan.concurrencies.length]!);
-      for (const concurrency of levels) {
-        throwIfCancelled(options.signal);
-        const entry = byName.get(plan.nameOf(setting.value, concurrency))!;
-        options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
-        await options.cooldown?.beforeWindow(options.onStatus);
-        const { summary } = await runWindow(
-          options,
-          { experimentId: plan.experimentId, condition: entry.name, window },
-          {
-            target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },
-            load: { mode: 'closed', concurrency },
-            stop: { requests: options.requestsPerCondition, durationMs: null },
-            warmup: Math.min(concurrency, 4),
-            slo: options.slo,
-          },
-        );
-        entry.runIds.push(summary.run_id);
-        entry.goodput.push({
-          requestsPerS: summary.goodput.requests_per_s,
-          fraction: summary.goodput.fraction,
-          withinSlo: summary.goodput.within_slo_fraction ?? null,
-          accepted: summary.accepted_rate,
-          measured: summary.requests.attempted,
-        });
-      }
-    } finally {
-      await server.stop();
-    }
-  }
-}
 
 /**
  * One server setting varied across values × load levels, in repeated windows. Each (setting,

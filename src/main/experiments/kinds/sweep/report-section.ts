@@ -1,6 +1,6 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { escape, fmt } from '../../report-format';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 
 /** Throughput against p95 TTFT, one dot per condition, the Pareto set filled. */
 function paretoChart(conditions: ExperimentResult['conditions']): string {

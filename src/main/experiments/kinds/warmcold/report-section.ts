@@ -1,6 +1,6 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
 import { escape, fmt } from '../../report-format';
-import type { KindReport } from '../report-registry';
+import type { KindReport } from '../kind-report';
 
 /** Per-request cache evidence and the fresh starts of the cold-process condition. */
 function evidenceSection(result: ExperimentResult): string {

@@ -1,11 +1,12 @@
 import type { EChartsCoreOption } from 'echarts/core';
 import type { CapacityResult } from '../../../shared/contract/experiments';
+import { SLO_METRICS } from '../../../shared/contract/runs';
 
 const COLORS = ['#0969da', '#8250df', '#bf3989'];
 
 /** Load against each SLO metric's percentile (SLO limits as dashed lines) and goodput on a second axis. */
 export function capacityChartOption(capacity: CapacityResult): EChartsCoreOption {
-  const metrics = (['ttft_ms', 'tpot_ms', 'e2e_ms'] as const).filter((metric) => capacity.slo[metric] !== undefined);
+  const metrics = SLO_METRICS.filter((metric) => capacity.slo[metric] !== undefined);
   const steps = [...capacity.steps].sort((a, b) => a.load - b.load);
   const p = `p${capacity.percentile}`;
   return {

@@ -1,5 +1,6 @@
 import { useMemo } from 'react';
 import type { CapacityResult } from '../../../shared/contract/experiments';
+import { SLO_METRICS } from '../../../shared/contract/runs';
 import { Chart } from '../components/Chart';
 import { ms, num, pct } from '../components/format';
 import { capacityChartOption } from './capacity-chart';
@@ -7,7 +8,7 @@ import { capacityChartOption } from './capacity-chart';
 /** A capacity search as the Experiments view shows it: the answer, the chart and every load measured. */
 export function CapacityPanel({ capacity }: { capacity: CapacityResult }) {
   const option = useMemo(() => capacityChartOption(capacity), [capacity]);
-  const metrics = (['ttft_ms', 'tpot_ms', 'e2e_ms'] as const).filter((metric) => capacity.slo[metric] !== undefined);
+  const metrics = SLO_METRICS.filter((metric) => capacity.slo[metric] !== undefined);
   const p = `p${capacity.percentile}`;
   const steps = [...capacity.steps].sort((a, b) => a.load - b.load);
   return (

@@ -1,0 +1,29 @@
+/**
+ * The contract's registry of experiment kinds: each kind's spec schema and protocol record, both
+ * declared beside it in this folder, one line per kind in each list. specs.ts derives the spec
+ * types from the union, experiments.ts the result types from the protocols.
+ */
+import { TaggedUnion } from '../schema-parts';
+import { CapacitySpecSchema, type CapacityProtocol } from './capacity';
+import { KvCacheSpecSchema, type KvCacheProtocol } from './kvcache';
+import { QuantSpecSchema, type QuantProtocol } from './quant';
+import { SpeculativeSpecSchema, type SpeculativeProtocol } from './speculative';
+import { SweepSpecSchema, type SweepProtocol } from './sweep';
+import { WarmColdSpecSchema, type WarmColdProtocol } from './warmcold';
+
+/** Everything an experiment can be asked for, from the UI or the CLI: the fields every kind shares, then the kind's own. */
+export const StartExperimentSpecSchema = TaggedUnion(
+  'kind',
+  [QuantSpecSchema, WarmColdSpecSchema, SweepSpecSchema, CapacitySpecSchema, SpeculativeSpecSchema, KvCacheSpecSchema],
+  'An experiment: the shared fields and those of its kind; optional fields take their defaults.',
+);
+
+/** Each kind's protocol record: what it stores of how it ran. */
+export interface ExperimentProtocols {
+  quant: QuantProtocol;
+  warmcold: WarmColdProtocol;
+  sweep: SweepProtocol;
+  capacity: CapacityProtocol;
+  speculative: SpeculativeProtocol;
+  kvcache: KvCacheProtocol;
+}
