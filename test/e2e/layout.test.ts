@@ -202,7 +202,7 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
         const problems = await page.evaluate(layoutProblems, TALLEST_ROW_PX);
         if (problems.length > 0) found[view.name] = problems;
       }
-      expect(found).toEqual({});
+      expect(found, JSON.stringify(found, null, 1)).toEqual({});
       expect(pageErrors).toEqual([]);
     });
   }

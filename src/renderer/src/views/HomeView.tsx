@@ -3,9 +3,16 @@ import type { AppServices } from '../../../shared/contract';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAppStore } from '../state/store';
 import { useAction } from '../hooks/use-action';
+import { NoteLink, numberNotes, TableNotes } from '../components/TableNotes';
 import { SetupCard } from './SetupCard';
 
 const STATUS_TEXT = { ok: 'OK', missing: 'Missing', warning: 'Warning' } as const;
+
+// A detail longer than this would stand a row several lines tall: it goes under the table, as every fix does
+// (a fix is a command or a step to copy, easier to read in full width).
+const LONG_DETAIL_CHARS = 120;
+const isLong = (text: string) => text.length > LONG_DETAIL_CHARS;
+const noteOf = (check: { label: string }, text: string) => `${check.label}: ${text}`;
 
 export const DEMO_RUN = {
   workload: 'chat-short',
@@ -41,6 +48,12 @@ export function HomeView({ client }: { client: AppServices }) {
     );
   };
 
+  const checkNotes = numberNotes(
+    (report?.checks ?? []).flatMap((check) => [
+      isLong(check.detail) ? noteOf(check, check.detail) : null,
+      check.fix ? noteOf(check, check.fix) : null,
+    ]),
+  );
   const engineOk = report?.checks.find((check) => check.id === 'engine')?.status === 'ok';
   const cpuEngineOnGpu = report?.checks.find((check) => check.id === 'gpu-engine' && check.status === 'warning') ?? null;
   const demoOk = report?.checks.find((check) => check.id === 'demo-models')?.status === 'ok';
@@ -105,13 +118,22 @@ export function HomeView({ client }: { client: AppServices }) {
                   <span className={`badge badge-${check.status}`}>{STATUS_TEXT[check.status]}</span>
                 </td>
                 <td>{check.label}</td>
-                <td className="detail">{check.detail}</td>
-                <td className="detail">{check.fix ?? ''}</td>
+                <td className="detail">
+                  {isLong(check.detail) ? (
+                    <NoteLink prefix="checks" number={checkNotes.numberOf(noteOf(check, check.detail))!} />
+                  ) : (
+                    check.detail
+                  )}
+                </td>
+                <td className="detail">
+                  {check.fix ? <NoteLink prefix="checks" number={checkNotes.numberOf(noteOf(check, check.fix))!} /> : ''}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {report && <TableNotes prefix="checks" notes={checkNotes.notes} first={checkNotes.first} label="details and fixes" />}
     </section>
   );
 }
