@@ -717,7 +717,11 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
       await other.addCookies(cookies);
       const tab = await other.newPage();
       await tab.goto(`${new URL(serve.url).origin}/`);
-      await tab.getByRole('alert').filter({ hasText: 'Open the URL printed by inferlab serve: it carries the access token.' }).first().waitFor();
+      await tab
+        .getByRole('alert')
+        .filter({ hasText: 'Open the URL printed by inferlab serve: it carries the access token.' })
+        .first()
+        .waitFor();
     } finally {
       await other.close();
     }
