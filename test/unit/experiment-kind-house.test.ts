@@ -106,8 +106,6 @@ describe('an experiment kind lives in its own files', () => {
     expect(listing.sort()).toEqual([...REGISTRIES].sort());
   });
 
-  it.todo('has three registries, one per layer: fold the default workloads, CLI, CLI text and report registries (issue #60)');
-
   it('keeps kind-specific data out of the checked experiment every kind shares', () => {
     // A kind's own checked data (files, quantizations, a draft model, an evaluation text) is its entry's `own`.
     expectTypeOf<keyof CheckedExperiment>().toEqualTypeOf<
