@@ -1,5 +1,5 @@
 /**
- * How long one workload text of a costly shape (issue #65; test/support/workload-attacks.ts)
+ * How long one workload text of a costly shape (docs/SECURITY.md, "Workload text"; test/support/workload-attacks.ts)
  * takes to parse, and the longest pause of this process's event loop meanwhile (a 50 ms tick):
  *
  *   npx tsx scripts/bench/workload-parse-shapes.ts SHAPE SIZE [in-process|thread]

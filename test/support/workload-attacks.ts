@@ -1,6 +1,6 @@
 /**
  * Workload texts that cost the parser far more than their size, each under the 8 MiB the
- * editor's RPC accepts (issue #65). Constructed: the shapes are the issue's, the sizes are
+ * editor's RPC accepts (docs/SECURITY.md, "Workload text"). Constructed: the shapes are those an attack would paste, the sizes are
  * chosen by each caller.
  */
 

@@ -23,7 +23,7 @@ const HOMES = KINDS.map((kind) => [kind, homeOf(kind)] as const);
 
 /**
  * The registries: each lists every kind, one line each. The target is three, one per layer
- * (issue #60): the shared contract's, main's and the renderer's.
+ * (docs/ARCHITECTURE.md): the shared contract's, main's and the renderer's.
  */
 const REGISTRIES = [
   'src/shared/contract/experiment-kinds/registry.ts',
@@ -49,7 +49,7 @@ const NOT_THE_KIND: Record<string, Kind[]> = {
 
 /**
  * Where a kind is still named outside its files and the registries: each is work left of
- * issue #60, and the list only shrinks. A new entry here is a leak to move into the kind.
+ * docs/ARCHITECTURE.md, and the list only shrinks. A new entry here is a leak to move into the kind.
  */
 const STILL_TO_MOVE: Record<string, Kind[]> = {
   // The demo runs one experiment of each of these kinds.

@@ -10,7 +10,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
 
-// Attack tests of issue #65, items 4, 7 and 8: stored runs that a list, an export or a short id
+// Attack tests (docs/SECURITY.md, "Stored runs"): stored runs that a list, an export or a short id
 // could be turned against. Fixtures are written through the store (no llama-server); the CLI's
 // own command handlers run in process.
 

@@ -11,8 +11,8 @@ import { useTempDirs } from '../support/temp';
 import { itemsEachWithOneError, manyValidItems, nestedBrackets, unclosedFlowLines, wideJsonSchema } from '../support/workload-attacks';
 
 /**
- * Issue #65: workload text from anywhere (a paste in the editor, a file a run names) must cost
- * the service bounded time and memory, off its event loop. The shapes are the issue's
+ * docs/SECURITY.md, "Workload text": workload text from anywhere (a paste in the editor, a file a run names) must cost
+ * the service bounded time and memory, off its event loop. The shapes are an attacker's
  * (test/support/workload-attacks.ts); the figures before and after are in docs/SECURITY.md.
  */
 const tempDir = useTempDirs();
@@ -103,7 +103,7 @@ describe('the workload parser costs time in proportion to the text', () => {
     expect(problems.at(-1)!.message).toBe('and 59900 more problems (the first 100 are listed)');
     expect((error.details as { total: number }).total).toBe(60_000);
     expect(error.message).toMatch(/… and 59980 more$/);
-    // Ajv joined each invalid item's errors onto all before it: 72 s in the issue, 98 s on a busy two-core machine; now a few seconds.
+    // Ajv joined each invalid item's errors onto all before it: 98 s on a busy two-core machine; now a few seconds.
     expect(tookMs).toBeLessThan(30_000);
   }, 60_000);
 });
@@ -153,7 +153,7 @@ describe('workload text is parsed on a parser thread with a deadline and a heap 
 
 const GIVE_UP_MS = 5000;
 
-describe('workloads.validate over `inferlab serve` (issue #65)', () => {
+describe('workloads.validate over `inferlab serve`', () => {
   let serve: Awaited<ReturnType<typeof startServe>>;
   // The editor's connection sends the text; another client's asks meanwhile, so its calls do not
   // wait behind the 8 MiB upload on the same connection.
