@@ -8,15 +8,8 @@ const simulations = 'test/unit/**/*-simulation.test.ts';
 // the unit workers, a module another file loaded first would stay unmocked.
 const mocked = 'test/unit/**/*.mocked.test.ts';
 const serverLeakCheck = 'test/support/no-server-outlives-file.ts';
-// .ci/run runs every integration and UI test a second time with the nvidia-smi stand-in on PATH, but those
-// tagged so (docs/TESTING.md).
-const tags = [
-  {
-    name: 'own-gpu-tools',
-    description:
-      'sets the PATH its GPU samplers read (a stand-in of its own, or none), so it already runs both ways and the stand-in pass leaves it out',
-  },
-];
+// Every test that starts a server sees a GPU: the machine's own, or the nvidia-smi stand-in where it has none (docs/TESTING.md).
+const gpuOnPath = 'test/support/gpu-on-path.ts';
 
 export default defineConfig({
   test: {
@@ -25,12 +18,12 @@ export default defineConfig({
         // The groups run one after another: simulations and servers must not compete for the cores,
         // since a run that competes with other processes is (rightly) marked contaminated, and the
         // unit tests that drive stand-in samplers on a clock do not share the cores with simulations.
-        test: { name: 'simulation', tags, include: [simulations], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 0 } },
+        test: { name: 'simulation', include: [simulations], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 0 } },
       },
       {
         test: {
           name: 'unit',
-          tags,
+
           include: ['test/unit/**/*.test.ts'],
           exclude: [simulations, mocked],
           environment: 'node',
@@ -42,16 +35,16 @@ export default defineConfig({
         },
       },
       {
-        test: { name: 'unit-mocked', tags, include: [mocked], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 1 } },
+        test: { name: 'unit-mocked', include: [mocked], environment: 'node', maxWorkers: everyCore, sequence: { groupOrder: 1 } },
       },
       {
         // Real llama-server processes: one file at a time.
         test: {
           name: 'integration',
-          tags,
+
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          setupFiles: [serverLeakCheck],
+          setupFiles: [serverLeakCheck, gpuOnPath],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -61,10 +54,10 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
-          tags,
+
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          setupFiles: [serverLeakCheck],
+          setupFiles: [serverLeakCheck, gpuOnPath],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,

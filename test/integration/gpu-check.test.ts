@@ -1,5 +1,4 @@
-// @module-tag own-gpu-tools
-// The check runs under a PATH of its own (the stand-in, Node and the system's tools), so .ci/run's stand-in pass leaves it out.
+// The check runs under a PATH of its own (the stand-in, Node and the system's tools), whatever GPU the machine has.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,5 @@
-// @module-tag own-gpu-tools
-// Every test here sets the PATH its sampler reads (a stand-in of its own, or none), so an nvidia-smi on the
-// machine's PATH changes nothing, and .ci/run's stand-in pass leaves the file out.
+// Every test here sets the PATH its sampler reads (a stand-in of its own, or none), so the GPU the machine has,
+// or the stand-in the other server tests see (test/support/gpu-on-path.ts), changes nothing.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
