@@ -153,6 +153,28 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     expect(summary.contention!.other_gpu_processes).toEqual([{ pid: 4242, command: 'python3', used_mib_max: 700 }]);
   });
 
+  it('counts the idle baseline from start(): time the run spends preparing before it asks is not waited again', async () => {
+    const origin = performance.now();
+    const clock = () => performance.now() - origin;
+    const session = new TelemetrySession({ clock, serverPid: fakeServer(), metricsUrl: null, gpuBinary: standIn });
+    session.start();
+    // The run tokenizes its workload meanwhile: the GPU is idle, and the sampler has started.
+    const preparing = 900;
+    await delay(preparing);
+    const asked = clock();
+    await session.idleBaseline();
+    const waited = clock() - asked;
+    session.markWindowStart();
+    await delay(300);
+    session.markWindowEnd();
+    await session.stop();
+    const summary = session.summary();
+    // Still a full second of readings (the loop's own start included), but not a second more after the call.
+    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    expect(waited).toBeLessThan(MIN_BASELINE_MS);
+    expect(summary.gpu!.baseline_samples).toBeGreaterThanOrEqual(2);
+  });
+
   it('reads nvidia-smi once more at the end of a window that its loop left without a sample', async () => {
     const origin = performance.now();
     const clock = () => performance.now() - origin;

@@ -279,8 +279,15 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
   const target = await connectTarget(request.target, options);
   const { server, engineInfo, model: modelInfo } = target;
 
+  let telemetry: TelemetrySession | null = null;
   try {
     throwIfCancelled(options.signal, 'cancelled before the run started');
+    await assertPrivateLogKeepsNoText(options, target);
+    // Sampling starts before the workload is resolved: the GPU tool's own start (seconds for
+    // nvidia-smi on some drivers) then overlaps the tokenizing, and the idle baseline counts from here.
+    const clockOrigin = performance.now();
+    telemetry = runTelemetry(request, target, clockOrigin);
+    telemetry.start();
     const { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest } = await prepareRun(options, target);
     const runId = store.createRun({
       kind: 'workload',
@@ -297,8 +304,6 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
     });
     options.onRunCreated?.(runId);
     options.onStatus?.(startLine(runId, stopRule, load));
-    const clockOrigin = performance.now();
-    const telemetry = runTelemetry(request, target, clockOrigin);
     options.onTelemetry?.(telemetry);
     const { execution, clientLoad } = await driveLoad(options, {
       runId,
@@ -327,8 +332,20 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
     });
     return { summary, workload };
   } finally {
+    // A run that failed before its load began stops its samplers here; stopping twice is a no-op.
+    await telemetry?.stop().catch(() => {});
     // Stopping must not replace the error that ended the run.
     await target.release().catch(() => {});
+  }
+}
+
+/** The log-privacy check a private run asks of an unpinned build: it sends a request, so it comes before the idle baseline. */
+async function assertPrivateLogKeepsNoText(options: RunWorkloadOptions, target: ConnectedTarget): Promise<void> {
+  const { managed, engineInfo } = target;
+  // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
+  if (options.request.private && managed && (engineInfo as EngineInfo).origin !== 'managed') {
+    options.onStatus?.('checking that this llama-server keeps no request text in its log');
+    await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
   }
 }
 
@@ -349,18 +366,12 @@ type RunWorkloadOptions = {
 };
 
 /**
- * Everything a run needs before its row exists: the log-privacy check a private run asks of an
- * unpinned build, the workload resolved with the target's tokenizer, the environment, the load
- * (a replayed trace's own), the stop rule and the manifest.
+ * Everything a run needs before its row exists: the workload resolved with the target's
+ * tokenizer, the environment, the load (a replayed trace's own), the stop rule and the manifest.
  */
 async function prepareRun(options: RunWorkloadOptions, target: ConnectedTarget) {
   const { request, store } = options;
-  const { baseUrl, headers, server, managed, engineInfo } = target;
-  // The pinned build logs no request or reply text at its launch level (test/integration/private-marker.test.ts); any other build is asked.
-  if (request.private && managed && (engineInfo as EngineInfo).origin !== 'managed') {
-    options.onStatus?.('checking that this llama-server keeps no request text in its log');
-    await managed.assertLogKeepsNoText((engineInfo as EngineInfo).serverPath);
-  }
+  const { baseUrl, headers, server } = target;
   // Read while the workload is tokenized: the inventory is mostly waiting on other processes.
   const environment = captureEnvironment();
   const counter = request.target.kind === 'endpoint' ? estimatingTokenCounter : managedServerCounter(target);
@@ -414,7 +425,6 @@ async function driveLoad(
   const clientLoad = measuredWindowClientLoad();
   let execution;
   try {
-    telemetry.start();
     await telemetry.idleBaseline(request.baselineMs);
     execution = await executeRun({
       store: options.store,

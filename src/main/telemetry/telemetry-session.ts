@@ -53,9 +53,9 @@ function sumOf(samples: readonly GpuSample[], pick: (sample: GpuSample) => numbe
  * (/proc), the server's /metrics and the competition for the machine. Started before the
  * measured window for an idle baseline; always stopped, whatever happened to the run.
  *
- * The run's timeline: start() → idle baseline (≥ 1 s with a GPU tool, server loaded, nothing sent) →
- * warmup (neither baseline nor window) → markWindowStart() → measured requests →
- * markWindowEnd().
+ * The run's timeline: start() → idle baseline (≥ 1 s with a GPU tool from start(), server loaded,
+ * nothing generated: the workload may be tokenized meanwhile) → warmup (neither baseline nor window) →
+ * markWindowStart() → measured requests → markWindowEnd().
  */
 export class TelemetrySession {
   readonly ticks = new Emitter<TelemetryTick>();
@@ -151,27 +151,30 @@ export class TelemetrySession {
   }
 
   /**
-   * Idle sampling before anything is sent: at least MIN_BASELINE_MS (callers asking for
-   * less get that), and, with a GPU, until its samples span that long (nvidia-smi can take
-   * seconds to start), up to a cap. None where no GPU tool exists: every run on such a
-   * machine would wait a second for nothing. Marks where the baseline ends.
+   * Idle sampling before anything is generated: at least MIN_BASELINE_MS from start() (callers
+   * asking for less get that), and, with a GPU, until its samples span that long (nvidia-smi can
+   * take seconds to start), up to a cap. Counted from start(), not from this call, so the run's
+   * own preparation between the two (tokenizing the workload) hides the GPU tool's start instead
+   * of adding to it. None where no GPU tool exists: every run on such a machine would wait a
+   * second for nothing. Marks where the baseline ends.
    */
   async idleBaseline(requestedMs = MIN_BASELINE_MS): Promise<void> {
-    const begun = this.options.clock();
+    const begun = this.baselineStart ?? this.options.clock();
     // Only GPU figures (idle memory, the cooldown's idle temperature and clocks) come from the baseline.
     if (this.gpu.hasNoSource) {
-      this.baselineEnd = this.baselineStart ?? begun;
+      this.baselineEnd = begun;
       return;
     }
     const wanted = Math.max(MIN_BASELINE_MS, requestedMs);
+    const elapsed = () => this.options.clock() - begun;
     const covered = () => {
-      if (this.options.clock() - begun < wanted) return false;
+      if (elapsed() < wanted) return false;
       if (this.gpu.unavailableReason || this.gpu.pids().length === 0) return true;
       const samples = this.gpu.samples;
       return samples.length > 0 && samples[samples.length - 1]!.t - samples[0]!.t >= wanted;
     };
-    await delay(wanted);
-    while (!covered() && this.options.clock() - begun < MAX_BASELINE_WAIT_MS) await delay(Math.min(100, this.intervalMs));
+    if (elapsed() < wanted) await delay(wanted - elapsed());
+    while (!covered() && elapsed() < MAX_BASELINE_WAIT_MS) await delay(Math.min(100, this.intervalMs));
     this.baselineEnd = this.options.clock();
   }
 
