@@ -13,13 +13,16 @@ export function capacityChartOption(capacity: CapacityResult): EChartsCoreOption
     animation: false,
     title: { text: `Load against ${p} latency and goodput`, textStyle: { fontSize: 13 } },
     tooltip: { trigger: 'axis' },
-    legend: { top: 24 },
-    grid: { top: 64, left: 64, right: 64 },
+    // Below the plot: at the top the legend ran into the title.
+    legend: { bottom: 0 },
+    grid: { top: 56, bottom: 72, left: 64, right: 64 },
     xAxis: {
       type: 'value',
       name: capacity.by === 'rate' ? 'arrival rate (req/s)' : capacity.by === 'users' ? 'concurrent users' : 'concurrency',
       nameLocation: 'middle',
       nameGap: 26,
+      // Concurrency and users are whole numbers: no tick between 1 and 2.
+      minInterval: capacity.by === 'rate' ? undefined : 1,
     },
     yAxis: [
       { type: 'value', name: `${p} (ms)` },
@@ -48,7 +51,12 @@ export function capacityChartOption(capacity: CapacityResult): EChartsCoreOption
         markLine:
           capacity.capacity === null
             ? undefined
-            : { symbol: 'none', label: { formatter: `capacity ${capacity.capacity}` }, data: [{ xAxis: capacity.capacity }] },
+            : {
+                symbol: 'none',
+                // Along the line, halfway up: at its top end it ran into the second axis's name.
+                label: { formatter: `capacity ${capacity.capacity}`, position: 'insideMiddleTop' },
+                data: [{ xAxis: capacity.capacity }],
+              },
       },
       {
         type: 'line',

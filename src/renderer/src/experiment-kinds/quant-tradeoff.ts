@@ -15,10 +15,12 @@ export function quantTradeoffOption(result: ExperimentResult): EChartsCoreOption
     animation: false,
     title: { text: `Speed against quality (bubble: ${chart.memoryLabel})`, textStyle: { fontSize: 13 } },
     tooltip: { trigger: 'item' },
-    // Room above the plot for the axis name and the labels of the highest bubbles.
-    grid: { top: 64, left: 72, right: 32 },
-    xAxis: { type: 'value', name: chart.xName, nameLocation: 'middle', nameGap: 26, scale: true },
-    yAxis: { type: 'value', name: chart.yName, scale: true },
+    // Both axis names run along their axes, so the top of the plot is left to the labels of the
+    // highest bubbles; each axis leaves room past its extreme points for a whole bubble and its label.
+    grid: { top: 56, left: 88, right: 40 },
+    xAxis: { type: 'value', name: chart.xName, nameLocation: 'middle', nameGap: 26, scale: true, boundaryGap: ['8%', '8%'] },
+    // Quality loss is never below zero: the axis starts there rather than at a padded negative value.
+    yAxis: { type: 'value', name: chart.yName, nameLocation: 'middle', nameGap: 64, min: 0, boundaryGap: ['0%', '25%'] },
     series: [
       {
         type: 'scatter',

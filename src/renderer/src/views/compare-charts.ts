@@ -13,9 +13,10 @@ export function cdfChartOption(runs: readonly ComparedRun[], metric: CdfMetric) 
   return {
     animation: false,
     title: { text: `CDF of ${METRIC_TABLE[metric].label}`, textStyle: { fontSize: 13 } },
-    legend: { top: 20, type: 'scroll' },
+    // Below the plot, as on the memory chart: at the top the legend ran into the title.
+    legend: { bottom: 0, type: 'scroll' },
     tooltip: { trigger: 'axis' },
-    grid: { top: 60 },
+    grid: { top: 48, bottom: 64 },
     xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
     yAxis: { type: 'value', name: 'fraction', max: 1 },
     series: runs.map((run) => ({

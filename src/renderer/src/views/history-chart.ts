@@ -44,9 +44,10 @@ export function historyChartOption(history: MetricHistory, configuration: Histor
       text: `${metricLabel(history)} by engine build (${history.higherIsBetter ? 'higher' : 'lower'} is better)`,
       textStyle: { fontSize: 13 },
     },
-    legend: { top: 22 },
+    // Below the plot, as on Compare's charts: at the top the legend ran into the title.
+    legend: { bottom: 0 },
     tooltip: { trigger: 'item' },
-    grid: { top: 64, left: 64, right: 24, bottom: 48 },
+    grid: { top: 48, left: 64, right: 24, bottom: 72 },
     xAxis: { type: 'category', data: builds.map((build) => build.label), name: 'engine build', nameLocation: 'middle', nameGap: 30 },
     yAxis: { type: 'value', name: unit, scale: true },
     series: [
