@@ -27,6 +27,8 @@ const SIZES = [
 
 /** Taller than this, the text of a table row is a paragraph squeezed into a cell: such text belongs under the table. */
 const TALLEST_ROW_PX = 80;
+/** Two lines of a heading; a scrolling table's headings need only one. */
+const TALLEST_HEADING_PX = 44;
 
 /** Stored runs (two comparable), a run with telemetry and a failure, and the demo's quantization result; no server needed. */
 function seed(file: string): { runId: string; compareIds: string[]; experimentId: string } {
@@ -46,10 +48,11 @@ function seed(file: string): { runId: string; compareIds: string[]; experimentId
 /**
  * What spills out of its box, in the page: every visible element must lie within its nearest card
  * (outside cards, within `main`) unless a container inside that box scrolls (or clips) it
- * sideways, and no cell of a table with a header row may hold text taller than `tallestRow`. A
+ * sideways, no cell of a table with a header row may hold text taller than `tallestRow`, and no heading
+ * of a scrolling table text taller than `tallestHeading`. A
  * card that scrolls as a whole does not count: its headings and buttons would slide away with the table.
  */
-function layoutProblems(tallestRow: number): string[] {
+function layoutProblems({ tallestRow, tallestHeading }: { tallestRow: number; tallestHeading: number }): string[] {
   const problems: string[] = [];
   const offenders: Element[] = [];
   const label = (element: Element) => {
@@ -98,6 +101,11 @@ function layoutProblems(tallestRow: number): string[] {
   for (const row of main.querySelectorAll('table:has(> thead) > tbody > tr')) {
     const tallest = Math.max(0, ...[...row.children].map(textHeight));
     if (tallest > tallestRow) problems.push(`${label(row)} holds text ${Math.round(tallest)} px tall`);
+  }
+  // A heading of a table that scrolls has room for its one line: stacked words only push the figures down.
+  for (const row of main.querySelectorAll('.table-scroll table > thead > tr')) {
+    const tallest = Math.max(0, ...[...row.children].map(textHeight));
+    if (tallest > tallestHeading) problems.push(`heading ${label(row)} holds text ${Math.round(tallest)} px tall`);
   }
   return problems;
 }
@@ -199,7 +207,7 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
         await view.open();
         await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
         await shell.screenshot(`layout-${view.name}-${size.width}x${size.height}`);
-        const problems = await page.evaluate(layoutProblems, TALLEST_ROW_PX);
+        const problems = await page.evaluate(layoutProblems, { tallestRow: TALLEST_ROW_PX, tallestHeading: TALLEST_HEADING_PX });
         if (problems.length > 0) found[view.name] = problems;
       }
       expect(found, JSON.stringify(found, null, 1)).toEqual({});
