@@ -259,8 +259,9 @@ describe('GPU exporter pages (constructed) for what the captures lack', () => {
       gpuMetricsUrl: url,
     });
     session.start();
-    await session.idleBaseline(1000);
-    // Periodic scrapes land at about 0, 1 and 2 s: a window from 1.2 s to 1.5 s holds none of them.
+    // Periodic scrapes land at about 0, 1 and 2 s. The baseline, counted from start(), ends after the
+    // second (at exactly 1 s the two would race), and a window from 1.2 s to 1.5 s holds none of them.
+    await session.idleBaseline(1100);
     await delay(1200 - (performance.now() - started));
     session.markWindowStart();
     await delay(windowMs);
