@@ -91,7 +91,7 @@ describe('every service method through the dispatcher', () => {
     const scan = await call<{ models: { path: string; valid: boolean }[] }>('models', 'scan', null, { hash: false });
     expect(scan.models.some((model) => model.valid && model.path.endsWith('demo-q8_0.gguf'))).toBe(true);
     expect(await failure('models', 'quantize', path.join(dir, 'absent.gguf'), ['Q4_0'])).toMatch(/not_found|invalid_input/);
-    // A plan of the demo model: it fits a listed GPU (the nvidia-smi stand-in's, in CI's second pass), else runs on the CPU.
+    // A plan of the demo model: it fits a listed GPU (the nvidia-smi stand-in's where the machine has none), else runs on the CPU.
     const demoFile = scan.models.find((model) => model.path.endsWith('demo-q8_0.gguf'))!.path;
     const plan = await call<{ devices: { kind: string }[]; candidates: { label: string; fit: { verdict: string } }[] }>('models', 'plan', {
       source: demoFile,
