@@ -80,14 +80,19 @@ const describeSteps = (result: Capacity) =>
 /**
  * The loose search, which must climb to the ceiling. A load whose samples other processes kept
  * competing with, or the client fell behind on, is set aside, rightly (contention.test.ts): that
- * is not this test's subject, so a search a busy moment spoiled is taken again, once.
+ * is not this test's subject, so a search a busy moment spoiled is taken again, up to twice (once
+ * on a two-core CI machine both the first search and the one after it lost load 4 to a client
+ * that fell behind).
  */
 async function looseSearch(workload: string, db: string): Promise<Capacity> {
-  const first = await capacity(workload, db, 100_000, 4);
-  const spoiled = first.steps.some((step) => step.decision !== 'meets' && step.client_bound_samples + step.contaminated_samples > 0);
-  if (!spoiled) return first;
-  console.log(`[capacity] the loose search again: ${describeSteps(first)}`);
-  return capacity(workload, db, 100_000, 4);
+  let search = await capacity(workload, db, 100_000, 4);
+  for (let again = 1; again <= 2; again++) {
+    const spoiled = search.steps.some((step) => step.decision !== 'meets' && step.client_bound_samples + step.contaminated_samples > 0);
+    if (!spoiled) break;
+    console.log(`[capacity] the loose search again (${again} of 2): ${describeSteps(search)}`);
+    search = await capacity(workload, db, 100_000, 4);
+  }
+  return search;
 }
 
 function nearestRank(values: number[], percentile: number): number {
