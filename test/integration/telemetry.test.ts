@@ -51,7 +51,8 @@ describe('telemetry on a run', () => {
         db,
         '--json',
       ],
-      { PATH: tempDir() },
+      // Without the suite's faster interval (empty is unset): the default is what this test pins.
+      { PATH: tempDir(), INFERLAB_TELEMETRY_INTERVAL_MS: '' },
     );
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
@@ -96,7 +97,7 @@ describe('telemetry on a run', () => {
     const db = path.join(tempDir(), 'gpu.db');
     const result = await inferlab(
       ['run', '--workload', 'chat-short', '--model', 'demo:q4_k_m', '--duration', '2', '--force', '--db', db, '--json'],
-      withStandIn(),
+      withStandIn({ INFERLAB_TELEMETRY_INTERVAL_MS: '100' }),
     );
     expect(result.code, result.stderr).toBe(0);
     const gpu = JSON.parse(result.stdout).telemetry.gpu;
@@ -121,6 +122,10 @@ describe('telemetry on a run', () => {
       expect(energy).toMatchObject({ context_only: true, joules_per_request: null, reason: expect.stringMatching(/^not this run's: /) });
     else expect(energy.joules_per_request).toBeGreaterThan(0);
     expect(throttle).toMatchObject({ throttled: false, reasons: [], share_of_samples: 0, mem_clock_mhz_mean: 10501 });
+    // The interval INFERLAB_TELEMETRY_INTERVAL_MS asked for, and a baseline of four of its readings rather than a second.
+    expect(summary.telemetry.sampler.interval_ms).toBe(100);
+    expect(summary.telemetry.window.baseline_ms).toBeGreaterThanOrEqual(400);
+    expect(summary.telemetry.window.baseline_ms).toBeLessThan(1000);
     expect(standInsRunning()).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readUserConfig } from '../../src/main/core/config';
+import { readUserConfig, telemetryIntervalMs } from '../../src/main/core/config';
 import { acquireFileLock } from '../../src/main/core/lock';
 import { LineSplitter, LogTail } from '../../src/main/core/log-tail';
 import { ManagedProcess } from '../../src/main/core/process';
@@ -114,6 +114,21 @@ describe('user config', () => {
     expect(() => readUserConfig(env)).toThrow(/field "engine.llamaServerPath" must be a string/);
     fs.writeFileSync(path.join(dir, 'config.json'), '[]');
     expect(() => readUserConfig(env)).toThrow(/expected a JSON object/);
+  });
+
+  it("takes the telemetry interval from INFERLAB_TELEMETRY_INTERVAL_MS over the file's, and names the variable when it is wrong", () => {
+    const dir = tempDir();
+    const env: NodeJS.ProcessEnv = { INFERLAB_DATA_DIR: dir };
+    expect(telemetryIntervalMs(env)).toBe(250);
+    fs.writeFileSync(path.join(dir, 'config.json'), '{"telemetry": {"intervalMs": 500}}');
+    expect(telemetryIntervalMs(env)).toBe(500);
+    expect(telemetryIntervalMs({ ...env, INFERLAB_TELEMETRY_INTERVAL_MS: '100' })).toBe(100);
+    // Empty counts as unset, as a shell's `VAR= command` means.
+    expect(telemetryIntervalMs({ ...env, INFERLAB_TELEMETRY_INTERVAL_MS: '' })).toBe(500);
+    for (const wrong of ['fast', '99', '10001', '1e3', '250.5', '-100'])
+      expect(() => telemetryIntervalMs({ ...env, INFERLAB_TELEMETRY_INTERVAL_MS: wrong })).toThrow(
+        /^INFERLAB_TELEMETRY_INTERVAL_MS must be a whole number of ms from 100 to 10000, got ".*"; unset it/,
+      );
   });
 });
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readGpuMemoryOnce, usedMibOf } from '../../src/main/telemetry/gpu-sampler';
 import { SmiClock, SweepCounter } from '../../src/main/telemetry/gpu-sample-clock';
 import { parseComputeAppLine, parseSmiTimestamp } from '../../src/main/telemetry/nvidia-smi-parse';
-import { MIN_BASELINE_MS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
+import { BASELINE_INTERVALS, TelemetrySession } from '../../src/main/telemetry/telemetry-session';
 import { useTempDirs } from '../support/temp';
 import { measureOneWindow } from '../support/telemetry-window';
 
@@ -108,10 +108,11 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     const clock = () => performance.now() - origin;
     const session = new TelemetrySession({ clock, serverPid, metricsUrl: null, gpuBinary: standIn, beforeLoadUsedMib: 2236 });
     session.start();
-    // Asked for 300 ms, as the experiments used to: the floor applies.
+    // Asked for 300 ms, as the experiments used to: the floor applies, four readings at the default 250 ms.
+    expect(session.minimumBaselineMs).toBe(1000);
     await session.idleBaseline(300);
     const baselineEndedBy = clock();
-    expect(baselineEndedBy).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    expect(baselineEndedBy).toBeGreaterThanOrEqual(1000);
     await delay(300);
     session.markWindowStart();
     await delay(1200);
@@ -119,7 +120,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     await session.stop();
     const summary = session.summary();
     const gpu = summary.gpu!;
-    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(1000);
     expect(summary.window!.start_ms).toBeGreaterThan(summary.window!.baseline_ms!);
     expect(gpu).toMatchObject({
       name: '2× NVIDIA H100 80GB HBM3',
@@ -143,7 +144,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
       (_value, index) => index % 2 === 0,
     );
     const baselinePasses = passes.filter((t) => t <= baselineEndedBy);
-    expect(baselinePasses.at(-1)! - baselinePasses[0]!).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
+    expect(baselinePasses.at(-1)! - baselinePasses[0]!).toBeGreaterThanOrEqual(1000);
     expect(gpu.baseline_samples).toBeGreaterThanOrEqual(2);
     const longestGap = Math.max(...passes.slice(1).map((t, index) => t - passes[index]!));
     const windowMs = summary.window!.end_ms! - summary.window!.start_ms!;
@@ -170,9 +171,34 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     await session.stop();
     const summary = session.summary();
     // Still a full second of readings (the loop's own start included), but not a second more after the call.
-    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(MIN_BASELINE_MS);
-    expect(waited).toBeLessThan(MIN_BASELINE_MS);
+    expect(summary.window!.baseline_ms).toBeGreaterThanOrEqual(session.minimumBaselineMs);
+    expect(waited).toBeLessThan(session.minimumBaselineMs);
     expect(summary.gpu!.baseline_samples).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts the baseline in readings where they are fast: at a 100 ms interval it spans four of them, not a second, unless asked for more', async () => {
+    const origin = performance.now();
+    const clock = () => performance.now() - origin;
+    const fast = new TelemetrySession({ clock, serverPid: fakeServer(), metricsUrl: null, gpuBinary: standIn, intervalMs: 100 });
+    expect(fast.minimumBaselineMs).toBe(BASELINE_INTERVALS * 100);
+    fast.start();
+    await fast.idleBaseline();
+    fast.markWindowStart();
+    fast.markWindowEnd();
+    await fast.stop();
+    const baselineMs = fast.summary().window!.baseline_ms!;
+    expect(baselineMs).toBeGreaterThanOrEqual(400);
+    // The stand-in's own start (a Node process) and one interval of slack; a one-second floor would fail this.
+    expect(baselineMs).toBeLessThan(900);
+    expect(fast.summary().gpu!.baseline_samples).toBeGreaterThanOrEqual(BASELINE_INTERVALS);
+
+    const asked = new TelemetrySession({ clock, serverPid: null, metricsUrl: null, gpuBinary: standIn, intervalMs: 100 });
+    asked.start();
+    await asked.idleBaseline(700);
+    asked.markWindowStart();
+    asked.markWindowEnd();
+    await asked.stop();
+    expect(asked.summary().window!.baseline_ms).toBeGreaterThanOrEqual(700);
   });
 
   it('reads nvidia-smi once more at the end of a window that its loop left without a sample', async () => {
@@ -231,7 +257,7 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
       const origin = performance.now();
       const session = new TelemetrySession({ clock: () => performance.now() - origin, serverPid: null, metricsUrl: null, gpuBinary: null });
       session.start();
-      await session.idleBaseline(MIN_BASELINE_MS);
+      await session.idleBaseline(1000);
       session.markWindowStart();
       session.markWindowEnd();
       await session.stop();

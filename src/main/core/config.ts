@@ -121,6 +121,23 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
 }
 
 /**
+ * How often a run's telemetry samples: INFERLAB_TELEMETRY_INTERVAL_MS where set (a GPU box run from
+ * a script, without touching its config file), else the config file's telemetry.intervalMs, else 250 ms.
+ */
+export function telemetryIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const range = TELEMETRY_INTERVAL_RANGE_MS;
+  const fromEnv = env.INFERLAB_TELEMETRY_INTERVAL_MS;
+  if (fromEnv === undefined || fromEnv === '') return readUserConfig(env).telemetry?.intervalMs ?? range.default;
+  const value = /^\d+$/.test(fromEnv) ? Number(fromEnv) : Number.NaN;
+  if (!(value >= range.min && value <= range.max))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `INFERLAB_TELEMETRY_INTERVAL_MS must be a whole number of ms from ${range.min} to ${range.max}, got ${JSON.stringify(fromEnv)}; unset it to use the config file's`,
+    );
+  return value;
+}
+
+/**
  * Saves changes to the config file, keeping every field it does not change. Written to a
  * temporary file and renamed, so a crash never leaves half a file; the result is read back
  * through the same checks as at start.

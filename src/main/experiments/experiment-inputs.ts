@@ -19,7 +19,7 @@ export interface SingleModelExperimentInputs {
   profile: ServerProfile;
 }
 
-/** How every experiment window's run is made: generous timeouts, stored text, no reference (and the idle baseline's floor, MIN_BASELINE_MS). */
+/** How every experiment window's run is made: generous timeouts, stored text, no reference (and the idle baseline's floor, BASELINE_INTERVALS of the GPU interval). */
 const WINDOW_RUN_DEFAULTS = {
   timeouts: { firstTokenMs: 120_000, totalMs: 600_000 },
   private: false,

@@ -3,7 +3,7 @@ import type { EngineInfo } from '../../shared/contract/engine';
 import type { ClientLoad, ShardLoad } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, throwIfCancelled } from '../core/errors';
-import { readUserConfig, TELEMETRY_INTERVAL_RANGE_MS } from '../core/config';
+import { telemetryIntervalMs } from '../core/config';
 import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -38,7 +38,7 @@ export interface RunRequest {
   gpuMetricsUrl?: string | null;
   /** Idle sampling before the measured window, for the telemetry baseline. */
   baselineMs?: number;
-  /** How often telemetry samples; the config file's telemetry.intervalMs, else 250 ms. */
+  /** How often telemetry samples; else INFERLAB_TELEMETRY_INTERVAL_MS, the config file's telemetry.intervalMs or 250 ms. */
   telemetryIntervalMs?: number;
   load: LoadSpec;
   stop: { requests: number | null; durationMs: number | null };
@@ -190,7 +190,7 @@ function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin:
     // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
     metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
     beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
-    intervalMs: request.telemetryIntervalMs ?? readUserConfig().telemetry?.intervalMs ?? TELEMETRY_INTERVAL_RANGE_MS.default,
+    intervalMs: request.telemetryIntervalMs ?? telemetryIntervalMs(),
     endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     gpuMetricsUrl: request.gpuMetricsUrl ?? null,
     gpuIndexes: selectedGpuIndexes(target.profile?.gpuDevices),
@@ -457,7 +457,7 @@ async function driveLoad(
     clientLoad.stop();
   } catch (error) {
     clientLoad.stop();
-    await telemetry.stop();
+    // The caller's finally stops the samplers.
     options.store.finishRun(runId, 'failed', (error as Error).message, undefined);
     throw error;
   }

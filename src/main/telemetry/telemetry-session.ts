@@ -18,8 +18,14 @@ export interface TelemetrySeries {
   points: Float64Array;
 }
 
-/** The idle baseline is never shorter than this, whatever the caller asks for. */
-export const MIN_BASELINE_MS = 1000;
+/**
+ * The idle baseline spans at least a second, or this many of the GPU source's intervals where that
+ * is shorter: four readings are enough for an idle memory and the idle temperature and clocks a
+ * cooldown waits for, so a faster interval (a setting) shortens every run's wait without thinning
+ * the baseline, and a slow one is not stretched to four of its readings.
+ */
+export const BASELINE_INTERVALS = 4;
+const BASELINE_CAP_MS = 1000;
 const CONTENTION_MIN_INTERVAL_MS = 500;
 /** RAPL counters wrap after minutes at full load; read far more often than that. */
 const RAPL_READ_MS = 1000;
@@ -53,7 +59,7 @@ function sumOf(samples: readonly GpuSample[], pick: (sample: GpuSample) => numbe
  * (/proc), the server's /metrics and the competition for the machine. Started before the
  * measured window for an idle baseline; always stopped, whatever happened to the run.
  *
- * The run's timeline: start() → idle baseline (≥ 1 s with a GPU tool from start(), server loaded,
+ * The run's timeline: start() → idle baseline (≥ 1 s, or 4 GPU intervals where shorter, from start() with a GPU tool, server loaded,
  * nothing generated: the workload may be tokenized meanwhile) → warmup (neither baseline nor window) →
  * markWindowStart() → measured requests → markWindowEnd().
  */
@@ -130,6 +136,11 @@ export class TelemetrySession {
     return this.options.intervalMs ?? 250;
   }
 
+  /** The shortest idle baseline at this session's GPU interval: BASELINE_INTERVALS of it, at most a second. */
+  get minimumBaselineMs(): number {
+    return Math.min(BASELINE_CAP_MS, BASELINE_INTERVALS * this.gpu.sampleIntervalMs);
+  }
+
   start(): void {
     this.startedAt = performance.now();
     this.baselineStart = this.options.clock();
@@ -151,21 +162,21 @@ export class TelemetrySession {
   }
 
   /**
-   * Idle sampling before anything is generated: at least MIN_BASELINE_MS from start() (callers
+   * Idle sampling before anything is generated: at least minimumBaselineMs from start() (callers
    * asking for less get that), and, with a GPU, until its samples span that long (nvidia-smi can
    * take seconds to start), up to a cap. Counted from start(), not from this call, so the run's
    * own preparation between the two (tokenizing the workload) hides the GPU tool's start instead
    * of adding to it. None where no GPU tool exists: every run on such a machine would wait a
    * second for nothing. Marks where the baseline ends.
    */
-  async idleBaseline(requestedMs = MIN_BASELINE_MS): Promise<void> {
+  async idleBaseline(requestedMs = 0): Promise<void> {
     const begun = this.baselineStart ?? this.options.clock();
     // Only GPU figures (idle memory, the cooldown's idle temperature and clocks) come from the baseline.
     if (this.gpu.hasNoSource) {
       this.baselineEnd = begun;
       return;
     }
-    const wanted = Math.max(MIN_BASELINE_MS, requestedMs);
+    const wanted = Math.max(this.minimumBaselineMs, requestedMs);
     const elapsed = () => this.options.clock() - begun;
     const covered = () => {
       if (elapsed() < wanted) return false;
