@@ -25,11 +25,20 @@ groups:
         messages: [{ role: user, content: hi }]
 `;
 
+const EMBEDDINGS = `name: e
+groups:
+  - name: g
+    items:
+      - id: a
+        input: hello
+`;
+
 describe('workload parser', () => {
   it('accepts every built-in workload', async () => {
     expect(listBuiltinWorkloads()).toEqual([
       'chat-short',
       'decode-heavy',
+      'embeddings',
       'extraction-json',
       'long-context',
       'multi-turn-chat',
@@ -54,7 +63,7 @@ describe('workload parser', () => {
     [
       'both prompt and messages',
       VALID.replace('id: a', 'id: a\n        prompt: p'),
-      /groups\[0\]\.items\[0\]: must have exactly one of "messages", "prompt" or "turns"/,
+      /groups\[0\]\.items\[0\]: must have exactly one of "messages", "prompt", "turns" or "input"/,
     ],
     [
       'a reference history with a turn that has no reference',
@@ -88,6 +97,51 @@ describe('workload parser', () => {
     ],
     ['a duplicate item id', VALID + '      - id: a\n        prompt: again\n', /groups\[0\]\.items\[1\]\.id: duplicate item id "a"/],
     ['a duplicate key', 'name: a\nname: b\ngroups: []\n', /w\.yaml:2:1: .*[Mm]ap keys must be unique/],
+    [
+      'an empty embeddings input list',
+      EMBEDDINGS.replace('input: hello', 'input: []'),
+      /groups\[0\]\.items\[0\]\.input: must NOT have fewer than 1 items/,
+    ],
+    [
+      'an empty embeddings input',
+      EMBEDDINGS.replace('input: hello', 'input: ""'),
+      /groups\[0\]\.items\[0\]\.input: must NOT have fewer than 1 characters/,
+    ],
+    [
+      'an embeddings input that is not text',
+      EMBEDDINGS.replace('input: hello', 'input: [hi, [nested]]'),
+      /groups\[0\]\.items\[0\]\.input\/1: must be string|input\[1\]: must be string/,
+    ],
+    [
+      'a check on an embeddings item',
+      `${EMBEDDINGS}        accept: [{ contains: x }]\n`,
+      /groups\[0\]\.items\[0\]\.accept: accept does not apply to an embeddings request/,
+    ],
+    [
+      'max_tokens on an embeddings item',
+      EMBEDDINGS.replace('input: hello', 'input: hello\n        max_tokens: 8'),
+      /items\[0\]\.max_tokens: max_tokens does not apply to an embeddings request/,
+    ],
+    [
+      'a chat item beside embeddings',
+      `${EMBEDDINGS}      - id: b\n        messages: [{ role: user, content: hi }]\n`,
+      /groups\[0\]\.items\[1\]: a workload with embeddings \(group "g"\) is embeddings only/,
+    ],
+    [
+      'a prompt generator beside embeddings',
+      `${EMBEDDINGS}  - name: h\n    generate: { synthetic: { count: 2, input_tokens: 8, output_tokens: 4 } }\n`,
+      /groups\[1\]\.generate: a workload with embeddings \(group "g"\) is embeddings only/,
+    ],
+    [
+      'generation defaults in an embeddings workload',
+      `defaults: { max_tokens: 8 }\n${EMBEDDINGS}`,
+      /defaults: defaults set generation fields/,
+    ],
+    [
+      'an embeddings generator of too many inputs',
+      'name: e\ngroups:\n  - name: g\n    generate: { embeddings: { count: 100000, inputs_per_request: 2048, input_tokens: 1000 } }\n',
+      /groups\[0\]\.generate: generator of group "g" would produce 100,000 requests and 204,800,000,000 prompt tokens/,
+    ],
   ])('rejects %s, naming the file and the line or field', (_name, text, message) => {
     expect(parseError(text)).toMatch(message);
   });
@@ -188,6 +242,28 @@ describe('conversations in a workload', () => {
     // revision hash is the one it had before conversations existed.
     const single = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
     expect(JSON.stringify(single)).not.toContain('conversation');
+  });
+
+  it('resolves embeddings inputs (one text or a list) and the generator, keyed by seed; other workloads keep their revision', async () => {
+    const def = parseWorkloadText(
+      `${EMBEDDINGS}      - id: b\n        input: [one, two]\n  - name: gen\n    generate: { embeddings: { count: 3, inputs_per_request: 4, input_tokens: 16, seed: 5 } }\n`,
+      'e.yaml',
+    );
+    const resolved = await resolveWorkload(def, 'e.yaml', estimatingTokenCounter);
+    const [written, generated] = resolved.groups;
+    expect(written!.items.map((item) => item.embedding_inputs)).toEqual([['hello'], ['one', 'two']]);
+    expect(written!.items.every((item) => item.messages === null && item.prompt === null)).toBe(true);
+    expect(generated!.items).toHaveLength(3);
+    for (const item of generated!.items) {
+      expect(item.embedding_inputs).toHaveLength(4);
+      expect(item.messages).toBeNull();
+      expect(item.target_input_tokens).toBe(16);
+    }
+    // Four different texts per request, and the same ones again from the same seed.
+    expect(new Set(generated!.items[0]!.embedding_inputs).size).toBe(4);
+    expect((await resolveWorkload(def, 'e.yaml', estimatingTokenCounter)).revision).toBe(resolved.revision);
+    const single = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
+    expect(JSON.stringify(single)).not.toContain('embedding_inputs');
   });
 
   it('the conversations generator makes count × turns turns with reference answers, the same for the same seed', async () => {

@@ -93,7 +93,7 @@ export function measuredWindowMs(rows: readonly MeasuredRequest[]): number | nul
   return Number.isFinite(span) && span > 0 ? span : null;
 }
 
-const perSecond = (count: number, windowMs: number | null) => (windowMs === null ? null : count / (windowMs / 1000));
+export const perSecond = (count: number, windowMs: number | null) => (windowMs === null ? null : count / (windowMs / 1000));
 
 const values = (rows: readonly MeasuredRequest[], pick: (row: MeasuredRequest) => number | null | undefined) =>
   rows.map(pick).filter((value): value is number => value !== null && value !== undefined);

@@ -211,6 +211,7 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
     contextLength: numberOf(header, `${architecture}.context_length`),
     layers: numberOf(header, `${architecture}.block_count`),
     tokenizer: stringOf(header, 'tokenizer.ggml.model'),
+    poolingType: numberOf(header, `${architecture}.pooling_type`),
     synthetic: header.metadata.get('inferlab.synthetic') === true,
     source,
   };

@@ -30,8 +30,12 @@ export class RequestPlan {
   }
 }
 
+/** Where an embeddings request goes: its answer is one JSON document, not a stream. */
+export const EMBEDDINGS_PATH = '/v1/embeddings';
+
 /** The request body for one item, in the OpenAI-compatible shape every engine accepts. */
 export function requestFor(item: ResolvedItem): { path: string; body: Record<string, unknown> } {
+  if (item.embedding_inputs) return { path: EMBEDDINGS_PATH, body: { input: item.embedding_inputs } };
   const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));
   const body: Record<string, unknown> = { ...sampling };
   if (item.response_format) body.response_format = item.response_format;

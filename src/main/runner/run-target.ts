@@ -16,6 +16,8 @@ export type RunTargetSpec =
       profile: ServerProfile;
       coldStartProbe?: boolean;
       /** Start even beside another llama-server that claims the cores. */ force?: boolean;
+      /** An embeddings workload's server is started for vectors. */
+      serves?: 'generation' | 'embeddings';
     }
   | { kind: 'endpoint'; url: string; headers: Record<string, string> }
   /** A server this process already manages (experiments reuse one across windows). */
@@ -93,6 +95,7 @@ async function startModel(
     profile: target.profile,
     coldStartProbe: target.coldStartProbe,
     force: target.force,
+    serves: target.serves,
   });
   const release = async () => void (await prepared.stop());
   const serverLost = crashReason(prepared);

@@ -7,6 +7,7 @@ import type { Disposable } from '../core/disposable';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
 import { llamaCppAdapter } from '../engines/adapters/llamacpp-adapter';
+import { servingEmbeddings } from '../engines/llamacpp/serving-embeddings';
 import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
 import { readUserConfig } from '../core/config';
 import { describeModel } from '../models/model-library';
@@ -28,6 +29,8 @@ export interface StartServerRequest {
   coldStartProbe?: boolean;
   /** Start even when its threads and another llama-server's exceed the cores (see oversubscription.ts). */
   force?: boolean;
+  /** What the server is for: `embeddings` starts llama-server with --embeddings (see servingEmbeddings). */
+  serves?: 'generation' | 'embeddings';
 }
 
 /** The draft model's file, checked with the same bounded reader as the served model before anything is launched. */
@@ -60,9 +63,11 @@ export class ServerManager implements Disposable {
     const engineId = request.engine ?? 'llama.cpp';
     let modelPath = request.modelRef;
     let draftPath: string | null = null;
+    let declaredPooling: number | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
       const model = await describeModel(modelPath);
+      declaredPooling = model.poolingType ?? null;
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
@@ -76,7 +81,9 @@ export class ServerManager implements Disposable {
     const identities = needsGpuIdentities(request.profile, backend, environment)
       ? await (this.options.readGpuIdentities ?? probeGpuIdentities)(backend === 'vulkan', environment, backend === null)
       : null;
-    const adapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId, identities);
+    const engineAdapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId, identities);
+    const adapter =
+      request.serves === 'embeddings' && engineId === 'llama.cpp' ? servingEmbeddings(engineAdapter, declaredPooling) : engineAdapter;
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,

@@ -755,6 +755,14 @@ export class RunStore {
     return (this.db.prepare(MEASURED_REQUEST_SELECT).raw(true).all(runId) as MeasuredRequestColumns[]).map(measuredRequestOf);
   }
 
+  /** item id → how many of a run's measured requests of that item succeeded. */
+  measuredSuccessesByItem(runId: string): Map<string, number> {
+    const rows = this.db
+      .prepare('SELECT item_id, COUNT(*) AS n FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL GROUP BY item_id')
+      .all(runId) as { item_id: string; n: number }[];
+    return new Map(rows.map((row) => [row.item_id, row.n]));
+  }
+
   /** item id → output text of a run's measured requests (the first of each item), for equals-reference checks. */
   referenceOutputs(runId: string): Map<string, string> {
     const rows = this.db

@@ -29,6 +29,10 @@ export function generatorProduct(generator: GeneratorDef): { requests: number; p
       requests: generator.long_document.count,
       promptTokens: generator.long_document.count * generator.long_document.document_tokens,
     };
+  if ('embeddings' in generator) {
+    const spec = generator.embeddings;
+    return { requests: spec.count, promptTokens: spec.count * spec.inputs_per_request * spec.input_tokens };
+  }
   if ('conversations' in generator) {
     const spec = generator.conversations;
     // Turn k carries k user messages and k − 1 answers: the prompt tokens grow quadratically with the turns.
@@ -79,6 +83,8 @@ export interface GeneratedPrompt {
   turns?: { user: string; reference: string }[];
   /** Set by the trace generator. */
   replay?: ResolvedReplay;
+  /** Set by the embeddings generator: the texts of one /v1/embeddings request (its `messages` are empty). */
+  embedding_inputs?: string[];
   max_tokens: number;
   target_input_tokens: number | null;
   input_tokens_exact: boolean | null;
@@ -183,6 +189,7 @@ export async function runGenerator(
   if ('long_document' in generator) return longDocumentPrompts(group, generator.long_document, counter);
   if ('conversations' in generator) return conversationPrompts(group, generator.conversations, counter);
   if ('trace' in generator) return tracePrompts(group, generator.trace, workloadFile);
+  if ('embeddings' in generator) return embeddingRequests(group, generator.embeddings, counter);
   return importShareGpt(workloadFile, generator.sharegpt);
 }
 
@@ -205,6 +212,35 @@ async function syntheticPrompts(
     });
   }
   return prompts;
+}
+
+/** Requests to /v1/embeddings of `inputs_per_request` texts, each of a given token length, of seeded random words. */
+async function embeddingRequests(
+  group: string,
+  spec: Extract<GeneratorDef, { embeddings: unknown }>['embeddings'],
+  counter: TokenCounter,
+): Promise<GeneratedPrompt[]> {
+  const random = seededRandom(spec.seed ?? 1);
+  const requests: GeneratedPrompt[] = [];
+  for (let index = 0; index < spec.count; index++) {
+    const inputs: string[] = [];
+    let exact = true;
+    for (let input = 0; input < spec.inputs_per_request; input++) {
+      const text = await textOfTokens(spec.input_tokens, random, counter);
+      inputs.push(text.text);
+      exact &&= text.exact;
+    }
+    requests.push({
+      id: `${group}-${index}`,
+      messages: [],
+      embedding_inputs: inputs,
+      max_tokens: 1,
+      // Per input: each text is embedded as a sequence of its own.
+      target_input_tokens: spec.input_tokens,
+      input_tokens_exact: exact,
+    });
+  }
+  return requests;
 }
 
 /** Families of prompts sharing a long prefix, each with its own short question: what a prompt cache is for. */

@@ -8,6 +8,7 @@ import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 import { readFileCapped } from '../core/read-capped';
 import { parseWorkloadOffThread } from './bounded-parse';
+import { isEmbeddingsGroup } from './embeddings-workload';
 import { generatorBudgetProblem } from './generators';
 import type { AcceptanceCheck, WorkloadDef } from './workload-types';
 
@@ -224,7 +225,7 @@ function describeSchemaError(error: ErrorObject): { path: (string | number)[]; m
         message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((value) => JSON.stringify(value)).join(', ')}`,
       };
     case 'oneOf':
-      return { path: base, message: 'must have exactly one of "messages", "prompt" or "turns"' };
+      return { path: base, message: 'must have exactly one of "messages", "prompt", "turns" or "input"' };
     case 'anyOf':
       return { path: base, message: 'must have "items" or "generate"' };
     default:
@@ -280,6 +281,7 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       }
     });
   };
+  problems.push(...embeddingsProblems(def));
   const groupNames = new Set<string>();
   const itemIds = new Set<string>();
   def.groups.forEach((group, groupIndex) => {
@@ -321,6 +323,45 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       }
     });
   });
+  return problems;
+}
+
+/** The fields of an item that shape a generated answer: an embeddings request has none to shape. */
+const GENERATION_FIELDS = ['max_tokens', 'temperature', 'top_p', 'seed', 'stop', 'ignore_eos', 'response_format', 'accept'] as const;
+
+/**
+ * An embeddings workload is embeddings only: its server is started for vectors, and its figures
+ * (inputs/s, latency per request) mean nothing beside a chat request's TTFT. Nothing in it is
+ * judged, so generation fields and checks are refused rather than silently ignored.
+ */
+function embeddingsProblems(def: WorkloadDef): { path: (string | number)[]; message: string }[] {
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  const first = def.groups.findIndex(isEmbeddingsGroup);
+  if (first === -1) return problems;
+  def.groups.forEach((group, groupIndex) => {
+    const base = ['groups', groupIndex];
+    if (group.accept)
+      problems.push({ path: [...base, 'accept'], message: 'an embeddings request returns vectors: there is no answer to check' });
+    if (group.generate && !('embeddings' in group.generate))
+      problems.push({
+        path: [...base, 'generate'],
+        message: `a workload with embeddings (group "${def.groups[first]!.name}") is embeddings only: put generated prompts in a workload of their own`,
+      });
+    group.items?.forEach((item, itemIndex) => {
+      if (item.input === undefined) {
+        problems.push({
+          path: [...base, 'items', itemIndex],
+          message: `a workload with embeddings (group "${def.groups[first]!.name}") is embeddings only: give this item "input", or move it to a workload of its own`,
+        });
+        return;
+      }
+      for (const field of GENERATION_FIELDS)
+        if (item[field] !== undefined)
+          problems.push({ path: [...base, 'items', itemIndex, field], message: `${field} does not apply to an embeddings request` });
+    });
+  });
+  if (def.defaults && Object.keys(def.defaults).length > 0)
+    problems.push({ path: ['defaults'], message: 'defaults set generation fields, which do not apply to an embeddings workload' });
   return problems;
 }
 

@@ -71,6 +71,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         target_input_tokens: null,
         input_tokens_exact: null,
         conversation: conversationOf(item.turns, item.system, group.session),
+        ...(item.input === undefined ? {} : { embedding_inputs: typeof item.input === 'string' ? [item.input] : item.input }),
       });
     }
     if (group.generate) {
@@ -78,7 +79,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         items.push({
           id: generated.id,
           group: group.name,
-          messages: generated.messages,
+          messages: generated.embedding_inputs ? null : generated.messages,
           prompt: null,
           sampling: {
             max_tokens: generated.max_tokens,
@@ -97,6 +98,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
           input_tokens_exact: generated.input_tokens_exact,
           conversation: conversationOf(generated.turns, undefined, group.session),
           ...(generated.replay ? { replay: generated.replay } : {}),
+          ...(generated.embedding_inputs ? { embedding_inputs: generated.embedding_inputs } : {}),
         });
       }
     }

@@ -45,6 +45,8 @@ export interface WorkloadItemDef extends Sampling {
   /** A conversation: turn k sends the system message, turns 1..k−1 with their answers, and turn k's user message. */
   turns?: TurnDef[];
   system?: string;
+  /** Embeddings: the text, or texts, one request sends to /v1/embeddings (a workload of these is embeddings only). */
+  input?: string | string[];
   response_format?: ResponseFormat;
   repeat?: number;
   weight?: number;
@@ -66,6 +68,7 @@ export type GeneratorDef =
   | { long_document: { count: number; document_tokens: number; fact_position?: number; output_tokens: number; seed?: number } }
   | { sharegpt: { file: string; limit?: number; max_tokens?: number } }
   | { conversations: { count: number; turns: number; user_tokens: number; answer_tokens: number; seed?: number } }
+  | { embeddings: { count: number; inputs_per_request: number; input_tokens: number; seed?: number } }
   | { trace: TraceGeneratorDef };
 
 export interface TraceGeneratorDef {
@@ -103,7 +106,7 @@ export interface ResolvedItem {
   repeat: number;
   weight: number;
   checks: AcceptanceCheck[];
-  /** Input length the generator aimed for, and whether it was met exactly by the server's tokenizer. */
+  /** Input length the generator aimed for (per text, for embeddings), and whether it was met exactly by the server's tokenizer. */
   target_input_tokens: number | null;
   input_tokens_exact: boolean | null;
   /**
@@ -113,6 +116,8 @@ export interface ResolvedItem {
   conversation?: ResolvedConversation;
   /** Set for a replayed trace request: its prompt is token ids built from the hash ids, sent at its arrival time. */
   replay?: ResolvedReplay;
+  /** Set for an embeddings request: the texts sent to /v1/embeddings, one vector each. Absent on every other kind. */
+  embedding_inputs?: string[];
 }
 
 export interface ResolvedReplay {

@@ -14,6 +14,8 @@ export interface ModelEntry {
   contextLength: number | null;
   layers: number | null;
   tokenizer: string | null;
+  /** The pooling an embedding model declares (`<arch>.pooling_type`: 1 mean, 2 CLS, 3 last, 4 rank); absent or null where it declares none. */
+  poolingType?: number | null;
   synthetic: boolean;
   source: 'demo' | 'folder' | 'file' | 'ollama';
   /** Only when asked for (hashing reads the whole file); cached by path, size and mtime. */

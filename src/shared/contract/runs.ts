@@ -216,6 +216,23 @@ export interface RunSummary {
    * prefix reuse shows as the history grows. Means over successful requests that reported the count.
    */
   turns?: TurnSummary[] | null;
+  /** Embeddings workloads only (absent otherwise): inputs embedded and the rates over the measured window. */
+  embeddings?: EmbeddingsSummary | null;
+}
+
+/**
+ * An embeddings run's own figures, over its successful measured requests and the same window
+ * as `throughput` (docs/METRICS.md, "Embeddings"). Latency per request is `metrics.e2e_ms`.
+ */
+export interface EmbeddingsSummary {
+  requests: number;
+  /** Texts embedded: one vector each. */
+  inputs: number;
+  inputs_per_request_mean: number | null;
+  inputs_per_s: number | null;
+  /** Input tokens as the server counted them (usage.prompt_tokens); null where no request reported its count. */
+  input_tokens: number | null;
+  input_tokens_per_s: number | null;
 }
 
 export interface BunchedDelivery {

@@ -4,6 +4,7 @@ import { offloadLine } from '../../../shared/gpu-offload';
 import type { Distribution, RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
+import { embeddingsLine } from '../../../shared/embeddings-line';
 import { columnsShownIn, distributionColumns, distributionRows, headerLabel, rateFigures } from '../../../shared/metric-columns';
 import type { Statistic } from '../../../shared/metric-table';
 import { bytes, ms, num, pct, pctl } from '../components/format';
@@ -45,6 +46,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
       )}
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
       {summary.turns && <TurnTable turns={summary.turns} />}
+      {summary.embeddings && <p data-testid="embeddings">{embeddingsLine(summary.embeddings)}</p>}
       {summary.speculative && (
         <p data-testid="speculative">
           Speculative decoding: {summary.speculative.accepted_tokens} of {summary.speculative.drafted_tokens} drafted tokens accepted (

@@ -1,0 +1,132 @@
+import http from 'node:http';
+import { onAbort } from './abort-fanout';
+import { emptyCompletion, type StreamedCompletion } from './stream-client';
+
+/**
+ * An answer's size beyond which it is refused rather than held: 2,048 inputs of 4,096-dimension
+ * vectors print to about 170 MB of JSON, far past any request a benchmark sends, and a server (or
+ * an endpoint) that answers without end must not take the run's memory.
+ */
+export const MAX_EMBEDDINGS_ANSWER_BYTES = 64 * 2 ** 20;
+
+export interface EmbeddingsRequestOptions {
+  baseUrl: string;
+  path: string;
+  body: { input: string[] } & Record<string, unknown>;
+  headers?: Record<string, string>;
+  agent?: http.Agent;
+  /** No answer headers within this: as a stream's first token, the request failed to start in time. */
+  firstTokenTimeoutMs?: number;
+  totalTimeoutMs?: number;
+  signal?: AbortSignal;
+  maxAnswerBytes?: number;
+}
+
+/** What an OpenAI-compatible /v1/embeddings answer must hold: one vector per input, all of one length. */
+export function embeddingsAnswerProblem(answer: unknown, inputs: number): string | null {
+  if (typeof answer !== 'object' || answer === null) return 'the answer is not a JSON object';
+  const data = (answer as { data?: unknown }).data;
+  if (!Array.isArray(data)) return 'the answer has no "data" list';
+  if (data.length !== inputs) return `the answer holds ${data.length} embeddings for ${inputs} inputs`;
+  let dimensions: number | null = null;
+  for (const [position, entry] of data.entries()) {
+    const vector = (entry as { embedding?: unknown } | null)?.embedding;
+    if (!Array.isArray(vector) || vector.length === 0) return `data[${position}] has no embedding`;
+    if (dimensions !== null && vector.length !== dimensions)
+      return `data[${position}] has ${vector.length} dimensions where data[0] has ${dimensions}`;
+    dimensions = vector.length;
+    if (!vector.every((value) => typeof value === 'number' && Number.isFinite(value)))
+      return `data[${position}] holds a value that is not a finite number`;
+  }
+  return null;
+}
+
+function promptTokensOf(answer: unknown): number | null {
+  const value = (answer as { usage?: { prompt_tokens?: unknown } }).usage?.prompt_tokens;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
+}
+
+/**
+ * One /v1/embeddings request, timed as a stream is: t0 just before the body is written, headers,
+ * and the end of the answer, which is where its one "chunk" arrives. The answer is checked (one
+ * finite vector per input, all of one length) so a server that answers 200 with the wrong thing
+ * fails the request instead of counting as fast. Usage gives the input tokens; there is no output.
+ */
+export function postEmbeddings(options: EmbeddingsRequestOptions): Promise<StreamedCompletion> {
+  const url = new URL(options.path, options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+  const payload = Buffer.from(JSON.stringify(options.body));
+  const inputs = options.body.input.length;
+  const limit = options.maxAnswerBytes ?? MAX_EMBEDDINGS_ANSWER_BYTES;
+  const result = emptyCompletion();
+  return new Promise((resolve) => {
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (error: StreamedCompletion['error']) => {
+      if (settled) return;
+      settled = true;
+      timers.forEach(clearTimeout);
+      stopListening();
+      result.endAt ??= performance.now();
+      result.error = error;
+      resolve(result);
+    };
+    const request = http.request(url, {
+      method: 'POST',
+      agent: options.agent,
+      headers: { ...options.headers, 'content-type': 'application/json', 'content-length': payload.length, accept: 'application/json' },
+    });
+    const fail = (errorClass: NonNullable<StreamedCompletion['error']>['class'], message: string) => {
+      finish({ class: errorClass, message });
+      request.destroy();
+    };
+    const stopListening = options.signal ? onAbort(options.signal, () => fail('cancelled', 'cancelled')) : () => {};
+    request.on('error', (error) => finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message }));
+    request.on('response', (response) => {
+      result.headersAt = performance.now();
+      result.httpStatus = response.statusCode ?? null;
+      const ok = response.statusCode !== undefined && response.statusCode >= 200 && response.statusCode <= 299;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        size += chunk.length;
+        if (!ok) {
+          if (size <= 2000) chunks.push(chunk);
+          return;
+        }
+        if (size > limit) return fail('malformed_chunk', `the embeddings answer passed ${limit / 2 ** 20} MiB; refused`);
+        chunks.push(chunk);
+      });
+      response.on('error', (error) => finish({ class: 'partial_stream', message: error.message }));
+      response.on('end', () => {
+        if (settled) return;
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (!ok) return finish({ class: 'http_status', message: `HTTP ${response.statusCode}: ${text.slice(0, 2000).trim()}` });
+        result.endAt = performance.now();
+        let answer: unknown;
+        try {
+          answer = JSON.parse(text);
+        } catch {
+          return finish({ class: 'malformed_chunk', message: 'the embeddings answer is not JSON' });
+        }
+        const problem = embeddingsAnswerProblem(answer, inputs);
+        if (problem) return finish({ class: 'malformed_chunk', message: problem });
+        result.finishAt = result.endAt;
+        result.finishReason = 'stop';
+        const promptTokens = promptTokensOf(answer);
+        result.usage = promptTokens === null ? null : { prompt_tokens: promptTokens, completion_tokens: 0, cached_tokens: null };
+        finish(null);
+      });
+    });
+    if (options.firstTokenTimeoutMs)
+      timers.push(
+        setTimeout(() => {
+          if (result.headersAt === null) fail('first_token_timeout', `no answer within ${options.firstTokenTimeoutMs} ms`);
+        }, options.firstTokenTimeoutMs),
+      );
+    if (options.totalTimeoutMs)
+      timers.push(setTimeout(() => fail('total_timeout', `not finished within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs));
+    result.t0 = performance.now();
+    request.end(payload);
+  });
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { inferlab, inferlabJson } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('embeddings on the real llama-server', () => {
+  it('runs the built-in embeddings workload on a demo model: a server started for vectors, every request a success, inputs/s and latency', async () => {
+    const db = path.join(tempDir(), 'e.db');
+    // One pass over the workload: 2 written items (1 and 3 texts), then 4 requests each of 1, 4 and 16 texts.
+    const summary = await inferlabJson(
+      ['run', '--workload', 'embeddings', '--model', 'demo:q8_0', '--requests', '14', '--concurrency', '2'],
+      db,
+    );
+    expect(summary.status).toBe('completed');
+    expect(summary.requests).toMatchObject({ attempted: 14, completed: 14, failed: 0 });
+    expect(summary.embeddings).toMatchObject({ requests: 14, inputs: 1 + 3 + 4 * (1 + 4 + 16) });
+    expect(summary.embeddings.inputs_per_s).toBeGreaterThan(0);
+    // The server counted every text's tokens: 84 generated texts of 64 tokens each, and the written ones.
+    expect(summary.embeddings.input_tokens).toBeGreaterThan(84 * 64);
+    expect(summary.embeddings.input_tokens_per_s).toBeGreaterThan(summary.embeddings.inputs_per_s);
+    // Latency per request is E2E; nothing streams, so there is no TTFT and no output.
+    expect(summary.metrics.e2e_ms.n).toBe(14);
+    expect(summary.metrics.e2e_ms.p50).toBeGreaterThan(0);
+    expect(summary.metrics.ttft_ms.n).toBe(0);
+    expect(summary.throughput.output_tokens_total).toBe(0);
+
+    // The demo model declares no pooling: the server was started with --embeddings and mean pooling.
+    const record = new Database(db, { readonly: true });
+    try {
+      const server = JSON.parse(
+        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
+      );
+      const argv: string[] = server.effectiveConfig.argv;
+      expect(argv).toContain('--embeddings');
+      expect(argv.slice(argv.indexOf('--pooling'), argv.indexOf('--pooling') + 2)).toEqual(['--pooling', 'mean']);
+      const texts = record
+        .prepare('SELECT prompt_text FROM requests WHERE run_id = ? AND item_id = ?')
+        .all(summary.run_id, 'three-sentences') as {
+        prompt_text: string;
+      }[];
+      expect(JSON.parse(texts[0]!.prompt_text)).toHaveLength(3);
+    } finally {
+      record.close();
+    }
+
+    const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      /^embeddings: 88 inputs in 14 requests \(6\.3 per request\), [\d.]+ inputs\/s, [\d.]+ input tok\/s; latency per request is E2E$/m,
+    );
+  });
+
+  it('refuses an embeddings workload that also asks for answers, naming the item, before any server starts', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'mixed.yaml');
+    fs.writeFileSync(
+      file,
+      'name: mixed\ngroups:\n  - name: g\n    items:\n      - id: vec\n        input: hello\n      - id: chat\n        messages: [{ role: user, content: hi }]\n',
+    );
+    const result = await inferlab(['run', '--workload', file, '--model', 'demo:q8_0', '--requests', '2', '--db', path.join(dir, 'm.db')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /mixed\.yaml:7:\d+: groups\[0\]\.items\[1\]: a workload with embeddings \(group "g"\) is embeddings only/,
+    );
+    expect(result.stderr).not.toMatch(/starting llama-server/);
+  });
+});
