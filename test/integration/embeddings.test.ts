@@ -7,7 +7,7 @@ import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
 
-describe('embeddings on the real llama-server', () => {
+describe('embeddings and reranking on the real llama-server', () => {
   it('runs the built-in embeddings workload on a demo model: a server started for vectors, every request a success, inputs/s and latency', async () => {
     const db = path.join(tempDir(), 'e.db');
     // One pass over the workload: 2 written items (1 and 3 texts), then 4 requests each of 1, 4 and 16 texts.
@@ -52,6 +52,16 @@ describe('embeddings on the real llama-server', () => {
     expect(shown.stdout).toMatch(
       /^embeddings: 88 inputs in 14 requests \(6\.3 per request\), [\d.]+ inputs\/s, [\d.]+ input tok\/s; latency per request is E2E$/m,
     );
+  });
+
+  it('refuses the rerank workload on a model without a ranking head, naming what is missing, before its server starts', async () => {
+    const dir = tempDir();
+    const result = await inferlab(['run', '--workload', 'rerank', '--model', 'demo:q8_0', '--db', path.join(dir, 'r.db')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /demo-q8_0\.gguf has no ranking head \(no rank pooling in its header, no cls tensors\): reranking needs a reranker model/,
+    );
+    expect(result.stderr).not.toMatch(/starting llama-server/);
   });
 
   it('refuses an embeddings workload that also asks for answers, naming the item, before any server starts', async () => {

@@ -33,6 +33,15 @@ groups:
         input: hello
 `;
 
+const RERANK = `name: r
+groups:
+  - name: g
+    items:
+      - id: a
+        query: which?
+        documents: [a, b]
+`;
+
 describe('workload parser', () => {
   it('accepts every built-in workload', async () => {
     expect(listBuiltinWorkloads()).toEqual([
@@ -44,6 +53,7 @@ describe('workload parser', () => {
       'multi-turn-chat',
       'prefill-heavy',
       'prefix-share',
+      'rerank',
       'trace-sample',
     ]);
     for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(await workloadPath(name))).name).toBe(name);
@@ -63,7 +73,7 @@ describe('workload parser', () => {
     [
       'both prompt and messages',
       VALID.replace('id: a', 'id: a\n        prompt: p'),
-      /groups\[0\]\.items\[0\]: must have exactly one of "messages", "prompt", "turns" or "input"/,
+      /groups\[0\]\.items\[0\]: must have exactly one of "messages", "prompt", "turns", "input" or "query"/,
     ],
     [
       'a reference history with a turn that has no reference',
@@ -131,6 +141,26 @@ describe('workload parser', () => {
       'a prompt generator beside embeddings',
       `${EMBEDDINGS}  - name: h\n    generate: { synthetic: { count: 2, input_tokens: 8, output_tokens: 4 } }\n`,
       /groups\[1\]\.generate: a workload with embeddings \(group "g"\) is embeddings only/,
+    ],
+    [
+      'a query without documents',
+      RERANK.replace('        documents: [a, b]\n', ''),
+      /groups\[0\]\.items\[0\]\.query: a reranking item has both "query" and "documents"/,
+    ],
+    [
+      'documents on a chat item',
+      VALID.replace('id: a', 'id: a\n        documents: [x]'),
+      /groups\[0\]\.items\[0\]\.documents: a reranking item has both "query" and "documents"/,
+    ],
+    [
+      'an embeddings item beside reranking',
+      `${RERANK}      - id: b\n        input: hello\n`,
+      /groups\[0\]\.items\[1\]: a workload with reranking \(group "g"\) is reranking only: give this item "query" and "documents"/,
+    ],
+    [
+      'a check on a reranking item',
+      `${RERANK}        accept: [{ contains: x }]\n`,
+      /items\[0\]\.accept: accept does not apply to a reranking request/,
     ],
     [
       'generation defaults in an embeddings workload',
@@ -264,6 +294,9 @@ describe('conversations in a workload', () => {
     expect((await resolveWorkload(def, 'e.yaml', estimatingTokenCounter)).revision).toBe(resolved.revision);
     const single = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
     expect(JSON.stringify(single)).not.toContain('embedding_inputs');
+    expect(JSON.stringify(single)).not.toContain('rerank');
+    const reranking = await resolveWorkload(parseWorkloadText(RERANK, 'r.yaml'), 'r.yaml', estimatingTokenCounter);
+    expect(reranking.groups[0]!.items[0]!.rerank).toEqual({ query: 'which?', documents: ['a', 'b'] });
   });
 
   it('the conversations generator makes count × turns turns with reference answers, the same for the same seed', async () => {

@@ -212,6 +212,9 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
     layers: numberOf(header, `${architecture}.block_count`),
     tokenizer: stringOf(header, 'tokenizer.ggml.model'),
     poolingType: numberOf(header, `${architecture}.pooling_type`),
+    // llama.h's LLAMA_POOLING_TYPE_RANK, or the classifier head a reranker's conversion keeps.
+    rankingHead:
+      numberOf(header, `${architecture}.pooling_type`) === 4 || header.tensors.some((tensor) => /^cls(_out)?\./.test(tensor.name)),
     synthetic: header.metadata.get('inferlab.synthetic') === true,
     source,
   };

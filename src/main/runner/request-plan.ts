@@ -1,3 +1,4 @@
+import { EMBEDDINGS_PATH, RERANK_PATH } from '../client/json-answer-client';
 import { promptTokenIds, type TokenRange } from '../workload/trace';
 import type { ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload/workload-types';
 
@@ -30,12 +31,10 @@ export class RequestPlan {
   }
 }
 
-/** Where an embeddings request goes: its answer is one JSON document, not a stream. */
-export const EMBEDDINGS_PATH = '/v1/embeddings';
-
 /** The request body for one item, in the OpenAI-compatible shape every engine accepts. */
 export function requestFor(item: ResolvedItem): { path: string; body: Record<string, unknown> } {
   if (item.embedding_inputs) return { path: EMBEDDINGS_PATH, body: { input: item.embedding_inputs } };
+  if (item.rerank) return { path: RERANK_PATH, body: { query: item.rerank.query, documents: item.rerank.documents } };
   const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));
   const body: Record<string, unknown> = { ...sampling };
   if (item.response_format) body.response_format = item.response_format;

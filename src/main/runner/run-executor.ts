@@ -8,13 +8,13 @@ import { deriveRequestMetrics } from '../metrics/request-metrics';
 import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
-import { EMBEDDINGS_PATH, RequestPlan, replayRequest, requestFor } from './request-plan';
+import { RequestPlan, replayRequest, requestFor } from './request-plan';
 import { tokenRangeFor, type TokenRange } from '../workload/trace';
 import type { ServerAddress } from '../core/server-address';
 import { blockHashes, hashSentPrompts, type SentPrompt } from './block-hashes';
 import { RunWriter } from './run-writer';
 import { storedRequestFrom } from './stored-request';
-import { postEmbeddings } from '../client/embeddings-client';
+import { answerCheckFor, postForAnswer } from '../client/json-answer-client';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from '../client/stream-client';
 import { drawThinkTime, pauseUntil } from './think-time';
 import { ResponsivenessWatch } from './responsiveness-watch';
@@ -141,8 +141,9 @@ function notePrompt(
 ): string | null {
   const messages = body.messages as unknown[] | undefined;
   const prompt = body.prompt as string | number[] | undefined;
-  // Embeddings reuse no prompt cache: nothing to hash, the inputs kept as the request's text.
+  // Embeddings and reranking reuse no prompt cache: nothing to hash, the texts kept as the request's.
   if (Array.isArray(body.input)) return JSON.stringify(body.input);
+  if (Array.isArray(body.documents)) return JSON.stringify({ query: body.query, documents: body.documents });
   if (Array.isArray(prompt)) pending.promptHashes.set(seq, blockHashes(prompt));
   else if (messages) pending.promptsToHash.set(seq, { kind: 'chat', messages });
   else if (typeof prompt === 'string') pending.promptsToHash.set(seq, { kind: 'text', text: prompt });
@@ -153,10 +154,10 @@ function notePrompt(
 function startShards(options: ExecuteRunOptions, control: RunControl, sockets: number): StreamShards | null {
   const count = options.load.mode === 'open' ? (options.load.shards ?? 1) : 1;
   if (count <= 1) return null;
-  if (options.workload.groups.some((group) => group.items.some((item) => item.embedding_inputs)))
+  if (options.workload.groups.some((group) => group.items.some((item) => item.embedding_inputs || item.rerank)))
     throw new AppError(
       ErrorCode.InvalidInput,
-      `shards stream chat and completion requests; ${options.workload.name} sends embeddings, which this thread sends: leave --shards out`,
+      `shards stream chat and completion requests; ${options.workload.name} sends embeddings or reranking requests, which this thread sends: leave --shards out`,
     );
   const { baseUrl, headers } = options.target;
   const shards = new StreamShards(count, { baseUrl, headers, timeouts: options.timeouts, sockets }, (reason) => control.abort(reason));
@@ -289,17 +290,21 @@ function stream(
   scheduledAt: number | null,
 ): Promise<StreamedCompletion | null> {
   if (run.shards) return run.shards.stream(request, scheduledAt);
-  if (request.path === EMBEDDINGS_PATH)
-    return postEmbeddings({
-      baseUrl: run.options.target.baseUrl,
-      headers: run.options.target.headers,
-      path: request.path,
-      body: request.body as { input: string[] },
-      agent: run.agent,
-      firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
-      totalTimeoutMs: run.options.timeouts.totalMs,
-      signal: run.control.cancel.signal,
-    });
+  const check = answerCheckFor(request.path, request.body);
+  if (check)
+    return postForAnswer(
+      {
+        baseUrl: run.options.target.baseUrl,
+        headers: run.options.target.headers,
+        path: request.path,
+        body: request.body,
+        agent: run.agent,
+        firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
+        totalTimeoutMs: run.options.timeouts.totalMs,
+        signal: run.control.cancel.signal,
+      },
+      check,
+    );
   return streamCompletion({
     baseUrl: run.options.target.baseUrl,
     headers: run.options.target.headers,

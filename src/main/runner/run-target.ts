@@ -1,3 +1,4 @@
+import type { WorkloadServes } from '../workload/workload-serves';
 import fs from 'node:fs';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
@@ -16,8 +17,8 @@ export type RunTargetSpec =
       profile: ServerProfile;
       coldStartProbe?: boolean;
       /** Start even beside another llama-server that claims the cores. */ force?: boolean;
-      /** An embeddings workload's server is started for vectors. */
-      serves?: 'generation' | 'embeddings';
+      /** An embeddings or reranking workload's server is started for it. */
+      serves?: WorkloadServes;
     }
   | { kind: 'endpoint'; url: string; headers: Record<string, string> }
   /** A server this process already manages (experiments reuse one across windows). */

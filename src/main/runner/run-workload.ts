@@ -4,7 +4,7 @@ import type { ClientLoad, ShardLoad } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, throwIfCancelled } from '../core/errors';
 import { telemetryIntervalMs } from '../core/config';
-import { isEmbeddingsWorkload } from '../workload/embeddings-workload';
+import { workloadServes } from '../workload/workload-serves';
 import { embeddingsSummary } from '../metrics/embeddings-summary';
 import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ServerManager } from '../server/server-manager';
@@ -116,8 +116,10 @@ function assertFitsContext(workload: ResolvedWorkload, file: string, contextPerS
   if (contextPerSlot === null) return;
   const tooLong = workload.groups
     .flatMap((group) => group.items)
-    // An embeddings input is a sequence of its own and generates nothing: only its own length counts.
-    .filter((item) => (item.embedding_inputs ? 0 : item.sampling.max_tokens) + (item.target_input_tokens ?? 0) > contextPerSlot);
+    // An embeddings input (or a reranked document) is a sequence of its own and generates nothing: only its own length counts.
+    .filter(
+      (item) => (item.embedding_inputs || item.rerank ? 0 : item.sampling.max_tokens) + (item.target_input_tokens ?? 0) > contextPerSlot,
+    );
   if (tooLong.length > 0) {
     const names = tooLong
       .slice(0, 5)
@@ -200,9 +202,13 @@ function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin:
   });
 }
 
-/** How many texts each item of an embeddings workload sends per request. */
-function inputsByItem(workload: ResolvedWorkload): Map<string, number> {
-  return new Map(workload.groups.flatMap((group) => group.items.map((item) => [item.id, item.embedding_inputs?.length ?? 0] as const)));
+/** How many texts each item of an embeddings or reranking workload sends per request: inputs, or documents. */
+function textsByItem(workload: ResolvedWorkload): Map<string, number> {
+  return new Map(
+    workload.groups.flatMap((group) =>
+      group.items.map((item) => [item.id, item.embedding_inputs?.length ?? item.rerank?.documents.length ?? 0] as const),
+    ),
+  );
 }
 
 /** The client's load with each stream shard's, when shards sent the requests. */
@@ -246,8 +252,8 @@ async function finishMeasuredRun(input: {
     serverSlots: server?.effectiveConfig?.slots ?? target.endpointSlots,
     clientLoad: input.clientLoad,
   });
-  if (workload.groups.some((group) => group.items.some((item) => item.embedding_inputs)))
-    summary.embeddings = embeddingsSummary(rows, store.measuredSuccessesByItem(runId), inputsByItem(workload));
+  const serves = workloadServes(request.workload.def);
+  if (serves !== 'generation') summary[serves] = embeddingsSummary(rows, store.measuredSuccessesByItem(runId), textsByItem(workload));
   summary.gpu_offload = input.offload;
   const offTheGpu = engineOffTheGpu(input.offload);
   if (offTheGpu && summary.telemetry?.energy)
@@ -286,7 +292,7 @@ async function finishMeasuredRun(input: {
  */
 export async function runWorkload(options: RunWorkloadOptions): Promise<RunResult> {
   const { request, store } = options;
-  const serves = isEmbeddingsWorkload(request.workload.def) ? 'embeddings' : 'generation';
+  const serves = workloadServes(request.workload.def);
   const target = await connectTarget(request.target.kind === 'model' ? { ...request.target, serves } : request.target, options);
   const { server, engineInfo, model: modelInfo } = target;
 

@@ -1,13 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { EngineInfo } from '../../shared/contract/engine';
-import type { ServerProfile, ServerSnapshot } from '../../shared/contract/server';
+import type { ServerProfile, ServerPurpose, ServerSnapshot } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import type { Disposable } from '../core/disposable';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
 import { llamaCppAdapter } from '../engines/adapters/llamacpp-adapter';
-import { servingEmbeddings } from '../engines/llamacpp/serving-embeddings';
+import { servingVectors } from '../engines/llamacpp/serving-vectors';
+import type { ModelEntry } from '../../shared/contract/models';
 import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
 import { readUserConfig } from '../core/config';
 import { describeModel } from '../models/model-library';
@@ -29,8 +30,8 @@ export interface StartServerRequest {
   coldStartProbe?: boolean;
   /** Start even when its threads and another llama-server's exceed the cores (see oversubscription.ts). */
   force?: boolean;
-  /** What the server is for: `embeddings` starts llama-server with --embeddings (see servingEmbeddings). */
-  serves?: 'generation' | 'embeddings';
+  /** What the server is for: embeddings or reranking start llama-server for it (see serving-vectors.ts). */
+  serves?: ServerPurpose;
 }
 
 /** The draft model's file, checked with the same bounded reader as the served model before anything is launched. */
@@ -63,11 +64,10 @@ export class ServerManager implements Disposable {
     const engineId = request.engine ?? 'llama.cpp';
     let modelPath = request.modelRef;
     let draftPath: string | null = null;
-    let declaredPooling: number | null = null;
+    let model: ModelEntry | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
-      const model = await describeModel(modelPath);
-      declaredPooling = model.poolingType ?? null;
+      model = await describeModel(modelPath);
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
@@ -83,7 +83,7 @@ export class ServerManager implements Disposable {
       : null;
     const engineAdapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId, identities);
     const adapter =
-      request.serves === 'embeddings' && engineId === 'llama.cpp' ? servingEmbeddings(engineAdapter, declaredPooling) : engineAdapter;
+      model && request.serves && request.serves !== 'generation' ? servingVectors(engineAdapter, request.serves, model) : engineAdapter;
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,

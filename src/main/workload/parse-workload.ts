@@ -8,7 +8,7 @@ import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 import { readFileCapped } from '../core/read-capped';
 import { parseWorkloadOffThread } from './bounded-parse';
-import { isEmbeddingsGroup } from './embeddings-workload';
+import { groupServes, workloadServes } from './workload-serves';
 import { generatorBudgetProblem } from './generators';
 import type { AcceptanceCheck, WorkloadDef } from './workload-types';
 
@@ -225,7 +225,7 @@ function describeSchemaError(error: ErrorObject): { path: (string | number)[]; m
         message: `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((value) => JSON.stringify(value)).join(', ')}`,
       };
     case 'oneOf':
-      return { path: base, message: 'must have exactly one of "messages", "prompt", "turns" or "input"' };
+      return { path: base, message: 'must have exactly one of "messages", "prompt", "turns", "input" or "query"' };
     case 'anyOf':
       return { path: base, message: 'must have "items" or "generate"' };
     default:
@@ -281,7 +281,7 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       }
     });
   };
-  problems.push(...embeddingsProblems(def));
+  problems.push(...vectorProblems(def));
   const groupNames = new Set<string>();
   const itemIds = new Set<string>();
   def.groups.forEach((group, groupIndex) => {
@@ -326,42 +326,57 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
   return problems;
 }
 
-/** The fields of an item that shape a generated answer: an embeddings request has none to shape. */
+/** The fields of an item that shape a generated answer: an embeddings or reranking request has none to shape. */
 const GENERATION_FIELDS = ['max_tokens', 'temperature', 'top_p', 'seed', 'stop', 'ignore_eos', 'response_format', 'accept'] as const;
 
+const SERVES_WORDS = {
+  embeddings: { noun: 'embeddings', request: 'an embeddings request', workload: 'an embeddings workload' },
+  rerank: { noun: 'reranking', request: 'a reranking request', workload: 'a reranking workload' },
+} as const;
+const SERVES_FIELD = { embeddings: '"input"', rerank: '"query" and "documents"' } as const;
+
 /**
- * An embeddings workload is embeddings only: its server is started for vectors, and its figures
- * (inputs/s, latency per request) mean nothing beside a chat request's TTFT. Nothing in it is
- * judged, so generation fields and checks are refused rather than silently ignored.
+ * A workload of embeddings or reranking asks for that alone: its server is started for it, and
+ * its figures (inputs/s, latency per request) mean nothing beside a chat request's TTFT. Nothing
+ * in it is judged, so generation fields and checks are refused rather than silently ignored.
  */
-function embeddingsProblems(def: WorkloadDef): { path: (string | number)[]; message: string }[] {
+function vectorProblems(def: WorkloadDef): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
-  const first = def.groups.findIndex(isEmbeddingsGroup);
-  if (first === -1) return problems;
+  def.groups.forEach((group, groupIndex) =>
+    group.items?.forEach((item, itemIndex) => {
+      if ((item.query === undefined) !== (item.documents === undefined))
+        problems.push({
+          path: ['groups', groupIndex, 'items', itemIndex, item.query === undefined ? 'documents' : 'query'],
+          message: 'a reranking item has both "query" and "documents"',
+        });
+    }),
+  );
+  const serves = workloadServes(def);
+  if (serves === 'generation') return problems;
+  const { noun, request, workload } = SERVES_WORDS[serves];
+  const first = def.groups.find((group) => groupServes(group) === serves)!;
+  const only = `a workload with ${noun} (group "${first.name}") is ${noun} only`;
   def.groups.forEach((group, groupIndex) => {
     const base = ['groups', groupIndex];
-    if (group.accept)
-      problems.push({ path: [...base, 'accept'], message: 'an embeddings request returns vectors: there is no answer to check' });
-    if (group.generate && !('embeddings' in group.generate))
-      problems.push({
-        path: [...base, 'generate'],
-        message: `a workload with embeddings (group "${def.groups[first]!.name}") is embeddings only: put generated prompts in a workload of their own`,
-      });
+    if (group.accept) problems.push({ path: [...base, 'accept'], message: `${request} has no answer to check` });
+    if (group.generate && !(serves === 'embeddings' && 'embeddings' in group.generate))
+      problems.push({ path: [...base, 'generate'], message: `${only}: put generated prompts in a workload of their own` });
     group.items?.forEach((item, itemIndex) => {
-      if (item.input === undefined) {
+      const kind = item.input !== undefined ? 'embeddings' : item.query !== undefined ? 'rerank' : 'generation';
+      if (kind !== serves) {
         problems.push({
           path: [...base, 'items', itemIndex],
-          message: `a workload with embeddings (group "${def.groups[first]!.name}") is embeddings only: give this item "input", or move it to a workload of its own`,
+          message: `${only}: give this item ${SERVES_FIELD[serves]}, or move it to a workload of its own`,
         });
         return;
       }
       for (const field of GENERATION_FIELDS)
         if (item[field] !== undefined)
-          problems.push({ path: [...base, 'items', itemIndex, field], message: `${field} does not apply to an embeddings request` });
+          problems.push({ path: [...base, 'items', itemIndex, field], message: `${field} does not apply to ${request}` });
     });
   });
   if (def.defaults && Object.keys(def.defaults).length > 0)
-    problems.push({ path: ['defaults'], message: 'defaults set generation fields, which do not apply to an embeddings workload' });
+    problems.push({ path: ['defaults'], message: `defaults set generation fields, which do not apply to ${workload}` });
   return problems;
 }
 

@@ -72,6 +72,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         input_tokens_exact: null,
         conversation: conversationOf(item.turns, item.system, group.session),
         ...(item.input === undefined ? {} : { embedding_inputs: typeof item.input === 'string' ? [item.input] : item.input }),
+        ...(item.query === undefined ? {} : { rerank: { query: item.query, documents: item.documents ?? [] } }),
       });
     }
     if (group.generate) {

@@ -47,6 +47,9 @@ export interface WorkloadItemDef extends Sampling {
   system?: string;
   /** Embeddings: the text, or texts, one request sends to /v1/embeddings (a workload of these is embeddings only). */
   input?: string | string[];
+  /** Reranking: the query each of `documents` is scored against (a workload of these is reranking only). */
+  query?: string;
+  documents?: string[];
   response_format?: ResponseFormat;
   repeat?: number;
   weight?: number;
@@ -118,6 +121,8 @@ export interface ResolvedItem {
   replay?: ResolvedReplay;
   /** Set for an embeddings request: the texts sent to /v1/embeddings, one vector each. Absent on every other kind. */
   embedding_inputs?: string[];
+  /** Set for a reranking request: the query and the documents sent to /v1/rerank. Absent on every other kind. */
+  rerank?: { query: string; documents: string[] };
 }
 
 export interface ResolvedReplay {

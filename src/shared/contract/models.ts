@@ -16,6 +16,8 @@ export interface ModelEntry {
   tokenizer: string | null;
   /** The pooling an embedding model declares (`<arch>.pooling_type`: 1 mean, 2 CLS, 3 last, 4 rank); absent or null where it declares none. */
   poolingType?: number | null;
+  /** Whether it can rerank: it declares rank pooling (4) or carries a classifier output (`cls.*`, `cls_out.*` tensors). */
+  rankingHead?: boolean;
   synthetic: boolean;
   source: 'demo' | 'folder' | 'file' | 'ollama';
   /** Only when asked for (hashing reads the whole file); cached by path, size and mtime. */

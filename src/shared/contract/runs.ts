@@ -218,6 +218,8 @@ export interface RunSummary {
   turns?: TurnSummary[] | null;
   /** Embeddings workloads only (absent otherwise): inputs embedded and the rates over the measured window. */
   embeddings?: EmbeddingsSummary | null;
+  /** Reranking workloads only (absent otherwise): the same figures, `inputs` being the documents scored. */
+  rerank?: EmbeddingsSummary | null;
 }
 
 /**

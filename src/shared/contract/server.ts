@@ -4,6 +4,12 @@ import type { ServerProfile } from './specs';
 
 export type { FlashAttention, ServerProfile } from './specs';
 
+/**
+ * What a managed server is started for: generated answers (chat, completions), embeddings
+ * (`--embeddings`) or reranking (`--reranking`), as the workload it serves asks.
+ */
+export type ServerPurpose = 'generation' | 'embeddings' | 'rerank';
+
 export type ServerState = 'stopped' | 'starting' | 'ready' | 'stopping' | 'crashed' | 'failed';
 
 export type EngineId = 'llama.cpp' | 'vllm' | 'sglang' | 'ollama' | 'openai-endpoint';

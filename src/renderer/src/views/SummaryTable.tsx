@@ -47,6 +47,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
       {summary.measurement.slot_wait_note && <p>client_overhead_ms: {summary.measurement.slot_wait_note}</p>}
       {summary.turns && <TurnTable turns={summary.turns} />}
       {summary.embeddings && <p data-testid="embeddings">{embeddingsLine(summary.embeddings)}</p>}
+      {summary.rerank && <p data-testid="rerank">{embeddingsLine(summary.rerank, 'rerank')}</p>}
       {summary.speculative && (
         <p data-testid="speculative">
           Speculative decoding: {summary.speculative.accepted_tokens} of {summary.speculative.drafted_tokens} drafted tokens accepted (

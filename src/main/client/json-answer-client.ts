@@ -7,12 +7,12 @@ import { emptyCompletion, type StreamedCompletion } from './stream-client';
  * vectors print to about 170 MB of JSON, far past any request a benchmark sends, and a server (or
  * an endpoint) that answers without end must not take the run's memory.
  */
-export const MAX_EMBEDDINGS_ANSWER_BYTES = 64 * 2 ** 20;
+export const MAX_JSON_ANSWER_BYTES = 64 * 2 ** 20;
 
-export interface EmbeddingsRequestOptions {
+export interface JsonAnswerRequestOptions {
   baseUrl: string;
   path: string;
-  body: { input: string[] } & Record<string, unknown>;
+  body: Record<string, unknown>;
   headers?: Record<string, string>;
   agent?: http.Agent;
   /** No answer headers within this: as a stream's first token, the request failed to start in time. */
@@ -41,22 +41,52 @@ export function embeddingsAnswerProblem(answer: unknown, inputs: number): string
   return null;
 }
 
+/** What a /v1/rerank answer must hold: one finite relevance score per document, each document once. */
+export function rerankAnswerProblem(answer: unknown, documents: number): string | null {
+  if (typeof answer !== 'object' || answer === null) return 'the answer is not a JSON object';
+  const results = (answer as { results?: unknown }).results;
+  if (!Array.isArray(results)) return 'the answer has no "results" list';
+  if (results.length !== documents) return `the answer scores ${results.length} documents of ${documents}`;
+  const seen = new Set<number>();
+  for (const [position, entry] of results.entries()) {
+    const { index, relevance_score: score } = (entry ?? {}) as { index?: unknown; relevance_score?: unknown };
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= documents || seen.has(index))
+      return `results[${position}] names no document of its own (index ${JSON.stringify(index)})`;
+    seen.add(index);
+    if (typeof score !== 'number' || !Number.isFinite(score)) return `results[${position}] has no finite relevance_score`;
+  }
+  return null;
+}
+
+/** Where embeddings and reranking requests go: each answer is one JSON document, not a stream. */
+export const EMBEDDINGS_PATH = '/v1/embeddings';
+export const RERANK_PATH = '/v1/rerank';
+
+const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);
+
+/** How the answer to a request on `path` is checked; null for the streamed ones (chat, completions). */
+export function answerCheckFor(path: string, body: Record<string, unknown>): ((answer: unknown) => string | null) | null {
+  if (path === EMBEDDINGS_PATH) return (answer) => embeddingsAnswerProblem(answer, count(body.input));
+  if (path === RERANK_PATH) return (answer) => rerankAnswerProblem(answer, count(body.documents));
+  return null;
+}
+
 function promptTokensOf(answer: unknown): number | null {
   const value = (answer as { usage?: { prompt_tokens?: unknown } }).usage?.prompt_tokens;
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
 }
 
 /**
- * One /v1/embeddings request, timed as a stream is: t0 just before the body is written, headers,
- * and the end of the answer, which is where its one "chunk" arrives. The answer is checked (one
- * finite vector per input, all of one length) so a server that answers 200 with the wrong thing
- * fails the request instead of counting as fast. Usage gives the input tokens; there is no output.
+ * One request whose answer is a single JSON document (/v1/embeddings, /v1/rerank), timed as a
+ * stream is: t0 just before the body is written, headers, and the end of the answer, which is
+ * where its one "chunk" arrives. `check` says what a 200 answer must hold (one finite vector per
+ * input; one score per document), so a server that answers 200 with the wrong thing fails the
+ * request instead of counting as fast. Usage gives the input tokens; there is no output.
  */
-export function postEmbeddings(options: EmbeddingsRequestOptions): Promise<StreamedCompletion> {
+export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer: unknown) => string | null): Promise<StreamedCompletion> {
   const url = new URL(options.path, options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const payload = Buffer.from(JSON.stringify(options.body));
-  const inputs = options.body.input.length;
-  const limit = options.maxAnswerBytes ?? MAX_EMBEDDINGS_ANSWER_BYTES;
+  const limit = options.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES;
   const result = emptyCompletion();
   return new Promise((resolve) => {
     let settled = false;
@@ -94,7 +124,7 @@ export function postEmbeddings(options: EmbeddingsRequestOptions): Promise<Strea
           if (size <= 2000) chunks.push(chunk);
           return;
         }
-        if (size > limit) return fail('malformed_chunk', `the embeddings answer passed ${limit / 2 ** 20} MiB; refused`);
+        if (size > limit) return fail('malformed_chunk', `the answer passed ${limit / 2 ** 20} MiB; refused`);
         chunks.push(chunk);
       });
       response.on('error', (error) => finish({ class: 'partial_stream', message: error.message }));
@@ -107,9 +137,9 @@ export function postEmbeddings(options: EmbeddingsRequestOptions): Promise<Strea
         try {
           answer = JSON.parse(text);
         } catch {
-          return finish({ class: 'malformed_chunk', message: 'the embeddings answer is not JSON' });
+          return finish({ class: 'malformed_chunk', message: 'the answer is not JSON' });
         }
-        const problem = embeddingsAnswerProblem(answer, inputs);
+        const problem = check(answer);
         if (problem) return finish({ class: 'malformed_chunk', message: problem });
         result.finishAt = result.endAt;
         result.finishReason = 'stop';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { embeddingsAnswerProblem, postEmbeddings } from '../../src/main/client/embeddings-client';
+import { answerCheckFor, embeddingsAnswerProblem, postForAnswer, rerankAnswerProblem } from '../../src/main/client/json-answer-client';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { embeddingsSummary } from '../../src/main/metrics/embeddings-summary';
 import type { MeasuredRequest } from '../../src/shared/contract/measurement';
@@ -54,14 +54,18 @@ const answerOf = (data: unknown, usage: unknown = { prompt_tokens: 7, total_toke
 async function post(
   answer: Answer | null,
   inputs = ['hello world', 'second input here'],
-  extra: Partial<Parameters<typeof postEmbeddings>[0]> = {},
+  extra: Partial<Parameters<typeof postForAnswer>[0]> = {},
 ) {
   const { baseUrl, received } = await answering(answer);
-  const completion = await postEmbeddings({ baseUrl, path: '/v1/embeddings', body: { input: inputs }, totalTimeoutMs: 5000, ...extra });
+  const body = { input: inputs };
+  const completion = await postForAnswer(
+    { baseUrl, path: '/v1/embeddings', body, totalTimeoutMs: 5000, ...extra },
+    answerCheckFor('/v1/embeddings', body)!,
+  );
   return { completion, received };
 }
 
-describe('the embeddings client against a real HTTP server', () => {
+describe('the JSON-answer client on /v1/embeddings against a real HTTP server', () => {
   it('times the whole answer, reads the input tokens from usage, and yields latency without TTFT or output tokens', async () => {
     const { completion, received } = await post({ body: answerOf(vectors(2)), delayMs: 20, chunkDelayMs: 40 });
     expect(received).toEqual([expect.objectContaining({ url: '/v1/embeddings', body: { input: ['hello world', 'second input here'] } })]);
@@ -101,7 +105,7 @@ describe('the embeddings client against a real HTTP server', () => {
       /data\[0\] holds a value that is not a finite number/,
     ],
     ['no data list', JSON.stringify({ object: 'list' }), /the answer has no "data" list/],
-    ['a body that is not JSON', '{"data": [', /the embeddings answer is not JSON/],
+    ['a body that is not JSON', '{"data": [', /the answer is not JSON/],
     ['a JSON array', '[]', /the answer has no "data" list/],
   ])('fails a 200 answer with %s rather than counting it as fast', async (_name, body, message) => {
     const { completion } = await post({ body });
@@ -138,6 +142,58 @@ describe('the embeddings client against a real HTTP server', () => {
   it('checks the answer shape the same way without a server', () => {
     expect(embeddingsAnswerProblem({ data: vectors(3) }, 3)).toBeNull();
     expect(embeddingsAnswerProblem(null, 1)).toBe('the answer is not a JSON object');
+    // Streamed requests are not this client's.
+    expect(answerCheckFor('/v1/chat/completions', { messages: [] })).toBeNull();
+  });
+});
+
+describe('the JSON-answer client on /v1/rerank', () => {
+  // The shape llama-server's format_response_rerank writes (Jina style): results sorted by score, usage of every document's tokens.
+  const ranked = (scores: number[]) =>
+    JSON.stringify({
+      model: 'reranker.gguf',
+      object: 'list',
+      usage: { prompt_tokens: 30, total_tokens: 30 },
+      results: scores.map((score, index) => ({ index, relevance_score: score })).sort((a, b) => b.relevance_score - a.relevance_score),
+    });
+
+  it('times a scored answer whole and reads its tokens; a wrong one fails, naming what is wrong', async () => {
+    const { baseUrl, received } = await answering({ body: ranked([0.1, 2.5, -1]) });
+    const body = { query: 'q', documents: ['a', 'b', 'c'] };
+    const completion = await postForAnswer(
+      { baseUrl, path: '/v1/rerank', body, totalTimeoutMs: 5000 },
+      answerCheckFor('/v1/rerank', body)!,
+    );
+    expect(received).toEqual([expect.objectContaining({ url: '/v1/rerank', body })]);
+    expect(completion.error).toBeNull();
+    expect(completion.usage).toEqual({ prompt_tokens: 30, completion_tokens: 0, cached_tokens: null });
+    expect(rerankAnswerProblem(JSON.parse(ranked([1, 2])), 3)).toBe('the answer scores 2 documents of 3');
+    expect(
+      rerankAnswerProblem(
+        {
+          results: [
+            { index: 0, relevance_score: 1 },
+            { index: 0, relevance_score: 2 },
+          ],
+        },
+        2,
+      ),
+    ).toBe('results[1] names no document of its own (index 0)');
+    expect(rerankAnswerProblem({ results: [{ index: 5, relevance_score: 1 }] }, 1)).toBe(
+      'results[0] names no document of its own (index 5)',
+    );
+    expect(rerankAnswerProblem({ results: [{ index: 0, score: 1 }] }, 1)).toBe('results[0] has no finite relevance_score');
+    expect(rerankAnswerProblem({ data: [] }, 1)).toBe('the answer has no "results" list');
+  });
+
+  it("keeps llama-server's refusal of a server started without --reranking as the request's error", async () => {
+    const { baseUrl } = await answering({
+      status: 501,
+      body: '{"error":{"code":501,"message":"This server does not support reranking. Start it with `--reranking`","type":"not_supported_error"}}',
+    });
+    const body = { query: 'q', documents: ['a'] };
+    const completion = await postForAnswer({ baseUrl, path: '/v1/rerank', body }, answerCheckFor('/v1/rerank', body)!);
+    expect(completion.error).toEqual({ class: 'http_status', message: expect.stringMatching(/^HTTP 501: .*does not support reranking/) });
   });
 });
 
