@@ -36,6 +36,7 @@ import { minimalRequest } from './bench/minimal-request';
 import { clientOnlyOverhead } from './bench/client-only-overhead';
 import { workloadResolveTimes } from './bench/workload-resolve';
 import { startManagedBenchServer } from './bench/managed-bench-server';
+import { embeddingsThroughput } from './bench/embeddings-throughput';
 import { roundPairedMedian, roundsForHalfWidth, roundsInterval } from './bench/paired-rounds';
 import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
 
@@ -566,6 +567,7 @@ async function main(): Promise<void> {
     intervals: () => void rows.push(...compareIntervals()),
     'runs-view': async () => void rows.push(...(await runsFirstPaint())),
     timeline: liveTimelineMemory,
+    embeddings: async () => void rows.push(...(await embeddingsThroughput())),
   };
   const asked = process.argv.slice(2);
   const unknown = asked.filter((name) => !(name in steps));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EngineInfo } from '../../src/shared/contract/engine';
+import type { ServerPurpose } from '../../src/shared/contract/server';
 import type { ServerProfile } from '../../src/shared/contract/specs';
 import { findFreePort } from '../../src/main/core/ports';
 import { SAVED_PROFILE_RULES } from '../../src/main/engines/llamacpp/profile-rules';
@@ -19,7 +20,12 @@ export interface ManagedBenchServer {
   dispose(): Promise<void>;
 }
 
-export async function startManagedBenchServer(engine: EngineInfo, modelRef: string, profile: ServerProfile): Promise<ManagedBenchServer> {
+export async function startManagedBenchServer(
+  engine: EngineInfo,
+  modelRef: string,
+  profile: ServerProfile,
+  serves: ServerPurpose = 'generation',
+): Promise<ManagedBenchServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-bench-'));
   const store = openAppStore(path.join(dir, 'bench.db'), SAVED_PROFILE_RULES);
   const servers = new ServerManager(async () => engine, store.sessions, dir, {
@@ -32,7 +38,7 @@ export async function startManagedBenchServer(engine: EngineInfo, modelRef: stri
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const server = await servers.start({ modelRef, profile });
+    const server = await servers.start({ modelRef, profile, serves });
     return { baseUrl: server.baseUrl!, headers: { ...servers.get(server.id).authHeaders }, pid: server.pid, dispose };
   } catch (error) {
     await dispose();
