@@ -82,6 +82,17 @@ describe('the JSON-answer client on /v1/embeddings against a real HTTP server', 
     expect(metrics.e2e_ms).toBeGreaterThanOrEqual(55);
   });
 
+  it("keeps an endpoint's own path prefix", async () => {
+    const { baseUrl, received } = await answering({ body: answerOf(vectors(1)) });
+    const body = { input: ['a'] };
+    const completion = await postForAnswer(
+      { baseUrl: `${baseUrl}/gateway/`, path: '/v1/embeddings', body },
+      answerCheckFor('/v1/embeddings', body)!,
+    );
+    expect(completion.error).toBeNull();
+    expect(received).toEqual([expect.objectContaining({ url: '/gateway/v1/embeddings' })]);
+  });
+
   it('counts a request without usage as a success whose input tokens are unknown', async () => {
     const { completion } = await post({ body: answerOf(vectors(2), null) });
     expect(completion.error).toBeNull();

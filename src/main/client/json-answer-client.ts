@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { onAbort } from './abort-fanout';
-import { emptyCompletion, type StreamedCompletion } from './stream-client';
+import { emptyCompletion, requestUrl, type StreamedCompletion } from './stream-client';
 
 /**
  * An answer's size beyond which it is refused rather than held: 2,048 inputs of 4,096-dimension
@@ -84,7 +84,7 @@ function promptTokensOf(answer: unknown): number | null {
  * request instead of counting as fast. Usage gives the input tokens; there is no output.
  */
 export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer: unknown) => string | null): Promise<StreamedCompletion> {
-  const url = new URL(options.path, options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+  const url = requestUrl(options.baseUrl, options.path);
   const payload = Buffer.from(JSON.stringify(options.body));
   const limit = options.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES;
   const result = emptyCompletion();

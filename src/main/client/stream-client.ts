@@ -224,7 +224,8 @@ const closesAfterStreaming = new WeakSet<http.Agent>();
 
 // A run sends thousands of requests to one or two URLs: parse each once.
 const parsedUrls = new Map<string, URL>();
-function requestUrl(baseUrl: string, path: string): URL {
+/** `path` under `baseUrl`, the base's own path kept (an endpoint behind a prefix). */
+export function requestUrl(baseUrl: string, path: string): URL {
   const key = `${baseUrl}\n${path}`;
   let url = parsedUrls.get(key);
   if (!url) {

@@ -290,22 +290,7 @@ function stream(
   scheduledAt: number | null,
 ): Promise<StreamedCompletion | null> {
   if (run.shards) return run.shards.stream(request, scheduledAt);
-  const check = answerCheckFor(request.path, request.body);
-  if (check)
-    return postForAnswer(
-      {
-        baseUrl: run.options.target.baseUrl,
-        headers: run.options.target.headers,
-        path: request.path,
-        body: request.body,
-        agent: run.agent,
-        firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
-        totalTimeoutMs: run.options.timeouts.totalMs,
-        signal: run.control.cancel.signal,
-      },
-      check,
-    );
-  return streamCompletion({
+  const sent = {
     baseUrl: run.options.target.baseUrl,
     headers: run.options.target.headers,
     path: request.path,
@@ -314,8 +299,11 @@ function stream(
     firstTokenTimeoutMs: run.options.timeouts.firstTokenMs,
     totalTimeoutMs: run.options.timeouts.totalMs,
     signal: run.control.cancel.signal,
-    onText: run.options.onText ? (text) => run.options.onText!(seq, text) : undefined,
-  });
+  };
+  // Embeddings and reranking answer with one JSON document; everything else streams.
+  const check = answerCheckFor(request.path, request.body);
+  if (check) return postForAnswer(sent, check);
+  return streamCompletion({ ...sent, onText: run.options.onText ? (text) => run.options.onText!(seq, text) : undefined });
 }
 
 /** Sends one request and stores it; resolves with what streamed back, or null when it was never sent. */
