@@ -185,6 +185,30 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await run.select('workload', 'chat-short');
   });
 
+  it('runs the built-in embeddings workload from the Run view and shows inputs per second beside its latency', async () => {
+    const { shell, run } = views();
+    await run.open();
+    await run.select('workload', 'embeddings');
+    await run.fill('requests', '6');
+    await run.startAndFinish();
+    const summary = await run.summary.textContent();
+    expect(summary).toMatch(/6 attempted, 6 completed, 0 failed/);
+    // Every measured request embedded at least one text: the count comes from the stored successes.
+    const line = (await page.getByTestId('embeddings').textContent()) ?? '';
+    const figures =
+      /^embeddings: (\d+) inputs in 6 requests \(([\d.]+) per request\), [\d.]+ inputs\/s, [\d.]+ input tok\/s; latency per request is E2E$/.exec(
+        line,
+      );
+    expect(figures, line).not.toBeNull();
+    expect(Number(figures![1])).toBeGreaterThanOrEqual(6);
+    expect(Number(figures![2])).toBeCloseTo(Number(figures![1]) / 6, 1);
+    // Known by its inputs per second: it generates nothing, so output tokens/s would read 0.
+    await page.getByRole('heading', { name: /^Result \([\d.]+ inputs\/s\)$/ }).waitFor();
+    await shell.screenshot('run-embeddings');
+    expect(pageErrors).toEqual([]);
+    await run.select('workload', 'chat-short');
+  });
+
   it('replays the sample trace from the Run view at its own timing', async () => {
     const { run } = views();
     await run.open();

@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'react';
 import { liveServerMetrics } from './live-server-metrics';
 import type { AppServices, StartRunSpec } from '../../../shared/contract';
-import { SLO_METRICS } from '../../../shared/contract/runs';
+import { SLO_METRICS, type RunSummary } from '../../../shared/contract/runs';
 import { METRIC_TABLE } from '../../../shared/metric-table';
 import { Chart } from '../components/Chart';
 import { ErrorBox } from '../components/ErrorBox';
@@ -12,6 +12,13 @@ import { RunForm } from './RunForm';
 import { SummaryTable } from './SummaryTable';
 import { useAction } from '../hooks/use-action';
 import { serverMetricsChartOption, telemetryChartOption, ttftChartOption } from './run-live-charts';
+
+/** The rate a run is known by: output tokens/s, or for embeddings and reranking the texts per second (they generate nothing). */
+function headlineRate(summary: RunSummary): string {
+  if (summary.embeddings) return num(summary.embeddings.inputs_per_s, 'inputs/s');
+  if (summary.rerank) return num(summary.rerank.inputs_per_s, 'documents/s');
+  return num(summary.throughput.output_tokens_per_s, 'output tok/s');
+}
 
 export function RunView({ client }: { client: AppServices }) {
   const live = useAppStore((state) => state.live);
@@ -95,7 +102,7 @@ export function RunView({ client }: { client: AppServices }) {
           {job.detail.summary && (
             <>
               <h2>
-                Result <small>({num(job.detail.summary.throughput.output_tokens_per_s, 'output tok/s')})</small>
+                Result <small>({headlineRate(job.detail.summary)})</small>
               </h2>
               <SummaryTable summary={job.detail.summary} />
             </>
