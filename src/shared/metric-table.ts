@@ -24,10 +24,11 @@ export const DISTRIBUTION_STATISTICS = ['n', 'mean', 'std', 'p50', 'p90', 'p95',
 
 /**
  * The part of a run summary that holds a metric: distributions in `metrics`, `schedule_latency`
- * (open loop only) and `reasoning` (only when reasoning streamed); rates in `throughput` and
- * `goodput`. An experiment condition holds `metrics` and `throughput` the same way.
+ * (open loop only) and `reasoning` (only when reasoning streamed); rates in `throughput`,
+ * `goodput`, and `embeddings` or `rerank` (those runs only). An experiment condition holds
+ * `metrics` and `throughput` the same way.
  */
-export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'throughput' | 'goodput';
+export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'throughput' | 'goodput' | 'embeddings' | 'rerank';
 
 /**
  * Where a metric can show, each with the statistics it shows there, in order:
@@ -76,7 +77,7 @@ export type JudgedPlace = keyof Judged;
 export interface MetricDefinition {
   /** What headers call it: "TTFT p50". A rate's label names its unit ("output tok/s"), a distribution's does not. */
   label: string;
-  unit: 'ms' | 'tok/s' | 'req/s';
+  unit: 'ms' | 'tok/s' | 'req/s' | 'inputs/s' | 'documents/s';
   higherIsBetter: boolean;
   /** Measured per request (a distribution with percentiles), or one rate per run or window. */
   perRequest: boolean;
@@ -116,7 +117,7 @@ function latency<const P extends SummaryPart, const S extends Shows, const J ext
 
 function rate<const P extends SummaryPart, const S extends Shows, const J extends Judged = Record<never, never>>(
   label: string,
-  unit: 'tok/s' | 'req/s',
+  unit: 'tok/s' | 'req/s' | 'inputs/s' | 'documents/s',
   digits: number,
   summary: { part: P; field?: string },
   shows: S,
@@ -202,6 +203,9 @@ export const METRIC_TABLE = {
   ),
   total_tokens_per_s: rate('total tok/s', 'tok/s', 1, { part: 'throughput' }, { cli: ['rate'] }),
   goodput_requests_per_s: rate('goodput req/s', 'req/s', 2, { part: 'goodput', field: 'requests_per_s' }, { parquet: ['rate'] }),
+  // Embeddings and reranking runs only (null elsewhere); the run summaries print them on a line of their own.
+  embedding_inputs_per_s: rate('inputs/s', 'inputs/s', 1, { part: 'embeddings', field: 'inputs_per_s' }, { parquet: ['rate'] }),
+  rerank_documents_per_s: rate('documents/s', 'documents/s', 1, { part: 'rerank', field: 'inputs_per_s' }, { parquet: ['rate'] }),
 } as const satisfies Record<string, MetricDefinition>;
 
 export type TableMetric = keyof typeof METRIC_TABLE;

@@ -278,6 +278,8 @@ describe('the store as Parquet tables (inferlab export --format parquet)', () =>
       'requests_per_s:double',
       'output_tokens_per_s:double',
       'goodput_requests_per_s:double',
+      'embedding_inputs_per_s:double',
+      'rerank_documents_per_s:double',
       'engine_json:string',
       'server_json:string',
       'configuration_json:string',
