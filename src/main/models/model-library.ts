@@ -198,6 +198,7 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
   const architecture = stringOf(header, 'general.architecture');
   if (!architecture) return invalid(file, parts, sizeBytes, 'no general.architecture in the header: not a model file', source);
   const fileType = numberOf(header, 'general.file_type');
+  const poolingType = numberOf(header, `${architecture}.pooling_type`);
   return {
     path: file,
     name: stringOf(header, 'general.name') ?? path.basename(file, '.gguf'),
@@ -211,10 +212,9 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
     contextLength: numberOf(header, `${architecture}.context_length`),
     layers: numberOf(header, `${architecture}.block_count`),
     tokenizer: stringOf(header, 'tokenizer.ggml.model'),
-    poolingType: numberOf(header, `${architecture}.pooling_type`),
+    poolingType,
     // llama.h's LLAMA_POOLING_TYPE_RANK, or the classifier head a reranker's conversion keeps.
-    rankingHead:
-      numberOf(header, `${architecture}.pooling_type`) === 4 || header.tensors.some((tensor) => /^cls(_out)?\./.test(tensor.name)),
+    rankingHead: poolingType === 4 || header.tensors.some((tensor) => /^cls(_out)?\./.test(tensor.name)),
     synthetic: header.metadata.get('inferlab.synthetic') === true,
     source,
   };

@@ -6,8 +6,8 @@ import type { ManagedEngineAdapter } from '../engine-adapter';
 
 /**
  * llama-server started for what its workload asks, the flags landing in the argv the run records:
- * - embeddings: `--embeddings`, and mean pooling where the model declares none of its own (or
- *   declares none, 0). A generative model (the demo models, any chat model) declares none, and
+ * - embeddings: `--embeddings`, and mean pooling where the model declares no pooling of its own
+ *   (no pooling_type, or 0, "none"). A generative model (the demo models, any chat model) declares none, and
  *   llama-server then pools nothing and refuses the OpenAI-style endpoint ("Pooling type 'none'
  *   is not OAI compatible"); an embedding model's own pooling (CLS for BERT-style models,
  *   last-token for others) is what it was trained with, so it is kept.
