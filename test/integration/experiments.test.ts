@@ -46,6 +46,21 @@ describe('experiments with the demo models against the real server', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--quants needs two or more types/);
     expect((await inferlab(['experiment', 'sideways', '--model', 'demo:f16'])).stderr).toMatch(/Unknown experiment "sideways"/);
+    // Every kind judges generated answers: an embeddings workload is measured by a run instead.
+    const embeddings = await inferlab([
+      'experiment',
+      'sweep',
+      '--model',
+      'demo:q4_k_m',
+      '--vary',
+      'parallelSlots=1,4',
+      '--workload',
+      'embeddings',
+    ]);
+    expect(embeddings.code).toBe(2);
+    expect(embeddings.stderr).toMatch(
+      /embeddings\.yaml is an embeddings workload: experiments compare generated answers; measure it with a run/,
+    );
   });
 });
 

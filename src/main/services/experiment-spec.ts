@@ -4,6 +4,7 @@ import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { invalidSpec as invalid, wholeNumber } from '../experiments/spec-checks';
 import { capAnswerTokens } from '../workload/cap-answers';
 import { readWorkloadFile } from '../workload/parse-workload';
+import { workloadServes } from '../workload/workload-serves';
 import { EXPERIMENT_KIND_NAMES, isExperimentKind, kindEntryOf } from './experiment-kinds';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 import type { CheckedExperiment } from './experiment-kind-entry';
@@ -66,6 +67,12 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   const file = await workloadPathWithin(access, spec.workload || (entry.defaultWorkloadFor?.(spec) ?? entry.defaultWorkload));
   // Generator files by the real location checked, which is what the experiment then reads.
   const read = await generatorFilesWithin(access, await readWorkloadFile(file), file);
+  const serves = workloadServes(read);
+  // Every kind judges generated answers (TTFT, TPOT, agreement) and starts its servers for them.
+  if (serves !== 'generation')
+    invalid(
+      `${file} is ${serves === 'rerank' ? 'a reranking' : 'an embeddings'} workload: experiments compare generated answers; measure it with a run (inferlab run --workload ${file})`,
+    );
   entry.checkWorkload?.(spec, read);
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };
   const model = entry.namesFiles?.(spec) ? null : { ref: spec.model, path: await resolveModelWithin(access, spec.model) };
