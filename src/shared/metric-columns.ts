@@ -73,6 +73,11 @@ function partOf(source: object | null | undefined, metric: TableMetric): Record<
   return typeof part === 'object' && part !== null ? (part as Record<string, unknown>) : null;
 }
 
+/** Whether a run summary (or condition) holds the part a metric lives in at all: an embeddings figure is in embeddings runs only. */
+export function holdsPart(source: object | null | undefined, metric: TableMetric): boolean {
+  return partOf(source, metric) !== null;
+}
+
 const fieldOf = (metric: TableMetric) => (METRIC_TABLE[metric].summary as MetricDefinition['summary']).field ?? metric;
 
 /**

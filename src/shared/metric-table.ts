@@ -30,6 +30,9 @@ export const DISTRIBUTION_STATISTICS = ['n', 'mean', 'std', 'p50', 'p90', 'p95',
  */
 export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'throughput' | 'goodput' | 'embeddings' | 'rerank';
 
+/** The parts only one kind of workload's runs hold: a place comparing runs of other kinds leaves their metrics out. */
+export const KIND_OWN_PARTS: readonly SummaryPart[] = ['embeddings', 'rerank'];
+
 /**
  * Where a metric can show, each with the statistics it shows there, in order:
  * - `cli`: the terminal's run summary (`inferlab run`, `runs show`): a distribution is a row of
@@ -204,8 +207,20 @@ export const METRIC_TABLE = {
   total_tokens_per_s: rate('total tok/s', 'tok/s', 1, { part: 'throughput' }, { cli: ['rate'] }),
   goodput_requests_per_s: rate('goodput req/s', 'req/s', 2, { part: 'goodput', field: 'requests_per_s' }, { parquet: ['rate'] }),
   // Embeddings and reranking runs only (null elsewhere); the run summaries print them on a line of their own.
-  embedding_inputs_per_s: rate('inputs/s', 'inputs/s', 1, { part: 'embeddings', field: 'inputs_per_s' }, { parquet: ['rate'] }),
-  rerank_documents_per_s: rate('documents/s', 'documents/s', 1, { part: 'rerank', field: 'inputs_per_s' }, { parquet: ['rate'] }),
+  embedding_inputs_per_s: rate(
+    'inputs/s',
+    'inputs/s',
+    1,
+    { part: 'embeddings', field: 'inputs_per_s' },
+    { compare: ['rate'], parquet: ['rate'] },
+  ),
+  rerank_documents_per_s: rate(
+    'documents/s',
+    'documents/s',
+    1,
+    { part: 'rerank', field: 'inputs_per_s' },
+    { compare: ['rate'], parquet: ['rate'] },
+  ),
 } as const satisfies Record<string, MetricDefinition>;
 
 export type TableMetric = keyof typeof METRIC_TABLE;

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/main/core/random';
 import { CDF_SAMPLE_CAP, compareRuns } from '../../src/main/services/compare-runs';
 import { columnLabel, columnsShownIn } from '../../src/shared/metric-columns';
+import { KIND_OWN_PARTS } from '../../src/shared/metric-table';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
+import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -27,7 +29,39 @@ function storeRun(runs: RunStore, count: number, seed: number): string {
   return runId;
 }
 
+/** A finished embeddings run: `rate` inputs/s in its summary, and seeded latencies. */
+function storeEmbeddingsRun(runs: RunStore, rate: number, seed: number): string {
+  const random = seededRandom(seed);
+  const runId = createBareRun(runs, { kind: 'bench' });
+  runs.addRequests(
+    runId,
+    Array.from({ length: 40 }, (_, seq) =>
+      storedRequest(seq, { metrics: requestMetrics({ ttft_ms: null, tpot_ms: null, e2e_ms: 50 + random() * 10 }) }),
+    ),
+  );
+  const embeddings = {
+    requests: 40,
+    inputs: 160,
+    inputs_per_request_mean: 4,
+    inputs_per_s: rate,
+    input_tokens: 6400,
+    input_tokens_per_s: rate * 40,
+  };
+  runs.finishRun(runId, 'completed', null, { ...summarizeCompleted([measuredRequest(0)]), embeddings });
+  return runId;
+}
+
 describe('compareRuns', () => {
+  it('compares embeddings runs on inputs/s, and shows the row only where a compared run has the figure', () => {
+    const runs = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
+    const [a, b, chat] = [storeEmbeddingsRun(runs, 40, 1), storeEmbeddingsRun(runs, 55.5, 2), storeRun(runs, 50, 3)];
+    const row = (ids: string[]) => compareRuns(runs, ids).rows.find((entry) => entry.metric === 'inputs/s');
+    expect(row([a, b])).toMatchObject({ unit: 'inputs/s', values: [40, 55.5] });
+    // Beside a chat run the row stays, with that run's figure missing; between chat runs there is none.
+    expect(row([a, chat])?.values).toEqual([40, null]);
+    expect(row([chat, storeRun(runs, 50, 4)])).toBeUndefined();
+  });
+
   it('gives the same comparison from the kept latency columns as from the requests, with CDFs of at most 256 points from min to max', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     const runs = new RunStore(db);
@@ -39,8 +73,11 @@ describe('compareRuns', () => {
     expect(db.prepare('SELECT COUNT(*) FROM run_latency_columns').pluck().get()).toBe(0);
     expect(fromKept.rows).toEqual(fromRequests.rows);
     // The metric rows are the metric table's (shows.compare), latencies with intervals first; the per-run figures follow.
+    // Rates of a part these runs lack (an embeddings run's inputs/s) are left out.
     expect(fromKept.rows.map((row) => [row.metric, row.unit])).toEqual([
-      ...columnsShownIn('compare').map(({ metric, statistic, definition }) => [columnLabel(metric, statistic), definition.unit]),
+      ...columnsShownIn('compare')
+        .filter(({ definition }) => !KIND_OWN_PARTS.includes(definition.summary.part))
+        .map(({ metric, statistic, definition }) => [columnLabel(metric, statistic), definition.unit]),
       ['accepted-task rate', '%'],
       ['VRAM peak', 'MiB'],
       ['energy per output token', 'J'],

@@ -239,6 +239,8 @@ describe('the metric table is the one list of run metrics each face reads', () =
       'E2E p50',
       'E2E p95',
       'output tok/s',
+      'inputs/s',
+      'documents/s',
     ]);
     // A CDF per latency Compare shows, keyed and titled from the table.
     expect(CDF_METRICS.map((metric) => cdfChartOption([], metric).title.text)).toEqual(['CDF of TTFT', 'CDF of TPOT', 'CDF of E2E']);

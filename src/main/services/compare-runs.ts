@@ -1,8 +1,8 @@
 import { CDF_METRICS, type CdfMetric, type ComparedRun, type Comparison, type ComparisonRow } from '../../shared/contract/compare';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
-import { columnLabel, columnsShownIn, metricFigure } from '../../shared/metric-columns';
-import type { DistributionShownIn, Statistic } from '../../shared/metric-table';
+import { columnLabel, columnsShownIn, holdsPart, metricFigure } from '../../shared/metric-columns';
+import { KIND_OWN_PARTS, type DistributionShownIn, type Statistic } from '../../shared/metric-table';
 import { AppError } from '../core/errors';
 import { BootstrapSample, differenceOfSamples, type Statistic as BootstrapStatistic } from '../metrics/compare';
 import type { SortedLatencyColumns } from '../store/latency-columns';
@@ -122,8 +122,9 @@ function perRunRows(compared: RunWithSummary[]): ComparisonRow[] {
   });
   const share = (fraction: number | null | undefined) => (fraction === null || fraction === undefined ? null : fraction * 100);
   return [
+    // A kind's own rate (inputs/s) that no compared run holds is left out, not shown as a row of dashes beside chat runs.
     ...COMPARE_COLUMNS.flatMap(({ metric, statistic, definition }) =>
-      definition.perRequest
+      definition.perRequest || (KIND_OWN_PARTS.includes(definition.summary.part) && !compared.some((run) => holdsPart(run.summary, metric)))
         ? []
         : [row(columnLabel(metric, statistic), definition.unit, (run) => metricFigure(run.summary, metric, statistic))],
     ),
