@@ -145,12 +145,12 @@ describe('workload parser', () => {
     [
       'a query without documents',
       RERANK.replace('        documents: [a, b]\n', ''),
-      /groups\[0\]\.items\[0\]\.query: a reranking item has both "query" and "documents"/,
+      /groups\[0\]\.items\[0\]\.query: a reranking item needs both "query" and "documents"/,
     ],
     [
       'documents on a chat item',
       VALID.replace('id: a', 'id: a\n        documents: [x]'),
-      /groups\[0\]\.items\[0\]\.documents: a reranking item has both "query" and "documents"/,
+      /groups\[0\]\.items\[0\]\.documents: a reranking item needs both "query" and "documents"/,
     ],
     [
       'an embeddings item beside reranking',

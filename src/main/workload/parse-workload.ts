@@ -347,7 +347,7 @@ function vectorProblems(def: WorkloadDef): { path: (string | number)[]; message:
       if ((item.query === undefined) !== (item.documents === undefined))
         problems.push({
           path: ['groups', groupIndex, 'items', itemIndex, item.query === undefined ? 'documents' : 'query'],
-          message: 'a reranking item has both "query" and "documents"',
+          message: 'a reranking item needs both "query" and "documents"',
         });
     }),
   );
