@@ -1,6 +1,7 @@
 import type { EChartsCoreOption } from 'echarts/core';
 import type { CapacityResult } from '../../../shared/contract/experiments';
 import { SLO_METRICS } from '../../../shared/contract/runs';
+import { chartFrame } from '../components/chart-frame';
 
 const COLORS = ['#0969da', '#8250df', '#bf3989'];
 
@@ -10,12 +11,7 @@ export function capacityChartOption(capacity: CapacityResult): EChartsCoreOption
   const steps = [...capacity.steps].sort((a, b) => a.load - b.load);
   const p = `p${capacity.percentile}`;
   return {
-    animation: false,
-    title: { text: `Load against ${p} latency and goodput`, textStyle: { fontSize: 13 } },
-    tooltip: { trigger: 'axis' },
-    // Below the plot: at the top the legend ran into the title.
-    legend: { bottom: 0 },
-    grid: { top: 56, bottom: 72, left: 64, right: 64 },
+    ...chartFrame(`Load against ${p} latency and goodput`, { tooltip: 'axis', grid: { top: 56, bottom: 72, left: 64, right: 64 } }),
     xAxis: {
       type: 'value',
       name: capacity.by === 'rate' ? 'arrival rate (req/s)' : capacity.by === 'users' ? 'concurrent users' : 'concurrency',

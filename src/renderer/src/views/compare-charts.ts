@@ -1,5 +1,6 @@
 import type { CdfMetric, ComparedRun } from '../../../shared/contract/compare';
 import { METRIC_TABLE } from '../../../shared/metric-table';
+import { chartFrame } from '../components/chart-frame';
 
 // Compare's charts, as ECharts options built from the comparison's runs.
 
@@ -11,12 +12,7 @@ function cdf(values: number[]): [number, number][] {
 /** One step line per run: the share of requests at or under each latency. */
 export function cdfChartOption(runs: readonly ComparedRun[], metric: CdfMetric) {
   return {
-    animation: false,
-    title: { text: `CDF of ${METRIC_TABLE[metric].label}`, textStyle: { fontSize: 13 } },
-    // Below the plot, as on the memory chart: at the top the legend ran into the title.
-    legend: { bottom: 0, type: 'scroll' },
-    tooltip: { trigger: 'axis' },
-    grid: { top: 48, bottom: 64 },
+    ...chartFrame(`CDF of ${METRIC_TABLE[metric].label}`, { tooltip: 'axis', grid: { top: 48, bottom: 64 }, scrollLegend: true }),
     xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24 },
     yAxis: { type: 'value', name: 'fraction', max: 1 },
     series: runs.map((run) => ({
@@ -32,11 +28,7 @@ export function cdfChartOption(runs: readonly ComparedRun[], metric: CdfMetric) 
 /** GPU memory over each run, on a shared time axis from each run's start. */
 export function vramChartOption(runs: readonly ComparedRun[]) {
   return {
-    animation: false,
-    title: { text: 'GPU memory over each run', textStyle: { fontSize: 13 } },
-    legend: { bottom: 0, type: 'scroll' },
-    tooltip: { trigger: 'axis' },
-    grid: { bottom: 60 },
+    ...chartFrame('GPU memory over each run', { tooltip: 'axis', grid: { bottom: 60 }, scrollLegend: true }),
     xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
     yAxis: { type: 'value', name: 'MiB' },
     series: runs.map((run) => ({

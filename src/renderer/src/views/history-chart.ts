@@ -2,6 +2,7 @@ import type { CustomSeriesRenderItemAPI, CustomSeriesRenderItemParams, CustomSer
 import type { EChartsCoreOption } from 'echarts/core';
 import type { HistoryConfiguration, MetricHistory } from '../../../shared/contract/history';
 import { escapeHtml } from '../../../shared/html-escape';
+import { chartFrame } from '../components/chart-frame';
 
 const MEAN_COLOR = '#0969da';
 const RUN_COLOR = '#8c959f';
@@ -39,15 +40,10 @@ export function historyChartOption(history: MetricHistory, configuration: Histor
   const builds = configuration.builds;
   const unit = history.unit;
   return {
-    animation: false,
-    title: {
-      text: `${metricLabel(history)} by engine build (${history.higherIsBetter ? 'higher' : 'lower'} is better)`,
-      textStyle: { fontSize: 13 },
-    },
-    // Below the plot, as on Compare's charts: at the top the legend ran into the title.
-    legend: { bottom: 0 },
-    tooltip: { trigger: 'item' },
-    grid: { top: 48, left: 64, right: 24, bottom: 72 },
+    ...chartFrame(`${metricLabel(history)} by engine build (${history.higherIsBetter ? 'higher' : 'lower'} is better)`, {
+      tooltip: 'item',
+      grid: { top: 48, left: 64, right: 24, bottom: 72 },
+    }),
     xAxis: { type: 'category', data: builds.map((build) => build.label), name: 'engine build', nameLocation: 'middle', nameGap: 30 },
     yAxis: { type: 'value', name: unit, scale: true },
     series: [

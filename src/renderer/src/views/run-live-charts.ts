@@ -1,6 +1,7 @@
 import type { StartRunSpec } from '../../../shared/contract';
 import type { TelemetryTick } from '../../../shared/contract/telemetry';
 import type { LiveServerMetrics } from './live-server-metrics';
+import { chartFrame } from '../components/chart-frame';
 
 // The Run view's live charts, as ECharts options built from what the run has streamed so far.
 
@@ -19,11 +20,7 @@ function sloLine(value: number | null | undefined, label: string) {
 /** A chart over the run's seconds with a value axis on each side and the legend below. */
 function timelineFrame(title: string, left: Record<string, unknown>, right: Record<string, unknown>) {
   return {
-    animation: false,
-    title: { text: title, textStyle: { fontSize: 13 } },
-    legend: { bottom: 0 },
-    tooltip: { trigger: 'axis' },
-    grid: { top: 50, bottom: 60 },
+    ...chartFrame(title, { tooltip: 'axis', grid: { top: 50, bottom: 60 } }),
     xAxis: { type: 'value', name: 's', nameLocation: 'middle', nameGap: 24 },
     yAxis: [
       { type: 'value', ...left },
