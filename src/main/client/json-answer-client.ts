@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { onAbort } from './abort-fanout';
+import { requestEnding } from './request-ending';
 import { emptyCompletion, requestUrl, type StreamedCompletion } from './stream-client';
 
 /**
@@ -89,27 +89,13 @@ export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer:
   const limit = options.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES;
   const result = emptyCompletion();
   return new Promise((resolve) => {
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    const finish = (error: StreamedCompletion['error']) => {
-      if (settled) return;
-      settled = true;
-      timers.forEach(clearTimeout);
-      stopListening();
-      result.endAt ??= performance.now();
-      result.error = error;
-      resolve(result);
-    };
     const request = http.request(url, {
       method: 'POST',
       agent: options.agent,
       headers: { ...options.headers, 'content-type': 'application/json', 'content-length': payload.length, accept: 'application/json' },
     });
-    const fail = (errorClass: NonNullable<StreamedCompletion['error']>['class'], message: string) => {
-      finish({ class: errorClass, message });
-      request.destroy();
-    };
-    const stopListening = options.signal ? onAbort(options.signal, () => fail('cancelled', 'cancelled')) : () => {};
+    const ending = requestEnding(result, request, options, () => resolve(result));
+    const { finish, fail, timers } = ending;
     request.on('error', (error) => finish({ class: result.httpStatus === null ? 'connect' : 'partial_stream', message: error.message }));
     request.on('response', (response) => {
       result.headersAt = performance.now();
@@ -118,7 +104,7 @@ export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer:
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
-        if (settled) return;
+        if (ending.settled) return;
         size += chunk.length;
         if (!ok) {
           if (size <= 2000) chunks.push(chunk);
@@ -129,7 +115,7 @@ export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer:
       });
       response.on('error', (error) => finish({ class: 'partial_stream', message: error.message }));
       response.on('end', () => {
-        if (settled) return;
+        if (ending.settled) return;
         const text = Buffer.concat(chunks).toString('utf8');
         if (!ok) return finish({ class: 'http_status', message: `HTTP ${response.statusCode}: ${text.slice(0, 2000).trim()}` });
         result.endAt = performance.now();
@@ -154,8 +140,6 @@ export function postForAnswer(options: JsonAnswerRequestOptions, check: (answer:
           if (result.headersAt === null) fail('first_token_timeout', `no answer within ${options.firstTokenTimeoutMs} ms`);
         }, options.firstTokenTimeoutMs),
       );
-    if (options.totalTimeoutMs)
-      timers.push(setTimeout(() => fail('total_timeout', `not finished within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs));
     result.t0 = performance.now();
     request.end(payload);
   });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import type { RequestErrorClass, ServerTimings, Usage } from '../../shared/contract/measurement';
-import { onAbort } from './abort-fanout';
+import { requestEnding } from './request-ending';
 
 /** One streamed completion as observed by the client; all times in ms on the monotonic clock. */
 export interface StreamedCompletion {
@@ -245,28 +245,14 @@ function attempt(
   const result = emptyCompletion();
 
   return new Promise((resolve) => {
-    let settled = false;
     let staleSocket = false;
-    const timers: NodeJS.Timeout[] = [];
-    const finish = (error: StreamedCompletion['error']) => {
-      if (settled) return;
-      settled = true;
-      timers.forEach(clearTimeout);
-      stopListening();
-      result.endAt ??= performance.now();
-      result.error = error;
-      resolve({ result, staleSocket });
-    };
     const request = http.request(url, {
       method: 'POST',
       agent,
       headers: { ...options.headers, 'content-type': 'application/json', 'content-length': payload.length, accept: 'text/event-stream' },
     });
-    const fail = (errorClass: RequestErrorClass, message: string) => {
-      finish({ class: errorClass, message });
-      request.destroy();
-    };
-    const stopListening = options.signal ? onAbort(options.signal, () => fail('cancelled', 'cancelled')) : () => {};
+    const ending = requestEnding(result, request, options, () => resolve({ result, staleSocket }));
+    const { finish, fail, timers } = ending;
 
     request.on('error', (error: NodeJS.ErrnoException) => {
       staleSocket =
@@ -289,7 +275,7 @@ function attempt(
       }
       const reader = createCompletionStreamReader(result, options.onText);
       response.on('data', (bytes: Buffer) => {
-        if (settled) return;
+        if (ending.settled) return;
         reader.feed(bytes);
         if (reader.failure) fail(reader.failure.class, reader.failure.message);
       });
@@ -306,9 +292,6 @@ function attempt(
             fail('first_token_timeout', `no token within ${options.firstTokenTimeoutMs} ms`);
         }, options.firstTokenTimeoutMs),
       );
-    }
-    if (options.totalTimeoutMs) {
-      timers.push(setTimeout(() => fail('total_timeout', `not finished within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs));
     }
     result.t0 = performance.now();
     request.end(payload);
