@@ -8,6 +8,8 @@ export function handMadeCompletion(overrides: Partial<StreamedCompletion> = {}):
     contentChunkTimes: [],
     answerChunkTimes: [],
     reasoningChunkTimes: [],
+    toolCallChunkTimes: [],
+    toolCalls: [],
     finishAt: null,
     endAt: null,
     httpStatus: 200,

@@ -27,10 +27,20 @@ import { ConditionsTable } from '../../src/renderer/src/views/ExperimentResultVi
 import { sharedProtocolFields } from '../support/experiment-result';
 import { measuredRequest, summarizeCompleted } from '../support/measured-request';
 
-/** An open-loop run with reasoning: its summary holds schedule latency and reasoning as well as the usual metrics. */
+/** An open-loop run with reasoning and function calls: its summary holds schedule latency, reasoning and calls as well as the usual metrics. */
 function openLoopSummary(): RunSummary {
   const rows = Array.from({ length: 25 }, (_, seq) =>
-    measuredRequest(seq, { scheduled_ms: seq * 100 - 1, ttft_ms: 10 + seq, ttfr_ms: 4, ttfa_ms: 9 + seq }),
+    measuredRequest(seq, {
+      scheduled_ms: seq * 100 - 1,
+      ttft_ms: 10 + seq,
+      ttfr_ms: 4,
+      ttfa_ms: 9 + seq,
+      ttfc_ms: 11 + seq,
+      tool_call_ms: 20 + seq,
+      tool_calls: 1,
+      tool_calls_valid: 1,
+      tool_argument_tokens: 6,
+    }),
   );
   return summarizeCompleted(rows, { load: { mode: 'open', rate: 10 } });
 }

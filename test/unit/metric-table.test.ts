@@ -47,12 +47,22 @@ describe('the metric table', () => {
   });
 
   it('declares each metric whole: how it is summarized, where the summary holds it, and only statistics it has wherever it shows', () => {
-    // Open loop and with reasoning, so the summary holds every part a metric can live in; an
+    // Open loop, with reasoning and function calls, so the summary holds every part a metric can live in; an
     // embeddings and a reranking run's own parts are added, as no one run holds both.
     const vectors = { requests: 4, inputs: 8, inputs_per_request_mean: 2, inputs_per_s: 16, input_tokens: 80, input_tokens_per_s: 160 };
     const summary = {
       ...summarizeCompleted(
-        Array.from({ length: 25 }, (_, seq) => measuredRequest(seq, { scheduled_ms: seq * 100 - 1, ttfr_ms: 4, ttfa_ms: 9 })),
+        Array.from({ length: 25 }, (_, seq) =>
+          measuredRequest(seq, {
+            scheduled_ms: seq * 100 - 1,
+            ttfr_ms: 4,
+            ttfa_ms: 9,
+            ttfc_ms: 10,
+            tool_call_ms: 14,
+            tool_calls: 1,
+            tool_calls_valid: 1,
+          }),
+        ),
         { load: { mode: 'open', rate: 10 } },
       ),
       embeddings: vectors,

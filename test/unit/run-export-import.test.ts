@@ -304,6 +304,16 @@ describe('request columns', () => {
       conversation: 3,
       turn: 2,
       block_hashes: JSON.stringify(['h1', 'h2']),
+      ttfc_ms: 21.5,
+      tool_call_ms: 60.75,
+      tool_calls_json: JSON.stringify({
+        calls: 1,
+        valid: 1,
+        argument_chars: 18,
+        argument_tokens: 7,
+        argument_tokens_note: null,
+        text: [{ name: 'get_weather', arguments: '{"city": "Paris"}' }],
+      }),
     };
     const line = JSON.parse(JSON.stringify(requestRecord(row))) as ExportedRequest;
     expect(exportDocumentProblem('request', line)).toBeNull();

@@ -124,15 +124,19 @@ describe('stream shards', () => {
       contentChunkTimes: [20, 30],
       answerChunkTimes: [20, 30],
       reasoningChunkTimes: [],
+      toolCallChunkTimes: [25],
+      toolCalls: [{ index: 0, id: 'c', name: 'f', arguments: '{}', firstAt: 25, lastAt: 25 }],
       finishAt: 30,
       endAt: 31,
     });
     const shifted = shiftCompletionTimes(completion, 100);
     expect([shifted.t0, shifted.headersAt, shifted.finishAt, shifted.endAt]).toEqual([110, 112, 130, 131]);
-    expect([shifted.contentChunkTimes, shifted.answerChunkTimes]).toEqual([
+    expect([shifted.contentChunkTimes, shifted.answerChunkTimes, shifted.toolCallChunkTimes]).toEqual([
       [120, 130],
       [120, 130],
+      [125],
     ]);
+    expect([shifted.toolCalls[0]!.firstAt, shifted.toolCalls[0]!.lastAt]).toEqual([125, 125]);
   });
 
   it('hands the messages of one turn over together, in order, and at once when flushed first', async () => {

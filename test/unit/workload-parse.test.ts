@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { listBuiltinWorkloads, parseWorkloadText, readWorkloadFile, workloadPath } from '../../src/main/workload/parse-workload';
 import { resolveWorkload } from '../../src/main/workload/resolve-workload';
 import { estimatingTokenCounter } from '../../src/main/workload/token-counter';
+import { workloadServes } from '../../src/main/workload/workload-serves';
+import { requestFor } from '../../src/main/runner/request-plan';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -23,6 +25,11 @@ groups:
     items:
       - id: a
         messages: [{ role: user, content: hi }]
+`;
+
+const TOOL =
+  '{ type: function, function: { name: get_weather, parameters: { type: object, required: [city], properties: { city: { type: string } } } } }';
+const TOOLS = `${VALID}        tools: [${TOOL}]
 `;
 
 const EMBEDDINGS = `name: e
@@ -54,6 +61,7 @@ describe('workload parser', () => {
       'prefill-heavy',
       'prefix-share',
       'rerank',
+      'tool-calls',
       'trace-sample',
     ]);
     for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(await workloadPath(name))).name).toBe(name);
@@ -172,6 +180,56 @@ describe('workload parser', () => {
       'name: e\ngroups:\n  - name: g\n    generate: { embeddings: { count: 100000, inputs_per_request: 2048, input_tokens: 1000 } }\n',
       /groups\[0\]\.generate: generator of group "g" would produce 100,000 requests and 204,800,000,000 prompt tokens/,
     ],
+    [
+      'tools on a completion item',
+      'name: t\ngroups:\n  - name: g\n    items:\n      - id: a\n        prompt: hi\n        tools: [' + TOOL + ']\n',
+      /groups\[0\]\.items\[0\]\.tools: tools need a chat request: give the item "messages" instead of "prompt"/,
+    ],
+    [
+      'tools on a conversation',
+      'name: t\ngroups:\n  - name: g\n    items:\n      - id: a\n        turns: [{ user: hi }]\n        tools: [' + TOOL + ']\n',
+      /items\[0\]\.tools: tools are for single chat requests; a conversation with function calls is not supported yet/,
+    ],
+    [
+      'tool_choice without tools',
+      VALID.replace('id: a', 'id: a\n        tool_choice: required'),
+      /items\[0\]\.tool_choice: tool_choice needs "tools"/,
+    ],
+    [
+      'a tool_choice naming an undeclared function',
+      `${TOOLS}        tool_choice: { type: function, function: { name: send_mail } }\n`,
+      /items\[0\]\.tool_choice\.function\.name: "send_mail" is not one of the item's tools/,
+    ],
+    [
+      'a tool_call check naming an undeclared function',
+      `${TOOLS}        accept: [{ tool_call: send_mail }]\n`,
+      /items\[0\]\.accept: the tool_call check names "send_mail", which is not one of the item's tools/,
+    ],
+    [
+      'a tool_call check without tools',
+      VALID.replace('id: a', 'id: a\n        accept: [{ tool_call: get_weather }]'),
+      /items\[0\]\.accept: the tool_call check needs "tools" on the item/,
+    ],
+    [
+      'the same function twice',
+      `${VALID}        tools: [${TOOL}, ${TOOL}]\n`,
+      /items\[0\]\.tools\[1\]\.function\.name: duplicate function "get_weather"/,
+    ],
+    [
+      'parameters that are not a JSON Schema',
+      `${VALID}        tools: [{ type: function, function: { name: f, parameters: { type: 12 } } }]\n`,
+      /items\[0\]\.tools\[0\]\.function\.parameters: not a valid JSON Schema/,
+    ],
+    [
+      'a function name with spaces',
+      `${VALID}        tools: [{ type: function, function: { name: get weather } }]\n`,
+      /tools\[0\]\.function\.name: must match pattern/,
+    ],
+    [
+      'tools in an embeddings workload',
+      EMBEDDINGS.replace('input: hello', 'input: hello\n        tools: [' + TOOL + ']'),
+      /items\[0\]\.tools: tools does not apply to an embeddings request/,
+    ],
   ])('rejects %s, naming the file and the line or field', (_name, text, message) => {
     expect(parseError(text)).toMatch(message);
   });
@@ -272,6 +330,23 @@ describe('conversations in a workload', () => {
     // revision hash is the one it had before conversations existed.
     const single = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
     expect(JSON.stringify(single)).not.toContain('conversation');
+  });
+
+  it('resolves tools and tool_choice into the request, marks the workload as calling tools, and leaves other items without them', async () => {
+    const text = `${TOOLS}        tool_choice: required\n        accept: [{ tool_call: get_weather }]\n      - id: b\n        messages: [{ role: user, content: hi }]\n`;
+    const def = parseWorkloadText(text, 'w.yaml');
+    expect(workloadServes(def)).toBe('tool-calls');
+    const resolved = await resolveWorkload(def, 'w.yaml', estimatingTokenCounter);
+    const [offered, plain] = resolved.groups[0]!.items;
+    expect(requestFor(offered!).body).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'get_weather' } }],
+      tool_choice: 'required',
+    });
+    expect(plain).not.toHaveProperty('tools');
+    expect(requestFor(plain!).body).not.toHaveProperty('tools');
+    // An item without tools keeps the revision it had before tools existed.
+    const alone = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
+    expect(alone.revision).toBe('4a24047dd4d3f4a6051a249c548063e88e9868bba200cc9f7560c299ca21b886');
   });
 
   it('resolves embeddings inputs (one text or a list) and the generator, keyed by seed; other workloads keep their revision', async () => {

@@ -5,6 +5,7 @@ import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { Distribution, RunSummary, SpeculativeSummary } from '../../shared/contract/runs';
 import { embeddingsLine } from '../../shared/embeddings-line';
+import { toolCallsLine } from '../../shared/tool-calls-line';
 import { columnLabel, columnsShownIn, distributionColumns, distributionRows, rateFigures } from '../../shared/metric-columns';
 import type { Statistic } from '../../shared/metric-table';
 import { formatMs, formatNumber, formatPercentile, formatShare, formatTable } from './format';
@@ -151,6 +152,7 @@ export function printSummary(summary: RunSummary): void {
         ]
       : []),
     ...(summary.speculative ? [speculativeLine(summary.speculative)] : []),
+    ...(summary.tool_calls ? [toolCallsLine(summary.tool_calls)] : []),
     '',
     throughputLine(summary),
     ...(summary.embeddings ? [embeddingsLine(summary.embeddings)] : []),

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import type { RequestErrorClass, ServerTimings, Usage } from '../../shared/contract/measurement';
 import { requestEnding } from './request-ending';
+import { foldToolCallDeltas, type StreamedToolCall } from './tool-call-deltas';
 
 /** One streamed completion as observed by the client; all times in ms on the monotonic clock. */
 export interface StreamedCompletion {
@@ -15,6 +16,10 @@ export interface StreamedCompletion {
   answerChunkTimes: number[];
   /** Arrival times of the chunks that carried reasoning text (`delta.reasoning_content`). */
   reasoningChunkTimes: number[];
+  /** Arrival times of the chunks that carried a piece of a function call (`delta.tool_calls`); these count as content too. */
+  toolCallChunkTimes: number[];
+  /** The function calls the answer made, assembled from their pieces; empty for an answer without calls. */
+  toolCalls: StreamedToolCall[];
   /**
    * Arrival of the chunk that carried `finish_reason`: where generation ended. llama.cpp
    * sends usage and timings in a later chunk and then `[DONE]`; neither is generation.
@@ -62,7 +67,11 @@ export async function streamOnce(options: Omit<StreamRequestOptions, 'agent'>): 
 }
 
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null; reasoning_content?: string | null }; text?: string; finish_reason?: string | null }[];
+  choices?: {
+    delta?: { content?: string | null; reasoning_content?: string | null; tool_calls?: unknown };
+    text?: string;
+    finish_reason?: string | null;
+  }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
   timings?: Partial<ServerTimings>;
   error?: { message?: string };
@@ -100,6 +109,8 @@ export function emptyCompletion(): StreamedCompletion {
     contentChunkTimes: [],
     answerChunkTimes: [],
     reasoningChunkTimes: [],
+    toolCallChunkTimes: [],
+    toolCalls: [],
     finishAt: null,
     endAt: null,
     httpStatus: null,
@@ -164,7 +175,9 @@ export function createCompletionStreamReader(
     const delta = typeof fields.delta === 'object' && fields.delta !== null ? fields.delta : {};
     const answer = typeof delta.content === 'string' ? delta.content : textOrEmpty(fields.text);
     const reasoning = textOrEmpty(delta.reasoning_content);
-    if (answer || reasoning) result.contentChunkTimes.push(arrived);
+    const calling = foldToolCallDeltas(result.toolCalls, delta.tool_calls, arrived);
+    if (answer || reasoning || calling) result.contentChunkTimes.push(arrived);
+    if (calling) result.toolCallChunkTimes.push(arrived);
     if (reasoning) {
       result.reasoningChunkTimes.push(arrived);
       result.reasoningText += reasoning;

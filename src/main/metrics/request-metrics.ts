@@ -48,6 +48,7 @@ export function deriveRequestMetrics(completion: StreamedCompletion, context: { 
     ttft_ms: ttft,
     ttfr_ms: firstReasoning === undefined ? null : firstReasoning - completion.t0,
     ttfa_ms: firstAnswer === undefined ? null : firstAnswer - completion.t0,
+    ...toolCallTimes(completion),
     e2e_ms: e2e,
     tpot_ms: tpot,
     itl_ms: itl,
@@ -59,4 +60,20 @@ export function deriveRequestMetrics(completion: StreamedCompletion, context: { 
     ttft_from_schedule_ms: scheduledAt === null || first === undefined ? null : first - scheduledAt,
     e2e_from_schedule_ms: scheduledAt === null || e2e === null ? null : e2e + completion.t0 - scheduledAt,
   };
+}
+
+/** When the answer's first call began and when its calls were complete (all arguments parsing); absent fields for an answer without calls. */
+function toolCallTimes(completion: StreamedCompletion): Partial<RequestMetrics> {
+  const times = completion.toolCallChunkTimes ?? [];
+  if (times.length === 0) return {};
+  const parses = (text: string) => {
+    try {
+      JSON.parse(text.trim() === '' ? '{}' : text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const complete = !completion.error && completion.toolCalls.every((call) => parses(call.arguments));
+  return { ttfc_ms: times[0]! - completion.t0, tool_call_ms: complete ? times[times.length - 1]! - completion.t0 : null };
 }

@@ -6,6 +6,7 @@ import {
   type LoadDescription,
   type MetricName,
   type ReasoningSummary,
+  type ToolCallSummary,
   type RequestCounts,
   type SpeculativeSummary,
   type RunSummary,
@@ -163,6 +164,27 @@ function reasoningSummary(ok: readonly MeasuredRequest[]): ReasoningSummary | nu
   };
 }
 
+/** Function calls over the successful requests that offered tools (each carries its judged counts). */
+function toolCallSummary(ok: readonly MeasuredRequest[]): ToolCallSummary | null {
+  const offered = ok.filter((row) => (row.tool_calls ?? null) !== null);
+  if (offered.length === 0) return null;
+  const calling = offered.filter((row) => row.tool_calls! > 0);
+  const calls = calling.reduce((sum, row) => sum + row.tool_calls!, 0);
+  const valid = calling.reduce((sum, row) => sum + (row.tool_calls_valid ?? 0), 0);
+  return {
+    requests: offered.length,
+    requests_with_calls: calling.length,
+    calls,
+    valid_calls: valid,
+    valid_share: calls === 0 ? null : valid / calls,
+    ttfc_ms: summarize(values(calling, (row) => row.ttfc_ms)),
+    tool_call_ms: summarize(values(calling, (row) => row.tool_call_ms)),
+    argument_tokens: summarize(values(calling, (row) => row.tool_argument_tokens)),
+  };
+}
+
+const withToolCalls = (summary: ToolCallSummary | null) => (summary ? { tool_calls: summary } : {});
+
 /** llama-server reports no queue time: beyond its slots, the wait for one lands in client_overhead_ms. */
 function slotWaitNote(load: LoadDescription, slots: number | null): string | null {
   const outstanding = load.mode === 'closed' ? (load.concurrency ?? null) : (load.max_outstanding ?? null);
@@ -242,6 +264,8 @@ export function summarizeRun(input: {
     load,
     schedule_latency: scheduleLatency,
     reasoning: reasoningSummary(ok),
+    // Absent rather than null where no request offered tools, so summaries of other runs keep their shape.
+    ...withToolCalls(toolCallSummary(ok)),
     speculative: speculativeSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
     telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),

@@ -38,6 +38,8 @@ export function requestFor(item: ResolvedItem): { path: string; body: Record<str
   const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));
   const body: Record<string, unknown> = { ...sampling };
   if (item.response_format) body.response_format = item.response_format;
+  if (item.tools) body.tools = item.tools;
+  if (item.tool_choice !== undefined) body.tool_choice = item.tool_choice;
   if (item.messages) return { path: '/v1/chat/completions', body: { ...body, messages: item.messages } };
   return { path: '/v1/completions', body: { ...body, prompt: item.prompt } };
 }

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { evaluateAcceptanceAsync } from '../workload/acceptance';
+import { judgeToolCalls, withToolCallJudgement } from '../workload/tool-call-judge';
 import type { ChatMessage, ResolvedConversation, ResolvedItem, ResolvedWorkload } from '../workload/workload-types';
 import { seededRandom } from '../core/random';
 import { AppError } from '../core/errors';
@@ -199,6 +200,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
     responsiveness: new ResponsivenessWatch(slots),
     unresponsive: null,
     reasoningTexts: new Map(),
+    argumentTexts: new Map(),
     nextSeq: 0,
     promptHashes: new Map(),
     promptsToHash: new Map(),
@@ -245,6 +247,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
     const serverGone = options.signal?.aborted || control.abortReason !== null || run.unresponsive !== null;
     await recordAfterLoad(options, {
       reasoningTexts: run.reasoningTexts,
+      argumentTexts: run.argumentTexts,
       promptHashes: run.promptHashes,
       promptsToHash: run.promptsToHash,
       serverGone: Boolean(serverGone),
@@ -275,6 +278,8 @@ interface RunState {
   unresponsive: string | null;
   /** Kept in memory (private runs store no text) until the load is over and they can be counted. */
   reasoningTexts: Map<number, string>;
+  /** Each function-calling answer's arguments, to count in the server's tokens once the load is over. */
+  argumentTexts: Map<number, string>;
   /** Stored sequence numbers: one per request, so a conversation's turns each get their own. */
   nextSeq: number;
   /** Block hashes: token-id prompts hashed as they go; text and chat prompts kept (in memory only) to be tokenized after the load. */
@@ -329,12 +334,16 @@ async function sendAndStore(
   const metrics = deriveRequestMetrics(completion, { scheduledAt });
   // The answer alone is judged: reasoning is the model's working, not its reply. A private
   // run's details name nothing of the answer (a failed schema's path names its keys).
-  const acceptance = completion.error
+  const textAcceptance = completion.error
     ? null
     : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null, {
         private: run.options.private,
       });
+  // A request that offered tools is judged on its calls too: one that does not parse fails the task however fast it came.
+  const judgement = item.tools && !completion.error ? judgeToolCalls(item, completion.toolCalls, { private: run.options.private }) : null;
+  const acceptance = judgement ? withToolCallJudgement(textAcceptance, judgement) : textAcceptance;
   if (completion.reasoningText) run.reasoningTexts.set(seq, completion.reasoningText);
+  if (judgement && judgement.calls > 0) run.argumentTexts.set(seq, completion.toolCalls.map((call) => call.arguments).join('\n'));
   const promptText = notePrompt(seq, request.body, run);
   run.writer.add(
     storedRequestFrom(completion, metrics, {
@@ -349,6 +358,12 @@ async function sendAndStore(
       acceptance: acceptance ?? undefined,
       session: place?.session ?? null,
       turn: place?.turn ?? null,
+      toolCalls: judgement && {
+        calls: judgement.calls,
+        valid: judgement.valid,
+        argument_chars: judgement.argument_chars,
+        text: completion.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })),
+      },
     }),
   );
   run.progress.finished += 1;
@@ -437,19 +452,27 @@ async function recordAfterLoad(
   options: Pick<Parameters<typeof executeRun>[0], 'store' | 'runId' | 'signal' | 'reasoningTokenCounter' | 'hashServer'>,
   pending: {
     reasoningTexts: Map<number, string>;
+    argumentTexts: Map<number, string>;
     promptHashes: Map<number, string[]>;
     promptsToHash: Map<number, SentPrompt>;
     serverGone: boolean;
   },
 ): Promise<void> {
   if (pending.reasoningTexts.size > 0) {
-    await countReasoningTokens(
-      options.store,
-      options.runId,
+    const counts = await countTokensAfterLoad(
       pending.reasoningTexts,
       options.reasoningTokenCounter ?? null,
       options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null,
     );
+    storeCounts(() => options.store.setReasoningTokens(options.runId, counts));
+  }
+  if (pending.argumentTexts.size > 0) {
+    const counts = await countTokensAfterLoad(
+      pending.argumentTexts,
+      options.reasoningTokenCounter ?? null,
+      options.signal?.aborted ? 'the run was cancelled before the call arguments were counted' : null,
+    );
+    storeCounts(() => options.store.setToolArgumentTokens(options.runId, counts));
   }
   if (pending.promptHashes.size === 0 && pending.promptsToHash.size === 0) return;
   const tokenized = await hashSentPrompts(pending.promptsToHash, pending.serverGone ? null : (options.hashServer ?? null));
@@ -461,18 +484,16 @@ async function recordAfterLoad(
 }
 
 /**
- * Reasoning length in the server's own tokens: llama.cpp counts reasoning inside
- * completion_tokens and reports no separate count. Done after the load so the tokenize calls
- * do not compete with measured requests. The first failure (a lost server) leaves the rest
+ * Lengths in the server's own tokens (reasoning, function-call arguments): llama.cpp counts both
+ * inside completion_tokens and reports no separate count. Done after the load so the tokenize
+ * calls do not compete with measured requests. The first failure (a lost server) leaves the rest
  * uncounted with the same reason instead of waiting out a timeout per request.
  */
-async function countReasoningTokens(
-  store: RunStore,
-  runId: string,
+async function countTokensAfterLoad(
   texts: Map<number, string>,
   counter: TokenCounter | null,
   skipReason: string | null,
-): Promise<void> {
+): Promise<{ seq: number; tokens: number | null; note: string | null }[]> {
   let failure = skipReason ?? (counter === null || !counter.exact ? 'no server tokenizer (/tokenize) for this target' : null);
   const counts: { seq: number; tokens: number | null; note: string | null }[] = [];
   for (const [seq, text] of texts) {
@@ -486,8 +507,12 @@ async function countReasoningTokens(
     }
     counts.push({ seq, tokens: null, note: failure });
   }
+  return counts;
+}
+
+function storeCounts(write: () => void): void {
   try {
-    store.setReasoningTokens(runId, counts);
+    write();
   } catch {
     // The requests themselves are stored; a missing count reads as uncounted in the summary.
   }

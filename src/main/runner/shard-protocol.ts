@@ -103,8 +103,17 @@ export function shiftCompletionTimes(completion: StreamedCompletion, shiftMs: nu
   if (completion.headersAt !== null) completion.headersAt += shiftMs;
   if (completion.finishAt !== null) completion.finishAt += shiftMs;
   if (completion.endAt !== null) completion.endAt += shiftMs;
-  // The three lists may share no array, but a shift applied twice would be silent: shift each distinct array once.
-  const lists = new Set([completion.contentChunkTimes, completion.answerChunkTimes, completion.reasoningChunkTimes]);
+  // The lists may share no array, but a shift applied twice would be silent: shift each distinct array once.
+  const lists = new Set([
+    completion.contentChunkTimes,
+    completion.answerChunkTimes,
+    completion.reasoningChunkTimes,
+    completion.toolCallChunkTimes,
+  ]);
   lists.forEach(shiftAll);
+  for (const call of completion.toolCalls) {
+    call.firstAt += shiftMs;
+    call.lastAt += shiftMs;
+  }
   return completion;
 }

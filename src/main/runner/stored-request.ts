@@ -10,7 +10,7 @@ export function storedRequestFrom(
   completion: StreamedCompletion,
   metrics: RequestMetrics,
   context: Pick<StoredRequest, 'seq' | 'warmup' | 'promptText'> &
-    Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance' | 'session' | 'turn'>> & {
+    Partial<Pick<StoredRequest, 'group' | 'itemId' | 'accepted' | 'acceptance' | 'session' | 'turn' | 'toolCalls'>> & {
       runStart: number;
       scheduledAt?: number | null;
     },
@@ -29,6 +29,7 @@ export function storedRequestFrom(
     acceptance: context.acceptance,
     session: context.session,
     turn: context.turn,
+    toolCalls: context.toolCalls,
     scheduledMs: scheduledAt === null || scheduledAt === undefined ? null : scheduledAt - runStart,
     t0Ms: completion.t0 - runStart,
     headersMs: completion.headersAt === null ? null : completion.headersAt - completion.t0,

@@ -7,7 +7,7 @@ import type { Disposable } from '../core/disposable';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
 import { llamaCppAdapter } from '../engines/adapters/llamacpp-adapter';
-import { servingVectors } from '../engines/llamacpp/serving-vectors';
+import { servingPurpose } from '../engines/llamacpp/serving-purpose';
 import type { ModelEntry } from '../../shared/contract/models';
 import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
 import { readUserConfig } from '../core/config';
@@ -30,7 +30,7 @@ export interface StartServerRequest {
   coldStartProbe?: boolean;
   /** Start even when its threads and another llama-server's exceed the cores (see oversubscription.ts). */
   force?: boolean;
-  /** What the server is for: embeddings or reranking start llama-server for it (see serving-vectors.ts). */
+  /** What the server is for: tool calls, embeddings or reranking start llama-server for it (see serving-purpose.ts). */
   serves?: ServerPurpose;
 }
 
@@ -83,7 +83,7 @@ export class ServerManager implements Disposable {
       : null;
     const engineAdapter = engineId === 'llama.cpp' ? llamaCppAdapter(engine!, identities) : pythonServerAdapter(engineId, identities);
     const adapter =
-      model && request.serves && request.serves !== 'generation' ? servingVectors(engineAdapter, request.serves, model) : engineAdapter;
+      model && request.serves && request.serves !== 'generation' ? servingPurpose(engineAdapter, request.serves, model) : engineAdapter;
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
       ...this.options,

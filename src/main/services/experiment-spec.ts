@@ -1,5 +1,6 @@
 import type { StartExperimentSpec } from '../../shared/contract';
 import type { QuantConstraints } from '../../shared/contract/experiments';
+import { generatesText } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { invalidSpec as invalid, wholeNumber } from '../experiments/spec-checks';
 import { capAnswerTokens } from '../workload/cap-answers';
@@ -69,7 +70,7 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   const read = await generatorFilesWithin(access, await readWorkloadFile(file), file);
   const serves = workloadServes(read);
   // Every kind judges generated answers (TTFT, TPOT, agreement) and starts its servers for them.
-  if (serves !== 'generation')
+  if (!generatesText(serves))
     invalid(
       `${file} is ${serves === 'rerank' ? 'a reranking' : 'an embeddings'} workload: experiments compare generated answers; measure it with a run (inferlab run --workload ${file})`,
     );

@@ -32,6 +32,8 @@ const CSV_COLUMNS = [
   'accepted',
   'ttfr_ms',
   'ttfa_ms',
+  'ttfc_ms',
+  'tool_call_ms',
   'ttft_from_schedule_ms',
   'e2e_from_schedule_ms',
   'decode_tokens_per_s',

@@ -269,4 +269,16 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 13,
+    name: 'function calls',
+    sql: `
+      -- The first chunk carrying a piece of a function call, and the last one of a request whose calls all parsed, from t0.
+      ALTER TABLE requests ADD COLUMN ttfc_ms REAL;
+      ALTER TABLE requests ADD COLUMN tool_call_ms REAL;
+      -- For a request that offered tools: {calls, valid, argument_chars, argument_tokens, argument_tokens_note, text?}; text is
+      -- the calls' names and arguments, kept only where the run keeps text.
+      ALTER TABLE requests ADD COLUMN tool_calls_json TEXT;
+    `,
+  },
 ];

@@ -48,6 +48,10 @@ export interface ExportedRequest {
   ttft_ms: number | null;
   ttfr_ms: number | null;
   ttfa_ms: number | null;
+  /** Absent in exports made before function calls were measured. */
+  ttfc_ms?: number | null;
+  tool_call_ms?: number | null;
+  tool_calls?: Record<string, unknown> | null;
   tpot_ms: number | null;
   e2e_ms: number | null;
   ttft_from_schedule_ms: number | null;

@@ -24,10 +24,15 @@ function same(column: keyof RequestRow & keyof ExportedRequest): RequestColumn {
 
 /** Stored as JSON text, exported as the value it holds. */
 function json(
-  column: 'block_hashes' | 'timings_json' | 'acceptance_json',
-  field: 'block_hashes' | 'server_timings' | 'acceptance',
+  column: 'block_hashes' | 'timings_json' | 'acceptance_json' | 'tool_calls_json',
+  field: 'block_hashes' | 'server_timings' | 'acceptance' | 'tool_calls',
 ): RequestColumn {
   return { column, field, exported: (row) => parseJson(row[column] ?? null), imported: (record) => jsonOrNull(record[field]) };
+}
+
+/** A column newer than the first exports: an older line lacks the field, which imports as null. */
+function added(column: keyof RequestRow & keyof ExportedRequest): RequestColumn {
+  return { column, field: column, exported: (row) => row[column] ?? null, imported: (record) => record[column] ?? null };
 }
 
 /** In the order requests.jsonl lists them. */
@@ -46,6 +51,8 @@ export const REQUEST_COLUMNS: readonly RequestColumn[] = [
   same('ttft_ms'),
   same('ttfr_ms'),
   same('ttfa_ms'),
+  added('ttfc_ms'),
+  added('tool_call_ms'),
   same('tpot_ms'),
   same('e2e_ms'),
   same('ttft_from_schedule_ms'),
@@ -86,6 +93,7 @@ export const REQUEST_COLUMNS: readonly RequestColumn[] = [
     imported: (record) => (record.accepted === null ? null : record.accepted ? 1 : 0),
   },
   json('acceptance_json', 'acceptance'),
+  json('tool_calls_json', 'tool_calls'),
   same('prompt_sha256'),
   same('output_sha256'),
   same('prompt_chars'),

@@ -58,6 +58,9 @@ const SUMMARY_COLUMNS = [
   'conversation',
   'turn',
   'block_hashes',
+  'ttfc_ms',
+  'tool_call_ms',
+  'tool_calls_json',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -106,6 +109,15 @@ export interface StoredRequest {
   /** In a conversation: its place in the run's send order, and the turn (from 1). */
   session?: number | null;
   turn?: number | null;
+  /** A request that offered tools: what its calls came to, and the calls themselves (kept only where the run keeps text). */
+  toolCalls?: StoredToolCalls | null;
+}
+
+export interface StoredToolCalls {
+  calls: number;
+  valid: number;
+  argument_chars: number;
+  text: { name: string; arguments: string }[];
 }
 
 /**
@@ -276,6 +288,10 @@ export interface RequestRow {
   turn?: number | null;
   // From schema version 10: a JSON list.
   block_hashes?: string | null;
+  // From schema version 13.
+  ttfc_ms?: number | null;
+  tool_call_ms?: number | null;
+  tool_calls_json?: string | null;
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -318,7 +334,23 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     turn: row.turn ?? null,
     decode_tokens_per_s: row.decode_tokens_per_s ?? null,
     ...draftCounts(parsedTimings(row)),
+    ttfc_ms: row.ttfc_ms ?? null,
+    tool_call_ms: row.tool_call_ms ?? null,
+    ...toolCallCounts(row.tool_calls_json ?? null),
   };
+}
+
+/** The counts in a stored tool-call record; null for each it lacks or where it does not parse. */
+function toolCallCounts(json: string | null): Pick<MeasuredRequest, 'tool_calls' | 'tool_calls_valid' | 'tool_argument_tokens'> {
+  let record: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = json === null ? null : JSON.parse(json);
+    if (typeof parsed === 'object' && parsed !== null) record = parsed as Record<string, unknown>;
+  } catch {
+    // An unreadable record reads as no calls counted, never as zero.
+  }
+  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+  return { tool_calls: count(record.calls), tool_calls_valid: count(record.valid), tool_argument_tokens: count(record.argument_tokens) };
 }
 
 /** The columns of a measured request, in the order `measuredRequestOf` reads them. */
@@ -328,7 +360,11 @@ const MEASURED_REQUEST_SELECT = `
     ttft_from_schedule_ms, e2e_from_schedule_ms, reasoning_chars, reasoning_tokens, reasoning_tokens_note, turn,
     decode_tokens_per_s,
     CASE WHEN json_valid(timings_json) THEN json_extract(timings_json, '$.draft_n') END,
-    CASE WHEN json_valid(timings_json) THEN json_extract(timings_json, '$.draft_n_accepted') END
+    CASE WHEN json_valid(timings_json) THEN json_extract(timings_json, '$.draft_n_accepted') END,
+    ttfc_ms, tool_call_ms,
+    CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.calls') END,
+    CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.valid') END,
+    CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.argument_tokens') END
   FROM requests WHERE run_id = ? ORDER BY seq`;
 
 type Nullable<T> = T | null;
@@ -360,6 +396,11 @@ type MeasuredRequestColumns = [
   decode_tokens_per_s: Nullable<number>,
   draft_n: unknown,
   draft_n_accepted: unknown,
+  ttfc_ms: Nullable<number>,
+  tool_call_ms: Nullable<number>,
+  tool_calls: unknown,
+  tool_calls_valid: unknown,
+  tool_argument_tokens: unknown,
 ];
 
 /**
@@ -395,6 +436,11 @@ function measuredRequestOf(column: MeasuredRequestColumns): MeasuredRequest {
     turn: column[23],
     decode_tokens_per_s: column[24],
     ...draftCounts({ draft_n: column[25], draft_n_accepted: column[26] }),
+    ttfc_ms: column[27],
+    tool_call_ms: column[28],
+    tool_calls: typeof column[29] === 'number' ? column[29] : null,
+    tool_calls_valid: typeof column[30] === 'number' ? column[30] : null,
+    tool_argument_tokens: typeof column[31] === 'number' ? column[31] : null,
   };
 }
 
@@ -433,6 +479,7 @@ export class RunStore {
   private readonly insertRequest;
   private readonly updateStatus;
   private readonly updateReasoningTokens;
+  private readonly updateToolArgumentTokens;
   /** Model file hashes, cached by path, size and mtime. */
   readonly hashes: ModelHashCache;
   private readonly latencyColumns: LatencyColumnStore;
@@ -450,12 +497,16 @@ export class RunStore {
         client_overhead_ms, output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
         timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars,
         ttfr_ms, ttfa_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, decode_tokens_per_s, reasoning_chunk_offsets, reasoning_text, reasoning_sha256, reasoning_chars,
-        conversation, turn)
+        conversation, turn, ttfc_ms, tool_call_ms, tool_calls_json)
       VALUES (@runId, @seq, @warmup, @group, @itemId, @scheduledMs, @t0Ms, @headersMs, @endMs, @ttft, @e2e, @tpot, @queue,
         @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
         @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars,
         @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars,
-        @conversation, @turn)`);
+        @conversation, @turn, @ttfc, @toolCallMs, @toolCalls)`);
+    this.updateToolArgumentTokens = db.prepare(
+      `UPDATE requests SET tool_calls_json = json_set(tool_calls_json, '$.argument_tokens', @tokens, '$.argument_tokens_note', @note)
+       WHERE run_id = @runId AND seq = @seq AND json_valid(tool_calls_json)`,
+    );
     this.updateReasoningTokens = db.prepare(
       'UPDATE requests SET reasoning_tokens = @tokens, reasoning_tokens_note = @note WHERE run_id = @runId AND seq = @seq',
     );
@@ -566,6 +617,9 @@ export class RunStore {
           reasoningChars: reasoning ? reasoning.length : null,
           conversation: request.session ?? null,
           turn: request.turn ?? null,
+          ttfc: request.metrics.ttfc_ms ?? null,
+          toolCallMs: request.metrics.tool_call_ms ?? null,
+          toolCalls: request.toolCalls ? JSON.stringify(keepText ? request.toolCalls : { ...request.toolCalls, text: undefined }) : null,
         });
       }
     })();
@@ -589,6 +643,13 @@ export class RunStore {
   setReasoningTokens(runId: string, counts: readonly { seq: number; tokens: number | null; note: string | null }[]): void {
     this.db.transaction(() => {
       for (const count of counts) this.updateReasoningTokens.run({ runId, seq: count.seq, tokens: count.tokens, note: count.note });
+    })();
+  }
+
+  /** Function-call argument lengths in the server's tokens, counted after the run as reasoning is. */
+  setToolArgumentTokens(runId: string, counts: readonly { seq: number; tokens: number | null; note: string | null }[]): void {
+    this.db.transaction(() => {
+      for (const count of counts) this.updateToolArgumentTokens.run({ runId, seq: count.seq, tokens: count.tokens, note: count.note });
     })();
   }
 

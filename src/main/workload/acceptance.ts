@@ -96,7 +96,9 @@ export function evaluateAcceptance(
   test: RegexTest = (source) => regexBudget.testSync(source, 'u', output),
   options: AcceptanceOptions = {},
 ): AcceptanceResult {
-  const results: CheckResult[] = checks.map((check) => {
+  // A tool_call check is judged with the answer's calls (tool-call-judge.ts), not its text.
+  const textChecks = checks.filter((check): check is Exclude<AcceptanceCheck, { tool_call: string }> => !('tool_call' in check));
+  const results: CheckResult[] = textChecks.map((check) => {
     if ('contains' in check) return { check: 'contains', passed: output.includes(check.contains) };
     if ('regex' in check) return regexResult(check.regex, test);
     if ('exact' in check) return { check: 'exact', passed: output.trim() === check.exact.trim() };

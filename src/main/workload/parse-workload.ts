@@ -10,7 +10,7 @@ import { readFileCapped } from '../core/read-capped';
 import { parseWorkloadOffThread } from './bounded-parse';
 import { groupServes, workloadServes } from './workload-serves';
 import { generatorBudgetProblem } from './generators';
-import type { AcceptanceCheck, WorkloadDef } from './workload-types';
+import type { AcceptanceCheck, WorkloadDef, WorkloadItemDef } from './workload-types';
 
 export const MAX_WORKLOAD_FILE_BYTES = 64 * 1024 * 1024;
 const MAX_ALIASES = 100;
@@ -316,6 +316,7 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
         });
       itemIds.add(item.id);
       checkList(item.accept, base);
+      problems.push(...toolProblems(item, [...(group.accept ?? []), ...(item.accept ?? [])], base, ajv));
       const schema = item.response_format?.json_schema?.schema;
       if (schema) {
         const problem = jsonSchemaProblem(ajv, schema);
@@ -326,8 +327,64 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
   return problems;
 }
 
+/**
+ * What the schema cannot say about an item's tools: they go with a chat request (messages), each
+ * name once, each parameters schema compiles within bounds, and tool_choice and tool_call checks
+ * name a declared function.
+ */
+function toolProblems(
+  item: WorkloadItemDef,
+  checks: readonly AcceptanceCheck[],
+  base: (string | number)[],
+  ajv: Ajv,
+): { path: (string | number)[]; message: string }[] {
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  const names = new Set<string>();
+  item.tools?.forEach((tool, index) => {
+    if (names.has(tool.function.name))
+      problems.push({ path: [...base, 'tools', index, 'function', 'name'], message: `duplicate function "${tool.function.name}"` });
+    names.add(tool.function.name);
+    if (tool.function.parameters) {
+      const problem = jsonSchemaProblem(ajv, tool.function.parameters);
+      if (problem) problems.push({ path: [...base, 'tools', index, 'function', 'parameters'], message: problem });
+    }
+  });
+  if (item.tools && !item.messages)
+    problems.push({
+      path: [...base, 'tools'],
+      message: item.turns
+        ? 'tools are for single chat requests; a conversation with function calls is not supported yet'
+        : 'tools need a chat request: give the item "messages" instead of "prompt"',
+    });
+  if (item.tool_choice !== undefined && !item.tools)
+    problems.push({ path: [...base, 'tool_choice'], message: 'tool_choice needs "tools" on the same item' });
+  const chosen = typeof item.tool_choice === 'object' ? item.tool_choice.function.name : null;
+  if (chosen !== null && item.tools && !names.has(chosen))
+    problems.push({ path: [...base, 'tool_choice', 'function', 'name'], message: `"${chosen}" is not one of the item's tools` });
+  for (const check of checks)
+    if ('tool_call' in check && !names.has(check.tool_call))
+      problems.push({
+        path: [...base, 'accept'],
+        message: item.tools
+          ? `the tool_call check names "${check.tool_call}", which is not one of the item's tools`
+          : `the tool_call check needs "tools" on the item (it names "${check.tool_call}")`,
+      });
+  return problems;
+}
+
 /** The fields of an item that shape a generated answer: an embeddings or reranking request has none to shape. */
-const GENERATION_FIELDS = ['max_tokens', 'temperature', 'top_p', 'seed', 'stop', 'ignore_eos', 'response_format', 'accept'] as const;
+const GENERATION_FIELDS = [
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'seed',
+  'stop',
+  'ignore_eos',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'accept',
+] as const;
 
 const SERVES_WORDS = {
   embeddings: { noun: 'embeddings', request: 'an embeddings request', workload: 'an embeddings workload' },
@@ -352,7 +409,7 @@ function vectorProblems(def: WorkloadDef): { path: (string | number)[]; message:
     }),
   );
   const serves = workloadServes(def);
-  if (serves === 'generation') return problems;
+  if (serves !== 'embeddings' && serves !== 'rerank') return problems;
   const { noun, request, workload } = SERVES_WORDS[serves];
   const first = def.groups.find((group) => groupServes(group) === serves)!;
   const only = `a workload with ${noun} (group "${first.name}") is ${noun} only`;

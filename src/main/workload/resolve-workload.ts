@@ -73,6 +73,8 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         conversation: conversationOf(item.turns, item.system, group.session),
         ...(item.input === undefined ? {} : { embedding_inputs: typeof item.input === 'string' ? [item.input] : item.input }),
         ...(item.query === undefined ? {} : { rerank: { query: item.query, documents: item.documents ?? [] } }),
+        ...(item.tools === undefined ? {} : { tools: item.tools }),
+        ...(item.tool_choice === undefined ? {} : { tool_choice: item.tool_choice }),
       });
     }
     if (group.generate) {

@@ -2,9 +2,10 @@ import type { ServerPurpose } from '../../shared/contract/server';
 import type { WorkloadDef, WorkloadGroupDef } from './workload-types';
 
 /**
- * What a workload asks of its server: generated answers (chat, completions), embeddings
- * (`input` items, the embeddings generator) or reranking (`query` items). A valid workload asks
- * for one of them only: the server is started for it, and their figures do not mix.
+ * What a workload asks of its server: generated answers (chat, completions), answers that may
+ * call functions (items with `tools`), embeddings (`input` items, the embeddings generator) or
+ * reranking (`query` items). A valid workload asks for one of embeddings, reranking or generation
+ * only: the server is started for it, and their figures do not mix.
  */
 export type WorkloadServes = ServerPurpose;
 
@@ -18,11 +19,11 @@ export function groupServes(group: WorkloadGroupDef): WorkloadServes {
   return 'generation';
 }
 
-/** What the whole workload asks for: the first group that is not generation decides. */
+/** What the whole workload asks for: the first group of embeddings or reranking decides; else any item offering tools. */
 export function workloadServes(def: Pick<WorkloadDef, 'groups'>): WorkloadServes {
   for (const group of def.groups) {
     const serves = groupServes(group);
     if (serves !== 'generation') return serves;
   }
-  return 'generation';
+  return def.groups.some((group) => group.items?.some((item) => item.tools !== undefined)) ? 'tool-calls' : 'generation';
 }

@@ -19,7 +19,17 @@ export type AcceptanceCheck =
   | { json_schema: Record<string, unknown> }
   | { exact: string }
   | { equals_reference: true }
-  | { max_length: number };
+  | { max_length: number }
+  /** The answer calls this function, and every call it makes is valid (judged with the calls, not the text). */
+  | { tool_call: string };
+
+/** A function the model may call, in the OpenAI shape; `parameters` is the JSON Schema its arguments must match. */
+export interface ToolDef {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
 export interface ResponseFormat {
   type: 'text' | 'json_object' | 'json_schema';
@@ -51,6 +61,9 @@ export interface WorkloadItemDef extends Sampling {
   query?: string;
   documents?: string[];
   response_format?: ResponseFormat;
+  /** Functions offered with a chat request; the server is started with its chat template's tool support (--jinja). */
+  tools?: ToolDef[];
+  tool_choice?: ToolChoice;
   repeat?: number;
   weight?: number;
   accept?: AcceptanceCheck[];
@@ -123,6 +136,9 @@ export interface ResolvedItem {
   embedding_inputs?: string[];
   /** Set for a reranking request: the query and the documents sent to /v1/rerank. Absent on every other kind. */
   rerank?: { query: string; documents: string[] };
+  /** Set where the item offers functions to call; absent otherwise, so older workloads keep their revision. */
+  tools?: ToolDef[];
+  tool_choice?: ToolChoice;
 }
 
 export interface ResolvedReplay {

@@ -32,6 +32,10 @@ export interface RequestMetrics {
   ttfr_ms: number | null;
   /** First chunk carrying answer text − t0; null when the request streamed no answer. */
   ttfa_ms: number | null;
+  /** First chunk carrying a piece of a function call − t0; null when the answer made no call. */
+  ttfc_ms?: number | null;
+  /** Last chunk carrying a piece of a call − t0, where every call's arguments parse as JSON; null otherwise. */
+  tool_call_ms?: number | null;
   /** Chunk carrying `finish_reason` − t0. */
   e2e_ms: number | null;
   /** (e2e − ttft) / (output_tokens − 1); null below two output tokens. */
@@ -85,6 +89,12 @@ export interface MeasuredRequest {
   reasoning_tokens_note?: string | null;
   /** A conversation's turn, from 1; null for a single request. */
   turn?: number | null;
+  ttfc_ms?: number | null;
+  tool_call_ms?: number | null;
+  /** A request that offered tools: the calls its answer made, those valid, and their arguments in the server's tokens. */
+  tool_calls?: number | null;
+  tool_calls_valid?: number | null;
+  tool_argument_tokens?: number | null;
   /** Speculative decoding: the server's timings.draft_n and draft_n_accepted; null where it reported none. */
   draft_tokens?: number | null;
   draft_accepted_tokens?: number | null;

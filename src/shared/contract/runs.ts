@@ -70,6 +70,25 @@ export interface ReasoningSummary {
   tokens_uncounted_reason: string | null;
 }
 
+/**
+ * Function calls over the successful measured requests that offered tools: how many answers
+ * called, how many calls were valid (named a declared function, arguments parsing and matching
+ * its parameters), and when the calls began and were complete.
+ */
+export interface ToolCallSummary {
+  requests: number;
+  requests_with_calls: number;
+  calls: number;
+  valid_calls: number;
+  /** valid_calls / calls; null where no answer called. */
+  valid_share: number | null;
+  /** Time to the first chunk of a call, and to the last chunk of an answer whose calls all parsed. */
+  ttfc_ms: Distribution;
+  tool_call_ms: Distribution;
+  /** Argument length per calling answer in the server's own tokens. */
+  argument_tokens: Distribution;
+}
+
 /** Speculative decoding over the successful measured requests, from the server's own draft counts. */
 export interface SpeculativeSummary {
   /** Requests whose response reported draft counts, and those that reported none (too short to draft). */
@@ -203,6 +222,8 @@ export interface RunSummary {
   reasoning: ReasoningSummary | null;
   /** Absent or null when no measured request reported draft counts. */
   speculative?: SpeculativeSummary | null;
+  /** Absent or null when no measured request offered tools. */
+  tool_calls?: ToolCallSummary | null;
   cache: { cached_prompt_tokens: number; prompt_tokens: number };
   telemetry: TelemetrySummary | null;
   /** Memory bandwidth the decode steps used (docs/METRICS.md); absent from runs stored before it was measured. */

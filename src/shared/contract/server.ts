@@ -5,10 +5,14 @@ import type { ServerProfile } from './specs';
 export type { FlashAttention, ServerProfile } from './specs';
 
 /**
- * What a managed server is started for: generated answers (chat, completions), embeddings
+ * What a managed server is started for: generated answers (chat, completions), generated answers
+ * that may call functions (`--jinja`, the chat template's own tool support), embeddings
  * (`--embeddings`) or reranking (`--reranking`), as the workload it serves asks.
  */
-export type ServerPurpose = 'generation' | 'embeddings' | 'rerank';
+export type ServerPurpose = 'generation' | 'tool-calls' | 'embeddings' | 'rerank';
+
+/** Whether a purpose is answered with generated text (and so judged, timed by token, compared in experiments). */
+export const generatesText = (purpose: ServerPurpose): boolean => purpose === 'generation' || purpose === 'tool-calls';
 
 export type ServerState = 'stopped' | 'starting' | 'ready' | 'stopping' | 'crashed' | 'failed';
 
