@@ -1,6 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cameBunched } from '../../src/main/metrics/bunched-delivery';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
 import { executeRun } from '../../src/main/runner/run-executor';
@@ -14,71 +14,7 @@ import { summarizeCompleted } from '../support/measured-request';
 import { createBareRun } from '../support/stored-request';
 import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
 import { handMadeCompletion } from '../support/streamed-completion';
-
-/**
- * Byte streams shaped like llama-server's /v1/chat/completions, written by a real local HTTP
- * server with real pauses, read by the real stream client: only the engine is stood in for.
- */
-type Step = { after: number; data: unknown };
-
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  object: 'chat.completion.chunk',
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const role = chunk({ role: 'assistant', content: null });
-const say = (content: string) => chunk({ content });
-const think = (reasoning_content: string) => chunk({ reasoning_content });
-const finish = (reason = 'stop') => chunk({}, reason);
-const usage = (prompt: number, completion: number, timings?: Record<string, number>) => ({
-  object: 'chat.completion.chunk',
-  choices: [],
-  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-  ...(timings ? { timings } : {}),
-});
-const DONE = '[DONE]';
-
-const servers: http.Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-});
-
-/** Serves `script` on every chat request (each step `after` ms after the previous) and a word-counting /tokenize. */
-async function sseServer(script: Step[] | (() => Step[])): Promise<string> {
-  const server = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (piece: Buffer) => (body += piece.toString()));
-    request.on('end', () => {
-      if (request.url === '/tokenize') {
-        const { content } = JSON.parse(body) as { content: string };
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(
-          JSON.stringify({
-            tokens: content
-              .split(/\s+/)
-              .filter(Boolean)
-              .map((_, i) => i),
-          }),
-        );
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      const steps = typeof script === 'function' ? script() : script;
-      let index = 0;
-      const next = () => {
-        const step = steps[index++];
-        if (!step) return void response.end();
-        setTimeout(() => {
-          response.write(`data: ${typeof step.data === 'string' ? step.data : JSON.stringify(step.data)}\n\n`);
-          next();
-        }, step.after);
-      };
-      next();
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-}
+import { chunk, DONE, finish, role, say, sseServer, think, usage, type Step } from '../support/sse-server';
 
 const stream = async (script: Step[]) => streamCompletion({ baseUrl: await sseServer(script), body: { messages: [] } });
 

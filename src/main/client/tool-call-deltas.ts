@@ -21,7 +21,7 @@ const MAX_ARGUMENT_CHARS = 1 << 20;
  * Ollama sends the whole call in one piece. So a call is keyed by its index (by its id where a
  * server sends no index), its name is the first non-empty one (never concatenated), and argument
  * pieces are appended. Returns whether the chunk carried any piece of a call. Fields of the wrong
- * type are ignored: an endpoint is not trusted.
+ * type are ignored, and a piece whose index cannot be a slot is dropped: an endpoint is not trusted.
  */
 export function foldToolCallDeltas(calls: StreamedToolCall[], pieces: unknown, arrived: number): boolean {
   if (!Array.isArray(pieces)) return false;
@@ -40,13 +40,17 @@ export function foldToolCallDeltas(calls: StreamedToolCall[], pieces: unknown, a
     if (typeof args === 'string' && call.arguments.length < MAX_ARGUMENT_CHARS)
       call.arguments += args.slice(0, MAX_ARGUMENT_CHARS - call.arguments.length);
     // A server that sends the arguments as an object rather than text (seen in non-streaming shapes).
-    else if (typeof args === 'object' && args !== null && call.arguments === '') call.arguments = JSON.stringify(args).slice(0, MAX_ARGUMENT_CHARS);
+    else if (typeof args === 'object' && args !== null && call.arguments === '')
+      call.arguments = JSON.stringify(args).slice(0, MAX_ARGUMENT_CHARS);
   }
   return carried;
 }
 
 function callFor(calls: StreamedToolCall[], index: unknown, id: string | null, arrived: number): StreamedToolCall | null {
-  const slot = typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < MAX_CALLS ? index : null;
+  // An index that is there but cannot be a call's slot is a broken piece: placing it anywhere would corrupt a call.
+  if (index !== undefined && index !== null && !(typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < MAX_CALLS))
+    return null;
+  const slot = typeof index === 'number' ? index : null;
   let call =
     slot !== null
       ? calls.find((candidate) => candidate.index === slot)
