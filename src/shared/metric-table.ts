@@ -29,15 +29,7 @@ export const DISTRIBUTION_STATISTICS = ['n', 'mean', 'std', 'p50', 'p90', 'p95',
  * `goodput`, and `embeddings` or `rerank` (those runs only). An experiment condition holds
  * `metrics` and `throughput` the same way.
  */
-export type SummaryPart =
-  | 'metrics'
-  | 'schedule_latency'
-  | 'reasoning'
-  | 'tool_calls'
-  | 'throughput'
-  | 'goodput'
-  | 'embeddings'
-  | 'rerank';
+export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'tool_calls' | 'throughput' | 'goodput' | 'embeddings' | 'rerank';
 
 /** The parts only one kind of workload's runs hold: a place comparing runs of other kinds leaves their metrics out. */
 export const KIND_OWN_PARTS: readonly SummaryPart[] = ['embeddings', 'rerank'];

@@ -7,6 +7,7 @@ export function toolCallsLine(calls: ToolCallSummary): string {
   const head = `tool calls: ${calls.requests_with_calls} of ${calls.requests} answers called a function`;
   if (calls.calls === 0) return `${head}; none called, so no call was timed or judged`;
   const share = calls.valid_share === null ? '—' : `${(calls.valid_share * 100).toFixed(1)} %`;
-  const tokens = calls.argument_tokens.n === 0 ? 'argument tokens not counted' : `${calls.argument_tokens.mean!.toFixed(1)} argument tokens mean`;
+  const tokens =
+    calls.argument_tokens.n === 0 ? 'argument tokens not counted' : `${calls.argument_tokens.mean!.toFixed(1)} argument tokens mean`;
   return `${head}; ${calls.valid_calls} of ${calls.calls} calls valid (${share}); first call chunk p50 ${ms(calls.ttfc_ms)}, calls complete p50 ${ms(calls.tool_call_ms)}; ${tokens}`;
 }

@@ -173,6 +173,9 @@ describe('the metric table is the one list of run metrics each face reads', () =
     ]);
     // The app leaves schedule latency and reasoning to the terminal (shows.ui is not set for them).
     expect(cells(table, 'th')).not.toContain('ttft_from_schedule_ms');
+    // A run whose requests offered tools shows its calls' rows and line.
+    expect(cells(table, 'th')).toEqual(expect.arrayContaining(['ttfc_ms (first call chunk)', 'tool_call_ms (arguments parsed)']));
+    expect(html).toContain('tool calls: 25 of 25 answers called a function; 25 of 25 calls valid (100.0 %)');
     expect(html).toMatch(/Throughput [\d.]+ req\/s, [\d.]+ output tok\/s · goodput/);
     withMetric('prefill_ms', { ...METRIC_TABLE.queue_ms, label: 'prefill', shows: { ui: ['n', 'p50'] } }, () => {
       (summary.metrics as Record<string, Distribution>).prefill_ms = summary.metrics.ttft_ms;

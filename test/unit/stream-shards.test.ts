@@ -131,11 +131,7 @@ describe('stream shards', () => {
     });
     const shifted = shiftCompletionTimes(completion, 100);
     expect([shifted.t0, shifted.headersAt, shifted.finishAt, shifted.endAt]).toEqual([110, 112, 130, 131]);
-    expect([shifted.contentChunkTimes, shifted.answerChunkTimes, shifted.toolCallChunkTimes]).toEqual([
-      [120, 130],
-      [120, 130],
-      [125],
-    ]);
+    expect([shifted.contentChunkTimes, shifted.answerChunkTimes, shifted.toolCallChunkTimes]).toEqual([[120, 130], [120, 130], [125]]);
     expect([shifted.toolCalls[0]!.firstAt, shifted.toolCalls[0]!.lastAt]).toEqual([125, 125]);
   });
 

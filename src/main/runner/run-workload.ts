@@ -253,7 +253,8 @@ async function finishMeasuredRun(input: {
     clientLoad: input.clientLoad,
   });
   const serves = workloadServes(request.workload.def);
-  if (serves === 'embeddings' || serves === 'rerank') summary[serves] = embeddingsSummary(rows, store.measuredSuccessesByItem(runId), textsByItem(workload));
+  if (serves === 'embeddings' || serves === 'rerank')
+    summary[serves] = embeddingsSummary(rows, store.measuredSuccessesByItem(runId), textsByItem(workload));
   summary.gpu_offload = input.offload;
   const offTheGpu = engineOffTheGpu(input.offload);
   if (offTheGpu && summary.telemetry?.energy)

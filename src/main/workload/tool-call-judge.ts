@@ -1,5 +1,4 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { StreamedToolCall } from '../client/tool-call-deltas';
 import type { AcceptanceResult, CheckResult } from './acceptance';
 import { schemaFailureDetail } from './acceptance';
 import { budgetedRegExp } from './regex-budget';
@@ -12,6 +11,12 @@ export interface ToolCallJudgement {
   valid: number;
   argument_chars: number;
   results: CheckResult[];
+}
+
+/** A call as the answer made it: the client assembles it from the stream. */
+export interface AnswerCall {
+  name: string;
+  arguments: string;
 }
 
 // Parameter schemas come from the workload and are user JSON Schema: their patterns run under the regex budget.
@@ -28,9 +33,14 @@ function parametersValidator(parameters: Record<string, unknown>): ValidateFunct
 }
 
 /** Why one call is not a usable call, or null. A private run's reason names nothing the model wrote. */
-function callProblem(call: StreamedToolCall, tools: readonly ToolDef[], privateRun: boolean): string | null {
+function callProblem(call: AnswerCall, tools: readonly ToolDef[], privateRun: boolean): string | null {
   const tool = tools.find((candidate) => candidate.function.name === call.name);
-  if (!tool) return call.name === '' ? 'a call without a function name' : privateRun ? 'a call to an undeclared function' : `a call to undeclared "${call.name}"`;
+  if (!tool)
+    return call.name === ''
+      ? 'a call without a function name'
+      : privateRun
+        ? 'a call to an undeclared function'
+        : `a call to undeclared "${call.name}"`;
   let args: unknown;
   try {
     // An empty argument text is a call with no arguments, as OpenAI's own clients read it.
@@ -57,7 +67,7 @@ function callProblem(call: StreamedToolCall, tools: readonly ToolDef[], privateR
  */
 export function judgeToolCalls(
   item: { tools?: readonly ToolDef[]; tool_choice?: ToolChoice; checks: readonly AcceptanceCheck[] },
-  calls: readonly StreamedToolCall[],
+  calls: readonly AnswerCall[],
   options: { private?: boolean } = {},
 ): ToolCallJudgement {
   const tools = item.tools ?? [];
@@ -67,12 +77,14 @@ export function judgeToolCalls(
   const required = item.tool_choice === 'required' || typeof item.tool_choice === 'object';
   const results: CheckResult[] = [];
   if (calls.length === 0) {
-    if (required) results.push({ check: 'tool_calls', passed: false, detail: 'no function call in the answer, and the request required one' });
+    if (required)
+      results.push({ check: 'tool_calls', passed: false, detail: 'no function call in the answer, and the request required one' });
   } else {
     results.push({
       check: 'tool_calls',
       passed: listed.length === 0,
-      detail: listed.length === 0 ? `${calls.length} valid` : `${listed.length} of ${calls.length} invalid: ${listed.slice(0, 3).join('; ')}`,
+      detail:
+        listed.length === 0 ? `${calls.length} valid` : `${listed.length} of ${calls.length} invalid: ${listed.slice(0, 3).join('; ')}`,
     });
   }
   for (const check of item.checks) {
