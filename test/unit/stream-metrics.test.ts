@@ -14,6 +14,7 @@ import { summarizeCompleted } from '../support/measured-request';
 import { createBareRun } from '../support/stored-request';
 import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
 import { handMadeCompletion } from '../support/streamed-completion';
+import { runAgainst } from '../support/local-run';
 import { chunk, DONE, finish, role, say, sseServer, think, usage, type Step } from '../support/sse-server';
 
 const stream = async (script: Step[]) => streamCompletion({ baseUrl: await sseServer(script), body: { messages: [] } });
@@ -266,19 +267,10 @@ describe('run executor with reasoning', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);
-      const runId = createBareRun(store);
-      const execution = await executeRun({
-        store,
-        runId,
-        workload,
-        target: { baseUrl },
+      const { runId, execution } = await runAgainst(store, workload, baseUrl, {
         load: { mode: 'closed', concurrency: 2 },
         stop: { requests: 4, durationMs: null },
-        warmup: 0,
-        timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
-        private: false,
-        references: null,
-        reasoningTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
+        afterLoadTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
       });
       expect(execution.status).toBe('completed');
       const rows = store.requests(runId);
@@ -322,7 +314,7 @@ describe('run executor with reasoning', () => {
         timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
         private: true,
         references: null,
-        reasoningTokenCounter: null,
+        afterLoadTokenCounter: null,
       });
       const uncounted = store.requests(uncountedRun);
       expect(uncounted.map((row) => [row.reasoning_tokens, row.reasoning_tokens_note, row.reasoning_text, row.reasoning_chars])).toEqual([

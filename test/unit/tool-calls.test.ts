@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { createCompletionStreamReader, emptyCompletion } from '../../src/main/client/stream-client';
 import type { StreamedToolCall } from '../../src/main/client/tool-call-deltas';
 import { deriveRequestMetrics } from '../../src/main/metrics/request-metrics';
-import { executeRun } from '../../src/main/runner/run-executor';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { judgeToolCalls, withToolCallJudgement } from '../../src/main/workload/tool-call-judge';
@@ -12,7 +11,7 @@ import type { ToolDef } from '../../src/main/workload/workload-types';
 import { toolCallsLine } from '../../src/shared/tool-calls-line';
 import { summarizeCompleted } from '../support/measured-request';
 import { chunk, DONE, finish, role, say, sseServer, usage } from '../support/sse-server';
-import { createBareRun } from '../support/stored-request';
+import { runAgainst } from '../support/local-run';
 import { useTempDirs } from '../support/temp';
 import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
 
@@ -274,19 +273,10 @@ describe('a run that offers tools, against a real local HTTP stream', () => {
     try {
       const store = new RunStore(db);
       const run = async (privateRun: boolean) => {
-        const runId = createBareRun(store);
-        const execution = await executeRun({
-          store,
-          runId,
-          workload,
-          target: { baseUrl },
-          load: { mode: 'closed', concurrency: 1 },
+        const { runId, execution } = await runAgainst(store, workload, baseUrl, {
           stop: { requests: 3, durationMs: null },
-          warmup: 0,
-          timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
           private: privateRun,
-          references: null,
-          reasoningTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
+          afterLoadTokenCounter: llamaServerTokenCounter({ baseUrl, headers: {} }),
         });
         expect(execution.status).toBe('completed');
         return runId;
@@ -348,19 +338,7 @@ describe('a run that offers tools, against a real local HTTP stream', () => {
     const db = openDatabase(path.join(tempDir(), 'runs.db'));
     try {
       const store = new RunStore(db);
-      const runId = createBareRun(store);
-      await executeRun({
-        store,
-        runId,
-        workload,
-        target: { baseUrl },
-        load: { mode: 'closed', concurrency: 1 },
-        stop: { requests: 2, durationMs: null },
-        warmup: 0,
-        timeouts: { firstTokenMs: 5000, totalMs: 10_000 },
-        private: false,
-        references: null,
-      });
+      const { runId } = await runAgainst(store, workload, baseUrl, { stop: { requests: 2, durationMs: null } });
       const rows = store.requests(runId);
       expect(rows.map((row) => [row.accepted, row.ttfc_ms, row.tool_call_ms])).toEqual([
         [0, null, null],

@@ -76,8 +76,8 @@ type ExecuteRunOptions = {
   tokenRange?: TokenRange;
   /** On a sharded run, whose streams are read on the shards' threads: called once per request, with its whole answer, as it ends. */
   onText?: (seq: number, text: string) => void;
-  /** Counts reasoning text in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
-  reasoningTokenCounter?: TokenCounter | null;
+  /** Counts reasoning and function-call arguments in the server's tokens once the load is over; null or inexact: left uncounted, with the reason. */
+  afterLoadTokenCounter?: TokenCounter | null;
 };
 
 /**
@@ -449,7 +449,7 @@ async function converse(
  * requests: reasoning length in the server's tokens, and the block hashes of text and chat prompts.
  */
 async function recordAfterLoad(
-  options: Pick<Parameters<typeof executeRun>[0], 'store' | 'runId' | 'signal' | 'reasoningTokenCounter' | 'hashServer'>,
+  options: Pick<Parameters<typeof executeRun>[0], 'store' | 'runId' | 'signal' | 'afterLoadTokenCounter' | 'hashServer'>,
   pending: {
     reasoningTexts: Map<number, string>;
     argumentTexts: Map<number, string>;
@@ -458,21 +458,18 @@ async function recordAfterLoad(
     serverGone: boolean;
   },
 ): Promise<void> {
-  if (pending.reasoningTexts.size > 0) {
+  const lengths = [
+    { texts: pending.reasoningTexts, cancelled: 'reasoning was', store: options.store.setReasoningTokens },
+    { texts: pending.argumentTexts, cancelled: 'the call arguments were', store: options.store.setToolArgumentTokens },
+  ];
+  for (const { texts, cancelled, store } of lengths) {
+    if (texts.size === 0) continue;
     const counts = await countTokensAfterLoad(
-      pending.reasoningTexts,
-      options.reasoningTokenCounter ?? null,
-      options.signal?.aborted ? 'the run was cancelled before reasoning was counted' : null,
+      texts,
+      options.afterLoadTokenCounter ?? null,
+      options.signal?.aborted ? `the run was cancelled before ${cancelled} counted` : null,
     );
-    storeCounts(() => options.store.setReasoningTokens(options.runId, counts));
-  }
-  if (pending.argumentTexts.size > 0) {
-    const counts = await countTokensAfterLoad(
-      pending.argumentTexts,
-      options.reasoningTokenCounter ?? null,
-      options.signal?.aborted ? 'the run was cancelled before the call arguments were counted' : null,
-    );
-    storeCounts(() => options.store.setToolArgumentTokens(options.runId, counts));
+    storeCounts(() => store.call(options.store, options.runId, counts));
   }
   if (pending.promptHashes.size === 0 && pending.promptsToHash.size === 0) return;
   const tokenized = await hashSentPrompts(pending.promptsToHash, pending.serverGone ? null : (options.hashServer ?? null));

@@ -464,7 +464,7 @@ async function driveLoad(
       onText: options.onText,
       clockOrigin,
       extraBody: request.extraBody,
-      reasoningTokenCounter: counter,
+      afterLoadTokenCounter: counter,
       // The measured window opens once the warmup requests are done and any ramp is over.
       onMeasuredStart: () => {
         telemetry.markWindowStart();

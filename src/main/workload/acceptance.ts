@@ -27,7 +27,8 @@ export interface AcceptanceOptions {
 const ajv = new Ajv({ strict: false, allErrors: false, code: { regExp: budgetedRegExp } });
 const compiledSchemas = new WeakMap<object, ValidateFunction>();
 
-function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
+/** A user JSON Schema compiled once (its patterns under the regex budget) and kept while the schema object lives. */
+export function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
   let validate = compiledSchemas.get(schema);
   if (!validate) {
     validate = ajv.compile(schema);

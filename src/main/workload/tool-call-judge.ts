@@ -1,7 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { AcceptanceResult, CheckResult } from './acceptance';
-import { schemaFailureDetail } from './acceptance';
-import { budgetedRegExp } from './regex-budget';
+import { schemaFailureDetail, schemaValidator } from './acceptance';
 import type { AcceptanceCheck, ToolChoice, ToolDef } from './workload-types';
 
 /** What one answer's function calls came to: counted for the run's figures, and judged as a task. */
@@ -17,19 +15,6 @@ export interface ToolCallJudgement {
 export interface AnswerCall {
   name: string;
   arguments: string;
-}
-
-// Parameter schemas come from the workload and are user JSON Schema: their patterns run under the regex budget.
-const ajv = new Ajv({ strict: false, allErrors: false, code: { regExp: budgetedRegExp } });
-const compiled = new WeakMap<object, ValidateFunction>();
-
-function parametersValidator(parameters: Record<string, unknown>): ValidateFunction {
-  let validate = compiled.get(parameters);
-  if (!validate) {
-    validate = ajv.compile(parameters);
-    compiled.set(parameters, validate);
-  }
-  return validate;
 }
 
 /** Why one call is not a usable call, or null. A private run's reason names nothing the model wrote. */
@@ -51,7 +36,7 @@ function callProblem(call: AnswerCall, tools: readonly ToolDef[], privateRun: bo
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return `${tool.function.name}: arguments are not a JSON object`;
   if (!tool.function.parameters) return null;
   try {
-    const validate = parametersValidator(tool.function.parameters);
+    const validate = schemaValidator(tool.function.parameters);
     if (validate(args)) return null;
     return `${tool.function.name}: ${schemaFailureDetail(validate.errors, { private: privateRun })}`;
   } catch (error) {
