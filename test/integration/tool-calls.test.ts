@@ -9,13 +9,20 @@ const tempDir = useTempDirs();
 describe('function calls on the real llama-server', () => {
   it('runs the built-in tool-calls workload on a demo model: a server started with --jinja, every request answered, every task failed as the model cannot call', async () => {
     const db = path.join(tempDir(), 't.db');
-    // One pass over the workload's three items.
-    const summary = await inferlabJson(['run', '--workload', 'tool-calls', '--model', 'demo:q8_0', '--requests', '3'], db);
+    // One pass over the workload's four items; the agent exchange ends at its first step, which answers without a call.
+    const summary = await inferlabJson(['run', '--workload', 'tool-calls', '--model', 'demo:q8_0', '--requests', '4'], db);
     expect(summary.status).toBe('completed');
-    expect(summary.requests).toMatchObject({ attempted: 3, completed: 3, failed: 0, accepted: 0, checked: 3 });
+    expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0, accepted: 0, checked: 4 });
     // The demo model's template has no tool support: the server drops the tools and the model answers in text.
-    expect(summary.tool_calls).toMatchObject({ requests: 3, requests_with_calls: 0, calls: 0, valid_share: null, ttfc_ms: { n: 0 } });
-    expect(summary.metrics.ttft_ms.n).toBe(3);
+    expect(summary.tool_calls).toMatchObject({
+      requests: 4,
+      requests_with_calls: 0,
+      calls: 0,
+      valid_share: null,
+      ttfc_ms: { n: 0 },
+      exchanges: { count: 1, answered: 1, steps: { mean: 1 } },
+    });
+    expect(summary.metrics.ttft_ms.n).toBe(4);
 
     const record = new Database(db, { readonly: true });
     try {
@@ -35,13 +42,21 @@ describe('function calls on the real llama-server', () => {
       ]);
       // "auto" allows a plain answer; the check still wants the call.
       expect(results.calendar).toEqual([{ check: 'tool_call', passed: false, detail: 'no call to create_event' }]);
+      // The exchange's first step answered in text: it is the exchange's answer, judged as the first step and on its text.
+      expect(results['weather-answer#1']).toEqual([
+        { check: 'regex', passed: expect.any(Boolean) },
+        { check: 'tool_calls', passed: false, detail: 'no function call in the answer, and the request required one' },
+        { check: 'tool_call', passed: false, detail: 'no call to get_weather' },
+      ]);
     } finally {
       record.close();
     }
 
     const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db]);
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(/^tool calls: 0 of 3 answers called a function; none called, so no call was timed or judged$/m);
+    expect(shown.stdout).toMatch(
+      /^tool calls: 0 of 4 answers called a function; none called, so no call was timed or judged; 1 agent exchanges, 1 answered, steps mean 1\.0, exchange p50 [\d.]+ ms$/m,
+    );
     expect(shown.stdout).toMatch(/accepted-task rate 0\.0%/);
   });
 });

@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 /** Serves `script` on every chat request (each step `after` ms after the previous) and a word-counting /tokenize. */
-export async function sseServer(script: Step[] | (() => Step[])): Promise<string> {
+export async function sseServer(script: Step[] | ((body: Record<string, unknown>) => Step[])): Promise<string> {
   const server = http.createServer((request, response) => {
     let body = '';
     request.on('data', (piece: Buffer) => (body += piece.toString()));
@@ -49,7 +49,7 @@ export async function sseServer(script: Step[] | (() => Step[])): Promise<string
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
-      const steps = typeof script === 'function' ? script() : script;
+      const steps = typeof script === 'function' ? script(JSON.parse(body) as Record<string, unknown>) : script;
       let index = 0;
       const next = () => {
         const step = steps[index++];

@@ -356,4 +356,108 @@ describe('a run that offers tools, against a real local HTTP stream', () => {
       db.close();
     }
   });
+
+  it('an agent exchange gives each call back with its scripted result until the model answers, each step a request of its own', async () => {
+    const bodies: Record<string, unknown>[] = [];
+    const toolCall = (name: string, args: string) => [
+      { after: 0, data: role },
+      { after: 5, data: calls({ index: 0, id: `call_${bodies.length}`, type: 'function', function: { name, arguments: args } }) },
+      { after: 2, data: finish('tool_calls') },
+      { after: 1, data: DONE },
+    ];
+    // Calls get_weather until a result comes back, then answers with it; an item of the second kind never stops calling.
+    const baseUrl = await sseServer((body) => {
+      bodies.push(body);
+      const messages = body.messages as { role: string; content: string | null }[];
+      const last = messages[messages.length - 1]!;
+      if (last.role === 'tool' && !String(last.content).includes('error')) {
+        const reply = `It is ${JSON.parse(last.content!).temp_c} degrees.`;
+        return [
+          { after: 0, data: role },
+          { after: 5, data: say(reply) },
+          { after: 2, data: finish() },
+          { after: 1, data: DONE },
+        ];
+      }
+      return toolCall(messages.length > 3 ? 'unscripted_fn' : 'get_weather', '{"city":"Lisbon"}');
+    });
+    const unscripted: ToolDef = { type: 'function', function: { name: 'unscripted_fn' } };
+    const workload = oneGroupWorkload([
+      resolvedItem({
+        id: 'agent',
+        messages: [{ role: 'user', content: 'Weather in Lisbon?' }],
+        tools: [WEATHER, unscripted],
+        tool_choice: 'required',
+        checks: [{ tool_call: 'get_weather' }, { contains: 'degrees' }],
+        agent: { tool_results: { get_weather: '{"temp_c": 18}' }, max_steps: 3, think_time: { fixed_ms: 20 } },
+      }),
+    ]);
+    const db = openDatabase(path.join(tempDir(), 'runs.db'));
+    try {
+      const store = new RunStore(db);
+      const { runId, execution } = await runAgainst(store, workload, baseUrl, { stop: { requests: 2, durationMs: null } });
+      expect(execution.status).toBe('completed');
+      const rows = store.requests(runId);
+      // Two exchanges of two steps: a valid call, then the answer that used its result.
+      expect(rows.map((row) => [row.conversation, row.turn, row.accepted, row.item_id])).toEqual([
+        [0, 1, 1, 'agent#1'],
+        [0, 2, 1, 'agent#2'],
+        [1, 1, 1, 'agent#1'],
+        [1, 2, 1, 'agent#2'],
+      ]);
+      expect(rows[1]!.output_text).toBe('It is 18 degrees.');
+      // The second request carries the call back with its result, and lets the model choose.
+      expect(bodies[1]).not.toHaveProperty('tool_choice');
+      expect(bodies[0]).toMatchObject({ tool_choice: 'required' });
+      expect(bodies[1]!.messages).toEqual([
+        { role: 'user', content: 'Weather in Lisbon?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c": 18}' },
+      ]);
+      // The next step waited out the think time after the previous answer.
+      expect(rows[1]!.t0_ms - (rows[0]!.t0_ms + rows[0]!.e2e_ms!)).toBeGreaterThanOrEqual(19);
+      const summary = summarizeCompleted(store.measuredRequests(runId), { runId });
+      expect(summary.tool_calls!.exchanges).toMatchObject({ count: 2, answered: 2, steps: { mean: 2 }, e2e_ms: { n: 2 } });
+      expect(summary.tool_calls!.exchanges!.e2e_ms.min!).toBeGreaterThan(rows[0]!.e2e_ms! + rows[1]!.e2e_ms! + 19);
+      expect(summary.turns!.map((turn) => turn.turn)).toEqual([1, 2]);
+      expect(toolCallsLine(summary.tool_calls!)).toMatch(/; 2 agent exchanges, 2 answered, steps mean 2\.0, exchange p50 [\d.]+ ms$/);
+
+      // A model that never stops calling: the exchange ends at max_steps, its last step judged as its answer; a function
+      // without a scripted result gets an error result.
+      bodies.length = 0;
+      const looping = oneGroupWorkload([
+        resolvedItem({
+          id: 'loop',
+          messages: [
+            { role: 'user', content: 'Go' },
+            { role: 'assistant', content: 'Ok' },
+            { role: 'user', content: 'Again' },
+          ],
+          tools: [WEATHER, unscripted],
+          checks: [{ contains: 'degrees' }],
+          agent: { tool_results: {}, max_steps: 3, think_time: { fixed_ms: 0 } },
+        }),
+      ]);
+      const loop = await runAgainst(store, looping, baseUrl);
+      // The steps that called are judged on their calls (valid); the last one, on its text (no "degrees" in it).
+      expect(store.requests(loop.runId).map((row) => [row.turn, row.accepted])).toEqual([
+        [1, 1],
+        [2, 1],
+        [3, 0],
+      ]);
+      expect((bodies[2]!.messages as { role: string; content: string }[]).at(-1)).toEqual({
+        role: 'tool',
+        tool_call_id: 'call_2',
+        content: '{"error":"no result for unscripted_fn"}',
+      });
+      const loopSummary = summarizeCompleted(store.measuredRequests(loop.runId), { runId: loop.runId });
+      expect(loopSummary.tool_calls!.exchanges).toMatchObject({ count: 1, answered: 0, steps: { mean: 3 } });
+    } finally {
+      db.close();
+    }
+  });
 });

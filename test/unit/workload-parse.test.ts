@@ -221,6 +221,22 @@ describe('workload parser', () => {
       /items\[0\]\.tools\[0\]\.function\.parameters: not a valid JSON Schema/,
     ],
     [
+      'tool_results without tools',
+      VALID.replace('id: a', 'id: a\n        tool_results: { f: "{}" }'),
+      /items\[0\]\.tool_results: tool_results are given back to calls: the item needs "tools"/,
+    ],
+    [
+      'a tool result for an undeclared function',
+      `${TOOLS}        tool_results: { send_mail: "{}" }\n`,
+      /items\[0\]\.tool_results\.send_mail: "send_mail" is not one of the item's tools/,
+    ],
+    ['max_steps without tool_results', `${TOOLS}        max_steps: 3\n`, /items\[0\]\.max_steps: max_steps is for agent exchanges/],
+    [
+      'max_steps of one',
+      `${TOOLS}        tool_results: { get_weather: "{}" }\n        max_steps: 1\n`,
+      /items\[0\]\.max_steps: must be >= 2/,
+    ],
+    [
       'a function name with spaces',
       `${VALID}        tools: [{ type: function, function: { name: get weather } }]\n`,
       /tools\[0\]\.function\.name: must match pattern/,
@@ -344,6 +360,18 @@ describe('conversations in a workload', () => {
     });
     expect(plain).not.toHaveProperty('tools');
     expect(requestFor(plain!).body).not.toHaveProperty('tools');
+    expect(offered).not.toHaveProperty('agent');
+    // An agent exchange: the scripted results, its steps (4 unless it says), the group's think time.
+    const agentText = `${TOOLS}        tool_results: { get_weather: '{"t": 1}' }\n`.replace(
+      '  - name: g\n',
+      '  - name: g\n    session: { think_time: { fixed_ms: 30 } }\n',
+    );
+    const agent = await resolveWorkload(parseWorkloadText(agentText, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
+    expect(agent.groups[0]!.items[0]!.agent).toEqual({
+      tool_results: { get_weather: '{"t": 1}' },
+      max_steps: 4,
+      think_time: { fixed_ms: 30 },
+    });
     // An item without tools keeps the revision it had before tools existed.
     const alone = await resolveWorkload(parseWorkloadText(VALID, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
     expect(alone.revision).toBe('4a24047dd4d3f4a6051a249c548063e88e9868bba200cc9f7560c299ca21b886');

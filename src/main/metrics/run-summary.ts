@@ -7,6 +7,7 @@ import {
   type MetricName,
   type ReasoningSummary,
   type ToolCallSummary,
+  type ExchangeSummary,
   type RequestCounts,
   type SpeculativeSummary,
   type RunSummary,
@@ -165,7 +166,7 @@ function reasoningSummary(ok: readonly MeasuredRequest[]): ReasoningSummary | nu
 }
 
 /** Function calls over the successful requests that offered tools (each carries its judged counts). */
-function toolCallSummary(ok: readonly MeasuredRequest[]): ToolCallSummary | null {
+function toolCallSummary(measured: readonly MeasuredRequest[], ok: readonly MeasuredRequest[]): ToolCallSummary | null {
   const offered = ok.filter((row) => (row.tool_calls ?? null) !== null);
   if (offered.length === 0) return null;
   const calling = offered.filter((row) => row.tool_calls! > 0);
@@ -180,6 +181,36 @@ function toolCallSummary(ok: readonly MeasuredRequest[]): ToolCallSummary | null
     ttfc_ms: summarize(values(calling, (row) => row.ttfc_ms)),
     tool_call_ms: summarize(values(calling, (row) => row.tool_call_ms)),
     argument_tokens: summarize(values(calling, (row) => row.tool_argument_tokens)),
+    ...exchangesOf(measured),
+  };
+}
+
+/** Agent exchanges among the measured requests: steps that offered tools and belong to a send of several. */
+function exchangesOf(measured: readonly MeasuredRequest[]): { exchanges?: ExchangeSummary } {
+  const bySend = new Map<number, MeasuredRequest[]>();
+  for (const row of measured) {
+    if ((row.conversation ?? null) === null || (row.turn ?? null) === null) continue;
+    const steps = bySend.get(row.conversation!) ?? [];
+    steps.push(row);
+    bySend.set(row.conversation!, steps);
+  }
+  const exchanges = [...bySend.values()].filter((steps) => steps.some((step) => (step.tool_calls ?? null) !== null));
+  if (exchanges.length === 0) return {};
+  const lastOf = (steps: MeasuredRequest[]) => steps.reduce((last, step) => (step.turn! > last.turn! ? step : last));
+  const whole = exchanges.filter((steps) => steps.every(isSuccess));
+  return {
+    exchanges: {
+      count: exchanges.length,
+      answered: exchanges.filter((steps) => isSuccess(lastOf(steps)) && lastOf(steps).tool_calls === 0).length,
+      steps: summarize(exchanges.map((steps) => steps.length)),
+      e2e_ms: summarize(
+        whole.map((steps) => {
+          const first = steps.reduce((earliest, step) => (step.t0_ms < earliest.t0_ms ? step : earliest));
+          const last = lastOf(steps);
+          return last.t0_ms + last.e2e_ms! - first.t0_ms;
+        }),
+      ),
+    },
   };
 }
 
@@ -265,7 +296,7 @@ export function summarizeRun(input: {
     schedule_latency: scheduleLatency,
     reasoning: reasoningSummary(ok),
     // Absent rather than null where no request offered tools, so summaries of other runs keep their shape.
-    ...withToolCalls(toolCallSummary(ok)),
+    ...withToolCalls(toolCallSummary(measured, ok)),
     speculative: speculativeSummary(ok),
     cache: { cached_prompt_tokens: ok.reduce((sum, row) => sum + (row.cached_tokens ?? 0), 0), prompt_tokens: promptTotal },
     telemetry: withWorkRatios(input.telemetry ?? null, requestCounts.completed, outputTotal),

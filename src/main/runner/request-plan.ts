@@ -1,6 +1,6 @@
 import { EMBEDDINGS_PATH, RERANK_PATH } from '../client/json-answer-client';
 import { promptTokenIds, type TokenRange } from '../workload/trace';
-import type { ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload/workload-types';
+import type { ExchangeMessage, ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload/workload-types';
 
 /**
  * The order in which items are sent: every item `repeat × weight` times per cycle, groups
@@ -8,7 +8,7 @@ import type { ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload
  */
 export class RequestPlan {
   private readonly cycle: ResolvedItem[];
-  /** Whether a send can be a whole conversation (several requests) rather than one request. */
+  /** Whether a send can be several requests (a conversation, an agent exchange) rather than one. */
   readonly hasConversations: boolean;
   /** Whether the workload replays a trace (its requests carry their own arrival times). Asked on every send, so found once. */
   readonly hasReplay: boolean;
@@ -18,7 +18,7 @@ export class RequestPlan {
       group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)),
     );
     if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
-    this.hasConversations = this.cycle.some((item) => item.conversation !== undefined);
+    this.hasConversations = this.cycle.some((item) => item.conversation !== undefined || item.agent !== undefined);
     this.hasReplay = this.cycle.some((item) => item.replay !== undefined);
   }
 
@@ -32,7 +32,10 @@ export class RequestPlan {
 }
 
 /** The request body for one item, in the OpenAI-compatible shape every engine accepts. */
-export function requestFor(item: ResolvedItem): { path: string; body: Record<string, unknown> } {
+export function requestFor(item: Omit<ResolvedItem, 'messages'> & { messages: readonly ExchangeMessage[] | null }): {
+  path: string;
+  body: Record<string, unknown>;
+} {
   if (item.embedding_inputs) return { path: EMBEDDINGS_PATH, body: { input: item.embedding_inputs } };
   if (item.rerank) return { path: RERANK_PATH, body: { query: item.rerank.query, documents: item.rerank.documents } };
   const sampling = Object.fromEntries(Object.entries(item.sampling).filter(([, value]) => value !== undefined));

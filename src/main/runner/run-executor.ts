@@ -18,6 +18,8 @@ import { storedRequestFrom } from './stored-request';
 import { answerCheckFor, postForAnswer } from '../client/json-answer-client';
 import { createKeepAliveAgent, streamCompletion, type StreamedCompletion } from '../client/stream-client';
 import { drawThinkTime, pauseUntil } from './think-time';
+import type { SendOne } from './send-one';
+import { runAgentExchange } from './agent-exchange';
 import { ResponsivenessWatch } from './responsiveness-watch';
 import { StreamShards } from './stream-shards';
 import { onAbort } from '../client/abort-fanout';
@@ -206,14 +208,15 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
     promptsToHash: new Map(),
   };
   const { agent, writer } = run;
-  const thinkRandom = seededRandom(options.seed ?? 1);
   const sendOne: SendOne = (item, request, warmup, scheduledAt, place) => sendAndStore(run, item, request, warmup, scheduledAt, place);
+  // A send of several requests (a conversation, an agent exchange) paces its own steps.
+  const paced = { sendOne, halt: control.halt.signal, thinkRandom: seededRandom(options.seed ?? 1) };
 
   const send = async (index: number, warmup: boolean, scheduledAt: number | null): Promise<boolean> => {
     // A replayed trace's measured requests start again from its first record, whatever the warmup took.
     const item = plan.hasReplay && !warmup ? plan.item(index - options.warmup) : plan.item(index);
-    if (item.conversation)
-      return converse({ sendOne, halt: control.halt.signal, thinkRandom }, index, item, item.conversation, warmup, scheduledAt);
+    if (item.conversation) return converse(paced, index, item, item.conversation, warmup, scheduledAt);
+    if (item.agent) return runAgentExchange(paced, index, item, item.agent, warmup, scheduledAt);
     const request = item.replay ? replayRequest(item, item.replay, options.tokenRange ?? tokenRangeFor(null)) : requestFor(item);
     return (await sendOne(item, request, warmup, scheduledAt, null)) !== null;
   };
@@ -245,13 +248,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
   if (!writer.failure) {
     // A cancelled run, or a server that was lost or stopped answering, is not asked to tokenize: that would wait out its timeouts.
     const serverGone = options.signal?.aborted || control.abortReason !== null || run.unresponsive !== null;
-    await recordAfterLoad(options, {
-      reasoningTexts: run.reasoningTexts,
-      argumentTexts: run.argumentTexts,
-      promptHashes: run.promptHashes,
-      promptsToHash: run.promptsToHash,
-      serverGone: Boolean(serverGone),
-    });
+    await recordAfterLoad(options, { ...run, serverGone: Boolean(serverGone) });
   }
   const ended = await howTheRunEnded({
     storageFailure: writer.failure,
@@ -334,13 +331,19 @@ async function sendAndStore(
   const metrics = deriveRequestMetrics(completion, { scheduledAt });
   // The answer alone is judged: reasoning is the model's working, not its reply. A private
   // run's details name nothing of the answer (a failed schema's path names its keys).
-  const textAcceptance = completion.error
-    ? null
-    : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null, {
-        private: run.options.private,
-      });
+  // An agent exchange's step that called functions is not its answer: its text is not judged, its calls are.
+  const step = item.agent && place ? place.turn : null;
+  const intermediate = step !== null && completion.toolCalls.length > 0 && step < item.agent!.max_steps;
+  const textAcceptance =
+    completion.error || intermediate
+      ? null
+      : await evaluateAcceptanceAsync(item.checks, completion.text, run.options.references?.get(referenceKey(item, place)) ?? null, {
+          private: run.options.private,
+        });
   // A request that offered tools is judged on its calls too: one that does not parse fails the task however fast it came.
-  const judgement = item.tools && !completion.error ? judgeToolCalls(item, completion.toolCalls, { private: run.options.private }) : null;
+  // Past an exchange's first step the model chose freely: only the validity of its calls is judged there.
+  const judged = step !== null && step > 1 ? { ...item, tool_choice: undefined, checks: [] } : item;
+  const judgement = item.tools && !completion.error ? judgeToolCalls(judged, completion.toolCalls, { private: run.options.private }) : null;
   const acceptance = judgement ? withToolCallJudgement(textAcceptance, judgement) : textAcceptance;
   if (completion.reasoningText) run.reasoningTexts.set(seq, completion.reasoningText);
   if (judgement && judgement.calls > 0) run.argumentTexts.set(seq, completion.toolCalls.map((call) => call.arguments).join('\n'));
@@ -402,14 +405,6 @@ async function howTheRunEnded(facts: {
   const reason = facts.abortReason() ?? facts.unresponsive;
   return reason ? { status: 'aborted', reason } : { status: 'completed', reason: null };
 }
-
-type SendOne = (
-  item: ResolvedItem,
-  request: { path: string; body: Record<string, unknown> },
-  warmup: boolean,
-  scheduledAt: number | null,
-  place: { session: number; turn: number } | null,
-) => Promise<StreamedCompletion | null>;
 
 /**
  * One user's conversation: each turn sends the history so far plus its message, then the

@@ -332,6 +332,7 @@ export function toMeasuredRequest(row: RequestRow): MeasuredRequest {
     reasoning_tokens: row.reasoning_tokens ?? null,
     reasoning_tokens_note: row.reasoning_tokens_note ?? null,
     turn: row.turn ?? null,
+    conversation: row.conversation ?? null,
     decode_tokens_per_s: row.decode_tokens_per_s ?? null,
     ...draftCounts(parsedTimings(row)),
     ttfc_ms: row.ttfc_ms ?? null,
@@ -364,7 +365,8 @@ const MEASURED_REQUEST_SELECT = `
     ttfc_ms, tool_call_ms,
     CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.calls') END,
     CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.valid') END,
-    CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.argument_tokens') END
+    CASE WHEN json_valid(tool_calls_json) THEN json_extract(tool_calls_json, '$.argument_tokens') END,
+    conversation
   FROM requests WHERE run_id = ? ORDER BY seq`;
 
 type Nullable<T> = T | null;
@@ -401,6 +403,7 @@ type MeasuredRequestColumns = [
   tool_calls: unknown,
   tool_calls_valid: unknown,
   tool_argument_tokens: unknown,
+  conversation: Nullable<number>,
 ];
 
 /**
@@ -441,6 +444,7 @@ function measuredRequestOf(column: MeasuredRequestColumns): MeasuredRequest {
     tool_calls: typeof column[29] === 'number' ? column[29] : null,
     tool_calls_valid: typeof column[30] === 'number' ? column[30] : null,
     tool_argument_tokens: typeof column[31] === 'number' ? column[31] : null,
+    conversation: column[32],
   };
 }
 

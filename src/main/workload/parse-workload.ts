@@ -285,11 +285,13 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
   const groupNames = new Set<string>();
   const itemIds = new Set<string>();
   def.groups.forEach((group, groupIndex) => {
-    const conversations = (group.items ?? []).some((item) => item.turns) || (group.generate && 'conversations' in group.generate);
+    const conversations =
+      (group.items ?? []).some((item) => item.turns || item.tool_results) || (group.generate && 'conversations' in group.generate);
     if (group.session && !conversations)
       problems.push({
         path: ['groups', groupIndex, 'session'],
-        message: 'session applies to conversations: give items "turns" or use the conversations generator',
+        message:
+          'session applies to conversations and agent exchanges: give items "turns" or "tool_results", or use the conversations generator',
       });
     const uniform = group.session?.think_time && 'uniform_ms' in group.session.think_time ? group.session.think_time.uniform_ms : null;
     if (uniform && uniform[0] > uniform[1])
@@ -358,6 +360,13 @@ function toolProblems(
     });
   if (item.tool_choice !== undefined && !item.tools)
     problems.push({ path: [...base, 'tool_choice'], message: 'tool_choice needs "tools" on the same item' });
+  if (item.tool_results !== undefined && !item.tools)
+    problems.push({ path: [...base, 'tool_results'], message: 'tool_results are given back to calls: the item needs "tools"' });
+  for (const name of Object.keys(item.tool_results ?? {}))
+    if (item.tools && !names.has(name))
+      problems.push({ path: [...base, 'tool_results', name], message: `"${name}" is not one of the item's tools` });
+  if (item.max_steps !== undefined && item.tool_results === undefined)
+    problems.push({ path: [...base, 'max_steps'], message: 'max_steps is for agent exchanges: give the item "tool_results"' });
   const chosen = typeof item.tool_choice === 'object' ? item.tool_choice.function.name : null;
   if (chosen !== null && item.tools && !names.has(chosen))
     problems.push({ path: [...base, 'tool_choice', 'function', 'name'], message: `"${chosen}" is not one of the item's tools` });
@@ -383,6 +392,8 @@ const GENERATION_FIELDS = [
   'response_format',
   'tools',
   'tool_choice',
+  'tool_results',
+  'max_steps',
   'accept',
 ] as const;
 

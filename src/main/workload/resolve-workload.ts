@@ -3,9 +3,11 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { generatorBudgetProblem, runGenerator } from './generators';
 import type { TokenCounter } from './token-counter';
-import type { ResolvedConversation, ResolvedItem, ResolvedWorkload, SessionDef, WorkloadDef } from './workload-types';
+import type { ResolvedConversation, ResolvedItem, ResolvedWorkload, SessionDef, WorkloadDef, WorkloadItemDef } from './workload-types';
 
 const DEFAULT_MAX_TOKENS = 128;
+/** The requests an agent exchange may send when its item does not say: enough for a call, its result and an answer, twice. */
+const DEFAULT_AGENT_STEPS = 4;
 
 function conversationOf(
   turns: { user: string; reference?: string }[] | undefined,
@@ -18,6 +20,23 @@ function conversationOf(
     turns: turns.map((turn) => ({ user: turn.user, reference: turn.reference ?? null })),
     history: session?.history ?? 'actual',
     think_time: session?.think_time ?? { fixed_ms: 0 },
+  };
+}
+
+/** An item's tools and, for an agent exchange, its scripted results: only the fields it sets, so items without tools keep their revision. */
+function toolFieldsOf(item: WorkloadItemDef, session: SessionDef | undefined): Pick<ResolvedItem, 'tools' | 'tool_choice' | 'agent'> {
+  return {
+    ...(item.tools === undefined ? {} : { tools: item.tools }),
+    ...(item.tool_choice === undefined ? {} : { tool_choice: item.tool_choice }),
+    ...(item.tool_results === undefined
+      ? {}
+      : {
+          agent: {
+            tool_results: item.tool_results,
+            max_steps: item.max_steps ?? DEFAULT_AGENT_STEPS,
+            think_time: session?.think_time ?? { fixed_ms: 0 },
+          },
+        }),
   };
 }
 
@@ -38,6 +57,7 @@ function canonical(value: unknown): string {
  * Turns a validated definition into the exact requests a run sends: generators expanded
  * with the engine's tokenizer, defaults applied, group checks merged into each item.
  */
+
 export async function resolveWorkload(def: WorkloadDef, source: string, counter: TokenCounter): Promise<ResolvedWorkload> {
   // Definitions also arrive without passing the parser (over RPC, from stored runs).
   const overBudget = generatorBudgetProblem(def);
@@ -73,8 +93,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         conversation: conversationOf(item.turns, item.system, group.session),
         ...(item.input === undefined ? {} : { embedding_inputs: typeof item.input === 'string' ? [item.input] : item.input }),
         ...(item.query === undefined ? {} : { rerank: { query: item.query, documents: item.documents ?? [] } }),
-        ...(item.tools === undefined ? {} : { tools: item.tools }),
-        ...(item.tool_choice === undefined ? {} : { tool_choice: item.tool_choice }),
+        ...toolFieldsOf(item, group.session),
       });
     }
     if (group.generate) {

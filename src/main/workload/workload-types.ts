@@ -13,6 +13,16 @@ export interface ChatMessage {
   content: string;
 }
 
+/** A message of an agent exchange: the answer's calls given back with the scripted results. */
+export type ExchangeMessage =
+  | ChatMessage
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
 export type AcceptanceCheck =
   | { contains: string }
   | { regex: string }
@@ -64,6 +74,13 @@ export interface WorkloadItemDef extends Sampling {
   /** Functions offered with a chat request; the server is started with its chat template's tool support (--jinja). */
   tools?: ToolDef[];
   tool_choice?: ToolChoice;
+  /**
+   * An agent exchange: each call the answer makes is given back as a `role: tool` message holding
+   * this result for its function, and the model asked again, until it answers without a call or
+   * `max_steps` requests were sent.
+   */
+  tool_results?: Record<string, string>;
+  max_steps?: number;
   repeat?: number;
   weight?: number;
   accept?: AcceptanceCheck[];
@@ -139,6 +156,14 @@ export interface ResolvedItem {
   /** Set where the item offers functions to call; absent otherwise, so older workloads keep their revision. */
   tools?: ToolDef[];
   tool_choice?: ToolChoice;
+  /** Set for an agent exchange: the scripted results and how many requests it may take. Absent otherwise. */
+  agent?: ResolvedAgent;
+}
+
+export interface ResolvedAgent {
+  tool_results: Record<string, string>;
+  max_steps: number;
+  think_time: ThinkTime;
 }
 
 export interface ResolvedReplay {

@@ -87,8 +87,10 @@ export interface MeasuredRequest {
   reasoning_chars?: number | null;
   reasoning_tokens?: number | null;
   reasoning_tokens_note?: string | null;
-  /** A conversation's turn, from 1; null for a single request. */
+  /** A conversation's turn (an agent exchange's step), from 1; null for a single request. */
   turn?: number | null;
+  /** The send a turn or step belongs to (its place in the run's send order); null for a single request. */
+  conversation?: number | null;
   ttfc_ms?: number | null;
   tool_call_ms?: number | null;
   /** A request that offered tools: the calls its answer made, those valid, and their arguments in the server's tokens. */

@@ -87,6 +87,18 @@ export interface ToolCallSummary {
   tool_call_ms: Distribution;
   /** Argument length per calling answer in the server's own tokens. */
   argument_tokens: Distribution;
+  /** Agent exchanges only (absent otherwise): each exchange a send of several steps, each step a request. */
+  exchanges?: ExchangeSummary;
+}
+
+/** Agent exchanges: how many steps each took, how many ended in an answer, and their time from the first send to the last step's end. */
+export interface ExchangeSummary {
+  count: number;
+  /** Exchanges whose last step answered without a call (the others failed a step or ran out of steps). */
+  answered: number;
+  steps: Distribution;
+  /** Over exchanges whose every step succeeded. */
+  e2e_ms: Distribution;
 }
 
 /** Speculative decoding over the successful measured requests, from the server's own draft counts. */
