@@ -38,6 +38,14 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
     help: 'A draft stops at a token the draft model gives less than this probability, 0 to 1 (--spec-draft-p-min).',
   },
   draftGpuLayers: { label: 'Draft GPU layers', help: 'Layers of the draft model on the GPU: 999 = all (-ngld).' },
+  loraAdapter: {
+    label: 'LoRA adapter',
+    help: 'A fine-tune applied on top of the model: a GGUF LoRA adapter made for this model, demo:lora for the demo one, none to run the base model (--lora-scaled).',
+  },
+  loraScale: {
+    label: 'LoRA scale',
+    help: "The adapter's strength: 1 as trained, 0 the base model's answers, from -4 to 4 (--lora-scaled).",
+  },
   gpuDevices: {
     label: 'GPUs',
     help: 'all, or GPU indexes as nvidia-smi numbers them (0,1); telemetry, VRAM and bandwidth then count only these (CUDA_VISIBLE_DEVICES).',

@@ -299,6 +299,32 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'start', run(path.join(secrets, 'secret.jsonl')))).error?.code).toBe('forbidden');
   });
 
+  it('refuses a profile whose LoRA adapter lies outside the model roots, however the profile arrives', async () => {
+    const face = await rpcFace();
+    const secrets = tempDir();
+    const adapter = path.join(secrets, 'secret.gguf');
+    fs.writeFileSync(adapter, 'PRIVATE-MARKER');
+    const profile = { ...(await face.container.servers.defaultProfile()), loraAdapter: adapter };
+    const replies = [
+      await face.call('servers', 'start', 'demo:q4_k_m', profile, {}),
+      await face.call('runs', 'start', demoRunSpec({ settings: [`loraAdapter=${adapter}`], requests: 1 })),
+      await face.call('runs', 'start', demoRunSpec({ settings: [`lora=${adapter}`], requests: 1 })),
+      await face.call('experiments', 'start', {
+        kind: 'sweep',
+        model: 'demo:q4_k_m',
+        workload: 'chat-short',
+        vary: { field: 'loraAdapter', values: ['none', adapter] },
+        loadConcurrencies: [1],
+        repeats: 2,
+        requestsPerWindow: 2,
+      }),
+    ];
+    for (const [index, reply] of replies.entries()) {
+      expect(reply.error?.code, `${index}: ${reply.error?.message}`).toBe('forbidden');
+      expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+    }
+  });
+
   it('refuses a profile whose draft model lies outside the model roots, however the profile arrives', async () => {
     const face = await rpcFace();
     const secrets = tempDir();

@@ -8,6 +8,8 @@ export interface LaunchInput {
   profile: ServerProfile;
   /** The profile's draft model, resolved to its file; absent or null when it drafts with none. */
   draftModelPath?: string | null;
+  /** The profile's LoRA adapter, resolved to its file and checked against the model; absent or null for none. */
+  loraPath?: string | null;
 }
 
 /**

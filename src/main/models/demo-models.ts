@@ -22,6 +22,10 @@ export const DEMO_VARIANTS: readonly DemoVariant[] = [
   { ref: 'demo:q4_k_m', fileName: 'demo-q4_k_m.gguf', quantizeTo: 'Q4_K_M' },
 ];
 
+/** The demo LoRA adapter, made for the demo models (any of their quantizations): a file beside them, not a model. */
+export const DEMO_ADAPTER: DemoVariant = { ref: 'demo:lora', fileName: 'demo-lora.gguf', quantizeTo: null };
+const DEMO_FILES = [...DEMO_VARIANTS, DEMO_ADAPTER];
+
 /**
  * Bumped whenever the generator's output changes, so old demo files are regenerated: a
  * manifest of another version is ignored, which marks every file as made by another version.
@@ -82,11 +86,11 @@ export function isDemoRef(ref: string): boolean {
  */
 export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promise<string> {
   if (isDemoRef(ref)) {
-    const variant = DEMO_VARIANTS.find((candidate) => candidate.ref === ref);
+    const variant = DEMO_FILES.find((candidate) => candidate.ref === ref);
     if (!variant)
       throw new AppError(
         ErrorCode.InvalidInput,
-        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')}`,
+        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')} (or ${DEMO_ADAPTER.ref}, the demo LoRA adapter)`,
       );
     const state = await checkDemoFile(variant, dir);
     if (state.status !== 'ok') {
@@ -155,5 +159,27 @@ export async function ensureDemoModels(options: {
     await record(variant);
     states.push({ ref: variant.ref, path: file, status: 'ok' });
   }
+  states.push(await ensureDemoAdapter(dir, DEMO_MODEL_SHAPE, originalRemade || options.force === true, record, options.log));
   return states;
+}
+
+/** The demo LoRA adapter, written again when missing, corrupt, or when the model it is made for was. */
+async function ensureDemoAdapter(
+  dir: string,
+  shape: SyntheticModelShape,
+  modelRemade: boolean,
+  record: (variant: DemoVariant) => Promise<void>,
+  log: (line: string) => void,
+): Promise<DemoFileState> {
+  const file = path.join(dir, DEMO_ADAPTER.fileName);
+  const state = modelRemade ? null : await checkDemoFile(DEMO_ADAPTER, dir);
+  if (state?.status === 'ok') return state;
+  const { DEMO_ADAPTER_SHAPE, writeSyntheticAdapter } = await import('./synthetic-adapter');
+  log(
+    `writing ${DEMO_ADAPTER.fileName} (LoRA rank ${DEMO_ADAPTER_SHAPE.rank} on ${DEMO_ADAPTER_SHAPE.targets.join(' and ')}, seed ${DEMO_ADAPTER_SHAPE.seed})`,
+  );
+  fs.rmSync(file, { force: true });
+  writeSyntheticAdapter(file, shape);
+  await record(DEMO_ADAPTER);
+  return { ref: DEMO_ADAPTER.ref, path: file, status: 'ok' };
 }

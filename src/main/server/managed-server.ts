@@ -99,7 +99,7 @@ export class ManagedServer {
   constructor(
     private readonly engine: ManagedEngineAdapter,
     /** The served model, and the draft model's file when the profile drafts with one. */
-    private readonly model: { ref: string; path: string; draftPath?: string | null },
+    private readonly model: { ref: string; path: string; draftPath?: string | null; loraPath?: string | null },
     readonly profile: ServerProfile,
     private readonly sessions: ServerSessionStore,
     private readonly logDir: string,
@@ -203,6 +203,7 @@ export class ManagedServer {
       port,
       profile: this.profile,
       draftModelPath: this.model.draftPath ?? null,
+      loraPath: this.model.loraPath ?? null,
     });
     const baseUrl = `http://127.0.0.1:${port}`;
     const address: ServerAddress = { baseUrl, headers: this.authHeaders };

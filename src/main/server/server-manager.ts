@@ -13,6 +13,7 @@ import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
 import { readUserConfig } from '../core/config';
 import { describeModel } from '../models/model-library';
 import { resolveModelRef } from '../models/demo-models';
+import { assertLoraAdapterFits } from '../models/lora-adapter';
 import { findFreePort } from '../core/ports';
 import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-server';
 import { findLlamaServers } from '../telemetry/proc-stat';
@@ -42,6 +43,13 @@ async function resolveDraftModel(ref: string): Promise<string> {
   return draftPath;
 }
 
+/** The adapter's file, checked against the served model before anything is launched (llama-server's own refusal names neither). */
+async function resolveLoraAdapter(ref: string, modelPath: string): Promise<string> {
+  const loraPath = await resolveModelRef(ref);
+  await assertLoraAdapterFits(loraPath, modelPath);
+  return loraPath;
+}
+
 /**
  * Owns every server this process started. Starting validates the model (with the app's own
  * bounded reader, before anything is launched) and the profile; disposing stops them all.
@@ -64,6 +72,7 @@ export class ServerManager implements Disposable {
     const engineId = request.engine ?? 'llama.cpp';
     let modelPath = request.modelRef;
     let draftPath: string | null = null;
+    let loraPath: string | null = null;
     let model: ModelEntry | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
@@ -71,6 +80,7 @@ export class ServerManager implements Disposable {
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
+      loraPath = request.profile.loraAdapter ? await resolveLoraAdapter(request.profile.loraAdapter, modelPath) : null;
       if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
       assertValidProfile(request.profile, undefined, engineId);
@@ -85,12 +95,19 @@ export class ServerManager implements Disposable {
     const adapter =
       model && request.serves && request.serves !== 'generation' ? servingPurpose(engineAdapter, request.serves, model) : engineAdapter;
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
-    const server = new ManagedServer(adapter, { ref: request.modelRef, path: modelPath, draftPath }, profile, this.sessions, this.logDir, {
-      ...this.options,
-      coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
-      force: forced(request) || this.options.force,
-      siblingPids: () => this.ownPids(),
-    });
+    const server = new ManagedServer(
+      adapter,
+      { ref: request.modelRef, path: modelPath, draftPath, loraPath },
+      profile,
+      this.sessions,
+      this.logDir,
+      {
+        ...this.options,
+        coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
+        force: forced(request) || this.options.force,
+        siblingPids: () => this.ownPids(),
+      },
+    );
     this.servers.set(server.id, server);
     server.changes.on((snapshot) => this.changes.emit(snapshot));
     server.logLines.on((line) => this.logLines.emit({ serverId: server.id, line }));

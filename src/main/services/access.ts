@@ -82,10 +82,17 @@ export async function resolveModelWithin(access: ServiceAccess, ref: string): Pr
   return resolveModelRef(await access.paths.check(ref, 'model'));
 }
 
-/** A profile whose draft model is held to the same roots as the served model: a profile must not lead the server to a file outside them. */
+/**
+ * A profile whose draft model and LoRA adapter are held to the same roots as the served model: a
+ * profile must not lead the server to a file outside them.
+ */
 export async function profileWithin(access: ServiceAccess, profile: ServerProfile): Promise<ServerProfile> {
-  if (profile.draftModel === null || isDemoRef(profile.draftModel)) return profile;
-  return { ...profile, draftModel: await access.paths.check(profile.draftModel, 'model') };
+  const within = async (ref: string | null | undefined) => (!ref || isDemoRef(ref) ? ref : access.paths.check(ref, 'model'));
+  return {
+    ...profile,
+    draftModel: (await within(profile.draftModel)) ?? null,
+    ...(profile.loraAdapter ? { loraAdapter: await within(profile.loraAdapter) } : {}),
+  };
 }
 
 export async function workloadPathWithin(access: ServiceAccess, nameOrFile: string): Promise<string> {

@@ -35,6 +35,15 @@ export const ServerProfileSchema = Type.Object(
     draftMin: Type.Integer({ description: 'Fewest tokens drafted per step.' }),
     draftPMin: Type.Number({ description: 'A draft stops at a token the draft model gives less than this probability.' }),
     draftGpuLayers: Type.Integer({ description: 'Layers of the draft model placed on the GPU.' }),
+    loraAdapter: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 4096,
+          description: 'A LoRA adapter applied to the model (demo:lora or a GGUF adapter path); null or absent for none.',
+        }),
+      ),
+    ),
+    loraScale: Type.Optional(Type.Number({ description: "The adapter's scale: 1 as trained, 0 the base model's output." })),
     gpuDevices: Type.Optional(
       Type.String({
         maxLength: 256,

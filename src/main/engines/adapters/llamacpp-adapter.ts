@@ -24,9 +24,9 @@ export function llamaCppAdapter(engine: EngineInfo, identities: GpuIdentities | 
   return {
     id: 'llama.cpp',
     capabilities: LLAMACPP_CAPABILITIES,
-    launch: ({ modelPath, port, profile, draftModelPath }) => ({
+    launch: ({ modelPath, port, profile, draftModelPath, loraPath }) => ({
       program: engine.serverPath,
-      args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null),
+      args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null, loraPath ?? null),
       env: gpuSelectionEnv(profile.gpuDevices, engine.backend, identities),
     }),
     apiKeyEnv: 'LLAMA_API_KEY',

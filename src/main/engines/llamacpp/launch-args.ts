@@ -23,6 +23,8 @@ export function defaultProfile(name = DEFAULT_PROFILE_NAME): ServerProfile {
     draftMin: 0,
     draftPMin: 0.75,
     draftGpuLayers: 999,
+    loraAdapter: null,
+    loraScale: 1,
     gpuDevices: 'all',
     extraFlags: [],
   };
@@ -63,6 +65,8 @@ export const MANAGED_FLAGS: Record<string, keyof ServerProfile | 'port' | 'host'
   '--gpu-layers-draft': 'draftGpuLayers',
   '--n-gpu-layers-draft': 'draftGpuLayers',
   '--spec-draft-ngl': 'draftGpuLayers',
+  '--lora': 'loraAdapter',
+  '--lora-scaled': 'loraAdapter',
   '--fit': 'fixed',
   '-fit': 'fixed',
   '--metrics': 'fixed',
@@ -78,6 +82,7 @@ export function buildLlamaServerArgs(
   port: number,
   profile: ServerProfile,
   draftModelPath: string | null = null,
+  loraPath: string | null = null,
 ): string[] {
   return [
     '--host',
@@ -118,8 +123,19 @@ export function buildLlamaServerArgs(
     '--cache-reuse',
     String(profile.cacheReuse),
     ...draftArgs(profile, draftModelPath),
+    ...loraArgs(profile, loraPath),
     ...profile.extraFlags,
   ];
+}
+
+/**
+ * The adapter at its scale: `--lora` applies it at 1, `--lora-scaled FILE:SCALE` at any other (the
+ * pinned build's one-argument form; both split a value on commas, so such a path is refused first).
+ */
+function loraArgs(profile: ServerProfile, loraPath: string | null): string[] {
+  if (!profile.loraAdapter || loraPath === null) return [];
+  const scale = profile.loraScale ?? 1;
+  return scale === 1 ? ['--lora', loraPath] : ['--lora-scaled', `${loraPath}:${scale}`];
 }
 
 /**

@@ -28,6 +28,8 @@ const ALIASES: Record<keyof typeof PROFILE_FIELD_HELP, string[]> = {
   draftMin: ['spec-draft-n-min'],
   draftPMin: ['spec-draft-p-min', 'draft-p-min'],
   draftGpuLayers: ['ngld', 'gpu-layers-draft', 'spec-draft-ngl'],
+  loraAdapter: ['lora'],
+  loraScale: ['lora-scale'],
   gpuDevices: ['devices', 'device', 'dev'],
 };
 
@@ -72,7 +74,7 @@ export function validateProfile(
     integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
     integerProblem(profile, 'cacheReuse', 0, 1_048_576),
   ];
-  problems.push(...draftProblems(profile, engine), ...gpuDeviceProblems(profile));
+  problems.push(...draftProblems(profile, engine), ...loraProblems(profile, engine), ...gpuDeviceProblems(profile));
   if (!['on', 'off', 'auto'].includes(profile.flashAttention))
     problems.push({
       field: 'flashAttention',
@@ -171,6 +173,22 @@ function draftProblems(profile: ServerProfile, engine: EngineId): (ProfileProble
   return problems;
 }
 
+function loraProblems(profile: ServerProfile, engine: EngineId): ProfileProblem[] {
+  const problems: ProfileProblem[] = [];
+  const scale = profile.loraScale;
+  if (scale !== undefined && (typeof scale !== 'number' || !(scale >= -4 && scale <= 4)))
+    problems.push({ field: 'loraScale', message: `loraScale must be a number from -4 to 4, got ${JSON.stringify(scale)}` });
+  if (profile.loraAdapter === undefined || profile.loraAdapter === null) return problems;
+  if (typeof profile.loraAdapter !== 'string' || profile.loraAdapter.trim() === '')
+    return [...problems, { field: 'loraAdapter', message: 'loraAdapter must be demo:lora or a GGUF adapter path, or none' }];
+  if (engine !== 'llama.cpp')
+    return [
+      ...problems,
+      { field: 'loraAdapter', message: `a LoRA adapter is a llama-server setting; ${engine} takes its own adapter flags` },
+    ];
+  return problems;
+}
+
 export function assertValidProfile(
   profile: ServerProfile,
   model?: { trainedContext: number | null },
@@ -208,9 +226,9 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
       throw new AppError(ErrorCode.Usage, `Unknown server setting "${name}". Known settings: ${known}; extraFlags`);
     }
     const current = next[field];
-    if (field === 'draftModel') {
-      next.draftModel = ['', 'none', 'off'].includes(raw.trim()) ? null : raw;
-    } else if (typeof current === 'number') {
+    if (field === 'draftModel' || field === 'loraAdapter') {
+      next[field] = ['', 'none', 'off'].includes(raw.trim()) ? null : raw;
+    } else if (typeof current === 'number' || field === 'loraScale') {
       const value = Number(raw);
       if (raw.trim() === '' || !Number.isFinite(value))
         throw new AppError(ErrorCode.Usage, `--set ${field} expects a number, got "${raw}"`);

@@ -3,7 +3,7 @@ import type { ProfileProblem, ServerProfile } from '../../../shared/contract/ser
 import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fields';
 
 /** The editor's controls; labels and help come from the one table of profile fields. */
-/** A text control left empty holds `empty`: no draft model, every GPU. */
+/** A text control left empty holds `empty`: no draft model, no adapter, every GPU. */
 const CONTROLS: {
   key: keyof typeof PROFILE_FIELD_HELP;
   kind: 'number' | 'text' | 'select' | 'checkbox';
@@ -27,6 +27,8 @@ const CONTROLS: {
   { key: 'draftMin', kind: 'number' },
   { key: 'draftPMin', kind: 'number' },
   { key: 'draftGpuLayers', kind: 'number' },
+  { key: 'loraAdapter', kind: 'text', empty: { value: null, shown: 'none' } },
+  { key: 'loraScale', kind: 'number' },
   { key: 'gpuDevices', kind: 'text', empty: { value: 'all', shown: 'all' } },
 ];
 const FIELDS = CONTROLS.map((control) => ({ ...control, ...PROFILE_FIELD_HELP[control.key] }));
@@ -137,7 +139,7 @@ export function ProfileEditor(props: {
             <input
               type="number"
               step="any"
-              value={String(profile[field.key])}
+              value={String(profile[field.key] ?? '')}
               onChange={(event) => update(field.key, event.target.value === '' ? NaN : Number(event.target.value))}
             />
           )}

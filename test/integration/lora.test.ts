@@ -1,0 +1,45 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { inferlab, inferlabJson } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+describe('a LoRA adapter on the real llama-server', () => {
+  it('runs a demo model with the demo adapter at a scale the argv records, and refuses a model file given as the adapter before a server starts', async () => {
+    const db = path.join(tempDir(), 'l.db');
+    const summary = await inferlabJson(
+      [
+        'run',
+        '--workload',
+        'chat-short',
+        '--model',
+        'demo:q8_0',
+        '--requests',
+        '2',
+        '--set',
+        'loraAdapter=demo:lora',
+        '--set',
+        'loraScale=0.5',
+      ],
+      db,
+    );
+    expect(summary.status).toBe('completed');
+    expect(summary.requests).toMatchObject({ attempted: 2, completed: 2, failed: 0 });
+    const record = new Database(db, { readonly: true });
+    try {
+      const server = JSON.parse(
+        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
+      );
+      const argv: string[] = server.effectiveConfig.argv;
+      expect(argv[argv.indexOf('--lora-scaled') + 1]).toMatch(/\/demo-lora\.gguf:0\.5$/);
+    } finally {
+      record.close();
+    }
+
+    const refused = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--set', 'lora=demo:q4_k_m', '--db', db]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/loraAdapter .*demo-q4_k_m\.gguf: not a LoRA adapter \(general\.type null, adapter\.type null\)/);
+  });
+});
