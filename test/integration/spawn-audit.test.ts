@@ -80,7 +80,7 @@ describe('processes started on behalf of requests', () => {
         /--log-file is not allowed: Infer Lab sets the server's logging itself/,
       ],
       [{ ...base, extraFlags: ['--rpc', '10.0.0.1:50052'] }, 'extraFlags', /--rpc is not allowed: it changes how the server is reached/],
-      [{ ...base, extraFlags: ['--lora', victim] }, 'extraFlags', /--lora is not allowed: it loads an adapter/],
+      [{ ...base, extraFlags: ['--lora', victim] }, 'extraFlags', /--lora is set by Infer Lab; use the profile field loraAdapter/],
       [
         { ...base, extraFlags: ['--chat-template-file', victim] },
         'extraFlags',

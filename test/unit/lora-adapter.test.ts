@@ -5,6 +5,7 @@ import { buildLlamaServerArgs, defaultProfile } from '../../src/main/engines/lla
 import { applySettings, validateProfile } from '../../src/main/engines/llamacpp/profile-rules';
 import { GgmlType, writeGgufFile, type GgufEntry, type GgufTensor } from '../../src/main/models/gguf-writer';
 import { assertLoraAdapterFits } from '../../src/main/models/lora-adapter';
+import { describeModel, NOT_A_MODEL_BUT_ADAPTER, scanModels } from '../../src/main/models/model-library';
 import { writeSyntheticAdapter } from '../../src/main/models/synthetic-adapter';
 import { DEMO_MODEL_SHAPE } from '../../src/main/models/synthetic-model';
 import { useTempDirs } from '../support/temp';
@@ -109,6 +110,14 @@ describe('a LoRA adapter on a managed llama-server', () => {
     await expect(assertLoraAdapterFits(good, modelFile(other, 'qwen2'))).rejects.toThrow(
       /made for llama models, not for qwen2 \(model\.gguf\)/,
     );
+  });
+
+  it('is no model: refused as one, and left out of a scan of the folder it lies in', async () => {
+    const dir = tempDir();
+    const model = modelFile(dir);
+    const adapter = adapterFile(dir, [zeros('blk.0.attn_q.weight.lora_a', [512, 4]), zeros('blk.0.attn_q.weight.lora_b', [4, 512])]);
+    expect(await describeModel(adapter)).toMatchObject({ valid: false, invalidReason: NOT_A_MODEL_BUT_ADAPTER });
+    expect((await scanModels([dir])).models.map((entry) => entry.path)).toEqual([model]);
   });
 
   it('the demo adapter fits the demo model shape, the same bytes from the same seed', async () => {

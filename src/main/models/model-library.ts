@@ -169,6 +169,9 @@ export function splitParts(file: string): string[] {
  * bad files. Every read runs on Node's I/O pool: a model folder on a stalled network mount
  * delays this call, not the service.
  */
+/** Why an adapter file is no model: it is applied to one (a profile's loraAdapter). */
+export const NOT_A_MODEL_BUT_ADAPTER = 'a LoRA adapter, not a model: serve a model and apply it with the profile field loraAdapter';
+
 export async function describeModel(file: string, source: ModelEntry['source'] = 'file'): Promise<ModelEntry> {
   const parts = splitParts(file);
   const stats = await Promise.all(parts.map(statOrNull));
@@ -195,6 +198,8 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
     return invalid(file, parts, sizeBytes, (error as Error).message.replace(`${file}: `, ''), source);
   }
   const header = first!;
+  // An adapter carries an architecture too, but serves nothing on its own.
+  if (stringOf(header, 'general.type') === 'adapter') return invalid(file, parts, sizeBytes, NOT_A_MODEL_BUT_ADAPTER, source);
   const architecture = stringOf(header, 'general.architecture');
   if (!architecture) return invalid(file, parts, sizeBytes, 'no general.architecture in the header: not a model file', source);
   const fileType = numberOf(header, 'general.file_type');
@@ -232,7 +237,8 @@ async function findGgufFiles(dir: string, depth: number, found: string[]): Promi
 
 /**
  * Scans folders and files for GGUF models. Split models appear once (from their first
- * part); invalid files are listed with the reason; unreadable folders are reported.
+ * part); invalid files are listed with the reason, LoRA adapters left out (they are no models);
+ * unreadable folders are reported.
  */
 export async function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): Promise<ModelScan> {
   const problems: string[] = [];
@@ -268,6 +274,8 @@ export async function scanModels(targets: readonly string[], options: { reportMi
   const models: ModelEntry[] = [];
   for (const file of [...files].sort()) {
     const model = await describeModel(file, sources.get(file));
+    // Adapters beside models are not models to list (the demo adapter among them).
+    if (model.invalidReason === NOT_A_MODEL_BUT_ADAPTER) continue;
     const label = labels.get(file);
     models.push(label ? { ...model, name: `${label} (Ollama)` } : model);
   }
