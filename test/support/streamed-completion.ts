@@ -6,6 +6,7 @@ export function handMadeCompletion(overrides: Partial<StreamedCompletion> = {}):
     t0: 1000,
     headersAt: 1005,
     contentChunkTimes: [],
+    contentChunkAnswerChars: [],
     answerChunkTimes: [],
     reasoningChunkTimes: [],
     toolCallChunkTimes: [],

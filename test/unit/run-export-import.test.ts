@@ -306,6 +306,7 @@ describe('request columns', () => {
       block_hashes: JSON.stringify(['h1', 'h2']),
       ttfc_ms: 21.5,
       tool_call_ms: 60.75,
+      chunk_answer_chars: Buffer.from(Uint32Array.from([2, 0, 3]).buffer),
       tool_calls_json: JSON.stringify({
         calls: 1,
         valid: 1,

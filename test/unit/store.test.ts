@@ -67,7 +67,8 @@ describe('database', () => {
     const raw = new Database(file);
     raw.prepare('DELETE FROM schema_migrations WHERE version >= 11').run();
     // Without the columns that later versions add, which those versions add again.
-    for (const column of ['ttfc_ms', 'tool_call_ms', 'tool_calls_json']) raw.exec(`ALTER TABLE requests DROP COLUMN ${column}`);
+    for (const column of ['ttfc_ms', 'tool_call_ms', 'tool_calls_json', 'chunk_answer_chars'])
+      raw.exec(`ALTER TABLE requests DROP COLUMN ${column}`);
     const insert = raw.prepare(
       "INSERT INTO experiments (id, kind, status, created_at, protocol_json, result_json) VALUES (?, ?, ?, 'now', ?, ?)",
     );

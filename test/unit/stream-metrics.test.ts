@@ -15,6 +15,7 @@ import { createBareRun } from '../support/stored-request';
 import { oneGroupWorkload, resolvedItem } from '../support/workload-items';
 import { handMadeCompletion } from '../support/streamed-completion';
 import { runAgainst } from '../support/local-run';
+import { uint32View } from '../../src/main/store/request-columns';
 import { chunk, DONE, finish, role, say, sseServer, think, usage, type Step } from '../support/sse-server';
 
 const stream = async (script: Step[]) => streamCompletion({ baseUrl: await sseServer(script), body: { messages: [] } });
@@ -282,6 +283,8 @@ describe('run executor with reasoning', () => {
         // "step" is only in the reasoning: the answer fails the check.
         expect(row.accepted).toBe(0);
         expect(store.chunkOffsets(runId, row.seq)).toHaveLength(3);
+        // Each chunk's share of the answer, so it replays as it came: the two reasoning chunks added none.
+        expect(Array.from(uint32View(row.chunk_answer_chars!))).toEqual([0, 0, 5]);
         expect(row.ttft_ms).toBe(row.ttfr_ms);
         expect(row.ttfa_ms! - row.ttfr_ms!).toBeGreaterThanOrEqual(15);
       }

@@ -12,6 +12,8 @@ export interface StreamedCompletion {
   headersAt: number | null;
   /** Arrival time of every chunk that carried generated text of either kind (answer or reasoning). */
   contentChunkTimes: number[];
+  /** For each of those chunks, the characters of answer text it added (0 for reasoning or a call): the answer replays as it arrived. */
+  contentChunkAnswerChars: number[];
   /** Arrival times of the chunks that carried answer text (`delta.content`, or `text` on /v1/completions). */
   answerChunkTimes: number[];
   /** Arrival times of the chunks that carried reasoning text (`delta.reasoning_content`). */
@@ -107,6 +109,7 @@ export function emptyCompletion(): StreamedCompletion {
     t0: 0,
     headersAt: null,
     contentChunkTimes: [],
+    contentChunkAnswerChars: [],
     answerChunkTimes: [],
     reasoningChunkTimes: [],
     toolCallChunkTimes: [],
@@ -176,7 +179,10 @@ export function createCompletionStreamReader(
     const answer = typeof delta.content === 'string' ? delta.content : textOrEmpty(fields.text);
     const reasoning = textOrEmpty(delta.reasoning_content);
     const calling = foldToolCallDeltas(result.toolCalls, delta.tool_calls, arrived);
-    if (answer || reasoning || calling) result.contentChunkTimes.push(arrived);
+    if (answer || reasoning || calling) {
+      result.contentChunkTimes.push(arrived);
+      result.contentChunkAnswerChars.push(answer.length);
+    }
     if (calling) result.toolCallChunkTimes.push(arrived);
     if (reasoning) {
       result.reasoningChunkTimes.push(arrived);

@@ -43,6 +43,7 @@ export function storedRequestFrom(
     errorMessage: completion.error?.message ?? null,
     timings: completion.timings,
     chunkOffsetsMs: completion.contentChunkTimes.map((time) => time - completion.t0),
+    chunkAnswerChars: completion.contentChunkAnswerChars,
     outputText: completion.text,
     reasoningText: completion.reasoningText || null,
     reasoningChunkOffsetsMs: completion.reasoningChunkTimes.map((time) => time - completion.t0),

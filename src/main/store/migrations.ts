@@ -281,4 +281,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE requests ADD COLUMN tool_calls_json TEXT;
     `,
   },
+  {
+    version: 14,
+    name: 'answer text per chunk',
+    sql: `
+      -- Uint32Array: for each content chunk (chunk_offsets), the characters of answer text it added, so a
+      -- stored answer replays at the pace it arrived (a race). Lengths only: the text is output_text.
+      ALTER TABLE requests ADD COLUMN chunk_answer_chars BLOB;
+    `,
+  },
 ];

@@ -109,6 +109,7 @@ const REQUEST_FIELD_TYPES = {
   decode_tokens_per_s: 'double',
   chunk_offsets_ms: 'chunks',
   reasoning_chunk_offsets_ms: 'chunks',
+  chunk_answer_chars: 'chunks',
   reasoning_tokens: 'int64',
   reasoning_tokens_note: 'string',
   reasoning_sha256: 'string',

@@ -61,6 +61,8 @@ export interface ExportedRequest {
   decode_tokens_per_s: number | null;
   chunk_offsets_ms: number[];
   reasoning_chunk_offsets_ms: number[];
+  /** Absent in exports made before it was recorded. */
+  chunk_answer_chars?: number[];
   reasoning_tokens: number | null;
   reasoning_tokens_note: string | null;
   reasoning_sha256: string | null;

@@ -16,6 +16,8 @@ export interface RequestColumn {
 export const parseJson = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 export const jsonOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
 const offsetsBlob = (offsets: readonly number[]) => Buffer.from(Float64Array.from(offsets).buffer);
+/** A stored Uint32Array blob, copied so its alignment never matters. */
+export const uint32View = (blob: Buffer): Uint32Array => new Uint32Array(Uint8Array.from(blob).buffer);
 
 /** Carried as stored, under its own name; a column older rows lack exports as null. */
 function same(column: keyof RequestRow & keyof ExportedRequest): RequestColumn {
@@ -72,6 +74,12 @@ export const REQUEST_COLUMNS: readonly RequestColumn[] = [
     exported: (row) => decodeChunkOffsets(row.reasoning_chunk_offsets ?? null),
     // The writer stores no blob for a request that streamed no reasoning.
     imported: (record) => (record.reasoning_chunk_offsets_ms.length ? offsetsBlob(record.reasoning_chunk_offsets_ms) : null),
+  },
+  {
+    column: 'chunk_answer_chars',
+    field: 'chunk_answer_chars',
+    exported: (row) => (row.chunk_answer_chars ? Array.from(uint32View(row.chunk_answer_chars)) : undefined),
+    imported: (record) => (record.chunk_answer_chars?.length ? Buffer.from(Uint32Array.from(record.chunk_answer_chars).buffer) : null),
   },
   same('reasoning_tokens'),
   same('reasoning_tokens_note'),

@@ -61,6 +61,7 @@ const SUMMARY_COLUMNS = [
   'ttfc_ms',
   'tool_call_ms',
   'tool_calls_json',
+  'chunk_answer_chars',
 ].join(', ');
 
 export type RunStatus = 'running' | 'completed' | 'aborted' | 'interrupted' | 'failed';
@@ -98,6 +99,8 @@ export interface StoredRequest {
   errorMessage: string | null;
   timings: ServerTimings | null;
   chunkOffsetsMs: readonly number[];
+  /** For each content chunk, the answer characters it added; absent where not recorded. */
+  chunkAnswerChars?: readonly number[];
   accepted?: boolean | null;
   acceptance?: unknown;
   promptText: string | null;
@@ -292,6 +295,8 @@ export interface RequestRow {
   ttfc_ms?: number | null;
   tool_call_ms?: number | null;
   tool_calls_json?: string | null;
+  // From schema version 14: a Uint32Array blob.
+  chunk_answer_chars?: Buffer | null;
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -501,12 +506,12 @@ export class RunStore {
         client_overhead_ms, output_tokens, output_tokens_source, prompt_tokens, cached_tokens, finish_reason, http_status, error_class, error_message,
         timings_json, chunk_offsets, accepted, acceptance_json, prompt_text, output_text, prompt_sha256, output_sha256, prompt_chars, output_chars,
         ttfr_ms, ttfa_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, decode_tokens_per_s, reasoning_chunk_offsets, reasoning_text, reasoning_sha256, reasoning_chars,
-        conversation, turn, ttfc_ms, tool_call_ms, tool_calls_json)
+        conversation, turn, ttfc_ms, tool_call_ms, tool_calls_json, chunk_answer_chars)
       VALUES (@runId, @seq, @warmup, @group, @itemId, @scheduledMs, @t0Ms, @headersMs, @endMs, @ttft, @e2e, @tpot, @queue,
         @overhead, @outputTokens, @outputSource, @promptTokens, @cachedTokens, @finishReason, @httpStatus, @errorClass, @errorMessage,
         @timings, @chunkOffsets, @accepted, @acceptance, @promptText, @outputText, @promptSha, @outputSha, @promptChars, @outputChars,
         @ttfr, @ttfa, @ttftFromSchedule, @e2eFromSchedule, @decodeRate, @reasoningOffsets, @reasoningText, @reasoningSha, @reasoningChars,
-        @conversation, @turn, @ttfc, @toolCallMs, @toolCalls)`);
+        @conversation, @turn, @ttfc, @toolCallMs, @toolCalls, @chunkAnswerChars)`);
     this.updateToolArgumentTokens = db.prepare(
       `UPDATE requests SET tool_calls_json = json_set(tool_calls_json, '$.argument_tokens', @tokens, '$.argument_tokens_note', @note)
        WHERE run_id = @runId AND seq = @seq AND json_valid(tool_calls_json)`,
@@ -624,6 +629,7 @@ export class RunStore {
           ttfc: request.metrics.ttfc_ms ?? null,
           toolCallMs: request.metrics.tool_call_ms ?? null,
           toolCalls: request.toolCalls ? JSON.stringify(keepText ? request.toolCalls : { ...request.toolCalls, text: undefined }) : null,
+          chunkAnswerChars: request.chunkAnswerChars?.length ? Buffer.from(Uint32Array.from(request.chunkAnswerChars).buffer) : null,
         });
       }
     })();
