@@ -63,6 +63,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   export: async () => (await import('./cli/commands/runs')).exportCommand,
   import: async () => (await import('./cli/commands/runs')).importCommand,
   compare: async () => (await import('./cli/commands/compare')).compareCommand,
+  race: async () => (await import('./cli/commands/race')).raceCommand,
   check: async () => (await import('./cli/commands/check')).checkCommand,
   history: async () => (await import('./cli/commands/history')).historyCommand,
   experiment: async () => (await import('./cli/commands/experiment')).experimentCommand,

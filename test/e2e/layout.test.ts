@@ -11,6 +11,7 @@ import { startServe } from '../support/serve';
 import { LONG_CONTAMINATION_REASON, storeQuantExperiment } from '../support/stored-quant-experiment';
 import { storeSampleRun } from '../support/stored-run';
 import { isolatedDataDir } from '../support/temp';
+import { raceHtml } from '../../src/shared/race-html';
 import { AppShell } from './pages/app';
 import { ExperimentsPage } from './pages/experiments';
 import { ServerPage } from './pages/server';
@@ -196,6 +197,52 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
       'no verdict: f16 is contaminated (see its condition row)',
     );
     expect(pageErrors).toEqual([]);
+  });
+
+  it('plays an exported race file offline at both sizes: lanes fill in at their pace, the order shows, nothing is fetched', async () => {
+    const lane = (label: string, pace: number) => ({
+      label,
+      runId: label,
+      seq: 0,
+      chunks: Array.from({ length: 12 }, (_, index) => ({ atMs: 40 + index * pace, text: `word${index} ` })),
+      ttftMs: 40,
+      endMs: 40 + 11 * pace + 5,
+      outputTokens: 12,
+      textless: null,
+    });
+    const file = path.join(dataDir, 'race.html');
+    fs.writeFileSync(
+      file,
+      raceHtml({
+        lanes: [lane('fast', 10), lane('slow', 40), { ...lane('private', 25), textless: 'a private run keeps no text: token ticks only' }],
+        note: 'constructed lanes',
+      }),
+    );
+    const racePage = await browser.newPage();
+    const fetched: string[] = [];
+    const errors: string[] = [];
+    racePage.on('request', (request) => void (request.url().startsWith('file:') || fetched.push(request.url())));
+    racePage.on('pageerror', (error) => errors.push(error.message));
+    try {
+      for (const size of SIZES) {
+        await racePage.setViewportSize(size);
+        await racePage.goto(`file://${file}`);
+        await racePage.keyboard.press('Space');
+        await expect
+          .poll(() => racePage.locator('#order').innerText())
+          .toMatch(/^Finished: 1\. fast \d+ ms; 2\. private \d+ ms; 3\. slow \d+ ms$/);
+        expect(await racePage.locator('section pre').allInnerTexts()).toEqual([
+          Array.from({ length: 12 }, (_, index) => `word${index} `).join(''),
+          Array.from({ length: 12 }, (_, index) => `word${index} `).join(''),
+          '▮'.repeat(12),
+        ]);
+        await racePage.screenshot({ path: path.join(screenshots, `race-html-${size.width}x${size.height}.png`) });
+      }
+    } finally {
+      await racePage.close();
+    }
+    expect(fetched).toEqual([]);
+    expect(errors).toEqual([]);
   });
 
   for (const size of SIZES) {

@@ -15,6 +15,7 @@ import { taskIsOver } from '../../src/shared/tasks';
 import type { ExperimentResult } from '../../src/shared/contract/experiments';
 import { SERVICE_CONTRACT } from '../../src/shared/contract/services';
 import type { MetricHistory } from '../../src/shared/contract/history';
+import type { Race } from '../../src/shared/race';
 import type { Comparison } from '../../src/shared/contract/compare';
 import { RpcDispatcher } from '../../src/main/rpc/dispatcher';
 import { createServices, type ServiceContainer } from '../../src/main/services';
@@ -185,6 +186,10 @@ describe('every service method through the dispatcher', () => {
     expect(comparison.rows.map((row) => row.metric)).toEqual(
       expect.arrayContaining(['energy per output token', 'decode bandwidth', 'decode bandwidth of peak']),
     );
+    const race = await call<Race>('runs', 'race', [first.runId, second.runId]);
+    expect(race.lanes.map((lane) => lane.runId)).toEqual([first.runId, second.runId]);
+    expect(await failure('runs', 'race', [first.runId])).toBe('invalid_input');
+    expect(await failure('runs', 'race', [first.runId, 'a:b:c'])).toBe('invalid_input');
     const history = await call<MetricHistory>('runs', 'history', { metric: 'ttft_ms:p50', model: 'demo:q8_0' });
     expect(
       history.configurations.flatMap((configuration) => configuration.builds.flatMap((build) => build.runs)).map((run) => run.runId),

@@ -24,6 +24,7 @@ import {
   EXPLAIN_USAGE,
   COMPLETION_USAGE,
   COMPARE_USAGE,
+  RACE_USAGE,
   HISTORY_USAGE,
 } from './usage';
 
@@ -149,6 +150,16 @@ const HELP: Record<string, HelpEntry> = {
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
+  race: {
+    usage: RACE_USAGE,
+    examples: [
+      'inferlab race 1a2b3c4d 5e6f7a8b',
+      'inferlab race 1a2b3c4d:3 5e6f7a8b:3 --speed 0.5',
+      'inferlab race 1a2b3c4d 5e6f7a8b --html race.html',
+    ],
+    notes:
+      "Plays two to four stored requests side by side, each at the pace its tokens arrived when it was measured: a run alone gives its first measured success, RUN:SEQ a request of it (runs show lists them). In a terminal the lanes are columns redrawn in place (clock, TTFT, tokens, tok/s, the answer as it arrives); elsewhere one plain line per first token and finish. --html FILE writes the race as one self-contained HTML file to play in a browser. A private run, or one stored before each chunk's text was kept, plays as token ticks.",
+  },
   history: {
     usage: HISTORY_USAGE,
     examples: [

@@ -9,6 +9,7 @@ import { ErrorCode } from '../../shared/errors';
 import { firstProblem } from './spec-problem';
 import { AppError } from '../core/errors';
 import { compareRuns } from './compare-runs';
+import { raceLanes } from './race-lanes';
 import { exportParquetOf, importRunFolder, listedRuns, listItem, runDetail } from './run-records';
 import { renderRunExport } from '../store/export-run';
 import { metricHistory } from '../experiments/build-history';
@@ -130,6 +131,7 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
     exportParquet: async (request) => exportParquetOf(deps, request),
     importRun: async (folder) => importRunFolder(deps, folder),
     compare: async (runIds) => compareRuns(runs, runIds),
+    race: async (requests) => raceLanes(runs, requests),
     async history(query) {
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
     },

@@ -807,6 +807,17 @@ export class RunStore {
     return this.db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY seq').all(runId) as RequestRow[];
   }
 
+  /** One request whole: by its seq, or (null) the run's first measured success that streamed anything. */
+  request(runId: string, seq: number | null): RequestRow | undefined {
+    if (seq !== null)
+      return this.db.prepare('SELECT * FROM requests WHERE run_id = ? AND seq = ?').get(runId, seq) as RequestRow | undefined;
+    return this.db
+      .prepare(
+        'SELECT * FROM requests WHERE run_id = ? AND warmup = 0 AND error_class IS NULL AND length(chunk_offsets) > 0 ORDER BY seq LIMIT 1',
+      )
+      .get(runId) as RequestRow | undefined;
+  }
+
   /** The latencies of the successful measured requests as columns, each sorted with its nulls left out (store/latency-columns.ts). */
   sortedLatencyColumns(runId: string): SortedLatencyColumns {
     return this.latencyColumns.read(runId);

@@ -9,6 +9,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Comparison } from './compare';
+import type { Race } from '../race';
 import type { DoctorReport } from './doctor';
 import type { MetricHistory } from './history';
 import type { ExperimentResult } from './experiments';
@@ -253,6 +254,11 @@ export const SERVICE_CONTRACT = {
       'Runs side by side, with a verdict per metric where the evidence supports one.',
       [arg('runIds', Type.Array(Name, { maxItems: 64 }))],
       returns<Comparison>(),
+    ),
+    race: method(
+      'Two to four stored requests (RUN or RUN:SEQ; a run alone gives its first measured success) as lanes of a race, each with its chunk times and the answer text each chunk added, to replay at the pace it was measured.',
+      [arg('requests', Type.Array(Type.String({ maxLength: 160, pattern: '^[^:]+(:\\d+)?$' }), { minItems: 2, maxItems: 4 }))],
+      returns<Race>(),
     ),
     history: method(
       'A metric (tpot_ms:p50, ttft_ms:p95, output_tokens_per_s, ...) across engine builds: completed runs of each comparable configuration (model file, workload revision, server profile, load) apart, one mean with its 95 % interval per build.',

@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import { ErrorCode } from '../../../shared/errors';
+import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
+import { raceHtml } from '../../../shared/race-html';
+import { AppError } from '../../core/errors';
+import { shellAccess } from '../../services/access';
+import { parseOptions, type CommandHandler } from '../args';
+import { openCliServices } from '../service-context';
+import { RACE_USAGE as USAGE } from '../usage';
+
+const FRAME_MS = 50;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The lanes' events in time order (first token, finish), each once, for a terminal that cannot redraw. */
+function plainEvents(lanes: readonly RaceLane[]): { atMs: number; line: (at: number) => string }[] {
+  const events = lanes.flatMap((lane, index) => [
+    ...(lane.ttftMs === null
+      ? []
+      : [{ atMs: lane.ttftMs, line: () => `lane ${index + 1} ${lane.label}: first token at ${lane.ttftMs!.toFixed(0)} ms` }]),
+    ...(lane.endMs === null
+      ? []
+      : [
+          {
+            atMs: lane.endMs,
+            line: () => {
+              const state = laneAt(lane, lane.endMs!);
+              const text = lane.textless
+                ? `(${lane.textless})`
+                : JSON.stringify(state.text.length > 120 ? `${state.text.slice(0, 117)}...` : state.text);
+              return `lane ${index + 1} ${lane.label}: finished at ${lane.endMs!.toFixed(0)} ms, ${state.tokens} tokens, ${state.tokensPerS === null ? '—' : state.tokensPerS.toFixed(1)} tok/s: ${text}`;
+            },
+          },
+        ]),
+  ]);
+  return events.sort((a, b) => a.atMs - b.atMs);
+}
+
+function orderLine(race: Race): string {
+  return `order: ${finishOrder(race.lanes)
+    .map((index, place) => {
+      const lane = race.lanes[index]!;
+      return `${place + 1}. lane ${index + 1} ${lane.label} ${lane.endMs === null ? '(did not finish)' : `${lane.endMs.toFixed(0)} ms`}`;
+    })
+    .join('; ')}`;
+}
+
+/** Plain lines as the race reaches them, at the recorded pace divided by `speed`. */
+async function playPlain(race: Race, speed: number, write: (text: string) => void): Promise<void> {
+  write(`${race.note}\n`);
+  let clock = 0;
+  for (const event of plainEvents(race.lanes)) {
+    await sleep((event.atMs - clock) / speed);
+    clock = event.atMs;
+    write(`${event.line(event.atMs)}\n`);
+  }
+  write(`${orderLine(race)}\n`);
+}
+
+/** A column of `width` characters per lane: its header, its figures, and the last lines of its text, redrawn in place. */
+function frame(race: Race, atMs: number, width: number, height: number): string[] {
+  const column = Math.max(16, Math.floor((width - (race.lanes.length - 1) * 3) / race.lanes.length));
+  const fit = (text: string) => (text.length > column ? `${text.slice(0, column - 1)}…` : text.padEnd(column));
+  const columns = race.lanes.map((lane) => {
+    const state = laneAt(lane, atMs);
+    const figures = `${state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting'} · ${state.tokens} tok${state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(0)} tok/s`}${state.finished ? ' · done' : ''}`;
+    const body = lane.textless ? '▮'.repeat(state.chunks) : state.text.replace(/\s+/g, ' ');
+    const lines: string[] = [];
+    for (let start = 0; start < body.length; start += column) lines.push(body.slice(start, start + column));
+    return [fit(lane.label), fit(figures), ...Array.from({ length: height }, (_, row) => fit(lines.slice(-height)[row] ?? ''))];
+  });
+  return columns[0]!.map((_, row) => columns.map((lines) => lines[row]).join(' │ '));
+}
+
+async function playInPlace(race: Race, speed: number): Promise<void> {
+  const width = process.stdout.columns ?? 100;
+  const height = Math.max(4, Math.min(16, (process.stdout.rows ?? 24) - 8));
+  const length = raceLengthMs(race.lanes);
+  process.stdout.write(`${race.note}\n`);
+  const started = performance.now();
+  let drawn = 0;
+  for (;;) {
+    const atMs = Math.min(length, (performance.now() - started) * speed);
+    const lines = [`clock ${(atMs / 1000).toFixed(2)} s`, ...frame(race, atMs, width, height)];
+    // Back to the top of the previous frame, then over it line by line.
+    process.stdout.write(`${drawn ? `\x1b[${drawn}F` : ''}${lines.map((line) => `\x1b[2K${line}`).join('\n')}\n`);
+    drawn = lines.length;
+    if (atMs >= length) break;
+    await sleep(FRAME_MS);
+  }
+  process.stdout.write(`${orderLine(race)}\n`);
+}
+
+export const raceCommand: CommandHandler = async (args) => {
+  const { values, positionals } = parseOptions(
+    args,
+    { db: { type: 'string' }, json: { type: 'boolean' }, html: { type: 'string' }, speed: { type: 'string' } },
+    USAGE,
+    true,
+  );
+  if (positionals.length < 2 || positionals.length > 4)
+    throw new AppError(ErrorCode.Usage, `race needs two to four requests (RUN or RUN:SEQ), got ${positionals.length}\n\nUsage: ${USAGE}`);
+  const speed = values.speed === undefined ? 1 : Number(values.speed);
+  if (!Number.isFinite(speed) || speed <= 0 || speed > 100)
+    throw new AppError(ErrorCode.Usage, `--speed must be a number above 0 and at most 100 (2 plays twice as fast), got "${values.speed}"`);
+  const container = await openCliServices(values.db, shellAccess());
+  let race: Race;
+  try {
+    race = await container.services.runs.race(positionals);
+  } finally {
+    await container.dispose();
+  }
+  if (values.html) {
+    fs.writeFileSync(values.html, raceHtml(race));
+    process.stderr.write(`wrote ${values.html}: the race as one HTML file (open it in a browser; space or R plays it)\n`);
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(race, null, 2)}\n`);
+  else if (!values.html)
+    await (process.stdout.isTTY ? playInPlace(race, speed) : playPlain(race, speed, (text) => process.stdout.write(text)));
+  return 0;
+};

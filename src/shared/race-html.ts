@@ -1,0 +1,119 @@
+import type { Race } from './race';
+
+/** JSON that stays data inside a script element: no `</script>`, no line separators JavaScript reads as line ends. */
+function inertJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+// The player: the lanes' chunks appended as the clock passes them, text set as text (never markup).
+// It mirrors laneAt in race.ts: tokens are the request's count shared out over its chunks.
+const PLAYER = `
+const race = JSON.parse(document.getElementById('race-data').textContent);
+const grid = document.getElementById('lanes');
+const clock = document.getElementById('clock');
+const order = document.getElementById('order');
+const views = race.lanes.map((lane) => {
+  const box = document.createElement('section');
+  const title = document.createElement('h2');
+  title.textContent = lane.label;
+  const stats = document.createElement('p');
+  stats.className = 'stats';
+  const text = document.createElement('pre');
+  box.append(title, stats, text);
+  if (lane.textless) {
+    const why = document.createElement('p');
+    why.className = 'why';
+    why.textContent = lane.textless;
+    box.append(why);
+  }
+  grid.append(box);
+  return { lane, box, stats, text };
+});
+const end = Math.max(0, ...race.lanes.map((lane) => lane.endMs ?? (lane.chunks.length ? lane.chunks[lane.chunks.length - 1].atMs : 0)));
+let started = null;
+let frame = null;
+function show(at) {
+  clock.textContent = (at / 1000).toFixed(2) + ' s';
+  for (const view of views) {
+    const { lane } = view;
+    let chunks = 0;
+    let text = '';
+    for (const chunk of lane.chunks) {
+      if (chunk.atMs > at) break;
+      chunks += 1;
+      text += lane.textless ? '▮' : chunk.text;
+    }
+    const total = lane.chunks.length;
+    const tokens = total === 0 ? 0 : Math.round(((lane.outputTokens ?? total) * chunks) / total);
+    const decoding = lane.ttftMs === null ? 0 : Math.min(at, lane.endMs ?? at) - lane.ttftMs;
+    const rate = tokens > 1 && decoding > 0 ? ((tokens - 1) / decoding) * 1000 : null;
+    const ttft = lane.ttftMs !== null && at >= lane.ttftMs ? 'TTFT ' + lane.ttftMs.toFixed(0) + ' ms' : 'waiting for the first token';
+    const done = lane.endMs !== null && at >= lane.endMs;
+    view.stats.textContent = ttft + ' · ' + tokens + ' tokens' + (rate === null ? '' : ' · ' + rate.toFixed(1) + ' tok/s') + (done ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
+    view.text.textContent = text;
+    view.box.classList.toggle('done', done);
+  }
+}
+function tick(now) {
+  const at = now - started;
+  show(Math.min(at, end));
+  if (at < end) frame = requestAnimationFrame(tick);
+  else {
+    const finished = race.lanes.map((lane, index) => ({ lane, index })).sort((a, b) => (a.lane.endMs ?? Infinity) - (b.lane.endMs ?? Infinity) || a.index - b.index);
+    order.textContent = 'Finished: ' + finished.map(({ lane }, place) => (place + 1) + '. ' + lane.label + (lane.endMs === null ? ' (did not finish)' : ' ' + lane.endMs.toFixed(0) + ' ms')).join('; ');
+  }
+}
+function start() {
+  if (frame !== null) cancelAnimationFrame(frame);
+  order.textContent = '';
+  started = performance.now();
+  frame = requestAnimationFrame(tick);
+}
+document.getElementById('start').addEventListener('click', start);
+document.addEventListener('keydown', (event) => {
+  if (event.key === ' ' || event.key === 'r' || event.key === 'R') { event.preventDefault(); start(); }
+});
+show(0);
+`;
+
+/**
+ * The race as one self-contained HTML file: the lanes' recorded times and text inside it, the
+ * player inline, nothing fetched. Space or R (or the button) plays it from the start.
+ */
+export function raceHtml(race: Race, title = 'Infer Lab race'): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>${escapeHtml(title)}</title>
+<style>
+body { font: 16px/1.4 system-ui, sans-serif; margin: 24px; background: #111; color: #eee; }
+header { display: flex; gap: 24px; align-items: baseline; }
+#clock { font: 600 28px ui-monospace, monospace; }
+#lanes { display: grid; grid-template-columns: repeat(${race.lanes.length}, minmax(0, 1fr)); gap: 16px; margin-top: 16px; }
+section { border: 2px solid #444; border-radius: 8px; padding: 12px; min-height: 240px; }
+section.done { border-color: #4caf50; }
+h2 { font-size: 18px; margin: 0 0 4px; }
+.stats { font: 14px ui-monospace, monospace; color: #bbb; margin: 0 0 8px; }
+pre { white-space: pre-wrap; word-break: break-word; font: 18px/1.5 system-ui, sans-serif; margin: 0; }
+.why, .note { color: #999; font-size: 13px; }
+#order { font-weight: 600; margin-top: 16px; }
+</style>
+</head>
+<body>
+<header><span id="clock">0.00 s</span><button id="start" type="button">Start (space, R)</button></header>
+<p class="note">${escapeHtml(race.note)}</p>
+<div id="lanes"></div>
+<p id="order"></p>
+<script type="application/json" id="race-data">${inertJson(race)}</script>
+<script>${PLAYER}</script>
+</body>
+</html>
+`;
+}

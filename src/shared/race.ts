@@ -1,0 +1,71 @@
+/**
+ * A race: stored requests played side by side, each at the pace its tokens arrived. Shared by the
+ * CLI, the app and the exported HTML, so every face plays the same lanes the same way.
+ */
+
+/** One lane: a stored request, its chunks as they arrived (ms after its send) and the answer text each added. */
+export interface RaceLane {
+  label: string;
+  runId: string;
+  seq: number;
+  chunks: { atMs: number; text: string }[];
+  /** First chunk and finish, ms after the send; null where the request had none (a failed one). */
+  ttftMs: number | null;
+  endMs: number | null;
+  /** The server's count of output tokens, or the chunks where it gave none. */
+  outputTokens: number | null;
+  /** Why the lane shows token ticks instead of text (a private run, a run stored before per-chunk text was kept); null when it has text. */
+  textless: string | null;
+}
+
+export interface Race {
+  lanes: RaceLane[];
+  /** How the lanes were measured, in one line: replayed from stored runs, each at its recorded pace. */
+  note: string;
+}
+
+/** What a lane shows `atMs` after the start. */
+export interface LaneState {
+  text: string;
+  chunks: number;
+  /** Output tokens so far: the request's token count shared out over its chunks as they arrive. */
+  tokens: number;
+  /** Tokens per second of decoding so far (after the first token), null before two tokens. */
+  tokensPerS: number | null;
+  started: boolean;
+  finished: boolean;
+}
+
+export function laneAt(lane: RaceLane, atMs: number): LaneState {
+  let chunks = 0;
+  let text = '';
+  for (const chunk of lane.chunks) {
+    if (chunk.atMs > atMs) break;
+    chunks += 1;
+    text += chunk.text;
+  }
+  const total = lane.chunks.length;
+  const tokens = total === 0 ? 0 : Math.round(((lane.outputTokens ?? total) * chunks) / total);
+  const decodingMs = lane.ttftMs === null ? 0 : Math.min(atMs, lane.endMs ?? atMs) - lane.ttftMs;
+  return {
+    text,
+    chunks,
+    tokens,
+    tokensPerS: tokens > 1 && decodingMs > 0 ? ((tokens - 1) / decodingMs) * 1000 : null,
+    started: lane.ttftMs !== null && atMs >= lane.ttftMs,
+    finished: lane.endMs !== null && atMs >= lane.endMs,
+  };
+}
+
+/** The lanes' indexes in the order they finished; a lane that never finished comes last. */
+export function finishOrder(lanes: readonly RaceLane[]): number[] {
+  return lanes
+    .map((lane, index) => ({ index, end: lane.endMs ?? Number.POSITIVE_INFINITY }))
+    .sort((a, b) => a.end - b.end || a.index - b.index)
+    .map(({ index }) => index);
+}
+
+/** When the last lane is done: the race's length. */
+export function raceLengthMs(lanes: readonly RaceLane[]): number {
+  return Math.max(0, ...lanes.map((lane) => lane.endMs ?? lane.chunks.at(-1)?.atMs ?? 0));
+}

@@ -1,0 +1,103 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { raceLanes } from '../../src/main/services/race-lanes';
+import { openDatabase } from '../../src/main/store/database';
+import { RunStore } from '../../src/main/store/run-store';
+import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
+import { raceHtml } from '../../src/shared/race-html';
+import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+/** Constructed: three chunks at 20, 30 and 50 ms adding "Hel", "lo" and " world", 4 tokens, finished at 55 ms. */
+const LANE: RaceLane = {
+  label: 'a',
+  runId: 'r',
+  seq: 0,
+  chunks: [
+    { atMs: 20, text: 'Hel' },
+    { atMs: 30, text: 'lo' },
+    { atMs: 50, text: ' world' },
+  ],
+  ttftMs: 20,
+  endMs: 55,
+  outputTokens: 4,
+  textless: null,
+};
+
+describe('a race of stored requests', () => {
+  it('shows each lane as its chunks arrived: text, tokens shared out over chunks, decode pace, start and finish', () => {
+    expect(laneAt(LANE, 10)).toEqual({ text: '', chunks: 0, tokens: 0, tokensPerS: null, started: false, finished: false });
+    expect(laneAt(LANE, 30)).toEqual({ text: 'Hello', chunks: 2, tokens: 3, tokensPerS: 200, started: true, finished: false });
+    // After the finish the pace stops at the finish: 3 decode steps in 35 ms.
+    expect(laneAt(LANE, 1000)).toMatchObject({ text: 'Hello world', tokens: 4, finished: true });
+    expect(laneAt(LANE, 1000).tokensPerS).toBeCloseTo((3 / 35) * 1000, 6);
+    const slow = { ...LANE, label: 'b', endMs: 80 };
+    const failed = { ...LANE, label: 'c', endMs: null };
+    expect(finishOrder([slow, failed, LANE])).toEqual([2, 0, 1]);
+    expect(raceLengthMs([slow, failed, LANE])).toBe(80);
+  });
+
+  it('builds lanes from stored requests: the answer cut at each chunk, ticks where the run kept no text, and says why', async () => {
+    const db = openDatabase(path.join(tempDir(), 'race.db'));
+    try {
+      const store = new RunStore(db);
+      const stored = (seq: number, patch: Parameters<typeof storedRequest>[1] = {}) =>
+        storedRequest(seq, {
+          chunkOffsetsMs: [20, 30, 50],
+          chunkAnswerChars: [3, 2, 6],
+          outputText: 'Hello world',
+          metrics: requestMetrics({ ttft_ms: 20, e2e_ms: 55, output_tokens: 4 }),
+          ...patch,
+        });
+      const open = createBareRun(store, { modelRef: 'demo:q8_0' });
+      // A warmup request and a failed one come before the first measured success.
+      store.addRequests(open, [
+        stored(0, { warmup: true }),
+        stored(1, { errorClass: 'http_status', errorMessage: 'HTTP 500' }),
+        stored(2),
+        stored(3, { chunkAnswerChars: undefined }),
+      ]);
+      const closed = createBareRun(store, { modelRef: 'demo:f16', private: true });
+      store.addRequests(closed, [stored(0)], { private: true });
+
+      const race = raceLanes(store, [open.slice(0, 8), `${closed}:0`, `${open}:3`]);
+      expect(race.lanes.map((lane) => [lane.label, lane.seq, lane.chunks.map((chunk) => chunk.text), lane.textless])).toEqual([
+        [`demo:q8_0 · ${open.slice(0, 8)}:2`, 2, ['Hel', 'lo', ' world'], null],
+        [`demo:f16 · ${closed.slice(0, 8)}:0`, 0, ['', '', ''], 'a private run keeps no text: token ticks only'],
+        [`demo:q8_0 · ${open.slice(0, 8)}:3`, 3, ['', '', ''], 'stored before each chunk’s text was kept: token ticks only'],
+      ]);
+      expect(race.lanes[0]).toMatchObject({ ttftMs: 20, endMs: 55, outputTokens: 4 });
+
+      expect(() => raceLanes(store, [open])).toThrow(/a race has 2 to 4 lanes, got 1/);
+      expect(() => raceLanes(store, [open, 'nope'])).toThrow(/nope: no run nope/);
+      expect(() => raceLanes(store, [open, `${open}:9`])).toThrow(/:9: run .* has no request 9/);
+      expect(() => raceLanes(store, [open, 'a:b:c'])).toThrow(/"a:b:c" is not RUN or RUN:SEQ/);
+      const empty = createBareRun(store);
+      expect(() => raceLanes(store, [open, empty])).toThrow(/has no successful streamed request to race/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('writes one HTML file whose embedded answers stay data, however they try to end the script, and that fetches nothing', () => {
+    const hostile = '</script><script>document.title="owned"</script>\u2028<!-- <img src=x onerror=alert(1)>';
+    const race: Race = {
+      lanes: [
+        { ...LANE, chunks: [{ atMs: 20, text: hostile }] },
+        { ...LANE, label: '<b>lane</b>' },
+      ],
+      note: 'n',
+    };
+    const html = raceHtml(race, 'title </title><script>');
+    const data = /<script type="application\/json" id="race-data">([\s\S]*?)<\/script>/.exec(html)![1]!;
+    // The data block ends where it should, and reads back as the race, hostile text included.
+    expect(JSON.parse(data)).toEqual(race);
+    expect(html.match(/<script/g)).toHaveLength(2);
+    expect(html).not.toContain('<script>document.title');
+    expect(html).toContain('<title>title &#60;/title&#62;&#60;script&#62;</title>');
+    expect(html).not.toMatch(/(src|href)=["']?https?:/);
+    expect(html).toContain("default-src 'none'");
+  });
+});
