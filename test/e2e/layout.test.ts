@@ -159,6 +159,7 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
       { name: 'server', open: () => new ServerPage(shell).open() },
       { name: 'settings', open: () => new SettingsPage(shell).open() },
       { name: 'history', open: () => goTo('#/history', 'history-table') },
+      { name: 'race', open: () => goTo(`#/race?lanes=${stored.runId},${stored.runId}`, 'race-lanes') },
     ];
   };
 

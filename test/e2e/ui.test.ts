@@ -161,6 +161,29 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(await compare.exportChart('compare-cdf', 'SVG')).toBe('compare-cdf.svg');
     expect(await compare.exportChart('compare-cdf', 'PNG')).toBe('compare-cdf.png');
     await shell.screenshot('compare');
+
+    // The same runs raced: each run's first measured request plays at its recorded pace, then the finish order shows.
+    await compare.race();
+    expect(await shell.hash()).toMatch(/^#\/race\?lanes=[\w-]+%2C[\w-]+$/);
+    const lanes = page.getByTestId('race-lanes').getByRole('article');
+    expect(await lanes.count()).toBe(2);
+    await page.keyboard.press('Space');
+    const order = page.getByTestId('race-order').getByRole('listitem');
+    await expect.poll(() => order.count(), { timeout: 20_000 }).toBe(2);
+    expect(await order.allInnerTexts()).toEqual([expect.stringMatching(/ \d+ ms$/), expect.stringMatching(/ \d+ ms$/)]);
+    for (const text of await lanes.locator('.race-text').allInnerTexts()) expect(text.length).toBeGreaterThan(10);
+    // 2 hides the second lane, 2 again shows it; presenter mode fills the window with large lanes.
+    await page.keyboard.press('2');
+    expect(await lanes.count()).toBe(1);
+    await page.keyboard.press('2');
+    await page.getByRole('button', { name: 'Presenter mode' }).click();
+    expect(await page.locator('section.race.presenter').count()).toBe(1);
+    await page.keyboard.press('r');
+    await expect.poll(() => order.count(), { timeout: 20_000 }).toBe(2);
+    await shell.screenshot('race-presenter');
+    await page.getByRole('button', { name: 'Leave presenter mode' }).click();
+    await shell.screenshot('race');
+    expect(pageErrors).toEqual([]);
   });
 
   it('runs the built-in conversations and shows the table per turn, the prompt growing and the cache covering it', async () => {

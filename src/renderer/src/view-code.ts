@@ -13,4 +13,5 @@ export const VIEWS = {
   experiments: preloadable(() => import('./views/ExperimentsView').then((module) => module.ExperimentsView)),
   settings: preloadable(() => import('./views/SettingsView').then((module) => module.SettingsView)),
   history: preloadable(() => import('./views/HistoryView').then((module) => module.HistoryView)),
+  race: preloadable(() => import('./views/RaceView').then((module) => module.RaceView)),
 } satisfies Record<View, unknown>;

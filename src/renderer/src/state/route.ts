@@ -1,9 +1,21 @@
 /**
  * Where the UI is, as a URL fragment, so a view, a run, a comparison or an experiment can be
  * reloaded, bookmarked and linked: `#/runs/ID`, `#/compare?ids=A,B`, `#/experiments/ID`,
- * `#/run?model=M`, `#/experiments?new=quant&model=M`, `#/history?metric=tpot_ms:p50`.
+ * `#/run?model=M`, `#/experiments?new=quant&model=M`, `#/history?metric=tpot_ms:p50`, `#/race?lanes=A:0,B:0`.
  */
-export const VIEWS = ['home', 'models', 'server', 'workloads', 'run', 'runs', 'compare', 'experiments', 'settings', 'history'] as const;
+export const VIEWS = [
+  'home',
+  'models',
+  'server',
+  'workloads',
+  'run',
+  'runs',
+  'compare',
+  'experiments',
+  'settings',
+  'history',
+  'race',
+] as const;
 export type View = (typeof VIEWS)[number];
 
 export interface Route {

@@ -7,6 +7,7 @@ import { ErrorBox } from '../components/ErrorBox';
 import { num } from '../components/format';
 import { TableScroll } from '../components/TableScroll';
 import { useAppStore } from '../state/store';
+import { routeOf } from '../state/route';
 import { tradeOffOption } from './compare-trade-off';
 import { cdfChartOption, vramChartOption } from './compare-charts';
 import { useAction } from '../hooks/use-action';
@@ -47,6 +48,7 @@ export function CompareView({ client }: { client: AppServices }) {
   return (
     <section aria-labelledby="compare-title">
       <h1 id="compare-title">Compare</h1>
+      <RaceButton selection={selection} />
       <ErrorBox error={error} />
       {!comparison && !error && <p>Comparing…</p>}
       {comparison && (
@@ -151,5 +153,21 @@ export function CompareView({ client }: { client: AppServices }) {
         </>
       )}
     </section>
+  );
+}
+
+/** Two to four compared runs can race: each run's first measured request, side by side at its recorded pace. */
+function RaceButton({ selection }: { selection: string[] }) {
+  if (selection.length > 4) return null;
+  return (
+    <div className="toolbar">
+      <button
+        type="button"
+        onClick={() => useAppStore.getState().navigate(routeOf('race', null, { lanes: selection.join(',') }))}
+        title="Play each run's first measured request side by side, at the pace it was measured"
+      >
+        Race these runs
+      </button>
+    </div>
   );
 }

@@ -1,0 +1,137 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { AppServices } from '../../../shared/contract';
+import { finishOrder, laneAt, raceLengthMs, type Race } from '../../../shared/race';
+import { ErrorBox } from '../components/ErrorBox';
+import { useAction } from '../hooks/use-action';
+import { useAppStore } from '../state/store';
+
+/**
+ * Stored requests raced side by side, each at the pace it was measured (`#/race?lanes=RUN:SEQ,…`).
+ * Space or R plays from the start, 1–4 show or hide a lane; in presenter mode the view fills the
+ * window with large type (the browser's F11 the screen) and no control shows while the race runs.
+ */
+export function RaceView({ client }: { client: AppServices }) {
+  const lanesParam = useAppStore((state) => (state.route.view === 'race' ? (state.route.params.lanes ?? '') : ''));
+  const refs = lanesParam.split(',').filter(Boolean);
+  const [race, setRace] = useState<Race | null>(null);
+  const [atMs, setAtMs] = useState(0);
+  const [playing, setPlaying] = useState(false);
+  const [hidden, setHidden] = useState<number[]>([]);
+  const [presenter, setPresenter] = useState(false);
+  const { error, run } = useAction();
+  const frame = useRef<number | null>(null);
+
+  useEffect(() => {
+    setRace(null);
+    if (refs.length >= 2) void run(() => client.runs.race(refs), setRace);
+  }, [client, lanesParam]);
+
+  const play = useCallback(() => {
+    if (!race) return;
+    if (frame.current !== null) cancelAnimationFrame(frame.current);
+    const length = raceLengthMs(race.lanes);
+    const started = performance.now();
+    setPlaying(true);
+    const tick = (now: number) => {
+      const at = Math.min(length, now - started);
+      setAtMs(at);
+      if (at < length) frame.current = requestAnimationFrame(tick);
+      else {
+        frame.current = null;
+        setPlaying(false);
+      }
+    };
+    frame.current = requestAnimationFrame(tick);
+  }, [race]);
+  useEffect(() => () => void (frame.current !== null && cancelAnimationFrame(frame.current)), []);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.altKey || event.ctrlKey || event.metaKey || (event.target as HTMLElement | null)?.closest('input, select, textarea'))
+        return;
+      if (event.key === ' ' || event.key === 'r' || event.key === 'R') {
+        event.preventDefault();
+        play();
+      } else if (/^[1-4]$/.test(event.key)) {
+        const index = Number(event.key) - 1;
+        setHidden((current) => (current.includes(index) ? current.filter((lane) => lane !== index) : [...current, index]));
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [play]);
+
+  if (refs.length < 2)
+    return (
+      <section>
+        <h1>Race</h1>
+        <p className="empty">Select two to four runs in Runs, compare them, then press Race.</p>
+      </section>
+    );
+  const length = race ? raceLengthMs(race.lanes) : 0;
+  const shown = race ? race.lanes.map((lane, index) => ({ lane, index })).filter(({ index }) => !hidden.includes(index)) : [];
+  const done = race !== null && !playing && atMs >= length && length > 0;
+  return (
+    <section aria-labelledby="race-title" className={presenter ? 'race presenter' : 'race'}>
+      <h1 id="race-title">Race</h1>
+      <ErrorBox error={error} />
+      {!race && !error && <p>Loading the lanes…</p>}
+      {race && (
+        <>
+          <div className={`toolbar${presenter && playing ? ' hidden-while-racing' : ''}`}>
+            <span className="race-clock" data-testid="race-clock">
+              {(atMs / 1000).toFixed(2)} s
+            </span>
+            <button type="button" onClick={play}>
+              {atMs > 0 ? 'Replay (R)' : 'Start (space)'}
+            </button>
+            <button type="button" onClick={() => setPresenter(!presenter)}>
+              {presenter ? 'Leave presenter mode' : 'Presenter mode'}
+            </button>
+            <small>{presenter ? 'F11 fills the screen; ' : ''}1–4 show or hide a lane</small>
+          </div>
+          <p className="note">{race.note}</p>
+          <div
+            className="race-lanes"
+            data-testid="race-lanes"
+            style={{ gridTemplateColumns: `repeat(${Math.max(1, shown.length)}, minmax(0, 1fr))` }}
+          >
+            {shown.map(({ lane, index }) => {
+              const state = laneAt(lane, atMs);
+              return (
+                <article
+                  key={`${lane.runId}:${lane.seq}`}
+                  className={state.finished ? 'race-lane done' : 'race-lane'}
+                  aria-label={`lane ${index + 1}`}
+                >
+                  <h2>
+                    {index + 1}. {lane.label}
+                  </h2>
+                  <p className="race-figures">
+                    {state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting for the first token'} · {state.tokens} tokens
+                    {state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(1)} tok/s`}
+                    {state.finished ? ` · finished at ${lane.endMs!.toFixed(0)} ms` : ''}
+                  </p>
+                  <p className="race-text">{lane.textless ? '▮'.repeat(state.chunks) : state.text}</p>
+                  {lane.textless && <small className="note">{lane.textless}</small>}
+                </article>
+              );
+            })}
+          </div>
+          {done && (
+            <ol className="race-order" data-testid="race-order" aria-label="finish order">
+              {finishOrder(race.lanes).map((index) => {
+                const lane = race.lanes[index]!;
+                return (
+                  <li key={index}>
+                    {lane.label} {lane.endMs === null ? '(did not finish)' : `${lane.endMs.toFixed(0)} ms`}
+                  </li>
+                );
+              })}
+            </ol>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
