@@ -164,7 +164,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
 
     // The same runs raced: each run's first measured request plays at its recorded pace, then the finish order shows.
     await compare.race();
-    expect(await shell.hash()).toMatch(/^#\/race\?lanes=[\w-]+%2C[\w-]+$/);
+    expect(await shell.hash()).toMatch(/^#\/race\?lanes=[\w-]+(,|%2C)[\w-]+$/);
     const lanes = page.getByTestId('race-lanes').getByRole('article');
     expect(await lanes.count()).toBe(2);
     await page.keyboard.press('Space');

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { raceFrame } from '../../src/main/cli/commands/race';
 import { raceLanes } from '../../src/main/services/race-lanes';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
@@ -37,6 +38,23 @@ describe('a race of stored requests', () => {
     const failed = { ...LANE, label: 'c', endMs: null };
     expect(finishOrder([slow, failed, LANE])).toEqual([2, 0, 1]);
     expect(raceLengthMs([slow, failed, LANE])).toBe(80);
+  });
+
+  it('draws the terminal frame: a column per lane of one width, its figures, the last lines of its text, ticks where it has none', () => {
+    const race: Race = { lanes: [LANE, { ...LANE, label: 'private lane', textless: 'no text' }], note: 'n' };
+    const lines = raceFrame(race, 30, 60, 3);
+    expect(lines).toHaveLength(5);
+    for (const line of lines) expect(line.split(' │ ').map((column) => column.length)).toEqual([28, 28]);
+    expect(lines.map((line) => line.split(' │ ').map((column) => column.trimEnd()))).toEqual([
+      ['a', 'private lane'],
+      ['TTFT 20 ms · 3 tok · 200 tok/s', 'TTFT 20 ms · 3 tok · 200 tok/s'].map((text) =>
+        text.length > 28 ? `${text.slice(0, 27)}…` : text,
+      ),
+      ['Hello', '▮▮'],
+      ['', ''],
+      ['', ''],
+    ]);
+    expect(raceFrame(race, 1000, 60, 3)[1]).toMatch(/^done · TTFT 20 ms/);
   });
 
   it('builds lanes from stored requests: the answer cut at each chunk, ticks where the run kept no text, and says why', async () => {

@@ -57,12 +57,13 @@ async function playPlain(race: Race, speed: number, write: (text: string) => voi
 }
 
 /** A column of `width` characters per lane: its header, its figures, and the last lines of its text, redrawn in place. */
-function frame(race: Race, atMs: number, width: number, height: number): string[] {
+export function raceFrame(race: Race, atMs: number, width: number, height: number): string[] {
   const column = Math.max(16, Math.floor((width - (race.lanes.length - 1) * 3) / race.lanes.length));
   const fit = (text: string) => (text.length > column ? `${text.slice(0, column - 1)}…` : text.padEnd(column));
   const columns = race.lanes.map((lane) => {
     const state = laneAt(lane, atMs);
-    const figures = `${state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting'} · ${state.tokens} tok${state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(0)} tok/s`}${state.finished ? ' · done' : ''}`;
+    // The finish mark first, so a narrow column keeps it.
+    const figures = `${state.finished ? 'done · ' : ''}${state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting'} · ${state.tokens} tok${state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(0)} tok/s`}`;
     const body = lane.textless ? '▮'.repeat(state.chunks) : state.text.replace(/\s+/g, ' ');
     const lines: string[] = [];
     for (let start = 0; start < body.length; start += column) lines.push(body.slice(start, start + column));
@@ -80,7 +81,7 @@ async function playInPlace(race: Race, speed: number): Promise<void> {
   let drawn = 0;
   for (;;) {
     const atMs = Math.min(length, (performance.now() - started) * speed);
-    const lines = [`clock ${(atMs / 1000).toFixed(2)} s`, ...frame(race, atMs, width, height)];
+    const lines = [`clock ${(atMs / 1000).toFixed(2)} s`, ...raceFrame(race, atMs, width, height)];
     // Back to the top of the previous frame, then over it line by line.
     process.stdout.write(`${drawn ? `\x1b[${drawn}F` : ''}${lines.map((line) => `\x1b[2K${line}`).join('\n')}\n`);
     drawn = lines.length;
