@@ -441,7 +441,8 @@ async function converse(
 
 /**
  * What is counted once the load is over, so that tokenize calls do not compete with measured
- * requests: reasoning length in the server's tokens, and the block hashes of text and chat prompts.
+ * requests: reasoning and function-call arguments in the server's tokens, and the block hashes of
+ * text and chat prompts.
  */
 async function recordAfterLoad(
   options: Pick<Parameters<typeof executeRun>[0], 'store' | 'runId' | 'signal' | 'afterLoadTokenCounter' | 'hashServer'>,
