@@ -37,6 +37,7 @@ import { clientOnlyOverhead } from './bench/client-only-overhead';
 import { workloadResolveTimes } from './bench/workload-resolve';
 import { startManagedBenchServer } from './bench/managed-bench-server';
 import { embeddingsThroughput } from './bench/embeddings-throughput';
+import { raceFidelity } from './bench/race-fidelity';
 import { roundPairedMedian, roundsForHalfWidth, roundsInterval } from './bench/paired-rounds';
 import { createBareRun, requestMetrics, storedRequest } from '../test/support/stored-request';
 
@@ -568,6 +569,7 @@ async function main(): Promise<void> {
     'runs-view': async () => void rows.push(...(await runsFirstPaint())),
     timeline: liveTimelineMemory,
     embeddings: async () => void rows.push(...(await embeddingsThroughput())),
+    race: async () => void rows.push(...(await raceFidelity())),
   };
   const asked = process.argv.slice(2);
   const unknown = asked.filter((name) => !(name in steps));
