@@ -6,7 +6,7 @@ const ms = (distribution: Distribution) => (distribution.p50 === null ? '—' : 
 export function toolCallsLine(calls: ToolCallSummary): string {
   const head = `tool calls: ${calls.requests_with_calls} of ${calls.requests} answers called a function`;
   const exchanges = calls.exchanges
-    ? `; ${calls.exchanges.count} agent exchanges, ${calls.exchanges.answered} answered, steps mean ${calls.exchanges.steps.mean?.toFixed(1) ?? '—'}, exchange p50 ${ms(calls.exchanges.e2e_ms)}`
+    ? `; ${calls.exchanges.count} agent exchange${calls.exchanges.count === 1 ? '' : 's'}, ${calls.exchanges.answered} answered, steps mean ${calls.exchanges.steps.mean?.toFixed(1) ?? '—'}, exchange p50 ${ms(calls.exchanges.e2e_ms)}`
     : '';
   if (calls.calls === 0) return `${head}; none called, so no call was timed or judged${exchanges}`;
   const share = calls.valid_share === null ? '—' : `${(calls.valid_share * 100).toFixed(1)} %`;

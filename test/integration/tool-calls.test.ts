@@ -55,7 +55,7 @@ describe('function calls on the real llama-server', () => {
     const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db]);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(
-      /^tool calls: 0 of 4 answers called a function; none called, so no call was timed or judged; 1 agent exchanges, 1 answered, steps mean 1\.0, exchange p50 [\d.]+ ms$/m,
+      /^tool calls: 0 of 4 answers called a function; none called, so no call was timed or judged; 1 agent exchange, 1 answered, steps mean 1\.0, exchange p50 [\d.]+ ms$/m,
     );
     expect(shown.stdout).toMatch(/accepted-task rate 0\.0%/);
   });

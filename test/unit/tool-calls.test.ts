@@ -422,7 +422,13 @@ describe('a run that offers tools, against a real local HTTP stream', () => {
       expect(rows[1]!.t0_ms - (rows[0]!.t0_ms + rows[0]!.e2e_ms!)).toBeGreaterThanOrEqual(19);
       const summary = summarizeCompleted(store.measuredRequests(runId), { runId });
       expect(summary.tool_calls!.exchanges).toMatchObject({ count: 2, answered: 2, steps: { mean: 2 }, e2e_ms: { n: 2 } });
-      expect(summary.tool_calls!.exchanges!.e2e_ms.min!).toBeGreaterThan(rows[0]!.e2e_ms! + rows[1]!.e2e_ms! + 19);
+      // Each exchange's time runs from its first send to its last step's end: both steps and the think time between them.
+      const exchangeTimes = [0, 1].map((send) => {
+        const [first, last] = rows.filter((row) => row.conversation === send);
+        expect(last!.t0_ms + last!.e2e_ms! - first!.t0_ms).toBeGreaterThan(first!.e2e_ms! + last!.e2e_ms! + 19);
+        return last!.t0_ms + last!.e2e_ms! - first!.t0_ms;
+      });
+      expect(summary.tool_calls!.exchanges!.e2e_ms.min).toBeCloseTo(Math.min(...exchangeTimes), 6);
       expect(summary.turns!.map((turn) => turn.turn)).toEqual([1, 2]);
       expect(toolCallsLine(summary.tool_calls!)).toMatch(/; 2 agent exchanges, 2 answered, steps mean 2\.0, exchange p50 [\d.]+ ms$/);
 
