@@ -1,6 +1,13 @@
 import { expect } from 'vitest';
 import { EXPERIMENT_DEFAULTS } from '../../src/shared/experiment-defaults';
-import { decideVerdicts, type VerdictQuestion, type VerdictSettings } from '../../src/main/metrics/window-verdicts';
+import {
+  decideVerdicts,
+  DEFAULT_VERDICT_SETTINGS,
+  type VerdictQuestion,
+  type VerdictSettings,
+} from '../../src/main/metrics/window-verdicts';
+import type { VerdictRow } from '../../src/shared/contract/experiments';
+import { decideLook, everyVerdictSettled } from '../../src/main/metrics/sequential-verdicts';
 import { seededRandom } from '../../src/main/core/random';
 
 /**
@@ -26,7 +33,8 @@ function normal(random: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
 }
 
-export function simulateExperiment(design: SimulatedDesign, seed: number, settings?: VerdictSettings) {
+/** The verdict questions of one simulated experiment, each side's windows in the order they ran. */
+export function simulatedQuestions(design: SimulatedDesign, seed: number): VerdictQuestion[] {
   const random = seededRandom(seed);
   const sigma = Math.sqrt(Math.log(1 + design.requestCv ** 2));
   const window = (mean: number) => {
@@ -54,7 +62,38 @@ export function simulateExperiment(design: SimulatedDesign, seed: number, settin
       }
     }
   });
-  return decideVerdicts(questions, settings);
+  return questions;
+}
+
+export function simulateExperiment(design: SimulatedDesign, seed: number, settings?: VerdictSettings) {
+  return decideVerdicts(simulatedQuestions(design, seed), settings);
+}
+
+/** The questions as they stood after the first `windows` windows of each condition. */
+export function firstWindows(questions: readonly VerdictQuestion[], windows: number): VerdictQuestion[] {
+  return questions.map((question) => ({
+    ...question,
+    aWindows: question.aWindows.slice(0, windows),
+    bWindows: question.bWindows.slice(0, windows),
+  }));
+}
+
+/**
+ * One simulated experiment run group-sequentially: looked at after each window from the first a
+ * verdict allows, stopped when every verdict is settled or at `design.windows`.
+ */
+export function simulateSequential(
+  design: SimulatedDesign,
+  seed: number,
+  options: { looks: readonly number[]; settled?: (rows: VerdictRow[]) => boolean; settings?: VerdictSettings },
+) {
+  const questions = simulatedQuestions(design, seed);
+  const sequential = { ...(options.settings ?? DEFAULT_VERDICT_SETTINGS), sequential: { looks: options.looks } };
+  for (const windows of options.looks) {
+    const rows = decideLook(firstWindows(questions, windows), sequential);
+    if (windows === options.looks.at(-1) || (options.settled ?? everyVerdictSettled)(rows)) return { rows, windows };
+  }
+  throw new Error('no looks');
 }
 
 /** Window drift (sd of the mean) in the A/A cells: none, the drift the defaults are built for, and twice that. */

@@ -2,6 +2,7 @@ import type { ConditionEfficiency, ConditionResult, VerdictRow, WindowDelivery }
 import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
 import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
+import { decideFamily } from '../metrics/sequential-verdicts';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
 import { parsedTimings, toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
@@ -231,7 +232,7 @@ export function conditionVerdicts(
     }
   }
   // Contaminated comparisons stay out of the family: a withheld verdict spends no error budget.
-  const decided = decideVerdicts(
+  const decided = decideFamily(
     questions.filter((_, index) => !withheld.has(index)),
     settings,
   );
@@ -239,18 +240,22 @@ export function conditionVerdicts(
   return questions.map((question, index) => {
     const reason = withheld.get(index);
     if (reason === undefined) return decided[next++]!;
-    const [row] = decideVerdicts([question], { ...settings, minWindowsPerSide: Number.MAX_SAFE_INTEGER });
+    const [row] = decideVerdicts([question], { ...settings, sequential: undefined, minWindowsPerSide: Number.MAX_SAFE_INTEGER });
     return { ...row!, verdict: 'insufficient data', note: reason };
   });
 }
 
 /** Verdicts between summarized conditions (the first the baseline), a contaminated one withheld with its reason. */
-export function summaryVerdicts(summaries: readonly { result: ConditionResult; windows: RequestRow[][] }[]): VerdictRow[] {
+export function summaryVerdicts(
+  summaries: readonly { result: ConditionResult; windows: RequestRow[][] }[],
+  settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
+): VerdictRow[] {
   return conditionVerdicts(
     summaries.map(({ result, windows }) => ({
       name: result.name,
       windows,
       contaminated: result.contaminated ? result.contamination_reason : null,
     })),
+    settings,
   );
 }

@@ -64,6 +64,12 @@ export function studentTCdf(t: number, df: number): number {
   return t >= 0 ? 1 - tail : tail;
 }
 
+/** P(T ≥ t), kept accurate far out in the tail, where 1 − studentTCdf would round to 0. */
+export function studentTUpperTail(t: number, df: number): number {
+  const tail = 0.5 * regularizedBeta(df / (df + t * t), df / 2, 0.5);
+  return t >= 0 ? tail : 1 - tail;
+}
+
 /** The t with P(T ≤ t) = p. */
 export function studentTQuantile(p: number, df: number): number {
   if (p <= 0) return Number.NEGATIVE_INFINITY;

@@ -7,6 +7,11 @@ import { studentTCdf, studentTQuantile } from './student-t';
 
 export type Statistic = 'p50' | 'p95' | 'mean';
 
+/** A group-sequential design: the windows per side at which the family is looked at, ascending; the last is the most it runs. */
+export interface SequentialDesign {
+  looks: readonly number[];
+}
+
 export interface VerdictSettings {
   /** Family-wise confidence across all the verdicts decided together. */
   confidence: number;
@@ -14,6 +19,8 @@ export interface VerdictSettings {
   equivalenceMargin: number;
   minWindowsPerSide: number;
   minRequestsPerSide: number;
+  /** Decide as one look of a group-sequential design rather than once at a fixed size. */
+  sequential?: SequentialDesign;
 }
 
 export const DEFAULT_VERDICT_SETTINGS: VerdictSettings = {
@@ -44,7 +51,7 @@ export function statisticOf(sorted: Float64Array, statistic: Statistic): number 
 
 const minimumPerWindow = (statistic: Statistic) => (statistic === 'p95' ? PERCENTILE_MIN_N.p95 : 1);
 
-interface WindowTest {
+export interface WindowTest {
   question: VerdictQuestion;
   aValue: number | null;
   bValue: number | null;
@@ -65,7 +72,7 @@ interface WindowTest {
  * uses; pooling requests instead would count drift as signal. Latencies compare as ratios
  * (log scale): drift and speed-ups are multiplicative.
  */
-function testWindows(question: VerdictQuestion, settings: VerdictSettings): WindowTest {
+export function testWindows(question: VerdictQuestion, settings: VerdictSettings): WindowTest {
   const sides = [question.aWindows, question.bWindows].map((windows) =>
     windows.map((window) => sortedFinite(window)).filter((window) => window.length > 0),
   );
@@ -138,10 +145,115 @@ function testWindows(question: VerdictQuestion, settings: VerdictSettings): Wind
 }
 
 /** Which way is better, from the metric table; a metric it does not hold is a caller's mistake, not a guess. */
-function directionOf(metric: string): boolean {
+export function directionOf(metric: string): boolean {
   const definition = metricDefinition(metric);
   if (!definition) throw new Error(`a verdict on "${metric}", which the metric table does not hold`);
   return definition.higherIsBetter;
+}
+
+/**
+ * Holm's step-down over the tests that ran: each gets the level its rank earns while the steps keep
+ * rejecting, and α / family once they stop. `pValues` holds null for a test that did not run.
+ */
+export function holmLevels(pValues: readonly (number | null)[], alpha: number): Map<number, { alpha: number; rejected: boolean }> {
+  const tested = pValues.flatMap((pValue, index) => (pValue === null ? [] : [{ pValue, index }]));
+  const family = tested.length;
+  const levels = new Map<number, { alpha: number; rejected: boolean }>();
+  let stillRejecting = true;
+  tested
+    .sort((x, y) => x.pValue - y.pValue)
+    .forEach(({ pValue, index }, rank) => {
+      const stepAlpha = alpha / (family - rank);
+      if (stillRejecting && pValue <= stepAlpha) levels.set(index, { alpha: stepAlpha, rejected: true });
+      else {
+        stillRejecting = false;
+        levels.set(index, { alpha: alpha / family, rejected: false });
+      }
+    });
+  return levels;
+}
+
+/** A verdict row's fields that do not depend on the decision. */
+function rowCommon(test: WindowTest, settings: VerdictSettings) {
+  const { question } = test;
+  return {
+    metric: question.metric,
+    a: question.a,
+    b: question.b,
+    a_value: test.aValue,
+    b_value: test.bValue,
+    difference: test.aValue === null || test.bValue === null ? null : test.bValue - test.aValue,
+    equivalence_margin: settings.equivalenceMargin,
+    windows: test.windows,
+    requests: test.requests,
+  };
+}
+
+/** The row of a comparison that could not be tested, with why. */
+export function insufficientRow(test: WindowTest, settings: VerdictSettings): VerdictRow {
+  return {
+    ...rowCommon(test, settings),
+    ci: null,
+    relative_difference: null,
+    relative_ci: null,
+    confidence: null,
+    verdict: 'insufficient data',
+    note: test.insufficient,
+  };
+}
+
+/** How a tested comparison was decided: its level, and the critical t values its two intervals use. */
+export interface RowDecision {
+  alpha: number;
+  rejected: boolean;
+  /** Half-width of the interval over the standard error: the interval excludes zero exactly when `rejected`. */
+  intervalCritical: number;
+  /** The same for the equivalence (TOST) interval. */
+  equivalenceCritical: number;
+  /** Said when the comparison is neither different nor equivalent. */
+  openNote?: string;
+}
+
+/** The equivalence interval of a tested comparison, relative to A: within ±margin means `equivalent`. */
+export function relativeEquivalenceInterval(test: WindowTest, critical: number): [number, number] {
+  const half = critical * test.standardError;
+  return [toRelative(test, test.meanDifference - half), toRelative(test, test.meanDifference + half)];
+}
+
+function toRelative(test: WindowTest, value: number): number {
+  const aValue = test.aValue!;
+  return test.logScale ? Math.exp(value) - 1 : aValue === 0 ? Number.NaN : value / Math.abs(aValue);
+}
+
+export function isWithinMargin(interval: readonly number[], margin: number): boolean {
+  return interval.every((value) => Number.isFinite(value) && Math.abs(value) <= margin);
+}
+
+/** The row of a tested comparison, decided as `decision` says. */
+export function decidedRow(test: WindowTest, settings: VerdictSettings, decision: RowDecision): VerdictRow {
+  const higherIsBetter = directionOf(test.question.metric);
+  const halfWidth = decision.intervalCritical * test.standardError;
+  const interval: [number, number] = [test.meanDifference - halfWidth, test.meanDifference + halfWidth];
+  const aValue = test.aValue!;
+  const relativeCi: [number, number] = [toRelative(test, interval[0]), toRelative(test, interval[1])];
+  let verdict: Verdict;
+  if (decision.rejected) verdict = test.meanDifference > 0 === higherIsBetter ? 'faster' : 'slower';
+  else if (isWithinMargin(relativeEquivalenceInterval(test, decision.equivalenceCritical), settings.equivalenceMargin))
+    verdict = 'equivalent';
+  else verdict = 'no significant difference';
+  return {
+    ...rowCommon(test, settings),
+    ci: test.logScale ? [aValue * relativeCi[0], aValue * relativeCi[1]] : interval,
+    relative_difference: toRelative(test, test.meanDifference),
+    relative_ci: relativeCi,
+    confidence: 1 - decision.alpha,
+    verdict,
+    note:
+      verdict === 'no significant difference'
+        ? (decision.openNote ??
+          `not shown to differ, nor to be within ±${(settings.equivalenceMargin * 100).toFixed(0)} %: more windows would narrow the interval`)
+        : null,
+  };
 }
 
 /**
@@ -153,75 +265,20 @@ function directionOf(metric: string): boolean {
  * twice that level's error (TOST) lies inside ±margin.
  */
 export function decideVerdicts(questions: VerdictQuestion[], settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS): VerdictRow[] {
-  const higherIsBetter = questions.map(({ metric }) => directionOf(metric));
+  if (settings.sequential) throw new Error('a sequential look is decided by decideLook (sequential-verdicts.ts)');
+  for (const { metric } of questions) directionOf(metric);
   const tests = questions.map((question) => testWindows(question, settings));
-  const alpha = 1 - settings.confidence;
-  const tested = tests.map((test, index) => ({ test, index })).filter(({ test }) => test.insufficient === null);
-  const family = tested.length;
-  const levelByIndex = new Map<number, { alpha: number; rejected: boolean }>();
-  let stillRejecting = true;
-  [...tested]
-    .sort((x, y) => x.test.pValue - y.test.pValue)
-    .forEach(({ test, index }, rank) => {
-      const stepAlpha = alpha / (family - rank);
-      if (stillRejecting && test.pValue <= stepAlpha) levelByIndex.set(index, { alpha: stepAlpha, rejected: true });
-      else {
-        stillRejecting = false;
-        levelByIndex.set(index, { alpha: alpha / family, rejected: false });
-      }
-    });
-
+  const levels = holmLevels(
+    tests.map((test) => (test.insufficient === null ? test.pValue : null)),
+    1 - settings.confidence,
+  );
   return tests.map((test, index): VerdictRow => {
-    const { question } = test;
-    const difference = test.aValue === null || test.bValue === null ? null : test.bValue - test.aValue;
-    const common = {
-      metric: question.metric,
-      a: question.a,
-      b: question.b,
-      a_value: test.aValue,
-      b_value: test.bValue,
-      difference,
-      equivalence_margin: settings.equivalenceMargin,
-      windows: test.windows,
-      requests: test.requests,
-    };
-    const level = levelByIndex.get(index);
-    if (test.insufficient !== null || !level)
-      return {
-        ...common,
-        ci: null,
-        relative_difference: null,
-        relative_ci: null,
-        confidence: null,
-        verdict: 'insufficient data',
-        note: test.insufficient,
-      };
-    const halfWidth = studentTQuantile(1 - level.alpha / 2, test.df) * test.standardError;
-    const interval: [number, number] = [test.meanDifference - halfWidth, test.meanDifference + halfWidth];
-    const tostHalfWidth = studentTQuantile(1 - level.alpha, test.df) * test.standardError;
-    const tost: [number, number] = [test.meanDifference - tostHalfWidth, test.meanDifference + tostHalfWidth];
-    const aValue = test.aValue!;
-    const toRelative = (value: number) => (test.logScale ? Math.exp(value) - 1 : aValue === 0 ? Number.NaN : value / Math.abs(aValue));
-    const relativeCi: [number, number] = [toRelative(interval[0]), toRelative(interval[1])];
-    const relativeTost = tost.map(toRelative);
-    let verdict: Verdict;
-    if (level.rejected) {
-      const bIsLarger = test.meanDifference > 0;
-      verdict = bIsLarger === higherIsBetter[index] ? 'faster' : 'slower';
-    } else if (relativeTost.every((value) => Number.isFinite(value) && Math.abs(value) <= settings.equivalenceMargin))
-      verdict = 'equivalent';
-    else verdict = 'no significant difference';
-    return {
-      ...common,
-      ci: test.logScale ? [aValue * relativeCi[0], aValue * relativeCi[1]] : interval,
-      relative_difference: toRelative(test.meanDifference),
-      relative_ci: relativeCi,
-      confidence: 1 - level.alpha,
-      verdict,
-      note:
-        verdict === 'no significant difference'
-          ? `not shown to differ, nor to be within ±${(settings.equivalenceMargin * 100).toFixed(0)} %: more windows would narrow the interval`
-          : null,
-    };
+    const level = levels.get(index);
+    if (test.insufficient !== null || !level) return insufficientRow(test, settings);
+    return decidedRow(test, settings, {
+      ...level,
+      intervalCritical: studentTQuantile(1 - level.alpha / 2, test.df),
+      equivalenceCritical: studentTQuantile(1 - level.alpha, test.df),
+    });
   });
 }
