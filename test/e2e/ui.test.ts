@@ -434,6 +434,10 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     for (const condition of ['f16', 'q8_0', 'q4_k_m', 'cold-process', 'cold-cache', 'warm-cache'])
       expect(demo.stdout).toMatch(new RegExp(`^${condition} +\\d+ +\\d`, 'm'));
     expect(demo.stdout).toMatch(/^recommendation: (f16|q8_0|q4_k_m):/m);
+    // Three windows are too few to look halfway (a verdict needs three a side): both run as the fixed design and say so.
+    expect(demo.stdout.match(/^windows: 3 of 3 per condition \(fixed design\): 3 window\(s\) are too few to look halfway/gm)).toHaveLength(
+      2,
+    );
     expect(demo.stdout).toMatch(/^  warm-cache: 60 of 60 requests reused ≥ 95 % of their shared prefix$/m);
     expect(demo.stdout).toMatch(/^  cold-cache: 60 of 60 requests reused no cached prompt tokens$/m);
     const written = demo.stdout.split('Reports:\n')[1]!.trim().split('\n');
@@ -476,6 +480,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await page.reload();
     await experiments.openStored('quant', 'completed');
     expect(await experiments.result.textContent()).toMatch(/q4_k_m[\s\S]*Recommendation|Recommendation[\s\S]*q4_k_m/);
+    expect(await page.getByTestId('stopping-line').textContent()).toMatch(/^windows: 3 of 3 per condition \(fixed design\)/);
     await page.getByRole('img', { name: 'quant-tradeoff' }).waitFor();
     // Each quantization's decode bandwidth against this CPU's read probe; energy says why it is missing here (no RAPL, no GPU).
     const bandwidths = await page.getByTestId('condition-bandwidth').allTextContents();

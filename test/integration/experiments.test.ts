@@ -11,34 +11,47 @@ const tempDir = useTempDirs();
 describe('experiments with the demo models against the real server', () => {
   // One quantization and one warm/cold experiment run end to end in the UI test, which runs the
   // demo (test/e2e/ui.test.ts, with test/support/experiment-proofs.ts): proven there, not twice.
-  it('warm/cold: skipping the cache reset is caught, with the contradicting requests counted', async () => {
+  it('warm/cold: skipping the cache reset is caught, with the contradicting requests counted; the withheld verdicts settle the halfway look', async () => {
     const dir = tempDir();
-    const skipped = await inferlab([
-      'experiment',
-      'warmcold',
-      '--model',
-      'demo:q8_0',
-      '--workload',
-      'prefix-share',
-      '--repeats',
-      '1',
-      '--requests',
-      '8',
-      '--cold-starts',
-      '1',
-      '--skip-cache-reset',
-      '--db',
-      path.join(dir, 'w.db'),
-      '--json',
-    ]);
-    expect(skipped.code, skipped.stderr).toBe(0);
-    const experiment = JSON.parse(skipped.stdout);
+    const db = path.join(dir, 'w.db');
+    const experiment = await inferlabJson(
+      [
+        'experiment',
+        'warmcold',
+        '--model',
+        'demo:q8_0',
+        '--workload',
+        'prefix-share',
+        '--repeats',
+        '4',
+        '--requests',
+        '8',
+        '--cold-starts',
+        '4',
+        '--skip-cache-reset',
+        '--max-answer-tokens',
+        '4',
+      ],
+      db,
+    );
     const contaminated = experiment.conditions.find((condition: { name: string }) => condition.name === 'cold-cache');
     expect(contaminated.contaminated).toBe(true);
     // prefix-share runs each family's four questions in a row: at least the last three of each family reuse the first one's prefix.
     expect(contaminated.cache_evidence.contradicted).toBeGreaterThanOrEqual(6);
-    expect(contaminated.contamination_reason).toMatch(/of 8 requests reused cached prompt tokens: the cache was not cold/);
+    expect(contaminated.contamination_reason).toMatch(/of \d+ requests reused cached prompt tokens: the cache was not cold/);
     expect(experiment.recommendation.reason).toMatch(/Not conclusive: .*cold-cache is contaminated/);
+    // Sequential: looked at after 3 of 4 windows. Every TTFT verdict is against cold-cache, withheld for its
+    // contamination, which more windows cannot mend: the look settles them and the fourth window never runs.
+    expect(experiment.stopping).toMatchObject({ design: 'sequential', looks: [3, 4], windows_run: 3, windows_max: 4, open: [] });
+    expect(experiment.stopping.reason).toBe('every verdict the answer needs was decided after 3 of 4 windows');
+    // The first look's windows hold the fresh starts (4, spread over 3); the fourth would add its share.
+    expect(experiment.protocol.cold_starts_per_window).toEqual([2, 1, 1, 1]);
+    const store = new Database(db, { readonly: true });
+    const windows = store
+      .prepare('SELECT COUNT(DISTINCT window) AS n FROM experiment_runs WHERE experiment_id = ?')
+      .get(experiment.experiment_id) as { n: number };
+    store.close();
+    expect(windows.n).toBe(3);
   }, 300_000);
 
   it('refuses bad experiment options with exit 2', async () => {

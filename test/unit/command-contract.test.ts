@@ -148,6 +148,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--draft-max': { args: [...speculative, '--draft-max', '4'], against: speculative },
       '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
       '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },
+      '--fixed': { args: [...quant, '--fixed'], against: quant },
     };
     // --from names where the files come from; they join the spec once pulled.
     const spec = (args: string[]) => {
@@ -161,6 +162,10 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     }
     // A spec carries its own kind's fields only: a flag that sets another kind's field is refused by name.
     expect(() => experimentSpecFromArgs([...sweep, '--cold-starts', '2'])).toThrow(/--cold-starts is for experiment warmcold only/);
+    // A flag two kinds take is refused for a third naming both, and taken by each of its own.
+    expect(() => experimentSpecFromArgs([...sweep, '--fixed'])).toThrow(/--fixed is for experiment quant and warmcold only/);
+    expect(experimentSpecFromArgs([...warm, '--fixed']).spec).toMatchObject({ fixed: true });
+    expect(experimentSpecFromArgs([...quant, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(() => experimentSpecFromArgs([...warm, '--kld-text', '/tmp/eval.txt'])).toThrow(
       /--kld-text is for experiment quant and kvcache only/,
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VerdictRow } from '../../src/shared/contract/experiments';
 import { EXPERIMENT_DEFAULTS } from '../../src/shared/experiment-defaults';
-import { sequentialLooks } from '../../src/main/metrics/sequential-verdicts';
+import { sequentialLooks } from '../../src/shared/experiment-design';
 import { decideVerdicts } from '../../src/main/metrics/window-verdicts';
 import {
   firstWindows,
@@ -50,6 +50,7 @@ describe('sequential verdicts: the design', () => {
     expect(sequentialLooks(10, 3)).toEqual([5, 10]);
     expect(sequentialLooks(4, 3)).toEqual([3, 4]);
     expect(sequentialLooks(3, 3)).toEqual([3]);
+    expect(sequentialLooks(1, 3)).toEqual([1]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { recommendationText } from './recommendation-text';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
+import { stoppingLine } from '../../shared/experiment-design';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
@@ -12,8 +13,9 @@ import { verdictTable } from './verdict-table';
 /** An experiment's conditions, quality lines, evidence, verdicts and recommendation, as the terminal shows them. */
 export function experimentTable(result: ExperimentResult): string {
   const cooldown = result.cooldown_waits ? `\n\n${cooldownLine(result.cooldown_waits)}` : '';
+  const stopping = result.stopping ? `\n\n${stoppingLine(result.stopping)}` : '';
   const warnings = [...offloadWarnings(result.conditions), ...bunchedDeliveryLines(result.conditions)].map((line) => `\n${line}`).join('');
-  return `${experimentBody(result)}${efficiencyLines(result)}${warnings}${cooldown}`;
+  return `${experimentBody(result)}${efficiencyLines(result)}${warnings}${stopping}${cooldown}`;
 }
 
 /** Each condition's energy per output token and decode bandwidth, means over its windows. */

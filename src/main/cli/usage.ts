@@ -5,7 +5,7 @@
 import { GATE_KINDS, KIND_TEXT_ENTRIES } from './kinds/text-registry';
 
 export const DEMO_USAGE =
-  'inferlab demo [--repeats N] [--requests N (per window)] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
+  'inferlab demo [--repeats N] [--requests N (per window)] [--fixed] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
   '    [--profile NAME] [--set FIELD=VALUE ...] [--out DIR] [--db PATH] [--json]';
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';

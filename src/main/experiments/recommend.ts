@@ -12,6 +12,7 @@ import { SLO_METRICS, type SloSpec } from '../../shared/contract/runs';
 import { metricsJudgedIn } from '../../shared/metric-table';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { normalQuantile } from '../metrics/normal-quantile';
+import { everyVerdictSettled } from '../metrics/sequential-verdicts';
 
 type Recommendation = ExperimentResult['recommendation'];
 type GateCell = RecommendationGate['conditions'][number];
@@ -293,6 +294,19 @@ export function evaluateGates(conditions: ConditionResult[], constraints: QuantC
 const SPEED_METRICS: ReadonlySet<string> = new Set(metricsJudgedIn('speed'));
 const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) =>
   verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.has(row.metric.split(' ')[0]!));
+
+/**
+ * The speed verdicts a recommendation still waits on: a candidate called slower on any of them is
+ * out whatever the others say; for any other, each must be decided before its place is certain.
+ */
+export function openSpeedVerdicts(verdicts: VerdictRow[]): VerdictRow[] {
+  const speed = verdicts.filter((row) => SPEED_METRICS.has(row.metric.split(' ')[0]!));
+  const candidates = [...new Set(speed.map((row) => row.b))];
+  return candidates.flatMap((name) => {
+    const rows = speed.filter((row) => row.b === name);
+    return rows.some((row) => row.verdict === 'slower') ? [] : rows.filter((row) => !everyVerdictSettled([row]));
+  });
+}
 
 function describeVerdict(row: VerdictRow): string {
   const difference =

@@ -4,6 +4,7 @@ import { KIND_REPORTS } from './kinds/report-registry';
 import { barChart, escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
+import { stoppingLine } from '../../shared/experiment-design';
 import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
@@ -68,6 +69,7 @@ export function renderExperimentReport(result: ExperimentResult): string {
 <h1>${kind.title}</h1>
 <p>Experiment <code>${escape(result.experiment_id)}</code>, status ${escape(result.status)}.</p>
 <h2>Recommendation</h2><p><b>${escape(result.recommendation.choice ?? 'no choice')}</b>: ${escape(result.recommendation.reason)}</p>
+${result.stopping ? `<p>${escape(stoppingLine(result.stopping))}</p>` : ''}
 ${result.cooldown_waits ? `<p>${escape(cooldownLine(result.cooldown_waits))}</p>` : ''}
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}

@@ -10,6 +10,7 @@ import {
   type VerdictQuestion,
   type VerdictSettings,
   type WindowTest,
+  THIN_WINDOWS,
 } from './window-verdicts';
 import { boundaryZ, lastLook, lookStatistic, sequentialBoundary, sequentialPValue, zOfT, type LookPlan } from './sequential-boundary';
 
@@ -124,10 +125,17 @@ export function decideLook(questions: VerdictQuestion[], settings: VerdictSettin
   });
 }
 
-/** Whether a look's verdicts need no more windows: each decided, or withheld for a reason more windows cannot mend. */
+/**
+ * Whether a look's verdicts need no more windows: each decided, or without a verdict for a reason more
+ * windows cannot mend (withheld for contamination, or windows too thin for the statistic).
+ */
 export function everyVerdictSettled(rows: readonly VerdictRow[]): boolean {
   return rows.every(
-    (row) => row.verdict === 'faster' || row.verdict === 'slower' || row.verdict === 'equivalent' || row.note?.startsWith('no verdict:'),
+    (row) =>
+      row.verdict === 'faster' ||
+      row.verdict === 'slower' ||
+      row.verdict === 'equivalent' ||
+      Boolean(row.note?.startsWith('no verdict:') || row.note?.startsWith(THIN_WINDOWS)),
   );
 }
 
@@ -136,15 +144,4 @@ export function decideFamily(questions: VerdictQuestion[], settings: VerdictSett
   return settings.sequential
     ? decideLook(questions, { ...settings, sequential: settings.sequential })
     : decideVerdicts(questions, settings);
-}
-
-/**
- * The looks of an experiment of `repeats` windows per condition: halfway (once a verdict is
- * possible) and at the end. Two looks keep the last one's boundary within a hair of the fixed
- * design's, so power at the maximum is kept (test/unit/sequential-verdict-simulation.test.ts);
- * more looks stop a little sooner on large effects and lose power on small ones.
- */
-export function sequentialLooks(repeats: number, minWindowsPerSide: number): number[] {
-  const halfway = Math.max(minWindowsPerSide, Math.ceil(repeats / 2), 2);
-  return halfway < repeats ? [halfway, repeats] : [Math.max(2, repeats)];
 }

@@ -49,6 +49,9 @@ export function statisticOf(sorted: Float64Array, statistic: Statistic): number 
   return percentile(sorted, statistic === 'p50' ? 0.5 : 0.95);
 }
 
+/** Begins the note of a statistic its windows are too thin for: more windows of the same size cannot mend it. */
+export const THIN_WINDOWS = 'n too small:';
+
 const minimumPerWindow = (statistic: Statistic) => (statistic === 'p95' ? PERCENTILE_MIN_N.p95 : 1);
 
 export interface WindowTest {
@@ -112,7 +115,7 @@ export function testWindows(question: VerdictQuestion, settings: VerdictSettings
   if (thin >= 0)
     return {
       ...base,
-      insufficient: `n too small: ${question.statistic} needs ${needed} requests in every window; ${names[thin]} has a window of ${Math.min(...sides[thin]!.map((w) => w.length))} (raise --requests)`,
+      insufficient: `${THIN_WINDOWS} ${question.statistic} needs ${needed} requests in every window; ${names[thin]} has a window of ${Math.min(...sides[thin]!.map((w) => w.length))} (raise --requests)`,
     };
 
   const perWindow = sides.map((side) => side.map((window) => statisticOf(window, question.statistic)!));

@@ -58,6 +58,7 @@ const EXPERIMENT_KINDS = {
         constraints: checked.constraints,
         kldText: checked.own.kldText?.text ?? null,
         kldTextSource: checked.own.kldText?.source ?? null,
+        fixed: spec.fixed === true,
       }),
   }),
   warmcold: kind<'warmcold'>()({
@@ -69,6 +70,7 @@ const EXPERIMENT_KINDS = {
         model: checked.model!,
         coldStarts: spec.coldStarts ?? undefined,
         skipCacheReset: spec.skipCacheReset,
+        fixed: spec.fixed === true,
       }),
   }),
   sweep: kind<'sweep'>()({

@@ -183,6 +183,20 @@ export interface ExperimentResultFields {
    * window that started warm (the timeout came first) or without any wait is on record.
    */
   cooldown_waits?: CooldownWait[];
+  /** The kinds that can stop early (quant, warmcold): how many windows ran of the most, and why it stopped there. */
+  stopping?: ExperimentStopping;
+}
+
+/** How an experiment's windows ended: sequential (looked at halfway and at the end) or fixed (`--fixed`). */
+export interface ExperimentStopping {
+  design: 'sequential' | 'fixed';
+  /** The windows per condition at which the verdicts were looked at. */
+  looks: number[];
+  windows_run: number;
+  windows_max: number;
+  reason: string;
+  /** The comparisons the answer needs that were still open when the windows ran out. */
+  open: string[];
 }
 
 export interface ConditionEfficiency {

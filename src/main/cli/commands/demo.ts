@@ -10,6 +10,7 @@ import { openCliServices } from '../service-context';
 import { experimentTable } from '../experiment-table';
 import { defaultColdStarts, DEMO_ANSWER_TOKENS, DEMO_QUANT_SPEC, EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { resolveModelRef } from '../../models/demo-models';
+import { designLooks } from '../../../shared/experiment-design';
 import { parseOptions, percentileOption, positiveInteger, type CommandHandler } from '../args';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { DEMO_USAGE as USAGE } from '../usage';
@@ -25,7 +26,7 @@ type DemoValues = { db?: string; out?: string; profile?: string; set?: string[];
 type QuickValues = DemoValues & { model?: string; 'max-tokens'?: string };
 
 /** The full demo's size: the experiment defaults unless --repeats / --requests ask for fewer (a quicker look, weaker verdicts) or more. */
-type FullDemoSize = { repeats: number; requestsPerWindow: number };
+type FullDemoSize = { repeats: number; requestsPerWindow: number; fixed: boolean };
 
 /** Bad numbers fail before the database is opened or a server started, worded as the experiment command words them. */
 function checkedShape(spec: StartExperimentSpec): StartExperimentSpec {
@@ -67,7 +68,11 @@ async function fullDemo(values: DemoValues, size: FullDemoSize, signal: AbortSig
     workload: 'prefix-share',
     maxAnswerTokens: DEMO_ANSWER_TOKENS.warmCold,
   });
-  const windows = `${size.repeats} windows of ${size.requestsPerWindow} requests`;
+  const looks = designLooks(size);
+  const windows =
+    looks.length === 1
+      ? `${size.repeats} windows of ${size.requestsPerWindow} requests`
+      : `${looks.join(' or ')} windows of ${size.requestsPerWindow} requests (looked at after ${looks[0]}, stopped there once the answer is decided)`;
   return withDemoServices(values, async ({ container, outDir, say }) => {
     const hooks = { signal, onStatus: say };
     say(
@@ -75,7 +80,7 @@ async function fullDemo(values: DemoValues, size: FullDemoSize, signal: AbortSig
     );
     const quant = await container.experiments.run(quantSpec, hooks);
     say(
-      `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${windows}; cold-process: ${defaultColdStarts(size.repeats)} fresh servers, one first request each`,
+      `2/2 warm against cold: demo q8_0 on prefix-share (shared 768-token prefixes, answers capped at ${DEMO_ANSWER_TOKENS.warmCold} tokens), ${windows}; cold-process: ${defaultColdStarts(size.repeats)} fresh servers by the first look, one first request each`,
     );
     const warm = await container.experiments.run(warmSpec, hooks);
     const reports: string[] = [];
@@ -196,6 +201,7 @@ export const demoCommand: CommandHandler = async (args, signal) => {
       capacity: { type: 'boolean' },
       repeats: { type: 'string' },
       requests: { type: 'string' },
+      fixed: { type: 'boolean' },
       percentile: { type: 'string' },
       model: { type: 'string' },
       profile: { type: 'string' },
@@ -219,7 +225,7 @@ export const demoCommand: CommandHandler = async (args, signal) => {
   };
   if (!values.quick) onlyFor(['model', 'max-tokens'], 'demo --quick');
   if (!values.capacity) onlyFor(['percentile'], 'demo --capacity');
-  if (values.quick || values.capacity) onlyFor(['repeats', 'requests'], 'the full demo (no --quick, no --capacity)');
+  if (values.quick || values.capacity) onlyFor(['repeats', 'requests', 'fixed'], 'the full demo (no --quick, no --capacity)');
   if (values.capacity) return capacityDemo(values, percentileOption(values.percentile, DEMO_CAPACITY.percentile, USAGE), signal);
   if (!values.quick)
     return fullDemo(
@@ -227,6 +233,7 @@ export const demoCommand: CommandHandler = async (args, signal) => {
       {
         repeats: positiveInteger('repeats', values.repeats, EXPERIMENT_DEFAULTS.repeats),
         requestsPerWindow: positiveInteger('requests', values.requests, EXPERIMENT_DEFAULTS.requestsPerWindow),
+        fixed: values.fixed === true,
       },
       signal,
     );

@@ -54,10 +54,10 @@ const SHARED_FLAGS = {
   'max-answer-tokens': { type: 'string' },
 } as const;
 
-/** Each kind's own flags, by the kind that takes them. */
-const KIND_OF_FLAG = new Map(
-  Object.entries(CLI_KINDS).flatMap(([kind, entry]) => Object.keys(entry.options?.flags ?? {}).map((flag) => [flag, kind] as const)),
-);
+/** Each kind's own flags, with the kinds that take them (--fixed is both quant's and warmcold's). */
+const KINDS_OF_FLAG = new Map<string, string[]>();
+for (const [kind, entry] of Object.entries(CLI_KINDS))
+  for (const flag of Object.keys(entry.options?.flags ?? {})) KINDS_OF_FLAG.set(flag, [...(KINDS_OF_FLAG.get(flag) ?? []), kind]);
 const KIND_FLAGS = Object.fromEntries(Object.values(CLI_KINDS).flatMap((entry) => Object.entries(entry.options?.flags ?? {})));
 
 /** argv → the spec the UI sends, plus what only the terminal wants (database, JSON, a report file). */
@@ -77,9 +77,10 @@ export function experimentSpecFromArgs(args: string[]): {
   const usage = (message: string): never => {
     throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${USAGE}`);
   };
-  for (const [flag, owner] of KIND_OF_FLAG) {
-    if (owner === kind || (values as Record<string, unknown>)[flag] === undefined) continue;
+  for (const [flag, owners] of KINDS_OF_FLAG) {
+    if (owners.includes(kind) || (values as Record<string, unknown>)[flag] === undefined) continue;
     const instead = CLI_KINDS[kind].options?.insteadOf?.[flag];
+    const owner = owners.join(' and ');
     usage(instead ? `--${flag} is for experiment ${owner}; ${instead}` : `--${flag} is for experiment ${owner} only`);
   }
   const slo = parseSlo(values.slo);

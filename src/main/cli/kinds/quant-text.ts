@@ -7,7 +7,7 @@ export const QUANT_TEXT: KindText = {
     purpose: 'which quantization to run: speed, memory and quality gates, one recommendation',
   },
   usage: [
-    'quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N]',
+    'quant --model BASE --quants f16,q8_0,q4_k_m --workload W [--repeats N] [--requests N] [--fixed]',
     'quant --files NAME=PATH,NAME=PATH,... (the first is the baseline) --workload W ...',
     'quant --from hf:OWNER/REPO[@REV] --quants Q8_0,Q4_K_M,...|all (planned, pulled, the first the baseline) --workload W ...',
   ],
@@ -19,5 +19,6 @@ export const QUANT_TEXT: KindText = {
     'inferlab experiment quant --from hf:Qwen/Qwen3-8B-GGUF --quants Q8_0,Q4_K_M,Q3_K_M --workload chat-short',
   ],
   notes:
+    'It looks at the speed verdicts halfway through --repeats and stops there once none the recommendation needs is open; --fixed runs every window. ' +
     "--from plans the named quantizations against this machine at the profile's context, slots and KV type (as models plan does), leaves out any that cannot run here and says why, pulls the rest into the Hugging Face cache (as models pull does: SHA-256 checked, resumable) and compares them, the first named as the baseline.",
 };

@@ -31,7 +31,7 @@ function quantsFromHubFlags(source: string, quants: string | undefined, usage: (
 
 /** What is compared: types made from --model (--quants), files named with --files, or a hub repository's files (--from). */
 const QUANT_FLAGS: KindFlags<'quant'> = {
-  flags: { quants: { type: 'string' }, files: { type: 'string' }, from: { type: 'string' } },
+  flags: { quants: { type: 'string' }, files: { type: 'string' }, from: { type: 'string' }, fixed: { type: 'boolean' } },
   fromFlags: (values: FlagValues, { usage, slo }) => {
     const [model, filesText, from, quants] = (['model', 'files', 'from', 'quants'] as const).map((flag) => text(values, flag));
     if (filesText !== undefined && (model !== undefined || quants !== undefined))
@@ -50,6 +50,7 @@ const QUANT_FLAGS: KindFlags<'quant'> = {
         quants: fromHub ? [] : types,
         constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
         kldTextFile: kldTextFileFromFlags(values),
+        fixed: values.fixed === true,
       },
       fromHub,
       replacesModel: files !== null || fromHub !== null,

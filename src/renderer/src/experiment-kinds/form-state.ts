@@ -27,6 +27,7 @@ export interface ExperimentFormState {
   slo: SloText;
   coldStarts: string;
   skipCacheReset: boolean;
+  fixedDesign: boolean;
   varyField: string;
   varyValues: string;
   loadConcurrencies: string;

@@ -1,5 +1,6 @@
 import type { ExperimentKindForm, KindFieldProps } from './form-state';
 import { lines, list } from './form-state';
+import { FixedDesignField } from './fixed-design-field';
 
 /** What a quant experiment compares: types made from one model, or files the user has. */
 function QuantSubject({ form, set, text, modelField }: KindFieldProps) {
@@ -36,17 +37,19 @@ function QuantSubject({ form, set, text, modelField }: KindFieldProps) {
 
 export const QUANT_FORM: ExperimentKindForm<'quant'> = {
   Subject: QuantSubject,
+  Design: FixedDesignField,
   constraints: 'gates',
   // The types are made from 16-bit weights.
   presetModel: 'demo:f16',
   // #/experiments?new=quant&files=NAME=PATH… (the Models view's "Compare these" after a pull) compares those files.
   fromRoute: (params) => (params.files ? { source: 'files', files: params.files } : {}),
   specFields: (form) => {
-    if (form.source === 'quants') return { quants: list(form.quants) };
+    const design = form.fixedDesign ? { fixed: true } : {};
+    if (form.source === 'quants') return { quants: list(form.quants), ...design };
     const files = lines(form.files).map((line) => {
       const at = line.indexOf('=');
       return at < 0 ? { name: '', path: line } : { name: line.slice(0, at).trim(), path: line.slice(at + 1).trim() };
     });
-    return { model: '', files };
+    return { model: '', files, ...design };
   },
 };

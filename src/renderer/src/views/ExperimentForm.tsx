@@ -43,6 +43,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     slo: sloText(null),
     coldStarts: '',
     skipCacheReset: false,
+    fixedDesign: false,
     varyField: 'batchSize',
     varyValues: '256,512',
     loadConcurrencies: '',

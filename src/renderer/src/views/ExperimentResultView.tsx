@@ -2,6 +2,7 @@ import { useMemo, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { cooldownLine } from '../../../shared/cooldown-line';
+import { stoppingLine } from '../../../shared/experiment-design';
 import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../../shared/bunched-delivery-lines';
@@ -317,6 +318,7 @@ export function ResultView({ result, client, onDecided }: { result: ExperimentRe
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
       {Result && <Result result={result} />}
+      {result.stopping && <p data-testid="stopping-line">{stoppingLine(result.stopping)}</p>}
       {result.cooldown_waits && <p data-testid="cooldown-line">{cooldownLine(result.cooldown_waits)}</p>}
       {result.recommendation.excluded.map((item) => (
         <p key={item.name} className="error">

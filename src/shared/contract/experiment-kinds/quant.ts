@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, PathText, Strict } from '../schema-parts';
-import { experimentSpec, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
+import { experimentSpec, FIXED_DESIGN_FIELD, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
 
 export const QuantSpecSchema = experimentSpec(
   'quant',
@@ -13,6 +13,7 @@ export const QuantSpecSchema = experimentSpec(
       'Explicit files instead of model + quants.',
     ),
     kldTextFile: KLD_TEXT_FILE_FIELD,
+    fixed: FIXED_DESIGN_FIELD,
   },
   'Quantizations of one model compared in rotated windows, with quality gates and a recommendation.',
 );

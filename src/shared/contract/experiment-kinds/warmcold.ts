@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Maybe } from '../schema-parts';
-import { experimentSpec, type ProtocolBase } from './common';
+import { experimentSpec, FIXED_DESIGN_FIELD, type ProtocolBase } from './common';
 
 export const WarmColdSpecSchema = experimentSpec(
   'warmcold',
   {
     coldStarts: Maybe(Type.Number(), 'Fresh server starts for cold-process, spread over the windows.'),
     skipCacheReset: Type.Optional(Type.Boolean({ description: 'Leave the prompt cache on in cold-cache (its evidence must flag it).' })),
+    fixed: FIXED_DESIGN_FIELD,
   },
   'A warm server against a cold prompt cache and a cold process.',
 );

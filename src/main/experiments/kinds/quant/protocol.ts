@@ -19,9 +19,9 @@ import type { WorkloadDef } from '../../../workload/workload-types';
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import type { ExperimentStore } from '../../../store/experiment-store';
 import { measureKld, type KldResult } from '../../kld';
-import { recommend, type QuantConstraints } from '../../recommend';
+import { openSpeedVerdicts, recommend, type QuantConstraints } from '../../recommend';
 import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol, type TokenPassResult } from '../../agreement-pass';
-import { windowSchedule } from '../../windows';
+import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
 import { closedWindowRequest, runWindow, settleExperiment } from '../../experiment-inputs';
 import type { WindowCooldown } from '../../window-cooldown';
 
@@ -99,9 +99,7 @@ export async function runQuantExperiment(options: QuantExperimentOptions): Promi
   };
   const experimentId = options.experiments.create('quant', protocol);
   return settleExperiment(options, experimentId, async () => {
-    const { runIds, loadMs, vram } = await measureQuantWindows(options, experimentId, files);
-
-    const summaries = files.map((entry) => ({ entry, ...summarizeCondition(options.runs, entry.name, runIds.get(entry.name)!) }));
+    const { loadMs, vram, stopping, summaries } = await measureQuantWindows(options, experimentId, files);
     const baseline = summaries[0]!;
     const pass = await tokenPass({
       servers: options.servers,
@@ -135,7 +133,7 @@ export async function runQuantExperiment(options: QuantExperimentOptions): Promi
         acceptance: acceptanceCounts(rows),
       };
     });
-    const verdicts = summaryVerdicts(summaries);
+    const verdicts = summaryVerdicts(summaries, verdictSettingsOf(stopping));
     const recommendation = recommend(conditions, verdicts, options.constraints);
     const result: ExperimentResult = {
       experiment_id: experimentId,
@@ -145,6 +143,7 @@ export async function runQuantExperiment(options: QuantExperimentOptions): Promi
       conditions,
       verdicts,
       recommendation,
+      stopping,
     };
     return result;
   });
@@ -162,6 +161,8 @@ type QuantExperimentOptions = {
   workload: { def: WorkloadDef; file: string };
   profile: ServerProfile;
   repeats: number;
+  /** Run every window rather than stopping once the recommendation's verdicts are decided. */
+  fixed?: boolean;
   requestsPerWindow: number | null;
   concurrency: number;
   constraints: QuantConstraints;
@@ -179,7 +180,8 @@ async function measureQuantWindows(options: QuantExperimentOptions, experimentId
   const runIds = new Map(files.map((entry) => [entry.name, [] as string[]]));
   const loadMs = new Map(files.map((entry) => [entry.name, [] as number[]]));
   const vram = new Map(files.map((entry) => [entry.name, { baseline: [] as number[], peak: [] as number[], server: [] as number[] }]));
-  for (const { window, condition } of windowSchedule(files, options.repeats)) {
+  const summariesSoFar = () => files.map((entry) => ({ entry, ...summarizeCondition(options.runs, entry.name, runIds.get(entry.name)!) }));
+  const runOne = async (window: number, condition: QuantFile) => {
     throwIfCancelled(options.signal);
     options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition.name}`);
     await options.cooldown?.beforeWindow(options.onStatus);
@@ -200,8 +202,11 @@ async function measureQuantWindows(options: QuantExperimentOptions, experimentId
     if (gpu?.baseline_used_mib != null) vram.get(condition.name)!.baseline.push(gpu.baseline_used_mib);
     if (gpu?.peak_used_mib != null) vram.get(condition.name)!.peak.push(gpu.peak_used_mib);
     if (gpu?.server_used_mib_peak != null) vram.get(condition.name)!.server.push(gpu.server_used_mib_peak);
-  }
-  return { runIds, loadMs, vram };
+  };
+  const stopping = await runWindowRounds(files, { repeats: options.repeats, fixed: options.fixed ?? false }, runOne, (settings) =>
+    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+  );
+  return { runIds, loadMs, vram, stopping, summaries: summariesSoFar() };
 }
 
 /**

@@ -1,5 +1,12 @@
 import type { WarmColdProtocol } from '../../../../shared/contract/experiment-kinds/warmcold';
-import type { CacheEvidence, ColdStarts, ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
+import type {
+  CacheEvidence,
+  ColdStarts,
+  ConditionResult,
+  ExperimentResult,
+  ExperimentStopping,
+  VerdictRow,
+} from '../../../../shared/contract/experiments';
 import { defaultColdStarts } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
@@ -11,7 +18,11 @@ import type { ResolvedWorkload, WorkloadDef } from '../../../workload/workload-t
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from '../../cache-evidence';
 import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
 import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { spreadOverWindows, windowSchedule } from '../../windows';
+import { spreadOverWindows } from '../../windows';
+import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
+import { designLooks } from '../../../../shared/experiment-design';
+import { everyVerdictSettled } from '../../../metrics/sequential-verdicts';
+import type { VerdictSettings } from '../../../metrics/window-verdicts';
 import type { WindowCooldown } from '../../window-cooldown';
 
 export type WarmColdCondition = 'cold-process' | 'cold-cache' | 'warm-cache';
@@ -19,6 +30,8 @@ export const WARM_COLD_CONDITIONS: readonly WarmColdCondition[] = ['cold-process
 
 export interface WarmColdOptions extends SingleModelExperimentInputs {
   repeats: number;
+  /** Run every window rather than stopping once the TTFT verdicts are decided. */
+  fixed?: boolean;
   requestsPerWindow: number | null;
   concurrency: number;
   /** Fresh server starts for cold-process in all, spread over the windows; each answers one measured request. */
@@ -76,12 +89,7 @@ function verdictSentence(row: VerdictRow | undefined): string {
 }
 
 /** What the experiment does, stored with it: the conditions in words and how cache use is proven. */
-function warmColdProtocol(
-  options: WarmColdOptions,
-  coldStarts: number,
-  startsPerWindow: number[],
-  warmCacheRamMib: number,
-): WarmColdProtocol {
+function warmColdProtocol(options: WarmColdOptions, startsPerWindow: number[], warmCacheRamMib: number): WarmColdProtocol {
   return {
     kind: 'warmcold',
     cooldown: options.cooldown?.describe() ?? null,
@@ -90,7 +98,7 @@ function warmColdProtocol(
     repeats: options.repeats,
     concurrency: options.concurrency,
     requests_per_window: options.requestsPerWindow,
-    cold_starts: coldStarts,
+    cold_starts: startsPerWindow.reduce((sum, starts) => sum + starts, 0),
     cold_starts_per_window: startsPerWindow,
     profile: options.profile,
     skip_cache_reset: options.skipCacheReset ?? false,
@@ -148,9 +156,10 @@ type ConditionSummary = ReturnType<typeof summarizeCondition> & { condition: War
  */
 function warmColdVerdicts(
   summaries: ConditionSummary[],
-  conditions: ConditionResult[],
+  contamination: ReadonlyMap<string, string | null>,
   coldWindowOf: Map<string, number>,
   repeats: number,
+  settings: VerdictSettings,
 ): ExperimentResult['verdicts'] {
   const windowsOf = (entry: ConditionSummary) => {
     if (entry.condition !== 'cold-process') return entry.windows;
@@ -160,9 +169,9 @@ function warmColdVerdicts(
   };
   const byName = new Map(summaries.map((entry) => [entry.condition, entry]));
   const order: WarmColdCondition[] = ['cold-cache', 'warm-cache', 'cold-process'];
-  const contaminationOf = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
   return conditionVerdicts(
-    order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contaminationOf.get(name) ?? null })),
+    order.map((name) => ({ name, windows: windowsOf(byName.get(name)!), contaminated: contamination.get(name) ?? null })),
+    settings,
   ).map((row) =>
     row.b === 'cold-process' && row.note
       ? {
@@ -177,6 +186,48 @@ function warmColdVerdicts(
 }
 
 /**
+ * Fresh starts per window. The first look's windows hold the starts a verdict needs, so a sequential
+ * experiment that stops there has made as many as a fixed one; each later window adds the fixed
+ * design's share of a window (at least one).
+ */
+function coldStartsPerWindow(options: WarmColdOptions): number[] {
+  const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
+  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`,
+    );
+  const firstLook = designLooks({ repeats: options.repeats, fixed: options.fixed ?? false })[0]!;
+  const firstStarts = spreadOverWindows(coldStarts, firstLook);
+  const later = Math.max(1, Math.floor(coldStarts / options.repeats));
+  return Array.from({ length: options.repeats }, (_, window) => firstStarts[window] ?? later);
+}
+
+/** The TTFT verdicts still open: the answer rests on how much a warm cache and a cold process change the first token. */
+function openTtftVerdicts(
+  options: WarmColdOptions,
+  runIds: Map<WarmColdCondition, string[]>,
+  coldWindowOf: Map<string, number>,
+  settings: VerdictSettings,
+): string[] {
+  const summaries = WARM_COLD_CONDITIONS.map((condition) => ({
+    condition,
+    ...summarizeCondition(options.runs, condition, runIds.get(condition)!),
+  }));
+  // The cold conditions' own cache evidence needs no tokenizer, so a look withholds what the result will;
+  // warm-cache's is judged with the result.
+  const contamination = new Map(
+    summaries.map(({ condition, result, rows }) => {
+      const evidence = condition === 'warm-cache' ? null : contradiction(condition, cacheEvidence(rows, { kind: 'none' }));
+      const reasons = [result.contaminated ? result.contamination_reason : null, evidence].filter(Boolean);
+      return [result.name, reasons.length > 0 ? reasons.join('; ') : null];
+    }),
+  );
+  const rows = warmColdVerdicts(summaries, contamination, coldWindowOf, options.repeats, settings);
+  return rows.filter((row) => row.metric.startsWith('ttft_ms ') && !everyVerdictSettled([row])).map(openName);
+}
+
+/**
  * Warm against cold, each condition proven request by request with the server's own cache counts:
  * - cold-process: fresh servers, each measured on exactly one request, the first it ever answers;
  * - cold-cache: one running server, host prompt cache off (`--cache-ram 0`) and `cache_prompt: false`;
@@ -184,16 +235,10 @@ function warmColdVerdicts(
  * cold-cache is the baseline of the TTFT verdicts.
  */
 export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentResult> {
-  const coldStarts = options.coldStarts ?? defaultColdStarts(options.repeats);
-  if (!Number.isInteger(coldStarts) || coldStarts < options.repeats)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `cold starts (${coldStarts}) must be a whole number of at least one per window (${options.repeats})`,
-    );
-  const startsPerWindow = spreadOverWindows(coldStarts, options.repeats);
+  const startsPerWindow = coldStartsPerWindow(options);
   const warmProfile = { ...options.profile, cacheRamMib: options.profile.cacheRamMib === 0 ? 8192 : options.profile.cacheRamMib };
   const coldProfile = options.skipCacheReset ? options.profile : { ...options.profile, cacheRamMib: 0 };
-  const protocol = warmColdProtocol(options, coldStarts, startsPerWindow, warmProfile.cacheRamMib);
+  const protocol = warmColdProtocol(options, startsPerWindow, warmProfile.cacheRamMib);
   const experimentId = options.experiments.create('warmcold', protocol);
   const runIds = new Map<WarmColdCondition, string[]>(WARM_COLD_CONDITIONS.map((condition) => [condition, []]));
   const coldWindowOf = new Map<string, number>();
@@ -218,7 +263,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
   };
   try {
     return await settleExperiment(options, experimentId, async () => {
-      for (const { window, condition } of windowSchedule(WARM_COLD_CONDITIONS, options.repeats)) {
+      const runOne = async (window: number, condition: WarmColdCondition) => {
         throwIfCancelled(options.signal);
         if (condition === 'cold-process') {
           for (const measured of await coldProcessWindow(options, experimentId, window, startsPerWindow[window]!)) {
@@ -227,7 +272,7 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
             runIds.get(condition)!.push(measured.runId);
             coldWindowOf.set(measured.runId, window);
           }
-          continue;
+          return;
         }
         options.onStatus?.(`window ${window + 1}/${options.repeats}: ${condition}`);
         const server = await serverFor(condition);
@@ -246,9 +291,16 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
         if (condition === 'warm-cache') primed = true;
         resolved ??= result.workload;
         runIds.get(condition)!.push(result.summary.run_id);
-      }
+      };
+      const stopping = await runWindowRounds(
+        WARM_COLD_CONDITIONS,
+        { repeats: options.repeats, fixed: options.fixed ?? false },
+        runOne,
+        (settings) => openTtftVerdicts(options, runIds, coldWindowOf, settings),
+      );
 
       return judgeWarmCold(options, {
+        stopping,
         experimentId,
         protocol,
         runIds,
@@ -304,6 +356,7 @@ async function judgeWarmCold(
     coldWindowOf: Map<string, number>;
     resolved: ResolvedWorkload | null;
     warmServer: ManagedServer | undefined;
+    stopping: ExperimentStopping;
   },
 ): Promise<ExperimentResult> {
   const { starts, resolved, warmServer } = measured;
@@ -350,7 +403,8 @@ async function judgeWarmCold(
     };
   });
 
-  const verdicts = warmColdVerdicts(summaries, conditions, measured.coldWindowOf, options.repeats);
+  const contamination = new Map(conditions.map((condition) => [condition.name, condition.contamination_reason]));
+  const verdicts = warmColdVerdicts(summaries, contamination, measured.coldWindowOf, options.repeats, verdictSettingsOf(measured.stopping));
   const reason = warmColdReason(conditions, verdicts, coldStartsResult);
   const result: ExperimentResult = {
     experiment_id: measured.experimentId,
@@ -360,6 +414,7 @@ async function judgeWarmCold(
     conditions,
     verdicts,
     recommendation: { choice: null, reason, excluded: [] },
+    stopping: measured.stopping,
   };
   return result;
 }
