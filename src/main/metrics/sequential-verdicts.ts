@@ -23,10 +23,24 @@ import { boundaryZ, lastLook, lookStatistic, sequentialBoundary, sequentialPValu
  * that look's. One still open at the last look is `no significant difference`, as in the fixed design.
  */
 
+/** Inverses already found: a design has few boundaries (one per Holm level and look), asked again at every look. */
+const tOfZSeen = new Map<string, number>();
+
 /** The t with the given z (the inverse of zOfT), for the intervals a boundary implies. */
 function tOfZ(z: number, df: number): number {
+  const key = `${z}|${df}`;
+  let t = tOfZSeen.get(key);
+  if (t === undefined) {
+    t = invertZOfT(z, df);
+    if (tOfZSeen.size > 10_000) tOfZSeen.clear();
+    tOfZSeen.set(key, t);
+  }
+  return t;
+}
+
+function invertZOfT(z: number, df: number): number {
   if (!Number.isFinite(z)) return z;
-  if (z < 0) return -tOfZ(-z, df);
+  if (z < 0) return -invertZOfT(-z, df);
   let low = 0;
   let high = Math.max(1, z);
   while (zOfT(high, df) < z) high *= 2;
