@@ -41,4 +41,59 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect(fs.readFileSync(html, 'utf8')).toContain(JSON.stringify(lanes[0]!.chunks[1]!.text).slice(1, -1).replace(/</g, '\\u003c'));
     expect((await inferlab(['race', refs[0]!, '--db', db])).stderr).toMatch(/race needs two to four requests \(RUN or RUN:SEQ\), got 1/);
   });
+
+  it('races two models live: each lane run on its own warmed server one after another, then played together', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'live.db');
+    const prompt = 'Tell me about the sea.';
+    const live = await inferlab([
+      'race',
+      '--model',
+      'demo:q8_0',
+      '--model',
+      'demo:q4_k_m',
+      '--prompt',
+      prompt,
+      '--max-tokens',
+      '16',
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(live.code, live.stderr).toBe(0);
+    expect(live.stderr).toMatch(/^lane 1\/2: demo:q8_0, one request after one to warm the server$/m);
+    expect(live.stderr).toMatch(/^lane 2\/2: demo:q4_k_m, /m);
+    const race = JSON.parse(live.stdout) as {
+      note: string;
+      lanes: { label: string; runId: string; seq: number; chunks: { text: string }[]; outputTokens: number }[];
+    };
+    expect(race.note).toMatch(/^Run one after another, each on its own warmed server/);
+    expect(race.lanes.map((lane) => lane.label.split(' · ')[0])).toEqual(['demo:q8_0', 'demo:q4_k_m']);
+    for (const lane of race.lanes) {
+      // The measured request follows the one that warmed the server, and the answer is whole from its chunks.
+      expect(lane.seq).toBe(1);
+      expect(lane.outputTokens).toBeGreaterThan(0);
+      expect(lane.outputTokens).toBeLessThanOrEqual(16);
+      expect(lane.chunks.map((chunk) => chunk.text).join('').length).toBeGreaterThan(0);
+    }
+    // Each lane is a stored run, raceable again later as any other.
+    const again = await inferlabJson(['race', ...race.lanes.map((lane) => `${lane.runId}:${lane.seq}`)], db);
+    expect(again.lanes.map((lane: { chunks: unknown[] }) => lane.chunks)).toEqual(race.lanes.map((lane) => lane.chunks));
+    // The raced prompt is the workload's second item: the warm-up's prompt left nothing of it in the cache.
+    const show = await inferlabJson(['runs', 'show', race.lanes[0]!.runId], db);
+    expect(show.manifest.workload.name).toBe('race');
+    expect(show.summary.cache.cached_prompt_tokens).toBeLessThan(show.summary.cache.prompt_tokens / 2);
+
+    // Mistakes are named before any server starts.
+    expect((await inferlab(['race', '--model', 'demo:q8_0', '--db', db])).stderr).toMatch(/a live race needs two to four --model, got 1/);
+    expect((await inferlab(['race', 'abc', 'def', '--model', 'demo:q8_0', '--db', db])).stderr).toMatch(
+      /either stored requests .* or --model lanes, not both/,
+    );
+    expect((await inferlab(['race', 'abc', 'def', '--prompt', 'hi', '--db', db])).stderr).toMatch(
+      /--prompt is for a live race \(--model lanes\) only/,
+    );
+    expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--max-tokens', '0', '--db', db])).stderr).toMatch(
+      /--max-tokens must be a whole number from 1 to 4096/,
+    );
+  });
 });

@@ -49,7 +49,9 @@ export const RUN_USAGE = `inferlab run (--workload FILE|NAME | --trace FILE.json
 export const RUNS_USAGE =
   'inferlab runs list [--limit N] [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH] | inferlab runs delete ID [--db PATH]';
 
-export const RACE_USAGE = 'inferlab race RUN[:SEQ] RUN[:SEQ] [RUN[:SEQ] RUN[:SEQ]] [--speed X] [--html FILE] [--db PATH] [--json]';
+export const RACE_USAGE =
+  'inferlab race RUN[:SEQ] RUN[:SEQ] [RUN[:SEQ] RUN[:SEQ]] | --model MODEL --model MODEL [--model ...] [--prompt TEXT] [--max-tokens N]\n' +
+  '    [--profile NAME] [--set FIELD=VALUE ...] [--speed X] [--html FILE] [--db PATH] [--json]';
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
 export const HISTORY_USAGE =
