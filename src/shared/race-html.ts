@@ -1,4 +1,4 @@
-import type { Race } from './race';
+import { finishOrder, laneAt, type Race } from './race';
 
 /** JSON that stays data inside a script element: no `</script>`, no line separators JavaScript reads as line ends. */
 function inertJson(value: unknown): string {
@@ -11,8 +11,11 @@ function inertJson(value: unknown): string {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 // The player: the lanes' chunks appended as the clock passes them, text set as text (never markup).
-// It mirrors laneAt in race.ts: tokens are the request's count shared out over its chunks.
+// laneAt and finishOrder are race.ts's own, their compiled source placed in the page (each uses only
+// its arguments and built-ins), so the file plays exactly as the CLI and the app do.
 const PLAYER = `
+const laneAt = (${laneAt.toString()});
+const finishOrder = (${finishOrder.toString()});
 const race = JSON.parse(document.getElementById('race-data').textContent);
 const grid = document.getElementById('lanes');
 const clock = document.getElementById('clock');
@@ -41,22 +44,11 @@ function show(at) {
   clock.textContent = (at / 1000).toFixed(2) + ' s';
   for (const view of views) {
     const { lane } = view;
-    let chunks = 0;
-    let text = '';
-    for (const chunk of lane.chunks) {
-      if (chunk.atMs > at) break;
-      chunks += 1;
-      text += lane.textless ? '▮' : chunk.text;
-    }
-    const total = lane.chunks.length;
-    const tokens = total === 0 ? 0 : Math.round(((lane.outputTokens ?? total) * chunks) / total);
-    const decoding = lane.ttftMs === null ? 0 : Math.min(at, lane.endMs ?? at) - lane.ttftMs;
-    const rate = tokens > 1 && decoding > 0 ? ((tokens - 1) / decoding) * 1000 : null;
-    const ttft = lane.ttftMs !== null && at >= lane.ttftMs ? 'TTFT ' + lane.ttftMs.toFixed(0) + ' ms' : 'waiting for the first token';
-    const done = lane.endMs !== null && at >= lane.endMs;
-    view.stats.textContent = ttft + ' · ' + tokens + ' tokens' + (rate === null ? '' : ' · ' + rate.toFixed(1) + ' tok/s') + (done ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
-    view.text.textContent = text;
-    view.box.classList.toggle('done', done);
+    const state = laneAt(lane, at);
+    const ttft = state.started ? 'TTFT ' + lane.ttftMs.toFixed(0) + ' ms' : 'waiting for the first token';
+    view.stats.textContent = ttft + ' · ' + state.tokens + ' tokens' + (state.tokensPerS === null ? '' : ' · ' + state.tokensPerS.toFixed(1) + ' tok/s') + (state.finished ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
+    view.text.textContent = lane.textless ? '▮'.repeat(state.chunks) : state.text;
+    view.box.classList.toggle('done', state.finished);
   }
 }
 function tick(now) {
@@ -64,8 +56,8 @@ function tick(now) {
   show(Math.min(at, end));
   if (at < end) frame = requestAnimationFrame(tick);
   else {
-    const finished = race.lanes.map((lane, index) => ({ lane, index })).sort((a, b) => (a.lane.endMs ?? Infinity) - (b.lane.endMs ?? Infinity) || a.index - b.index);
-    order.textContent = 'Finished: ' + finished.map(({ lane }, place) => (place + 1) + '. ' + lane.label + (lane.endMs === null ? ' (did not finish)' : ' ' + lane.endMs.toFixed(0) + ' ms')).join('; ');
+    const finished = finishOrder(race.lanes).map((index) => race.lanes[index]);
+    order.textContent = 'Finished: ' + finished.map((lane, place) => (place + 1) + '. ' + lane.label + (lane.endMs === null ? ' (did not finish)' : ' ' + lane.endMs.toFixed(0) + ' ms')).join('; ');
   }
 }
 function start() {
