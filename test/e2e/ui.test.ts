@@ -500,6 +500,19 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await experiments.decide('smallest file, no significant TTFT loss', 'Ana');
     await experiments.decisions.filter({ hasText: 'smallest file, no significant TTFT loss' }).filter({ hasText: 'Ana' }).waitFor();
     await shell.screenshot('experiments');
+    // The quantizations race from the result: each lane a condition's first window, named by it; the CLI races the same.
+    await page.getByRole('button', { name: 'Race these conditions' }).click();
+    await expect
+      .poll(() => page.getByTestId('race-lanes').textContent())
+      .toMatch(/f16 · window 1[\s\S]*q8_0 · window 1[\s\S]*q4_k_m · window 1/);
+    const raced = await inferlab(['race', '--experiment', quant.experiment_id.slice(0, 8), '--db', db, '--json']);
+    expect(raced.code, raced.stderr).toBe(0);
+    expect((JSON.parse(raced.stdout) as { lanes: { label: string }[] }).lanes.map((lane) => lane.label.split(' · ')[0])).toEqual([
+      'f16',
+      'q8_0',
+      'q4_k_m',
+    ]);
+    await experiments.open();
     await experiments.openStored('warmcold', 'completed');
     await expect.poll(() => experiments.result.textContent()).toMatch(/warm-cache/);
     expect(pageErrors).toEqual([]);

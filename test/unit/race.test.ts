@@ -4,6 +4,7 @@ import { raceFrame } from '../../src/main/cli/commands/race';
 import { raceLanes } from '../../src/main/services/race-lanes';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
+import { ExperimentStore } from '../../src/main/store/experiment-store';
 import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
 import { raceHtml } from '../../src/shared/race-html';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
@@ -87,6 +88,15 @@ describe('a race of stored requests', () => {
         [`demo:q8_0 · ${open.slice(0, 8)}:3`, 3, ['', '', ''], 'stored before each chunk’s text was kept: token ticks only'],
       ]);
       expect(race.lanes[0]).toMatchObject({ ttftMs: 20, endMs: 55, outputTokens: 4 });
+      // A run that was an experiment's window is named by its condition and window, the same request raced.
+      const experiments = new ExperimentStore(db);
+      const experimentId = experiments.create('quant', {});
+      experiments.addRun(experimentId, closed, 'q4_k_m', 0);
+      const labelled = raceLanes(store, [open, closed], (runId) => experiments.windowOfRun(runId));
+      expect(labelled.lanes.map((lane) => lane.label)).toEqual([
+        `demo:q8_0 · ${open.slice(0, 8)}:2`,
+        `q4_k_m · window 1 · ${closed.slice(0, 8)}:0`,
+      ]);
 
       expect(() => raceLanes(store, [open])).toThrow(/a race has 2 to 4 lanes, got 1/);
       expect(() => raceLanes(store, [open, 'nope'])).toThrow(/nope: no run nope/);

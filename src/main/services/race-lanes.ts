@@ -21,8 +21,11 @@ function chosenRequest(runs: RunStore, run: RunRow, seq: number | null, ref: str
     : new AppError(ErrorCode.NotFound, `${ref}: run ${run.id.slice(0, 8)} has no request ${seq}`);
 }
 
+/** Where a run was an experiment's window, its condition and window: the lane is named by the condition. */
+export type WindowOfRun = (runId: string) => { condition: string; window: number } | undefined;
+
 /** One stored request as a lane: its chunk times, and its answer cut at each chunk where the run kept the text and the cuts. */
-export function laneOf(run: RunRow, row: RequestRow): RaceLane {
+export function laneOf(run: RunRow, row: RequestRow, windowOfRun: WindowOfRun = () => undefined): RaceLane {
   const offsets = decodeChunkOffsets(row.chunk_offsets);
   const lengths = row.chunk_answer_chars ? Array.from(uint32View(row.chunk_answer_chars)) : null;
   const text = row.output_text;
@@ -41,8 +44,11 @@ export function laneOf(run: RunRow, row: RequestRow): RaceLane {
     position += lengths![index]!;
     return { atMs, text: piece };
   });
+  const window = windowOfRun(run.id);
   return {
-    label: `${run.model_ref ?? 'endpoint'} · ${run.id.slice(0, 8)}:${row.seq}`,
+    label: window
+      ? `${window.condition} · window ${window.window + 1} · ${run.id.slice(0, 8)}:${row.seq}`
+      : `${run.model_ref ?? 'endpoint'} · ${run.id.slice(0, 8)}:${row.seq}`,
     runId: run.id,
     seq: row.seq,
     chunks,
@@ -54,14 +60,14 @@ export function laneOf(run: RunRow, row: RequestRow): RaceLane {
 }
 
 /** Stored requests as lanes of one race, each replayed at its own recorded pace. */
-export function raceLanes(runs: RunStore, refs: readonly string[]): Race {
+export function raceLanes(runs: RunStore, refs: readonly string[], windowOfRun?: WindowOfRun): Race {
   if (refs.length < RACE_LANES.min || refs.length > RACE_LANES.max)
     throw new AppError(ErrorCode.InvalidInput, `a race has ${RACE_LANES.min} to ${RACE_LANES.max} lanes, got ${refs.length}`);
   const lanes = refs.map((ref) => {
     const { run: id, seq } = parseRef(ref);
     const run = runs.findRun(id);
     if (!run) throw new AppError(ErrorCode.NotFound, `${ref}: no run ${id}`);
-    return laneOf(run, chosenRequest(runs, run, seq, ref));
+    return laneOf(run, chosenRequest(runs, run, seq, ref), windowOfRun);
   });
   return {
     lanes,

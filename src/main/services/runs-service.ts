@@ -131,7 +131,10 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
     exportParquet: async (request) => exportParquetOf(deps, request),
     importRun: async (folder) => importRunFolder(deps, folder),
     compare: async (runIds) => compareRuns(runs, runIds),
-    race: async (requests) => raceLanes(runs, requests),
+    race: async (requests) => {
+      const experiments = new ExperimentStore(deps.store.db);
+      return raceLanes(runs, requests, (runId) => experiments.windowOfRun(runId));
+    },
     async history(query) {
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
     },

@@ -20,6 +20,12 @@ export class ExperimentStore {
       .run(experimentId, runId, condition, window);
   }
 
+  /** The experiment condition and window a run measured, where it was an experiment's window. */
+  windowOfRun(runId: string): { condition: string; window: number } | undefined {
+    return this.db.prepare('SELECT condition, window FROM experiment_runs WHERE run_id = ? LIMIT 1').get(runId) as
+      { condition: string; window: number } | undefined;
+  }
+
   finish(experimentId: string, status: 'completed' | 'failed' | 'interrupted', result: ExperimentResult | null): void {
     this.db
       .prepare('UPDATE experiments SET status = ?, result_json = COALESCE(?, result_json) WHERE id = ?')

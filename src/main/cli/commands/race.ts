@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runSpecFromArgs } from './run';
+import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { checkRunSpec } from '../../services/run-spec';
 import { ErrorCode } from '../../../shared/errors';
 import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
@@ -191,23 +192,26 @@ export const raceCommand: CommandHandler = async (args, signal) => {
       'max-tokens': { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
+      experiment: { type: 'string' },
     },
     USAGE,
     true,
   );
+  if (values.experiment !== undefined && (positionals.length > 0 || values.model !== undefined))
+    throw new AppError(ErrorCode.Usage, `--experiment races that experiment's conditions: name no runs and no --model\n\nUsage: ${USAGE}`);
   const live = values.model !== undefined;
   if (live && positionals.length > 0)
     throw new AppError(ErrorCode.Usage, `race either stored requests (RUN[:SEQ]) or --model lanes, not both\n\nUsage: ${USAGE}`);
   if (!live) {
     const given = (['prompt', 'max-tokens', 'profile', 'set'] as const).filter((flag) => values[flag] !== undefined);
     if (given.length > 0) throw new AppError(ErrorCode.Usage, `--${given[0]} is for a live race (--model lanes) only\n\nUsage: ${USAGE}`);
-    if (positionals.length < 2 || positionals.length > 4)
+    if (values.experiment === undefined && (positionals.length < 2 || positionals.length > 4))
       throw new AppError(ErrorCode.Usage, `race needs two to four requests (RUN or RUN:SEQ), got ${positionals.length}\n\nUsage: ${USAGE}`);
   }
   const speed = values.speed === undefined ? 1 : Number(values.speed);
   if (!Number.isFinite(speed) || speed <= 0 || speed > 100)
     throw new AppError(ErrorCode.Usage, `--speed must be a number above 0 and at most 100 (2 plays twice as fast), got "${values.speed}"`);
-  const race = live ? await runLanes(liveRaceOf(values), values.db, signal) : await storedRace(positionals, values.db);
+  const race = live ? await runLanes(liveRaceOf(values), values.db, signal) : await storedRace(positionals, values.db, values.experiment);
   if (values.html) {
     fs.writeFileSync(values.html, raceHtml(race));
     process.stderr.write(`wrote ${values.html}: the race as one HTML file (open it in a browser; space or R plays it)\n`);
@@ -218,11 +222,26 @@ export const raceCommand: CommandHandler = async (args, signal) => {
   return 0;
 };
 
-async function storedRace(refs: string[], db: string | undefined): Promise<Race> {
+async function storedRace(refs: string[], db: string | undefined, experimentId: string | undefined): Promise<Race> {
   const container = await openCliServices(db, shellAccess());
   try {
-    return await container.services.runs.race(refs);
+    if (experimentId === undefined) return await container.services.runs.race(refs);
+    const experiment = await container.services.experiments.get(experimentId);
+    if (!experiment) throw new AppError(ErrorCode.NotFound, `no experiment ${experimentId}`);
+    return await container.services.runs.race(experimentLanes(experiment));
   } finally {
     await container.dispose();
   }
+}
+
+/** An experiment's conditions as lanes: the first window of each of its first four conditions that ran one. */
+export function experimentLanes(experiment: ExperimentResult): string[] {
+  const firstRuns = experiment.conditions.flatMap((condition) => condition.run_ids.slice(0, 1));
+  if (firstRuns.length < 2)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `experiment ${experiment.experiment_id.slice(0, 8)} has fewer than two conditions with a window to race`,
+    );
+  if (firstRuns.length > 4) process.stderr.write(`the race has four lanes: the first four of ${firstRuns.length} conditions race\n`);
+  return firstRuns.slice(0, 4);
 }

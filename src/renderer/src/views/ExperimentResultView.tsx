@@ -16,6 +16,7 @@ import { TableScroll } from '../components/TableScroll';
 import { EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
 import { useAction } from '../hooks/use-action';
 import { useAppStore } from '../state/store';
+import { routeOf } from '../state/route';
 
 /** Each gate the recommendation applied, and how each condition fared against it. */
 function GatesTable({ result }: { result: ExperimentResult }) {
@@ -304,6 +305,23 @@ function DecisionForm({ result, client, onDecided }: { result: ExperimentResult;
   );
 }
 
+/** The conditions' first windows side by side in the Race view, each lane named by its condition (at most four lanes). */
+function RaceConditions({ result }: { result: ExperimentResult }) {
+  const lanes = result.conditions.flatMap((condition) => condition.run_ids.slice(0, 1)).slice(0, 4);
+  if (lanes.length < 2) return null;
+  return (
+    <p>
+      <button
+        type="button"
+        onClick={() => useAppStore.getState().navigate(routeOf('race', null, { lanes: lanes.join(',') }))}
+        title="Play each condition's first measured request of its first window side by side, at the pace it was measured"
+      >
+        Race {result.conditions.length > 4 ? 'the first four conditions' : 'these conditions'}
+      </button>
+    </p>
+  );
+}
+
 /** One experiment's result: the recommendation, the kind's own panel, the shared tables, and the decision. */
 export function ResultView({ result, client, onDecided }: { result: ExperimentResult; client: AppServices; onDecided: () => void }) {
   const { title, Result } = EXPERIMENT_KIND_VIEWS[result.kind];
@@ -318,6 +336,7 @@ export function ResultView({ result, client, onDecided }: { result: ExperimentRe
         <strong>Recommendation: {result.recommendation.choice ?? '—'}</strong> — {result.recommendation.reason}
       </p>
       {Result && <Result result={result} />}
+      <RaceConditions result={result} />
       {result.stopping && <p data-testid="stopping-line">{stoppingLine(result.stopping)}</p>}
       {result.cooldown_waits && <p data-testid="cooldown-line">{cooldownLine(result.cooldown_waits)}</p>}
       {result.recommendation.excluded.map((item) => (
