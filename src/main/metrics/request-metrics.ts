@@ -1,5 +1,6 @@
 import type { RequestMetrics } from '../../shared/contract/measurement';
 import type { StreamedCompletion } from '../client/stream-client';
+import { callArguments, NOT_JSON } from '../../shared/tool-call-arguments';
 
 /**
  * Derives the per-request numbers of the measurement contract (docs/METRICS.md) from what the client
@@ -66,14 +67,6 @@ export function deriveRequestMetrics(completion: StreamedCompletion, context: { 
 function toolCallTimes(completion: StreamedCompletion): Partial<RequestMetrics> {
   const times = completion.toolCallChunkTimes ?? [];
   if (times.length === 0) return {};
-  const parses = (text: string) => {
-    try {
-      JSON.parse(text.trim() === '' ? '{}' : text);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const complete = !completion.error && completion.toolCalls.every((call) => parses(call.arguments));
+  const complete = !completion.error && completion.toolCalls.every((call) => callArguments(call.arguments) !== NOT_JSON);
   return { ttfc_ms: times[0]! - completion.t0, tool_call_ms: complete ? times[times.length - 1]! - completion.t0 : null };
 }

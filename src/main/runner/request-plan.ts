@@ -9,7 +9,7 @@ import type { ExchangeMessage, ResolvedItem, ResolvedReplay, ResolvedWorkload } 
 export class RequestPlan {
   private readonly cycle: ResolvedItem[];
   /** Whether a send can be several requests (a conversation, an agent exchange) rather than one. */
-  readonly hasConversations: boolean;
+  readonly sendsSeveral: boolean;
   /** Whether the workload replays a trace (its requests carry their own arrival times). Asked on every send, so found once. */
   readonly hasReplay: boolean;
 
@@ -18,7 +18,7 @@ export class RequestPlan {
       group.items.flatMap((item) => Array.from({ length: item.repeat * item.weight }, () => item)),
     );
     if (this.cycle.length === 0) throw new Error(`workload ${workload.name} has no items`);
-    this.hasConversations = this.cycle.some((item) => item.conversation !== undefined || item.agent !== undefined);
+    this.sendsSeveral = this.cycle.some((item) => item.conversation !== undefined || item.agent !== undefined);
     this.hasReplay = this.cycle.some((item) => item.replay !== undefined);
   }
 

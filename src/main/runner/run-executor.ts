@@ -127,8 +127,8 @@ function initialProgress(options: ExecuteRunOptions, plan: RequestPlan): RunProg
     warmup: options.warmup > 0,
     lastTtftMs: null,
     lastSentAtMs: null,
-    // A conversation is one send but several requests: the count is of conversations, not requests.
-    total: options.stop.requests === null || plan.hasConversations ? null : options.stop.requests + options.warmup,
+    // A conversation or an agent exchange is one send but several requests: the count is of sends, not requests.
+    total: options.stop.requests === null || plan.sendsSeveral ? null : options.stop.requests + options.warmup,
     durationMs: options.stop.durationMs,
   };
 }

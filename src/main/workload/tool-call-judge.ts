@@ -1,6 +1,7 @@
 import type { AcceptanceResult, CheckResult } from './acceptance';
 import { schemaFailureDetail, schemaValidator } from './acceptance';
 import type { AcceptanceCheck, ToolChoice, ToolDef } from './workload-types';
+import { callArguments, NOT_JSON } from '../../shared/tool-call-arguments';
 
 /** What one answer's function calls came to: counted for the run's figures, and judged as a task. */
 export interface ToolCallJudgement {
@@ -26,13 +27,8 @@ function callProblem(call: AnswerCall, tools: readonly ToolDef[], privateRun: bo
       : privateRun
         ? 'a call to an undeclared function'
         : `a call to undeclared "${call.name}"`;
-  let args: unknown;
-  try {
-    // An empty argument text is a call with no arguments, as OpenAI's own clients read it.
-    args = JSON.parse(call.arguments.trim() === '' ? '{}' : call.arguments);
-  } catch {
-    return `${tool.function.name}: arguments are not JSON`;
-  }
+  const args = callArguments(call.arguments);
+  if (args === NOT_JSON) return `${tool.function.name}: arguments are not JSON`;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return `${tool.function.name}: arguments are not a JSON object`;
   if (!tool.function.parameters) return null;
   try {
