@@ -24,12 +24,14 @@ describe('sequential boundaries', () => {
     expect(sequentialBoundary({ looks: [3, 6] }, 0.05, 'two-sided')).toBeLessThan(2.04);
   });
 
-  it('gives a p-value at most α exactly at and above the boundary, and none finer than the simulation resolves', () => {
+  it('gives a p-value at most α exactly above the boundary, and none finer than the simulation resolves', () => {
     const plan = { looks: [3, 6] };
     for (const alpha of [0.05, 0.01, 0.00625]) {
-      const boundary = sequentialBoundary(plan, alpha, 'two-sided');
-      expect(sequentialPValue(plan, boundary, 'two-sided')).toBeLessThanOrEqual(alpha);
-      expect(sequentialPValue(plan, boundary - 0.01, 'two-sided')).toBeGreaterThan(alpha);
+      for (const sided of ['two-sided', 'one-sided'] as const) {
+        const boundary = sequentialBoundary(plan, alpha, sided);
+        expect(sequentialPValue(plan, boundary, sided)).toBeGreaterThan(alpha);
+        expect(sequentialPValue(plan, boundary + 1e-9, sided)).toBeLessThanOrEqual(alpha);
+      }
     }
     expect(sequentialBoundary(plan, 1e-6, 'two-sided')).toBe(Number.POSITIVE_INFINITY);
     expect(sequentialPValue(plan, 100, 'two-sided')).toBeGreaterThan(0);

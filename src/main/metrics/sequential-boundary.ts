@@ -108,15 +108,17 @@ export function sequentialPValue(plan: LookPlan, observedMaximum: number, sided:
 }
 
 /**
- * The least look statistic whose p-value is at most α: a look at or above it decides. Infinite
- * where α is finer than the simulation resolves, so nothing is decided on a guess.
+ * The look statistic a decision must exceed at level α: the largest simulated maximum whose p-value
+ * is above α, so a statistic is above it exactly when its p-value is at most α, and an interval drawn
+ * at it excludes zero exactly then. Infinite where α is finer than the simulation resolves, so
+ * nothing is decided on a guess.
  */
 export function sequentialBoundary(plan: LookPlan, alpha: number, sided: Sidedness): number {
   const sorted = maximaOf(plan, sided);
-  // The boundary is the c-th largest simulated maximum, its p-value (1 + c) / (N + 1) ≤ α.
+  // At most c simulated maxima may lie at or above a decided statistic: (1 + c) / (N + 1) ≤ α.
   const atOrAbove = Math.floor(alpha * (sorted.length + 1) + 1e-9) - 1;
   if (atOrAbove < 1) return Number.POSITIVE_INFINITY;
-  return sorted[sorted.length - atOrAbove]!;
+  return sorted[sorted.length - atOrAbove - 1]!;
 }
 
 /** The z at which a look of `windows` windows meets the boundary. */

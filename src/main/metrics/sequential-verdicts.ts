@@ -91,7 +91,7 @@ function looksOf(question: VerdictQuestion, settings: VerdictSettings, plan: Loo
   return { looks, latest };
 }
 
-/** The look a comparison was decided at under level α, and how: null while it is open. */
+/** The first look a comparison was decided at under level α (null while it is open), and the intervals' criticals. */
 function decidingLook(looks: Look[], plan: LookPlan, alpha: number, rejected: boolean, settings: VerdictSettings) {
   const difference = sequentialBoundary(plan, alpha, 'two-sided');
   const equivalence = sequentialBoundary(plan, alpha, 'one-sided');
@@ -104,7 +104,7 @@ function decidingLook(looks: Look[], plan: LookPlan, alpha: number, rejected: bo
   };
   for (const look of looks) {
     const decision = { alpha, rejected, ...criticals(look) };
-    if (rejected && Math.abs(look.statistic) >= difference) return { look, decision };
+    if (rejected && Math.abs(look.statistic) > difference) return { look, decision };
     if (!rejected && decidedRow(look.test, settings, decision).verdict === 'equivalent') return { look, decision };
   }
   const last = looks.at(-1)!;
