@@ -178,10 +178,17 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await page.keyboard.press('2');
     await page.getByRole('button', { name: 'Presenter mode' }).click();
     expect(await page.locator('section.race.presenter').count()).toBe(1);
+    // The whole screen where the browser grants it; where it does not, the hint says why and that F11 does it.
+    const fullScreen = () => page.evaluate('document.fullscreenElement !== null');
+    await expect
+      .poll(async () => (await fullScreen()) || /F11 fills the screen \(/.test(await page.getByTestId('race-keys').innerText()))
+      .toBe(true);
+    console.log(`[race] presenter mode full screen: ${await fullScreen()}; ${await page.getByTestId('race-keys').innerText()}`);
     await page.keyboard.press('r');
     await expect.poll(() => order.count(), { timeout: 20_000 }).toBe(2);
     await shell.screenshot('race-presenter');
     await page.getByRole('button', { name: 'Leave presenter mode' }).click();
+    await expect.poll(fullScreen).toBe(false);
     await shell.screenshot('race');
     expect(pageErrors).toEqual([]);
   });

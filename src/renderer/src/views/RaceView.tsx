@@ -7,8 +7,9 @@ import { useAppStore } from '../state/store';
 
 /**
  * Stored requests raced side by side, each at the pace it was measured (`#/race?lanes=RUN:SEQ,…`).
- * Space or R plays from the start, 1–4 show or hide a lane; in presenter mode the view fills the
- * window with large type (the browser's F11 the screen) and no control shows while the race runs.
+ * Space or R plays from the start, 1–4 show or hide a lane; presenter mode takes the whole screen
+ * (where the browser allows it; else the window, and F11 the rest) with large type, and no control
+ * shows while the race runs.
  */
 export function RaceView({ client }: { client: AppServices }) {
   const lanesParam = useAppStore((state) => (state.route.view === 'race' ? (state.route.params.lanes ?? '') : ''));
@@ -18,6 +19,9 @@ export function RaceView({ client }: { client: AppServices }) {
   const [playing, setPlaying] = useState(false);
   const [hidden, setHidden] = useState<number[]>([]);
   const [presenter, setPresenter] = useState(false);
+  const [fullScreen, setFullScreen] = useState(false);
+  /** Why the browser did not give presenter mode the whole screen, said beside the F11 hint. */
+  const [fullScreenRefused, setFullScreenRefused] = useState<string | null>(null);
   const { error, run } = useAction();
   const frame = useRef<number | null>(null);
 
@@ -44,6 +48,22 @@ export function RaceView({ client }: { client: AppServices }) {
     frame.current = requestAnimationFrame(tick);
   }, [race]);
   useEffect(() => () => void (frame.current !== null && cancelAnimationFrame(frame.current)), []);
+
+  // Presenter mode asks the browser for the whole screen; where it refuses (a window that may not), the
+  // view still fills the window and says F11 does the rest. Escape leaves full screen, not the mode.
+  useEffect(() => {
+    const onChange = () => setFullScreen(document.fullscreenElement !== null);
+    document.addEventListener('fullscreenchange', onChange);
+    return () => document.removeEventListener('fullscreenchange', onChange);
+  }, []);
+  const togglePresenter = () => {
+    const entering = !presenter;
+    setPresenter(entering);
+    setFullScreenRefused(entering && !document.fullscreenEnabled ? 'this window may not fill the screen' : null);
+    if (entering && document.fullscreenEnabled)
+      void document.documentElement.requestFullscreen().then(undefined, (refusal: Error) => setFullScreenRefused(refusal.message));
+    else if (!entering && document.fullscreenElement) void document.exitFullscreen();
+  };
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
@@ -85,10 +105,13 @@ export function RaceView({ client }: { client: AppServices }) {
             <button type="button" onClick={play}>
               {atMs > 0 ? 'Replay (R)' : 'Start (space)'}
             </button>
-            <button type="button" onClick={() => setPresenter(!presenter)}>
+            <button type="button" onClick={togglePresenter}>
               {presenter ? 'Leave presenter mode' : 'Presenter mode'}
             </button>
-            <small>{presenter ? 'F11 fills the screen; ' : ''}1–4 show or hide a lane</small>
+            <small data-testid="race-keys">
+              {presenter && !fullScreen ? `F11 fills the screen${fullScreenRefused ? ` (${fullScreenRefused})` : ''}; ` : ''}1–4 show or
+              hide a lane
+            </small>
           </div>
           <p className="note">{race.note}</p>
           <div
