@@ -20,7 +20,7 @@ import { generateLoad } from '../src/main/runner/load-generator';
 import { createKeepAliveAgent, streamCompletion } from '../src/main/client/stream-client';
 import { SAVED_PROFILE_RULES } from '../src/main/engines/llamacpp/profile-rules';
 import { openAppStore } from '../src/main/store/app-store';
-import type { StoredRequest } from '../src/main/store/run-store';
+import type { StoredRequest } from '../src/main/store/run-rows';
 import { TelemetrySession } from '../src/main/telemetry/telemetry-session';
 import { launchBenchBrowser } from './bench/bench-processes';
 import { chromiumPath } from '../src/main/doctor';

@@ -1,5 +1,6 @@
 import type { Db } from '../../src/main/store/database';
-import type { RunStatus, RunStore, StoredRequest } from '../../src/main/store/run-store';
+import type { RunStore } from '../../src/main/store/run-store';
+import type { RunStatus, StoredRequest } from '../../src/main/store/run-rows';
 import { requestMetrics, storedRequest } from './stored-request';
 
 export interface HistoryRunSpec {

@@ -1,4 +1,5 @@
-import type { NewRun, RunStore, StoredRequest } from '../../src/main/store/run-store';
+import type { RunStore } from '../../src/main/store/run-store';
+import type { NewRun, StoredRequest } from '../../src/main/store/run-rows';
 import type { RequestMetrics } from '../../src/shared/contract/measurement';
 
 /** A request's derived metrics: first token at 1 ms, done at 10 ms, one output token; override what a case needs. */

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderRunExport } from '../../src/main/store/export-run';
-import type { RunStore, StoredRequest } from '../../src/main/store/run-store';
+import type { RunStore } from '../../src/main/store/run-store';
+import type { StoredRequest } from '../../src/main/store/run-rows';
 import type { RequestMetrics } from '../../src/shared/contract/measurement';
 import { runExportFiles } from '../../src/shared/run-export-files';
 import { summarizeCompleted } from './measured-request';

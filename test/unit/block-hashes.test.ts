@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { blockHashes, hashSentPrompts } from '../../src/main/runner/block-hashes';
 import { numberHashes, runTrace } from '../../src/main/store/export-run';
 import { openDatabase } from '../../src/main/store/database';
-import { RunStore, type RequestRow } from '../../src/main/store/run-store';
+import { RunStore } from '../../src/main/store/run-store';
+import type { RequestRow } from '../../src/main/store/run-rows';
 import { useTempDirs } from '../support/temp';
 import { createBareRun } from '../support/stored-request';
 

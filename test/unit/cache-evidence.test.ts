@@ -9,7 +9,7 @@ import {
   sharedPrefixTokens,
 } from '../../src/main/experiments/cache-evidence';
 import { contradiction } from '../../src/main/experiments/kinds/warmcold/protocol';
-import { parsedTimings } from '../../src/main/store/run-store';
+import { parsedTimings } from '../../src/main/store/run-rows';
 import { spreadOverWindows } from '../../src/main/experiments/windows';
 
 type Row = {

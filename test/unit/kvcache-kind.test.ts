@@ -11,7 +11,7 @@ import { acceptanceByGroup } from '../../src/main/experiments/kinds/kvcache/prot
 import { parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 import { checkExperimentShape } from '../../src/main/services/experiment-spec';
-import type { RequestRow } from '../../src/main/store/run-store';
+import type { RequestRow } from '../../src/main/store/run-rows';
 import { checkCall } from '../../src/main/rpc/argument-validators';
 import type { ExperimentSpecOf } from '../../src/shared/contract';
 

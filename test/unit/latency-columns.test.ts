@@ -5,7 +5,7 @@ import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { storeSampleRun } from '../support/stored-run';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
-import type { StoredRequest } from '../../src/main/store/run-store';
+import type { StoredRequest } from '../../src/main/store/run-rows';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();

@@ -16,7 +16,8 @@ import {
   TELEMETRY_COLUMNS,
   VERDICT_COLUMNS,
 } from '../../src/main/store/parquet-tables';
-import { decodeChunkOffsets, RunStore } from '../../src/main/store/run-store';
+import { RunStore } from '../../src/main/store/run-store';
+import { decodeChunkOffsets } from '../../src/main/store/run-rows';
 import { storeSampleRun } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';
 

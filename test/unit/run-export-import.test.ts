@@ -7,7 +7,8 @@ import { readRunExport, type ExportedRequest } from '../../src/main/store/read-r
 import { REQUEST_COLUMNS } from '../../src/main/store/request-columns';
 import { exportDocumentProblem, runExportSchemaFile } from '../../src/main/store/run-export-schema';
 import { RUN_EXPORT_SCHEMA_VERSION } from '../../src/main/store/run-export-version';
-import { RunStore, type RequestRow } from '../../src/main/store/run-store';
+import { RunStore } from '../../src/main/store/run-store';
+import type { RequestRow } from '../../src/main/store/run-rows';
 import { saveImportedRun } from '../../src/main/store/save-imported-run';
 import { storeSampleRun, writeRunExport } from '../support/stored-run';
 import { useTempDirs } from '../support/temp';

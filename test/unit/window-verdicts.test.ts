@@ -3,7 +3,7 @@ import { conditionVerdicts, meanOverWindows } from '../../src/main/experiments/c
 import { studentTCdf, studentTQuantile } from '../../src/main/metrics/student-t';
 import { decideVerdicts, type VerdictQuestion } from '../../src/main/metrics/window-verdicts';
 import { seededRandom } from '../../src/main/core/random';
-import type { RequestRow } from '../../src/main/store/run-store';
+import type { RequestRow } from '../../src/main/store/run-rows';
 import { simulateExperiment } from './verdict-simulation.helpers';
 
 const window = (seed: number, n: number, mean: number, spread = 10) => {

@@ -1,5 +1,5 @@
 import type { CacheEvidence } from '../../shared/contract/experiments';
-import { parsedTimings, type RequestRow } from '../store/run-store';
+import { parsedTimings, type RequestRow } from '../store/run-rows';
 import type { TokenCounter } from '../workload/token-counter';
 import type { ChatMessage } from '../workload/workload-types';
 

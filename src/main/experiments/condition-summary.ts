@@ -5,7 +5,8 @@ import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
 import { decideFamily } from '../metrics/sequential-verdicts';
 import { decideVerdicts, DEFAULT_VERDICT_SETTINGS, type VerdictQuestion, type VerdictSettings } from '../metrics/window-verdicts';
 import type { MeasuredRequest } from '../../shared/contract/measurement';
-import { parsedTimings, toMeasuredRequest, type RequestRow, type RunStore } from '../store/run-store';
+import type { RunStore } from '../store/run-store';
+import { parsedTimings, toMeasuredRequest, type RequestRow } from '../store/run-rows';
 import { isPerRequest, judgedStatistics, type DistributionJudgedIn, type RateJudgedIn } from '../../shared/metric-table';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */

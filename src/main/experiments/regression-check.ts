@@ -8,7 +8,8 @@ import { isExecutable } from '../core/which';
 import { percentile } from '../metrics/distribution';
 import { regressionDecision } from '../metrics/regression-gate';
 import type { ExperimentStore } from '../store/experiment-store';
-import type { RunRow, RunStore } from '../store/run-store';
+import type { RunStore } from '../store/run-store';
+import type { RunRow } from '../store/run-rows';
 import { METRIC_TABLE } from '../../shared/metric-table';
 
 /** One-sided, for the whole check: the chance of failing a build that is not slower beyond the margin. */

@@ -1,4 +1,5 @@
-import type { RunStore, StoredRequest } from '../store/run-store';
+import type { RunStore } from '../store/run-store';
+import type { StoredRequest } from '../store/run-rows';
 
 /**
  * Buffers finished requests and writes them in batches (one transaction each), so a crash

@@ -1,5 +1,5 @@
 import type { RequestMetrics } from '../../shared/contract/measurement';
-import type { StoredRequest } from '../store/run-store';
+import type { StoredRequest } from '../store/run-rows';
 import type { StreamedCompletion } from '../client/stream-client';
 
 /**

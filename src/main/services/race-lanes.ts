@@ -2,7 +2,8 @@ import type { Race, RaceLane } from '../../shared/race';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { uint32View } from '../store/request-columns';
-import { decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from '../store/run-store';
+import type { RunStore } from '../store/run-store';
+import { decodeChunkOffsets, type RequestRow, type RunRow } from '../store/run-rows';
 
 export const RACE_LANES = { min: 2, max: 4 } as const;
 

@@ -5,7 +5,8 @@ import { csvLines } from './csv-cell';
 import { RUN_EXPORT_SCHEMA_VERSION } from './run-export-version';
 import { telemetryCsv } from './telemetry-csv';
 import { parseJson, REQUEST_COLUMNS } from './request-columns';
-import type { RequestRow, RunRow, RunStore } from './run-store';
+import type { RunStore } from './run-store';
+import type { RequestRow, RunRow } from './run-rows';
 
 const CSV_COLUMNS = [
   // A row copied into a sheet beside another run's still says which run it came from.

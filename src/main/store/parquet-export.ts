@@ -24,7 +24,8 @@ import {
   type ExperimentTableRow,
   type TelemetryTableRow,
 } from './parquet-tables';
-import { decodeChunkOffsets, type RequestRow, type RunRow, type RunStore } from './run-store';
+import type { RunStore } from './run-store';
+import { decodeChunkOffsets, type RequestRow, type RunRow } from './run-rows';
 
 /** Raised when a table's columns change in a way a reader must know about. */
 export const PARQUET_EXPORT_SCHEMA_VERSION = 1;

@@ -5,7 +5,7 @@ import { columnsShownIn, metricFigure } from '../../shared/metric-columns';
 import type { ParquetColumn, ParquetType } from './parquet-table';
 import type { ExportedRequest } from './read-run-export';
 import { parseJson, REQUEST_COLUMNS } from './request-columns';
-import type { RequestRow, RunRow } from './run-store';
+import type { RequestRow, RunRow } from './run-rows';
 
 /**
  * The tables of a Parquet export and their columns. Ids are text, instants are UTC timestamps,

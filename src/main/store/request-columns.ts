@@ -1,5 +1,5 @@
 import type { ExportedRequest } from './read-run-export';
-import { decodeChunkOffsets, type RequestRow } from './run-store';
+import { decodeChunkOffsets, type RequestRow } from './run-rows';
 
 /**
  * A stored request column and the requests.jsonl field that carries it, converted each way.

@@ -6,7 +6,7 @@ import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { toolPath } from '../../../engines/llamacpp/locate-engine';
-import type { RequestRow } from '../../../store/run-store';
+import type { RequestRow } from '../../../store/run-rows';
 import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
 import { summarize } from '../../../metrics/distribution';
 import type { ManagedServer } from '../../../server/managed-server';
-import type { RequestRow } from '../../../store/run-store';
+import type { RequestRow } from '../../../store/run-rows';
 import { llamaServerTokenCounter } from '../../../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../../../workload/workload-types';
 import { cacheEvidence, PREFIX_HIT_SHARE, promptText, reusedTokens, sharedPrefixTokens, type CacheExpectation } from '../../cache-evidence';
