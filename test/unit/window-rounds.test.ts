@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runWindowRounds, verdictSettingsOf } from '../../src/main/experiments/window-rounds';
+import { stoppingLine } from '../../src/shared/experiment-design';
 
 /** Runs the rounds with a record of each window run and each look asked, `openAt` saying what is open at a look. */
 async function rounds(design: { repeats: number; fixed: boolean }, openAt: (windows: number) => string[]) {
@@ -29,6 +30,10 @@ describe('window rounds', () => {
     expect(ran).toEqual(['0a', '0b', '0c', '1b', '1c', '1a', '2c', '2a', '2b']);
     expect(stopping).toMatchObject({ design: 'sequential', looks: [3, 6], windows_run: 3, windows_max: 6, open: [] });
     expect(stopping.reason).toBe('every verdict the answer needs was decided after 3 of 6 windows');
+    // The one line the CLI table, the view and the report print.
+    expect(stoppingLine(stopping)).toBe(
+      'windows: 3 of 6 per condition (sequential design, looks at 3 and 6 windows): every verdict the answer needs was decided after 3 of 6 windows',
+    );
   });
 
   it('runs to the last window while a verdict is open, and names what was still open', async () => {
