@@ -142,6 +142,7 @@ const EXPERIMENT_KINDS = {
         contextSize: spec.kvCache?.contextSize ?? null,
         constraints: checked.constraints,
         kldText: checked.own.kldText,
+        fixed: spec.fixed === true,
       }),
   }),
 } satisfies Record<ExperimentKind, unknown>;

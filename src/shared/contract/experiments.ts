@@ -183,7 +183,7 @@ export interface ExperimentResultFields {
    * window that started warm (the timeout came first) or without any wait is on record.
    */
   cooldown_waits?: CooldownWait[];
-  /** The kinds that can stop early (quant, warmcold): how many windows ran of the most, and why it stopped there. */
+  /** The kinds that can stop early (quant, warmcold, kvcache): how many windows ran of the most, and why it stopped there. */
   stopping?: ExperimentStopping;
 }
 

@@ -80,7 +80,7 @@ export function experimentSpecFromArgs(args: string[]): {
   for (const [flag, owners] of KINDS_OF_FLAG) {
     if (owners.includes(kind) || (values as Record<string, unknown>)[flag] === undefined) continue;
     const instead = CLI_KINDS[kind].options?.insteadOf?.[flag];
-    const owner = owners.join(' and ');
+    const owner = owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners.at(-1)}` : owners[0]!;
     usage(instead ? `--${flag} is for experiment ${owner}; ${instead}` : `--${flag} is for experiment ${owner} only`);
   }
   const slo = parseSlo(values.slo);

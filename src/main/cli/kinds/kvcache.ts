@@ -52,13 +52,14 @@ function kvCacheGroupLines(result: ExperimentResult): string[] {
 
 /** --types and --ctx, and the quality gates quant has. */
 const KVCACHE_FLAGS: KindFlags<'kvcache'> = {
-  flags: { types: { type: 'string' }, ctx: { type: 'string' } },
+  flags: { types: { type: 'string' }, ctx: { type: 'string' }, fixed: { type: 'boolean' } },
   insteadOf: { quants: 'experiment kvcache takes --types' },
   fromFlags: (values: FlagValues, { slo }) => ({
     fields: {
       kvCache: kvCacheFromFlags(values as { types?: string; ctx?: string }),
       constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
       kldTextFile: kldTextFileFromFlags(values),
+      fixed: values.fixed === true,
     },
   }),
 };

@@ -3,6 +3,7 @@ import { pct } from '../components/format';
 import { TableScroll } from '../components/TableScroll';
 import type { ExperimentKindForm, KindFieldProps } from './form-state';
 import { list, number } from './form-state';
+import { FixedDesignField } from './fixed-design-field';
 
 /** The kvcache fields of the experiment form: the model, the cache types and the context they must hold. */
 function KvCacheSubject({ text, modelField }: KindFieldProps) {
@@ -22,8 +23,12 @@ function KvCacheSubject({ text, modelField }: KindFieldProps) {
 
 export const KVCACHE_FORM: ExperimentKindForm<'kvcache'> = {
   Subject: KvCacheSubject,
+  Design: FixedDesignField,
   constraints: 'gates',
-  specFields: (form) => ({ kvCache: { types: list(form.cacheTypes), contextSize: number(form.contextSize) } }),
+  specFields: (form) => ({
+    kvCache: { types: list(form.cacheTypes), contextSize: number(form.contextSize) },
+    ...(form.fixedDesign ? { fixed: true } : {}),
+  }),
 };
 
 /** What a KV cache experiment found per cache type: memory, quality against the baseline cache, acceptance per group. */

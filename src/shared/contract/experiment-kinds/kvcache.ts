@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, Nullable, Strict } from '../schema-parts';
-import { experimentSpec, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
+import { experimentSpec, FIXED_DESIGN_FIELD, KLD_TEXT_FILE_FIELD, type ProtocolBase, type WindowsAndPassProtocol } from './common';
 
 export const KvCacheSpecSchema = experimentSpec(
   'kvcache',
@@ -19,6 +19,7 @@ export const KvCacheSpecSchema = experimentSpec(
       'The cache types to compare and the context they must hold.',
     ),
     kldTextFile: KLD_TEXT_FILE_FIELD,
+    fixed: FIXED_DESIGN_FIELD,
   },
   'KV cache types compared on long documents: memory saved against details missed.',
 );

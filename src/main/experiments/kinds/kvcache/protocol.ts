@@ -11,9 +11,9 @@ import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } fr
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { measureKld, type KldResult } from '../../kld';
-import { recommend, type QuantConstraints } from '../../recommend';
+import { openSpeedVerdicts, recommend, type QuantConstraints } from '../../recommend';
+import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
 import type { WindowCooldown } from '../../window-cooldown';
-import { windowSchedule } from '../../windows';
 import { KV_CACHE_GATES } from './kv-cache-memory';
 import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
 
@@ -39,6 +39,8 @@ type KvCacheOptions = SingleModelExperimentInputs & {
   conditions: CacheCondition[];
   contextSize: number | null;
   repeats: number;
+  /** Run every window rather than stopping once the recommendation's speed verdicts are decided. */
+  fixed?: boolean;
   requestsPerWindow: number | null;
   concurrency: number;
   constraints: QuantConstraints;
@@ -69,7 +71,12 @@ async function runCacheWindows(options: KvCacheOptions, experimentId: string, pr
   const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
   const kvMib = perCondition();
   const serverVram = perCondition();
-  for (const { window, condition } of windowSchedule(options.conditions, options.repeats)) {
+  const summariesSoFar = () =>
+    options.conditions.map((condition) => ({
+      condition,
+      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
+    }));
+  const runOne = async (window: number, condition: CacheCondition) => {
     throwIfCancelled(options.signal);
     options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
     await options.cooldown?.beforeWindow(options.onStatus);
@@ -89,8 +96,15 @@ async function runCacheWindows(options: KvCacheOptions, experimentId: string, pr
     if (kv !== null) kvMib.get(condition.name)!.push(kv);
     const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
     if (gpu != null) serverVram.get(condition.name)!.push(gpu);
-  }
-  return { runIds, kvMib, serverVram };
+  };
+  // The recommendation is quant's: it waits on the same speed verdicts.
+  const stopping = await runWindowRounds(
+    options.conditions,
+    { repeats: options.repeats, fixed: options.fixed ?? false },
+    runOne,
+    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+  );
+  return { runIds, kvMib, serverVram, stopping, summaries: summariesSoFar() };
 }
 
 /** The untimed quality pass: greedy tokens per condition's server, then KL divergence from llama-perplexity with each cache. */
@@ -162,10 +176,7 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
   const experimentId = options.experiments.create('kvcache', protocol);
   return settleExperiment(options, experimentId, async () => {
     const windows = await runCacheWindows(options, experimentId, profiles);
-    const summaries = options.conditions.map((condition) => ({
-      condition,
-      ...summarizeCondition(options.runs, condition.name, windows.runIds.get(condition.name)!),
-    }));
+    const { summaries, stopping } = windows;
     const { pass, kld, kldMissing } = await measureCacheQuality(options, profiles, flashAttention);
     protocol.kld = { context: KLD_CONTEXT, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
     const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
@@ -182,7 +193,7 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
         acceptance_by_group: groups,
       };
     });
-    const verdicts = summaryVerdicts(summaries);
+    const verdicts = summaryVerdicts(summaries, verdictSettingsOf(stopping));
     return {
       experiment_id: experimentId,
       kind: 'kvcache',
@@ -191,6 +202,7 @@ export async function runKvCacheExperiment(options: KvCacheOptions): Promise<Exp
       conditions,
       verdicts,
       recommendation: recommend(conditions, verdicts, options.constraints, KV_CACHE_GATES),
+      stopping,
     };
   });
 }
