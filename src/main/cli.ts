@@ -8,6 +8,7 @@ import type { CommandHandler } from './cli/args';
 import { commandHelp, wantsHelp } from './cli/help';
 import { experimentOverviewLines } from './cli/kinds/text-registry';
 import { escapeTerminalOutput } from './cli/terminal-text';
+import { prestartWorkloadParser } from './services/parser-warmup';
 
 const USAGE = `Usage: inferlab <command> [options]
 
@@ -75,6 +76,9 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   completion: async () => (await import('./cli/commands/completion')).completionCommand,
 };
 
+/** Commands that read a workload file before anything else; each gets its parser thread while its code loads. */
+const READS_WORKLOADS = new Set(['run', 'experiment', 'check', 'demo', 'race']);
+
 function packageVersion(): string {
   const manifest = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version?: string };
   return manifest.version ?? 'unknown';
@@ -122,6 +126,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   secureAppDirs();
+  if (READS_WORKLOADS.has(command)) prestartWorkloadParser();
   const controller = new AbortController();
   // The first signal stops gracefully (servers get their grace period, finished requests are
   // kept); a second one means now: every server group is killed before this process exits.

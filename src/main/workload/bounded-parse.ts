@@ -176,6 +176,12 @@ class ParserPool {
     }
   }
 
+  /** A thread started ahead of a parse that is sure to come, unless one with that heap limit is already kept. */
+  prestart(heapMb: number): void {
+    if (this.kept.length >= MAX_THREADS || this.kept.some((thread) => thread.alive && thread.heapMb === heapMb)) return;
+    this.keep(new ParserThread(heapMb));
+  }
+
   private keep(thread: ParserThread): void {
     this.kept.push(thread);
     thread.idle(() => {
@@ -201,6 +207,15 @@ class ParserPool {
 }
 
 const pool = new ParserPool();
+
+/**
+ * Starts a parser thread for text of ordinary size now, so that its start (a fresh module graph and
+ * the schema compiled, about a quarter of a second) runs beside the caller's own start rather than
+ * before its first parse. Kept as any idle thread is, and ended when idle.
+ */
+export function prestartWorkloadParser(): void {
+  pool.prestart(workloadParseLimits(0).heapMb);
+}
 
 /** The refusal of a text that costs the parser more than its limits, in the shape of a workload problem so every face shows it. */
 function tooComplex(file: string, label: string, limits: WorkloadParseLimits, what: string): AppError {

@@ -4,9 +4,9 @@ import { ErrorCode } from '../../../shared/errors';
 import { AppError } from '../../core/errors';
 import { readUserConfig } from '../../core/config';
 import { engineCacheDir } from '../../core/paths';
-import { runToCompletion } from '../../core/process';
 import { findExecutable, isExecutable } from '../../core/which';
 import { findAnyCachedBuild, managedBuildOf, type ManagedBuild } from './engine-build';
+import { readServerVersion } from './server-version';
 
 export interface EngineLookup {
   engine: EngineInfo | null;
@@ -61,15 +61,6 @@ export function buildFacts(build: ManagedBuild): EngineBuildFacts {
     gpuLibrary: build.smoke?.gpuLibrary ?? null,
     fallbackReason: build.fallbackReason ?? null,
   };
-}
-
-/** Reads the version line and commit from `llama-server --version`. */
-export async function readServerVersion(serverPath: string): Promise<{ version: string | null; commit: string | null }> {
-  const result = await runToCompletion(serverPath, ['--version'], { timeoutMs: 10_000 });
-  const line = result.output.split('\n').find((text) => text.startsWith('version:')) ?? null;
-  // Older builds print "version: 1 (80fb11a)", newer ones "(build 1, commit 80fb11a)".
-  const commit = line ? (/(?:commit |\()([0-9a-f]{7,40})\)/.exec(line)?.[1] ?? null) : null;
-  return { version: line, commit };
 }
 
 export function toolPath(engine: EngineInfo, tool: 'llama-quantize' | 'llama-bench' | 'llama-perplexity'): string | null {
