@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,15 @@ describe('workload text is parsed on a parser thread with a deadline and a heap 
     expect(offThread).toBeInstanceOf(AppError);
     expect((offThread as AppError).toShape()).toEqual(inProcess.toShape());
   }, 60_000);
+
+  it('a parser thread started ahead of a parse never keeps a process alive that has nothing left to do', () => {
+    // A CLI that refuses its arguments ends at once, though its thread was started while its command loaded:
+    // a kept thread waits a minute for the next parse, and once held every refused command for that minute.
+    const script = `import(${JSON.stringify(path.resolve('src/main/workload/bounded-parse.ts'))}).then((m) => m.prestartWorkloadParser())`;
+    const ended = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000 });
+    expect(ended.signal, 'still running after 30 s').toBeNull();
+    expect(ended.status, ended.stderr.toString()).toBe(0);
+  }, 40_000);
 });
 
 const GIVE_UP_MS = 5000;

@@ -75,8 +75,6 @@ class ParserThread {
     this.worker = startModuleWorker('workload-parse-worker', import.meta.url, {
       resourceLimits: { maxOldGenerationSizeMb: heapMb, stackSizeMb: 4 },
     });
-    // An idle thread must not keep the CLI alive.
-    this.worker.unref();
     this.worker.on('message', (message: 'ready' | ParseReply) => {
       if (message === 'ready') this.ready = true;
       this.deliver(message === 'ready' ? { ready: true } : { reply: message });
@@ -89,6 +87,8 @@ class ParserThread {
       ),
     );
     this.worker.on('exit', (code) => this.deliver({ stopped: 'failed', reason: `the parser thread stopped (exit code ${code})` }));
+    // An idle thread must not keep the CLI alive. After the listeners: a 'message' listener refs the thread again.
+    this.worker.unref();
   }
 
   get alive(): boolean {
