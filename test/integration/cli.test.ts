@@ -185,7 +185,10 @@ describe('inferlab CLI conventions', () => {
 
   it('a long command shows its progress on a piped stderr, without carriage returns', async () => {
     const model = await resolveModelRef('demo:q4_k_m');
-    const result = await inferlab(['models', 'scan', model, '--hash', '--db', path.join(tempDir(), 'hash.db')]);
+    // A cache folder of its own: in the user's, the digest of a demo model is kept from an earlier hash, and nothing is read.
+    const result = await inferlab(['models', 'scan', model, '--hash', '--db', path.join(tempDir(), 'hash.db')], {
+      INFERLAB_CACHE_DIR: tempDir(),
+    });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^hashing demo-q4_k_m\.gguf: \d+%$/m);
     expect(result.stderr).not.toContain('\r');
