@@ -63,7 +63,7 @@ describe('the GPU check script (scripts/device/gpu-check.sh), run before any GPU
           GPU_CHECK_CACHE: userCacheDir(),
           GPU_CHECK_DATA: data,
           // Shortened: the stand-in's idle loop, the run and the quantization windows prove the path, not the figures.
-          GPU_CHECK_RUN_S: '5',
+          GPU_CHECK_RUN_S: '2',
           GPU_CHECK_IDLE_S: '1',
           GPU_CHECK_QUANT_REQUESTS: '2',
           GPU_CHECK_QUANT_REPEATS: '1',

@@ -187,8 +187,24 @@ export class TelemetrySession {
       return samples.length > 0 && samples[samples.length - 1]!.t - samples[0]!.t >= wanted;
     };
     if (elapsed() < wanted) await delay(wanted - elapsed());
-    while (!covered() && elapsed() < MAX_BASELINE_WAIT_MS) await delay(Math.min(100, this.intervalMs));
+    while (!covered() && elapsed() < MAX_BASELINE_WAIT_MS) await this.nextGpuSampleOr(Math.min(100, this.intervalMs));
     this.baselineEnd = this.options.clock();
+  }
+
+  /** Until the next GPU sample arrives (the one that may complete the baseline's span), or `ms` at most. */
+  private nextGpuSampleOr(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let stopListening = () => {};
+      const timer = setTimeout(() => {
+        stopListening();
+        resolve();
+      }, ms);
+      stopListening = this.gpu.changes.on(() => {
+        clearTimeout(timer);
+        stopListening();
+        resolve();
+      });
+    });
   }
 
   /** Opens the measured window (after warmup); counters are read again at the boundary. */
