@@ -32,7 +32,7 @@ export function verdictTable(rows: readonly VerdictRow[]): string {
     .map((row) => `  ${row.metric} ${row.a} → ${row.b}: ${row.note}`);
   const rule = [
     `  ${family} verdict(s) decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used.`,
-    "  A and B pool every request; change and interval compare the windows (B/A of the geometric means of each window's statistic), so they can differ a little from B/A of the pooled values.",
+    "  A and B pool every request; change and interval compare the windows (B/A of the geometric means of each window's statistic), so they can differ from B/A of the pooled values, by much where one window stands apart.",
   ].join('\n');
   return `${formatTable(table)
     .split('\n')

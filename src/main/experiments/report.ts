@@ -83,7 +83,7 @@ ${
     ? ''
     : `<h2>Verdicts</h2><p>Differences against the first condition with 95 % intervals from a bootstrap over windows and the requests within them (run-to-run drift widens them); an interval that includes zero is “no significant difference”.</p>
 <table><tr><th>Metric</th><th>Conditions</th><th>Values</th><th>Change</th><th>Interval</th><th>Windows</th><th>Verdict</th></tr>${verdictRows}</table>
-<p>Verdicts are decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used. Values pool every request; change and interval compare the windows (B/A of the geometric means of each window’s statistic), so they can differ a little from the ratio of the pooled values. “Equivalent” means the interval lies within the margin; “no significant difference” means neither a difference nor equivalence was shown.</p>`
+<p>Verdicts are decided together: t tests over windows (the unit of replication), Holm-corrected to 95 % family-wise; each interval is at the level its decision used. Values pool every request; change and interval compare the windows (B/A of the geometric means of each window’s statistic), so they can differ from the ratio of the pooled values, by much where one window stands apart. “Equivalent” means the interval lies within the margin; “no significant difference” means neither a difference nor equivalence was shown.</p>`
 }
 <h2>Charts</h2><div class="charts">${charts.join('')}</div>
 <h2>Protocol</h2><pre>${escape(JSON.stringify(result.protocol, null, 2))}</pre>
