@@ -289,7 +289,9 @@ describe('a run that offers tools, against a real local HTTP stream', () => {
         expect(row.output_text).toBe('');
         expect(row.ttfc_ms).toBe(row.ttft_ms);
         expect(row.ttfc_ms).toBeGreaterThanOrEqual(9);
-        expect(row.tool_call_ms! - row.ttfc_ms!).toBeGreaterThanOrEqual(9);
+        // The call completes with its last argument piece, sent 10 ms after the name; on a busy machine the pieces
+        // can reach the client together (a read delayed, the next on time), so only their order is certain here.
+        expect(row.tool_call_ms!).toBeGreaterThanOrEqual(row.ttfc_ms!);
         // The stand-in's /tokenize counts words: `{"city":` and `"Lisbon"}` are two.
         expect(JSON.parse(row.tool_calls_json!)).toEqual({
           calls: 1,
