@@ -21,6 +21,8 @@ export default defineConfig({
         'stream-shard-worker': resolve(import.meta.dirname, 'src/main/runner/stream-shard-worker.ts'),
         // The workload parser's thread, started by file the same way (src/main/workload/bounded-parse.ts).
         'workload-parse-worker': resolve(import.meta.dirname, 'src/main/workload/workload-parse-worker.ts'),
+        // Run once by scripts/build-app.mjs to write workload-validator.mjs beside the parser thread's entry.
+        'workload-validator-source': resolve(import.meta.dirname, 'src/main/workload/workload-validator-source.ts'),
       },
       external: [...builtinModules, ...builtinModules.map((name) => `node:${name}`)],
       output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const tool = (...parts) => path.join(root, 'node_modules', ...parts);
@@ -20,3 +20,10 @@ for (const args of [
   const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
+
+// The workload schema compiled once, beside the parser thread's entry (src/main/workload/workload-validator.ts).
+const cli = path.join(root, 'out', 'cli');
+const { PREBUILT_VALIDATOR_FILE, workloadValidatorModuleSource } = await import(
+  pathToFileURL(path.join(cli, 'workload-validator-source.mjs')).href
+);
+fs.writeFileSync(path.join(cli, PREBUILT_VALIDATOR_FILE), workloadValidatorModuleSource());

@@ -4,7 +4,7 @@ import { generatesText } from '../../shared/contract/server';
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { invalidSpec as invalid, wholeNumber } from '../experiments/spec-checks';
 import { capAnswerTokens } from '../workload/cap-answers';
-import { readWorkloadFile } from '../workload/parse-workload';
+import { readWorkloadFile } from '../workload/read-workload';
 import { workloadServes } from '../workload/workload-serves';
 import { EXPERIMENT_KIND_NAMES, isExperimentKind, kindEntryOf } from './experiment-kinds';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';

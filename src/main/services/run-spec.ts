@@ -5,6 +5,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import type { LoadSpec } from '../runner/load-generator';
 import type { RunRequest } from '../runner/run-workload';
+import { readWorkloadFile } from '../workload/read-workload';
 import type { WorkloadDef } from '../workload/workload-types';
 import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 
@@ -61,8 +62,6 @@ function endpointUrl(raw: string): string {
 export async function checkRunSpec(spec: StartRunSpec, access: ServiceAccess): Promise<CheckedRun> {
   const shape = checkRunShape(spec);
   const file = await workloadPathWithin(access, spec.workload);
-  // The parser (YAML, JSON Schema) loads with the first run, not with every command that lists runs.
-  const { readWorkloadFile } = await import('../workload/parse-workload');
   // Generator files by the real location checked, which is what the run then reads.
   const def = await generatorFilesWithin(access, withTraceOptions(await readWorkloadFile(file), spec.trace ?? null), file);
   if (spec.rampUpS != null && replaysTrace(def)) invalid('a trace replays its own arrival times: a ramp-up does not apply to it');

@@ -1,18 +1,12 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { Ajv, ErrorObject } from 'ajv';
 import { Composer, isMap, isScalar, LineCounter, Parser, visit, YAMLParseError, type CST, type Document } from 'yaml';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
-import { pathExists } from '../core/exists';
-import { projectRoot } from '../core/paths';
-import { readFileCapped } from '../core/read-capped';
-import { parseWorkloadOffThread } from './bounded-parse';
 import { groupServes, workloadServes } from './workload-serves';
 import { generatorBudgetProblem } from './generators';
 import type { AcceptanceCheck, WorkloadDef, WorkloadItemDef } from './workload-types';
+import { newAjv, workloadValidator } from './workload-validator';
 
-export const MAX_WORKLOAD_FILE_BYTES = 64 * 1024 * 1024;
 const MAX_ALIASES = 100;
 /**
  * Collections nested deeper than this are refused as the parser reaches them. The YAML composer
@@ -29,33 +23,6 @@ export const MAX_LISTED_PROBLEMS = 100;
  * run compiles each acceptance schema again on the thread that runs it.
  */
 export const MAX_SCHEMA_KEYS = 1000;
-
-/**
- * The workload schema with every `$ref` replaced by its definition. Ajv calls a referenced
- * definition as a function of its own and joins the errors it returns onto the list so far with
- * `concat`, so N invalid items cost time in N²; inlined, each error is pushed once. The schema
- * has no recursive definition.
- */
-function inlineDefinitions(schema: { definitions?: Record<string, unknown> }): object {
-  const { definitions = {}, ...rest } = schema;
-  const inline = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(inline);
-    if (node === null || typeof node !== 'object') return node;
-    const ref = (node as { $ref?: unknown }).$ref;
-    if (typeof ref === 'string' && ref.startsWith('#/definitions/')) return inline(definitions[ref.slice('#/definitions/'.length)]);
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value)]));
-  };
-  return inline(rest) as object;
-}
-
-let validator: ReturnType<Ajv['compile']> | null = null;
-function schemaValidator() {
-  if (!validator) {
-    const schema = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'resources', 'workload.schema.json'), 'utf8')) as object;
-    validator = new Ajv({ allErrors: true, strict: false }).compile(inlineDefinitions(schema));
-  }
-  return validator;
-}
 
 export interface WorkloadProblem {
   file: string;
@@ -248,11 +215,11 @@ function countKeys(value: unknown, limit: number): number {
 }
 
 /** Why a JSON Schema given in a workload cannot be used, or null: too large to compile in bounded time, or not valid. */
-function jsonSchemaProblem(ajv: Ajv, schema: unknown): string | null {
+function jsonSchemaProblem(ajv: () => Ajv, schema: unknown): string | null {
   if (countKeys(schema, MAX_SCHEMA_KEYS) > MAX_SCHEMA_KEYS)
     return `a JSON Schema here may hold at most ${MAX_SCHEMA_KEYS.toLocaleString('en-US')} keys (properties, keywords); this one has more: keep it to the fields the check needs`;
   try {
-    ajv.compile(schema as object);
+    ajv().compile(schema as object);
     return null;
   } catch (error) {
     return `not a valid JSON Schema: ${(error as Error).message}`;
@@ -262,7 +229,9 @@ function jsonSchemaProblem(ajv: Ajv, schema: unknown): string | null {
 /** Checks the schema cannot express: patterns compile, JSON schemas compile, ids are unique. */
 function semanticProblems(def: WorkloadDef): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
-  const ajv = new Ajv({ strict: false });
+  // Ajv is loaded only for a workload that gives a JSON Schema of its own.
+  let compiler: Ajv | null = null;
+  const ajv = () => (compiler ??= newAjv({ strict: false }));
   const checkList = (checks: AcceptanceCheck[] | undefined, base: (string | number)[]) => {
     checks?.forEach((check, index) => {
       if ('regex' in check) {
@@ -338,7 +307,7 @@ function toolProblems(
   item: WorkloadItemDef,
   checks: readonly AcceptanceCheck[],
   base: (string | number)[],
-  ajv: Ajv,
+  ajv: () => Ajv,
 ): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
   const names = new Set<string>();
@@ -476,7 +445,7 @@ function schemaProblems(
   counter: LineCounter,
   file: string,
 ): { listed: WorkloadProblem[]; total: number } | null {
-  const validate = schemaValidator();
+  const validate = workloadValidator();
   if (validate(value)) return null;
   const seen = new Set<string>();
   const listed: WorkloadProblem[] = [];
@@ -558,33 +527,6 @@ export function decodeWorkloadBytes(bytes: Uint8Array, file: string): string {
   return text.replace(/^\uFEFF/, '');
 }
 
-/**
- * Reads and parses a workload file. The parse runs on a parser thread under a deadline and a
- * heap limit (bounded-parse.ts), so a file that costs the parser minutes is refused instead.
- */
-export async function readWorkloadFile(file: string): Promise<WorkloadDef> {
-  if (file.toLowerCase().endsWith('.jsonl')) return traceWorkload(file);
-  const bytes = await readFileCapped(file, 'workload file', MAX_WORKLOAD_FILE_BYTES);
-  return parseWorkloadOffThread({ bytes }, file);
-}
-
-/**
- * A trace file (JSON Lines) given where a workload is expected: a workload of one group that
- * replays it. Its lines are read and checked when the workload is resolved.
- */
-export async function traceWorkload(file: string): Promise<WorkloadDef> {
-  if (!(await pathExists(file))) throw new AppError(ErrorCode.NotFound, `Trace file not found: ${file}`);
-  const stem = path
-    .basename(file)
-    .replace(/\.jsonl$/i, '')
-    .replace(/[^\w.-]/g, '-')
-    .replace(/^[^A-Za-z0-9]+/, '');
-  return {
-    name: `trace-${stem || 'file'}`.slice(0, 64),
-    description: `Replay of the trace ${path.basename(file)} at its own timing`,
-    groups: [{ name: 'trace', generate: { trace: { file: path.basename(file) } } }],
-  };
-}
-
+export { MAX_WORKLOAD_FILE_BYTES, readWorkloadFile, traceWorkload } from './read-workload';
 /** Built-in workload names resolve to resources/workloads/NAME.yaml. */
 export { builtinWorkloadDir, listBuiltinWorkloads, workloadPath } from './workload-files';

@@ -7,6 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { AppError } from '../core/errors';
 import { decodeWorkloadBytes, parseWorkloadText } from './parse-workload';
 import type { ParseReply, ParseRequest } from './bounded-parse';
+import { loadPrebuiltWorkloadValidator, useWorkloadValidator } from './workload-validator';
 
 const port = parentPort!;
 // A broken text can raise hundreds of thousands of syntax errors, and each would capture a stack
@@ -25,7 +26,11 @@ function answer(request: ParseRequest): ParseReply {
   }
 }
 
+// The build's validator where it is today's; otherwise the schema is compiled before the first text
+// arrives (the warm-up below), so no deadline pays for it.
+const prebuilt = await loadPrebuiltWorkloadValidator(import.meta.url);
+if (prebuilt) useWorkloadValidator(prebuilt);
+// Texts sent meanwhile wait in the port's queue until this listener starts it.
 port.on('message', (request: ParseRequest) => port.postMessage(answer(request)));
-// The schema is compiled before the first text arrives, so no deadline pays for it.
 parseWorkloadText('name: warm\ngroups: [{ name: g, items: [{ id: a, prompt: hi }] }]\n', 'warm-up.yaml');
 port.postMessage('ready');
