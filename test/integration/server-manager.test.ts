@@ -21,13 +21,23 @@ const profile = { ...defaultProfile(), contextSize: 1024 };
 describe('ServerManager against the real llama-server', () => {
   it('goes starting → ready with cold-start times and the effective configuration, then stops cleanly', async () => {
     const dir = tempDir();
-    const harness = await serverHarness(dir);
+    // A constructed GPU reading whose every call is counted: the memory a server's footprint is measured from.
+    let gpuReads = 0;
+    const readGpuUsed = async () => {
+      gpuReads++;
+      return new Map([[0, 1000 + gpuReads]]);
+    };
+    const harness = await serverHarness(dir, { readGpuUsed });
     try {
       const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...profile, parallelSlots: 2 } });
+      // Read while the server was prepared, so the spawn does not wait for the GPU tool.
+      expect(gpuReads).toBe(1);
       const states: string[] = [];
       server.changes.on((snapshot) => states.push(snapshot.state));
       const ready = await server.start();
       expect(ready.state).toBe('ready');
+      expect(gpuReads).toBe(1);
+      expect(ready.gpuUsedBeforeSpawnMib).toBe(1001);
       expect(states).toEqual(['starting', 'ready']);
       const cold = ready.coldStart!;
       expect(cold.spawnToListeningMs).toBeGreaterThan(0);
@@ -50,6 +60,12 @@ describe('ServerManager against the real llama-server', () => {
       expect(stopped.state).toBe('stopped');
       expect(states.slice(-2)).toEqual(['stopping', 'stopped']);
       expect(isAlive(identify(pid))).toBe(false);
+
+      // Started again, it reads the GPUs again: the reading begun while it was prepared stood for its first start only.
+      const again = await server.start();
+      expect(again.state).toBe('ready');
+      expect(gpuReads).toBe(2);
+      expect(again.gpuUsedBeforeSpawnMib).toBe(1002);
     } finally {
       await harness.dispose();
     }

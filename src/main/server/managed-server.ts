@@ -46,10 +46,38 @@ export interface ServerOptions {
   siblingPids?: () => ReadonlySet<number>;
   /** Reads each GPU's used memory once, just before the spawn, by nvidia-smi's indexes (a stand-in in tests). */
   readGpuUsed?: () => Promise<ReadonlyMap<number, number | null> | null>;
+  /**
+   * That reading, begun while the server was being prepared (its model described, the engine found), for its first start:
+   * a GPU tool can take a second to answer, and the spawn would wait on it.
+   */
+  gpuReadingAhead?: GpuReadingAhead;
   /** The environment servers inherit GPU choices from (CUDA_VISIBLE_DEVICES); this process's own unless given. */
   environment?: NodeJS.ProcessEnv;
   /** Reads nvidia-smi -L and (when asked) vulkaninfo and amd-smi's list, to match a GPU choice to devices (a stand-in in tests). */
   readGpuIdentities?: (withVulkan: boolean, environment: NodeJS.ProcessEnv, withAmd: boolean) => Promise<GpuIdentities>;
+}
+
+/** Each GPU's used memory by index, and the tool that read it; null where no GPU tool answered. */
+export type GpuUsedReading = { used: ReadonlyMap<number, number | null>; tool: 'nvidia-smi' | 'amd-smi' } | null;
+
+export interface GpuReadingAhead {
+  reading: Promise<GpuUsedReading>;
+  begunAt: number;
+}
+
+/** A reading begun this long before the spawn is too old to stand for the GPUs just before it: they are read again. */
+const READING_AHEAD_MAX_AGE_MS = 5_000;
+
+/** Reads each GPU's used memory once (with the options' reader where given); never throws. */
+export function readGpuUsedNow(options: Pick<ServerOptions, 'readGpuUsed'>): Promise<GpuUsedReading> {
+  return (
+    options.readGpuUsed ? options.readGpuUsed().then((used) => used && { used, tool: 'nvidia-smi' as const }) : readGpuUsedOnce()
+  ).catch(() => null);
+}
+
+/** Begins the reading before the spawn now, for a server about to be prepared and started. */
+export function readGpuUsedAhead(options: Pick<ServerOptions, 'readGpuUsed'>): GpuReadingAhead {
+  return { reading: readGpuUsedNow(options), begunAt: performance.now() };
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { stallMs: 60_000, hardMs: 10 * 60_000, stopGraceMs: 8000 };
@@ -95,6 +123,7 @@ export class ManagedServer {
   private readonly earlyLines: string[] = [];
   /** Handed to the server through its environment; other local users cannot read or use it. */
   private readonly apiKey = crypto.randomBytes(24).toString('base64url');
+  private readingAhead: GpuReadingAhead | null;
 
   constructor(
     private readonly engine: ManagedEngineAdapter,
@@ -105,6 +134,7 @@ export class ManagedServer {
     private readonly logDir: string,
     private readonly options: ServerOptions = { timeouts: DEFAULT_TIMEOUTS, choosePort: () => findFreePort() },
   ) {
+    this.readingAhead = options.gpuReadingAhead ?? null;
     this.snapshotState = {
       id: this.id,
       engine: engine.id,
@@ -265,11 +295,7 @@ export class ManagedServer {
     this.logFile?.close();
     this.logFile = new RotatingLogFile(path.join(this.logDir, `${this.id}.log`));
     // What the chosen GPUs held before this server existed: the baseline for its own footprint.
-    const reading = await (
-      this.options.readGpuUsed
-        ? this.options.readGpuUsed().then((used) => used && { used, tool: 'nvidia-smi' as const })
-        : readGpuUsedOnce()
-    ).catch(() => null);
+    const reading = await this.gpuReadingBeforeSpawn();
     assertGpusPresent(this.profile.gpuDevices, reading ? [...reading.used.keys()] : null, reading?.tool);
     const gpuUsedBeforeSpawnMib = usedMibOf(reading?.used ?? null, selectedGpuIndexes(this.profile.gpuDevices));
     const spawnedAt = performance.now();
@@ -307,6 +333,14 @@ export class ManagedServer {
       }),
     );
     return { child, spawnedAt };
+  }
+
+  /** The reading begun while this server was prepared, for its first start where it is recent; otherwise one read now. */
+  private gpuReadingBeforeSpawn(): Promise<GpuUsedReading> {
+    const ahead = this.readingAhead;
+    this.readingAhead = null;
+    if (ahead && performance.now() - ahead.begunAt < READING_AHEAD_MAX_AGE_MS) return ahead.reading;
+    return readGpuUsedNow(this.options);
   }
 
   /** A log line while starting: kept, passed on, and read for load progress and the "listening" line. */

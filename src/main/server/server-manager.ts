@@ -15,7 +15,7 @@ import { describeModel } from '../models/model-library';
 import { resolveModelRef } from '../models/demo-models';
 import { assertLoraAdapterFits } from '../models/lora-adapter';
 import { findFreePort } from '../core/ports';
-import { DEFAULT_TIMEOUTS, ManagedServer, type ServerOptions } from './managed-server';
+import { DEFAULT_TIMEOUTS, ManagedServer, readGpuUsedAhead, type ServerOptions } from './managed-server';
 import { findLlamaServers } from '../telemetry/proc-stat';
 import { oversubscription } from './oversubscription';
 import { assertValidProfile } from '../engines/llamacpp/profile-rules';
@@ -74,6 +74,8 @@ export class ServerManager implements Disposable {
     let draftPath: string | null = null;
     let loraPath: string | null = null;
     let model: ModelEntry | null = null;
+    // Begun first: the GPU tool answers while the model is described and the engine found.
+    const gpuReadingAhead = readGpuUsedAhead(this.options);
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
       model = await describeModel(modelPath);
@@ -106,6 +108,7 @@ export class ServerManager implements Disposable {
         coldStartProbe: request.coldStartProbe ?? this.options.coldStartProbe,
         force: forced(request) || this.options.force,
         siblingPids: () => this.ownPids(),
+        gpuReadingAhead,
       },
     );
     this.servers.set(server.id, server);
