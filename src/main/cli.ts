@@ -76,8 +76,15 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   completion: async () => (await import('./cli/commands/completion')).completionCommand,
 };
 
-/** Commands that read a workload file before anything else; each gets its parser thread while its code loads. */
-const READS_WORKLOADS = new Set(['run', 'experiment', 'check', 'demo', 'race']);
+/**
+ * Whether this command line reads a workload file before anything else: it then gets its parser thread
+ * while its code loads. `check` measures again unless given stored runs; a live `race` runs each lane
+ * as a `run` of its own.
+ */
+function readsWorkload(command: string, rest: readonly string[]): boolean {
+  if (command === 'check') return !rest.some((arg) => arg === '--run' || arg.startsWith('--run='));
+  return command === 'run' || command === 'experiment' || command === 'demo';
+}
 
 function packageVersion(): string {
   const manifest = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version?: string };
@@ -126,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   secureAppDirs();
-  if (READS_WORKLOADS.has(command)) prestartWorkloadParser();
+  if (readsWorkload(command, rest)) prestartWorkloadParser();
   const controller = new AbortController();
   // The first signal stops gracefully (servers get their grace period, finished requests are
   // kept); a second one means now: every server group is killed before this process exits.

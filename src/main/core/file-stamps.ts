@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from './private-files';
 
 /**
  * sha256 digests remembered by what any write to a file changes: the inode, size, modification and
@@ -76,8 +77,8 @@ export function rememberDigest(
   // an in-place write would change the other folder's copy too.
   const partial = `${stampsFile}.${process.pid}.partial`;
   try {
-    fs.mkdirSync(path.dirname(stampsFile), { recursive: true });
-    fs.writeFileSync(partial, JSON.stringify(stamps, null, 2), { mode: 0o600 });
+    ensurePrivateDir(path.dirname(stampsFile));
+    fs.writeFileSync(partial, JSON.stringify(stamps, null, 2), { mode: PRIVATE_FILE_MODE });
     fs.renameSync(partial, stampsFile);
   } catch {
     // A read-only folder still works; its files are hashed every time.

@@ -19,6 +19,7 @@ import {
 } from '../workload/token-counter';
 import type { ResolvedWorkload, WorkloadDef } from '../workload/workload-types';
 import { TelemetrySession } from '../telemetry/telemetry-session';
+import { EarlyGpuLoops } from '../telemetry/gpu-sampler';
 import { engineOffTheGpu, gpuEnergyAsContext } from '../telemetry/window-energy';
 import { captureEnvironment } from './environment';
 import { describeGpuOffload } from './gpu-offload';
@@ -186,7 +187,12 @@ function startLine(runId: string, stop: StopRule, load: LoadDescription & { repl
 }
 
 /** Telemetry for the run: the managed server's process and /metrics, or an endpoint's, and the GPUs it uses. */
-function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin: number): TelemetrySession {
+function runTelemetry(
+  request: RunRequest,
+  target: ConnectedTarget,
+  clockOrigin: number,
+  sampling: { intervalMs: number; earlyGpuLoops: EarlyGpuLoops | null },
+): TelemetrySession {
   const { server, baseUrl, headers } = target;
   return new TelemetrySession({
     clock: () => performance.now() - clockOrigin,
@@ -195,7 +201,8 @@ function runTelemetry(request: RunRequest, target: ConnectedTarget, clockOrigin:
     // An endpoint's own /metrics gets the endpoint's key; a metrics URL elsewhere gets none.
     metricsHeaders: server || (request.metricsUrl && new URL(request.metricsUrl).origin === new URL(baseUrl).origin) ? headers : {},
     beforeLoadUsedMib: server?.gpuUsedBeforeSpawnMib ?? null,
-    intervalMs: request.telemetryIntervalMs ?? telemetryIntervalMs(),
+    intervalMs: sampling.intervalMs,
+    earlyGpuLoops: sampling.earlyGpuLoops,
     endpointUrl: request.target.kind === 'endpoint' ? baseUrl : null,
     gpuMetricsUrl: request.gpuMetricsUrl ?? null,
     gpuIndexes: selectedGpuIndexes(target.profile?.gpuDevices),
@@ -294,7 +301,16 @@ async function finishMeasuredRun(input: {
 export async function runWorkload(options: RunWorkloadOptions): Promise<RunResult> {
   const { request, store } = options;
   const serves = workloadServes(request.workload.def);
-  const target = await connectTarget(request.target.kind === 'model' ? { ...request.target, serves } : request.target, options);
+  const intervalMs = request.telemetryIntervalMs ?? telemetryIntervalMs();
+  // nvidia-smi's loops begin while the server loads: the idle baseline after the load then does not wait for the tool's start.
+  const earlyGpuLoops = request.target.kind === 'model' && !request.gpuMetricsUrl ? EarlyGpuLoops.begin(intervalMs) : null;
+  let target: ConnectedTarget;
+  try {
+    target = await connectTarget(request.target.kind === 'model' ? { ...request.target, serves } : request.target, options);
+  } catch (error) {
+    await earlyGpuLoops?.stop();
+    throw error;
+  }
   const { server, engineInfo, model: modelInfo } = target;
 
   let telemetry: TelemetrySession | null = null;
@@ -304,7 +320,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
     // Sampling starts before the workload is resolved: the GPU tool's own start (seconds for
     // nvidia-smi on some drivers) then overlaps the tokenizing, and the idle baseline counts from here.
     const clockOrigin = performance.now();
-    telemetry = runTelemetry(request, target, clockOrigin);
+    telemetry = runTelemetry(request, target, clockOrigin, { intervalMs, earlyGpuLoops });
     telemetry.start();
     const { counter, workload, references, environment, runLoad, load, tokenRange, stopRule, manifest } = await prepareRun(options, target);
     const runId = store.createRun({
@@ -352,6 +368,8 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
   } finally {
     // A run that failed before its load began stops its samplers here; stopping twice is a no-op.
     await telemetry?.stop().catch(() => {});
+    // Loops the sampler did not take over (the run ended before sampling began) stop here.
+    await earlyGpuLoops?.stop().catch(() => {});
     // Stopping must not replace the error that ended the run.
     await target.release().catch(() => {});
   }

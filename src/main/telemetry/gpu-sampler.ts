@@ -32,6 +32,7 @@ const RESTART_DELAY_MS = 1000;
 class SmiLoop<T> {
   private child: ManagedProcess | null = null;
   private restarts = 0;
+  private cpuBefore = 0;
   private stopped = false;
   failure: string | null = null;
 
@@ -44,22 +45,24 @@ class SmiLoop<T> {
     private readonly onRefused?: (line: string) => void,
   ) {}
 
-  start(): void {
+  /** Starts the loop's process, or takes over `early`, the same loop begun before this sampler existed. */
+  start(early: EarlyLoopProcess | null = null): void {
     if (this.stopped || this.failure) return;
-    const child = new ManagedProcess(this.binary, this.args, {
-      logCapacity: 20,
-      onLine: (line) => {
-        if (NVML_FAILURE.test(line) || INVALID_QUERY_FIELD.test(line)) {
-          this.failure = line.trim();
-          void child.stop(500);
-          if (INVALID_QUERY_FIELD.test(line)) this.onRefused?.(line.trim());
-          return;
-        }
-        const sample = this.parse(line);
-        if (sample) this.onSample(sample);
-      },
-    });
+    const onLine = (line: string) => {
+      if (NVML_FAILURE.test(line) || INVALID_QUERY_FIELD.test(line)) {
+        this.failure = line.trim();
+        void child.stop(500);
+        if (INVALID_QUERY_FIELD.test(line)) this.onRefused?.(line.trim());
+        return;
+      }
+      const sample = this.parse(line);
+      if (sample) this.onSample(sample);
+    };
+    const child = early?.child ?? new ManagedProcess(this.binary, this.args, { logCapacity: 20, onLine });
     this.child = child;
+    // A process taken over used CPU before its sampler began: the sampler's own cost counts from here.
+    this.cpuBefore = early && child.pid ? readCpuSeconds(child.pid) : 0;
+    early?.handOver(onLine);
     void child.exited.then(() => {
       if (this.stopped || this.failure) return;
       if (this.restarts >= MAX_RESTARTS) {
@@ -79,12 +82,73 @@ class SmiLoop<T> {
   cpuSeconds(): number {
     const pid = this.child?.pid;
     if (!pid) return 0;
-    return readCpuSeconds(pid);
+    return readCpuSeconds(pid) - this.cpuBefore;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await this.child?.stop(1000);
+  }
+}
+
+/**
+ * An nvidia-smi loop's process begun before the sampler that reads it: the readings it prints
+ * meanwhile are not the run's and are dropped; a driver failure or a refused query is kept for
+ * the loop that takes it over.
+ */
+class EarlyLoopProcess {
+  readonly child: ManagedProcess;
+  private handler: ((line: string) => void) | null = null;
+  private readonly refusals: string[] = [];
+
+  constructor(binary: string, args: string[]) {
+    this.child = new ManagedProcess(binary, args, {
+      logCapacity: 20,
+      onLine: (line) => {
+        if (this.handler) this.handler(line);
+        else if (NVML_FAILURE.test(line) || INVALID_QUERY_FIELD.test(line)) this.refusals.push(line);
+      },
+    });
+  }
+
+  handOver(handler: (line: string) => void): void {
+    this.handler = handler;
+    for (const line of this.refusals.splice(0)) handler(line);
+  }
+}
+
+/**
+ * nvidia-smi's two loops begun while a run's server loads, for the run's GpuSampler to take
+ * over: a loop's first reading can take the tool a second (or, with the stand-in, a fifth of one)
+ * to print, and the idle baseline after the load would wait for it. Those not taken are stopped.
+ */
+export class EarlyGpuLoops {
+  private readonly waiting = new Map<string, EarlyLoopProcess>();
+
+  private constructor(private readonly binary: string) {}
+
+  /** The loops a sampler at `intervalMs` starts, begun now; null without nvidia-smi (other GPU tools are started by their sampler). */
+  static begin(intervalMs: number, binary = nvidiaSmiPath()): EarlyGpuLoops | null {
+    if (!binary) return null;
+    const loops = new EarlyGpuLoops(binary);
+    for (const args of [gpuQueryArgs(intervalMs), computeAppsQueryArgs(intervalMs)])
+      loops.waiting.set(args.join('\0'), new EarlyLoopProcess(binary, args));
+    return loops;
+  }
+
+  /** The loop begun for this binary and these arguments, once; null where none was. */
+  take(binary: string, args: string[]): EarlyLoopProcess | null {
+    if (binary !== this.binary) return null;
+    const key = args.join('\0');
+    const loop = this.waiting.get(key) ?? null;
+    this.waiting.delete(key);
+    return loop;
+  }
+
+  async stop(): Promise<void> {
+    const left = [...this.waiting.values()];
+    this.waiting.clear();
+    await Promise.all(left.map((loop) => loop.child.stop(1000)));
   }
 }
 
@@ -117,6 +181,8 @@ export class GpuSampler {
     private readonly retain = Number.POSITIVE_INFINITY,
     /** A GPU exporter's Prometheus page (the server's GPUs are on another machine): read instead of this machine's GPUs. */
     private readonly exporterUrl: string | null = null,
+    /** nvidia-smi loops begun before this sampler, taken over by start() where they match. */
+    private readonly early: EarlyGpuLoops | null = null,
   ) {}
 
   /** Where the power readings came from, as energy figures name their source; null where the source has none (ioreg). */
@@ -219,14 +285,17 @@ export class GpuSampler {
       this.loops[0] = loop as SmiLoop<unknown>;
       loop.start();
     };
+    const gpuArgs = gpuQueryArgs(this.intervalMs);
+    const appArgs = computeAppsQueryArgs(this.intervalMs);
     this.loops = [
-      new SmiLoop(this.binary, gpuQueryArgs(this.intervalMs), parseGpu, (sample: GpuSample) => this.keep(sample), withoutClocks),
-      new SmiLoop(this.binary, computeAppsQueryArgs(this.intervalMs), parseApp, (sample) => {
+      new SmiLoop(this.binary, gpuArgs, parseGpu, (sample: GpuSample) => this.keep(sample), withoutClocks),
+      new SmiLoop(this.binary, appArgs, parseApp, (sample) => {
         this.processVram.push(sample);
         if (this.processVram.length > this.retain) this.processVram.splice(0, this.processVram.length - this.retain);
       }),
     ] as SmiLoop<unknown>[];
-    for (const loop of this.loops) loop.start();
+    this.loops[0]!.start(this.early?.take(this.binary, gpuArgs) ?? null);
+    this.loops[1]!.start(this.early?.take(this.binary, appArgs) ?? null);
     this.startedCpu = 0;
   }
 

@@ -3,7 +3,7 @@ import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { Emitter } from '../core/emitter';
 import { ContentionSampler, summarizeContention } from './contention';
 import { collectedReadings, exporterWindow } from './exporter-window';
-import { GpuSampler } from './gpu-sampler';
+import { GpuSampler, type EarlyGpuLoops } from './gpu-sampler';
 import { llamaServerOnPort, localPort } from './proc-stat';
 import { MetricsScraper } from './metrics-scraper';
 import { ProcessSampler, processTree } from './process-sampler';
@@ -108,6 +108,8 @@ export class TelemetrySession {
       gpuMetricsUrl?: string | null;
       /** The GPUs the server was confined to (the profile's gpuDevices); null or absent: every GPU counts. */
       gpuIndexes?: readonly number[] | null;
+      /** nvidia-smi loops begun while the server loaded, taken over when sampling starts. */
+      earlyGpuLoops?: EarlyGpuLoops | null;
     },
   ) {
     this.rapl = new RaplMeter(options.powercapRoot);
@@ -118,6 +120,7 @@ export class TelemetrySession {
       options.gpuBinary === undefined ? undefined : options.gpuBinary,
       options.retainSamples,
       options.gpuMetricsUrl ?? null,
+      options.earlyGpuLoops ?? null,
     );
     this.process = options.serverPid ? new ProcessSampler(options.serverPid, options.clock, interval) : null;
     this.scraper = options.metricsUrl ? new MetricsScraper(options.metricsUrl, options.clock, undefined, options.metricsHeaders) : null;
