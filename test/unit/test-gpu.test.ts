@@ -43,8 +43,8 @@ describe('the GPU the server tests see', () => {
     for (const project of serverProjects) expect(project.test.setupFiles, project.test.name).toContain('test/support/gpu-on-path.ts');
     const ci = fs.readFileSync(path.join(root, '.ci', 'run'), 'utf8');
     // One command line starts the tests, and no second one runs them again.
-    const testCommands = ci.split('\n').filter((line) => /^\s*(\w+=\S+\s+)*(npm (test|run test)|npx vitest)\b/.test(line));
-    expect(testCommands).toEqual([expect.stringMatching(/^npm test /)]);
+    const testCommands = ci.split('\n').filter((line) => /^\s*(time\s+)?(\w+=\S+\s+)*(npm (test|run test)|npx vitest)\b/.test(line));
+    expect(testCommands).toEqual([expect.stringMatching(/^time npm test /)]);
     expect(ci).toMatch(/PATH="\$stand_in:\$PATH" \.\/bin\/inferlab setup/);
   });
 
