@@ -38,6 +38,8 @@ export function parseServerMetrics(text: string, t: number): ServerMetricsSample
 export class MetricsScraper {
   readonly samples: ServerMetricsSample[] = [];
   private readonly loop: PeriodicScrape;
+  /** The latest reading was given up at its timeout: the server is hung or stopped. */
+  private lastTimedOut = false;
 
   constructor(
     private readonly url: string,
@@ -60,8 +62,10 @@ export class MetricsScraper {
       const at = this.samples.findIndex((existing) => existing.t > t);
       if (at < 0) this.samples.push(sample);
       else this.samples.splice(at, 0, sample);
-    } catch {
+      this.lastTimedOut = false;
+    } catch (error) {
       // A missed reading is a gap: counters are differenced between the readings around the window, gauges averaged over those taken.
+      this.lastTimedOut = (error as Error).name === 'TimeoutError';
     }
   }
 
@@ -69,8 +73,11 @@ export class MetricsScraper {
     this.loop.start();
   }
 
-  /** Stops, after one last scrape so the run's counters include its final requests. */
+  /**
+   * Stops, after one last scrape so the run's counters include its final requests; not where the
+   * latest one timed out, since a hung server would only hold the run's end for another timeout.
+   */
   async stop(): Promise<void> {
-    if (await this.loop.stop()) await this.scrape();
+    if ((await this.loop.stop()) && !this.lastTimedOut) await this.scrape();
   }
 }
