@@ -119,8 +119,9 @@ class EarlyLoopProcess {
 
 /**
  * nvidia-smi's two loops begun while a run's server loads, for the run's GpuSampler to take
- * over: a loop's first reading can take the tool a second (or, with the stand-in, a fifth of one)
- * to print, and the idle baseline after the load would wait for it. Those not taken are stopped.
+ * over: where the driver is not kept loaded (no persistence mode) the tool takes a second or more
+ * to print its first reading, and the idle baseline after the load would wait for it. Those not
+ * taken are stopped.
  */
 export class EarlyGpuLoops {
   private readonly waiting = new Map<string, EarlyLoopProcess>();
