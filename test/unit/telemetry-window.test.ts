@@ -188,8 +188,13 @@ describe('a telemetry session with the nvidia-smi stand-in', () => {
     await fast.stop();
     const baselineMs = fast.summary().window!.baseline_ms!;
     expect(baselineMs).toBeGreaterThanOrEqual(400);
-    // The stand-in's own start (a Node process) and one interval of slack; a one-second floor would fail this.
-    expect(baselineMs).toBeLessThan(900);
+    // It ends on the reading that completes four intervals from the first, whenever the stand-in (a Node process) got
+    // started: within an interval and some scheduling of it. A one-second floor would end 0.6 s later unless the first
+    // reading came that late anyway.
+    const firstReading = fast.series().find((entry) => entry.series === 'gpu0.memory_used')!.points[0]!;
+    // (The baseline is counted from start(), a millisecond or two after this clock's origin.)
+    expect(baselineMs - firstReading).toBeGreaterThanOrEqual(400 - 10);
+    expect(baselineMs - firstReading).toBeLessThan(400 + 250);
     expect(fast.summary().gpu!.baseline_samples).toBeGreaterThanOrEqual(BASELINE_INTERVALS);
 
     const asked = new TelemetrySession({ clock, serverPid: null, metricsUrl: null, gpuBinary: standIn, intervalMs: 100 });
