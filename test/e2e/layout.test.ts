@@ -160,6 +160,13 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
       { name: 'settings', open: () => new SettingsPage(shell).open() },
       { name: 'history', open: () => goTo('#/history', 'history-table') },
       { name: 'race', open: () => goTo(`#/race?lanes=${stored.runId},${stored.runId}`, 'race-lanes') },
+      {
+        name: 'race-new',
+        open: async () => {
+          await page.evaluate(() => (window.location.hash = '#/race'));
+          await page.getByRole('form', { name: 'race models now' }).waitFor();
+        },
+      },
     ];
   };
 

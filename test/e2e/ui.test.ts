@@ -190,6 +190,24 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await page.getByRole('button', { name: 'Leave presenter mode' }).click();
     await expect.poll(fullScreen).toBe(false);
     await shell.screenshot('race');
+
+    // A race measured now, from the view: two models together, each on its own server, prompts sent at one instant.
+    await page.getByRole('link', { name: 'New race' }).click();
+    const form = page.getByRole('form', { name: 'race models now' });
+    await form.getByLabel('lane 1 model').fill('demo:q8_0');
+    await form.getByLabel('race max tokens').fill('16');
+    await form.getByRole('checkbox').check();
+    await form.getByRole('button', { name: 'Measure the race' }).click();
+    await lanes.first().waitFor({ timeout: 60_000 });
+    expect(await page.locator('section.race .note').first().innerText()).toMatch(/^Run together: .*competed/);
+    expect(await lanes.locator('h2').allInnerTexts()).toEqual([
+      expect.stringMatching(/^1\. demo:q8_0 · /),
+      expect.stringMatching(/^2\. demo:q4_k_m · /),
+    ]);
+    expect(await shell.hash()).toMatch(/^#\/race\?lanes=[\w-]+:1(,|%2C)[\w-]+:1$/);
+    await page.keyboard.press('Space');
+    await expect.poll(() => order.count(), { timeout: 20_000 }).toBe(2);
+    await shell.screenshot('race-live');
     expect(pageErrors).toEqual([]);
   });
 

@@ -84,6 +84,30 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect(show.manifest.workload.name).toBe('race');
     expect(show.summary.cache.cached_prompt_tokens).toBeLessThan(show.summary.cache.prompt_tokens / 2);
 
+    // Together: both servers up and warmed, then both prompts at one instant; the note says they competed.
+    const together = await inferlab([
+      'race',
+      '--model',
+      'demo:q8_0',
+      '--model',
+      'demo:q4_k_m',
+      '--max-tokens',
+      '16',
+      '--together',
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(together.code, together.stderr).toBe(0);
+    expect(together.stderr).toMatch(/^2 lanes together: each starts its server and warms it, then all are sent the prompt at once$/m);
+    const raced = JSON.parse(together.stdout) as typeof race;
+    expect(raced.note).toMatch(/^Run together: .* the lanes competed for it/);
+    expect(raced.lanes.map((lane) => [lane.label.split(' · ')[0], lane.seq])).toEqual([
+      ['demo:q8_0', 1],
+      ['demo:q4_k_m', 1],
+    ]);
+    for (const lane of raced.lanes) expect(lane.chunks.map((chunk) => chunk.text).join('').length).toBeGreaterThan(0);
+
     // Mistakes are named before any server starts.
     expect((await inferlab(['race', '--model', 'demo:q8_0', '--db', db])).stderr).toMatch(/a live race needs two to four --model, got 1/);
     expect((await inferlab(['race', 'abc', 'def', '--model', 'demo:q8_0', '--db', db])).stderr).toMatch(
@@ -92,6 +116,7 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect((await inferlab(['race', 'abc', 'def', '--prompt', 'hi', '--db', db])).stderr).toMatch(
       /--prompt is for a live race \(--model lanes\) only/,
     );
+    expect((await inferlab(['race', 'abc', 'def', '--together', '--db', db])).stderr).toMatch(/--together is for a live race/);
     expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--max-tokens', '0', '--db', db])).stderr).toMatch(
       /--max-tokens must be a whole number from 1 to 4096/,
     );

@@ -77,6 +77,31 @@ describe('load generator', () => {
     expect(outcome.stoppedBy).toBe('requests');
   });
 
+  it('waits at the start line after the warmup: nothing measured is sent before it opens', async () => {
+    const events: string[] = [];
+    let open!: () => void;
+    const line = new Promise<void>((resolve) => (open = resolve));
+    const outcome = generateLoad({
+      load: { mode: 'closed', concurrency: 1 },
+      stop: { requests: 2, durationMs: null },
+      warmup: 1,
+      halt: new AbortController().signal,
+      atStartLine: async () => {
+        events.push('at the line');
+        await line;
+      },
+      send: async (_index, warmup) => {
+        events.push(warmup ? 'warmup' : 'measured');
+        return true;
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events).toEqual(['warmup', 'at the line']);
+    open();
+    await outcome;
+    expect(events).toEqual(['warmup', 'at the line', 'measured', 'measured']);
+  });
+
   it('holds an open-loop schedule and never exceeds the outstanding bound', async () => {
     let active = 0;
     let peak = 0;

@@ -25,7 +25,7 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   'runs show': { calls: ['runs.get'] },
   'runs delete': { calls: ['runs.remove'] },
   compare: { calls: ['runs.compare'] },
-  race: { calls: ['runs.race'] },
+  race: { calls: ['runs.race', 'runs.startRace'] },
   check: { calls: ['runs.start'] },
   history: { calls: ['runs.history'] },
   export: { calls: ['runs.exportRun', 'runs.exportParquet'] },

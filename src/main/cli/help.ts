@@ -157,10 +157,11 @@ const HELP: Record<string, HelpEntry> = {
       'inferlab race 1a2b3c4d:3 5e6f7a8b:3 --speed 0.5',
       'inferlab race 1a2b3c4d 5e6f7a8b --html race.html',
       'inferlab race --model demo:f16 --model demo:q4_k_m --prompt "Why is the sky blue?" --max-tokens 96',
+      'inferlab race --model demo:f16 --model demo:q4_k_m --together',
       'inferlab race --experiment 9f8e7d6c',
     ],
     notes:
-      "Plays two to four stored requests side by side, each at the pace its tokens arrived when it was measured: a run alone gives its first measured success, RUN:SEQ a request of it (runs show lists them). In a terminal the lanes are columns redrawn in place (clock, TTFT, tokens, tok/s, the answer as it arrives); elsewhere one plain line per first token and finish. --html FILE writes the race as one self-contained HTML file to play in a browser. A private run, or one stored before each chunk's text was kept, plays as token ticks. With --model (two to four), each model is run first, one after another on its own server warmed by another prompt, one request each (default 64 tokens), and then raced: the lanes never competed for the machine, and each is a stored run to race again later. --experiment ID races an experiment's conditions (the first window of each, up to four), each lane named by its condition.",
+      "Plays two to four stored requests side by side, each at the pace its tokens arrived when it was measured: a run alone gives its first measured success, RUN:SEQ a request of it (runs show lists them). In a terminal the lanes are columns redrawn in place (clock, TTFT, tokens, tok/s, the answer as it arrives); elsewhere one plain line per first token and finish. --html FILE writes the race as one self-contained HTML file to play in a browser. A private run, or one stored before each chunk's text was kept, plays as token ticks. With --model (two to four), each model is run first, one after another on its own server warmed by another prompt, one request each (default 64 tokens), and then raced: the lanes never competed for the machine, and each is a stored run to race again later. --together instead starts every lane's server, warms each, and sends all the prompts at one instant: the lanes then compete for the GPU (or the cores), which is what that mode shows. --experiment ID races an experiment's conditions (the first window of each, up to four), each lane named by its condition.",
   },
   history: {
     usage: HISTORY_USAGE,

@@ -65,6 +65,11 @@ export interface GenerateLoadOptions {
   /** Called once, when the measured window opens (after the warmup requests and any ramp). */
   onMeasuredStart?: () => void;
   /**
+   * Awaited once the warmup requests are done, before anything measured is sent: runs that must
+   * start their measured requests at one instant (a race's lanes run together) meet here.
+   */
+  atStartLine?: () => Promise<void>;
+  /**
    * Open loop: each request is handed to `send` this long before its scheduled time, for a
    * sender that waits for the time itself on a loop of its own (stream shards). 0: at its time.
    */
@@ -96,6 +101,7 @@ export async function generateLoad(options: GenerateLoadOptions): Promise<LoadOu
   let index = 0;
   const nextIndex = () => index++;
   await sendWarmup(options, nextIndex);
+  if (!halt.aborted) await options.atStartLine?.();
 
   const outcome: LoadOutcome = { measuredStart: null, measuredEnd: null, sent: 0, stoppedBy: 'requests' };
   if (halt.aborted) return { ...outcome, stoppedBy: 'halted' };

@@ -72,6 +72,8 @@ type ExecuteRunOptions = {
   clockOrigin?: number;
   onProgress?: (progress: RunProgress) => void;
   onMeasuredStart?: () => void;
+  /** Awaited after the warmup, before the first measured request (see GenerateLoadOptions). */
+  atStartLine?: () => Promise<void>;
   /** A llama-server to tokenize text and chat prompts for their block hashes; null for an endpoint. */
   hashServer?: ServerAddress | null;
   /** Token ids a replayed trace's prompts may use (from the server's vocabulary size). */
@@ -232,6 +234,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunExecuti
       send,
       halt: control.halt.signal,
       seed: options.seed,
+      atStartLine: options.atStartLine,
       onMeasuredStart: () => {
         shards?.markWindowStart();
         options.onMeasuredStart?.();

@@ -399,6 +399,8 @@ type RunWorkloadOptions = {
   onRunCreated?: (runId: string) => void;
   /** Receives the run's telemetry session once it exists, for live views. */
   onTelemetry?: (session: TelemetrySession) => void;
+  /** Awaited after the warmup, before the first measured request: where runs that start together meet. */
+  atStartLine?: () => Promise<void>;
 };
 
 /**
@@ -483,6 +485,7 @@ async function driveLoad(
       clockOrigin,
       extraBody: request.extraBody,
       afterLoadTokenCounter: counter,
+      atStartLine: options.atStartLine,
       // The measured window opens once the warmup requests are done and any ramp is over.
       onMeasuredStart: () => {
         telemetry.markWindowStart();

@@ -15,6 +15,8 @@ export interface RunHooks {
   onRunCreated?: (runId: string) => void;
   onProgress?: (progress: RunProgress) => void;
   signal?: AbortSignal;
+  /** Awaited after the warmup, before the first measured request: where the lanes of a race run together meet. */
+  atStartLine?: () => Promise<void>;
 }
 
 /** Where a checked run goes: a managed server on the profile with the run's settings (slots enough for its users), or an endpoint. */

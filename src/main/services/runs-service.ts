@@ -1,8 +1,11 @@
 import { resolveModelWithin } from './access';
 import { ExperimentStore } from '../store/experiment-store';
+import type { RunStore } from '../store/run-store';
 import type { CheckResult } from '../../shared/contract/check';
 import type { CheckQuery } from '../experiments/regression-check';
-import type { RunsService, RunTaskProgress, StartRunSpec } from '../../shared/contract';
+import type { LiveRaceRequest, RunsService, RunTaskProgress, StartRunSpec } from '../../shared/contract';
+import type { Race } from '../../shared/race';
+import { launchLiveRace, type RaceHooks } from './live-race';
 import { startingRunDetail } from '../../shared/tasks';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
@@ -18,7 +21,7 @@ import { checkRunSpec } from './run-spec';
 import { runTaskCallbacks, runTargetOf, type RunHooks } from './run-task';
 
 export type { RunHooks } from './run-task';
-import { taskMethods, type LaunchedTask } from './tasks';
+import { awaitTask, taskMethods, type LaunchedTask } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
 
 export interface CheckHooks extends RunHooks {
@@ -35,6 +38,8 @@ export interface LocalRunsService extends RunsService {
   run(spec: StartRunSpec, hooks?: RunHooks): Promise<RunSummary>;
   /** The regression gate (CLI only: it may measure with any engine the person at the shell names). */
   check(query: CheckQuery, hooks?: CheckHooks): Promise<CheckResult>;
+  /** Measures a race like `startRace` and resolves with it; aborting `signal` cancels every lane. */
+  raceLive(request: LiveRaceRequest, hooks?: RaceHooks): Promise<Race>;
 }
 
 /** The regression gate, measuring with this service's runs (or, interleaved, on the baseline's own engine). */
@@ -60,6 +65,21 @@ async function regressionCheck(
   });
 }
 
+/** Stored requests as a race; a lane that was an experiment's window is named by its condition. */
+function storedRace(deps: WorkServiceDeps, requests: string[]): Race {
+  const experiments = new ExperimentStore(deps.store.db);
+  return raceLanes(deps.store.runs, requests, (runId) => experiments.windowOfRun(runId));
+}
+
+function removeRun(runs: RunStore, runId: string): boolean {
+  // The run the id or prefix names, as everywhere else: never another run whose whole id is that text.
+  const run = runs.findRun(runId);
+  if (!run) return false;
+  // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.
+  if (run.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
+  return runs.deleteRun(run.id);
+}
+
 /** A live run's progress goes out at most this often; a status line or a change of phase at once. */
 const RUN_PROGRESS_INTERVAL_MS = 200;
 
@@ -67,8 +87,8 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
   const { tasks } = deps;
   const runs = deps.store.runs;
 
-  async function launch(spec: StartRunSpec, hooks: RunHooks = {}): Promise<LaunchedTask<RunSummary>> {
-    const checked = await checkRunSpec(spec, deps.access);
+  async function launch(spec: StartRunSpec, hooks: RunHooks = {}, access = deps.access): Promise<LaunchedTask<RunSummary>> {
+    const checked = await checkRunSpec(spec, access);
     const reference = spec.referenceRunId ? runs.findRun(spec.referenceRunId) : null;
     if (spec.referenceRunId && !reference) throw new AppError(ErrorCode.NotFound, `reference: no run ${spec.referenceRunId}`);
     const target = await runTargetOf(spec, checked, deps, hooks);
@@ -90,6 +110,7 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
           engine: deps.engine,
           signal: task.signal,
           ...runTaskCallbacks(task, hooks),
+          atStartLine: hooks.atStartLine,
           onTelemetry: (session) => session.ticks.on((tick) => deps.events.emit('telemetry.tick', { jobId, tick })),
         });
         return summary;
@@ -103,8 +124,18 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
   }
 
   const methods = taskMethods(tasks, launch);
+  const launchRace = async (request: LiveRaceRequest, hooks: RaceHooks = {}) =>
+    launchLiveRace(tasks, request, hooks, {
+      access: deps.access,
+      run: async (spec, runHooks, access) => awaitTask(await launch(spec, runHooks, access), tasks, runHooks.signal),
+      race: (runIds) => storedRace(deps, runIds),
+    });
+  const raceMethods = taskMethods(tasks, launchRace);
+
   return {
     ...methods,
+    startRace: raceMethods.start,
+    raceLive: raceMethods.run,
     check: async (query, hooks = {}) => regressionCheck(deps, methods.run, query, hooks),
     async list(limit) {
       // A run whose record cannot be read is left out; `page` and the CLI name it.
@@ -116,14 +147,7 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
     },
     get: async (runId) => runDetail(runs, runId),
     validate: (spec) => firstProblem(() => checkRunSpec(spec, deps.access)),
-    async remove(runId) {
-      // The run the id or prefix names, as everywhere else: never another run whose whole id is that text.
-      const run = runs.findRun(runId);
-      if (!run) return false;
-      // A run still writing, here or in another process, is refused; opening the database marks the runs of dead processes interrupted.
-      if (run.status === 'running') throw new AppError(ErrorCode.InvalidInput, 'This run is still running; cancel it first');
-      return runs.deleteRun(run.id);
-    },
+    remove: async (runId) => removeRun(runs, runId),
     async exportRun(runId) {
       const { run, ...files } = renderRunExport(runs, runId);
       return { fileBase: `inferlab-run-${run.id.slice(0, 8)}`, ...files };
@@ -131,10 +155,7 @@ export function createRunsService(deps: WorkServiceDeps): LocalRunsService {
     exportParquet: async (request) => exportParquetOf(deps, request),
     importRun: async (folder) => importRunFolder(deps, folder),
     compare: async (runIds) => compareRuns(runs, runIds),
-    race: async (requests) => {
-      const experiments = new ExperimentStore(deps.store.db);
-      return raceLanes(runs, requests, (runId) => experiments.windowOfRun(runId));
-    },
+    race: async (requests) => storedRace(deps, requests),
     async history(query) {
       return metricHistory(deps.store, { ...parseMetricSpec(query.metric), model: query.model, workload: query.workload, key: query.key });
     },

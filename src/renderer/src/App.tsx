@@ -20,6 +20,8 @@ const NAVIGATION: { view: View; label: string }[] = [
   { view: 'settings', label: 'Settings' },
   // Last, so the views before it keep their Alt+digit; Alt+0 opens it.
   { view: 'history', label: 'History' },
+  // A race is opened from Compare with stored runs, or here to measure one now.
+  { view: 'race', label: 'Race' },
 ];
 
 export function App({ bridge }: { bridge: RpcBridge | null }) {
@@ -107,7 +109,7 @@ export function App({ bridge }: { bridge: RpcBridge | null }) {
             key={item.view}
             type="button"
             aria-current={view === item.view ? 'page' : undefined}
-            title={`Alt+${(index + 1) % 10}`}
+            title={index < 10 ? `Alt+${(index + 1) % 10}` : undefined}
             onClick={() => setView(item.view)}
           >
             {item.label}

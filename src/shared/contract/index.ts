@@ -35,6 +35,7 @@ export type {
   SloSpec,
   StartExperimentSpec,
   StartRunSpec,
+  LiveRaceRequest,
   ExperimentKind,
   ExperimentSpecOf,
 } from './specs';
@@ -55,6 +56,7 @@ export type {
 export type { DoctorReport } from './doctor';
 export type {
   ExperimentTaskProgress,
+  RaceTaskProgress,
   RunTaskDetail,
   RunTaskProgress,
   TaskKind,

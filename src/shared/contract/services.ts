@@ -46,6 +46,7 @@ import {
   SettingsChangesSchema,
   StartExperimentSpecSchema,
   StartRunSpecSchema,
+  LiveRaceRequestSchema,
 } from './specs';
 
 export interface ArgumentDefinition<S extends TSchema = TSchema, O extends boolean = boolean> {
@@ -259,6 +260,11 @@ export const SERVICE_CONTRACT = {
       'Two to four stored requests (RUN or RUN:SEQ; a run alone gives its first measured success) as lanes of a race, each with its chunk times and the answer text each chunk added, to replay at the pace it was measured.',
       [arg('requests', Type.Array(Type.String({ maxLength: 160, pattern: '^[^:]+(:\\d+)?$' }), { minItems: 2, maxItems: 4 }))],
       returns<Race>(),
+    ),
+    startRace: method(
+      "Measures a race now: each lane's model on its own server, warmed by one request, then given the prompt; one after another by default, or all at one instant with together. Lanes are stored as runs; the race arrives on task.progress (kind race) when the last lane ends.",
+      [arg('request', LiveRaceRequestSchema)],
+      JobStarted,
     ),
     history: method(
       'A metric (tpot_ms:p50, ttft_ms:p95, output_tokens_per_s, ...) across engine builds: completed runs of each comparable configuration (model file, workload revision, server profile, load) apart, one mean with its 95 % interval per build.',

@@ -75,6 +75,32 @@ export const StartRunSpecSchema = Type.Object(
 );
 export type StartRunSpec = Static<typeof StartRunSpecSchema>;
 
+/** The bounds of a live race, shared by the schema, the service's check and the CLI's flags. */
+export const LIVE_RACE_LIMITS = { lanes: { min: 2, max: 4 }, promptChars: 32_768, maxTokens: 4096 } as const;
+
+export const LiveRaceRequestSchema = Type.Object(
+  {
+    lanes: Type.Array(
+      Type.Object(
+        {
+          model: PathText,
+          profileName: Maybe(Name, 'The saved profile the lane runs on; default when absent.'),
+          settings: Type.Optional(Type.Array(LongText, { maxItems: 256, description: 'FIELD=VALUE settings over the profile.' })),
+        },
+        Strict,
+      ),
+      { minItems: LIVE_RACE_LIMITS.lanes.min, maxItems: LIVE_RACE_LIMITS.lanes.max },
+    ),
+    prompt: Type.String({ minLength: 1, maxLength: LIVE_RACE_LIMITS.promptChars }),
+    maxTokens: Type.Integer({ minimum: 1, maximum: LIVE_RACE_LIMITS.maxTokens }),
+    together: Type.Boolean({
+      description: 'Send every lane at one instant (they then compete for the machine); false runs them one after another.',
+    }),
+  },
+  { ...Strict, description: 'A race measured now: two to four lanes, each a model on its own server, given one prompt.' },
+);
+export type LiveRaceRequest = Static<typeof LiveRaceRequestSchema>;
+
 /**
  * Everything an experiment can be asked for, from the UI or the CLI: the fields every kind shares,
  * then the kind's own (each declared beside its kind in experiment-kinds/, listed in its registry).

@@ -5,9 +5,10 @@
  */
 import type { ErrorShape } from '../errors';
 import type { ExperimentResult } from './experiments';
+import type { Race } from '../race';
 import type { RunSummary } from './runs';
 
-export type TaskKind = 'run' | 'experiment' | 'quantize' | 'setup' | 'pull';
+export type TaskKind = 'run' | 'experiment' | 'race' | 'quantize' | 'setup' | 'pull';
 
 /**
  * starting → running → finished | failed | cancelled. Cancelled is an outcome of its own: the
@@ -44,9 +45,11 @@ export interface RunTaskDetail {
 
 export type RunTaskProgress = TaskProgressOf<'run', RunTaskDetail>;
 export type ExperimentTaskProgress = TaskProgressOf<'experiment', { result: ExperimentResult | null }>;
+/** A live race: `done` counts the lanes measured; the race arrives with the end, its lanes' runs stored. */
+export type RaceTaskProgress = TaskProgressOf<'race', { race: Race | null }>;
 /** Quantization (tensors), pull (bytes) and setup (build steps, compile percent) need nothing beyond the counters. */
 export type ToolTaskProgress = TaskProgressOf<'quantize' | 'setup' | 'pull', null>;
-export type TaskProgress = RunTaskProgress | ExperimentTaskProgress | ToolTaskProgress;
+export type TaskProgress = RunTaskProgress | ExperimentTaskProgress | RaceTaskProgress | ToolTaskProgress;
 
 /**
  * A task as `tasks.list` shows it: its progress without the kind's detail (a run's summary, an

@@ -1,9 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { runSpecFromArgs } from './run';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { checkRunSpec } from '../../services/run-spec';
+import { LIVE_RACE_LIMITS, type LiveRaceRequest } from '../../../shared/contract/specs';
 import { ErrorCode } from '../../../shared/errors';
 import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
 import { raceHtml } from '../../../shared/race-html';
@@ -96,87 +93,42 @@ async function playInPlace(race: Race, speed: number): Promise<void> {
   process.stdout.write(`${orderLine(race)}\n`);
 }
 
-/** What a live race asks for: 2 to 4 models, one prompt, an answer cap. */
-interface LiveRace {
-  models: string[];
-  prompt: string;
-  maxTokens: number;
-  profileName: string;
-  settings: string[];
-}
-
 const DEFAULT_RACE_PROMPT = 'Explain in three sentences why the sky is blue.';
-const MAX_PROMPT_CHARS = 32_768;
 
-/** The one-item workload a live race sends to every lane, written where only this user can read it. */
-function raceWorkloadFile(race: LiveRace): { file: string; dispose: () => void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-race-'));
-  const file = path.join(dir, 'race.yaml');
-  const workload = {
-    name: 'race',
-    description: 'The prompt of one race, the same for every lane.',
-    defaults: { max_tokens: race.maxTokens, temperature: 0, seed: 7 },
-    // The warm-up request loads the weights and the first-token path with another prompt, so the raced
-    // prompt meets no cached prefix and every lane's TTFT includes its prefill.
-    groups: [
-      {
-        name: 'race',
-        items: [
-          { id: 'warm-up', messages: [{ role: 'user', content: 'Say hello in five words.' }] },
-          { id: 'prompt', messages: [{ role: 'user', content: race.prompt }] },
-        ],
-      },
-    ],
-  };
-  // JSON is YAML: the prompt needs no escaping of its own.
-  fs.writeFileSync(file, JSON.stringify(workload), { mode: 0o600 });
-  return { file, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
-}
-
-/**
- * Runs each lane one after another, each on its own server (warmed by one request first), so no
- * lane slows another; the race is then their stored requests, played together at their own pace.
- */
-async function runLanes(race: LiveRace, db: string | undefined, signal: AbortSignal): Promise<Race> {
-  const workload = raceWorkloadFile(race);
+/** Measures the lanes through the runs service (one after another, or together), with its lines on stderr. */
+async function runLanes(request: LiveRaceRequest, db: string | undefined, signal: AbortSignal): Promise<Race> {
   const container = await openCliServices(db, shellAccess());
   try {
-    const runIds: string[] = [];
-    for (const [index, model] of race.models.entries()) {
-      process.stderr.write(`lane ${index + 1}/${race.models.length}: ${model}, one request after one to warm the server\n`);
-      // The run command's own spec, so a lane is checked as `inferlab run` would check it.
-      const { spec } = runSpecFromArgs([
-        ...['--workload', workload.file, '--model', model, '--requests', '1', '--warmup', '1', '--concurrency', '1'],
-        ...['--profile', race.profileName, ...race.settings.flatMap((setting) => ['--set', setting])],
-      ]);
-      await checkRunSpec(spec, shellAccess());
-      const summary = await container.runs.run(spec, { signal });
-      if (summary.status !== 'completed')
-        throw new AppError(ErrorCode.RequestFailed, `lane ${index + 1} (${model}) ended ${summary.status}: nothing to race`);
-      runIds.push(summary.run_id);
-    }
-    const raced = await container.services.runs.race(runIds);
-    return {
-      ...raced,
-      note: 'Run one after another, each on its own warmed server, then played together at the pace each lane’s tokens arrived: no lane slowed another.',
-    };
+    return await container.runs.raceLive(request, { signal, onStatus: (line) => process.stderr.write(`${line}\n`) });
   } finally {
     await container.dispose();
-    workload.dispose();
   }
 }
 
-function liveRaceOf(values: { model?: string[]; prompt?: string; 'max-tokens'?: string; profile?: string; set?: string[] }): LiveRace {
+function liveRaceOf(values: {
+  model?: string[];
+  prompt?: string;
+  'max-tokens'?: string;
+  profile?: string;
+  set?: string[];
+  together?: boolean;
+}): LiveRaceRequest {
   const models = values.model ?? [];
-  if (models.length < 2 || models.length > 4)
+  const { lanes, promptChars, maxTokens: mostTokens } = LIVE_RACE_LIMITS;
+  if (models.length < lanes.min || models.length > lanes.max)
     throw new AppError(ErrorCode.Usage, `a live race needs two to four --model, got ${models.length}\n\nUsage: ${USAGE}`);
   const prompt = values.prompt ?? DEFAULT_RACE_PROMPT;
-  if (prompt.trim() === '' || prompt.length > MAX_PROMPT_CHARS)
-    throw new AppError(ErrorCode.Usage, `--prompt must be 1 to ${MAX_PROMPT_CHARS} characters, got ${prompt.length}`);
+  if (prompt.trim() === '' || prompt.length > promptChars)
+    throw new AppError(ErrorCode.Usage, `--prompt must be 1 to ${promptChars} characters, got ${prompt.length}`);
   const maxTokens = values['max-tokens'] === undefined ? 64 : Number(values['max-tokens']);
-  if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 4096)
-    throw new AppError(ErrorCode.Usage, `--max-tokens must be a whole number from 1 to 4096, got "${values['max-tokens']}"`);
-  return { models, prompt, maxTokens, profileName: values.profile ?? 'default', settings: values.set ?? [] };
+  if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > mostTokens)
+    throw new AppError(ErrorCode.Usage, `--max-tokens must be a whole number from 1 to ${mostTokens}, got "${values['max-tokens']}"`);
+  return {
+    lanes: models.map((model) => ({ model, profileName: values.profile ?? 'default', settings: values.set ?? [] })),
+    prompt,
+    maxTokens,
+    together: values.together === true,
+  };
 }
 
 export const raceCommand: CommandHandler = async (args, signal) => {
@@ -192,6 +144,7 @@ export const raceCommand: CommandHandler = async (args, signal) => {
       'max-tokens': { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
+      together: { type: 'boolean' },
       experiment: { type: 'string' },
     },
     USAGE,
@@ -203,7 +156,7 @@ export const raceCommand: CommandHandler = async (args, signal) => {
   if (live && positionals.length > 0)
     throw new AppError(ErrorCode.Usage, `race either stored requests (RUN[:SEQ]) or --model lanes, not both\n\nUsage: ${USAGE}`);
   if (!live) {
-    const given = (['prompt', 'max-tokens', 'profile', 'set'] as const).filter((flag) => values[flag] !== undefined);
+    const given = (['prompt', 'max-tokens', 'profile', 'set', 'together'] as const).filter((flag) => values[flag] !== undefined);
     if (given.length > 0) throw new AppError(ErrorCode.Usage, `--${given[0]} is for a live race (--model lanes) only\n\nUsage: ${USAGE}`);
     if (values.experiment === undefined && (positionals.length < 2 || positionals.length > 4))
       throw new AppError(ErrorCode.Usage, `race needs two to four requests (RUN or RUN:SEQ), got ${positionals.length}\n\nUsage: ${USAGE}`);

@@ -4,6 +4,7 @@ import type {
   AppEvents,
   EventName,
   ExperimentTaskProgress,
+  RaceTaskProgress,
   RunTaskProgress,
   SettingsInfo,
   TaskProgress,
@@ -74,10 +75,17 @@ export function taskOfKind<K extends OtherTask['kind']>(
   tasks: Record<string, OtherTask>,
   jobId: string | null | undefined,
   kind: K,
-): (K extends 'experiment' ? ExperimentTaskProgress : ToolTaskProgress) | null {
+): TaskOfKind<K> | null {
   const task = jobId ? tasks[jobId] : undefined;
-  return task?.kind === kind ? (task as K extends 'experiment' ? ExperimentTaskProgress : ToolTaskProgress) : null;
+  return task?.kind === kind ? (task as TaskOfKind<K>) : null;
 }
+
+/** A tool task's kind is one of several ('quantize' | 'setup' | 'pull'), so it is picked by kind, not extracted. */
+type TaskOfKind<K extends OtherTask['kind']> = K extends 'experiment'
+  ? ExperimentTaskProgress
+  : K extends 'race'
+    ? RaceTaskProgress
+    : ToolTaskProgress;
 
 export type AppState = DoctorSlice & UiSlice & LiveSlice & TasksSlice;
 

@@ -3,7 +3,9 @@ import type { AppServices } from '../../../shared/contract';
 import { finishOrder, laneAt, raceLengthMs, type Race } from '../../../shared/race';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
+import { routeOf } from '../state/route';
 import { useAppStore } from '../state/store';
+import { LiveRaceForm } from './LiveRaceForm';
 
 /**
  * Stored requests raced side by side, each at the pace it was measured (`#/race?lanes=RUN:SEQ,…`).
@@ -25,10 +27,19 @@ export function RaceView({ client }: { client: AppServices }) {
   const { error, run } = useAction();
   const frame = useRef<number | null>(null);
 
+  // A race just measured here is shown as it came (its note says how it ran); any other is read from the store.
+  const measured = useRef<{ lanes: string; race: Race } | null>(null);
   useEffect(() => {
+    if (measured.current?.lanes === lanesParam) return setRace(measured.current.race);
     setRace(null);
     if (refs.length >= 2) void run(() => client.runs.race(refs), setRace);
   }, [client, lanesParam]);
+  const onRaced = (raced: Race) => {
+    const lanes = raced.lanes.map((lane) => `${lane.runId}:${lane.seq}`).join(',');
+    measured.current = { lanes, race: raced };
+    setAtMs(0);
+    useAppStore.getState().navigate(routeOf('race', null, { lanes }));
+  };
 
   const play = useCallback(() => {
     if (!race) return;
@@ -85,11 +96,11 @@ export function RaceView({ client }: { client: AppServices }) {
     return (
       <section>
         <h1>Race</h1>
-        <p className="empty">Select two to four runs in Runs, compare them, then press Race.</p>
+        <p className="empty">To replay stored runs: select two to four in Runs, compare them, then press Race. Or measure a race now:</p>
+        <LiveRaceForm client={client} onRaced={onRaced} />
       </section>
     );
   const length = race ? raceLengthMs(race.lanes) : 0;
-  const shown = race ? race.lanes.map((lane, index) => ({ lane, index })).filter(({ index }) => !hidden.includes(index)) : [];
   const done = race !== null && !playing && atMs >= length && length > 0;
   return (
     <section aria-labelledby="race-title" className={presenter ? 'race presenter' : 'race'}>
@@ -108,53 +119,64 @@ export function RaceView({ client }: { client: AppServices }) {
             <button type="button" onClick={togglePresenter}>
               {presenter ? 'Leave presenter mode' : 'Presenter mode'}
             </button>
+            {!presenter && <a href="#/race">New race</a>}
             <small data-testid="race-keys">
               {presenter && !fullScreen ? `F11 fills the screen${fullScreenRefused ? ` (${fullScreenRefused})` : ''}; ` : ''}1–4 show or
               hide a lane
             </small>
           </div>
           <p className="note">{race.note}</p>
-          <div
-            className="race-lanes"
-            data-testid="race-lanes"
-            style={{ gridTemplateColumns: `repeat(${Math.max(1, shown.length)}, minmax(0, 1fr))` }}
-          >
-            {shown.map(({ lane, index }) => {
-              const state = laneAt(lane, atMs);
-              return (
-                <article
-                  key={`${lane.runId}:${lane.seq}`}
-                  className={state.finished ? 'race-lane done' : 'race-lane'}
-                  aria-label={`lane ${index + 1}`}
-                >
-                  <h2>
-                    {index + 1}. {lane.label}
-                  </h2>
-                  <p className="race-figures">
-                    {state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting for the first token'} · {state.tokens} tokens
-                    {state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(1)} tok/s`}
-                    {state.finished ? ` · finished at ${lane.endMs!.toFixed(0)} ms` : ''}
-                  </p>
-                  <p className="race-text">{lane.textless ? '▮'.repeat(state.chunks) : state.text}</p>
-                  {lane.textless && <small className="note">{lane.textless}</small>}
-                </article>
-              );
-            })}
-          </div>
-          {done && (
-            <ol className="race-order" data-testid="race-order" aria-label="finish order">
-              {finishOrder(race.lanes).map((index) => {
-                const lane = race.lanes[index]!;
-                return (
-                  <li key={index}>
-                    {lane.label} {lane.endMs === null ? '(did not finish)' : `${lane.endMs.toFixed(0)} ms`}
-                  </li>
-                );
-              })}
-            </ol>
-          )}
+          <RaceBoard race={race} atMs={atMs} hidden={hidden} done={done} />
         </>
       )}
     </section>
+  );
+}
+
+/** The lanes shown (1–4 hide one) at `atMs`, and the finishing order once the race is over. */
+function RaceBoard({ race, atMs, hidden, done }: { race: Race; atMs: number; hidden: number[]; done: boolean }) {
+  const shown = race.lanes.map((lane, index) => ({ lane, index })).filter(({ index }) => !hidden.includes(index));
+  return (
+    <>
+      <div
+        className="race-lanes"
+        data-testid="race-lanes"
+        style={{ gridTemplateColumns: `repeat(${Math.max(1, shown.length)}, minmax(0, 1fr))` }}
+      >
+        {shown.map(({ lane, index }) => {
+          const state = laneAt(lane, atMs);
+          return (
+            <article
+              key={`${lane.runId}:${lane.seq}`}
+              className={state.finished ? 'race-lane done' : 'race-lane'}
+              aria-label={`lane ${index + 1}`}
+            >
+              <h2>
+                {index + 1}. {lane.label}
+              </h2>
+              <p className="race-figures">
+                {state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting for the first token'} · {state.tokens} tokens
+                {state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(1)} tok/s`}
+                {state.finished ? ` · finished at ${lane.endMs!.toFixed(0)} ms` : ''}
+              </p>
+              <p className="race-text">{lane.textless ? '▮'.repeat(state.chunks) : state.text}</p>
+              {lane.textless && <small className="note">{lane.textless}</small>}
+            </article>
+          );
+        })}
+      </div>
+      {done && (
+        <ol className="race-order" data-testid="race-order" aria-label="finish order">
+          {finishOrder(race.lanes).map((index) => {
+            const lane = race.lanes[index]!;
+            return (
+              <li key={index}>
+                {lane.label} {lane.endMs === null ? '(did not finish)' : `${lane.endMs.toFixed(0)} ms`}
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </>
   );
 }

@@ -1,0 +1,130 @@
+import { useEffect, useState } from 'react';
+import type { AppServices, LiveRaceRequest, RaceTaskProgress } from '../../../shared/contract';
+import { LIVE_RACE_LIMITS } from '../../../shared/contract/specs';
+import type { Race } from '../../../shared/race';
+import { startingTask, taskIsOver } from '../../../shared/tasks';
+import { ErrorBox } from '../components/ErrorBox';
+import { ModelField } from '../components/ModelField';
+import { NumberField } from '../components/NumberField';
+import { useAction } from '../hooks/use-action';
+import { taskOfKind, useAppStore } from '../state/store';
+
+const DEFAULT_PROMPT = 'Explain in three sentences why the sky is blue.';
+
+/**
+ * A race measured now: two to four models, one prompt. Apart (the default) runs the lanes one after
+ * another so none slows another; together sends every prompt at one instant, and the lanes compete.
+ * `onRaced` gets the race once every lane is measured and stored.
+ */
+export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced: (race: Race) => void }) {
+  const [models, setModels] = useState(['demo:f16', 'demo:q4_k_m']);
+  const [prompt, setPrompt] = useState(DEFAULT_PROMPT);
+  const [maxTokens, setMaxTokens] = useState(64);
+  const [together, setTogether] = useState(false);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const job = useAppStore((state) => taskOfKind(state.tasks, jobId, 'race'));
+  const { error, run } = useAction();
+  const running = job !== null && !taskIsOver(job.phase);
+
+  useEffect(() => {
+    if (job?.phase === 'finished' && job.detail.race) onRaced(job.detail.race);
+  }, [job?.phase]);
+
+  const start = () => {
+    const request: LiveRaceRequest = {
+      lanes: models.map((model) => ({ model: model.trim() })),
+      prompt,
+      maxTokens,
+      together,
+    };
+    void run(
+      () => client.runs.startRace(request),
+      (started) => {
+        // Its first events may have arrived already; only a job not yet heard of starts as "starting".
+        if (!useAppStore.getState().tasks[started.jobId])
+          useAppStore.getState().applyTask(startingTask<RaceTaskProgress>(started.jobId, 'race', { race: null }, models.length));
+        setJobId(started.jobId);
+      },
+    );
+  };
+  const setModel = (index: number, model: string) => setModels((current) => current.map((old, at) => (at === index ? model : old)));
+  const ready = models.every((model) => model.trim() !== '') && prompt.trim() !== '' && Number.isInteger(maxTokens) && maxTokens >= 1;
+  return (
+    <form
+      className="run-form live-race"
+      aria-label="race models now"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (ready && !running) start();
+      }}
+    >
+      <h2>Race models now</h2>
+      <fieldset>
+        <legend>Lanes</legend>
+        {models.map((model, index) => (
+          <div key={index} className="toolbar">
+            <strong>{index + 1}.</strong>
+            <ModelField client={client} value={model} onChange={(value) => setModel(index, value)} label={`lane ${index + 1} model`} />
+            {models.length > LIVE_RACE_LIMITS.lanes.min && (
+              <button type="button" onClick={() => setModels((current) => current.filter((_, at) => at !== index))}>
+                Remove
+              </button>
+            )}
+          </div>
+        ))}
+        {models.length < LIVE_RACE_LIMITS.lanes.max && (
+          <button type="button" onClick={() => setModels((current) => [...current, ''])}>
+            Add a lane
+          </button>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Prompt</legend>
+        <textarea
+          aria-label="race prompt"
+          rows={3}
+          maxLength={LIVE_RACE_LIMITS.promptChars}
+          value={prompt}
+          onChange={(event) => setPrompt(event.target.value)}
+        />
+        <NumberField
+          label="Max tokens"
+          aria-label="race max tokens"
+          value={maxTokens}
+          min={1}
+          max={LIVE_RACE_LIMITS.maxTokens}
+          onChange={(event) => setMaxTokens(Number(event.target.value))}
+        />
+      </fieldset>
+      <fieldset>
+        <legend>How the lanes run</legend>
+        <label>
+          <input type="checkbox" checked={together} onChange={(event) => setTogether(event.target.checked)} /> Together: every prompt sent
+          at one instant
+        </label>
+        <small>
+          {together
+            ? 'Every lane starts its server and is warmed by one request; then all are given the prompt at once, so they compete for the GPU and each is slower than alone.'
+            : 'One after another, each on its own server warmed by one request, so no lane slows another; then all play together at their recorded pace.'}
+        </small>
+      </fieldset>
+      <div className="toolbar">
+        <button type="submit" className="primary" disabled={!ready || running}>
+          Measure the race
+        </button>
+        {running && job && (
+          <>
+            <button type="button" onClick={() => void run(() => client.tasks.cancel(job.jobId))}>
+              Cancel
+            </button>
+            <p aria-live="polite" data-testid="live-race-progress">
+              {job.message} ({job.done}/{job.total ?? models.length} lanes measured)
+            </p>
+          </>
+        )}
+      </div>
+      {job?.error && <ErrorBox error={new Error(job.error.message)} />}
+      <ErrorBox error={error} />
+    </form>
+  );
+}
