@@ -29,6 +29,11 @@ describe('ServerManager against the real llama-server', () => {
     };
     const harness = await serverHarness(dir, { readGpuUsed });
     try {
+      // A request refused before anything is launched does not run the GPU tool either.
+      await expect(harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...profile, parallelSlots: 0 } })).rejects.toThrow(
+        /parallelSlots/,
+      );
+      expect(gpuReads).toBe(0);
       const server = await harness.servers.prepare({ modelRef: 'demo:q8_0', profile: { ...profile, parallelSlots: 2 } });
       // Read while the server was prepared, so the spawn does not wait for the GPU tool.
       expect(gpuReads).toBe(1);

@@ -25,7 +25,10 @@ describe('nvidia-smi timestamps on the run clock', () => {
   it('places a reading at the time it was taken, not when it arrived; an impossible stamp falls back to arrival', () => {
     let now = 5000;
     const epochAtStart = 1_800_000_000_000;
-    const clock = new SmiClock(() => now, epochAtStart);
+    const clock = new SmiClock(
+      () => now,
+      () => epochAtStart,
+    );
     now = 7000;
     // Taken 1.2 s after sampling began, delivered 0.8 s late.
     expect(clock.place(epochAtStart + 1200)).toBe(6200);
@@ -34,6 +37,23 @@ describe('nvidia-smi timestamps on the run clock', () => {
     expect(clock.place(epochAtStart + 10_000)).toBe(7000);
     expect(clock.place(null)).toBe(7000);
     expect(clock.counts).toEqual({ device: 1, arrival: 3 });
+  });
+
+  it('ties the two clocks by the tightest of several pairs: a descheduling between two readings does not skew every sample', () => {
+    // Constructed: one virtual time for both clocks (the wall clock 1.8e12 ms ahead); the thread loses
+    // 20 ms after its first reading of the run's clock, as a loaded machine may.
+    let virtual = 1000;
+    let reads = 0;
+    const runClock = () => {
+      reads += 1;
+      const reading = virtual;
+      if (reads === 2) virtual += 20;
+      return reading;
+    };
+    const clock = new SmiClock(runClock, () => virtual + 1_800_000_000_000);
+    virtual += 500;
+    // A reading taken now, stamped by the wall clock, lands at now on the run's clock, not 10 or 20 ms off.
+    expect(clock.place(virtual + 1_800_000_000_000)).toBe(virtual);
   });
 
   it('numbers passes over the GPUs: a pass ends when a GPU comes round again or time moves on', () => {

@@ -74,8 +74,6 @@ export class ServerManager implements Disposable {
     let draftPath: string | null = null;
     let loraPath: string | null = null;
     let model: ModelEntry | null = null;
-    // Begun first: the GPU tool answers while the model is described and the engine found.
-    const gpuReadingAhead = readGpuUsedAhead(this.options);
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
       model = await describeModel(modelPath);
@@ -87,6 +85,8 @@ export class ServerManager implements Disposable {
     } else {
       assertValidProfile(request.profile, undefined, engineId);
     }
+    // Begun once the request is known good (a refused one spawns no GPU tool): it answers while the engine is found.
+    const gpuReadingAhead = readGpuUsedAhead(this.options);
     const engine = engineId === 'llama.cpp' ? await this.engine() : null;
     const backend = engine?.backend ?? null;
     const environment = this.options.environment ?? process.env;

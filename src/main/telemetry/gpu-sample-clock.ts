@@ -26,6 +26,9 @@ export class SweepCounter {
  * boundaries; a timestamp that cannot be right (before sampling began, after it arrived,
  * another time zone) falls back to arrival and is counted as such.
  */
+/** Readings of the wall clock between two of the run's clock, to tie them together. */
+const CLOCK_PAIRS = 5;
+
 export class SmiClock {
   readonly counts = { device: 0, arrival: 0 };
   private readonly epochOffset: number;
@@ -33,10 +36,19 @@ export class SmiClock {
 
   constructor(
     private readonly clock: () => number,
-    now = Date.now(),
+    wallClock: () => number = Date.now,
   ) {
+    // The wall clock read between two readings of the run's clock, a few times: a pair the thread was
+    // descheduled inside is wide and would skew every placed reading by that much; the tightest stands.
+    let tightest = { width: Number.POSITIVE_INFINITY, offset: 0 };
     this.startedAt = clock();
-    this.epochOffset = now - this.startedAt;
+    for (let pair = 0; pair < CLOCK_PAIRS; pair++) {
+      const before = clock();
+      const wall = wallClock();
+      const after = clock();
+      if (after - before < tightest.width) tightest = { width: after - before, offset: wall - (before + after) / 2 };
+    }
+    this.epochOffset = tightest.offset;
   }
 
   place(epochMs: number | null, arrival = this.clock()): number {

@@ -169,7 +169,6 @@ export class GpuSampler {
   private amd: AmdGpuSampler | null = null;
   private ioreg: IoregSampler | null = null;
   private exporter: GpuExporterSampler | null = null;
-  private startedCpu = 0;
   private smiClock: SmiClock | null = null;
   private stopped = false;
   private clockFieldsRefused = false;
@@ -297,7 +296,6 @@ export class GpuSampler {
     ] as SmiLoop<unknown>[];
     this.loops[0]!.start(this.early?.take(this.binary, gpuArgs) ?? null);
     this.loops[1]!.start(this.early?.take(this.binary, appArgs) ?? null);
-    this.startedCpu = 0;
   }
 
   /**
@@ -338,7 +336,7 @@ export class GpuSampler {
   }
 
   cpuSeconds(): number {
-    return this.loops.reduce((sum, loop) => sum + loop.cpuSeconds(), 0) + (this.amd?.cpuSeconds() ?? 0) - this.startedCpu;
+    return this.loops.reduce((sum, loop) => sum + loop.cpuSeconds(), 0) + (this.amd?.cpuSeconds() ?? 0);
   }
 
   async stop(): Promise<void> {
