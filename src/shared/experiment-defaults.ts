@@ -53,6 +53,7 @@ export const DEFAULT_EXPERIMENT_WORKLOAD = {
   capacity: 'chat-short',
   speculative: 'chat-short',
   kvcache: 'long-context',
+  adapter: 'chat-short',
 } as const;
 
 /** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */

@@ -735,6 +735,35 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(pageErrors).toEqual([]);
   });
 
+  it('compares the base model with a LoRA adapter from the Experiments form: its memory, load time and how far it moves the answers', async () => {
+    const { shell, experiments } = views();
+    await experiments.open();
+    await experiments.openForm();
+    await experiments.choose('LoRA adapters');
+    await experiments.fill('model', 'demo:q8_0');
+    await experiments.fill('adapters', 'demo:lora@9');
+    await experiments.problem.filter({ hasText: /scale must be a number from -4 to 4/ }).waitFor();
+    await experiments.fill('adapters', 'demo:lora@4');
+    await experiments.select('experiment workload', 'chat-short');
+    await experiments.fill('experiment slo ttft', '');
+    await experiments.fill('repeats', '1');
+    await experiments.fill('requests per window', '2');
+    await experiments.fill('max answer tokens', '8');
+    await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
+    await experiments.startAndFinish();
+    const rows = page.getByTestId('adapter-table').locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    const [base, adapter] = await rows.allInnerTexts();
+    expect(base).toMatch(/^base\tnone \(base model\)\t—\t\d+ ms/);
+    expect(adapter).toMatch(/^demo-lora@4\tdemo:lora × 4\t[\d.]+ MiB\t\d+ ms/);
+    // A window that other processes competed with (two cores, tests in parallel) withholds the choice, and says so.
+    expect(await experiments.result.textContent()).toMatch(
+      /Recommendation: (demo-lora@4|— — No adapter passes every gate: demo-lora@4 \(uncontaminated failed)/,
+    );
+    await shell.screenshot('experiment-adapter');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('runs demo --capacity from the CLI into the app database and shows its search in the Experiments view', async () => {
     const { shell, experiments } = views();
     const reports = tempDir();

@@ -114,6 +114,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     const capacity = ['capacity', '--model', 'demo:q8_0', '--slo', 'ttft=500'];
     const speculative = ['speculative', '--model', 'demo:f16', '--draft', 'demo:q4_k_m'];
     const kvcache = ['kvcache', '--model', 'demo:q8_0'];
+    const adapter = ['adapter', '--model', 'demo:q8_0', '--adapters', 'demo:lora'];
     const variants: Record<string, { args: string[]; against: string[] }> = {
       '--model': { args: ['quant', '--model', 'demo:q8_0', '--workload', 'chat-short'], against: quant },
       '--workload': { args: ['quant', '--model', 'demo:f16', '--workload', 'long-context'], against: quant },
@@ -148,6 +149,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--draft-max': { args: [...speculative, '--draft-max', '4'], against: speculative },
       '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
       '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },
+      '--adapters': { args: [...adapter.slice(0, 3), '--adapters', 'demo:lora@0.5'], against: adapter },
       '--fixed': { args: [...quant, '--fixed'], against: quant },
     };
     // --from names where the files come from; they join the spec once pulled.
@@ -163,11 +165,11 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     // A spec carries its own kind's fields only: a flag that sets another kind's field is refused by name.
     expect(() => experimentSpecFromArgs([...sweep, '--cold-starts', '2'])).toThrow(/--cold-starts is for experiment warmcold only/);
     // A flag two kinds take is refused for a third naming both, and taken by each of its own.
-    expect(() => experimentSpecFromArgs([...sweep, '--fixed'])).toThrow(/--fixed is for experiment quant, warmcold and kvcache only/);
+    expect(() => experimentSpecFromArgs([...sweep, '--fixed'])).toThrow(/--fixed is for experiment quant, warmcold, kvcache and adapter only/);
     expect(experimentSpecFromArgs([...warm, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(experimentSpecFromArgs([...quant, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(() => experimentSpecFromArgs([...warm, '--kld-text', '/tmp/eval.txt'])).toThrow(
-      /--kld-text is for experiment quant and kvcache only/,
+      /--kld-text is for experiment quant, kvcache and adapter only/,
     );
     expect(experimentSpecFromArgs([...kvcache, '--kld-text', '/tmp/eval.txt']).spec).toMatchObject({ kldTextFile: '/tmp/eval.txt' });
     expect(Object.keys(experimentSpecFromArgs(warm).spec)).not.toContain('quants');

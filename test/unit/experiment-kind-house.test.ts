@@ -11,7 +11,7 @@ import type { CheckedExperiment } from '../../src/main/services/experiment-spec'
  * (`kvcache:`), or imports one of the kind's own files.
  */
 const root = projectRoot();
-const KINDS = ['quant', 'warmcold', 'sweep', 'capacity', 'speculative', 'kvcache'] as const;
+const KINDS = ['quant', 'warmcold', 'sweep', 'capacity', 'speculative', 'kvcache', 'adapter'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** A kind's own files, per layer. */
@@ -45,6 +45,11 @@ const NOT_THE_KIND: Record<string, Kind[]> = {
   'src/main/telemetry/gpu-exporter-parse.ts': ['sweep'],
   // A migration renames what older databases stored: the stored kind's name, not code of the kind.
   'src/main/store/migrations.ts': ['speculative'],
+  // A GGUF file's general.type ("adapter": a LoRA file, no model) and an engine adapter's purpose.
+  'src/main/models/lora-adapter.ts': ['adapter'],
+  'src/main/models/model-library.ts': ['adapter'],
+  'src/main/models/synthetic-adapter.ts': ['adapter'],
+  'src/main/engines/llamacpp/serving-purpose.ts': ['adapter'],
 };
 
 /**

@@ -120,7 +120,7 @@ describe('a kvcache spec, from every face', () => {
     const withSweepField = { ...spec({ types: ['f16', 'q8_0'], contextSize: null }), vary: { field: 'batchSize', values: ['1', '2'] } };
     expect(() => checkCall('experiments', 'start', [withSweepField])).toThrow(/experiments.start: spec has no field "vary"/);
     expect(() => checkCall('experiments', 'start', [{ ...withSweepField, kind: 'nope' }])).toThrow(
-      /spec.kind must be one of "quant", "warmcold", "sweep", "capacity", "speculative", "kvcache", got "nope"/,
+      /spec.kind must be one of "quant", "warmcold", "sweep", "capacity", "speculative", "kvcache", "adapter", got "nope"/,
     );
     const { kvCache: _kvCache, ...shared } = withSweepField;
     expect(() => checkCall('experiments', 'start', [{ ...shared, kind: 'sweep' }])).not.toThrow();

@@ -1,46 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ConditionResult, VerdictRow } from '../../src/shared/contract/experiments';
-import type { Distribution } from '../../src/shared/contract/runs';
+import type { VerdictRow } from '../../src/shared/contract/experiments';
 import type { Verdict } from '../../src/shared/contract/compare';
 import { acceptanceUpperBound, evaluateGates, recommend, type QuantConstraints } from '../../src/main/experiments/recommend';
 import { constraintsFromFlags } from '../../src/main/cli/quant-flags';
 import { KV_CACHE_GATES } from '../../src/main/experiments/kinds/kvcache/kv-cache-memory';
+import { conditionResult as condition } from '../support/condition-result';
 
 const MIB = 2 ** 20;
-
-function distribution(n: number, p50: number, p95: number | null = n >= 20 ? p50 * 1.5 : null): Distribution {
-  return { n, mean: p50, std: 1, p50, p90: null, p95, p99: null, min: p50 / 2, max: p50 * 2, unsupported: p95 === null ? ['p95'] : [] };
-}
-
-function condition(name: string, patch: Partial<ConditionResult> & { n?: number; tpot?: number; ttft?: number } = {}): ConditionResult {
-  const { n = 32, tpot = 10, ttft = 100, ...rest } = patch;
-  return {
-    name,
-    run_ids: [],
-    metrics: {
-      ttft_ms: distribution(n, ttft),
-      tpot_ms: distribution(n, tpot),
-      itl_ms: distribution(n, tpot),
-      e2e_ms: distribution(n, ttft + 40 * tpot),
-      queue_ms: distribution(n, 1),
-      client_overhead_ms: distribution(n, 1),
-    },
-    throughput: { requests_per_s: 1, output_tokens_per_s: 40 },
-    accepted_rate: null,
-    requests: { attempted: n, completed: n, failed: 0 },
-    evidence: { cached_prompt_tokens: 0, prompt_tokens: 0, timings_cache_n_max: null, metrics_cached_prompt_tokens: null },
-    contaminated: false,
-    contamination_reason: null,
-    file_bytes: 1000 * MIB,
-    vram: { baseline_mib: null, peak_mib: null, server_mib: null },
-    token_agreement: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 8 },
-    kld_mean: 0,
-    kld_tokens: 1400,
-    kld_context: 512,
-    acceptance: { accepted: 30, judged: 32 },
-    ...rest,
-  };
-}
 
 const base = () =>
   condition('f16', { token_agreement_noise_floor: { mean: 1, exact_match_rate: 1, first_divergence_index_mean: null, items: 8 } });

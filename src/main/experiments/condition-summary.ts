@@ -260,3 +260,10 @@ export function summaryVerdicts(
     settings,
   );
 }
+
+/** Accepted of judged: requests with checks, and failed requests, which accepted nothing. */
+export function acceptanceCounts(rows: readonly RequestRow[]): { accepted: number; judged: number } {
+  const measured = rows.filter((row) => row.warmup === 0);
+  const judged = measured.filter((row) => row.accepted !== null || row.error_class !== null);
+  return { accepted: judged.filter((row) => row.error_class === null && row.accepted === 1).length, judged: judged.length };
+}

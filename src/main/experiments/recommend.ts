@@ -292,7 +292,7 @@ export function evaluateGates(conditions: ConditionResult[], constraints: QuantC
 
 /** The verdicts that say a condition is faster or slower: `speed` in the metric table. */
 const SPEED_METRICS: ReadonlySet<string> = new Set(metricsJudgedIn('speed'));
-const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) =>
+export const speedRows = (verdicts: VerdictRow[], baseline: string, name: string) =>
   verdicts.filter((row) => row.a === baseline && row.b === name && SPEED_METRICS.has(row.metric.split(' ')[0]!));
 
 /**
@@ -308,7 +308,7 @@ export function openSpeedVerdicts(verdicts: VerdictRow[]): VerdictRow[] {
   });
 }
 
-function describeVerdict(row: VerdictRow): string {
+export function describeVerdict(row: VerdictRow): string {
   const difference =
     row.difference === null
       ? ''
@@ -478,7 +478,7 @@ function withoutAWinner(found: {
   };
 }
 
-function qualityLine(condition: ConditionResult): string {
+export function qualityLine(condition: ConditionResult): string {
   const agreement = condition.token_agreement?.mean;
   return [
     `token agreement ${agreement == null ? 'unknown' : pct(agreement)}`,

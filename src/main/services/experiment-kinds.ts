@@ -1,6 +1,5 @@
 import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../shared/contract';
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
-import { isDemoRef } from '../models/demo-models';
 import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache/cache-conditions';
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
 import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';
@@ -9,6 +8,10 @@ import { checkSweepShape } from '../experiments/kinds/sweep/spec';
 import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
 import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';
 import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/speculative/spec';
+import { adapterConditionsOf, checkAdapterShape } from '../experiments/kinds/adapter/spec';
+import { adapterSettings } from '../experiments/kinds/adapter/conditions';
+import { assertLoraAdapterFits } from '../models/lora-adapter';
+import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import type { ExperimentKindEntry } from './experiment-kind-entry';
@@ -140,6 +143,34 @@ const EXPERIMENT_KINDS = {
         model: checked.model!,
         conditions: kvCacheConditionsOf(spec),
         contextSize: spec.kvCache?.contextSize ?? null,
+        constraints: checked.constraints,
+        kldText: checked.own.kldText,
+        fixed: spec.fixed === true,
+      }),
+  }),
+  adapter: kind<'adapter'>()({
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.adapter,
+    checkShape: checkAdapterShape,
+    // Each adapter held to the face's roots and checked against the model before the job opens; the
+    // servers are then given the file that was checked.
+    resolve: async (spec, access, model) => {
+      const conditions = await Promise.all(
+        adapterConditionsOf(spec).map(async (condition) => {
+          if (condition.file === null) return condition;
+          const file = isDemoRef(condition.file) ? condition.file : await access.paths.check(condition.file, 'model');
+          if (model) await assertLoraAdapterFits(await resolveModelRef(file), model.path);
+          return { ...condition, file };
+        }),
+      );
+      return { conditions, kldText: await readKldText(spec.kldTextFile, access) };
+    },
+    settingsToCheck: (spec) =>
+      adapterConditionsOf(spec).map((condition) => ({ label: `adapter ${condition.name}:`, settings: adapterSettings(condition) })),
+    run: async (common, spec, checked) =>
+      (await import('../experiments/kinds/adapter/protocol')).runAdapterExperiment({
+        ...common,
+        model: checked.model!,
+        conditions: checked.own.conditions,
         constraints: checked.constraints,
         kldText: checked.own.kldText,
         fixed: spec.fixed === true,

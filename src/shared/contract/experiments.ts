@@ -41,6 +41,10 @@ export interface ConditionResult {
   /** KV cache experiments: the cache types this condition ran, and the KV buffers the server allocated (MiB, from its log). */
   cache_types?: { k: string; v: string };
   kv_cache_mib?: number | null;
+  /** LoRA adapter conditions: the adapter applied (null for the base model), the memory its weights took (the server's LoRA buffer log lines, summed over devices), and the servers' mean load time (spawn to ready). */
+  lora?: { file: string; scale: number } | null;
+  lora_mib?: number | null;
+  server_load_ms?: number | null;
   /** Accepted of judged per workload group, where a condition's answers are checked (kvcache). */
   acceptance_by_group?: Record<string, { accepted: number; judged: number }>;
   load_ms?: number | null;

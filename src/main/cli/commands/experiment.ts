@@ -10,7 +10,7 @@ import type { QuantsFromHub } from '../quant-from-hub';
 import { experimentTable } from '../experiment-table';
 import { COMMAND_CALLS } from '../command-contract';
 import { CLI_KINDS, cliKindOf } from '../kinds/registry';
-import { GATE_KINDS } from '../kinds/text-registry';
+import { GATE_KINDS, kindsInWords } from '../kinds/text-registry';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
@@ -80,7 +80,7 @@ export function experimentSpecFromArgs(args: string[]): {
   for (const [flag, owners] of KINDS_OF_FLAG) {
     if (owners.includes(kind) || (values as Record<string, unknown>)[flag] === undefined) continue;
     const instead = CLI_KINDS[kind].options?.insteadOf?.[flag];
-    const owner = owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners.at(-1)}` : owners[0]!;
+    const owner = kindsInWords(owners);
     usage(instead ? `--${flag} is for experiment ${owner}; ${instead}` : `--${flag} is for experiment ${owner} only`);
   }
   const slo = parseSlo(values.slo);
@@ -102,7 +102,7 @@ export function experimentSpecFromArgs(args: string[]): {
   };
   // The kind's flags set only that kind's fields (the check above refused any other kind's), so the pair is a spec of that kind.
   const spec = { kind, ...shared, ...own.fields } as StartExperimentSpec;
-  if (values['kld-text'] !== undefined && !('kldTextFile' in spec)) usage(`--kld-text is for experiment ${GATE_KINDS.join(' and ')} only`);
+  if (values['kld-text'] !== undefined && !('kldTextFile' in spec)) usage(`--kld-text is for experiment ${kindsInWords(GATE_KINDS)} only`);
   const fromHub = own.fromHub ?? null;
   if (!fromHub)
     try {

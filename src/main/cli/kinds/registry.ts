@@ -1,4 +1,5 @@
 import type { ExperimentKind } from '../../../shared/contract/experiments';
+import { ADAPTER_CLI } from './adapter';
 import { CAPACITY_CLI } from './capacity';
 import type { CliKind } from './cli-kind';
 import { KVCACHE_CLI } from './kvcache';
@@ -17,6 +18,7 @@ export const CLI_KINDS: { [K in ExperimentKind]: CliKind<K> } = {
   capacity: CAPACITY_CLI,
   speculative: SPECULATIVE_CLI,
   kvcache: KVCACHE_CLI,
+  adapter: ADAPTER_CLI,
 };
 
 /** The entry of a kind, taking any spec of it: the registry is keyed by the literal the spec carries, which TypeScript cannot follow through an index. */

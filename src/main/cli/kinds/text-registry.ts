@@ -1,4 +1,5 @@
 import type { ExperimentKind } from '../../../shared/contract';
+import { ADAPTER_TEXT } from './adapter-text';
 import { CAPACITY_TEXT } from './capacity-text';
 import type { KindText } from './kind-text';
 import { KVCACHE_TEXT } from './kvcache-text';
@@ -15,9 +16,14 @@ export const KIND_TEXTS: Record<ExperimentKind, KindText> = {
   capacity: CAPACITY_TEXT,
   speculative: SPECULATIVE_TEXT,
   kvcache: KVCACHE_TEXT,
+  adapter: ADAPTER_TEXT,
 };
 
 export const KIND_TEXT_ENTRIES = Object.entries(KIND_TEXTS) as [ExperimentKind, KindText][];
+
+/** Kinds as a sentence lists them: `quant, kvcache and adapter`. */
+export const kindsInWords = (kinds: readonly string[]): string =>
+  kinds.length > 1 ? `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1)}` : (kinds[0] ?? '');
 
 /** The kinds that take the quality-gate flags and --kld-text. */
 export const GATE_KINDS = KIND_TEXT_ENTRIES.filter(([, text]) => text.gates).map(([kind]) => kind);

@@ -1,4 +1,5 @@
 import type { ExperimentKind } from '../../../shared/contract/experiments';
+import { ADAPTER_REPORT } from './adapter/report-section';
 import { CAPACITY_REPORT } from './capacity/report-section';
 import type { KindReport } from './kind-report';
 import { KVCACHE_REPORT } from './kvcache/report-section';
@@ -17,4 +18,5 @@ export const KIND_REPORTS: Record<ExperimentKind, KindReport> = {
   capacity: CAPACITY_REPORT,
   speculative: SPECULATIVE_REPORT,
   kvcache: KVCACHE_REPORT,
+  adapter: ADAPTER_REPORT,
 };

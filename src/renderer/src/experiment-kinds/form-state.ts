@@ -41,6 +41,7 @@ export interface ExperimentFormState {
   cooldownS: string;
   cacheTypes: string;
   contextSize: string;
+  adapters: string;
 }
 
 /** A number as typed, or null for an empty field. */

@@ -1,6 +1,7 @@
 import type { ComponentType } from 'react';
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/experiment-defaults';
 import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
+import { ADAPTER_FORM, AdapterResult } from './adapter';
 import { CAPACITY_FORM } from './capacity-form';
 import type { ExperimentKindForm } from './form-state';
 import { KVCACHE_FORM, KvCacheResult } from './kvcache';
@@ -71,6 +72,13 @@ export const EXPERIMENT_KIND_VIEWS: Record<ExperimentKind, ExperimentKindView> =
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     form: KVCACHE_FORM,
     Result: KvCacheResult,
+  },
+  adapter: {
+    label: 'LoRA adapters',
+    title: 'LoRA adapters',
+    defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.adapter,
+    form: ADAPTER_FORM,
+    Result: AdapterResult,
   },
 };
 

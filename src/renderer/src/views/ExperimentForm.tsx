@@ -56,6 +56,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     draftMax: '4,8,16',
     cooldownS: '',
     cacheTypes: 'f16,q8_0',
+    adapters: 'demo:lora',
     contextSize: '',
   };
 }

@@ -4,6 +4,7 @@
  * types from the union, experiments.ts the result types from the protocols.
  */
 import { TaggedUnion } from '../schema-parts';
+import { AdapterSpecSchema, type AdapterProtocol } from './adapter';
 import { CapacitySpecSchema, type CapacityProtocol } from './capacity';
 import { KvCacheSpecSchema, type KvCacheProtocol } from './kvcache';
 import { QuantSpecSchema, type QuantProtocol } from './quant';
@@ -14,7 +15,7 @@ import { WarmColdSpecSchema, type WarmColdProtocol } from './warmcold';
 /** Everything an experiment can be asked for, from the UI or the CLI: the fields every kind shares, then the kind's own. */
 export const StartExperimentSpecSchema = TaggedUnion(
   'kind',
-  [QuantSpecSchema, WarmColdSpecSchema, SweepSpecSchema, CapacitySpecSchema, SpeculativeSpecSchema, KvCacheSpecSchema],
+  [QuantSpecSchema, WarmColdSpecSchema, SweepSpecSchema, CapacitySpecSchema, SpeculativeSpecSchema, KvCacheSpecSchema, AdapterSpecSchema],
   'An experiment: the shared fields and those of its kind; optional fields take their defaults.',
 );
 
@@ -26,4 +27,5 @@ export interface ExperimentProtocols {
   capacity: CapacityProtocol;
   speculative: SpeculativeProtocol;
   kvcache: KvCacheProtocol;
+  adapter: AdapterProtocol;
 }

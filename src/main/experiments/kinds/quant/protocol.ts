@@ -15,9 +15,8 @@ import { quantizeModel } from '../../../models/quantize';
 import { quantFilesOf } from './quant-files-of';
 import type { ServerManager } from '../../../server/server-manager';
 import type { RunStore } from '../../../store/run-store';
-import type { RequestRow } from '../../../store/run-rows';
 import type { WorkloadDef } from '../../../workload/workload-types';
-import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
+import { acceptanceCounts, summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import type { ExperimentStore } from '../../../store/experiment-store';
 import { measureKld, type KldResult } from '../../kld';
 import { openSpeedVerdicts, recommend, type QuantConstraints } from '../../recommend';
@@ -68,13 +67,6 @@ export async function resolveQuantFiles(
     results.push({ name: quant, file: sibling });
   }
   return results;
-}
-
-/** Accepted of judged: requests with checks, and failed requests, which accepted nothing. */
-function acceptanceCounts(rows: RequestRow[]): { accepted: number; judged: number } {
-  const measured = rows.filter((row) => row.warmup === 0);
-  const judged = measured.filter((row) => row.accepted !== null || row.error_class !== null);
-  return { accepted: judged.filter((row) => row.error_class === null && row.accepted === 1).length, judged: judged.length };
 }
 
 /**

@@ -1,0 +1,188 @@
+import type { AdapterProtocol } from '../../../../shared/contract/experiment-kinds/adapter';
+import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
+import type { ColdStart, EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
+import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
+import { ErrorCode } from '../../../../shared/errors';
+import { AppError, throwIfCancelled } from '../../../core/errors';
+import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
+import { toolPath } from '../../../engines/llamacpp/locate-engine';
+import { resolveModelRef } from '../../../models/demo-models';
+import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
+import { acceptanceCounts, summarizeCondition, summaryVerdicts } from '../../condition-summary';
+import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { measureKld, type KldResult } from '../../kld';
+import { openSpeedVerdicts, type QuantConstraints } from '../../recommend';
+import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
+import type { WindowCooldown } from '../../window-cooldown';
+import { adapterPerplexityArgs, adapterSettings, loraMib, type AdapterCondition } from './conditions';
+import { recommendAdapter } from './recommend-adapter';
+
+type AdapterOptions = SingleModelExperimentInputs & {
+  /** The base model first, then each adapter at its scale. */
+  conditions: AdapterCondition[];
+  repeats: number;
+  /** Run every window rather than stopping once the speed verdicts against the base model are decided. */
+  fixed?: boolean;
+  requestsPerWindow: number | null;
+  concurrency: number;
+  constraints: QuantConstraints;
+  kldText: { text: string; source: string } | null;
+  signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
+  onStatus?: (line: string) => void;
+};
+
+/** Each condition's profile: the experiment's with the adapter and its scale set; one it refuses names its adapter. */
+function conditionProfiles(options: AdapterOptions): Map<string, ServerProfile> {
+  return new Map(
+    options.conditions.map((condition) => {
+      const profile = applySettings(options.profile, adapterSettings(condition));
+      try {
+        assertValidProfile(profile);
+      } catch (error) {
+        throw new AppError(ErrorCode.InvalidInput, `adapter ${condition.name}: ${(error as Error).message}`);
+      }
+      return [condition.name, profile];
+    }),
+  );
+}
+
+const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
+const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
+
+/** The timed windows, rotated: per condition its run ids, the LoRA buffers, load times and peak VRAM of its servers. */
+async function runAdapterWindows(options: AdapterOptions, experimentId: string, profiles: Map<string, ServerProfile>) {
+  const perCondition = () => new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
+  const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
+  const [adapterMib, loadMs, serverVram] = [perCondition(), perCondition(), perCondition()];
+  const summariesSoFar = () =>
+    options.conditions.map((condition) => ({
+      condition,
+      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
+    }));
+  const runOne = async (window: number, condition: AdapterCondition) => {
+    throwIfCancelled(options.signal);
+    options.onStatus?.(
+      `window ${window + 1}/${options.repeats}: ${condition.file === null ? 'the base model' : `adapter ${condition.name}`}`,
+    );
+    await options.cooldown?.beforeWindow(options.onStatus);
+    const { summary } = await runWindow(
+      options,
+      { experimentId, condition: condition.name, window },
+      closedWindowRequest(
+        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
+        options,
+        options.constraints.slo,
+      ),
+    );
+    runIds.get(condition.name)!.push(summary.run_id);
+    const stored = options.runs.getRun(summary.run_id)?.server_json;
+    const server = stored ? (JSON.parse(stored) as { effectiveConfig?: EffectiveConfig | null; coldStart?: ColdStart | null }) : null;
+    const lora = loraMib(server?.effectiveConfig?.buffersMib);
+    if (lora !== null) adapterMib.get(condition.name)!.push(lora);
+    if (server?.coldStart?.spawnToReadyMs != null) loadMs.get(condition.name)!.push(server.coldStart.spawnToReadyMs);
+    const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
+    if (gpu != null) serverVram.get(condition.name)!.push(gpu);
+  };
+  const stopping = await runWindowRounds(
+    options.conditions,
+    { repeats: options.repeats, fixed: options.fixed ?? false },
+    runOne,
+    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+  );
+  return { adapterMib, loadMs, serverVram, stopping, summaries: summariesSoFar() };
+}
+
+/** The untimed quality pass: greedy tokens per condition's server, then KL divergence from llama-perplexity with each adapter applied. */
+async function measureAdapterQuality(options: AdapterOptions, profiles: Map<string, ServerProfile>) {
+  const pass = await tokenPass({
+    servers: options.servers,
+    hashes: options.runs.hashes,
+    files: options.conditions.map((condition) => ({
+      name: condition.name,
+      file: options.model.path,
+      profile: profiles.get(condition.name)!,
+    })),
+    profile: options.profile,
+    workload: options.workload,
+    kldContext: KLD_CONTEXT,
+    signal: options.signal,
+    onStatus: options.onStatus,
+    kldText: options.kldText,
+  });
+  const perplexity = toolPath(await options.engine(), 'llama-perplexity');
+  let kld = new Map<string, KldResult>();
+  if (perplexity && pass.evalText.error === null) {
+    options.onStatus?.('measuring KL divergence against the base model with llama-perplexity');
+    const candidates = await Promise.all(
+      options.conditions.map(async (condition) => ({
+        name: condition.name,
+        file: options.model.path,
+        args: adapterPerplexityArgs(condition, condition.file === null ? null : await resolveModelRef(condition.file)),
+      })),
+    );
+    kld = await measureKld({
+      perplexityBinary: perplexity,
+      baseline: options.model.path,
+      baselineArgs: [],
+      candidates,
+      text: pass.evalText.text,
+      tokens: pass.evalText.tokens,
+      context: KLD_CONTEXT,
+      threads: options.profile.threads,
+      signal: options.signal,
+    });
+  }
+  return { pass, kld, kldMissing: kldMissingReason(perplexity, pass.evalText) };
+}
+
+const KLD_CONTEXT = EXPERIMENT_DEFAULTS.kldContext;
+
+/**
+ * The base model against LoRA adapters applied to it, each condition on a fresh server in rotated
+ * windows with the same workload: TTFT/TPOT verdicts against the base, the memory the adapter's
+ * weights took (the server's LoRA buffer lines), the servers' load time, acceptance on the workload;
+ * then, untimed, greedy token agreement and KL divergence against the base model, which say how far
+ * each adapter moves the answers. The recommendation picks the fastest adapter that passes the gates.
+ */
+export async function runAdapterExperiment(options: AdapterOptions): Promise<ExperimentResult> {
+  const profiles = conditionProfiles(options);
+  const adapters = await Promise.all(
+    options.conditions
+      .filter((condition) => condition.file !== null)
+      .map(async ({ name, file, scale }) => ({ name, file: file!, path: await resolveModelRef(file!), scale })),
+  );
+  const protocol: AdapterProtocol = {
+    kind: 'adapter',
+    cooldown: options.cooldown?.describe() ?? null,
+    model: options.model.ref,
+    adapters,
+    ...windowsAndPassProtocol(options),
+  };
+  const experimentId = options.experiments.create('adapter', protocol);
+  return settleExperiment(options, experimentId, async () => {
+    const windows = await runAdapterWindows(options, experimentId, profiles);
+    const { pass, kld, kldMissing } = await measureAdapterQuality(options, profiles);
+    protocol.kld = { context: KLD_CONTEXT, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
+    const conditions: ConditionResult[] = windows.summaries.map(({ condition, result, rows }, index) => ({
+      ...result,
+      lora: condition.file === null ? null : { file: condition.file, scale: condition.scale },
+      lora_mib: max(windows.adapterMib.get(condition.name)!),
+      server_load_ms: mean(windows.loadMs.get(condition.name)!),
+      vram: { baseline_mib: null, peak_mib: null, server_mib: max(windows.serverVram.get(condition.name)!) },
+      ...qualityFields(condition.name, index === 0, pass, { results: kld, missing: kldMissing, context: KLD_CONTEXT }),
+      acceptance: acceptanceCounts(rows),
+    }));
+    const verdicts = summaryVerdicts(windows.summaries, verdictSettingsOf(windows.stopping));
+    return {
+      experiment_id: experimentId,
+      kind: 'adapter',
+      status: 'completed',
+      protocol,
+      conditions,
+      verdicts,
+      recommendation: recommendAdapter(conditions, verdicts, options.constraints),
+      stopping: windows.stopping,
+    };
+  });
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import type { VerdictRow } from '../../src/shared/contract/experiments';
+import { loraAdapterEntry } from '../../src/shared/lora-adapter-entry';
+import { adapterConditions, adapterPerplexityArgs, adapterSettings, loraMib } from '../../src/main/experiments/kinds/adapter/conditions';
+import { adapterConditionsOf } from '../../src/main/experiments/kinds/adapter/spec';
+import { adapterGates, recommendAdapter } from '../../src/main/experiments/kinds/adapter/recommend-adapter';
+import type { QuantConstraints } from '../../src/main/experiments/recommend';
+import { conditionResult } from '../support/condition-result';
+
+const none: QuantConstraints = { vramBudgetMib: null, minAgreement: null, minAcceptance: null, slo: null };
+
+function verdict(b: string, metric: string, value: VerdictRow['verdict'], difference = 0): VerdictRow {
+  return { metric, a: 'base', b, a_value: 10, b_value: 10 + difference, difference, ci: [difference - 1, difference + 1], verdict: value };
+}
+
+describe('the adapter experiment: its conditions', () => {
+  it('puts the base model first and names each adapter by its file and, where not 1, its scale', () => {
+    const checked = adapterConditions([{ file: 'demo:lora' }, { file: 'demo:lora', scale: 0.5 }, { file: '/m/my-tune.GGUF', scale: 1 }]);
+    expect(checked).toEqual({
+      conditions: [
+        { name: 'base', file: null, scale: 0 },
+        { name: 'demo-lora', file: 'demo:lora', scale: 1 },
+        { name: 'demo-lora@0.5', file: 'demo:lora', scale: 0.5 },
+        { name: 'my-tune', file: '/m/my-tune.GGUF', scale: 1 },
+      ],
+    });
+    // Two files of one name in different folders stay apart.
+    const twins = adapterConditions([{ file: '/a/tune.gguf' }, { file: '/b/tune.gguf' }]);
+    expect('conditions' in twins && twins.conditions.map((condition) => condition.name)).toEqual(['base', 'tune', 'tune (2)']);
+  });
+
+  it('refuses no adapter, a blank file, a scale out of range or not a number, and one adapter at one scale twice', () => {
+    expect(adapterConditions([])).toEqual({ problem: expect.stringMatching(/^name one adapter or more/) });
+    expect(adapterConditions([{ file: '  ' }])).toEqual({ problem: 'adapter 1 names no file' });
+    for (const scale of [5, -4.5, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(adapterConditions([{ file: 'demo:lora', scale }])).toEqual({
+        problem: expect.stringMatching(/scale must be a number from -4 to 4/),
+      });
+    expect(adapterConditions([{ file: 'demo:lora' }, { file: 'demo:lora', scale: 1 }])).toEqual({
+      problem: 'adapter demo:lora at scale 1 is named twice',
+    });
+    expect(() => adapterConditionsOf({ adapters: 'demo:lora' } as never)).toThrow(/adapters must be a list/);
+    expect(() => adapterConditionsOf({ adapters: [] } as never)).toThrow(/^adapters: name one adapter or more/);
+  });
+
+  it('gives each condition its server settings and llama-perplexity flags, the base model none', () => {
+    const [base, scaled] = (adapterConditions([{ file: 'demo:lora', scale: 0.5 }]) as { conditions: never[] }).conditions;
+    expect(adapterSettings(base!)).toEqual([]);
+    expect(adapterSettings(scaled!)).toEqual(['loraAdapter=demo:lora', 'loraScale=0.5']);
+    expect(adapterPerplexityArgs(base!, null)).toEqual([]);
+    expect(adapterPerplexityArgs(scaled!, '/d/demo-lora.gguf')).toEqual(['--lora-scaled', '/d/demo-lora.gguf:0.5']);
+  });
+
+  it("reads the adapter's memory from the server's LoRA buffer lines, summed over devices; none without one", () => {
+    // The keys the log reader makes of "llama_adapter_lora_init_impl: CPU_Mapped LoRA buffer size = 0.11 MiB" (captured, demo adapter) and a CUDA build's (constructed).
+    expect(loraMib({ 'CPU_Mapped model': 45.97, 'CPU_Mapped LoRA model': 0.11, 'CPU KV': 16 })).toBeCloseTo(0.11, 6);
+    expect(loraMib({ 'CUDA0 LoRA model': 12.5, 'CUDA1 LoRA model': 12.5, 'CUDA0 model': 4000 })).toBe(25);
+    expect(loraMib({ 'CPU_Mapped model': 45.97, 'CPU KV': 16 })).toBeNull();
+    expect(loraMib(null)).toBeNull();
+  });
+
+  it('takes FILE or FILE@SCALE from the CLI and the form alike', () => {
+    expect(loraAdapterEntry('demo:lora')).toEqual({ file: 'demo:lora' });
+    expect(loraAdapterEntry('/m/a@b/tune.gguf@0.25')).toEqual({ file: '/m/a@b/tune.gguf', scale: 0.25 });
+    expect(loraAdapterEntry('tune.gguf@')).toEqual({ file: 'tune.gguf', scale: Number.NaN });
+    expect(loraAdapterEntry('@2')).toEqual({ file: '@2' });
+  });
+});
+
+describe('the adapter experiment: its recommendation', () => {
+  const base = () => conditionResult('base', { tpot: 10 });
+
+  it('leaves token agreement and KLD out of the gates unless a threshold is set: an adapter is meant to change the answers', () => {
+    const moved = conditionResult('tune', {
+      token_agreement: { mean: 0.2, exact_match_rate: 0, first_divergence_index_mean: 3, items: 8 },
+      kld_mean: 2,
+    });
+    expect(adapterGates([base(), moved], none).map((gate) => gate.name)).toEqual(['acceptance']);
+    expect(recommendAdapter([base(), moved], [], none).choice).toBe('tune');
+    const strict = recommendAdapter([base(), moved], [], { ...none, minAgreement: 0.9 });
+    expect(strict.gates!.map((gate) => gate.name)).toEqual(['acceptance', 'token agreement']);
+    expect(strict.choice).toBeNull();
+    expect(strict.reason).toMatch(/^No adapter passes every gate: tune \(token agreement failed/);
+  });
+
+  it('picks the adapter with the lowest TPOT p50 among those that pass, never the base model, and says what it costs', () => {
+    const slow = conditionResult('slow', { tpot: 14, lora_mib: 40, server_load_ms: 900 });
+    const quick = conditionResult('quick', { tpot: 11, lora_mib: 20, server_load_ms: 700 });
+    const broken = conditionResult('broken', { tpot: 10.5, acceptance: { accepted: 5, judged: 32 } });
+    const baseline = { ...base(), server_load_ms: 650 };
+    const result = recommendAdapter([baseline, slow, quick, broken], [verdict('quick', 'tpot_ms p50', 'slower', 1)], none);
+    expect(result.choice).toBe('quick');
+    expect(result.reason).toMatch(
+      /^quick passes every gate\. Lowest TPOT p50 of the 2 that pass \(slow 14\.00 ms, quick 11\.00 ms; no verdict compares/,
+    );
+    expect(result.reason).toMatch(
+      /Against the base model: tpot_ms p50 slower \(\+1\.00 ms \[0\.00, 2\.00\]\); adapter weights 20\.00 MiB; load 700 ms against 650 ms\./,
+    );
+    expect(result.excluded).toEqual([{ name: 'broken', reason: expect.stringMatching(/^acceptance failed: 5\/32/) }]);
+    // The base model is the reference: even the fastest, it is not the choice.
+    expect(recommendAdapter([conditionResult('base', { tpot: 1 }), slow], [], none).choice).toBe('slow');
+  });
+
+  it('no adapter measured: no choice, said so', () => {
+    expect(recommendAdapter([base()], [], none)).toMatchObject({ choice: null, reason: 'No adapter was measured.' });
+  });
+});
