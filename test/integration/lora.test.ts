@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -41,5 +42,41 @@ describe('a LoRA adapter on the real llama-server', () => {
     const refused = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--set', 'lora=demo:q4_k_m', '--db', db]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/loraAdapter .*demo-q4_k_m\.gguf: not a LoRA adapter \(general\.type null, adapter\.type null\)/);
+  });
+  it('sends a per-request lora choice on one server with the adapter, reads back what the server loaded, and refuses a choice it will not load', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'l.db');
+    const workload = path.join(dir, 'swap.yaml');
+    // Two groups on one server: the base model's answers (the adapter at scale 0 for the request) and the adapter's.
+    fs.writeFileSync(
+      workload,
+      [
+        'name: swap',
+        'defaults: { max_tokens: 8, temperature: 0 }',
+        'groups:',
+        '  - name: base',
+        '    items: [{ id: base, messages: [{ role: user, content: Say hi. }], lora: [{ id: 0, scale: 0 }] }]',
+        '  - name: tuned',
+        '    items: [{ id: tuned, messages: [{ role: user, content: Say hi. }], lora: [{ id: 0, scale: 1 }] }]',
+        '',
+      ].join('\n'),
+    );
+    const summary = await inferlabJson(
+      ['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '4', '--set', 'loraAdapter=demo:lora'],
+      db,
+    );
+    expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
+    const record = new Database(db, { readonly: true });
+    try {
+      const server = JSON.parse(
+        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
+      );
+      expect(server.effectiveConfig.loraAdapters).toEqual([{ id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 }]);
+    } finally {
+      record.close();
+    }
+    const refused = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '1', '--db', db]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/workload item "base": lora names adapter 0, but the server loads none: set the profile's loraAdapter/);
   });
 });

@@ -377,6 +377,23 @@ describe('conversations in a workload', () => {
     expect(alone.revision).toBe('4a24047dd4d3f4a6051a249c548063e88e9868bba200cc9f7560c299ca21b886');
   });
 
+  it("sends an item's per-request lora choice as llama-server's lora field, and names a bad one by item and field", async () => {
+    const text = `${VALID}        lora: [{ id: 0, scale: 0 }]\n      - id: b\n        messages: [{ role: user, content: hi }]\n`;
+    const resolved = await resolveWorkload(parseWorkloadText(text, 'w.yaml'), 'w.yaml', estimatingTokenCounter);
+    const [base, plain] = resolved.groups[0]!.items;
+    expect(requestFor(base!).body).toMatchObject({ lora: [{ id: 0, scale: 0 }] });
+    expect(requestFor(plain!).body).not.toHaveProperty('lora');
+    expect(parseError(`${VALID}        lora: [{ id: 0, scale: 9 }]\n`)).toMatch(
+      /groups\[0\]\.items\[0\]\.lora\[0\]\.scale.*(<=|at most|maximum) 4/,
+    );
+    expect(parseError(`${VALID}        lora: [{ id: 0 }]\n`)).toMatch(/lora\[0\].*scale/);
+    expect(parseError(`${VALID}        lora: [{ id: 1, scale: 1 }, { id: 1, scale: 0.5 }]\n`)).toMatch(
+      /groups\[0\]\.items\[0\]\.lora\[1\]\.id.*adapter 1 is named twice/,
+    );
+    // An embeddings request has no answer for an adapter to shape here: refused with the other generation fields.
+    expect(parseError(`${EMBEDDINGS.trimEnd()}\n        lora: [{ id: 0, scale: 1 }]\n`)).toMatch(/lora/);
+  });
+
   it('resolves embeddings inputs (one text or a list) and the generator, keyed by seed; other workloads keep their revision', async () => {
     const def = parseWorkloadText(
       `${EMBEDDINGS}      - id: b\n        input: [one, two]\n  - name: gen\n    generate: { embeddings: { count: 3, inputs_per_request: 4, input_tokens: 16, seed: 5 } }\n`,

@@ -43,6 +43,7 @@ export function requestFor(item: Omit<ResolvedItem, 'messages'> & { messages: re
   if (item.response_format) body.response_format = item.response_format;
   if (item.tools) body.tools = item.tools;
   if (item.tool_choice !== undefined) body.tool_choice = item.tool_choice;
+  if (item.lora) body.lora = item.lora;
   if (item.messages) return { path: '/v1/chat/completions', body: { ...body, messages: item.messages } };
   return { path: '/v1/completions', body: { ...body, prompt: item.prompt } };
 }

@@ -5,6 +5,9 @@ import type { RunTargetSpec } from '../runner/run-target';
 import { slotsForUsers } from '../runner/conversation-slots';
 import { profileWithin } from './access';
 import type { CheckedRun } from './run-spec';
+import type { WorkloadDef } from '../workload/workload-types';
+import { AppError } from '../core/errors';
+import { ErrorCode } from '../../shared/errors';
 import type { WorkServiceDeps } from './service-deps';
 import type { TaskControl } from './tasks';
 
@@ -19,6 +22,26 @@ export interface RunHooks {
   atStartLine?: () => Promise<void>;
 }
 
+/**
+ * Refuses, before a server starts, a workload item whose per-request `lora` names an adapter the
+ * managed server will not load: the pinned llama-server ignores such an id, so the request would
+ * quietly run without the adapter it asked for.
+ */
+export function assertLoraChoicesFit(def: WorkloadDef, adaptersLoaded: number): void {
+  for (const group of def.groups)
+    for (const item of group.items ?? [])
+      for (const choice of item.lora ?? [])
+        if (choice.id >= adaptersLoaded)
+          throw new AppError(
+            ErrorCode.InvalidInput,
+            `workload item "${item.id}": lora names adapter ${choice.id}, but the server loads ${
+              adaptersLoaded === 0
+                ? "none: set the profile's loraAdapter (--set loraAdapter=FILE, or demo:lora)"
+                : `${adaptersLoaded} (ids 0 to ${adaptersLoaded - 1}; the profile's loraAdapter is 0)`
+            }`,
+          );
+}
+
 /** Where a checked run goes: a managed server on the profile with the run's settings (slots enough for its users), or an endpoint. */
 export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps: WorkServiceDeps, hooks: RunHooks): Promise<RunTargetSpec> {
   if (checked.target.kind !== 'model') return checked.target;
@@ -26,6 +49,7 @@ export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps:
     deps.access,
     applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
   );
+  assertLoraChoicesFit(checked.request.workload.def, profile.loraAdapter ? 1 : 0);
   return {
     ...checked.target,
     profile: slotsForUsers(profile, checked.request, spec.settings ?? [], hooks.onStatus),

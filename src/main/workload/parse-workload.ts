@@ -288,6 +288,11 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       itemIds.add(item.id);
       checkList(item.accept, base);
       problems.push(...toolProblems(item, [...(group.accept ?? []), ...(item.accept ?? [])], base, ajv));
+      // llama-server keeps the last scale an id is given: one named twice is a slip, not a choice.
+      item.lora?.forEach((choice, place) => {
+        if (item.lora!.findIndex((other) => other.id === choice.id) < place)
+          problems.push({ path: [...base, 'lora', place, 'id'], message: `adapter ${choice.id} is named twice in this item's lora` });
+      });
       const schema = item.response_format?.json_schema?.schema;
       if (schema) {
         const problem = jsonSchemaProblem(ajv, schema);
@@ -361,6 +366,7 @@ const GENERATION_FIELDS = [
   'response_format',
   'tools',
   'tool_choice',
+  'lora',
   'tool_results',
   'max_steps',
   'accept',

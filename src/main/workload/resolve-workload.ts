@@ -94,6 +94,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         ...(item.input === undefined ? {} : { embedding_inputs: typeof item.input === 'string' ? [item.input] : item.input }),
         ...(item.query === undefined ? {} : { rerank: { query: item.query, documents: item.documents ?? [] } }),
         ...toolFieldsOf(item, group.session),
+        ...(item.lora === undefined ? {} : { lora: item.lora }),
       });
     }
     if (group.generate) {

@@ -58,6 +58,12 @@ export interface SessionDef {
   think_time?: ThinkTime;
 }
 
+/** One adapter a request applies: its place among those the server loaded, and its scale. */
+export interface LoraChoice {
+  id: number;
+  scale: number;
+}
+
 export interface WorkloadItemDef extends Sampling {
   id: string;
   messages?: ChatMessage[];
@@ -74,6 +80,8 @@ export interface WorkloadItemDef extends Sampling {
   /** Functions offered with a chat request; the server is started with its chat template's tool support (--jinja). */
   tools?: ToolDef[];
   tool_choice?: ToolChoice;
+  /** The LoRA adapters this request applies, by their place among the server's, and their scales (llama-server's per-request field). */
+  lora?: LoraChoice[];
   /**
    * An agent exchange: each call the answer makes is given back as a `role: tool` message holding
    * this result for its function, and the model asked again, until it answers without a call or
@@ -156,6 +164,7 @@ export interface ResolvedItem {
   /** Set where the item offers functions to call; absent otherwise, so older workloads keep their revision. */
   tools?: ToolDef[];
   tool_choice?: ToolChoice;
+  lora?: LoraChoice[];
   /** Set for an agent exchange: the scripted results and how many requests it may take. Absent otherwise. */
   agent?: ResolvedAgent;
 }

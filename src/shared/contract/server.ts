@@ -79,6 +79,8 @@ export interface EffectiveConfig {
   inputEmbedding?: { vocabulary: number; width: number } | null;
   /** The ggml backend libraries the server process loaded (e.g. libggml-cpu-zen4.so, libggml-cuda.so); absent where not readable. */
   backendLibraries?: string[];
+  /** The LoRA adapters the server loaded, as it reports them (`GET /lora-adapters`): place, file and scale; absent without one. */
+  loraAdapters?: { id: number; path: string; scale: number }[];
   argv: string[];
 }
 

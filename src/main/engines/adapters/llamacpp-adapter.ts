@@ -1,5 +1,6 @@
 import type { EngineInfo } from '../../../shared/contract/engine';
 import type { EngineCapabilities } from '../../../shared/contract/server';
+import type { ServerAddress } from '../../core/server-address';
 import { fetchJson, type ManagedEngineAdapter } from '../engine-adapter';
 import { buildLlamaServerArgs } from '../llamacpp/launch-args';
 import type { GpuIdentities } from '../gpu-identity';
@@ -20,6 +21,18 @@ export const LLAMACPP_CAPABILITIES: EngineCapabilities = {
 };
 
 /** `identities`: the machine's GPU listings, read when a Vulkan engine's GPU choice must be matched to its devices. */
+const LORA_FLAGS = new Set(['--lora', '--lora-scaled']);
+
+/** The adapters a server loaded, as it reports them: what each request's `lora` ids refer to. Empty where it would not say. */
+async function readLoraAdapters(server: ServerAddress): Promise<{ id: number; path: string; scale: number }[]> {
+  const listed: unknown = await fetchJson(`${server.baseUrl}/lora-adapters`, { headers: { ...server.headers } });
+  if (!Array.isArray(listed)) return [];
+  return listed.flatMap((entry: unknown) => {
+    const { id, path, scale } = (entry ?? {}) as { id?: unknown; path?: unknown; scale?: unknown };
+    return typeof id === 'number' && typeof path === 'string' && typeof scale === 'number' ? [{ id, path, scale }] : [];
+  });
+}
+
 export function llamaCppAdapter(engine: EngineInfo, identities: GpuIdentities | null = null): ManagedEngineAdapter {
   return {
     id: 'llama.cpp',
@@ -53,6 +66,7 @@ export function llamaCppAdapter(engine: EngineInfo, identities: GpuIdentities | 
         buffersMib: facts.buffersMib,
         inputEmbedding: facts.inputEmbedding,
         ...(pid !== undefined && process.platform === 'linux' ? { backendLibraries: loadedBackendLibraries(pid) } : {}),
+        ...(argv.some((arg) => LORA_FLAGS.has(arg)) ? { loraAdapters: await readLoraAdapters(server) } : {}),
         argv,
       };
     },
