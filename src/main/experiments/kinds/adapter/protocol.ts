@@ -1,16 +1,14 @@
 import type { AdapterProtocol } from '../../../../shared/contract/experiment-kinds/adapter';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { ColdStart, EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
-import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
-import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import { resolveModelRef } from '../../../models/demo-models';
-import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
+import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
+import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
 import { acceptanceCounts, summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { measureKld, type KldResult } from '../../kld';
 import { openSpeedVerdicts, type QuantConstraints } from '../../recommend';
 import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
 import type { WindowCooldown } from '../../window-cooldown';
@@ -93,50 +91,17 @@ async function runAdapterWindows(options: AdapterOptions, experimentId: string, 
   return { adapterMib, loadMs, serverVram, stopping, summaries: summariesSoFar() };
 }
 
-/** The untimed quality pass: greedy tokens per condition's server, then KL divergence from llama-perplexity with each adapter applied. */
+/** The untimed quality pass with each adapter applied, in the token pass and in llama-perplexity. */
 async function measureAdapterQuality(options: AdapterOptions, profiles: Map<string, ServerProfile>) {
-  const pass = await tokenPass({
-    servers: options.servers,
-    hashes: options.runs.hashes,
-    files: options.conditions.map((condition) => ({
+  const conditions = await Promise.all(
+    options.conditions.map(async (condition) => ({
       name: condition.name,
-      file: options.model.path,
       profile: profiles.get(condition.name)!,
+      perplexityArgs: adapterPerplexityArgs(condition, condition.file === null ? null : await resolveModelRef(condition.file)),
     })),
-    profile: options.profile,
-    workload: options.workload,
-    kldContext: KLD_CONTEXT,
-    signal: options.signal,
-    onStatus: options.onStatus,
-    kldText: options.kldText,
-  });
-  const perplexity = toolPath(await options.engine(), 'llama-perplexity');
-  let kld = new Map<string, KldResult>();
-  if (perplexity && pass.evalText.error === null) {
-    options.onStatus?.('measuring KL divergence against the base model with llama-perplexity');
-    const candidates = await Promise.all(
-      options.conditions.map(async (condition) => ({
-        name: condition.name,
-        file: options.model.path,
-        args: adapterPerplexityArgs(condition, condition.file === null ? null : await resolveModelRef(condition.file)),
-      })),
-    );
-    kld = await measureKld({
-      perplexityBinary: perplexity,
-      baseline: options.model.path,
-      baselineArgs: [],
-      candidates,
-      text: pass.evalText.text,
-      tokens: pass.evalText.tokens,
-      context: KLD_CONTEXT,
-      threads: options.profile.threads,
-      signal: options.signal,
-    });
-  }
-  return { pass, kld, kldMissing: kldMissingReason(perplexity, pass.evalText) };
+  );
+  return settingsQualityPass(options, conditions, 'the base model');
 }
-
-const KLD_CONTEXT = EXPERIMENT_DEFAULTS.kldContext;
 
 /**
  * The base model against LoRA adapters applied to it, each condition on a fresh server in rotated

@@ -1,16 +1,14 @@
 import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
-import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { ErrorCode } from '../../../../shared/errors';
 import { AppError, throwIfCancelled } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
-import { toolPath } from '../../../engines/llamacpp/locate-engine';
 import type { RequestRow } from '../../../store/run-rows';
-import { kldMissingReason, qualityFields, tokenPass, windowsAndPassProtocol } from '../../agreement-pass';
+import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
+import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
 import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
 import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { measureKld, type KldResult } from '../../kld';
 import { openSpeedVerdicts, recommend, type QuantConstraints } from '../../recommend';
 import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
 import type { WindowCooldown } from '../../window-cooldown';
@@ -107,49 +105,15 @@ async function runCacheWindows(options: KvCacheOptions, experimentId: string, pr
   return { runIds, kvMib, serverVram, stopping, summaries: summariesSoFar() };
 }
 
-/** The untimed quality pass: greedy tokens per condition's server, then KL divergence from llama-perplexity with each cache. */
-async function measureCacheQuality(options: KvCacheOptions, profiles: Map<string, ServerProfile>, flashAttention: boolean) {
-  const pass = await tokenPass({
-    servers: options.servers,
-    hashes: options.runs.hashes,
-    files: options.conditions.map((condition) => ({
-      name: condition.name,
-      file: options.model.path,
-      profile: profiles.get(condition.name)!,
-    })),
-    profile: options.profile,
-    workload: options.workload,
-    kldContext: KLD_CONTEXT,
-    signal: options.signal,
-    onStatus: options.onStatus,
-    kldText: options.kldText,
-  });
-  const perplexity = toolPath(await options.engine(), 'llama-perplexity');
-  let kld = new Map<string, KldResult>();
-  if (perplexity && pass.evalText.error === null) {
-    const baseline = options.conditions[0]!;
-    options.onStatus?.(`measuring KL divergence against the ${baseline.name} cache with llama-perplexity`);
-    kld = await measureKld({
-      perplexityBinary: perplexity,
-      baseline: options.model.path,
-      baselineArgs: cachePerplexityArgs(baseline, flashAttention),
-      candidates: options.conditions.map((condition) => ({
-        name: condition.name,
-        file: options.model.path,
-        args: cachePerplexityArgs(condition, flashAttention),
-      })),
-      text: pass.evalText.text,
-      tokens: pass.evalText.tokens,
-      context: KLD_CONTEXT,
-      threads: options.profile.threads,
-      signal: options.signal,
-    });
-  }
-  const kldMissing = kldMissingReason(perplexity, pass.evalText);
-  return { pass, kld, kldMissing };
+/** The untimed quality pass with each cache type, in the token pass and in llama-perplexity. */
+function measureCacheQuality(options: KvCacheOptions, profiles: Map<string, ServerProfile>, flashAttention: boolean) {
+  const conditions = options.conditions.map((condition) => ({
+    name: condition.name,
+    profile: profiles.get(condition.name)!,
+    perplexityArgs: cachePerplexityArgs(condition, flashAttention),
+  }));
+  return settingsQualityPass(options, conditions, `the ${options.conditions[0]!.name} cache`);
 }
-
-const KLD_CONTEXT = EXPERIMENT_DEFAULTS.kldContext;
 
 /**
  * One model file under several KV cache types, each on a fresh server in rotated windows with the
