@@ -190,6 +190,15 @@ describe('every service method through the dispatcher', () => {
     expect(race.lanes.map((lane) => lane.runId)).toEqual([first.runId, second.runId]);
     expect(await failure('runs', 'race', [first.runId])).toBe('invalid_input');
     expect(await failure('runs', 'race', [first.runId, 'a:b:c'])).toBe('invalid_input');
+    // A live race is refused before any lane runs: one lane (the schema), a blank prompt, a model that is not there.
+    const lanes = [{ model: 'demo:q8_0' }, { model: 'demo:q4_k_m' }];
+    expect(await failure('runs', 'startRace', { lanes: lanes.slice(0, 1), prompt: 'hi', maxTokens: 4, together: false })).toBe(
+      'invalid_input',
+    );
+    expect(await failure('runs', 'startRace', { lanes, prompt: ' \n', maxTokens: 4, together: true })).toBe('invalid_input');
+    expect(
+      await failure('runs', 'startRace', { lanes: [lanes[0], { model: 'demo:q2' }], prompt: 'hi', maxTokens: 4, together: false }),
+    ).toBe('invalid_input');
     const history = await call<MetricHistory>('runs', 'history', { metric: 'ttft_ms:p50', model: 'demo:q8_0' });
     expect(
       history.configurations.flatMap((configuration) => configuration.builds.flatMap((build) => build.runs)).map((run) => run.runId),

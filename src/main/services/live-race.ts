@@ -6,7 +6,7 @@ import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import type { Race } from '../../shared/race';
 import { AppError } from '../core/errors';
-import type { ServiceAccess } from './access';
+import { resolveModelWithin, type ServiceAccess } from './access';
 import type { RunHooks } from './run-task';
 import type { LaunchedTask, TaskRunner } from './tasks';
 
@@ -186,8 +186,24 @@ export interface RaceHooks {
   signal?: AbortSignal;
 }
 
+/** Refuses, before any lane runs, a blank prompt and a lane whose model this face may not reach or that does not exist. */
+async function checkLiveRace(request: LiveRaceRequest, access: ServiceAccess): Promise<void> {
+  if (request.prompt.trim() === '') throw new AppError(ErrorCode.InvalidInput, 'prompt: the race needs a prompt that is not blank');
+  // One after another, so the first lane that cannot run is the one named.
+  for (const [index, lane] of request.lanes.entries())
+    await resolveModelWithin(access, lane.model).catch((error: Error & { code?: string }) => {
+      throw new AppError(error instanceof AppError ? error.code : ErrorCode.InvalidInput, `lane ${index + 1}: ${error.message}`);
+    });
+}
+
 /** A live race as a task (kind race): `done` counts the lanes measured, and the race arrives with its end. */
-export function launchLiveRace(tasks: TaskRunner, request: LiveRaceRequest, hooks: RaceHooks, deps: RaceDeps): LaunchedTask<Race> {
+export async function launchLiveRace(
+  tasks: TaskRunner,
+  request: LiveRaceRequest,
+  hooks: RaceHooks,
+  deps: RaceDeps,
+): Promise<LaunchedTask<Race>> {
+  await checkLiveRace(request, deps.access);
   return tasks.launch<RaceTaskProgress, Race>({
     kind: 'race',
     detail: { race: null },
