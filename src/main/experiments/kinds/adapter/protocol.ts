@@ -1,16 +1,17 @@
 import type { AdapterProtocol } from '../../../../shared/contract/experiment-kinds/adapter';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
-import type { ColdStart, EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
+import type { ServerProfile } from '../../../../shared/contract/server';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError, throwIfCancelled } from '../../../core/errors';
+import { AppError } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { resolveModelRef } from '../../../models/demo-models';
 import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
 import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
-import { acceptanceCounts, summarizeCondition, summaryVerdicts } from '../../condition-summary';
-import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { openSpeedVerdicts, type QuantConstraints } from '../../recommend';
-import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
+import { acceptanceCounts, summaryVerdicts } from '../../condition-summary';
+import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { runProfileWindows } from '../../profile-windows';
+import type { QuantConstraints } from '../../recommend';
+import { verdictSettingsOf } from '../../window-rounds';
 import type { WindowCooldown } from '../../window-cooldown';
 import { adapterPerplexityArgs, adapterSettings, loraMib, type AdapterCondition } from './conditions';
 import { recommendAdapter } from './recommend-adapter';
@@ -48,47 +49,27 @@ function conditionProfiles(options: AdapterOptions): Map<string, ServerProfile> 
 const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
 const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
 
-/** The timed windows, rotated: per condition its run ids, the LoRA buffers, load times and peak VRAM of its servers. */
+/** The timed windows, rotated: per condition the LoRA buffers, load times and peak VRAM of its servers. */
 async function runAdapterWindows(options: AdapterOptions, experimentId: string, profiles: Map<string, ServerProfile>) {
   const perCondition = () => new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
-  const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
   const [adapterMib, loadMs, serverVram] = [perCondition(), perCondition(), perCondition()];
-  const summariesSoFar = () =>
-    options.conditions.map((condition) => ({
-      condition,
-      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
-    }));
-  const runOne = async (window: number, condition: AdapterCondition) => {
-    throwIfCancelled(options.signal);
-    options.onStatus?.(
-      `window ${window + 1}/${options.repeats}: ${condition.file === null ? 'the base model' : `adapter ${condition.name}`}`,
-    );
-    await options.cooldown?.beforeWindow(options.onStatus);
-    const { summary } = await runWindow(
-      options,
-      { experimentId, condition: condition.name, window },
-      closedWindowRequest(
-        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
-        options,
-        options.constraints.slo,
-      ),
-    );
-    runIds.get(condition.name)!.push(summary.run_id);
-    const stored = options.runs.getRun(summary.run_id)?.server_json;
-    const server = stored ? (JSON.parse(stored) as { effectiveConfig?: EffectiveConfig | null; coldStart?: ColdStart | null }) : null;
-    const lora = loraMib(server?.effectiveConfig?.buffersMib);
-    if (lora !== null) adapterMib.get(condition.name)!.push(lora);
-    if (server?.coldStart?.spawnToReadyMs != null) loadMs.get(condition.name)!.push(server.coldStart.spawnToReadyMs);
-    const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
-    if (gpu != null) serverVram.get(condition.name)!.push(gpu);
-  };
-  const stopping = await runWindowRounds(
+  const { stopping, summaries } = await runProfileWindows(
+    options,
+    experimentId,
     options.conditions,
-    { repeats: options.repeats, fixed: options.fixed ?? false },
-    runOne,
-    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+    (condition) => profiles.get(condition.name)!,
+    {
+      describe: (condition) => (condition.file === null ? 'the base model' : `adapter ${condition.name}`),
+      after: (condition, server, summary) => {
+        const lora = loraMib(server.effectiveConfig?.buffersMib);
+        if (lora !== null) adapterMib.get(condition.name)!.push(lora);
+        if (server.coldStart?.spawnToReadyMs != null) loadMs.get(condition.name)!.push(server.coldStart.spawnToReadyMs);
+        const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
+        if (gpu != null) serverVram.get(condition.name)!.push(gpu);
+      },
+    },
   );
-  return { adapterMib, loadMs, serverVram, stopping, summaries: summariesSoFar() };
+  return { adapterMib, loadMs, serverVram, stopping, summaries };
 }
 
 /** The untimed quality pass with each adapter applied, in the token pass and in llama-perplexity. */

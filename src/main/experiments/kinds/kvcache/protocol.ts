@@ -1,16 +1,17 @@
 import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
-import type { EffectiveConfig, ServerProfile } from '../../../../shared/contract/server';
+import type { ServerProfile } from '../../../../shared/contract/server';
 import { ErrorCode } from '../../../../shared/errors';
-import { AppError, throwIfCancelled } from '../../../core/errors';
+import { AppError } from '../../../core/errors';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import type { RequestRow } from '../../../store/run-rows';
 import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
 import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
-import { summarizeCondition, summaryVerdicts } from '../../condition-summary';
-import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { openSpeedVerdicts, recommend, type QuantConstraints } from '../../recommend';
-import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
+import { summaryVerdicts } from '../../condition-summary';
+import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
+import { runProfileWindows } from '../../profile-windows';
+import { recommend, type QuantConstraints } from '../../recommend';
+import { verdictSettingsOf } from '../../window-rounds';
 import type { WindowCooldown } from '../../window-cooldown';
 import { KV_CACHE_GATES } from './kv-cache-memory';
 import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
@@ -63,46 +64,27 @@ function conditionProfiles(options: KvCacheOptions, flashAttention: boolean): Ma
   );
 }
 
-/** The timed windows, rotated: per condition its run ids, the KV buffers its servers allocated and their peak VRAM. */
+/** The timed windows, rotated: per condition the KV buffers its servers allocated and their peak VRAM. */
 async function runCacheWindows(options: KvCacheOptions, experimentId: string, profiles: Map<string, ServerProfile>) {
   const perCondition = () => new Map(options.conditions.map((condition) => [condition.name, [] as number[]]));
-  const runIds = new Map(options.conditions.map((condition) => [condition.name, [] as string[]]));
-  const kvMib = perCondition();
-  const serverVram = perCondition();
-  const summariesSoFar = () =>
-    options.conditions.map((condition) => ({
-      condition,
-      ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!),
-    }));
-  const runOne = async (window: number, condition: CacheCondition) => {
-    throwIfCancelled(options.signal);
-    options.onStatus?.(`window ${window + 1}/${options.repeats}: KV cache ${condition.name}`);
-    await options.cooldown?.beforeWindow(options.onStatus);
-    const { summary } = await runWindow(
-      options,
-      { experimentId, condition: condition.name, window },
-      closedWindowRequest(
-        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profiles.get(condition.name)! },
-        options,
-        options.constraints.slo,
-      ),
-    );
-    runIds.get(condition.name)!.push(summary.run_id);
-    const server = options.runs.getRun(summary.run_id)?.server_json;
-    const effective = server ? (JSON.parse(server) as { effectiveConfig?: EffectiveConfig }).effectiveConfig : undefined;
-    const kv = kvCacheMib(effective?.buffersMib);
-    if (kv !== null) kvMib.get(condition.name)!.push(kv);
-    const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
-    if (gpu != null) serverVram.get(condition.name)!.push(gpu);
-  };
+  const [kvMib, serverVram] = [perCondition(), perCondition()];
   // The recommendation is quant's: it waits on the same speed verdicts.
-  const stopping = await runWindowRounds(
+  const { stopping, summaries } = await runProfileWindows(
+    options,
+    experimentId,
     options.conditions,
-    { repeats: options.repeats, fixed: options.fixed ?? false },
-    runOne,
-    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+    (condition) => profiles.get(condition.name)!,
+    {
+      describe: (condition) => `KV cache ${condition.name}`,
+      after: (condition, server, summary) => {
+        const kv = kvCacheMib(server.effectiveConfig?.buffersMib);
+        if (kv !== null) kvMib.get(condition.name)!.push(kv);
+        const gpu = summary.telemetry?.gpu?.server_used_mib_peak;
+        if (gpu != null) serverVram.get(condition.name)!.push(gpu);
+      },
+    },
   );
-  return { runIds, kvMib, serverVram, stopping, summaries: summariesSoFar() };
+  return { kvMib, serverVram, stopping, summaries };
 }
 
 /** The untimed quality pass with each cache type, in the token pass and in llama-perplexity. */

@@ -1,0 +1,65 @@
+import type { QuantConstraints } from '../../shared/contract/experiments';
+import type { RunSummary } from '../../shared/contract/runs';
+import type { ColdStart, EffectiveConfig, ServerProfile } from '../../shared/contract/server';
+import { throwIfCancelled } from '../core/errors';
+import { summarizeCondition, summaryVerdicts } from './condition-summary';
+import { closedWindowRequest, runWindow, type SingleModelExperimentInputs } from './experiment-inputs';
+import { openSpeedVerdicts } from './recommend';
+import { openName, runWindowRounds } from './window-rounds';
+import type { WindowCooldown } from './window-cooldown';
+
+/** What a window's server said of itself, as stored with its run. */
+export interface WindowServer {
+  effectiveConfig: EffectiveConfig | null;
+  coldStart: ColdStart | null;
+}
+
+type ProfileWindowOptions = SingleModelExperimentInputs & {
+  repeats: number;
+  fixed?: boolean;
+  requestsPerWindow: number | null;
+  concurrency: number;
+  constraints: QuantConstraints;
+  signal?: AbortSignal;
+  cooldown?: WindowCooldown | null;
+  onStatus?: (line: string) => void;
+};
+
+/**
+ * One model under several server profiles (a KV cache type, an adapter), each window of a
+ * condition on a fresh server, conditions in rotated order, looking at the speed verdicts halfway
+ * (`fixed`: every window). `afterWindow` reads what each window's server and run reported.
+ */
+export async function runProfileWindows<C extends { name: string }>(
+  options: ProfileWindowOptions,
+  experimentId: string,
+  conditions: readonly C[],
+  profileOf: (condition: C) => ServerProfile,
+  window: { describe: (condition: C) => string; after: (condition: C, server: WindowServer, summary: RunSummary) => void },
+) {
+  const runIds = new Map(conditions.map((condition) => [condition.name, [] as string[]]));
+  const summariesSoFar = () =>
+    conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, runIds.get(condition.name)!) }));
+  const runOne = async (index: number, condition: C) => {
+    throwIfCancelled(options.signal);
+    options.onStatus?.(`window ${index + 1}/${options.repeats}: ${window.describe(condition)}`);
+    await options.cooldown?.beforeWindow(options.onStatus);
+    const { summary } = await runWindow(
+      options,
+      { experimentId, condition: condition.name, window: index },
+      closedWindowRequest(
+        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profileOf(condition) },
+        options,
+        options.constraints.slo,
+      ),
+    );
+    runIds.get(condition.name)!.push(summary.run_id);
+    const stored = options.runs.getRun(summary.run_id)?.server_json;
+    const server = stored ? (JSON.parse(stored) as Partial<WindowServer>) : {};
+    window.after(condition, { effectiveConfig: server.effectiveConfig ?? null, coldStart: server.coldStart ?? null }, summary);
+  };
+  const stopping = await runWindowRounds(conditions, { repeats: options.repeats, fixed: options.fixed ?? false }, runOne, (settings) =>
+    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+  );
+  return { stopping, summaries: summariesSoFar() };
+}
