@@ -38,7 +38,6 @@ const REGISTRIES = [
 /** The same word meaning something else: a table header, a run's speculative-decoding summary, a GPU sample's field. */
 const NOT_THE_KIND: Record<string, Kind[]> = {
   'src/main/cli/commands/models.ts': ['quant'],
-  'src/main/cli/plan-table.ts': ['quant'],
   'src/main/cli/pull-lines.ts': ['quant'],
   'src/main/metrics/run-summary.ts': ['speculative'],
   'src/renderer/src/views/SummaryTable.tsx': ['speculative'],
@@ -50,6 +49,10 @@ const NOT_THE_KIND: Record<string, Kind[]> = {
   'src/main/models/model-library.ts': ['adapter'],
   'src/main/models/synthetic-adapter.ts': ['adapter'],
   'src/main/engines/llamacpp/serving-purpose.ts': ['adapter'],
+  // A model plan's candidate that is a LoRA adapter file, not a model.
+  'src/shared/contract/models.ts': ['adapter'],
+  'src/main/models/plan/plan-models.ts': ['adapter'],
+  'src/main/cli/plan-table.ts': ['quant', 'adapter'],
 };
 
 /**

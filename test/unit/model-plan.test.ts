@@ -272,6 +272,16 @@ describe('candidate files', () => {
     expect(problems).toEqual(['Q2_K/M-Q2_K: split into 3 parts, but part 2 is missing']);
   });
 
+  it('labels files of one quantization by their names, so that a label picks one: two adapters, or two models, both F16', () => {
+    const { candidates } = groupCandidates(['tune-a-F16.gguf', 'b/tune-b-F16.gguf', 'M-Q8_0.gguf', 'big/Big-F16-00001-of-00001.gguf']);
+    expect(Object.fromEntries(candidates.map((candidate) => [candidate.files[0], candidate.label]))).toEqual({
+      'tune-a-F16.gguf': 'tune-a-F16',
+      'b/tune-b-F16.gguf': 'tune-b-F16',
+      'big/Big-F16-00001-of-00001.gguf': 'Big-F16',
+      'M-Q8_0.gguf': 'Q8_0',
+    });
+  });
+
   it('chooses by label case-insensitively and names the quantizations the repository lacks', () => {
     const candidates = [
       { label: 'Q4_K_M', files: ['a'] },

@@ -30,7 +30,7 @@ export function quantsFlag(raw: string | undefined, usage: string): string[] | '
 
 export function planRequestFromFlags(
   source: string,
-  values: { quants?: string; ctx?: string; parallel?: string; kv?: string; 'no-flash-attn'?: boolean },
+  values: { quants?: string; ctx?: string; parallel?: string; kv?: string; 'no-flash-attn'?: boolean; for?: string },
 ): ModelPlanRequest {
   const chosen = quantsFlag(values.quants, PLAN_USAGE);
   const quants = chosen === 'all' ? [] : chosen;
@@ -43,6 +43,7 @@ export function planRequestFromFlags(
     parallel: integerFlag('parallel', values.parallel, 1, 256),
     kvType: values.kv as ModelPlanRequest['kvType'],
     flashAttention: values['no-flash-attn'] ? false : undefined,
+    ...(values.for === undefined ? {} : { adapterFor: values.for }),
   };
 }
 
@@ -52,6 +53,7 @@ function params(count: number | null): string {
 }
 
 function fitCell(candidate: PlannedCandidate): string {
+  if (candidate.adapter) return 'LoRA adapter';
   if (!candidate.fit) return 'unreadable';
   const { verdict, layersOnGpu, layersTotal } = candidate.fit;
   if (verdict === 'fits') return `fits (${layersOnGpu}/${layersTotal} layers)`;
@@ -83,6 +85,15 @@ function candidateRow(candidate: PlannedCandidate): string[] {
   ];
 }
 
+/** What a LoRA adapter's header says, and whether it fits the base model `--for` named. */
+function adapterLine(label: string, adapter: NonNullable<PlannedCandidate['adapter']>): string {
+  const facts = `a LoRA adapter for ${adapter.architecture ?? 'an unnamed architecture'} models, rank ${adapter.rank}${adapter.alpha === null ? '' : `, alpha ${adapter.alpha}`}, on ${adapter.targets.length} tensors`;
+  if (!adapter.base) return `${label}: ${facts}; --for MODEL checks it against a base model before you pull it`;
+  return adapter.base.fits
+    ? `${label}: ${facts}; fits ${adapter.base.model}`
+    : `${label}: ${facts}; does not fit ${adapter.base.model}: ${adapter.base.problem}`;
+}
+
 /** The plan as a terminal reads it: the settings, the memory pools, one row per candidate, then what each row leaves out. */
 export function planText(plan: ModelPlan): string {
   const { settings } = plan;
@@ -101,6 +112,7 @@ export function planText(plan: ModelPlan): string {
   ];
   const notes = plan.candidates.flatMap((candidate) => [
     ...(candidate.problem ? [`${candidate.label}: ${candidate.problem}`] : []),
+    ...(candidate.adapter ? [adapterLine(candidate.label, candidate.adapter)] : []),
     ...(candidate.fit && candidate.fit.verdict !== 'fits' ? [`${candidate.label}: ${candidate.fit.detail}`] : []),
     ...(candidate.memory?.notes ?? []).map((note) => `${candidate.label}: ${note}`),
     ...(candidate.ceilingReason && candidate.fit?.verdict !== 'no' ? [`${candidate.label}: no ceiling: ${candidate.ceilingReason}`] : []),

@@ -32,7 +32,8 @@ export const DECIDE_USAGE =
 export const SCAN_USAGE = 'inferlab models scan [DIR|FILE ...] [--hash] [--db PATH] [--json]';
 
 export const PLAN_USAGE =
-  'inferlab models plan (hf:OWNER/REPO[@REVISION] | FILE | DIR) [--quants Q4_K_M,Q8_0|all] [--ctx N] [--parallel N] [--kv f16|q8_0|q4_0] [--no-flash-attn] [--json]';
+  'inferlab models plan (hf:OWNER/REPO[@REVISION] | FILE | DIR) [--quants Q4_K_M,Q8_0|all] [--ctx N] [--parallel N] [--kv f16|q8_0|q4_0] [--no-flash-attn]\n' +
+  '    [--for MODEL (check LoRA adapters against it)] [--json]';
 
 export const SEARCH_USAGE = 'inferlab models search WORDS... [--json]';
 

@@ -33,6 +33,24 @@ function pairsOf(file: string, header: GgufHeader): Map<string, { a: GgufTensorH
   return pairs;
 }
 
+/** Whether a GGUF header is a LoRA adapter's (general.type "adapter", adapter.type "lora"). */
+export function isLoraAdapterHeader(header: GgufHeader): boolean {
+  return header.metadata.get('general.type') === 'adapter' && header.metadata.get('adapter.type') === 'lora';
+}
+
+/** What an adapter's header says of itself, before any model is set beside it: its architecture, rank, alpha and targets. */
+export function loraAdapterFacts(adapterName: string, adapter: GgufHeader): LoraAdapterFacts & { architecture: string | null } {
+  const pairs = pairsOf(adapterName, adapter);
+  const alpha = adapter.metadata.get('adapter.lora.alpha');
+  const architecture = adapter.metadata.get('general.architecture');
+  return {
+    architecture: typeof architecture === 'string' ? architecture : null,
+    rank: Math.max(...[...pairs.values()].map(({ a }) => a.shape[1]!)),
+    alpha: typeof alpha === 'number' ? alpha : null,
+    targets: [...pairs.keys()],
+  };
+}
+
 /**
  * Checks, before anything is launched, that a file is a LoRA adapter made for the model it is
  * applied to: a GGUF adapter (general.type "adapter", adapter.type "lora") of the model's
@@ -48,24 +66,29 @@ export async function assertLoraAdapterFits(adapterFile: string, modelFile: stri
       refuse(adapterFile, `${path.basename(file)} is not a readable GGUF file: ${error.message}`),
     );
   const [adapter, model] = await Promise.all([read(adapterFile), read(modelFile)]);
+  return checkLoraAdapterHeaders(adapterFile, adapter, path.basename(modelFile), model);
+}
+
+/**
+ * The same check on headers already read (a hub file's, read by range before it is downloaded):
+ * the adapter's facts, or an InvalidInput naming `adapterName` and what does not fit `modelName`.
+ */
+export function checkLoraAdapterHeaders(adapterFile: string, adapter: GgufHeader, modelName: string, model: GgufHeader): LoraAdapterFacts {
   const meta = (key: string) => adapter.metadata.get(key);
-  if (meta('general.type') !== 'adapter' || meta('adapter.type') !== 'lora')
+  if (!isLoraAdapterHeader(adapter))
     refuse(
       adapterFile,
       `not a LoRA adapter (general.type ${JSON.stringify(meta('general.type') ?? null)}, adapter.type ${JSON.stringify(meta('adapter.type') ?? null)}): give a GGUF adapter made with convert_lora_to_gguf.py, or none`,
     );
   const architecture = model.metadata.get('general.architecture');
   if (meta('general.architecture') !== architecture)
-    refuse(
-      adapterFile,
-      `made for ${String(meta('general.architecture'))} models, not for ${String(architecture)} (${path.basename(modelFile)})`,
-    );
+    refuse(adapterFile, `made for ${String(meta('general.architecture'))} models, not for ${String(architecture)} (${modelName})`);
   const tensors = new Map(model.tensors.map((tensor) => [tensor.name, tensor]));
   const ranks = new Set<number>();
   const pairs = pairsOf(adapterFile, adapter);
   for (const [target, { a, b }] of pairs) {
     const base = tensors.get(target);
-    if (!base) refuse(adapterFile, `changes ${target}, which ${path.basename(modelFile)} does not have: an adapter for another model`);
+    if (!base) refuse(adapterFile, `changes ${target}, which ${modelName} does not have: an adapter for another model`);
     if (a.shape[0] !== base!.shape[0] || b.shape[1] !== base!.shape[1] || a.shape[1] !== b.shape[0])
       refuse(
         adapterFile,

@@ -13,12 +13,22 @@ import { planQuantization, quantizeModel } from '../models/quantize';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import { userCacheDir } from '../core/paths';
 import { isHubRef } from '../models/hub/hub-access';
-import { planModels, type LatestDecode } from '../models/plan/plan-models';
+import { planModels, type LatestDecode, type PlanBase } from '../models/plan/plan-models';
+import { readGgufHeaderAsync } from '../models/gguf-reader';
 import { readPlanMachine } from './plan-machine';
 import { awaitTask, launchToolTask, startedTask, type LaunchedTask, type TaskRunner } from './tasks';
 import { cachedModels, executePull, preparePull } from '../models/hub/hub-pull';
 import { searchHubModels } from '../models/hub/hub-search';
 import type { ModelPull, ModelPullRequest, PullProgress } from '../../shared/contract/models';
+
+/** The base model a plan checks adapters against: held to the face's roots, its header read. */
+async function planBase(access: ServiceAccess, model: string): Promise<PlanBase> {
+  const file = await resolveModelWithin(access, model);
+  const header = await readGgufHeaderAsync(file).catch((error: Error) => {
+    throw new AppError(ErrorCode.InvalidInput, `adapterFor ${model}: not a readable GGUF file: ${error.message}`);
+  });
+  return { model, header };
+}
 
 /** What a caller awaiting a quantization (the CLI) hears while it goes. */
 export interface QuantizeHooks {
@@ -169,7 +179,8 @@ export function createModelsService(
     plan: async (request) => {
       // A local source is a path the caller must be allowed to read; a hub name reaches only HF_ENDPOINT.
       const source = isHubRef(request.source) ? request.source : await access.paths.check(request.source, 'model');
-      return planModels({ ...request, source }, await readPlanMachine(userCacheDir()), { latestDecodeOf });
+      const base = request.adapterFor ? await planBase(access, request.adapterFor) : null;
+      return planModels({ ...request, source }, await readPlanMachine(userCacheDir()), { latestDecodeOf, base });
     },
     search: async (query) => searchHubModels(query),
     // Cancelled from a face, a pull deletes the file it was downloading; interrupted any other way, the file stays to resume.

@@ -57,6 +57,8 @@ export interface ModelPlanRequest {
   parallel?: number;
   kvType?: 'f16' | 'q8_0' | 'q4_0';
   flashAttention?: boolean;
+  /** A base model (demo:q8_0 or a GGUF path) each LoRA adapter of the source is checked against. */
+  adapterFor?: string;
 }
 
 /** A memory pool the plan fits models into: each GPU's free memory, or the host's RAM. */
@@ -112,6 +114,17 @@ export interface PlannedCandidate {
   measured: { runId: string; startedAt: string; tokensPerS: number; decodeSequences: number | null; ofCeiling: number | null } | null;
   /** Why this candidate could not be planned (unreadable header, missing part). */
   problem: string | null;
+  /**
+   * A LoRA adapter, not a model (general.type "adapter"): what its header says, and, where the plan
+   * named a base model (`adapterFor`), whether it fits that model; nothing else is planned for it.
+   */
+  adapter?: {
+    architecture: string | null;
+    rank: number;
+    alpha: number | null;
+    targets: string[];
+    base: { model: string; fits: boolean; problem: string | null } | null;
+  } | null;
 }
 
 export interface ModelPlan {

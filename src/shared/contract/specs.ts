@@ -131,6 +131,13 @@ export const ModelPlanRequestSchema = Type.Object(
     parallel: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'Slots (--parallel).' })),
     kvType: Type.Optional(Type.Union([Type.Literal('f16'), Type.Literal('q8_0'), Type.Literal('q4_0')])),
     flashAttention: Type.Optional(Type.Boolean()),
+    adapterFor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'A base model (demo:q8_0 or a GGUF path) to check LoRA adapters against.',
+      }),
+    ),
   },
   Strict,
 );

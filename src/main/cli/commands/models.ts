@@ -132,6 +132,7 @@ const plan: CommandHandler = async (args) => {
       parallel: { type: 'string' },
       kv: { type: 'string' },
       'no-flash-attn': { type: 'boolean' },
+      for: { type: 'string' },
       json: { type: 'boolean' },
       db: { type: 'string' },
     },

@@ -54,7 +54,22 @@ export function groupCandidates(paths: readonly string[]): { candidates: Candida
     }
     joined.push({ label: quantLabel(files[0]!), files: files as string[] });
   }
-  return { candidates: [...singles, ...joined].sort((a, b) => a.files[0]!.localeCompare(b.files[0]!)), problems };
+  return { candidates: distinctLabels([...singles, ...joined]).sort((a, b) => a.files[0]!.localeCompare(b.files[0]!)), problems };
+}
+
+/** A file's name without its folder, `.gguf` and split suffix: what tells apart two files of one quantization. */
+const stemOf = (file: string) => (file.split('/').pop() ?? file).replace(/\.gguf$/i, '').replace(/-\d{5}-of-\d{5}$/i, '');
+
+/**
+ * Candidates whose file names give the same label (two adapters, or two models, both F16) are
+ * labelled by their file names instead, so that a label picks one candidate to plan or pull.
+ */
+function distinctLabels(candidates: CandidateFiles[]): CandidateFiles[] {
+  const counts = new Map<string, number>();
+  for (const candidate of candidates) counts.set(candidate.label.toUpperCase(), (counts.get(candidate.label.toUpperCase()) ?? 0) + 1);
+  return candidates.map((candidate) =>
+    (counts.get(candidate.label.toUpperCase()) ?? 0) > 1 ? { ...candidate, label: stemOf(candidate.files[0]!) } : candidate,
+  );
 }
 
 /** The candidates a --quants list names (case-insensitive, exactly); every candidate for "all" or none given. */

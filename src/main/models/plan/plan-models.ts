@@ -9,6 +9,7 @@ import type {
 } from '../../../shared/contract/models';
 import { readGgufHeaderAsync, readGgufHeaderFrom, type GgufHeader } from '../gguf-reader';
 import { scanModels } from '../model-library';
+import { checkLoraAdapterHeaders, isLoraAdapterHeader, loraAdapterFacts } from '../lora-adapter';
 import { isHubRef, parseHubRef } from '../hub/hub-access';
 import { hubByteSource, listHubFiles, openHubSession, type HubOptions } from '../hub/hub-files';
 import { chooseCandidates, groupCandidates, quantLabel, type CandidateFiles } from './candidates';
@@ -89,11 +90,38 @@ function sortCandidates(candidates: PlannedCandidate[]): PlannedCandidate[] {
   return candidates.sort((a, b) => rank(a) - rank(b) || b.sizeBytes - a.sizeBytes);
 }
 
+/** The model adapters are checked against, with its header, when the plan names one. */
+export interface PlanBase {
+  model: string;
+  header: GgufHeader;
+}
+
+/** A LoRA adapter among the candidates: its own facts, and whether it fits the base model named; no memory or speed to plan. */
+function adapterCandidate(empty: PlannedCandidate, header: GgufHeader, base: PlanBase | null): PlannedCandidate {
+  const name = empty.files[0]!;
+  try {
+    const facts = loraAdapterFacts(name, header);
+    let fit: NonNullable<PlannedCandidate['adapter']>['base'] = null;
+    if (base) {
+      try {
+        checkLoraAdapterHeaders(name, header, base.model, base.header);
+        fit = { model: base.model, fits: true, problem: null };
+      } catch (error) {
+        fit = { model: base.model, fits: false, problem: (error as Error).message };
+      }
+    }
+    return { ...empty, architecture: facts.architecture, adapter: { ...facts, base: fit } };
+  } catch (error) {
+    return { ...empty, problem: (error as Error).message };
+  }
+}
+
 async function planCandidate(
   candidate: CandidateFiles,
   source: CandidateSource,
   settings: ModelPlanSettings,
   machine: PlanMachine,
+  base: PlanBase | null,
 ): Promise<PlannedCandidate> {
   const sizeBytes = candidate.files.reduce((sum, file) => sum + source.sizeOf(file), 0);
   const empty = {
@@ -115,6 +143,7 @@ async function planCandidate(
   } catch (error) {
     return { ...empty, problem: (error as Error).message };
   }
+  if (isLoraAdapterHeader(headers[0]!)) return adapterCandidate({ ...empty, problem: null }, headers[0]!, base);
   const shape = modelShape(headers);
   if ('reason' in shape) return { ...empty, problem: shape.reason };
   const estimate = estimateMemory(shape, settings);
@@ -205,7 +234,7 @@ function withMeasured(candidate: PlannedCandidate, latestDecodeOf: LatestDecode)
 export async function planModels(
   request: ModelPlanRequest,
   machine: PlanMachine,
-  options: HubOptions & { latestDecodeOf?: LatestDecode } = {},
+  options: HubOptions & { latestDecodeOf?: LatestDecode; base?: PlanBase | null } = {},
 ): Promise<ModelPlan> {
   const settings = planSettings(request);
   const source = isHubRef(request.source) ? await hubSource(request.source, options) : await localSource(request.source);
@@ -219,7 +248,9 @@ export async function planModels(
   // A few header reads at once: enough to hide the hub's latency, few enough not to crowd the link.
   for (let start = 0; start < chosen.length; start += 4)
     planned.push(
-      ...(await Promise.all(chosen.slice(start, start + 4).map((candidate) => planCandidate(candidate, source, settings, machine)))),
+      ...(await Promise.all(
+        chosen.slice(start, start + 4).map((candidate) => planCandidate(candidate, source, settings, machine, options.base ?? null)),
+      )),
     );
   const measured =
     !isHubRef(request.source) && options.latestDecodeOf

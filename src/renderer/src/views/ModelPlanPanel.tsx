@@ -13,12 +13,20 @@ const isHubSource = (source: string) => source.startsWith('hf:');
 const FIT_TEXT: Record<string, string> = { fits: 'fits', partial: 'partial', cpu: 'CPU only', no: 'does not fit' };
 
 function fitText(candidate: PlannedCandidate): string {
+  const adapter = candidate.adapter;
+  if (adapter)
+    return `LoRA adapter, rank ${adapter.rank}${adapter.base ? (adapter.base.fits ? `: fits ${adapter.base.model}` : `: does not fit ${adapter.base.model}`) : ''}`;
   if (!candidate.fit) return 'unreadable';
   const layers =
     candidate.fit.verdict === 'fits' || candidate.fit.verdict === 'partial'
       ? ` (${candidate.fit.layersOnGpu}/${candidate.fit.layersTotal} layers)`
       : '';
   return `${FIT_TEXT[candidate.fit.verdict]}${layers}`;
+}
+
+function fitClass(candidate: PlannedCandidate): string | undefined {
+  if (candidate.adapter) return candidate.adapter.base ? (candidate.adapter.base.fits ? 'ok' : 'error') : undefined;
+  return candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined;
 }
 
 /** Rows picked to pull, by label; null where the plan is of local files, which have nothing to pull. */
@@ -79,11 +87,7 @@ function PlanTable({ plan, choice }: { plan: ModelPlan; choice: PullChoice | nul
                 <td>{candidate.memory ? bytes(candidate.memory.kvBytes) : '—'}</td>
                 <td>{candidate.memory ? bytes(candidate.memory.computeBytes) : '—'}</td>
                 <td>{candidate.fit ? bytes(candidate.fit.gpuBytes > 0 ? candidate.fit.gpuBytes : candidate.fit.hostBytes) : '—'}</td>
-                <td
-                  className={
-                    candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined
-                  }
-                >
+                <td className={fitClass(candidate)} title={candidate.adapter?.base?.problem ?? undefined}>
                   {fitText(candidate)}
                 </td>
                 <td>{candidate.fit?.largestFullContext?.toLocaleString('en-US') ?? '—'}</td>
