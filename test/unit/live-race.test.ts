@@ -63,13 +63,20 @@ function standInRuns(warmupMs: number[], failing: number | null = null) {
       };
       logs.push(log);
       hooks.signal?.addEventListener('abort', () => (log.aborted = true));
-      await sleep(warmupMs[index]!);
-      if (index === failing) throw new Error('the server did not start');
-      await hooks.atStartLine?.();
-      log.measuredAt = performance.now() - origin;
-      await sleep(5);
-      log.ended = performance.now() - origin;
-      return { status: 'completed', run_id: `run-${index}` } as RunSummary;
+      try {
+        await sleep(warmupMs[index]!);
+        if (index === failing) throw new Error('the server did not start');
+        await hooks.atStartLine?.();
+        log.measuredAt = performance.now() - origin;
+        await sleep(5);
+        return { status: 'completed', run_id: `run-${index}` } as RunSummary;
+      } catch (error) {
+        // A stopped run takes a moment to store what it had and stop its server.
+        await sleep(30);
+        throw error;
+      } finally {
+        log.ended = performance.now() - origin;
+      }
     },
   };
   return { deps, logs };
@@ -121,7 +128,7 @@ describe('a live race', () => {
     ]);
   });
 
-  it('together: a lane that fails before the line releases the others with its error and stops them, and the file is removed', async () => {
+  it('together: a lane that fails before the line releases the others with its error and stops them, and the race ends after every lane', async () => {
     const { deps, logs } = standInRuns([5, 40], 1);
     const seen = progress();
     const outcome = measureLiveRace(request(true), deps, seen.hooks);
@@ -129,6 +136,8 @@ describe('a live race', () => {
     await expect(outcome).rejects.toThrow(/the server did not start|lane 2 \(demo:lane1\) failed/);
     expect(logs[0]!.measuredAt).toBeNull();
     expect(logs[0]!.aborted).toBe(true);
+    // The race ends once every lane has: none is left running behind it.
+    expect(logs.every((log) => log.ended !== null)).toBe(true);
     expect(seen.measured()).toBe(0);
     const workload = JSON.parse(logs[0]!.workloadText);
     expect(workload.name).toBe('race');

@@ -122,15 +122,19 @@ function laneOutcome(summary: RunSummary, index: number, model: string): string 
   return summary.run_id;
 }
 
-/** Every lane at once, their prompts released together from one start line; the first lane to fail stops the rest. */
+/**
+ * Every lane at once, their prompts released together from one start line. The first lane to fail
+ * stops the rest, and the race ends with its error once every lane has ended: none outlives it.
+ */
 async function lanesTogether(request: LiveRaceRequest, workload: string, deps: RaceDeps, progress: RaceProgress): Promise<string[]> {
   const startLine = new StartLine(request.lanes.length);
   const stopAll = new AbortController();
   const onCancel = () => stopAll.abort(progress.signal.reason);
   progress.signal.addEventListener('abort', onCancel, { once: true });
   progress.onStatus(`${request.lanes.length} lanes together: each starts its server and warms it, then all are sent the prompt at once`);
+  let firstFailure: Error | null = null;
   try {
-    return await Promise.all(
+    const outcomes = await Promise.allSettled(
       request.lanes.map(async (lane, index) => {
         try {
           const summary = await deps.run(
@@ -142,12 +146,15 @@ async function lanesTogether(request: LiveRaceRequest, workload: string, deps: R
           return laneOutcome(summary, index, lane.model);
         } catch (error) {
           const reason = error instanceof Error ? error : new Error(String(error));
+          firstFailure ??= reason;
           startLine.abandon(new AppError(ErrorCode.RequestFailed, `lane ${index + 1} (${lane.model}) failed: ${reason.message}`));
           stopAll.abort(reason);
           throw reason;
         }
       }),
     );
+    if (firstFailure) throw firstFailure;
+    return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<string>).value);
   } finally {
     progress.signal.removeEventListener('abort', onCancel);
   }
