@@ -195,6 +195,8 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     await page.getByRole('link', { name: 'New race' }).click();
     const form = page.getByRole('form', { name: 'race models now' });
     await form.getByLabel('lane 1 model').fill('demo:q8_0');
+    // The second lane is a condition of its own: its model with the demo adapter applied.
+    await form.getByLabel('lane 2 settings').fill('loraAdapter=demo:lora');
     await form.getByLabel('race max tokens').fill('16');
     await form.getByRole('checkbox').check();
     await form.getByRole('button', { name: 'Measure the race' }).click();
@@ -202,7 +204,7 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     expect(await page.locator('section.race .note').first().innerText()).toMatch(/^Run together: .*competed/);
     expect(await lanes.locator('h2').allInnerTexts()).toEqual([
       expect.stringMatching(/^1\. demo:q8_0 · /),
-      expect.stringMatching(/^2\. demo:q4_k_m · /),
+      expect.stringMatching(/^2\. demo:q4_k_m \(loraAdapter=demo:lora\) · /),
     ]);
     expect(await shell.hash()).toMatch(/^#\/race\?lanes=[\w-]+:1(,|%2C)[\w-]+:1$/);
     await page.keyboard.press('Space');

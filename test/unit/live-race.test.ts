@@ -47,7 +47,10 @@ function standInRuns(warmupMs: number[], failing: number | null = null) {
   const origin = performance.now();
   const deps: RaceDeps = {
     access: refusingAccess,
-    race: (runIds): Race => ({ lanes: runIds.map((runId) => ({ runId }) as unknown as Race['lanes'][number]), note: 'stored' }),
+    race: (runIds): Race => ({
+      lanes: runIds.map((runId) => ({ runId, seq: 1, label: 'stored' }) as unknown as Race['lanes'][number]),
+      note: 'stored',
+    }),
     run: async (spec: StartRunSpec, hooks: RunHooks, access: ServiceAccess) => {
       const index = Number(spec.model!.replace('demo:lane', ''));
       // The service checks the workload against the face's roots: the race's own file must pass, nothing else.
@@ -122,6 +125,17 @@ describe('a live race', () => {
     const race = await measureLiveRace(request(false), deps, seen.hooks);
     expect(race.note).toMatch(/^Run one after another/);
     expect(logs[1]!.began).toBeGreaterThanOrEqual(logs[0]!.ended!);
+    // Each lane is named by what it raced: its model, and the profile and settings that set it apart.
+    expect(race.lanes.map((lane) => lane.label)).toEqual(['demo:lane0 · run-0:1', 'demo:lane1 · run-1:1']);
+    const tuned = await measureLiveRace(
+      {
+        ...request(false),
+        lanes: [{ model: 'demo:lane0' }, { model: 'demo:lane1', profileName: 'long', settings: ['loraAdapter=demo:lora'] }],
+      },
+      deps,
+      progress().hooks,
+    );
+    expect(tuned.lanes[1]!.label).toBe('demo:lane1 (profile long, loraAdapter=demo:lora) · run-1:1');
     expect(seen.lines).toEqual([
       'lane 1/2: demo:lane0, one request after one to warm the server',
       'lane 2/2: demo:lane1, one request after one to warm the server',

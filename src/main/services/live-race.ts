@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LiveRaceRequest, RaceTaskProgress, StartRunSpec } from '../../shared/contract';
 import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
-import type { Race } from '../../shared/race';
+import type { Race, RaceLane } from '../../shared/race';
 import { AppError } from '../core/errors';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import type { RunHooks } from './run-task';
@@ -116,6 +116,13 @@ function laneSpec(request: LiveRaceRequest, index: number, workload: string): St
   };
 }
 
+/** A lane by what it raced: its model, any profile and settings that set it apart, and its stored request. */
+function laneLabel(request: LiveRaceRequest, index: number, lane: RaceLane): string {
+  const { model, profileName, settings = [] } = request.lanes[index]!;
+  const apart = [...(profileName && profileName !== 'default' ? [`profile ${profileName}`] : []), ...settings];
+  return `${model}${apart.length > 0 ? ` (${apart.join(', ')})` : ''} · ${lane.runId.slice(0, 8)}:${lane.seq}`;
+}
+
 function laneOutcome(summary: RunSummary, index: number, model: string): string {
   if (summary.status !== 'completed')
     throw new AppError(ErrorCode.RequestFailed, `lane ${index + 1} (${model}) ended ${summary.status}: nothing to race`);
@@ -182,7 +189,11 @@ export async function measureLiveRace(request: LiveRaceRequest, deps: RaceDeps, 
   try {
     const laneDeps = { ...deps, access: admittingRaceWorkload(deps.access, workload.file) };
     const runIds = await (request.together ? lanesTogether : lanesApart)(request, workload.file, laneDeps, progress);
-    return { ...deps.race(runIds), note: request.together ? TOGETHER_NOTE : APART_NOTE };
+    const race = deps.race(runIds);
+    return {
+      lanes: race.lanes.map((lane, index) => ({ ...lane, label: laneLabel(request, index, lane) })),
+      note: request.together ? TOGETHER_NOTE : APART_NOTE,
+    };
   } finally {
     workload.dispose();
   }

@@ -65,7 +65,7 @@ function listItem(progress: TaskProgress, startedAt: string, endedAt: string | n
 }
 
 /**
- * The one place long operations run: runs, experiments, quantization, pulls and engine setup.
+ * The one place long operations run: runs, experiments, races, quantization, pulls and engine setup.
  * The composition root builds one and hands it to every service, so one `tasks.list` sees them
  * all and one `tasks.cancel` stops any. Each is registered before its work starts (so a cancel
  * that arrives at once is not lost), moves starting → running → finished | failed | cancelled,

@@ -1,5 +1,5 @@
 /**
- * A task is a long operation a face starts and may cancel: a run, an experiment, a
+ * A task is a long operation a face starts and may cancel: a run, an experiment, a race, a
  * quantization, a pull, an engine setup. Every task reports with one payload, `TaskProgress`,
  * on one event, `task.progress`; what differs by kind travels in `detail`.
  */

@@ -11,6 +11,13 @@ import { taskOfKind, useAppStore } from '../state/store';
 
 const DEFAULT_PROMPT = 'Explain in three sentences why the sky is blue.';
 
+/** FIELD=VALUE settings as typed, separated by semicolons or lines (a value may hold a comma: gpuDevices=0,1). */
+const settingsOf = (text: string) =>
+  text
+    .split(/[;\n]/)
+    .map((setting) => setting.trim())
+    .filter(Boolean);
+
 /**
  * A race measured now: two to four models, one prompt. Apart (the default) runs the lanes one after
  * another so none slows another; together sends every prompt at one instant, and the lanes compete.
@@ -18,6 +25,8 @@ const DEFAULT_PROMPT = 'Explain in three sentences why the sky is blue.';
  */
 export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced: (race: Race) => void }) {
   const [models, setModels] = useState(['demo:f16', 'demo:q4_k_m']);
+  /** Each lane's settings over the default profile, as typed: an adapter, a cache type. */
+  const [settings, setSettings] = useState(['', '']);
   const [prompt, setPrompt] = useState(DEFAULT_PROMPT);
   const [maxTokens, setMaxTokens] = useState(64);
   const [together, setTogether] = useState(false);
@@ -32,7 +41,7 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
 
   const start = () => {
     const request: LiveRaceRequest = {
-      lanes: models.map((model) => ({ model: model.trim() })),
+      lanes: models.map((model, index) => ({ model: model.trim(), settings: settingsOf(settings[index] ?? '') })),
       prompt,
       maxTokens,
       together,
@@ -65,15 +74,36 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
           <div key={index} className="toolbar">
             <strong>{index + 1}.</strong>
             <ModelField client={client} value={model} onChange={(value) => setModel(index, value)} label={`lane ${index + 1} model`} />
+            <input
+              aria-label={`lane ${index + 1} settings`}
+              value={settings[index] ?? ''}
+              onChange={(event) =>
+                setSettings((current) => models.map((_, at) => (at === index ? event.target.value : (current[at] ?? ''))))
+              }
+              size={28}
+              placeholder="settings: loraAdapter=demo:lora; …"
+            />
             {models.length > LIVE_RACE_LIMITS.lanes.min && (
-              <button type="button" onClick={() => setModels((current) => current.filter((_, at) => at !== index))}>
+              <button
+                type="button"
+                onClick={() => {
+                  setModels((current) => current.filter((_, at) => at !== index));
+                  setSettings((current) => current.filter((_, at) => at !== index));
+                }}
+              >
                 Remove
               </button>
             )}
           </div>
         ))}
         {models.length < LIVE_RACE_LIMITS.lanes.max && (
-          <button type="button" onClick={() => setModels((current) => [...current, ''])}>
+          <button
+            type="button"
+            onClick={() => {
+              setModels((current) => [...current, '']);
+              setSettings((current) => [...current, '']);
+            }}
+          >
             Add a lane
           </button>
         )}
