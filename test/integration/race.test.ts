@@ -85,12 +85,15 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect(show.summary.cache.cached_prompt_tokens).toBeLessThan(show.summary.cache.prompt_tokens / 2);
 
     // Together: both servers up and warmed, then both prompts at one instant; the note says they competed.
+    // The second lane has a setting of its own (the demo adapter), and is named by it.
     const together = await inferlab([
       'race',
       '--model',
       'demo:q8_0',
       '--model',
       'demo:q4_k_m',
+      '--lane-set',
+      '2:loraAdapter=demo:lora',
       '--max-tokens',
       '16',
       '--together',
@@ -104,7 +107,7 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect(raced.note).toMatch(/^Run together: .* the lanes competed for it/);
     expect(raced.lanes.map((lane) => [lane.label.split(' · ')[0], lane.seq])).toEqual([
       ['demo:q8_0', 1],
-      ['demo:q4_k_m', 1],
+      ['demo:q4_k_m (loraAdapter=demo:lora)', 1],
     ]);
     for (const lane of raced.lanes) expect(lane.chunks.map((chunk) => chunk.text).join('').length).toBeGreaterThan(0);
 
@@ -117,6 +120,9 @@ describe('inferlab race on requests measured on the real llama-server', () => {
       /--prompt is for a live race \(--model lanes\) only/,
     );
     expect((await inferlab(['race', 'abc', 'def', '--together', '--db', db])).stderr).toMatch(/--together is for a live race/);
+    expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--lane-set', '3:threads=1', '--db', db])).stderr).toMatch(
+      /--lane-set expects N:FIELD=VALUE with N a lane from 1 to 2, got "3:threads=1"/,
+    );
     expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--max-tokens', '0', '--db', db])).stderr).toMatch(
       /--max-tokens must be a whole number from 1 to 4096/,
     );

@@ -52,7 +52,7 @@ export const RUNS_USAGE =
 
 export const RACE_USAGE =
   'inferlab race RUN[:SEQ] RUN[:SEQ] [RUN[:SEQ] RUN[:SEQ]] | --experiment ID | --model MODEL --model MODEL [--model ...] [--prompt TEXT] [--max-tokens N]\n' +
-  '    [--together] [--profile NAME] [--set FIELD=VALUE ...] [--speed X] [--html FILE] [--db PATH] [--json]';
+  '    [--together] [--profile NAME] [--set FIELD=VALUE ...] [--lane-set N:FIELD=VALUE ...] [--speed X] [--html FILE] [--db PATH] [--json]';
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 
 export const HISTORY_USAGE =

@@ -105,12 +105,29 @@ async function runLanes(request: LiveRaceRequest, db: string | undefined, signal
   }
 }
 
+/** `--lane-set N:FIELD=VALUE`: a setting for lane N alone (1-based, in --model order), after every lane's --set. */
+function laneSettings(entries: readonly string[], lanes: number): Map<number, string[]> {
+  const own = new Map<number, string[]>();
+  for (const entry of entries) {
+    const match = /^(\d+):(.+=.*)$/.exec(entry);
+    const lane = match ? Number(match[1]) : 0;
+    if (!match || lane < 1 || lane > lanes)
+      throw new AppError(
+        ErrorCode.Usage,
+        `--lane-set expects N:FIELD=VALUE with N a lane from 1 to ${lanes}, got "${entry}"\n\nUsage: ${USAGE}`,
+      );
+    own.set(lane - 1, [...(own.get(lane - 1) ?? []), match[2]!]);
+  }
+  return own;
+}
+
 function liveRaceOf(values: {
   model?: string[];
   prompt?: string;
   'max-tokens'?: string;
   profile?: string;
   set?: string[];
+  'lane-set'?: string[];
   together?: boolean;
 }): LiveRaceRequest {
   const models = values.model ?? [];
@@ -123,8 +140,13 @@ function liveRaceOf(values: {
   const maxTokens = values['max-tokens'] === undefined ? 64 : Number(values['max-tokens']);
   if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > mostTokens)
     throw new AppError(ErrorCode.Usage, `--max-tokens must be a whole number from 1 to ${mostTokens}, got "${values['max-tokens']}"`);
+  const own = laneSettings(values['lane-set'] ?? [], models.length);
   return {
-    lanes: models.map((model) => ({ model, profileName: values.profile ?? 'default', settings: values.set ?? [] })),
+    lanes: models.map((model, index) => ({
+      model,
+      profileName: values.profile ?? 'default',
+      settings: [...(values.set ?? []), ...(own.get(index) ?? [])],
+    })),
     prompt,
     maxTokens,
     together: values.together === true,
@@ -144,6 +166,7 @@ export const raceCommand: CommandHandler = async (args, signal) => {
       'max-tokens': { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
+      'lane-set': { type: 'string', multiple: true },
       together: { type: 'boolean' },
       experiment: { type: 'string' },
     },
@@ -156,7 +179,9 @@ export const raceCommand: CommandHandler = async (args, signal) => {
   if (live && positionals.length > 0)
     throw new AppError(ErrorCode.Usage, `race either stored requests (RUN[:SEQ]) or --model lanes, not both\n\nUsage: ${USAGE}`);
   if (!live) {
-    const given = (['prompt', 'max-tokens', 'profile', 'set', 'together'] as const).filter((flag) => values[flag] !== undefined);
+    const given = (['prompt', 'max-tokens', 'profile', 'set', 'lane-set', 'together'] as const).filter(
+      (flag) => values[flag] !== undefined,
+    );
     if (given.length > 0) throw new AppError(ErrorCode.Usage, `--${given[0]} is for a live race (--model lanes) only\n\nUsage: ${USAGE}`);
     if (values.experiment === undefined && (positionals.length < 2 || positionals.length > 4))
       throw new AppError(ErrorCode.Usage, `race needs two to four requests (RUN or RUN:SEQ), got ${positionals.length}\n\nUsage: ${USAGE}`);
