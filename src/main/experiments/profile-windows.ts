@@ -1,7 +1,9 @@
 import type { QuantConstraints } from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
 import type { ColdStart, EffectiveConfig, ServerProfile } from '../../shared/contract/server';
-import { throwIfCancelled } from '../core/errors';
+import { ErrorCode } from '../../shared/errors';
+import { AppError, throwIfCancelled } from '../core/errors';
+import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { summarizeCondition, summaryVerdicts } from './condition-summary';
 import { closedWindowRequest, runWindow, type SingleModelExperimentInputs } from './experiment-inputs';
 import { openSpeedVerdicts } from './recommend';
@@ -14,16 +16,39 @@ export interface WindowServer {
   coldStart: ColdStart | null;
 }
 
-type ProfileWindowOptions = SingleModelExperimentInputs & {
+/** What an experiment of one model under several server profiles is handed (kvcache, adapter add their own conditions). */
+export type ProfileExperimentOptions = SingleModelExperimentInputs & {
   repeats: number;
+  /** Run every window rather than stopping once the speed verdicts are decided. */
   fixed?: boolean;
   requestsPerWindow: number | null;
   concurrency: number;
   constraints: QuantConstraints;
+  kldText: { text: string; source: string } | null;
   signal?: AbortSignal;
   cooldown?: WindowCooldown | null;
   onStatus?: (line: string) => void;
 };
+
+/** Each condition's profile: the experiment's with its settings applied; one the rules refuse is named (`kind name: why`). */
+export function conditionProfiles<C extends { name: string }>(
+  base: ServerProfile,
+  conditions: readonly C[],
+  settingsOf: (condition: C) => string[],
+  kind: string,
+): Map<string, ServerProfile> {
+  return new Map(
+    conditions.map((condition) => {
+      const profile = applySettings(base, settingsOf(condition));
+      try {
+        assertValidProfile(profile);
+      } catch (error) {
+        throw new AppError(ErrorCode.InvalidInput, `${kind} ${condition.name}: ${(error as Error).message}`);
+      }
+      return [condition.name, profile];
+    }),
+  );
+}
 
 /**
  * One model under several server profiles (a KV cache type, an adapter), each window of a
@@ -31,7 +56,7 @@ type ProfileWindowOptions = SingleModelExperimentInputs & {
  * (`fixed`: every window). `afterWindow` reads what each window's server and run reported.
  */
 export async function runProfileWindows<C extends { name: string }>(
-  options: ProfileWindowOptions,
+  options: ProfileExperimentOptions,
   experimentId: string,
   conditions: readonly C[],
   profileOf: (condition: C) => ServerProfile,

@@ -1,50 +1,20 @@
 import type { AdapterProtocol } from '../../../../shared/contract/experiment-kinds/adapter';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { ServerProfile } from '../../../../shared/contract/server';
-import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
-import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { resolveModelRef } from '../../../models/demo-models';
 import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
 import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
 import { acceptanceCounts, summaryVerdicts } from '../../condition-summary';
-import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { runProfileWindows } from '../../profile-windows';
-import type { QuantConstraints } from '../../recommend';
+import { settleExperiment } from '../../experiment-inputs';
+import { conditionProfiles, runProfileWindows, type ProfileExperimentOptions } from '../../profile-windows';
 import { verdictSettingsOf } from '../../window-rounds';
-import type { WindowCooldown } from '../../window-cooldown';
 import { adapterPerplexityArgs, adapterSettings, loraMib, type AdapterCondition } from './conditions';
 import { recommendAdapter } from './recommend-adapter';
 
-type AdapterOptions = SingleModelExperimentInputs & {
+type AdapterOptions = ProfileExperimentOptions & {
   /** The base model first, then each adapter at its scale. */
   conditions: AdapterCondition[];
-  repeats: number;
-  /** Run every window rather than stopping once the speed verdicts against the base model are decided. */
-  fixed?: boolean;
-  requestsPerWindow: number | null;
-  concurrency: number;
-  constraints: QuantConstraints;
-  kldText: { text: string; source: string } | null;
-  signal?: AbortSignal;
-  cooldown?: WindowCooldown | null;
-  onStatus?: (line: string) => void;
 };
-
-/** Each condition's profile: the experiment's with the adapter and its scale set; one it refuses names its adapter. */
-function conditionProfiles(options: AdapterOptions): Map<string, ServerProfile> {
-  return new Map(
-    options.conditions.map((condition) => {
-      const profile = applySettings(options.profile, adapterSettings(condition));
-      try {
-        assertValidProfile(profile);
-      } catch (error) {
-        throw new AppError(ErrorCode.InvalidInput, `adapter ${condition.name}: ${(error as Error).message}`);
-      }
-      return [condition.name, profile];
-    }),
-  );
-}
 
 const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
 const max = (values: number[]) => (values.length === 0 ? null : Math.max(...values));
@@ -92,7 +62,7 @@ async function measureAdapterQuality(options: AdapterOptions, profiles: Map<stri
  * each adapter moves the answers. The recommendation picks the fastest adapter that passes the gates.
  */
 export async function runAdapterExperiment(options: AdapterOptions): Promise<ExperimentResult> {
-  const profiles = conditionProfiles(options);
+  const profiles = conditionProfiles(options.profile, options.conditions, adapterSettings, 'adapter');
   const adapters = await Promise.all(
     options.conditions
       .filter((condition) => condition.file !== null)

@@ -1,18 +1,14 @@
 import type { KvCacheProtocol } from '../../../../shared/contract/experiment-kinds/kvcache';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { ServerProfile } from '../../../../shared/contract/server';
-import { ErrorCode } from '../../../../shared/errors';
-import { AppError } from '../../../core/errors';
-import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import type { RequestRow } from '../../../store/run-rows';
 import { qualityFields, windowsAndPassProtocol } from '../../agreement-pass';
 import { KLD_CONTEXT, settingsQualityPass } from '../../settings-quality';
 import { summaryVerdicts } from '../../condition-summary';
-import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
-import { runProfileWindows } from '../../profile-windows';
-import { recommend, type QuantConstraints } from '../../recommend';
+import { settleExperiment } from '../../experiment-inputs';
+import { conditionProfiles, runProfileWindows, type ProfileExperimentOptions } from '../../profile-windows';
+import { recommend } from '../../recommend';
 import { verdictSettingsOf } from '../../window-rounds';
-import type { WindowCooldown } from '../../window-cooldown';
 import { KV_CACHE_GATES } from './kv-cache-memory';
 import { cachePerplexityArgs, cacheSettings, kvCacheMib, needsFlashAttention, type CacheCondition } from './cache-conditions';
 
@@ -34,35 +30,10 @@ const sum = (counts: Record<string, { accepted: number; judged: number }>) =>
     judged: 0,
   });
 
-type KvCacheOptions = SingleModelExperimentInputs & {
+type KvCacheOptions = ProfileExperimentOptions & {
   conditions: CacheCondition[];
   contextSize: number | null;
-  repeats: number;
-  /** Run every window rather than stopping once the recommendation's speed verdicts are decided. */
-  fixed?: boolean;
-  requestsPerWindow: number | null;
-  concurrency: number;
-  constraints: QuantConstraints;
-  kldText: { text: string; source: string } | null;
-  signal?: AbortSignal;
-  cooldown?: WindowCooldown | null;
-  onStatus?: (line: string) => void;
 };
-
-/** Each condition's profile: the experiment's with the cache types (and flash attention, context) set; one it refuses names its type. */
-function conditionProfiles(options: KvCacheOptions, flashAttention: boolean): Map<string, ServerProfile> {
-  return new Map(
-    options.conditions.map((condition) => {
-      const profile = applySettings(options.profile, cacheSettings(condition, flashAttention, options.contextSize));
-      try {
-        assertValidProfile(profile);
-      } catch (error) {
-        throw new AppError(ErrorCode.InvalidInput, `cache type ${condition.name}: ${(error as Error).message}`);
-      }
-      return [condition.name, profile];
-    }),
-  );
-}
 
 /** The timed windows, rotated: per condition the KV buffers its servers allocated and their peak VRAM. */
 async function runCacheWindows(options: KvCacheOptions, experimentId: string, profiles: Map<string, ServerProfile>) {
@@ -107,7 +78,12 @@ function measureCacheQuality(options: KvCacheOptions, profiles: Map<string, Serv
  */
 export async function runKvCacheExperiment(options: KvCacheOptions): Promise<ExperimentResult> {
   const flashAttention = needsFlashAttention(options.conditions);
-  const profiles = conditionProfiles(options, flashAttention);
+  const profiles = conditionProfiles(
+    options.profile,
+    options.conditions,
+    (condition) => cacheSettings(condition, flashAttention, options.contextSize),
+    'cache type',
+  );
   const protocol: KvCacheProtocol = {
     kind: 'kvcache',
     cooldown: options.cooldown?.describe() ?? null,
