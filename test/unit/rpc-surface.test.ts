@@ -318,6 +318,16 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
         repeats: 2,
         requestsPerWindow: 2,
       }),
+      await face.call('experiments', 'start', {
+        kind: 'adapter',
+        model: 'demo:q4_k_m',
+        workload: 'chat-short',
+        adapters: [{ file: 'demo:lora' }, { file: adapter }],
+        repeats: 2,
+        requestsPerWindow: 2,
+      }),
+      // The base a plan checks adapters against is read from its header: the path is held to the roots first.
+      await face.call('models', 'plan', { source: 'hf:acme/tiny-GGUF', adapterFor: adapter }),
     ];
     for (const [index, reply] of replies.entries()) {
       expect(reply.error?.code, `${index}: ${reply.error?.message}`).toBe('forbidden');
