@@ -6,7 +6,7 @@ import { orphanWatchdog } from './core/orphan-watchdog';
 import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
 import { commandHelp, wantsHelp } from './cli/help';
-import { experimentOverviewLines } from './cli/kinds/text-registry';
+import { experimentOverviewLines } from './cli/kinds/registry';
 import { escapeTerminalOutput } from './cli/terminal-text';
 import { prestartWorkloadParser } from './services/parser-warmup';
 

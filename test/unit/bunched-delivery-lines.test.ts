@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { summarizeCondition } from '../../src/main/experiments/condition-summary';
 import { experimentTable } from '../../src/main/cli/experiment-table';
-import { renderExperimentReport } from '../../src/main/experiments/report';
+import { reportHtml } from '../support/experiment-report';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { bunchedDeliveryLines } from '../../src/shared/bunched-delivery-lines';
@@ -39,7 +39,7 @@ function storeWindow(runs: RunStore, judged: number, bunched: number): string {
 }
 
 describe('bunched token delivery in an experiment', () => {
-  it("keeps each window's counts in the condition and says under the table which windows most came bunched in", () => {
+  it("keeps each window's counts in the condition and says under the table which windows most came bunched in", async () => {
     const runs = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
     const f16 = summarizeCondition(runs, 'f16', [storeWindow(runs, 32, 0), storeWindow(runs, 32, 0)]).result;
     const q4 = summarizeCondition(runs, 'q4_k_m', [storeWindow(runs, 32, 3), storeWindow(runs, 32, 20), storeWindow(runs, 32, 16)]).result;
@@ -72,7 +72,7 @@ describe('bunched token delivery in an experiment', () => {
     expect(table).toContain(`\n${lines[0]}`);
     // Nothing chosen reads as such, with no empty line after it where no condition was set aside.
     expect(table).toMatch(/\n\nrecommendation: none: constructed\n\n(energy|BUNCHED)/);
-    expect(renderExperimentReport(result)).toContain('<p class="bad" data-bunched-delivery>BUNCHED TOKENS: q4_k_m 39 of 96 requests');
+    expect(await reportHtml(result)).toContain('<p class="bad" data-bunched-delivery>BUNCHED TOKENS: q4_k_m 39 of 96 requests');
   });
 
   it('says nothing when no answer came bunched, nor for results stored before windows kept their counts', () => {

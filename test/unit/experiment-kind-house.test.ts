@@ -30,8 +30,6 @@ const REGISTRIES = [
   'src/shared/experiment-defaults.ts',
   'src/main/services/experiment-kinds.ts',
   'src/main/cli/kinds/registry.ts',
-  'src/main/cli/kinds/text-registry.ts',
-  'src/main/experiments/kinds/report-registry.ts',
   'src/renderer/src/experiment-kinds/registry.ts',
 ];
 

@@ -5,7 +5,7 @@ import { distributionTable, throughputLine, turnTable } from '../../src/main/cli
 import { formatMs, formatPercentile } from '../../src/main/cli/format';
 import { runsListTable } from '../../src/main/cli/commands/runs';
 import { experimentTable } from '../../src/main/cli/experiment-table';
-import { renderExperimentReport } from '../../src/main/experiments/report';
+import { reportHtml } from '../support/experiment-report';
 import { RUN_COLUMNS } from '../../src/main/store/parquet-tables';
 import type { RunListItem } from '../../src/shared/contract/results';
 import type { ConditionResult, ExperimentResult } from '../../src/shared/contract/experiments';
@@ -259,8 +259,8 @@ describe('the metric table is the one list of run metrics each face reads', () =
     expect(CDF_METRICS.map((metric) => cdfChartOption([], metric).title.text)).toEqual(['CDF of TTFT', 'CDF of TPOT', 'CDF of E2E']);
   });
 
-  it('gives the experiment report its conditions columns and bar charts (shows.report, shows.reportChart)', () => {
-    const html = renderExperimentReport({
+  it('gives the experiment report its conditions columns and bar charts (shows.report, shows.reportChart)', async () => {
+    const html = await reportHtml({
       experiment_id: '0123456789abcdef',
       kind: 'sweep',
       status: 'completed',

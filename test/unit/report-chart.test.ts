@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Distribution } from '../../src/shared/contract/runs';
 import type { ConditionResult, ExperimentResult } from '../../src/shared/contract/experiments';
 import { experimentTable } from '../../src/main/cli/experiment-table';
-import { renderExperimentReport } from '../../src/main/experiments/report';
+import { reportHtml } from '../support/experiment-report';
 import { quantTradeoffSvg } from '../../src/main/experiments/kinds/quant/report-section';
 import { offloadWarnings } from '../../src/shared/gpu-offload';
 import { sharedProtocolFields } from '../support/experiment-result';
@@ -83,8 +83,8 @@ const quant = () =>
 const chartOf = (html: string) => /<svg[^>]*aria-label="Speed against quality[^"]*"[\s\S]*?<\/svg>/.exec(html)?.[0];
 
 describe('the quantization trade-off chart in the HTML report', () => {
-  it('draws one bubble per condition, rings and labels the recommendation and dashes the KLD gate', () => {
-    const html = renderExperimentReport(quant());
+  it('draws one bubble per condition, rings and labels the recommendation and dashes the KLD gate', async () => {
+    const html = await reportHtml(quant());
     const svg = chartOf(html);
     expect(svg).toBeDefined();
     // In the quantization section, after its table.
@@ -138,14 +138,14 @@ describe('the quantization trade-off chart in the HTML report', () => {
     expect(svg).not.toContain('class="gate"');
   });
 
-  it('draws nothing without points, and nothing for other kinds of experiment', () => {
+  it('draws nothing without points, and nothing for other kinds of experiment', async () => {
     const noQuality = experiment('quant', [condition('f16', 3, { file_bytes: MIB }), condition('q8_0', 2, { file_bytes: MIB })], null);
     expect(quantTradeoffSvg(noQuality)).toBe('');
-    expect(chartOf(renderExperimentReport(noQuality))).toBeUndefined();
+    expect(chartOf(await reportHtml(noQuality))).toBeUndefined();
     const noSpeed = experiment('quant', [condition('f16', null, { kld_mean: 0 })], null);
-    expect(chartOf(renderExperimentReport(noSpeed))).toBeUndefined();
+    expect(chartOf(await reportHtml(noSpeed))).toBeUndefined();
     const warmcold = experiment('warmcold', [condition('cold', 2, {}), condition('warm', 1.5, {})], 'warm');
-    const html = renderExperimentReport(warmcold);
+    const html = await reportHtml(warmcold);
     expect(html).toContain('<h1>Warm against cold</h1>');
     expect(chartOf(html)).toBeUndefined();
     expect(html).not.toContain('<circle');
@@ -153,7 +153,7 @@ describe('the quantization trade-off chart in the HTML report', () => {
 });
 
 describe('where the weights sat, in every face of an experiment', () => {
-  it('warns once per warning, naming the conditions, in the report and the CLI table; escapes what it prints', () => {
+  it('warns once per warning, naming the conditions, in the report and the CLI table; escapes what it prints', async () => {
     const warning = 'MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB (52 %) <on the CPU>';
     const result = experiment(
       'quant',
@@ -165,14 +165,14 @@ describe('where the weights sat, in every face of an experiment', () => {
       null,
     );
     expect(offloadWarnings(result.conditions)).toEqual([`f16, q8_0: ${warning}`]);
-    const html = renderExperimentReport(result);
+    const html = await reportHtml(result);
     expect(html).toContain(
       '<p class="bad" data-offload-warnings>f16, q8_0: MOST WEIGHTS ARE IN HOST MEMORY: 22994 of 44280 MiB (52 %) &lt;on the CPU&gt;</p>',
     );
     expect(experimentTable(result)).toContain(`\nf16, q8_0: ${warning}`);
     // None warned (or a result stored before the field existed): nothing is printed.
     const quiet = experiment('quant', [condition('f16', 3, { file_bytes: MIB })], null);
-    expect(renderExperimentReport(quiet)).not.toContain('data-offload-warnings');
+    expect(await reportHtml(quiet)).not.toContain('data-offload-warnings');
     expect(experimentTable(quiet)).not.toContain('HOST MEMORY');
   });
 });

@@ -45,3 +45,16 @@ export function percentileOption(raw: string | undefined, fallback: number, usag
     throw new AppError(ErrorCode.Usage, `--percentile must be a number like 90 or 99, got "${raw}"\n\nUsage: ${usage}`);
   return value;
 }
+
+/** --quants as a list of labels, or 'all'; an empty list when the flag is absent. */
+export function quantsFlag(raw: string | undefined, usage: string): string[] | 'all' {
+  if (raw === undefined) return [];
+  if (raw.trim().toLowerCase() === 'all') return 'all';
+  const quants = raw
+    .split(',')
+    .map((quant) => quant.trim())
+    .filter(Boolean);
+  if (quants.length === 0 || quants.some((quant) => !/^[\w.-]{1,64}$/.test(quant)))
+    throw new AppError(ErrorCode.Usage, `--quants expects labels like Q4_K_M,Q8_0 or "all", got "${raw}"\n\nUsage: ${usage}`);
+  return quants;
+}

@@ -1,5 +1,5 @@
 import type { MethodName } from '../../shared/contract';
-import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
+import { KIND_TEXT_ENTRIES } from './kinds/registry';
 
 /**
  * What each CLI command calls in the service contract, keyed like the help entries

@@ -1,6 +1,6 @@
 import { EXPERIMENT_DEFAULTS } from '../../shared/experiment-defaults';
 import { allowedExtraFlags } from '../engines/llamacpp/extra-flags';
-import { KIND_TEXT_ENTRIES } from './kinds/text-registry';
+import { KIND_TEXT_ENTRIES } from './kinds/registry';
 import {
   DECIDE_USAGE,
   DEMO_USAGE,

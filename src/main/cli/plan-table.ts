@@ -3,6 +3,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { formatTable } from './format';
 import { memorySize } from '../../shared/memory-size';
+import { quantsFlag } from './args';
 import { PLAN_USAGE } from './usage';
 
 const KV_TYPES = ['f16', 'q8_0', 'q4_0'] as const;
@@ -13,19 +14,6 @@ function integerFlag(name: string, raw: string | undefined, min: number, max: nu
   if (!Number.isInteger(value) || value < min || value > max)
     throw new AppError(ErrorCode.Usage, `--${name} must be a whole number from ${min} to ${max}, got "${raw}"\n\nUsage: ${PLAN_USAGE}`);
   return value;
-}
-
-/** --quants as a list of labels, or 'all'; an empty list when the flag is absent. */
-export function quantsFlag(raw: string | undefined, usage: string): string[] | 'all' {
-  if (raw === undefined) return [];
-  if (raw.trim().toLowerCase() === 'all') return 'all';
-  const quants = raw
-    .split(',')
-    .map((quant) => quant.trim())
-    .filter(Boolean);
-  if (quants.length === 0 || quants.some((quant) => !/^[\w.-]{1,64}$/.test(quant)))
-    throw new AppError(ErrorCode.Usage, `--quants expects labels like Q4_K_M,Q8_0 or "all", got "${raw}"\n\nUsage: ${usage}`);
-  return quants;
 }
 
 export function planRequestFromFlags(

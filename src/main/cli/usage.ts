@@ -2,7 +2,8 @@
  * Every command's usage line: kept apart from the commands themselves so that help and the
  * command table load without loading any command (a command's code is imported only to run it).
  */
-import { GATE_KINDS, KIND_TEXT_ENTRIES, kindsInWords } from './kinds/text-registry';
+import { usageLinesOf } from './kinds/kind-text';
+import { GATE_KINDS, KIND_TEXT_ENTRIES, kindsInWords } from './kinds/registry';
 
 export const DEMO_USAGE =
   'inferlab demo [--repeats N] [--requests N (per window)] [--fixed] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
@@ -12,9 +13,7 @@ export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
 /** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
 export const EXPERIMENT_USAGE = [
-  ...KIND_TEXT_ENTRIES.flatMap(([, text]) =>
-    text.usage.map((line) => (line.startsWith('[') ? `    ${line}` : `inferlab experiment ${line}`)),
-  ),
+  ...KIND_TEXT_ENTRIES.flatMap(([, text]) => usageLinesOf(text)),
   `  ${kindsInWords(GATE_KINDS)}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
   '    [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]',
   'common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]',

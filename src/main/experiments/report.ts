@@ -1,6 +1,6 @@
 import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
 import { columnsShownIn, headerLabel, metricDistribution, metricFigure, withheldForN } from '../../shared/metric-columns';
-import { KIND_REPORTS } from './kinds/report-registry';
+import type { KindReport } from './kinds/kind-report';
 import { barChart, escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
@@ -38,8 +38,7 @@ const metricCharts = (conditions: readonly ConditionResult[]) =>
   );
 
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
-export function renderExperimentReport(result: ExperimentResult): string {
-  const kind = KIND_REPORTS[result.kind];
+export function renderExperimentReport(result: ExperimentResult, kind: KindReport): string {
   const conditions = result.conditions;
   const metricRows = conditions
     .map(

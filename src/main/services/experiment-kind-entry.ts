@@ -8,6 +8,7 @@ import type { ExperimentStore } from '../store/experiment-store';
 import type { WindowCooldown } from '../experiments/window-cooldown';
 import type { WorkloadDef } from '../workload/workload-types';
 import type { ServiceAccess } from './access';
+import type { KindReport } from '../experiments/kinds/kind-report';
 
 /**
  * The shape of a kind's entry, apart from the registry that lists the entries (experiment-kinds.ts)
@@ -50,6 +51,8 @@ export interface CheckedExperiment<Own = unknown> {
 export interface ExperimentKindEntry<S extends StartExperimentSpec = StartExperimentSpec, Own = unknown> {
   /** The built-in workload it runs when the spec names none. */
   defaultWorkload: string;
+  /** What it adds to the HTML report every experiment shares. */
+  report: () => Promise<KindReport>;
   /** Checks of the spec only this kind makes, before anything is read or started (throws InvalidInput). */
   checkShape?: (spec: S) => void;
   /** The spec names files to compare instead of one model: no model is required or resolved. */

@@ -15,6 +15,7 @@ import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
 import { resolveModelWithin, type ServiceAccess } from './access';
 import type { ExperimentKindEntry } from './experiment-kind-entry';
+import type { KindReport } from '../experiments/kinds/kind-report';
 import { readKldText } from './kld-text';
 
 /** The entry of kind K, taking K's spec, with its own checked data (`own`) typed by what its `resolve` returns. */
@@ -42,6 +43,7 @@ async function quantFilesWithin(spec: ExperimentSpecOf<'quant'>, access: Service
  */
 const EXPERIMENT_KINDS = {
   quant: kind<'quant'>()({
+    report: async () => (await import('../experiments/kinds/quant/report-section')).QUANT_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.quant,
     checkShape: checkQuantShape,
     namesFiles: (spec) => Array.isArray(spec.files) && spec.files.length > 0,
@@ -65,6 +67,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   warmcold: kind<'warmcold'>()({
+    report: async () => (await import('../experiments/kinds/warmcold/report-section')).WARMCOLD_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.warmcold,
     checkShape: checkWarmColdShape,
     run: async (common, spec, checked) =>
@@ -77,6 +80,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   sweep: kind<'sweep'>()({
+    report: async () => (await import('../experiments/kinds/sweep/report-section')).SWEEP_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     checkShape: checkSweepShape,
     settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
@@ -91,6 +95,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   capacity: kind<'capacity'>()({
+    report: async () => (await import('../experiments/kinds/capacity/report-section')).CAPACITY_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.capacity,
     checkShape: checkCapacityShape,
     defaultWorkloadFor: (spec) => capacityDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.capacity),
@@ -109,6 +114,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   speculative: kind<'speculative'>()({
+    report: async () => (await import('../experiments/kinds/speculative/report-section')).SPECULATIVE_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.speculative,
     checkShape: checkDraftShape,
     resolve: async (spec, access) => ({
@@ -127,6 +133,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   kvcache: kind<'kvcache'>()({
+    report: async () => (await import('../experiments/kinds/kvcache/report-section')).KVCACHE_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.kvcache,
     checkShape: checkKvCacheShape,
     resolve: async (spec, access) => ({ kldText: await readKldText(spec.kldTextFile, access) }),
@@ -149,6 +156,7 @@ const EXPERIMENT_KINDS = {
       }),
   }),
   adapter: kind<'adapter'>()({
+    report: async () => (await import('../experiments/kinds/adapter/report-section')).ADAPTER_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.adapter,
     checkShape: checkAdapterShape,
     // Each adapter held to the face's roots and checked against the model before the job opens; the
@@ -188,6 +196,9 @@ export const EXPERIMENT_KIND_NAMES = Object.keys(EXPERIMENT_KINDS) as Experiment
  * The entry of the spec's kind, taking that spec: the registry is keyed by the same literal the
  * spec carries, which TypeScript cannot follow through an index, hence the one widening here.
  */
-export function kindEntryOf(spec: StartExperimentSpec): ExperimentKindEntry {
+export function kindEntryOf(spec: Pick<StartExperimentSpec, 'kind'>): ExperimentKindEntry {
   return EXPERIMENT_KINDS[spec.kind] as unknown as ExperimentKindEntry;
 }
+
+/** What a kind adds to the HTML report every experiment shares, loaded with the first report of its kind. */
+export const kindReportOf = (kind: ExperimentKind): Promise<KindReport> => EXPERIMENT_KINDS[kind].report();

@@ -13,7 +13,7 @@ import { AppError } from '../core/errors';
 import { ExperimentStore } from '../store/experiment-store';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
 import { checkExperimentSpec } from './experiment-spec';
-import { kindEntryOf } from './experiment-kinds';
+import { kindEntryOf, kindReportOf } from './experiment-kinds';
 import type { ExperimentCommon } from './experiment-kind-entry';
 import { taskMethods, type LaunchedTask, type TaskControl } from './tasks';
 import type { WorkServiceDeps } from './service-deps';
@@ -145,7 +145,8 @@ export function createExperimentsService(deps: WorkServiceDeps): LocalExperiment
       if (!experiment?.result)
         throw new AppError(ErrorCode.NotFound, `Experiment ${experimentId} has no results to report (it did not finish)`);
       const { renderExperimentReport } = await import('../experiments/report');
-      return { fileName: `inferlab-${experiment.kind}-${experiment.id.slice(0, 8)}.html`, html: renderExperimentReport(experiment.result) };
+      const html = renderExperimentReport(experiment.result, await kindReportOf(experiment.result.kind));
+      return { fileName: `inferlab-${experiment.kind}-${experiment.id.slice(0, 8)}.html`, html };
     },
     decide: async (experimentId, chosen, reason, decidedBy) => recordDecision(experiments, experimentId, chosen, reason, decidedBy),
     decisions: async () => experiments.decisions(),

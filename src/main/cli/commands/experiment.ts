@@ -9,8 +9,7 @@ import { checkExperimentShape, checkExperimentSpec } from '../../services/experi
 import type { QuantsFromHub } from '../quant-from-hub';
 import { experimentTable } from '../experiment-table';
 import { COMMAND_CALLS } from '../command-contract';
-import { CLI_KINDS, cliKindOf } from '../kinds/registry';
-import { GATE_KINDS, kindsInWords } from '../kinds/text-registry';
+import { CLI_KINDS, cliKindOf, GATE_KINDS, kindsInWords } from '../kinds/registry';
 import { parseOptions, positiveInteger, type CommandHandler } from '../args';
 import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';

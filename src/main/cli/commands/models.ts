@@ -11,7 +11,8 @@ import { formatTable } from '../format';
 import { SCAN_USAGE, PLAN_USAGE, PULL_USAGE, QUANTIZE_USAGE, SEARCH_USAGE } from '../usage';
 import { pullProgressPrinter, pullSummary } from '../pull-lines';
 import { progressWriter } from '../progress';
-import { planRequestFromFlags, planText, quantsFlag } from '../plan-table';
+import { quantsFlag } from '../args';
+import { planRequestFromFlags, planText } from '../plan-table';
 
 function humanSize(bytes: number): string {
   return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;

@@ -4,6 +4,7 @@ import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { ADAPTER_TEXT } from './adapter-text';
 
 /** The columns an adapter experiment adds to the condition table. */
 const ADAPTER_COLUMNS = {
@@ -40,6 +41,7 @@ const ADAPTER_FLAGS: KindFlags<'adapter'> = {
 };
 
 export const ADAPTER_CLI: CliKind<'adapter'> = {
+  text: ADAPTER_TEXT,
   options: ADAPTER_FLAGS,
   columns: ADAPTER_COLUMNS,
   lines: (result) => qualityLines(result),

@@ -2,9 +2,13 @@ import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { formatMs, formatNumber, formatTable } from '../format';
 import { CAPACITY_DEFAULTS } from '../../../shared/experiment-defaults';
 import { percentileOption } from '../args';
-import { EXPERIMENT_USAGE } from '../usage';
 import { text, type KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { CAPACITY_TEXT } from './capacity-text';
+import { usageLinesOf } from './kind-text';
+
+/** The usage a mistaken flag of this kind is refused with. */
+const CAPACITY_USAGE = usageLinesOf(CAPACITY_TEXT).join('\n       ');
 
 /** A capacity search: every load it measured, in load order, then the answer and the rule it was decided by. */
 const perSecond = (value: number | null) => (value === null ? '—' : `${formatNumber(value, 2)} req/s`);
@@ -82,7 +86,7 @@ const CAPACITY_FLAGS: KindFlags<'capacity'> = {
       fields: {
         capacity: {
           by: by as 'rate' | 'concurrency' | 'users',
-          percentile: percentileOption(text(values, 'percentile'), CAPACITY_DEFAULTS.percentile, EXPERIMENT_USAGE),
+          percentile: percentileOption(text(values, 'percentile'), CAPACITY_DEFAULTS.percentile, CAPACITY_USAGE),
           start: load('start'),
           maxLoad: load('max-load'),
           keepCache: values['keep-cache'] === true,
@@ -94,6 +98,7 @@ const CAPACITY_FLAGS: KindFlags<'capacity'> = {
 };
 
 export const CAPACITY_CLI: CliKind<'capacity'> = {
+  text: CAPACITY_TEXT,
   options: CAPACITY_FLAGS,
   table: (result) => (result.capacity ? capacityTable(result.capacity, result.recommendation.reason) : null),
   // A capacity search measures loads, not conditions: energy per condition does not apply.

@@ -5,6 +5,7 @@ import type { ServiceContainer } from '../../services';
 import type { ProgressWriter } from '../progress';
 import type { QuantsFromHub } from '../quant-from-hub';
 import type { KindFlags } from './kind-flags';
+import type { KindText } from './kind-text';
 
 /** What a kind is handed to finish its spec from the hub once the services are open. */
 export interface FromHubContext {
@@ -20,6 +21,8 @@ export interface FromHubContext {
  * entries, so that no entry imports the registry back.
  */
 export interface CliKind<K extends ExperimentKind = ExperimentKind> {
+  /** What its command says of itself: usage, help, the methods it calls. */
+  text: KindText;
   /** Earlier names of the kind's command, still taken so that scripts written with them keep working. */
   formerNames?: string[];
   /** The flags only this kind takes (another kind's command refuses them by name) and the spec fields they set. */

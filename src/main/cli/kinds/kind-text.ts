@@ -16,3 +16,7 @@ export interface KindText {
   examples: string[];
   notes?: string;
 }
+
+/** Its usage lines as the command prints them: a form of the command per line, a bracket line continuing the one before. */
+export const usageLinesOf = (text: KindText): string[] =>
+  text.usage.map((line) => (line.startsWith('[') ? `    ${line}` : `inferlab experiment ${line}`));

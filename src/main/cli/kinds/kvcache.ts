@@ -6,6 +6,7 @@ import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import type { FlagValues, KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { KVCACHE_TEXT } from './kvcache-text';
 
 /** --types and --ctx → the spec's kvCache; the service checks the types themselves, for every face alike. */
 function kvCacheFromFlags(values: { types?: string; ctx?: string }): KvCacheSpec['kvCache'] {
@@ -65,6 +66,7 @@ const KVCACHE_FLAGS: KindFlags<'kvcache'> = {
 };
 
 export const KVCACHE_CLI: CliKind<'kvcache'> = {
+  text: KVCACHE_TEXT,
   options: KVCACHE_FLAGS,
   columns: KVCACHE_COLUMNS,
   lines: (result) => [...kvCacheGroupLines(result), ...qualityLines(result)],

@@ -2,12 +2,16 @@ import type { ConditionResult } from '../../../shared/contract/experiments';
 import { formatMs, formatShare } from '../format';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { parseQuantFiles } from '../../models/quant-files';
-import { quantsFlag } from '../plan-table';
+import { quantsFlag } from '../args';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import { quantFilesFromHub, type QuantsFromHub } from '../quant-from-hub';
-import { EXPERIMENT_USAGE } from '../usage';
 import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { QUANT_TEXT } from './quant-text';
+import { usageLinesOf } from './kind-text';
+
+/** The usage a mistaken flag of this kind is refused with. */
+const QUANT_USAGE = usageLinesOf(QUANT_TEXT).join('\n       ');
 
 /** The columns a quantization experiment adds to the condition table: file size, load time and quality against the baseline. */
 const QUANT_COLUMNS = {
@@ -24,7 +28,7 @@ const QUANT_COLUMNS = {
 function quantsFromHubFlags(source: string, quants: string | undefined, usage: (message: string) => never): QuantsFromHub {
   if (!source.startsWith('hf:')) usage(`--from takes a hub name, hf:OWNER/REPO[@REVISION], got "${source}"`);
   if (quants === undefined) usage('--from needs --quants: two or more of the quantizations the repository has (Q8_0,Q4_K_M), or all');
-  const chosen = quantsFlag(quants, EXPERIMENT_USAGE);
+  const chosen = quantsFlag(quants, QUANT_USAGE);
   if (chosen !== 'all' && chosen.length < 2) usage(`--quants needs two or more quantizations to compare, got "${quants}"`);
   return { source, quants: chosen };
 }
@@ -59,6 +63,7 @@ const QUANT_FLAGS: KindFlags<'quant'> = {
 };
 
 export const QUANT_CLI: CliKind<'quant'> = {
+  text: QUANT_TEXT,
   options: QUANT_FLAGS,
   // --from: the files compared are the hub repository's, planned and pulled once the services are open.
   fromHub: async (spec, request, { profile, container, progress, signal }) => {

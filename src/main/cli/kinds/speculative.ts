@@ -6,6 +6,7 @@ import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { SPECULATIVE_TEXT } from './speculative-text';
 
 /** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
 function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
@@ -76,6 +77,7 @@ const SPEC_FLAGS: KindFlags<'speculative'> = {
 };
 
 export const SPECULATIVE_CLI: CliKind<'speculative'> = {
+  text: SPECULATIVE_TEXT,
   formerNames: ['spec'],
   options: SPEC_FLAGS,
   table: (result) => (result.greedy_equivalence ? specTable(result, result.greedy_equivalence) : null),

@@ -6,6 +6,7 @@ import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
 import { listOf, text, type KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { SWEEP_TEXT } from './sweep-text';
 
 /** A sweep: every setting at every load level with its goodput against the SLO and the Pareto set, then verdicts within each load level. */
 function sweepTable(result: ExperimentResult): string {
@@ -43,6 +44,7 @@ const SWEEP_FLAGS: KindFlags<'sweep'> = {
 };
 
 export const SWEEP_CLI: CliKind<'sweep'> = {
+  text: SWEEP_TEXT,
   options: SWEEP_FLAGS,
   table: sweepTable,
 };

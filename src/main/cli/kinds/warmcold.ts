@@ -1,6 +1,7 @@
 import { positiveInteger } from '../args';
 import type { KindFlags } from './kind-flags';
 import type { CliKind } from './cli-kind';
+import { WARMCOLD_TEXT } from './warmcold-text';
 
 /** --cold-starts N and --skip-cache-reset: how the cold conditions are made. */
 const WARMCOLD_FLAGS: KindFlags<'warmcold'> = {
@@ -17,4 +18,4 @@ const WARMCOLD_FLAGS: KindFlags<'warmcold'> = {
   },
 };
 
-export const WARMCOLD_CLI: CliKind<'warmcold'> = { options: WARMCOLD_FLAGS };
+export const WARMCOLD_CLI: CliKind<'warmcold'> = { text: WARMCOLD_TEXT, options: WARMCOLD_FLAGS };

@@ -2,8 +2,8 @@ import type { ExperimentResult } from '../../../shared/contract/experiments';
 
 /**
  * What one kind adds to the HTML report every experiment shares (recommendation, conditions,
- * verdicts, charts, protocol). Declared apart from the registry (report-registry.ts), which
- * imports the kinds' sections, so that no section imports the registry back.
+ * verdicts, charts, protocol). Each kind's entry in the services' registry (services/experiment-kinds.ts)
+ * loads its section with the first report of that kind.
  */
 export interface KindReport {
   title: string;
