@@ -36,24 +36,6 @@ export const EXPERIMENT_DEFAULTS = {
     /** Fresh server starts for cold-process, one measured request each: as many as a verdict needs (minRequestsPerSide). */
     coldStarts: 8,
   },
-  sweep: {
-    /** With SLOs, a setting qualifies when at least this share of its requests met every one of them. */
-    sloAttainment: 0.9,
-  },
-} as const;
-
-/**
- * The built-in workload each experiment kind runs when none is named, for the services and the
- * form alike; one line per kind, here rather than beside its schema so the renderer loads no schema code.
- */
-export const DEFAULT_EXPERIMENT_WORKLOAD = {
-  quant: 'chat-short',
-  warmcold: 'prefix-share',
-  sweep: 'chat-short',
-  capacity: 'chat-short',
-  speculative: 'chat-short',
-  kvcache: 'long-context',
-  adapter: 'chat-short',
 } as const;
 
 /** Percentiles a sample of n supports: p95 needs n ≥ 20, p99 n ≥ 100 (one sample beyond it). */

@@ -1,5 +1,5 @@
 import type { ExperimentKind, ExperimentSpecOf, StartExperimentSpec } from '../../shared/contract';
-import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/experiment-defaults';
+import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../shared/contract/experiment-kinds/registry';
 import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache/cache-conditions';
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
 import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';

@@ -1,5 +1,5 @@
 import type { ComponentType } from 'react';
-import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/experiment-defaults';
+import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/contract/experiment-kinds/registry';
 import type { ExperimentKind, ExperimentResult } from '../../../shared/contract/experiments';
 import { ADAPTER_FORM, AdapterResult } from './adapter';
 import { CAPACITY_FORM } from './capacity-form';

@@ -1,6 +1,6 @@
 /**
  * The contract's registry of experiment kinds: each kind's spec schema and protocol record, both
- * declared beside it in this folder, one line per kind in each list. specs.ts derives the spec
+ * declared beside it in this folder, and its default workload, one line per kind in each list. specs.ts derives the spec
  * types from the union, experiments.ts the result types from the protocols.
  */
 import { TaggedUnion } from '../schema-parts';
@@ -18,6 +18,17 @@ export const StartExperimentSpecSchema = TaggedUnion(
   [QuantSpecSchema, WarmColdSpecSchema, SweepSpecSchema, CapacitySpecSchema, SpeculativeSpecSchema, KvCacheSpecSchema, AdapterSpecSchema],
   'An experiment: the shared fields and those of its kind; optional fields take their defaults.',
 );
+
+/** The built-in workload each kind runs when none is named, for the services and the form alike. */
+export const DEFAULT_EXPERIMENT_WORKLOAD = {
+  quant: 'chat-short',
+  warmcold: 'prefix-share',
+  sweep: 'chat-short',
+  capacity: 'chat-short',
+  speculative: 'chat-short',
+  kvcache: 'long-context',
+  adapter: 'chat-short',
+} as const;
 
 /** Each kind's protocol record: what it stores of how it ran. */
 export interface ExperimentProtocols {

@@ -12,6 +12,9 @@ import type { WindowCooldown } from '../../window-cooldown';
 
 export { paretoSet } from './plan';
 
+/** With SLOs, a setting qualifies when at least this share of its requests met every one of them. */
+const SLO_ATTAINMENT = 0.9;
+
 /**
  * One server setting varied across values × load levels, in repeated windows. Each (setting,
  * window) gets a fresh server that then runs every load level (in an order rotated per window):
@@ -21,7 +24,7 @@ export { paretoSet } from './plan';
  */
 export async function runSweep(options: SweepOptions): Promise<ExperimentResult> {
   const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
-  const attainment = options.sloAttainment ?? EXPERIMENT_DEFAULTS.sweep.sloAttainment;
+  const attainment = options.sloAttainment ?? SLO_ATTAINMENT;
   const settings = options.vary.values.map((value) => {
     const profile = applySettings(options.profile, [`${options.vary.field}=${value}`]);
     assertValidProfile(profile);
