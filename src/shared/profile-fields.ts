@@ -46,6 +46,10 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
     label: 'LoRA scale',
     help: "The adapter's strength: 1 as trained, 0 the base model's answers, from -4 to 4 (--lora-scaled).",
   },
+  projector: {
+    label: 'Image projector',
+    help: "The model's multimodal projector, which turns images into tokens the model reads: the mmproj-*.gguf file published beside its weights, demo:mmproj for the demo models, none for text only (--mmproj).",
+  },
   gpuDevices: {
     label: 'GPUs',
     help: 'all, or GPU indexes as nvidia-smi numbers them (0,1); telemetry, VRAM and bandwidth then count only these (CUDA_VISIBLE_DEVICES).',

@@ -72,9 +72,10 @@ describe('demo models', () => {
     fs.rmSync(path.join(dir, 'demo-f16.gguf'));
     log.length = 0;
     await ensureDemoModels(options);
-    // A new original means every quantization derived from it is made again, and the adapter made for it.
-    expect(log.filter((line) => /^(writing|quantizing)/.test(line))).toHaveLength(4);
-    expect(fs.readFileSync(path.join(dir, 'demo-lora.gguf')).equals(fs.readFileSync(path.join(installed, 'demo-lora.gguf')))).toBe(true);
+    // A new original means every quantization derived from it is made again, and the adapter and projector made for it.
+    expect(log.filter((line) => /^(writing|quantizing)/.test(line))).toHaveLength(5);
+    for (const companion of ['demo-lora.gguf', 'demo-mmproj.gguf'])
+      expect(fs.readFileSync(path.join(dir, companion)).equals(fs.readFileSync(path.join(installed, companion))), companion).toBe(true);
     expect(await resolveModelRef('demo:f16', dir)).toBe(path.join(dir, 'demo-f16.gguf'));
     expect(fs.readFileSync(path.join(dir, 'demo-f16.gguf')).equals(fs.readFileSync(path.join(installed, 'demo-f16.gguf')))).toBe(true);
   });

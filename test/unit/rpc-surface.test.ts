@@ -299,6 +299,31 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'start', run(path.join(secrets, 'secret.jsonl')))).error?.code).toBe('forbidden');
   });
 
+  it("refuses a workload inside the roots whose item shows an image file outside them: its bytes would go to the server and into the run's store", async () => {
+    const face = await rpcFace();
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads, { recursive: true });
+    const secrets = tempDir();
+    // A PNG signature, then the secret: an image check alone would pass it.
+    fs.writeFileSync(
+      path.join(secrets, 'secret.png'),
+      Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from('PRIVATE-MARKER')]),
+    );
+    const file = path.join(workloads, 'pictures.yaml');
+    fs.writeFileSync(
+      file,
+      `name: leak\ngroups:\n  - name: g\n    items:\n      - id: a\n        messages: [{ role: user, content: hi }]\n        images: [{ file: ${JSON.stringify(path.relative(workloads, path.join(secrets, 'secret.png')))} }]\n`,
+    );
+    const run = demoRunSpec({ workload: file, concurrency: null, requests: 1, settings: ['projector=demo:mmproj'] });
+    const checked = await face.call('runs', 'validate', run);
+    expect((checked.result as { problem: string | null }).problem).toMatch(
+      /outside the folders this interface may use for a workload file/,
+    );
+    const started = await face.call('runs', 'start', run);
+    expect(started.error?.code).toBe('forbidden');
+    for (const reply of [checked, started]) expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+  });
+
   it('refuses a profile whose LoRA adapter lies outside the model roots, however the profile arrives', async () => {
     const face = await rpcFace();
     const secrets = tempDir();

@@ -10,6 +10,8 @@ export interface LaunchInput {
   draftModelPath?: string | null;
   /** The profile's LoRA adapter, resolved to its file and checked against the model; absent or null for none. */
   loraPath?: string | null;
+  /** The profile's image projector, resolved to its file and checked; absent or null for text only. */
+  projectorPath?: string | null;
 }
 
 /**

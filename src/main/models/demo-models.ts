@@ -24,7 +24,9 @@ export const DEMO_VARIANTS: readonly DemoVariant[] = [
 
 /** The demo LoRA adapter, made for the demo models (any of their quantizations): a file beside them, not a model. */
 export const DEMO_ADAPTER: DemoVariant = { ref: 'demo:lora', fileName: 'demo-lora.gguf', quantizeTo: null };
-const DEMO_FILES = [...DEMO_VARIANTS, DEMO_ADAPTER];
+/** The demo image projector (llama-server's --mmproj) for the demo models: images become tokens they take. */
+export const DEMO_PROJECTOR: DemoVariant = { ref: 'demo:mmproj', fileName: 'demo-mmproj.gguf', quantizeTo: null };
+const DEMO_FILES = [...DEMO_VARIANTS, DEMO_ADAPTER, DEMO_PROJECTOR];
 
 /**
  * Bumped whenever the generator's output changes, so old demo files are regenerated: a
@@ -90,7 +92,7 @@ export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promi
     if (!variant)
       throw new AppError(
         ErrorCode.InvalidInput,
-        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')} (or ${DEMO_ADAPTER.ref}, the demo LoRA adapter)`,
+        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')} (or ${DEMO_ADAPTER.ref}, the demo LoRA adapter, or ${DEMO_PROJECTOR.ref}, the demo image projector)`,
       );
     const state = await checkDemoFile(variant, dir);
     if (state.status !== 'ok') {
@@ -159,27 +161,50 @@ export async function ensureDemoModels(options: {
     await record(variant);
     states.push({ ref: variant.ref, path: file, status: 'ok' });
   }
-  states.push(await ensureDemoAdapter(dir, DEMO_MODEL_SHAPE, originalRemade || options.force === true, record, options.log));
+  for (const companion of DEMO_COMPANIONS)
+    states.push(await ensureDemoCompanion(companion, dir, DEMO_MODEL_SHAPE, originalRemade || options.force === true, record, options.log));
   return states;
 }
 
-/** The demo LoRA adapter, written again when missing, corrupt, or when the model it is made for was. */
-async function ensureDemoAdapter(
+/** A file made for the demo models rather than a model: what it is, and how it is written for their shape. */
+interface DemoCompanion {
+  variant: DemoVariant;
+  write: (file: string, shape: SyntheticModelShape) => Promise<string>;
+}
+
+const DEMO_COMPANIONS: readonly DemoCompanion[] = [
+  {
+    variant: DEMO_ADAPTER,
+    write: async (file, shape) => {
+      const { DEMO_ADAPTER_SHAPE, writeSyntheticAdapter } = await import('./synthetic-adapter');
+      writeSyntheticAdapter(file, shape);
+      return `LoRA rank ${DEMO_ADAPTER_SHAPE.rank} on ${DEMO_ADAPTER_SHAPE.targets.join(' and ')}, seed ${DEMO_ADAPTER_SHAPE.seed}`;
+    },
+  },
+  {
+    variant: DEMO_PROJECTOR,
+    write: async (file, shape) => {
+      const { DEMO_PROJECTOR_IMAGE_TOKENS, DEMO_PROJECTOR_SHAPE, writeSyntheticProjector } = await import('./synthetic-projector');
+      writeSyntheticProjector(file, shape);
+      return `image projector, ${DEMO_PROJECTOR_IMAGE_TOKENS} tokens per image, seed ${DEMO_PROJECTOR_SHAPE.seed}`;
+    },
+  },
+];
+
+/** A demo companion file, written again when missing, corrupt, or when the model it is made for was. */
+async function ensureDemoCompanion(
+  { variant, write }: DemoCompanion,
   dir: string,
   shape: SyntheticModelShape,
   modelRemade: boolean,
   record: (variant: DemoVariant) => Promise<void>,
   log: (line: string) => void,
 ): Promise<DemoFileState> {
-  const file = path.join(dir, DEMO_ADAPTER.fileName);
-  const state = modelRemade ? null : await checkDemoFile(DEMO_ADAPTER, dir);
+  const file = path.join(dir, variant.fileName);
+  const state = modelRemade ? null : await checkDemoFile(variant, dir);
   if (state?.status === 'ok') return state;
-  const { DEMO_ADAPTER_SHAPE, writeSyntheticAdapter } = await import('./synthetic-adapter');
-  log(
-    `writing ${DEMO_ADAPTER.fileName} (LoRA rank ${DEMO_ADAPTER_SHAPE.rank} on ${DEMO_ADAPTER_SHAPE.targets.join(' and ')}, seed ${DEMO_ADAPTER_SHAPE.seed})`,
-  );
   fs.rmSync(file, { force: true });
-  writeSyntheticAdapter(file, shape);
-  await record(DEMO_ADAPTER);
-  return { ref: DEMO_ADAPTER.ref, path: file, status: 'ok' };
+  log(`writing ${variant.fileName} (${await write(file, shape)})`);
+  await record(variant);
+  return { ref: variant.ref, path: file, status: 'ok' };
 }

@@ -171,6 +171,9 @@ export function splitParts(file: string): string[] {
  */
 /** Why an adapter file is no model: it is applied to one (a profile's loraAdapter). */
 export const NOT_A_MODEL_BUT_ADAPTER = 'a LoRA adapter, not a model: serve a model and apply it with the profile field loraAdapter';
+/** Why a multimodal projector is no model: it turns images into a model's tokens (a profile's projector). */
+export const NOT_A_MODEL_BUT_PROJECTOR =
+  'an image projector (mmproj), not a model: serve the model it was made for with the profile field projector';
 
 export async function describeModel(file: string, source: ModelEntry['source'] = 'file'): Promise<ModelEntry> {
   const parts = splitParts(file);
@@ -201,6 +204,7 @@ export async function describeModel(file: string, source: ModelEntry['source'] =
   // An adapter carries an architecture too, but serves nothing on its own.
   if (stringOf(header, 'general.type') === 'adapter') return invalid(file, parts, sizeBytes, NOT_A_MODEL_BUT_ADAPTER, source);
   const architecture = stringOf(header, 'general.architecture');
+  if (architecture === 'clip') return invalid(file, parts, sizeBytes, NOT_A_MODEL_BUT_PROJECTOR, source);
   if (!architecture) return invalid(file, parts, sizeBytes, 'no general.architecture in the header: not a model file', source);
   const fileType = numberOf(header, 'general.file_type');
   const poolingType = numberOf(header, `${architecture}.pooling_type`);
@@ -237,7 +241,7 @@ async function findGgufFiles(dir: string, depth: number, found: string[]): Promi
 
 /**
  * Scans folders and files for GGUF models. Split models appear once (from their first
- * part); invalid files are listed with the reason, LoRA adapters left out (they are no models);
+ * part); invalid files are listed with the reason, LoRA adapters and image projectors left out (they are no models);
  * unreadable folders are reported.
  */
 export async function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): Promise<ModelScan> {
@@ -274,8 +278,8 @@ export async function scanModels(targets: readonly string[], options: { reportMi
   const models: ModelEntry[] = [];
   for (const file of [...files].sort()) {
     const model = await describeModel(file, sources.get(file));
-    // Adapters beside models are not models to list (the demo adapter among them).
-    if (model.invalidReason === NOT_A_MODEL_BUT_ADAPTER) continue;
+    // Adapters and projectors beside models are not models to list (the demo ones among them).
+    if (model.invalidReason === NOT_A_MODEL_BUT_ADAPTER || model.invalidReason === NOT_A_MODEL_BUT_PROJECTOR) continue;
     const label = labels.get(file);
     models.push(label ? { ...model, name: `${label} (Ollama)` } : model);
   }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { EMBEDDINGS_PATH, RERANK_PATH } from '../client/json-answer-client';
 import { promptTokenIds, type TokenRange } from '../workload/trace';
 import type { ExchangeMessage, ResolvedItem, ResolvedReplay, ResolvedWorkload } from '../workload/workload-types';
@@ -31,6 +32,54 @@ export class RequestPlan {
   }
 }
 
+/** The messages with the images shown beside the last user message's text, as OpenAI's content parts. */
+function withImages(messages: readonly ExchangeMessage[], images: readonly string[]): unknown[] {
+  const last = messages.findLastIndex((message) => message.role === 'user');
+  return messages.map((message, index) =>
+    index === last
+      ? {
+          ...message,
+          content: [{ type: 'text', text: message.content }, ...images.map((url) => ({ type: 'image_url', image_url: { url } }))],
+        }
+      : message,
+  );
+}
+
+/** References of the images sent lately, by data URI: every request of an item sends the same string, read once. */
+const imageReferences = new Map<string, string>();
+const IMAGE_REFERENCES_KEPT = 64;
+
+function imageReference(url: string): string {
+  let reference = imageReferences.get(url);
+  if (reference === undefined) {
+    const bytes = Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
+    const mime = url.slice('data:'.length, url.indexOf(';'));
+    reference = `${mime}, ${bytes.length} bytes, sha256 ${crypto.createHash('sha256').update(bytes).digest('hex')}`;
+    if (imageReferences.size >= IMAGE_REFERENCES_KEPT) imageReferences.clear();
+    imageReferences.set(url, reference);
+  }
+  return reference;
+}
+
+/**
+ * The messages as a run keeps them: each image a short reference (its type, size and sha256) in
+ * place of its bytes, so a run of a thousand requests does not keep the picture a thousand times.
+ */
+export function messagesAsKept(messages: readonly unknown[]): unknown[] {
+  return messages.map((message) => {
+    const content = (message as { content?: unknown }).content;
+    if (!Array.isArray(content)) return message;
+    return {
+      ...(message as object),
+      content: content.map((part: { type?: string; image_url?: { url?: string } }) => {
+        const url = part?.type === 'image_url' ? part.image_url?.url : undefined;
+        if (typeof url !== 'string' || !url.startsWith('data:')) return part;
+        return { type: 'image_url', image_url: { url: imageReference(url) } };
+      }),
+    };
+  });
+}
+
 /** The request body for one item, in the OpenAI-compatible shape every engine accepts. */
 export function requestFor(item: Omit<ResolvedItem, 'messages'> & { messages: readonly ExchangeMessage[] | null }): {
   path: string;
@@ -44,7 +93,11 @@ export function requestFor(item: Omit<ResolvedItem, 'messages'> & { messages: re
   if (item.tools) body.tools = item.tools;
   if (item.tool_choice !== undefined) body.tool_choice = item.tool_choice;
   if (item.lora) body.lora = item.lora;
-  if (item.messages) return { path: '/v1/chat/completions', body: { ...body, messages: item.messages } };
+  if (item.messages)
+    return {
+      path: '/v1/chat/completions',
+      body: { ...body, messages: item.images ? withImages(item.messages, item.images) : item.messages },
+    };
   return { path: '/v1/completions', body: { ...body, prompt: item.prompt } };
 }
 

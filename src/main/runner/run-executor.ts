@@ -9,7 +9,7 @@ import { deriveRequestMetrics } from '../metrics/request-metrics';
 import type { TokenCounter } from '../workload/token-counter';
 import type { RunStore } from '../store/run-store';
 import { generateLoad, type LoadOutcome, type LoadSpec, type StopRule } from './load-generator';
-import { RequestPlan, replayRequest, requestFor } from './request-plan';
+import { messagesAsKept, RequestPlan, replayRequest, requestFor } from './request-plan';
 import { tokenRangeFor, type TokenRange } from '../workload/trace';
 import type { ServerAddress } from '../core/server-address';
 import { blockHashes, hashSentPrompts, type SentPrompt } from './block-hashes';
@@ -144,7 +144,8 @@ function notePrompt(
   body: Record<string, unknown>,
   pending: { promptHashes: Map<number, string[]>; promptsToHash: Map<number, SentPrompt> },
 ): string | null {
-  const messages = body.messages as unknown[] | undefined;
+  const sent = body.messages as unknown[] | undefined;
+  const messages = sent && messagesAsKept(sent);
   const prompt = body.prompt as string | number[] | undefined;
   // Embeddings and reranking reuse no prompt cache: nothing to hash, the texts kept as the request's.
   if (Array.isArray(body.input)) return JSON.stringify(body.input);

@@ -128,7 +128,13 @@ export class ManagedServer {
   constructor(
     private readonly engine: ManagedEngineAdapter,
     /** The served model, and the draft model's file when the profile drafts with one. */
-    private readonly model: { ref: string; path: string; draftPath?: string | null; loraPath?: string | null },
+    private readonly model: {
+      ref: string;
+      path: string;
+      draftPath?: string | null;
+      loraPath?: string | null;
+      projectorPath?: string | null;
+    },
     readonly profile: ServerProfile,
     private readonly sessions: ServerSessionStore,
     private readonly logDir: string,
@@ -234,6 +240,7 @@ export class ManagedServer {
       profile: this.profile,
       draftModelPath: this.model.draftPath ?? null,
       loraPath: this.model.loraPath ?? null,
+      projectorPath: this.model.projectorPath ?? null,
     });
     const baseUrl = `http://127.0.0.1:${port}`;
     const address: ServerAddress = { baseUrl, headers: this.authHeaders };

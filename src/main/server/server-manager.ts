@@ -13,6 +13,7 @@ import { sglangAdapter, vllmAdapter } from '../engines/adapters/python-servers';
 import { readUserConfig } from '../core/config';
 import { describeModel } from '../models/model-library';
 import { resolveModelRef } from '../models/demo-models';
+import { assertImageProjector } from '../models/image-projector';
 import { assertLoraAdapterFits } from '../models/lora-adapter';
 import { findFreePort } from '../core/ports';
 import { DEFAULT_TIMEOUTS, ManagedServer, readGpuUsedAhead, type ServerOptions } from './managed-server';
@@ -41,6 +42,13 @@ async function resolveDraftModel(ref: string): Promise<string> {
   const draft = await describeModel(draftPath);
   if (!draft.valid) throw new AppError(ErrorCode.InvalidInput, `draftModel ${draftPath}: ${draft.invalidReason}`, { model: draft });
   return draftPath;
+}
+
+/** The projector's file, checked to be one before anything is launched. */
+async function resolveImageProjector(ref: string): Promise<string> {
+  const projectorPath = await resolveModelRef(ref);
+  await assertImageProjector(projectorPath);
+  return projectorPath;
 }
 
 /** The adapter's file, checked against the served model before anything is launched (llama-server's own refusal names neither). */
@@ -73,6 +81,7 @@ export class ServerManager implements Disposable {
     let modelPath = request.modelRef;
     let draftPath: string | null = null;
     let loraPath: string | null = null;
+    let projectorPath: string | null = null;
     let model: ModelEntry | null = null;
     if (engineId === 'llama.cpp') {
       modelPath = await resolveModelRef(request.modelRef);
@@ -81,6 +90,7 @@ export class ServerManager implements Disposable {
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
       loraPath = request.profile.loraAdapter ? await resolveLoraAdapter(request.profile.loraAdapter, modelPath) : null;
+      projectorPath = request.profile.projector ? await resolveImageProjector(request.profile.projector) : null;
       if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
       assertValidProfile(request.profile, undefined, engineId);
@@ -99,7 +109,7 @@ export class ServerManager implements Disposable {
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(
       adapter,
-      { ref: request.modelRef, path: modelPath, draftPath, loraPath },
+      { ref: request.modelRef, path: modelPath, draftPath, loraPath, projectorPath },
       profile,
       this.sessions,
       this.logDir,

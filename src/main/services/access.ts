@@ -8,7 +8,7 @@ import { configuredEndpointHeaders, endpointCovers, endpointHeaders, isLoopbackU
 import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { defaultModelFolders } from '../models/model-library';
 import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
-import type { WorkloadDef } from '../workload/workload-types';
+import type { ImageDef, WorkloadDef } from '../workload/workload-types';
 import type { ServerProfile } from '../../shared/contract/server';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
@@ -83,7 +83,7 @@ export async function resolveModelWithin(access: ServiceAccess, ref: string): Pr
 }
 
 /**
- * A profile whose draft model and LoRA adapter are held to the same roots as the served model: a
+ * A profile whose draft model, LoRA adapter and image projector are held to the same roots as the served model: a
  * profile must not lead the server to a file outside them.
  */
 export async function profileWithin(access: ServiceAccess, profile: ServerProfile): Promise<ServerProfile> {
@@ -92,6 +92,7 @@ export async function profileWithin(access: ServiceAccess, profile: ServerProfil
     ...profile,
     draftModel: (await within(profile.draftModel)) ?? null,
     ...(profile.loraAdapter ? { loraAdapter: await within(profile.loraAdapter) } : {}),
+    ...(profile.projector ? { projector: await within(profile.projector) } : {}),
   };
 }
 
@@ -108,6 +109,8 @@ export async function workloadPathWithin(access: ServiceAccess, nameOrFile: stri
  */
 export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadDef, workloadFile: string): Promise<WorkloadDef> {
   const within = (file: string) => access.paths.check(path.resolve(path.dirname(workloadFile), file), 'workload');
+  const imagesWithin = (images: readonly ImageDef[]) =>
+    Promise.all(images.map(async (image) => ('file' in image ? { file: await within(image.file) } : image)));
   const groups: WorkloadDef['groups'] = [];
   for (const group of def.groups) {
     const generator = group.generate;
@@ -117,7 +120,20 @@ export async function generatorFilesWithin(access: ServiceAccess, def: WorkloadD
       groups.push({ ...group, generate: { trace: { ...generator.trace, file: await within(generator.trace.file) } } });
     else groups.push(group);
   }
-  return { ...def, groups };
+  // An item's image files are read and sent to the server: held to the same roots.
+  const withImages = await Promise.all(
+    groups.map(async (group) =>
+      group.items?.some((item) => item.images?.some((image) => 'file' in image))
+        ? {
+            ...group,
+            items: await Promise.all(
+              group.items.map(async (item) => ({ ...item, ...(item.images ? { images: await imagesWithin(item.images) } : {}) })),
+            ),
+          }
+        : group,
+    ),
+  );
+  return { ...def, groups: withImages };
 }
 
 /**

@@ -42,6 +42,21 @@ export function assertLoraChoicesFit(def: WorkloadDef, adaptersLoaded: number): 
           );
 }
 
+/**
+ * Refuses, before a server starts, a workload that shows images to a server given no projector:
+ * llama-server would answer each such request with an error, after the model had loaded.
+ */
+export function assertImagesServed(def: WorkloadDef, projector: string | null | undefined): void {
+  if (projector) return;
+  for (const group of def.groups)
+    for (const item of group.items ?? [])
+      if (item.images)
+        throw new AppError(
+          ErrorCode.InvalidInput,
+          `workload item "${item.id}" shows images, but the profile names no image projector: set the model's projector (--set projector=mmproj-FILE.gguf, or demo:mmproj for the demo models)`,
+        );
+}
+
 /** Where a checked run goes: a managed server on the profile with the run's settings (slots enough for its users), or an endpoint. */
 export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps: WorkServiceDeps, hooks: RunHooks): Promise<RunTargetSpec> {
   if (checked.target.kind !== 'model') return checked.target;
@@ -50,6 +65,7 @@ export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps:
     applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
   );
   assertLoraChoicesFit(checked.request.workload.def, profile.loraAdapter ? 1 : 0);
+  assertImagesServed(checked.request.workload.def, profile.projector);
   return {
     ...checked.target,
     profile: slotsForUsers(profile, checked.request, spec.settings ?? [], hooks.onStatus),

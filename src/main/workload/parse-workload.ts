@@ -288,6 +288,11 @@ function semanticProblems(def: WorkloadDef): { path: (string | number)[]; messag
       itemIds.add(item.id);
       checkList(item.accept, base);
       problems.push(...toolProblems(item, [...(group.accept ?? []), ...(item.accept ?? [])], base, ajv));
+      if (item.images && !item.messages?.some((message) => message.role === 'user'))
+        problems.push({
+          path: [...base, 'images'],
+          message: 'images are shown with a user message: put them on a chat item whose "messages" hold one',
+        });
       // llama-server keeps the last scale an id is given: one named twice is a slip, not a choice.
       item.lora?.forEach((choice, place) => {
         if (item.lora!.findIndex((other) => other.id === choice.id) < place)
@@ -367,6 +372,7 @@ const GENERATION_FIELDS = [
   'tools',
   'tool_choice',
   'lora',
+  'images',
   'tool_results',
   'max_steps',
   'accept',

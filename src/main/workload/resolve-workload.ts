@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { generatorBudgetProblem, runGenerator } from './generators';
+import { itemImageUris } from './item-images';
 import type { TokenCounter } from './token-counter';
 import type { ResolvedConversation, ResolvedItem, ResolvedWorkload, SessionDef, WorkloadDef, WorkloadItemDef } from './workload-types';
 
@@ -53,6 +55,14 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Where an item's image files are read from: beside the workload file (the services hand over checked absolute paths). */
+const imageFolderOf = (source: string): string => (path.isAbsolute(source) ? path.dirname(source) : process.cwd());
+
+/** An item's images, read and checked, or nothing for an item without them (its revision stays as it was). */
+async function imagesOf(item: WorkloadItemDef, source: string, place: string): Promise<{ images?: string[] }> {
+  return item.images ? { images: await itemImageUris(item.images, imageFolderOf(source), `Invalid workload ${source}: ${place}`) } : {};
+}
+
 /**
  * Turns a validated definition into the exact requests a run sends: generators expanded
  * with the engine's tokenizer, defaults applied, group checks merged into each item.
@@ -70,7 +80,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
   const groups: ResolvedWorkload['groups'] = [];
   for (const group of def.groups) {
     const items: ResolvedItem[] = [];
-    for (const item of group.items ?? []) {
+    for (const [itemIndex, item] of (group.items ?? []).entries()) {
       items.push({
         id: item.id,
         group: group.name,
@@ -95,6 +105,7 @@ export async function resolveWorkload(def: WorkloadDef, source: string, counter:
         ...(item.query === undefined ? {} : { rerank: { query: item.query, documents: item.documents ?? [] } }),
         ...toolFieldsOf(item, group.session),
         ...(item.lora === undefined ? {} : { lora: item.lora }),
+        ...(await imagesOf(item, source, `groups[${def.groups.indexOf(group)}].items[${itemIndex}]`)),
       });
     }
     if (group.generate) {

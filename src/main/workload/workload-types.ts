@@ -58,6 +58,9 @@ export interface SessionDef {
   think_time?: ThinkTime;
 }
 
+/** An image a chat item shows the model: a file on this machine, or the image inline as a data URI. */
+export type ImageDef = { file: string } | { url: string };
+
 /** One adapter a request applies: its place among those the server loaded, and its scale. */
 export interface LoraChoice {
   id: number;
@@ -82,6 +85,8 @@ export interface WorkloadItemDef extends Sampling {
   tool_choice?: ToolChoice;
   /** The LoRA adapters this request applies, by their place among the server's, and their scales (llama-server's per-request field). */
   lora?: LoraChoice[];
+  /** Images shown with the item's last user message; the server needs the model's projector (the profile's projector). */
+  images?: ImageDef[];
   /**
    * An agent exchange: each call the answer makes is given back as a `role: tool` message holding
    * this result for its function, and the model asked again, until it answers without a call or
@@ -165,6 +170,8 @@ export interface ResolvedItem {
   tools?: ToolDef[];
   tool_choice?: ToolChoice;
   lora?: LoraChoice[];
+  /** Set where the item shows images: each a data URI, files read when the workload was resolved. Absent otherwise. */
+  images?: string[];
   /** Set for an agent exchange: the scripted results and how many requests it may take. Absent otherwise. */
   agent?: ResolvedAgent;
 }

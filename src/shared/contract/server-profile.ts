@@ -44,6 +44,15 @@ export const ServerProfileSchema = Type.Object(
       ),
     ),
     loraScale: Type.Optional(Type.Number({ description: "The adapter's scale: 1 as trained, 0 the base model's output." })),
+    projector: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 4096,
+          description:
+            "The model's image projector (demo:mmproj or an mmproj GGUF path, llama-server's --mmproj); null or absent for none.",
+        }),
+      ),
+    ),
     gpuDevices: Type.Optional(
       Type.String({
         maxLength: 256,

@@ -67,6 +67,8 @@ export const MANAGED_FLAGS: Record<string, keyof ServerProfile | 'port' | 'host'
   '--spec-draft-ngl': 'draftGpuLayers',
   '--lora': 'loraAdapter',
   '--lora-scaled': 'loraAdapter',
+  '-mm': 'projector',
+  '--mmproj': 'projector',
   '--fit': 'fixed',
   '-fit': 'fixed',
   '--metrics': 'fixed',
@@ -83,6 +85,7 @@ export function buildLlamaServerArgs(
   profile: ServerProfile,
   draftModelPath: string | null = null,
   loraPath: string | null = null,
+  projectorPath: string | null = null,
 ): string[] {
   return [
     '--host',
@@ -124,6 +127,7 @@ export function buildLlamaServerArgs(
     String(profile.cacheReuse),
     ...draftArgs(profile, draftModelPath),
     ...loraArgs(profile, loraPath),
+    ...(projectorPath ? ['--mmproj', projectorPath] : []),
     ...profile.extraFlags,
   ];
 }

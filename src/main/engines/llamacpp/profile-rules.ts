@@ -30,6 +30,7 @@ const ALIASES: Record<keyof typeof PROFILE_FIELD_HELP, string[]> = {
   draftGpuLayers: ['ngld', 'gpu-layers-draft', 'spec-draft-ngl'],
   loraAdapter: ['lora'],
   loraScale: ['lora-scale'],
+  projector: ['mmproj', 'mm'],
   gpuDevices: ['devices', 'device', 'dev'],
 };
 
@@ -74,7 +75,12 @@ export function validateProfile(
     integerProblem(profile, 'cacheRamMib', -1, 16_777_216),
     integerProblem(profile, 'cacheReuse', 0, 1_048_576),
   ];
-  problems.push(...draftProblems(profile, engine), ...loraProblems(profile, engine), ...gpuDeviceProblems(profile));
+  problems.push(
+    ...draftProblems(profile, engine),
+    ...loraProblems(profile, engine),
+    ...projectorProblems(profile, engine),
+    ...gpuDeviceProblems(profile),
+  );
   if (!['on', 'off', 'auto'].includes(profile.flashAttention))
     problems.push({
       field: 'flashAttention',
@@ -189,6 +195,15 @@ function loraProblems(profile: ServerProfile, engine: EngineId): ProfileProblem[
   return problems;
 }
 
+function projectorProblems(profile: ServerProfile, engine: EngineId): ProfileProblem[] {
+  if (profile.projector === undefined || profile.projector === null) return [];
+  if (typeof profile.projector !== 'string' || profile.projector.trim() === '')
+    return [{ field: 'projector', message: 'projector must be demo:mmproj or an mmproj GGUF path, or none' }];
+  if (engine !== 'llama.cpp')
+    return [{ field: 'projector', message: `an image projector is a llama-server setting; ${engine} takes its own multimodal flags` }];
+  return [];
+}
+
 export function assertValidProfile(
   profile: ServerProfile,
   model?: { trainedContext: number | null },
@@ -226,7 +241,7 @@ export function applySettings(profile: ServerProfile, settings: readonly string[
       throw new AppError(ErrorCode.Usage, `Unknown server setting "${name}". Known settings: ${known}; extraFlags`);
     }
     const current = next[field];
-    if (field === 'draftModel' || field === 'loraAdapter') {
+    if (field === 'draftModel' || field === 'loraAdapter' || field === 'projector') {
       next[field] = ['', 'none', 'off'].includes(raw.trim()) ? null : raw;
     } else if (typeof current === 'number' || field === 'loraScale') {
       const value = Number(raw);

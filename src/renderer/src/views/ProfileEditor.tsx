@@ -29,6 +29,7 @@ const CONTROLS: {
   { key: 'draftGpuLayers', kind: 'number' },
   { key: 'loraAdapter', kind: 'text', empty: { value: null, shown: 'none' } },
   { key: 'loraScale', kind: 'number' },
+  { key: 'projector', kind: 'text', empty: { value: null, shown: 'none' } },
   { key: 'gpuDevices', kind: 'text', empty: { value: 'all', shown: 'all' } },
 ];
 const FIELDS = CONTROLS.map((control) => ({ ...control, ...PROFILE_FIELD_HELP[control.key] }));

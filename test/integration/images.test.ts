@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { DEMO_PROJECTOR_IMAGE_TOKENS } from '../../src/main/models/synthetic-projector';
+import { inferlab, inferlabJson } from '../support/cli';
+import { useTempDirs } from '../support/temp';
+
+const tempDir = useTempDirs();
+
+/** A 40 × 30 BMP of seeded noise (constructed): a format llama-server decodes, written without a library. */
+function noiseBmp(width = 40, height = 30): Buffer {
+  const row = Math.ceil((width * 3) / 4) * 4;
+  const pixels = Buffer.alloc(row * height);
+  let state = 7;
+  for (let index = 0; index < pixels.length; index++) pixels[index] = (state = (state * 1103515245 + 12345) >>> 0) >>> 24;
+  const header = Buffer.alloc(54);
+  header.write('BM', 0);
+  header.writeUInt32LE(54 + pixels.length, 2);
+  header.writeUInt32LE(54, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(width, 18);
+  header.writeInt32LE(height, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(24, 28);
+  header.writeUInt32LE(pixels.length, 34);
+  return Buffer.concat([header, pixels]);
+}
+
+/** The same question twice: once as text, once beside a picture, so the picture's tokens are the difference. */
+function writeImageWorkload(dir: string): string {
+  fs.writeFileSync(path.join(dir, 'noise.bmp'), noiseBmp());
+  const file = path.join(dir, 'pictures.yaml');
+  fs.writeFileSync(
+    file,
+    [
+      'name: pictures',
+      'groups:',
+      '  - name: pictures',
+      '    items:',
+      '      - id: text-only',
+      '        messages: [{ role: user, content: What is in this picture? }]',
+      '        max_tokens: 4',
+      '      - id: with-image',
+      '        messages: [{ role: user, content: What is in this picture? }]',
+      '        images: [{ file: noise.bmp }]',
+      '        max_tokens: 4',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+describe('images on the real llama-server', () => {
+  it("shows a workload's picture to the demo model through the demo projector; the run keeps the image's hash, not its bytes", async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'i.db');
+    const workload = writeImageWorkload(dir);
+    const summary = await inferlabJson(
+      ['run', '--model', 'demo:f16', '--set', 'projector=demo:mmproj', '--workload', workload, '--requests', '4'],
+      db,
+    );
+    expect(summary.status).toBe('completed');
+    expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
+
+    const record = new Database(db, { readonly: true });
+    try {
+      const server = JSON.parse(
+        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
+      );
+      const argv: string[] = server.effectiveConfig.argv;
+      expect(argv[argv.indexOf('--mmproj') + 1]).toMatch(/demo-mmproj\.gguf$/);
+      const rows = record
+        .prepare('SELECT item_id, prompt_tokens, prompt_text FROM requests WHERE run_id = ? ORDER BY seq')
+        .all(summary.run_id) as {
+        item_id: string;
+        prompt_tokens: number;
+        prompt_text: string;
+      }[];
+      const tokensOf = (item: string) => new Set(rows.filter((row) => row.item_id === item).map((row) => row.prompt_tokens));
+      // The server counted the picture: its tokens, and the markers around them, beside the same text.
+      const [textTokens] = [...tokensOf('text-only')];
+      const [imageTokens] = [...tokensOf('with-image')];
+      expect(tokensOf('with-image').size).toBe(1);
+      expect(imageTokens! - textTokens!).toBeGreaterThanOrEqual(DEMO_PROJECTOR_IMAGE_TOKENS);
+      const kept = rows.find((row) => row.item_id === 'with-image')!.prompt_text;
+      expect(kept).toMatch(/"url":"image\/bmp, 3654 bytes, sha256 [0-9a-f]{64}"/);
+      expect(kept).not.toContain('base64');
+    } finally {
+      record.close();
+    }
+  });
+
+  it('refuses, before any server starts, pictures without a projector and a projector that is no projector, naming the field', async () => {
+    const dir = tempDir();
+    const workload = writeImageWorkload(dir);
+    const db = path.join(dir, 'r.db');
+    const noProjector = await inferlab(['run', '--model', 'demo:f16', '--workload', workload, '--requests', '2', '--db', db]);
+    expect(noProjector.code).toBe(2);
+    expect(noProjector.stderr).toMatch(/workload item "with-image" shows images, but the profile names no image projector: .*demo:mmproj/);
+    const wrongFile = await inferlab(['run', '--model', 'demo:f16', '--set', 'projector=demo:lora', '--workload', workload, '--db', db]);
+    expect(wrongFile.code).toBe(2);
+    expect(wrongFile.stderr).toMatch(/projector .*demo-lora\.gguf: general\.architecture is "llama", not "clip"/);
+    for (const result of [noProjector, wrongFile]) expect(result.stderr).not.toMatch(/starting llama-server/);
+  });
+});
