@@ -2,8 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { ModelPlan, ModelPull } from '../../src/shared/contract/models';
+import { resolveModelRef } from '../../src/main/models/demo-models';
 import { DEMO_PROJECTOR_IMAGE_TOKENS } from '../../src/main/models/synthetic-projector';
 import { inferlab, inferlabJson } from '../support/cli';
+import { startStandInHub } from '../support/stand-in-hub';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -102,5 +105,53 @@ describe('images on the real llama-server', () => {
     expect(wrongFile.code).toBe(2);
     expect(wrongFile.stderr).toMatch(/projector .*demo-lora\.gguf: general\.architecture is "llama", not "clip"/);
     for (const result of [noProjector, wrongFile]) expect(result.stderr).not.toMatch(/starting llama-server/);
+  });
+
+  it("plans a vision model's repository with its projector, pulls the model and the projector named, and runs pictures on them", async () => {
+    const dir = tempDir();
+    // Constructed: a repository as vision models are published, the weights and an mmproj file beside them.
+    const hub = await startStandInHub({
+      repos: {
+        'vision/Demo-Vision-GGUF': {
+          files: {
+            'Demo-Vision-F16.gguf': fs.readFileSync(await resolveModelRef('demo:f16')),
+            'mmproj-Demo-Vision-F16.gguf': fs.readFileSync(await resolveModelRef('demo:mmproj')),
+          },
+        },
+      },
+    });
+    try {
+      const env = { HF_ENDPOINT: hub.url, HF_HOME: tempDir(), HF_HUB_CACHE: path.join(dir, 'cache') };
+      const planned = await inferlab(['models', 'plan', 'hf:vision/Demo-Vision-GGUF', '--json'], env);
+      expect(planned.code, planned.stderr).toBe(0);
+      const projector = (JSON.parse(planned.stdout) as ModelPlan).candidates.find((candidate) => candidate.projector)!;
+      expect(projector).toMatchObject({
+        label: 'mmproj-Demo-Vision-F16',
+        projector: { vision: true, audio: false, projectorType: 'gemma3' },
+      });
+      const text = await inferlab(['models', 'plan', 'hf:vision/Demo-Vision-GGUF'], env);
+      expect(text.stdout).toMatch(
+        /^mmproj-Demo-Vision-F16: a multimodal projector \(gemma3\) for images; pull it with the model, and serve the model with --set projector=mmproj-Demo-Vision-F16\.gguf$/m,
+      );
+      // Without --quants the only model is pulled alone; named, the projector comes with it.
+      const alone = await inferlab(['models', 'pull', 'hf:vision/Demo-Vision-GGUF', '--json'], env);
+      expect(alone.code, alone.stderr).toBe(0);
+      expect((JSON.parse(alone.stdout) as ModelPull).models.map((pulledModel) => pulledModel.label)).toEqual(['F16']);
+      const pulled = await inferlab(
+        ['models', 'pull', 'hf:vision/Demo-Vision-GGUF', '--quants', 'F16,mmproj-Demo-Vision-F16', '--json'],
+        env,
+      );
+      expect(pulled.code, pulled.stderr).toBe(0);
+      const files = (JSON.parse(pulled.stdout) as ModelPull).models.flatMap((model) => model.files);
+      const model = files.find((file) => file.endsWith('Demo-Vision-F16.gguf') && !file.includes('mmproj'))!;
+      const projectorFile = files.find((file) => file.includes('mmproj'))!;
+      const summary = await inferlabJson(
+        ['run', '--model', model, '--set', `projector=${projectorFile}`, '--workload', writeImageWorkload(dir), '--requests', '2'],
+        path.join(dir, 'v.db'),
+      );
+      expect(summary.requests).toMatchObject({ attempted: 2, completed: 2, failed: 0 });
+    } finally {
+      await hub.close();
+    }
   });
 });

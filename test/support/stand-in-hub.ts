@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { GGUFValueType } from '@huggingface/gguf';
 import { afterEach, beforeAll } from 'vitest';
+import { writeSyntheticProjector } from '../../src/main/models/synthetic-projector';
+import { DEMO_MODEL_SHAPE } from '../../src/main/models/synthetic-model';
 import {
   encodeGgufHeader,
   GgmlType,
@@ -360,6 +362,13 @@ function modelFile(
   return fs.readFileSync(file);
 }
 
+/** The demo projector's layout for a model of this width (constructed). */
+function projectorFile(dir: string, embeddingLength: number): Buffer {
+  const file = path.join(dir, 'mmproj.gguf');
+  writeSyntheticProjector(file, { ...DEMO_MODEL_SHAPE, embeddingLength });
+  return fs.readFileSync(file);
+}
+
 /** The files of a constructed repository: F32 and Q4_K_M-named single files, an F16 split in two, a projector and a README. */
 export function tinyGgufRepoFiles(): Record<string, Buffer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-hub-'));
@@ -376,7 +385,7 @@ export function tinyGgufRepoFiles(): Record<string, Buffer> {
         no: 1,
         count: 2,
       }),
-      'mmproj-Tiny-F16.gguf': Buffer.from('not read'),
+      'mmproj-Tiny-F16.gguf': projectorFile(dir, 256),
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

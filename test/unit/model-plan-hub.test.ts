@@ -53,7 +53,16 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
       ['F32', 'fits', 1],
       ['F16', 'fits', 2],
       ['Q4_K_M', 'fits', 1],
+      ['mmproj-Tiny-F16', undefined, 1],
     ]);
+    // The projector beside the weights: what it encodes, from its header; nothing of its own to fit.
+    expect(plan.candidates[3]).toMatchObject({
+      architecture: 'clip',
+      projector: { vision: true, audio: false, projectorType: 'gemma3' },
+      memory: null,
+      fit: null,
+      problem: null,
+    });
     const f32 = plan.candidates[0]!;
     expect(f32.sizeBytes).toBe(tinyHub.files['Tiny-F32.gguf']!.length);
     expect(f32).toMatchObject({ architecture: 'llama', contextTrain: 8192, problem: null });
@@ -66,7 +75,8 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
     const stored = Object.values(tinyHub.files).reduce((sum, bytes) => sum + bytes.length, 0);
     expect(served).toBeLessThan(stored / 4);
     expect(server.requests.filter((request) => request.path.includes('/resolve/')).every((request) => request.range !== null)).toBe(true);
-    expect(server.requests.some((request) => request.path.includes('mmproj'))).toBe(false);
+    // The projector's header too was read by range.
+    expect(server.requests.filter((request) => request.path.includes('/resolve/') && request.path.includes('mmproj'))).not.toEqual([]);
     // Three listing pages of two entries each.
     expect(server.requests.filter((request) => request.path.includes('/tree/'))).toHaveLength(3);
   });
@@ -81,6 +91,7 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
       ['F16', 'fits'],
       ['Q4_K_M', 'fits'],
       ['F32', 'partial'],
+      ['mmproj-Tiny-F16', undefined],
     ]);
     expect(plan.devices.find((device) => device.kind === 'host')!.bandwidthSource).toBe('constructed for the test');
   });
@@ -91,7 +102,7 @@ describe('planning from a hub repository (stand-in hub on a local port)', () => 
       env: env(server.url),
     });
     expect(plan.candidates.map((candidate) => candidate.label)).toEqual(['Q4_K_M']);
-    expect(plan.problems).toEqual(['no Q3_K_M in hf:tiny/Tiny-GGUF; it has F16, F32, Q4_K_M']);
+    expect(plan.problems).toEqual(['no Q3_K_M in hf:tiny/Tiny-GGUF; it has F16, mmproj-Tiny-F16, F32, Q4_K_M']);
   });
 
   it('says a gated model needs its licence accepted and a token, and reads it with one', async () => {

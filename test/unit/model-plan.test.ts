@@ -255,7 +255,7 @@ describe('candidate files', () => {
     expect(quantLabel('weird-name.gguf')).toBe('weird-name');
   });
 
-  it('joins split parts into one candidate, leaves projectors out and reports missing parts', () => {
+  it('joins split parts into one candidate, keeps projectors apart by their names and reports missing parts', () => {
     const { candidates, problems } = groupCandidates([
       'Q8_0/M-Q8_0-00002-of-00002.gguf',
       'Q8_0/M-Q8_0-00001-of-00002.gguf',
@@ -267,6 +267,7 @@ describe('candidate files', () => {
     ]);
     expect(candidates).toEqual([
       { label: 'Q4_K_M', files: ['M-Q4_K_M.gguf'] },
+      { label: 'mmproj-M-F16', files: ['mmproj-M-F16.gguf'] },
       { label: 'Q8_0', files: ['Q8_0/M-Q8_0-00001-of-00002.gguf', 'Q8_0/M-Q8_0-00002-of-00002.gguf'] },
     ]);
     expect(problems).toEqual(['Q2_K/M-Q2_K: split into 3 parts, but part 2 is missing']);

@@ -173,10 +173,12 @@ describe('pulling from a hub repository into the Hugging Face cache (stand-in hu
     const server = await withHub();
     const none = await failureOf(pullModels(SOURCE, [], pullOptions(server.url)));
     expect(none.code).toBe(ErrorCode.Usage);
-    expect(none.message).toBe(`${SOURCE} has 3 quantizations (F16, F32, Q4_K_M): name the ones to pull with --quants, or --quants all`);
+    expect(none.message).toBe(
+      `${SOURCE} has 4 files to pull (F16, mmproj-Tiny-F16, F32, Q4_K_M): name the ones to pull with --quants, or --quants all`,
+    );
     const missing = await failureOf(pullModels(SOURCE, ['Q8_0'], pullOptions(server.url)));
     expect(missing.code).toBe(ErrorCode.NotFound);
-    expect(missing.message).toBe(`${SOURCE} has no Q8_0; it has F16, F32, Q4_K_M`);
+    expect(missing.message).toBe(`${SOURCE} has no Q8_0; it has F16, mmproj-Tiny-F16, F32, Q4_K_M`);
     const unknown = await failureOf(pullModels('hf:nobody/Nothing-GGUF', ['Q8_0'], pullOptions(server.url)));
     expect(unknown.message).toMatch(/^no model repository nobody\/Nothing-GGUF at http:\/\/127\.0\.0\.1:\d+: check the name/);
     expect(server.requests.filter((request) => request.path.includes('/resolve/'))).toEqual([]);

@@ -42,6 +42,7 @@ function params(count: number | null): string {
 
 function fitCell(candidate: PlannedCandidate): string {
   if (candidate.adapter) return 'LoRA adapter';
+  if (candidate.projector) return 'projector';
   if (!candidate.fit) return 'unreadable';
   const { verdict, layersOnGpu, layersTotal } = candidate.fit;
   if (verdict === 'fits') return `fits (${layersOnGpu}/${layersTotal} layers)`;
@@ -82,6 +83,13 @@ function adapterLine(label: string, adapter: NonNullable<PlannedCandidate['adapt
     : `${label}: ${facts}; does not fit ${adapter.base.model}: ${adapter.base.problem}`;
 }
 
+/** What a projector's header says it encodes, and how it is served. */
+function projectorLine(label: string, file: string, projector: NonNullable<PlannedCandidate['projector']>): string {
+  const encodes =
+    [projector.vision ? 'images' : null, projector.audio ? 'audio' : null].filter(Boolean).join(' and ') || 'nothing it declares';
+  return `${label}: a multimodal projector${projector.projectorType ? ` (${projector.projectorType})` : ''} for ${encodes}; pull it with the model, and serve the model with --set projector=${file.split('/').pop()}`;
+}
+
 /** The plan as a terminal reads it: the settings, the memory pools, one row per candidate, then what each row leaves out. */
 export function planText(plan: ModelPlan): string {
   const { settings } = plan;
@@ -101,6 +109,7 @@ export function planText(plan: ModelPlan): string {
   const notes = plan.candidates.flatMap((candidate) => [
     ...(candidate.problem ? [`${candidate.label}: ${candidate.problem}`] : []),
     ...(candidate.adapter ? [adapterLine(candidate.label, candidate.adapter)] : []),
+    ...(candidate.projector ? [projectorLine(candidate.label, candidate.files[0]!, candidate.projector)] : []),
     ...(candidate.fit && candidate.fit.verdict !== 'fits' ? [`${candidate.label}: ${candidate.fit.detail}`] : []),
     ...(candidate.memory?.notes ?? []).map((note) => `${candidate.label}: ${note}`),
     ...(candidate.ceilingReason && candidate.fit?.verdict !== 'no' ? [`${candidate.label}: no ceiling: ${candidate.ceilingReason}`] : []),

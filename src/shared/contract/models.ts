@@ -125,6 +125,11 @@ export interface PlannedCandidate {
     targets: string[];
     base: { model: string; fits: boolean; problem: string | null } | null;
   } | null;
+  /**
+   * Set when the file is a multimodal projector (an mmproj file): what it encodes and its
+   * projector type; it is served beside a model as the profile's projector, not planned as one.
+   */
+  projector?: { vision: boolean; audio: boolean; projectorType: string | null } | null;
 }
 
 export interface ModelPlan {

@@ -5,7 +5,7 @@ import type { ModelPull, PulledModel, PullProgress } from '../../../shared/contr
 import { ErrorCode } from '../../../shared/errors';
 import { memorySize } from '../../../shared/memory-size';
 import { AppError } from '../../core/errors';
-import { chooseCandidates, groupCandidates, type CandidateFiles } from '../plan/candidates';
+import { chooseCandidates, groupCandidates, isProjector, type CandidateFiles } from '../plan/candidates';
 import { parseHubRef, type HubRepoRef } from './hub-access';
 import {
   cachedCommit,
@@ -58,10 +58,12 @@ function chosenForPull(candidates: CandidateFiles[], quants: string[] | 'all', s
   const labels = candidates.map((candidate) => candidate.label).join(', ');
   if (candidates.length === 0) throw new AppError(ErrorCode.NotFound, `${source} has no GGUF model files`);
   if (quants !== 'all' && quants.length === 0) {
-    if (candidates.length === 1) return candidates;
+    // A projector beside the only model is pulled when named: a repository often holds several (F16, Q8_0).
+    const models = candidates.filter((candidate) => !isProjector(candidate.files[0]!));
+    if (models.length === 1) return models;
     throw new AppError(
       ErrorCode.Usage,
-      `${source} has ${candidates.length} quantizations (${labels}): name the ones to pull with --quants, or --quants all`,
+      `${source} has ${candidates.length} ${models.length === candidates.length ? 'quantizations' : 'files to pull'} (${labels}): name the ones to pull with --quants, or --quants all`,
     );
   }
   const { chosen, unmatched } = chooseCandidates(candidates, quants);

@@ -14,7 +14,7 @@ const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
 const QUANT_IN_NAME =
   /(?:^|[-_.\s/])((?:UD-)?(?:IQ[1-4]_(?:XXS|XS|NL|S|M)|Q[2-8]_K(?:_(?:XXL|XL|L|M|S))?|Q[4-8]_[01]|TQ[12]_0|MXFP4(?:_MOE)?|BF16|F16|F32|FP16))(?=[-_.\s/]|$)/i;
 
-/** Projectors for vision or audio ride beside a language model; they are not one to plan. */
+/** Projectors for vision or audio ride beside a language model: candidates of their own, labelled by their file names. */
 export function isProjector(file: string): boolean {
   return /(^|\/)mmproj[^/]*\.gguf$/i.test(file);
 }
@@ -28,9 +28,15 @@ export function quantLabel(file: string): string {
 /** Groups GGUF paths (hub paths or local files) into candidates; parts of an incomplete split set are reported. */
 export function groupCandidates(paths: readonly string[]): { candidates: CandidateFiles[]; problems: string[] } {
   const singles: CandidateFiles[] = [];
+  const projectors: CandidateFiles[] = [];
   const sets = new Map<string, { total: number; parts: Map<number, string> }>();
   for (const file of paths) {
-    if (!file.toLowerCase().endsWith('.gguf') || isProjector(file)) continue;
+    if (!file.toLowerCase().endsWith('.gguf')) continue;
+    // Their names carry the quantization of the model beside them (mmproj-F16): the name tells them apart.
+    if (isProjector(file)) {
+      projectors.push({ label: stemOf(file), files: [file] });
+      continue;
+    }
     const split = SPLIT.exec(file);
     if (!split) {
       singles.push({ label: quantLabel(file), files: [file] });
@@ -54,7 +60,10 @@ export function groupCandidates(paths: readonly string[]): { candidates: Candida
     }
     joined.push({ label: quantLabel(files[0]!), files: files as string[] });
   }
-  return { candidates: distinctLabels([...singles, ...joined]).sort((a, b) => a.files[0]!.localeCompare(b.files[0]!)), problems };
+  return {
+    candidates: [...distinctLabels([...singles, ...joined]), ...projectors].sort((a, b) => a.files[0]!.localeCompare(b.files[0]!)),
+    problems,
+  };
 }
 
 /** A file's name without its folder, `.gguf` and split suffix: what tells apart two files of one quantization. */

@@ -116,6 +116,23 @@ function adapterCandidate(empty: PlannedCandidate, header: GgufHeader, base: Pla
   }
 }
 
+/** A multimodal projector among the candidates: what it encodes, read from its header; no memory or speed of its own to plan. */
+function projectorCandidate(empty: PlannedCandidate, header: GgufHeader): PlannedCandidate {
+  const text = (key: string) => {
+    const value = header.metadata.get(key);
+    return typeof value === 'string' ? value : null;
+  };
+  return {
+    ...empty,
+    architecture: 'clip',
+    projector: {
+      vision: header.metadata.get('clip.has_vision_encoder') === true,
+      audio: header.metadata.get('clip.has_audio_encoder') === true,
+      projectorType: text('clip.projector_type') ?? text('clip.vision.projector_type') ?? text('clip.audio.projector_type'),
+    },
+  };
+}
+
 async function planCandidate(
   candidate: CandidateFiles,
   source: CandidateSource,
@@ -144,6 +161,7 @@ async function planCandidate(
     return { ...empty, problem: (error as Error).message };
   }
   if (isLoraAdapterHeader(headers[0]!)) return adapterCandidate({ ...empty, problem: null }, headers[0]!, base);
+  if (headers[0]!.metadata.get('general.architecture') === 'clip') return projectorCandidate({ ...empty, problem: null }, headers[0]!);
   const shape = modelShape(headers);
   if ('reason' in shape) return { ...empty, problem: shape.reason };
   const estimate = estimateMemory(shape, settings);

@@ -16,6 +16,9 @@ function fitText(candidate: PlannedCandidate): string {
   const adapter = candidate.adapter;
   if (adapter)
     return `LoRA adapter, rank ${adapter.rank}${adapter.base ? (adapter.base.fits ? `: fits ${adapter.base.model}` : `: does not fit ${adapter.base.model}`) : ''}`;
+  const projector = candidate.projector;
+  if (projector)
+    return `projector for ${[projector.vision ? 'images' : null, projector.audio ? 'audio' : null].filter(Boolean).join(' and ') || 'nothing it declares'}: serve it as the profile's projector`;
   if (!candidate.fit) return 'unreadable';
   const layers =
     candidate.fit.verdict === 'fits' || candidate.fit.verdict === 'partial'
@@ -26,6 +29,7 @@ function fitText(candidate: PlannedCandidate): string {
 
 function fitClass(candidate: PlannedCandidate): string | undefined {
   if (candidate.adapter) return candidate.adapter.base ? (candidate.adapter.base.fits ? 'ok' : 'error') : undefined;
+  if (candidate.projector) return undefined;
   return candidate.fit?.verdict === 'fits' ? 'ok' : candidate.fit?.verdict === 'no' || !candidate.fit ? 'error' : undefined;
 }
 
