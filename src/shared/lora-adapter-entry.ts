@@ -8,3 +8,18 @@ export function loraAdapterEntry(entry: string): { file: string; scale?: number 
   const scale = entry.slice(at + 1).trim();
   return { file: entry.slice(0, at), scale: scale === '' ? Number.NaN : Number(scale) };
 }
+
+/** The most adapters one server loads: llama-server has no limit, but each is a request's choice to keep apart. */
+export const MAX_SERVER_ADAPTERS = 8;
+
+/**
+ * A profile's loraAdapter as the adapters it names: `FILE[@SCALE]` entries separated by commas
+ * (llama-server's own list form), loaded in order, so each adapter's id is its place in the list.
+ */
+export function loraAdapterEntries(setting: string): { file: string; scale?: number }[] {
+  return setting
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map(loraAdapterEntry);
+}

@@ -40,7 +40,7 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
   draftGpuLayers: { label: 'Draft GPU layers', help: 'Layers of the draft model on the GPU: 999 = all (-ngld).' },
   loraAdapter: {
     label: 'LoRA adapter',
-    help: 'A fine-tune applied on top of the model: a GGUF LoRA adapter made for this model, demo:lora for the demo one, none to run the base model (--lora-scaled).',
+    help: 'Fine-tunes applied on top of the model: a GGUF LoRA adapter made for this model (demo:lora for the demo one), or several separated by commas, each FILE or FILE@SCALE, loaded in order so that a request picks one by its place (lora: [{ id, scale }]); none to run the base model (--lora, --lora-scaled).',
   },
   loraScale: {
     label: 'LoRA scale',

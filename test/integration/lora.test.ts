@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { resolveModelRef } from '../../src/main/models/demo-models';
 import { inferlab, inferlabJson } from '../support/cli';
 import { useTempDirs } from '../support/temp';
 
@@ -78,5 +79,70 @@ describe('a LoRA adapter on the real llama-server', () => {
     const refused = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '1', '--db', db]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/workload item "base": lora names adapter 0, but the server loads none: set the profile's loraAdapter/);
+  });
+
+  it('loads several adapters on one server, in order, each request picking its own; an id past them and one named twice are refused', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'multi.db');
+    // A second adapter file: the demo one copied under another name (constructed).
+    const second = path.join(dir, 'second-lora.gguf');
+    fs.copyFileSync(await resolveModelRef('demo:lora'), second);
+    const workload = path.join(dir, 'pick.yaml');
+    const item = (id: string, lora: string) => `    items: [{ id: ${id}, messages: [{ role: user, content: Say hi. }], lora: ${lora} }]`;
+    fs.writeFileSync(
+      workload,
+      [
+        'name: pick',
+        'defaults: { max_tokens: 4, temperature: 0 }',
+        'groups:',
+        '  - name: first',
+        item('first', '[{ id: 0, scale: 1 }, { id: 1, scale: 0 }]'),
+        '  - name: second',
+        item('second', '[{ id: 0, scale: 0 }, { id: 1, scale: 1 }]'),
+        '',
+      ].join('\n'),
+    );
+    const adapters = `loraAdapter=demo:lora,${second}@0.5`;
+    const summary = await inferlabJson(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '4', '--set', adapters], db);
+    expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
+    const record = new Database(db, { readonly: true });
+    try {
+      const server = JSON.parse(
+        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
+      );
+      const argv: string[] = server.effectiveConfig.argv;
+      expect(argv.slice(argv.indexOf('--lora'), argv.indexOf('--lora') + 4)).toEqual([
+        '--lora',
+        expect.stringMatching(/demo-lora\.gguf$/),
+        '--lora-scaled',
+        `${second}:0.5`,
+      ]);
+      expect(server.effectiveConfig.loraAdapters).toEqual([
+        { id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 },
+        { id: 1, path: second, scale: 0.5 },
+      ]);
+    } finally {
+      record.close();
+    }
+    fs.writeFileSync(workload, fs.readFileSync(workload, 'utf8').replace('{ id: 1, scale: 1 }', '{ id: 2, scale: 1 }'));
+    const past = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '1', '--set', adapters, '--db', db]);
+    expect(past.code).toBe(2);
+    expect(past.stderr).toMatch(
+      /workload item "second": lora names adapter 2, but the server loads 2 \(ids 0 to 1, in the order of the profile's loraAdapter list\)/,
+    );
+    fs.writeFileSync(workload, fs.readFileSync(workload, 'utf8').replace('{ id: 2, scale: 1 }', '{ id: 1, scale: 1 }'));
+    const twice = await inferlab([
+      'run',
+      '--workload',
+      workload,
+      '--model',
+      'demo:q8_0',
+      '--set',
+      `loraAdapter=${second},${second}`,
+      '--db',
+      db,
+    ]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/loraAdapter: .*second-lora\.gguf is named twice: give each adapter once \(its id is its place\)/);
   });
 });

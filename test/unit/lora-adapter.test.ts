@@ -46,11 +46,17 @@ describe('a LoRA adapter on a managed llama-server', () => {
   it("is launched at its scale in the pinned build's form, and only where the profile names one", () => {
     // One argument, FILE:SCALE (common/arg.cpp of the pinned build); at 1, plain --lora.
     const profile = { ...defaultProfile(), loraAdapter: 'demo:lora', loraScale: 0.5 };
-    const args = buildLlamaServerArgs('/m.gguf', 8080, profile, null, '/adapters/a.gguf');
+    const args = buildLlamaServerArgs('/m.gguf', 8080, profile, null, [{ path: '/adapters/a.gguf', scale: 0.5 }]);
     expect(args.slice(args.indexOf('--lora-scaled'), args.indexOf('--lora-scaled') + 2)).toEqual(['--lora-scaled', '/adapters/a.gguf:0.5']);
-    const atOne = buildLlamaServerArgs('/m.gguf', 8080, { ...profile, loraScale: undefined }, null, '/a.gguf');
+    const atOne = buildLlamaServerArgs('/m.gguf', 8080, profile, null, [{ path: '/a.gguf', scale: 1 }]);
     expect(atOne.slice(atOne.indexOf('--lora'), atOne.indexOf('--lora') + 2)).toEqual(['--lora', '/a.gguf']);
-    expect(buildLlamaServerArgs('/m.gguf', 8080, defaultProfile(), null, null).filter((arg) => arg.startsWith('--lora'))).toEqual([]);
+    expect(buildLlamaServerArgs('/m.gguf', 8080, defaultProfile(), null, []).filter((arg) => arg.startsWith('--lora'))).toEqual([]);
+    // Several adapters: one flag each, in the profile's order, so each id is its place.
+    const several = buildLlamaServerArgs('/m.gguf', 8080, profile, null, [
+      { path: '/a.gguf', scale: 1 },
+      { path: '/b.gguf', scale: 0.25 },
+    ]);
+    expect(several.slice(several.indexOf('--lora'))).toEqual(['--lora', '/a.gguf', '--lora-scaled', '/b.gguf:0.25']);
   });
 
   it('is set with --set (and llama-server names), checked, and kept out of extra flags', () => {

@@ -334,6 +334,8 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
       await face.call('servers', 'start', 'demo:q4_k_m', profile, {}),
       await face.call('runs', 'start', demoRunSpec({ settings: [`loraAdapter=${adapter}`], requests: 1 })),
       await face.call('runs', 'start', demoRunSpec({ settings: [`lora=${adapter}`], requests: 1 })),
+      // The second of a list: every adapter a server loads is held to the roots.
+      await face.call('runs', 'start', demoRunSpec({ settings: [`loraAdapter=demo:lora,${adapter}@0.5`], requests: 1 })),
       await face.call('experiments', 'start', {
         kind: 'sweep',
         model: 'demo:q4_k_m',

@@ -1,4 +1,5 @@
 import type { EnvChanges } from '../core/child-env';
+import type { LoadedLoraAdapter } from './llamacpp/launch-args';
 import type { ServerAddress } from '../core/server-address';
 import type { EffectiveConfig, EngineCapabilities, EngineId, ServerFaultCode, ServerProfile } from '../../shared/contract/server';
 
@@ -8,8 +9,8 @@ export interface LaunchInput {
   profile: ServerProfile;
   /** The profile's draft model, resolved to its file; absent or null when it drafts with none. */
   draftModelPath?: string | null;
-  /** The profile's LoRA adapter, resolved to its file and checked against the model; absent or null for none. */
-  loraPath?: string | null;
+  /** The profile's LoRA adapters in order (ids 0, 1, …), each resolved to its file and checked against the model, at its scale. */
+  loraAdapters?: readonly LoadedLoraAdapter[];
   /** The profile's image projector, resolved to its file and checked; absent or null for text only. */
   projectorPath?: string | null;
 }

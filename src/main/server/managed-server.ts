@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { ColdStart, ServerFault, ServerFaultCode, ServerProfile, ServerSnapshot, ServerState } from '../../shared/contract/server';
+import type { LoadedLoraAdapter } from '../engines/llamacpp/launch-args';
 import { ErrorCode } from '../../shared/errors';
 import { Emitter } from '../core/emitter';
 import { AppError } from '../core/errors';
@@ -132,7 +133,7 @@ export class ManagedServer {
       ref: string;
       path: string;
       draftPath?: string | null;
-      loraPath?: string | null;
+      loraAdapters?: readonly LoadedLoraAdapter[];
       projectorPath?: string | null;
     },
     readonly profile: ServerProfile,
@@ -239,7 +240,7 @@ export class ManagedServer {
       port,
       profile: this.profile,
       draftModelPath: this.model.draftPath ?? null,
-      loraPath: this.model.loraPath ?? null,
+      loraAdapters: this.model.loraAdapters ?? [],
       projectorPath: this.model.projectorPath ?? null,
     });
     const baseUrl = `http://127.0.0.1:${port}`;

@@ -2,6 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EngineInfo } from '../../shared/contract/engine';
 import type { ServerProfile, ServerPurpose, ServerSnapshot } from '../../shared/contract/server';
+import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
+import type { LoadedLoraAdapter } from '../engines/llamacpp/launch-args';
 import { ErrorCode } from '../../shared/errors';
 import type { Disposable } from '../core/disposable';
 import { Emitter } from '../core/emitter';
@@ -51,11 +53,18 @@ async function resolveImageProjector(ref: string): Promise<string> {
   return projectorPath;
 }
 
-/** The adapter's file, checked against the served model before anything is launched (llama-server's own refusal names neither). */
-async function resolveLoraAdapter(ref: string, modelPath: string): Promise<string> {
-  const loraPath = await resolveModelRef(ref);
-  await assertLoraAdapterFits(loraPath, modelPath);
-  return loraPath;
+/**
+ * The adapters' files in the profile's order, each checked against the served model before anything
+ * is launched (llama-server's own refusal names neither), each at its own scale or the profile's.
+ */
+async function resolveLoraAdapters(profile: ServerProfile, modelPath: string): Promise<LoadedLoraAdapter[]> {
+  const loaded: LoadedLoraAdapter[] = [];
+  for (const entry of loraAdapterEntries(profile.loraAdapter ?? '')) {
+    const path = await resolveModelRef(entry.file);
+    await assertLoraAdapterFits(path, modelPath);
+    loaded.push({ path, scale: entry.scale ?? profile.loraScale ?? 1 });
+  }
+  return loaded;
 }
 
 /**
@@ -80,7 +89,7 @@ export class ServerManager implements Disposable {
     const engineId = request.engine ?? 'llama.cpp';
     let modelPath = request.modelRef;
     let draftPath: string | null = null;
-    let loraPath: string | null = null;
+    let loraAdapters: LoadedLoraAdapter[] = [];
     let projectorPath: string | null = null;
     let model: ModelEntry | null = null;
     if (engineId === 'llama.cpp') {
@@ -89,7 +98,7 @@ export class ServerManager implements Disposable {
       if (!model.valid) throw new AppError(ErrorCode.InvalidInput, `${modelPath}: ${model.invalidReason}`, { model });
       assertValidProfile(request.profile, { trainedContext: model.contextLength });
       draftPath = request.profile.draftModel === null ? null : await resolveDraftModel(request.profile.draftModel);
-      loraPath = request.profile.loraAdapter ? await resolveLoraAdapter(request.profile.loraAdapter, modelPath) : null;
+      loraAdapters = request.profile.loraAdapter ? await resolveLoraAdapters(request.profile, modelPath) : [];
       projectorPath = request.profile.projector ? await resolveImageProjector(request.profile.projector) : null;
       if (!forced(request)) this.assertCoresFree(request.profile.threads);
     } else {
@@ -109,7 +118,7 @@ export class ServerManager implements Disposable {
     const profile = withInheritedGpuChoice(request.profile, backend, environment, identities?.nvidia ?? null, identities?.amd ?? null);
     const server = new ManagedServer(
       adapter,
-      { ref: request.modelRef, path: modelPath, draftPath, loraPath, projectorPath },
+      { ref: request.modelRef, path: modelPath, draftPath, loraAdapters, projectorPath },
       profile,
       this.sessions,
       this.logDir,

@@ -10,6 +10,7 @@ import { defaultModelFolders } from '../models/model-library';
 import { builtinWorkloadDir, workloadPath } from '../workload/workload-files';
 import type { ImageDef, WorkloadDef } from '../workload/workload-types';
 import type { ServerProfile } from '../../shared/contract/server';
+import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
 
 /** What the face calling the services may reach: which files, and which endpoint gets which key. */
 export interface ServiceAccess {
@@ -86,12 +87,20 @@ export async function resolveModelWithin(access: ServiceAccess, ref: string): Pr
  * A profile whose draft model, LoRA adapter and image projector are held to the same roots as the served model: a
  * profile must not lead the server to a file outside them.
  */
+/** Each adapter of a profile's list held to the roots, its scale kept. */
+async function adaptersWithin(setting: string, within: (ref: string) => Promise<string | null | undefined>): Promise<string> {
+  const entries = await Promise.all(
+    loraAdapterEntries(setting).map(async ({ file, scale }) => `${await within(file)}${scale === undefined ? '' : `@${scale}`}`),
+  );
+  return entries.join(',');
+}
+
 export async function profileWithin(access: ServiceAccess, profile: ServerProfile): Promise<ServerProfile> {
   const within = async (ref: string | null | undefined) => (!ref || isDemoRef(ref) ? ref : access.paths.check(ref, 'model'));
   return {
     ...profile,
     draftModel: (await within(profile.draftModel)) ?? null,
-    ...(profile.loraAdapter ? { loraAdapter: await within(profile.loraAdapter) } : {}),
+    ...(profile.loraAdapter ? { loraAdapter: await adaptersWithin(profile.loraAdapter, within) } : {}),
     ...(profile.projector ? { projector: await within(profile.projector) } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { AppError } from '../core/errors';
 import { ErrorCode } from '../../shared/errors';
 import type { WorkServiceDeps } from './service-deps';
 import type { TaskControl } from './tasks';
+import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
 
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
@@ -37,7 +38,7 @@ export function assertLoraChoicesFit(def: WorkloadDef, adaptersLoaded: number): 
             `workload item "${item.id}": lora names adapter ${choice.id}, but the server loads ${
               adaptersLoaded === 0
                 ? "none: set the profile's loraAdapter (--set loraAdapter=FILE, or demo:lora)"
-                : `${adaptersLoaded} (ids 0 to ${adaptersLoaded - 1}; the profile's loraAdapter is 0)`
+                : `${adaptersLoaded} (ids 0 to ${adaptersLoaded - 1}, in the order of the profile's loraAdapter list)`
             }`,
           );
 }
@@ -64,7 +65,7 @@ export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps:
     deps.access,
     applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
   );
-  assertLoraChoicesFit(checked.request.workload.def, profile.loraAdapter ? 1 : 0);
+  assertLoraChoicesFit(checked.request.workload.def, loraAdapterEntries(profile.loraAdapter ?? '').length);
   assertImagesServed(checked.request.workload.def, profile.projector);
   return {
     ...checked.target,

@@ -37,9 +37,9 @@ export function llamaCppAdapter(engine: EngineInfo, identities: GpuIdentities | 
   return {
     id: 'llama.cpp',
     capabilities: LLAMACPP_CAPABILITIES,
-    launch: ({ modelPath, port, profile, draftModelPath, loraPath, projectorPath }) => ({
+    launch: ({ modelPath, port, profile, draftModelPath, loraAdapters, projectorPath }) => ({
       program: engine.serverPath,
-      args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null, loraPath ?? null, projectorPath ?? null),
+      args: buildLlamaServerArgs(modelPath, port, profile, draftModelPath ?? null, loraAdapters ?? [], projectorPath ?? null),
       env: gpuSelectionEnv(profile.gpuDevices, engine.backend, identities),
     }),
     apiKeyEnv: 'LLAMA_API_KEY',

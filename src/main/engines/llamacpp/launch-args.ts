@@ -84,7 +84,7 @@ export function buildLlamaServerArgs(
   port: number,
   profile: ServerProfile,
   draftModelPath: string | null = null,
-  loraPath: string | null = null,
+  loraAdapters: readonly LoadedLoraAdapter[] = [],
   projectorPath: string | null = null,
 ): string[] {
   return [
@@ -126,20 +126,25 @@ export function buildLlamaServerArgs(
     '--cache-reuse',
     String(profile.cacheReuse),
     ...draftArgs(profile, draftModelPath),
-    ...loraArgs(profile, loraPath),
+    ...loraAdapters.flatMap(loraArgs),
     ...(projectorPath ? ['--mmproj', projectorPath] : []),
     ...profile.extraFlags,
   ];
 }
 
+/** An adapter file the server loads, and the scale it applies it at unless a request says otherwise. */
+export interface LoadedLoraAdapter {
+  path: string;
+  scale: number;
+}
+
 /**
- * The adapter at its scale: `--lora` applies it at 1, `--lora-scaled FILE:SCALE` at any other (the
+ * One adapter at its scale: `--lora` applies it at 1, `--lora-scaled FILE:SCALE` at any other (the
  * pinned build's one-argument form; both split a value on commas, so such a path is refused first).
+ * Each flag adds to the server's list, so the adapters' ids follow the profile's order.
  */
-function loraArgs(profile: ServerProfile, loraPath: string | null): string[] {
-  if (!profile.loraAdapter || loraPath === null) return [];
-  const scale = profile.loraScale ?? 1;
-  return scale === 1 ? ['--lora', loraPath] : ['--lora-scaled', `${loraPath}:${scale}`];
+function loraArgs({ path, scale }: LoadedLoraAdapter): string[] {
+  return scale === 1 ? ['--lora', path] : ['--lora-scaled', `${path}:${scale}`];
 }
 
 /**

@@ -5,6 +5,7 @@ import { KV_CACHE_TYPES, PROFILE_FIELD_HELP } from '../../../shared/profile-fiel
 import { extraFlagProblems } from './extra-flags';
 import { defaultProfile, MANAGED_FLAGS } from './launch-args';
 import { parseGpuDevices } from '../../../shared/gpu-devices';
+import { loraAdapterEntries, MAX_SERVER_ADAPTERS } from '../../../shared/lora-adapter-entry';
 
 export { KV_CACHE_TYPES };
 const UNQUANTIZED_KV = new Set(['f32', 'f16', 'bf16']);
@@ -192,6 +193,24 @@ function loraProblems(profile: ServerProfile, engine: EngineId): ProfileProblem[
       ...problems,
       { field: 'loraAdapter', message: `a LoRA adapter is a llama-server setting; ${engine} takes its own adapter flags` },
     ];
+  return [...problems, ...adapterListProblems(profile.loraAdapter)];
+}
+
+/** Several adapters, one server: each named once, each scale a number llama-server takes. */
+function adapterListProblems(setting: string): ProfileProblem[] {
+  const entries = loraAdapterEntries(setting);
+  const problems: ProfileProblem[] = [];
+  if (entries.length > MAX_SERVER_ADAPTERS)
+    problems.push({
+      field: 'loraAdapter',
+      message: `loraAdapter names ${entries.length} adapters; a server loads at most ${MAX_SERVER_ADAPTERS}`,
+    });
+  entries.forEach((entry, place) => {
+    if (entry.scale !== undefined && !(entry.scale >= -4 && entry.scale <= 4))
+      problems.push({ field: 'loraAdapter', message: `adapter ${place} (${entry.file}): its scale must be a number from -4 to 4` });
+    if (entries.findIndex((other) => other.file === entry.file) < place)
+      problems.push({ field: 'loraAdapter', message: `${entry.file} is named twice: give each adapter once (its id is its place)` });
+  });
   return problems;
 }
 
