@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { VerdictRow } from '../../src/shared/contract/experiments';
 import { loraAdapterEntry } from '../../src/shared/lora-adapter-entry';
-import { adapterConditions, adapterPerplexityArgs, adapterSettings, loraMib } from '../../src/main/experiments/kinds/adapter/conditions';
+import {
+  adapterConditions,
+  adapterPerplexityArgs,
+  adapterSettings,
+  loraMib,
+  swappedChoice,
+  swappedFiles,
+} from '../../src/main/experiments/kinds/adapter/conditions';
 import { adapterConditionsOf } from '../../src/main/experiments/kinds/adapter/spec';
 import { adapterGates, recommendAdapter } from '../../src/main/experiments/kinds/adapter/recommend-adapter';
 import type { QuantConstraints } from '../../src/main/experiments/recommend';
@@ -18,15 +25,63 @@ describe('the adapter experiment: its conditions', () => {
     const checked = adapterConditions([{ file: 'demo:lora' }, { file: 'demo:lora', scale: 0.5 }, { file: '/m/my-tune.GGUF', scale: 1 }]);
     expect(checked).toEqual({
       conditions: [
-        { name: 'base', file: null, scale: 0 },
-        { name: 'demo-lora', file: 'demo:lora', scale: 1 },
-        { name: 'demo-lora@0.5', file: 'demo:lora', scale: 0.5 },
-        { name: 'my-tune', file: '/m/my-tune.GGUF', scale: 1 },
+        { name: 'base', file: null, scale: 0, swapped: false },
+        { name: 'demo-lora', file: 'demo:lora', scale: 1, swapped: false },
+        { name: 'demo-lora@0.5', file: 'demo:lora', scale: 0.5, swapped: false },
+        { name: 'my-tune', file: '/m/my-tune.GGUF', scale: 1, swapped: false },
       ],
     });
     // Two files of one name in different folders stay apart.
     const twins = adapterConditions([{ file: '/a/tune.gguf' }, { file: '/b/tune.gguf' }]);
     expect('conditions' in twins && twins.conditions.map((condition) => condition.name)).toEqual(['base', 'tune', 'tune (2)']);
+  });
+
+  it('serves adapters swapped on one server that loads each file once, each condition asking for its own and every other at 0', () => {
+    const adapters = [{ file: 'demo:lora' }, { file: 'demo:lora', scale: 0.5 }, { file: '/m/tune.gguf', scale: 2 }];
+    const both = adapterConditions(adapters, 'both');
+    if (!('conditions' in both)) throw new Error(both.problem);
+    expect(both.conditions.map((condition) => [condition.name, condition.swapped])).toEqual([
+      ['base', false],
+      ['demo-lora', false],
+      ['demo-lora swapped', true],
+      ['demo-lora@0.5', false],
+      ['demo-lora@0.5 swapped', true],
+      ['tune@2', false],
+      ['tune@2 swapped', true],
+    ]);
+    const files = swappedFiles(both.conditions);
+    expect(files).toEqual(['demo:lora', '/m/tune.gguf']);
+    const swapped = both.conditions.filter((condition) => condition.swapped);
+    // One server holds every adapter at its loaded scale 1; each request chooses.
+    for (const condition of swapped)
+      expect(adapterSettings(condition, files)).toEqual(['loraAdapter=demo:lora,/m/tune.gguf', 'loraScale=1']);
+    expect(swapped.map((condition) => swappedChoice(condition, files).lora)).toEqual([
+      [
+        { id: 0, scale: 1 },
+        { id: 1, scale: 0 },
+      ],
+      [
+        { id: 0, scale: 0.5 },
+        { id: 1, scale: 0 },
+      ],
+      [
+        { id: 0, scale: 0 },
+        { id: 1, scale: 2 },
+      ],
+    ]);
+    // Its own server: the adapter alone, at its scale; the base model: none.
+    expect(adapterSettings(both.conditions[3]!, files)).toEqual(['loraAdapter=demo:lora', 'loraScale=0.5']);
+    expect(adapterSettings(both.conditions[0]!, files)).toEqual([]);
+    const only = adapterConditions(adapters, 'swapped');
+    expect('conditions' in only && only.conditions.map((condition) => condition.name)).toEqual([
+      'base',
+      'demo-lora swapped',
+      'demo-lora@0.5 swapped',
+      'tune@2 swapped',
+    ]);
+    expect(() => adapterConditionsOf({ adapters, serving: 'shared' } as never)).toThrow(
+      /serving must be own, swapped or both, got "shared"/,
+    );
   });
 
   it('refuses no adapter, a blank file, a scale out of range or not a number, and one adapter at one scale twice', () => {

@@ -150,6 +150,7 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       '--types': { args: [...kvcache, '--types', 'f16,q4_0'], against: kvcache },
       '--ctx': { args: [...kvcache, '--ctx', '8192'], against: kvcache },
       '--adapters': { args: [...adapter.slice(0, 3), '--adapters', 'demo:lora@0.5'], against: adapter },
+      '--serving': { args: [...adapter, '--serving', 'both'], against: adapter },
       '--fixed': { args: [...quant, '--fixed'], against: quant },
     };
     // --from names where the files come from; they join the spec once pulled.

@@ -60,7 +60,12 @@ export async function runProfileWindows<C extends { name: string }>(
   experimentId: string,
   conditions: readonly C[],
   profileOf: (condition: C) => ServerProfile,
-  window: { describe: (condition: C) => string; after: (condition: C, server: WindowServer, summary: RunSummary) => void },
+  window: {
+    describe: (condition: C) => string;
+    after: (condition: C, server: WindowServer, summary: RunSummary) => void;
+    /** Fields every request of the condition carries (a swapped adapter's per-request choice). */
+    extraBody?: (condition: C) => Record<string, unknown> | undefined;
+  },
 ) {
   const runIds = new Map(conditions.map((condition) => [condition.name, [] as string[]]));
   const summariesSoFar = () =>
@@ -72,11 +77,14 @@ export async function runProfileWindows<C extends { name: string }>(
     const { summary } = await runWindow(
       options,
       { experimentId, condition: condition.name, window: index },
-      closedWindowRequest(
-        { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profileOf(condition) },
-        options,
-        options.constraints.slo,
-      ),
+      {
+        ...closedWindowRequest(
+          { kind: 'model', modelRef: options.model.ref, modelPath: options.model.path, profile: profileOf(condition) },
+          options,
+          options.constraints.slo,
+        ),
+        extraBody: window.extraBody?.(condition),
+      },
     );
     runIds.get(condition.name)!.push(summary.run_id);
     const stored = options.runs.getRun(summary.run_id)?.server_json;

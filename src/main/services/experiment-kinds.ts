@@ -9,7 +9,7 @@ import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
 import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';
 import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/speculative/spec';
 import { adapterConditionsOf, checkAdapterShape } from '../experiments/kinds/adapter/spec';
-import { adapterSettings } from '../experiments/kinds/adapter/conditions';
+import { adapterSettings, swappedFiles } from '../experiments/kinds/adapter/conditions';
 import { assertLoraAdapterFits } from '../models/lora-adapter';
 import { isDemoRef, resolveModelRef } from '../models/demo-models';
 import { checkQuantFiles, type QuantFile } from '../models/quant-files';
@@ -172,13 +172,19 @@ const EXPERIMENT_KINDS = {
       );
       return { conditions, kldText: await readKldText(spec.kldTextFile, access) };
     },
-    settingsToCheck: (spec) =>
-      adapterConditionsOf(spec).map((condition) => ({ label: `adapter ${condition.name}:`, settings: adapterSettings(condition) })),
+    settingsToCheck: (spec) => {
+      const conditions = adapterConditionsOf(spec);
+      return conditions.map((condition) => ({
+        label: `adapter ${condition.name}:`,
+        settings: adapterSettings(condition, swappedFiles(conditions)),
+      }));
+    },
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/adapter/protocol')).runAdapterExperiment({
         ...common,
         model: checked.model!,
         conditions: checked.own.conditions,
+        serving: spec.serving ?? 'own',
         constraints: checked.constraints,
         kldText: checked.own.kldText,
         fixed: spec.fixed === true,

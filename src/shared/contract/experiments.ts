@@ -42,7 +42,7 @@ export interface ConditionResult {
   cache_types?: { k: string; v: string };
   kv_cache_mib?: number | null;
   /** LoRA adapter conditions: the adapter applied (null for the base model), the memory its weights took (the server's LoRA buffer log lines, summed over devices), and the servers' mean load time (spawn to ready). */
-  lora?: { file: string; scale: number } | null;
+  lora?: { file: string; scale: number; swapped?: boolean } | null;
   lora_mib?: number | null;
   server_load_ms?: number | null;
   /** Accepted of judged per workload group, where a condition's answers are checked (kvcache). */

@@ -1,5 +1,6 @@
 import { loraAdapterEntry } from '../../../shared/lora-adapter-entry';
 import type { ConditionResult } from '../../../shared/contract/experiments';
+import type { AdapterServing } from '../../../shared/contract/experiment-kinds/adapter';
 import { agreementCell, kldCell, qualityLines } from '../quant-quality-lines';
 import { constraintsFromFlags, kldTextFileFromFlags } from '../quant-flags';
 import { listOf, text, type FlagValues, type KindFlags } from './kind-flags';
@@ -14,7 +15,7 @@ const ADAPTER_COLUMNS = {
       ? '(base)'
       : condition.lora_mib == null
         ? '—'
-        : `${condition.lora_mib.toFixed(2)} MiB`,
+        : `${condition.lora_mib.toFixed(2)} MiB${condition.lora.swapped ? ' (all loaded)' : ''}`,
     condition.server_load_ms == null ? '—' : `${condition.server_load_ms.toFixed(0)} ms`,
     agreementCell(condition),
     kldCell(condition.kld_mean),
@@ -22,16 +23,22 @@ const ADAPTER_COLUMNS = {
   ],
 };
 
+const SERVINGS: readonly AdapterServing[] = ['own', 'swapped', 'both'];
+
 /** --adapters, and the quality gates quant has (agreement and KLD gate only when given). */
 const ADAPTER_FLAGS: KindFlags<'adapter'> = {
-  flags: { adapters: { type: 'string' }, fixed: { type: 'boolean' } },
+  flags: { adapters: { type: 'string' }, serving: { type: 'string' }, fixed: { type: 'boolean' } },
   insteadOf: { quants: 'experiment adapter takes --adapters', files: 'experiment adapter takes --model and --adapters' },
   fromFlags: (values: FlagValues, { slo, usage }) => {
     const adapters = listOf(text(values, 'adapters') ?? '').map(loraAdapterEntry);
     if (adapters.length === 0) usage('experiment adapter needs --adapters FILE[@SCALE],... (demo:lora for the demo adapter)');
+    const serving = text(values, 'serving');
+    if (serving !== undefined && !SERVINGS.includes(serving as AdapterServing))
+      usage(`--serving takes ${SERVINGS.join(', ')}, got "${serving}"`);
     return {
       fields: {
         adapters,
+        ...(serving === undefined ? {} : { serving: serving as AdapterServing }),
         constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
         kldTextFile: kldTextFileFromFlags(values),
         fixed: values.fixed === true,

@@ -2,19 +2,31 @@ import { loraAdapterEntry } from '../../../shared/lora-adapter-entry';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { pct } from '../components/format';
 import { TableScroll } from '../components/TableScroll';
-import type { ExperimentKindForm, KindFieldProps } from './form-state';
+import type { ExperimentFormState, ExperimentKindForm, KindFieldProps } from './form-state';
 import { list } from './form-state';
 import { FixedDesignField } from './fixed-design-field';
 
 /** The adapter fields of the experiment form: the base model and the adapters applied to it. */
-function AdapterSubject({ text, modelField }: KindFieldProps) {
+function AdapterSubject({ text, modelField, form, set }: KindFieldProps) {
   return (
     <>
       {modelField}
       <label>
         LoRA adapters, each FILE or FILE@SCALE <input {...text('adapters', 'adapters')} size={36} placeholder="demo:lora,demo:lora@0.5" />
       </label>
-      <small>Each adapter runs on its own server against the base model, and is checked against the model before anything starts.</small>
+      <label>
+        Served{' '}
+        <select
+          aria-label="adapter serving"
+          value={form.adapterServing}
+          onChange={(event) => set('adapterServing', event.target.value as ExperimentFormState['adapterServing'])}
+        >
+          <option value="own">each on a server of its own</option>
+          <option value="swapped">swapped per request on one server</option>
+          <option value="both">both ways, to see what swapping costs</option>
+        </select>
+      </label>
+      <small>Each adapter runs against the base model, and is checked against the model before anything starts.</small>
     </>
   );
 }
@@ -25,6 +37,7 @@ export const ADAPTER_FORM: ExperimentKindForm<'adapter'> = {
   constraints: 'gates',
   specFields: (form) => ({
     adapters: list(form.adapters).map(loraAdapterEntry),
+    ...(form.adapterServing === 'own' ? {} : { serving: form.adapterServing }),
     ...(form.fixedDesign ? { fixed: true } : {}),
   }),
 };
@@ -52,8 +65,14 @@ export function AdapterResult({ result }: { result: ExperimentResult }) {
           {result.conditions.map((condition) => (
             <tr key={condition.name}>
               <td>{condition.name}</td>
-              <td>{condition.lora ? `${condition.lora.file} × ${condition.lora.scale}` : 'none (base model)'}</td>
-              <td>{condition.lora_mib == null ? '—' : `${condition.lora_mib.toFixed(2)} MiB`}</td>
+              <td>
+                {condition.lora
+                  ? `${condition.lora.file} × ${condition.lora.scale}${condition.lora.swapped ? ', swapped' : ''}`
+                  : 'none (base model)'}
+              </td>
+              <td>
+                {condition.lora_mib == null ? '—' : `${condition.lora_mib.toFixed(2)} MiB${condition.lora?.swapped ? ' (all loaded)' : ''}`}
+              </td>
               <td>{condition.server_load_ms == null ? '—' : `${condition.server_load_ms.toFixed(0)} ms`}</td>
               <td title={condition.token_agreement?.error ?? undefined}>{pct(condition.token_agreement?.mean ?? null)}</td>
               <td title={condition.kld_error ?? undefined}>{kldText(condition.kld_mean)}</td>

@@ -42,6 +42,7 @@ export interface ExperimentFormState {
   cacheTypes: string;
   contextSize: string;
   adapters: string;
+  adapterServing: 'own' | 'swapped' | 'both';
 }
 
 /** A number as typed, or null for an empty field. */

@@ -57,6 +57,7 @@ export function initialExperimentForm(kind: Kind = 'quant', model = 'demo:f16'):
     cooldownS: '',
     cacheTypes: 'f16,q8_0',
     adapters: 'demo:lora',
+    adapterServing: 'own',
     contextSize: '',
   };
 }

@@ -18,6 +18,10 @@ export const AdapterSpecSchema = experimentSpec(
       ),
       { maxItems: MAX_ADAPTERS, description: 'The adapters, each a condition of its own against the base model (the baseline).' },
     ),
+    serving: Maybe(
+      Type.Union([Type.Literal('own'), Type.Literal('swapped'), Type.Literal('both')]),
+      'How each adapter is served: "own", a server of its own (the default); "swapped", one server holding every adapter, each request choosing its own (llama-server\'s per-request lora); "both", each adapter both ways, to see what swapping costs.',
+    ),
     kldTextFile: KLD_TEXT_FILE_FIELD,
     fixed: FIXED_DESIGN_FIELD,
   },
@@ -30,4 +34,8 @@ export interface AdapterProtocol extends ProtocolBase<'adapter'>, WindowsAndPass
   model: string;
   /** Each condition after the base: its name, the adapter file as given and resolved, and its scale. */
   adapters: { name: string; file: string; path: string; scale: number }[];
+  /** How the adapters were served: each on a server of its own, swapped per request on one server holding them all, or both. */
+  serving?: AdapterServing;
 }
+
+export type AdapterServing = 'own' | 'swapped' | 'both';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { AdapterServing } from '../../../../shared/contract/experiment-kinds/adapter';
 
 /** One condition of an adapter experiment: the base model alone, or with one adapter at a scale. */
 export interface AdapterCondition {
@@ -6,9 +7,14 @@ export interface AdapterCondition {
   /** The adapter as given (demo:lora or a path); null for the base model. */
   file: string | null;
   scale: number;
+  /** Served by a server holding every adapter of the experiment, the request choosing this one; otherwise on a server of its own. */
+  swapped: boolean;
 }
 
-export const BASE_CONDITION: AdapterCondition = { name: 'base', file: null, scale: 0 };
+export const BASE_CONDITION: AdapterCondition = { name: 'base', file: null, scale: 0, swapped: false };
+
+/** The name a swapped condition takes beside its own-server twin. */
+const SWAPPED_SUFFIX = ' swapped';
 
 /** llama-server's own bounds on a scale (--lora-scaled takes any float; beyond these an adapter is no longer what was trained). */
 const SCALE_RANGE = { min: -4, max: 4 } as const;
@@ -25,6 +31,7 @@ function nameOf(file: string, scale: number): string {
  */
 export function adapterConditions(
   adapters: readonly { file: string; scale?: number | null }[],
+  serving: AdapterServing = 'own',
 ): { conditions: AdapterCondition[] } | { problem: string } {
   if (adapters.length === 0) return { problem: 'name one adapter or more to compare with the base model (demo:lora, or a GGUF LoRA file)' };
   const conditions: AdapterCondition[] = [BASE_CONDITION];
@@ -41,14 +48,35 @@ export function adapterConditions(
       return { problem: `adapter ${file} at scale ${scale} is named twice` };
     // Two files of one name in different folders stay apart by their place in the list.
     if (conditions.some((condition) => condition.name === name)) name = `${name} (${index + 1})`;
-    conditions.push({ name, file, scale });
+    conditions.push({ name, file, scale, swapped: false });
   }
-  return { conditions };
+  const own = conditions.slice(1);
+  const swapped = own.map((condition) => ({ ...condition, name: `${condition.name}${SWAPPED_SUFFIX}`, swapped: true }));
+  return {
+    conditions: [BASE_CONDITION, ...(serving === 'swapped' ? swapped : serving === 'both' ? own.flatMap((c, i) => [c, swapped[i]!]) : own)],
+  };
 }
 
-/** The profile settings of one condition: none for the base model. */
-export function adapterSettings(condition: AdapterCondition): string[] {
-  return condition.file === null ? [] : [`loraAdapter=${condition.file}`, `loraScale=${condition.scale}`];
+/** The adapter files a swapping server loads, each once, in the order the experiment names them: a file's id is its place. */
+export function swappedFiles(conditions: readonly AdapterCondition[]): string[] {
+  return [...new Set(conditions.filter((condition) => condition.swapped).map((condition) => condition.file!))];
+}
+
+/**
+ * What a swapped condition's every request asks of the server holding every adapter: its own adapter
+ * at its scale and every other at 0 (llama-server applies an adapter a request does not name at its
+ * loaded scale, so each is named).
+ */
+export function swappedChoice(condition: AdapterCondition, files: readonly string[]): { lora: { id: number; scale: number }[] } {
+  return { lora: files.map((file, id) => ({ id, scale: file === condition.file ? condition.scale : 0 })) };
+}
+
+/** The profile settings of one condition: none for the base model; every adapter, loaded at scale 1, for a swapped one. */
+export function adapterSettings(condition: AdapterCondition, files: readonly string[] = []): string[] {
+  if (condition.file === null) return [];
+  return condition.swapped
+    ? [`loraAdapter=${files.join(',')}`, 'loraScale=1']
+    : [`loraAdapter=${condition.file}`, `loraScale=${condition.scale}`];
 }
 
 /** llama-perplexity's flags for the same adapter, so the KL divergence is measured with it applied. */

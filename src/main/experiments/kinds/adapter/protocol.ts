@@ -1,4 +1,4 @@
-import type { AdapterProtocol } from '../../../../shared/contract/experiment-kinds/adapter';
+import type { AdapterProtocol, AdapterServing } from '../../../../shared/contract/experiment-kinds/adapter';
 import type { ConditionResult, ExperimentResult } from '../../../../shared/contract/experiments';
 import type { ServerProfile } from '../../../../shared/contract/server';
 import { resolveModelRef } from '../../../models/demo-models';
@@ -8,12 +8,13 @@ import { acceptanceCounts, summaryVerdicts } from '../../condition-summary';
 import { settleExperiment } from '../../experiment-inputs';
 import { conditionProfiles, runProfileWindows, type ProfileExperimentOptions } from '../../profile-windows';
 import { verdictSettingsOf } from '../../window-rounds';
-import { adapterPerplexityArgs, adapterSettings, loraMib, type AdapterCondition } from './conditions';
+import { adapterPerplexityArgs, adapterSettings, loraMib, swappedChoice, swappedFiles, type AdapterCondition } from './conditions';
 import { recommendAdapter } from './recommend-adapter';
 
 type AdapterOptions = ProfileExperimentOptions & {
-  /** The base model first, then each adapter at its scale. */
+  /** The base model first, then each adapter at its scale, on a server of its own or swapped (or both). */
   conditions: AdapterCondition[];
+  serving: AdapterServing;
 };
 
 const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
@@ -30,6 +31,7 @@ async function runAdapterWindows(options: AdapterOptions, experimentId: string, 
     (condition) => profiles.get(condition.name)!,
     {
       describe: (condition) => (condition.file === null ? 'the base model' : `adapter ${condition.name}`),
+      extraBody: (condition) => (condition.swapped ? swappedChoice(condition, swappedFiles(options.conditions)) : undefined),
       after: (condition, server, summary) => {
         const lora = loraMib(server.effectiveConfig?.buffersMib);
         if (lora !== null) adapterMib.get(condition.name)!.push(lora);
@@ -42,12 +44,21 @@ async function runAdapterWindows(options: AdapterOptions, experimentId: string, 
   return { adapterMib, loadMs, serverVram, stopping, summaries };
 }
 
-/** The untimed quality pass with each adapter applied, in the token pass and in llama-perplexity. */
-async function measureAdapterQuality(options: AdapterOptions, profiles: Map<string, ServerProfile>) {
+/**
+ * The untimed quality pass with each adapter applied, in the token pass and in llama-perplexity: a
+ * swapped condition's answers are its adapter's, so it is measured on a server of that adapter alone.
+ */
+async function measureAdapterQuality(options: AdapterOptions) {
+  const alone = conditionProfiles(
+    options.profile,
+    options.conditions.map((condition) => ({ ...condition, swapped: false })),
+    (condition) => adapterSettings(condition),
+    'adapter',
+  );
   const conditions = await Promise.all(
     options.conditions.map(async (condition) => ({
       name: condition.name,
-      profile: profiles.get(condition.name)!,
+      profile: alone.get(condition.name)!,
       perplexityArgs: adapterPerplexityArgs(condition, condition.file === null ? null : await resolveModelRef(condition.file)),
     })),
   );
@@ -62,10 +73,11 @@ async function measureAdapterQuality(options: AdapterOptions, profiles: Map<stri
  * each adapter moves the answers. The recommendation picks the fastest adapter that passes the gates.
  */
 export async function runAdapterExperiment(options: AdapterOptions): Promise<ExperimentResult> {
-  const profiles = conditionProfiles(options.profile, options.conditions, adapterSettings, 'adapter');
+  const files = swappedFiles(options.conditions);
+  const profiles = conditionProfiles(options.profile, options.conditions, (condition) => adapterSettings(condition, files), 'adapter');
   const adapters = await Promise.all(
     options.conditions
-      .filter((condition) => condition.file !== null)
+      .filter((condition) => condition.file !== null && !condition.swapped)
       .map(async ({ name, file, scale }) => ({ name, file: file!, path: await resolveModelRef(file!), scale })),
   );
   const protocol: AdapterProtocol = {
@@ -73,16 +85,18 @@ export async function runAdapterExperiment(options: AdapterOptions): Promise<Exp
     cooldown: options.cooldown?.describe() ?? null,
     model: options.model.ref,
     adapters,
+    serving: options.serving,
     ...windowsAndPassProtocol(options),
   };
   const experimentId = options.experiments.create('adapter', protocol);
   return settleExperiment(options, experimentId, async () => {
     const windows = await runAdapterWindows(options, experimentId, profiles);
-    const { pass, kld, kldMissing } = await measureAdapterQuality(options, profiles);
+    const { pass, kld, kldMissing } = await measureAdapterQuality(options);
     protocol.kld = { context: KLD_CONTEXT, text_source: pass.evalText.source, text_tokens: pass.evalText.tokens, text: pass.evalText.text };
     const conditions: ConditionResult[] = windows.summaries.map(({ condition, result, rows }, index) => ({
       ...result,
-      lora: condition.file === null ? null : { file: condition.file, scale: condition.scale },
+      lora:
+        condition.file === null ? null : { file: condition.file, scale: condition.scale, ...(condition.swapped ? { swapped: true } : {}) },
       lora_mib: max(windows.adapterMib.get(condition.name)!),
       server_load_ms: mean(windows.loadMs.get(condition.name)!),
       vram: { baseline_mib: null, peak_mib: null, server_mib: max(windows.serverVram.get(condition.name)!) },

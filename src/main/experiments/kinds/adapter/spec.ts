@@ -7,7 +7,9 @@ import { adapterConditions, type AdapterCondition } from './conditions';
 export function adapterConditionsOf(spec: AdapterSpec): AdapterCondition[] {
   if (!Array.isArray(spec.adapters))
     throw new AppError(ErrorCode.InvalidInput, 'adapters must be a list: [{ file: "demo:lora", scale: 1 }]');
-  const checked = adapterConditions(spec.adapters);
+  if (spec.serving != null && !['own', 'swapped', 'both'].includes(spec.serving))
+    throw new AppError(ErrorCode.InvalidInput, `serving must be own, swapped or both, got ${JSON.stringify(spec.serving)}`);
+  const checked = adapterConditions(spec.adapters, spec.serving ?? 'own');
   if ('problem' in checked) throw new AppError(ErrorCode.InvalidInput, `adapters: ${checked.problem}`);
   return checked.conditions;
 }
