@@ -69,3 +69,10 @@ export function finishOrder(lanes: readonly RaceLane[]): number[] {
 export function raceLengthMs(lanes: readonly RaceLane[]): number {
   return Math.max(0, ...lanes.map((lane) => lane.endMs ?? lane.chunks.at(-1)?.atMs ?? 0));
 }
+
+/** `WORKLOAD#ID` (a workload's name or file, and an item's id, split at the last #), or null where the text is not one. */
+export function raceItemOf(text: string): { workload: string; id: string } | null {
+  const at = text.lastIndexOf('#');
+  if (at <= 0 || at === text.length - 1) return null;
+  return { workload: text.slice(0, at).trim(), id: text.slice(at + 1).trim() };
+}

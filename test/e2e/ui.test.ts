@@ -198,6 +198,9 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
     // The second lane is a condition of its own: its model with the demo adapter applied.
     await form.getByLabel('lane 2 settings').fill('loraAdapter=demo:lora');
     await form.getByLabel('race max tokens').fill('16');
+    // Every lane is given an item of a built-in workload in place of the typed prompt.
+    await form.getByLabel('race workload item').fill('chat-short#planets');
+    expect(await form.getByLabel('race prompt').isDisabled()).toBe(true);
     await form.getByRole('checkbox').check();
     await form.getByRole('button', { name: 'Measure the race' }).click();
     await lanes.first().waitFor({ timeout: 60_000 });

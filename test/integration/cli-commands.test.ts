@@ -127,7 +127,8 @@ describe('inferlab commands that manage stored things', () => {
       expect(json.code, json.stderr).toBe(0);
       const plan = JSON.parse(json.stdout) as { settings: { parallel: number; kvType: string }; candidates: { label: string }[] };
       expect(plan.settings).toMatchObject({ parallel: 2, kvType: 'q8_0' });
-      expect(plan.candidates.map((candidate) => candidate.label).sort()).toEqual(['F16', 'F32', 'Q4_K_M']);
+      // The projector beside the weights is a row of its own, labelled by its file name.
+      expect(plan.candidates.map((candidate) => candidate.label).sort()).toEqual(['F16', 'F32', 'Q4_K_M', 'mmproj-Tiny-F16']);
       for (const [args, message] of [
         [['--ctx', '100'], /--ctx must be a whole number from 256 to 4194304, got "100"/],
         [['--kv', 'q5_1'], /--kv must be one of f16, q8_0, q4_0, got "q5_1"/],
@@ -142,7 +143,7 @@ describe('inferlab commands that manage stored things', () => {
       expect(none.stderr).toMatch(/models plan needs one source/);
       const missing = await inferlab(['models', 'plan', 'hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], planEnv);
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toMatch(/no Q2_K in hf:tiny\/Tiny-GGUF; it has F16, F32, Q4_K_M/);
+      expect(missing.stderr).toMatch(/no Q2_K in hf:tiny\/Tiny-GGUF; it has F16, mmproj-Tiny-F16, F32, Q4_K_M/);
     } finally {
       await hub.close();
     }
@@ -172,9 +173,9 @@ describe('inferlab commands that manage stored things', () => {
       for (const [args, message] of [
         [
           ['hf:tiny/Tiny-GGUF'],
-          /hf:tiny\/Tiny-GGUF has 3 quantizations \(F16, F32, Q4_K_M\): name the ones to pull with --quants, or --quants all/,
+          /hf:tiny\/Tiny-GGUF has 4 files to pull \(F16, mmproj-Tiny-F16, F32, Q4_K_M\): name the ones to pull with --quants, or --quants all/,
         ],
-        [['hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], /hf:tiny\/Tiny-GGUF has no Q2_K; it has F16, F32, Q4_K_M/],
+        [['hf:tiny/Tiny-GGUF', '--quants', 'Q2_K'], /hf:tiny\/Tiny-GGUF has no Q2_K; it has F16, mmproj-Tiny-F16, F32, Q4_K_M/],
         [['tiny/Tiny-GGUF'], /models pull needs one hub name: hf:OWNER\/REPO\[@REVISION\]/],
         [['hf:tiny/Tiny-GGUF', '--quants', ','], /--quants expects labels like Q4_K_M,Q8_0 or "all"/],
       ] as const) {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { inferlab, inferlabJson } from '../support/cli';
 import { useTempDirs } from '../support/temp';
@@ -85,7 +86,7 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     expect(show.summary.cache.cached_prompt_tokens).toBeLessThan(show.summary.cache.prompt_tokens / 2);
 
     // Together: both servers up and warmed, then both prompts at one instant; the note says they competed.
-    // The second lane has a setting of its own (the demo adapter), and is named by it.
+    // The second lane has a setting of its own (the demo adapter), and is named by it; the prompt is a workload's item.
     const together = await inferlab([
       'race',
       '--model',
@@ -94,6 +95,8 @@ describe('inferlab race on requests measured on the real llama-server', () => {
       'demo:q4_k_m',
       '--lane-set',
       '2:loraAdapter=demo:lora',
+      '--item',
+      'chat-short#planets',
       '--max-tokens',
       '16',
       '--together',
@@ -110,6 +113,38 @@ describe('inferlab race on requests measured on the real llama-server', () => {
       ['demo:q4_k_m (loraAdapter=demo:lora)', 1],
     ]);
     for (const lane of raced.lanes) expect(lane.chunks.map((chunk) => chunk.text).join('').length).toBeGreaterThan(0);
+    const record = new Database(db, { readonly: true });
+    try {
+      const sent = record.prepare('SELECT prompt_text FROM requests WHERE run_id = ? AND seq = 1').get(raced.lanes[0]!.runId) as {
+        prompt_text: string;
+      };
+      expect(sent.prompt_text).toContain('Which planet is known as the Red Planet? One word.');
+    } finally {
+      record.close();
+    }
+    // An item that is not there, or not one answer, is refused naming what there is.
+    const missing = await inferlab(['race', '--model', 'demo:q8_0', '--model', 'demo:q4_k_m', '--item', 'chat-short#moons', '--db', db]);
+    expect(missing.stderr).toMatch(
+      /item: .*chat-short\.yaml has no item "moons"; its written items are capital-france, arithmetic, planets, boiling, greeting, rewrite, list, translate$/m,
+    );
+    const generated = await inferlab([
+      'race',
+      '--model',
+      'demo:q8_0',
+      '--model',
+      'demo:q4_k_m',
+      '--item',
+      'multi-turn-chat#c1',
+      '--db',
+      db,
+    ]);
+    expect(generated.stderr).toMatch(/its written items are none \(it only generates\)/);
+    expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--item', 'chat-short', '--db', db])).stderr).toMatch(
+      /--item takes WORKLOAD#ID/,
+    );
+    expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--item', 'x#y', '--prompt', 'hi', '--db', db])).stderr).toMatch(
+      /race --prompt or --item, not both/,
+    );
 
     // Mistakes are named before any server starts.
     expect((await inferlab(['race', '--model', 'demo:q8_0', '--db', db])).stderr).toMatch(/a live race needs two to four --model, got 1/);

@@ -299,6 +299,26 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     expect((await face.call('runs', 'start', run(path.join(secrets, 'secret.jsonl')))).error?.code).toBe('forbidden');
   });
 
+  it('refuses, before its job opens, an experiment whose workload shows images to servers given no projector', async () => {
+    const face = await rpcFace();
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads, { recursive: true });
+    fs.writeFileSync(path.join(workloads, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    const file = path.join(workloads, 'pictures.yaml');
+    fs.writeFileSync(
+      file,
+      'name: pictures\ngroups:\n  - name: g\n    items:\n      - id: look\n        messages: [{ role: user, content: hi }]\n        images: [{ file: photo.png }]\n',
+    );
+    const spec = { kind: 'quant', model: 'demo:f16', quants: ['f16', 'q8_0'], workload: file, repeats: 2, requestsPerWindow: 2 };
+    const refused = await face.call('experiments', 'start', spec);
+    expect(refused.error).toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/workload item "look" shows images, but the profile names no image projector/),
+    });
+    // Nothing was stored: the refusal came before the job opened.
+    expect((await face.call('experiments', 'list')).result).toEqual([]);
+  });
+
   it("refuses a workload inside the roots whose item shows an image file outside them: its bytes would go to the server and into the run's store", async () => {
     const face = await rpcFace();
     const workloads = path.join(face.dataDir, 'workloads');

@@ -50,7 +50,7 @@ export const RUNS_USAGE =
   'inferlab runs list [--limit N] [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH] | inferlab runs delete ID [--db PATH]';
 
 export const RACE_USAGE =
-  'inferlab race RUN[:SEQ] RUN[:SEQ] [RUN[:SEQ] RUN[:SEQ]] | --experiment ID | --model MODEL --model MODEL [--model ...] [--prompt TEXT] [--max-tokens N]\n' +
+  'inferlab race RUN[:SEQ] RUN[:SEQ] [RUN[:SEQ] RUN[:SEQ]] | --experiment ID | --model MODEL --model MODEL [--model ...] [--prompt TEXT | --item WORKLOAD#ID] [--max-tokens N]\n' +
   '    [--together] [--profile NAME] [--set FIELD=VALUE ...] [--lane-set N:FIELD=VALUE ...] [--speed X] [--html FILE] [--db PATH] [--json]';
 export const COMPARE_USAGE = 'inferlab compare RUN_ID RUN_ID ... (the first is the baseline) [--db PATH] [--json]';
 

@@ -1,4 +1,5 @@
 import { profileWithin } from './access';
+import { assertImagesServed } from './run-task';
 import type {
   DecisionRecord,
   ExperimentListItem,
@@ -39,6 +40,7 @@ async function checkExperimentStart(deps: WorkServiceDeps, spec: StartExperiment
     applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
   );
   assertValidProfile(profile);
+  assertImagesServed(checked.workload.def, profile.projector);
   for (const { label, settings } of kindEntryOf(spec).settingsToCheck?.(spec) ?? [])
     try {
       assertValidProfile(await profileWithin(deps.access, applySettings(profile, settings)));

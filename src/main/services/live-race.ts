@@ -6,12 +6,60 @@ import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import type { Race, RaceLane } from '../../shared/race';
 import { AppError } from '../core/errors';
-import { resolveModelWithin, type ServiceAccess } from './access';
+import { readWorkloadFile } from '../workload/read-workload';
+import type { WorkloadItemDef } from '../workload/workload-types';
+import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
 import type { RunHooks } from './run-task';
 import type { LaunchedTask, TaskRunner } from './tasks';
 
+/** The raced request: the typed prompt, or the workload item named, with the race's answer length. */
+type RacedItem = WorkloadItemDef;
+
+/** Kinds of item a race cannot stream as one answer. */
+function unraceable(item: WorkloadItemDef): string | null {
+  if (item.turns) return 'a conversation (turns)';
+  if (item.tool_results) return 'an agent exchange (tool_results)';
+  if (item.input !== undefined) return 'an embeddings request';
+  if (item.query !== undefined) return 'a reranking request';
+  return null;
+}
+
+/**
+ * The item every lane is given: the typed prompt, or the named item of a workload held to the face's
+ * roots (its image files too), refused where it is missing or is not one streamed answer.
+ */
+async function racedItem(request: LiveRaceRequest, access: ServiceAccess): Promise<RacedItem> {
+  if ((request.prompt === undefined) === (request.item === undefined))
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      'a race needs a prompt or a workload item (--prompt TEXT or --item WORKLOAD#ID), one of them',
+    );
+  if (request.prompt !== undefined) {
+    if (request.prompt.trim() === '') throw new AppError(ErrorCode.InvalidInput, 'prompt: the race needs a prompt that is not blank');
+    return { id: 'prompt', messages: [{ role: 'user', content: request.prompt }] };
+  }
+  const { workload, id } = request.item!;
+  const file = await workloadPathWithin(access, workload);
+  const def = await generatorFilesWithin(access, await readWorkloadFile(file), file);
+  const written = def.groups.flatMap((group) => group.items ?? []);
+  const item = written.find((candidate) => candidate.id === id);
+  if (!item)
+    throw new AppError(
+      ErrorCode.InvalidInput,
+      `item: ${file} has no item "${id}"; its written items are ${written.map((candidate) => candidate.id).join(', ') || 'none (it only generates)'}`,
+    );
+  const kind = unraceable(item);
+  if (kind) throw new AppError(ErrorCode.InvalidInput, `item: ${id} of ${file} is ${kind}; a race streams one answer to one request`);
+  // Sent once, at the race's answer length.
+  const raced: WorkloadItemDef = { ...item, id: 'prompt' };
+  delete raced.repeat;
+  delete raced.weight;
+  delete raced.max_tokens;
+  return raced;
+}
+
 /** The one-item workload every lane is given, written where only this user can read it. */
-function raceWorkloadFile(request: LiveRaceRequest): { file: string; dispose: () => void } {
+function raceWorkloadFile(request: LiveRaceRequest, item: RacedItem): { file: string; dispose: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-race-'));
   const file = path.join(dir, 'race.yaml');
   const workload = {
@@ -23,10 +71,7 @@ function raceWorkloadFile(request: LiveRaceRequest): { file: string; dispose: ()
     groups: [
       {
         name: 'race',
-        items: [
-          { id: 'warm-up', messages: [{ role: 'user', content: 'Say hello in five words.' }] },
-          { id: 'prompt', messages: [{ role: 'user', content: request.prompt }] },
-        ],
+        items: [{ id: 'warm-up', messages: [{ role: 'user', content: 'Say hello in five words.' }] }, item],
       },
     ],
   };
@@ -184,8 +229,7 @@ async function lanesApart(request: LiveRaceRequest, workload: string, deps: Race
  * one start line (they compete, which is what that mode shows). The race is their stored requests.
  */
 export async function measureLiveRace(request: LiveRaceRequest, deps: RaceDeps, progress: RaceProgress): Promise<Race> {
-  if (request.prompt.trim() === '') throw new AppError(ErrorCode.InvalidInput, 'prompt: the race needs a prompt that is not blank');
-  const workload = raceWorkloadFile(request);
+  const workload = raceWorkloadFile(request, await racedItem(request, deps.access));
   try {
     const laneDeps = { ...deps, access: admittingRaceWorkload(deps.access, workload.file) };
     const runIds = await (request.together ? lanesTogether : lanesApart)(request, workload.file, laneDeps, progress);
@@ -204,9 +248,9 @@ export interface RaceHooks {
   signal?: AbortSignal;
 }
 
-/** Refuses, before any lane runs, a blank prompt and a lane whose model this face may not reach or that does not exist. */
+/** Refuses, before any lane runs, a blank prompt or a bad item, and a lane whose model this face may not reach or that does not exist. */
 async function checkLiveRace(request: LiveRaceRequest, access: ServiceAccess): Promise<void> {
-  if (request.prompt.trim() === '') throw new AppError(ErrorCode.InvalidInput, 'prompt: the race needs a prompt that is not blank');
+  await racedItem(request, access);
   // One after another, so the first lane that cannot run is the one named.
   for (const [index, lane] of request.lanes.entries())
     await resolveModelWithin(access, lane.model).catch((error: Error & { code?: string }) => {

@@ -91,13 +91,30 @@ export const LiveRaceRequestSchema = Type.Object(
       ),
       { minItems: LIVE_RACE_LIMITS.lanes.min, maxItems: LIVE_RACE_LIMITS.lanes.max },
     ),
-    prompt: Type.String({ minLength: 1, maxLength: LIVE_RACE_LIMITS.promptChars }),
+    prompt: Type.Optional(
+      Type.String({ minLength: 1, maxLength: LIVE_RACE_LIMITS.promptChars, description: 'The prompt every lane is given, typed.' }),
+    ),
+    item: Type.Optional(
+      Type.Object(
+        {
+          workload: PathText,
+          id: Type.String({ minLength: 1, maxLength: 128, description: "The item's id in that workload." }),
+        },
+        {
+          ...Strict,
+          description: 'An item of a workload every lane is given instead of a typed prompt (its messages, images and sampling).',
+        },
+      ),
+    ),
     maxTokens: Type.Integer({ minimum: 1, maximum: LIVE_RACE_LIMITS.maxTokens }),
     together: Type.Boolean({
       description: 'Send every lane at one instant (they then compete for the machine); false runs them one after another.',
     }),
   },
-  { ...Strict, description: 'A race measured now: two to four lanes, each a model on its own server, given one prompt.' },
+  {
+    ...Strict,
+    description: 'A race measured now: two to four lanes, each a model on its own server, given one prompt (typed, or a workload item).',
+  },
 );
 export type LiveRaceRequest = Static<typeof LiveRaceRequestSchema>;
 

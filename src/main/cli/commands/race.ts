@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { LIVE_RACE_LIMITS, type LiveRaceRequest } from '../../../shared/contract/specs';
 import { ErrorCode } from '../../../shared/errors';
-import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
+import { finishOrder, laneAt, raceItemOf, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
 import { raceHtml } from '../../../shared/race-html';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
@@ -121,9 +121,17 @@ function laneSettings(entries: readonly string[], lanes: number): Map<number, st
   return own;
 }
 
+/** `--item WORKLOAD#ID`: the workload (a built-in name or a file) and the item's id. */
+function itemOf(text: string): { workload: string; id: string } {
+  const item = raceItemOf(text);
+  if (!item) throw new AppError(ErrorCode.Usage, `--item takes WORKLOAD#ID (a workload's name or file, and an item's id), got "${text}"`);
+  return item;
+}
+
 function liveRaceOf(values: {
   model?: string[];
   prompt?: string;
+  item?: string;
   'max-tokens'?: string;
   profile?: string;
   set?: string[];
@@ -134,6 +142,8 @@ function liveRaceOf(values: {
   const { lanes, promptChars, maxTokens: mostTokens } = LIVE_RACE_LIMITS;
   if (models.length < lanes.min || models.length > lanes.max)
     throw new AppError(ErrorCode.Usage, `a live race needs two to four --model, got ${models.length}\n\nUsage: ${USAGE}`);
+  if (values.prompt !== undefined && values.item !== undefined)
+    throw new AppError(ErrorCode.Usage, `race --prompt or --item, not both\n\nUsage: ${USAGE}`);
   const prompt = values.prompt ?? DEFAULT_RACE_PROMPT;
   if (prompt.trim() === '' || prompt.length > promptChars)
     throw new AppError(ErrorCode.Usage, `--prompt must be 1 to ${promptChars} characters, got ${prompt.length}`);
@@ -147,7 +157,7 @@ function liveRaceOf(values: {
       profileName: values.profile ?? 'default',
       settings: [...(values.set ?? []), ...(own.get(index) ?? [])],
     })),
-    prompt,
+    ...(values.item === undefined ? { prompt } : { item: itemOf(values.item) }),
     maxTokens,
     together: values.together === true,
   };
@@ -163,6 +173,7 @@ export const raceCommand: CommandHandler = async (args, signal) => {
       speed: { type: 'string' },
       model: { type: 'string', multiple: true },
       prompt: { type: 'string' },
+      item: { type: 'string' },
       'max-tokens': { type: 'string' },
       profile: { type: 'string' },
       set: { type: 'string', multiple: true },
@@ -179,7 +190,7 @@ export const raceCommand: CommandHandler = async (args, signal) => {
   if (live && positionals.length > 0)
     throw new AppError(ErrorCode.Usage, `race either stored requests (RUN[:SEQ]) or --model lanes, not both\n\nUsage: ${USAGE}`);
   if (!live) {
-    const given = (['prompt', 'max-tokens', 'profile', 'set', 'lane-set', 'together'] as const).filter(
+    const given = (['prompt', 'item', 'max-tokens', 'profile', 'set', 'lane-set', 'together'] as const).filter(
       (flag) => values[flag] !== undefined,
     );
     if (given.length > 0) throw new AppError(ErrorCode.Usage, `--${given[0]} is for a live race (--model lanes) only\n\nUsage: ${USAGE}`);

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { AppServices, LiveRaceRequest, RaceTaskProgress } from '../../../shared/contract';
 import { LIVE_RACE_LIMITS } from '../../../shared/contract/specs';
-import type { Race } from '../../../shared/race';
+import { raceItemOf, type Race } from '../../../shared/race';
 import { startingTask, taskIsOver } from '../../../shared/tasks';
 import { ErrorBox } from '../components/ErrorBox';
 import { ModelField } from '../components/ModelField';
@@ -18,6 +18,50 @@ const settingsOf = (text: string) =>
     .map((setting) => setting.trim())
     .filter(Boolean);
 
+/** What every lane is given: a typed prompt, or an item of a workload (its messages, images and sampling) in its place. */
+function RacePromptFields(props: {
+  prompt: string;
+  setPrompt: (prompt: string) => void;
+  item: string;
+  setItem: (item: string) => void;
+  maxTokens: number;
+  setMaxTokens: (maxTokens: number) => void;
+}) {
+  const itemGiven = props.item.trim() !== '';
+  return (
+    <fieldset>
+      <legend>Prompt</legend>
+      <textarea
+        aria-label="race prompt"
+        rows={3}
+        maxLength={LIVE_RACE_LIMITS.promptChars}
+        value={props.prompt}
+        disabled={itemGiven}
+        onChange={(event) => props.setPrompt(event.target.value)}
+      />
+      <label>
+        or a workload item{' '}
+        <input
+          aria-label="race workload item"
+          value={props.item}
+          onChange={(event) => props.setItem(event.target.value)}
+          size={28}
+          placeholder="WORKLOAD#ID: extraction-json#invoice"
+        />
+      </label>
+      {itemGiven && raceItemOf(props.item.trim()) === null && <small className="error">Write it as WORKLOAD#ID.</small>}
+      <NumberField
+        label="Max tokens"
+        aria-label="race max tokens"
+        value={props.maxTokens}
+        min={1}
+        max={LIVE_RACE_LIMITS.maxTokens}
+        onChange={(event) => props.setMaxTokens(Number(event.target.value))}
+      />
+    </fieldset>
+  );
+}
+
 /**
  * A race measured now: two to four models, one prompt. Apart (the default) runs the lanes one after
  * another so none slows another; together sends every prompt at one instant, and the lanes compete.
@@ -28,6 +72,8 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
   /** Each lane's settings over the default profile, as typed: an adapter, a cache type. */
   const [settings, setSettings] = useState(['', '']);
   const [prompt, setPrompt] = useState(DEFAULT_PROMPT);
+  /** A workload item (WORKLOAD#ID) raced instead of the prompt, as typed; empty for the prompt. */
+  const [item, setItem] = useState('');
   const [maxTokens, setMaxTokens] = useState(64);
   const [together, setTogether] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
@@ -42,7 +88,7 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
   const start = () => {
     const request: LiveRaceRequest = {
       lanes: models.map((model, index) => ({ model: model.trim(), settings: settingsOf(settings[index] ?? '') })),
-      prompt,
+      ...(item.trim() === '' ? { prompt } : { item: raceItemOf(item.trim())! }),
       maxTokens,
       together,
     };
@@ -57,7 +103,8 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
     );
   };
   const setModel = (index: number, model: string) => setModels((current) => current.map((old, at) => (at === index ? model : old)));
-  const ready = models.every((model) => model.trim() !== '') && prompt.trim() !== '' && Number.isInteger(maxTokens) && maxTokens >= 1;
+  const asked = item.trim() === '' ? prompt.trim() !== '' : raceItemOf(item.trim()) !== null;
+  const ready = models.every((model) => model.trim() !== '') && asked && Number.isInteger(maxTokens) && maxTokens >= 1;
   return (
     <form
       className="run-form live-race"
@@ -108,24 +155,14 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
           </button>
         )}
       </fieldset>
-      <fieldset>
-        <legend>Prompt</legend>
-        <textarea
-          aria-label="race prompt"
-          rows={3}
-          maxLength={LIVE_RACE_LIMITS.promptChars}
-          value={prompt}
-          onChange={(event) => setPrompt(event.target.value)}
-        />
-        <NumberField
-          label="Max tokens"
-          aria-label="race max tokens"
-          value={maxTokens}
-          min={1}
-          max={LIVE_RACE_LIMITS.maxTokens}
-          onChange={(event) => setMaxTokens(Number(event.target.value))}
-        />
-      </fieldset>
+      <RacePromptFields
+        prompt={prompt}
+        setPrompt={setPrompt}
+        item={item}
+        setItem={setItem}
+        maxTokens={maxTokens}
+        setMaxTokens={setMaxTokens}
+      />
       <fieldset>
         <legend>How the lanes run</legend>
         <label>
