@@ -40,13 +40,13 @@ function RacePromptFields(props: {
         onChange={(event) => props.setPrompt(event.target.value)}
       />
       <label>
-        or a workload item{' '}
+        or a workload item (WORKLOAD#ID){' '}
         <input
           aria-label="race workload item"
           value={props.item}
           onChange={(event) => props.setItem(event.target.value)}
           size={28}
-          placeholder="WORKLOAD#ID: extraction-json#invoice"
+          placeholder="chat-short#planets"
         />
       </label>
       {itemGiven && raceItemOf(props.item.trim()) === null && <small className="error">Write it as WORKLOAD#ID.</small>}
