@@ -40,7 +40,7 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
   draftGpuLayers: { label: 'Draft GPU layers', help: 'Layers of the draft model on the GPU: 999 = all (-ngld).' },
   loraAdapter: {
     label: 'LoRA adapter',
-    help: 'Fine-tunes applied on top of the model: a GGUF LoRA adapter made for this model (demo:lora for the demo one), or several separated by commas, each FILE or FILE@SCALE, loaded in order so that a request picks one by its place (lora: [{ id, scale }]); none to run the base model (--lora, --lora-scaled).',
+    help: 'A GGUF LoRA adapter made for this model (demo:lora for the demo one), or several as FILE,FILE@SCALE, each request picking one by its place; none for the base model (--lora, --lora-scaled).',
   },
   loraScale: {
     label: 'LoRA scale',
@@ -48,7 +48,7 @@ export const PROFILE_FIELD_HELP: Record<Exclude<keyof ServerProfile, 'name' | 'e
   },
   projector: {
     label: 'Image projector',
-    help: "The model's multimodal projector, which turns images into tokens the model reads: the mmproj-*.gguf file published beside its weights, demo:mmproj for the demo models, none for text only (--mmproj).",
+    help: "The model's image projector: the mmproj-*.gguf beside its weights (demo:mmproj for the demo models); none for text only (--mmproj).",
   },
   gpuDevices: {
     label: 'GPUs',
