@@ -21,5 +21,9 @@ export function loraAdapterEntries(setting: string): { file: string; scale?: num
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)
-    .map(loraAdapterEntry);
+    .map((entry) => {
+      // Only a number after the last @ is a scale: a folder named `models@2` stays part of the path.
+      const scaled = /^(.+)@\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)\s*$/i.exec(entry);
+      return scaled ? { file: scaled[1]!.trim(), scale: Number(scaled[2]) } : { file: entry };
+    });
 }

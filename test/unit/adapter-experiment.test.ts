@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VerdictRow } from '../../src/shared/contract/experiments';
-import { loraAdapterEntry } from '../../src/shared/lora-adapter-entry';
+import { loraAdapterEntries, loraAdapterEntry } from '../../src/shared/lora-adapter-entry';
 import {
   adapterConditions,
   adapterPerplexityArgs,
@@ -34,6 +34,16 @@ describe('the adapter experiment: its conditions', () => {
     // Two files of one name in different folders stay apart.
     const twins = adapterConditions([{ file: '/a/tune.gguf' }, { file: '/b/tune.gguf' }]);
     expect('conditions' in twins && twins.conditions.map((condition) => condition.name)).toEqual(['base', 'tune', 'tune (2)']);
+  });
+
+  it("reads a profile's adapter list: comma-separated, a scale only where a number follows the last @", () => {
+    expect(loraAdapterEntries(' demo:lora, /m/models@2/tune.gguf@0.5 ,/a@b.gguf, /c.gguf@-1.5e0,')).toEqual([
+      { file: 'demo:lora' },
+      { file: '/m/models@2/tune.gguf', scale: 0.5 },
+      { file: '/a@b.gguf' },
+      { file: '/c.gguf', scale: -1.5 },
+    ]);
+    expect(loraAdapterEntries('')).toEqual([]);
   });
 
   it('serves adapters swapped on one server that loads each file once, each condition asking for its own and every other at 0', () => {
