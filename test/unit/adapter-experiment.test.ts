@@ -166,6 +166,26 @@ describe('the adapter experiment: its recommendation', () => {
     expect(recommendAdapter([conditionResult('base', { tpot: 1 }), slow], [], none).choice).toBe('slow');
   });
 
+  it('ranks by the objective given: TTFT p50, or the smallest adapter weights, each said in the reason', () => {
+    const light = conditionResult('light', { tpot: 12, ttft: 90, lora_mib: 8 });
+    const swift = conditionResult('swift', { tpot: 11, ttft: 40, lora_mib: 30 });
+    const heavy = conditionResult('heavy', { tpot: 10, ttft: 60, lora_mib: 64 });
+    const adapters = [base(), light, swift, heavy];
+    expect(recommendAdapter(adapters, [], none)).toMatchObject({
+      choice: 'heavy',
+      objective: 'lowest TPOT p50 among the adapters that pass every gate, then TTFT p50',
+    });
+    const byTtft = recommendAdapter(adapters, [], { ...none, objective: 'ttft' });
+    expect(byTtft).toMatchObject({ choice: 'swift', objective: 'lowest TTFT p50 among the adapters that pass every gate, then TPOT p50' });
+    expect(byTtft.reason).toMatch(/Lowest TTFT p50 of the 3 that pass \(light 90\.00 ms, swift 40\.00 ms, heavy 60\.00 ms;/);
+    const byMemory = recommendAdapter(adapters, [], { ...none, objective: 'memory' });
+    expect(byMemory.choice).toBe('light');
+    expect(byMemory.reason).toMatch(/Smallest adapter weights of the 3 that pass \(light 8\.00 MiB, swift 30\.00 MiB, heavy 64\.00 MiB;/);
+    // An adapter whose memory the log did not give ranks after every one it did.
+    const unknown = conditionResult('unknown', { tpot: 1, ttft: 1, lora_mib: null });
+    expect(recommendAdapter([base(), unknown, heavy], [], { ...none, objective: 'memory' }).choice).toBe('heavy');
+  });
+
   it('no adapter measured: no choice, said so', () => {
     expect(recommendAdapter([base()], [], none)).toMatchObject({ choice: null, reason: 'No adapter was measured.' });
   });

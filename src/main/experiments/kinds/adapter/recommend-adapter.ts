@@ -3,7 +3,32 @@ import { describeVerdict, evaluateGates, qualityLine, speedRows, type QuantConst
 
 type Recommendation = ExperimentResult['recommendation'];
 
-const OBJECTIVE = 'lowest TPOT p50 among the adapters that pass every gate, then TTFT p50';
+type Objective = NonNullable<QuantConstraints['objective']>;
+
+/** How the adapters that pass every gate are ranked: by `--objective`, TPOT p50 unless it names another. */
+const RANKINGS: Record<Objective, { text: string; figure: string; key: (condition: ConditionResult) => number[] }> = {
+  tpot: {
+    text: 'lowest TPOT p50 among the adapters that pass every gate, then TTFT p50',
+    figure: 'TPOT p50',
+    key: (c) => [tpotP50(c), ttftP50(c)],
+  },
+  ttft: {
+    text: 'lowest TTFT p50 among the adapters that pass every gate, then TPOT p50',
+    figure: 'TTFT p50',
+    key: (c) => [ttftP50(c), tpotP50(c)],
+  },
+  memory: {
+    text: "smallest adapter weights (the server's LoRA buffers) among the adapters that pass every gate, then TPOT p50",
+    figure: 'adapter weights',
+    key: (c) => [c.lora_mib ?? Number.POSITIVE_INFINITY, tpotP50(c)],
+  },
+};
+
+/** The ranking figure of an adapter, as the reason shows it. */
+const rankingFigure = (objective: Objective, condition: ConditionResult) =>
+  objective === 'memory' ? mib(condition.lora_mib) : ms(condition.metrics[objective === 'tpot' ? 'tpot_ms' : 'ttft_ms'].p50, 2);
+
+const byKey = (a: number[], b: number[]) => a.reduce((found, value, index) => found || value - b[index]!, 0);
 
 /**
  * The quantization experiment's gates, less the two that ask a condition to answer as the baseline
@@ -42,40 +67,43 @@ export function adapterCost(base: ConditionResult, adapter: ConditionResult, ver
 
 /**
  * Which adapter to serve: among those that pass every gate (acceptance not significantly below the
- * base model's, the SLO and the VRAM budget where set, an uncontaminated measurement), the fastest
- * by TPOT p50. The base model is the reference, never the choice: the question is what a fine-tune
+ * base model's, the SLO and the VRAM budget where set, an uncontaminated measurement), the first by
+ * the objective: TPOT p50 unless `--objective` names TTFT or memory (the adapter's own weights). The base model is the reference, never the choice: the question is what a fine-tune
  * costs, not whether to have one. None passing: no choice, and why each failed.
  */
 export function recommendAdapter(conditions: ConditionResult[], verdicts: VerdictRow[], constraints: QuantConstraints): Recommendation {
   const gates = adapterGates(conditions, constraints);
+  const objective: Objective = constraints.objective ?? 'tpot';
+  const ranking = RANKINGS[objective];
+  const objectiveText = ranking.text;
   const [base, ...adapters] = conditions;
   if (!base || adapters.length === 0)
-    return { choice: null, reason: 'No adapter was measured.', excluded: [], gates, objective: OBJECTIVE };
+    return { choice: null, reason: 'No adapter was measured.', excluded: [], gates, objective: objectiveText };
   const excluded: Recommendation['excluded'] = [];
   const eligible = adapters.filter((adapter) => {
     const reasons = blockingReasons(gates, adapter.name);
     if (reasons.length > 0) excluded.push({ name: adapter.name, reason: reasons.join('; ') });
     return reasons.length === 0;
   });
-  const [choice] = [...eligible].sort((a, b) => tpotP50(a) - tpotP50(b) || ttftP50(a) - ttftP50(b));
+  const [choice] = [...eligible].sort((a, b) => byKey(ranking.key(a), ranking.key(b)));
   if (!choice)
     return {
       choice: null,
       reason: `No adapter passes every gate: ${excluded.map((item) => `${item.name} (${item.reason})`).join('; ')}.`,
       excluded,
       gates,
-      objective: OBJECTIVE,
+      objective: objectiveText,
     };
   // The adapters are ranked by their figures, not by a verdict between them: say so where there is a ranking.
   const others =
     eligible.length > 1
-      ? ` Lowest TPOT p50 of the ${eligible.length} that pass (${eligible.map((adapter) => `${adapter.name} ${ms(adapter.metrics.tpot_ms.p50, 2)}`).join(', ')}; no verdict compares the adapters with each other).`
+      ? ` ${objective === 'memory' ? 'Smallest' : 'Lowest'} ${ranking.figure} of the ${eligible.length} that pass (${eligible.map((adapter) => `${adapter.name} ${rankingFigure(objective, adapter)}`).join(', ')}; no verdict compares the adapters with each other).`
       : '';
   return {
     choice: choice.name,
     reason: `${choice.name} passes every gate.${others} Against the base model: ${adapterCost(base, choice, verdicts)}. Quality against the base model: ${qualityLine(choice)}.`,
     excluded,
     gates,
-    objective: OBJECTIVE,
+    objective: objectiveText,
   };
 }
