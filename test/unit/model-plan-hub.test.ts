@@ -3,6 +3,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planModels, type PlanMachine } from '../../src/main/models/plan/plan-models';
+import { readGgufHeaderAsync } from '../../src/main/models/gguf-reader';
+import { resolveModelRef } from '../../src/main/models/demo-models';
+import { scanModels } from '../../src/main/models/model-library';
+import { writeSyntheticAdapter } from '../../src/main/models/synthetic-adapter';
+import { DEMO_MODEL_SHAPE } from '../../src/main/models/synthetic-model';
 import { useTinyGgufHub, type StandInHub, type StandInHubOptions } from '../support/stand-in-hub';
 import { useTempDirs } from '../support/temp';
 
@@ -162,6 +167,25 @@ describe('planning local files', () => {
     expect(measured.measured).toMatchObject({ runId: 'run-1', tokensPerS: 500, decodeSequences: 1 });
     expect(measured.measured!.ofCeiling).toBeCloseTo(500 / measured.ceiling!.tokensPerS, 9);
     expect(plan.candidates.find((candidate) => candidate.files[0] !== measuredFile)!.measured).toBeNull();
+  });
+});
+
+describe('planning a local folder with what is served beside its models', () => {
+  it('lists its LoRA adapters and image projectors as rows of their own, checked against --for, as a hub plan does', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'Tiny-F32.gguf'), tinyHub.files['Tiny-F32.gguf']!);
+    fs.writeFileSync(path.join(dir, 'mmproj-Tiny-F16.gguf'), tinyHub.files['mmproj-Tiny-F16.gguf']!);
+    const adapter = path.join(dir, 'tune-lora.gguf');
+    writeSyntheticAdapter(adapter, DEMO_MODEL_SHAPE);
+    const base = { model: 'demo:q8_0', header: await readGgufHeaderAsync(await resolveModelRef('demo:q8_0')) };
+    const plan = await planModels({ source: dir }, machine(8 * GiB), { base });
+    const byLabel = new Map(plan.candidates.map((candidate) => [candidate.label, candidate]));
+    expect([...byLabel.keys()].sort()).toEqual(['F32', 'mmproj-Tiny-F16', 'tune-lora']);
+    expect(byLabel.get('mmproj-Tiny-F16')!.projector).toEqual({ vision: true, audio: false, projectorType: 'gemma3' });
+    expect(byLabel.get('tune-lora')!.adapter).toMatchObject({ rank: 8, base: { model: 'demo:q8_0', fits: true, problem: null } });
+    expect(plan.problems).toEqual([]);
+    // The model library still lists models only.
+    expect((await scanModels([dir])).models.map((model) => path.basename(model.path))).toEqual(['Tiny-F32.gguf']);
   });
 });
 

@@ -171,6 +171,10 @@ export function splitParts(file: string): string[] {
  */
 /** Why an adapter file is no model: it is applied to one (a profile's loraAdapter). */
 export const NOT_A_MODEL_BUT_ADAPTER = 'a LoRA adapter, not a model: serve a model and apply it with the profile field loraAdapter';
+/** A file served beside a model rather than as one: a LoRA adapter or an image projector. */
+export const isCompanion = (model: Pick<ModelEntry, 'invalidReason'>): boolean =>
+  model.invalidReason === NOT_A_MODEL_BUT_ADAPTER || model.invalidReason === NOT_A_MODEL_BUT_PROJECTOR;
+
 /** Why a multimodal projector is no model: it turns images into a model's tokens (a profile's projector). */
 export const NOT_A_MODEL_BUT_PROJECTOR =
   'an image projector (mmproj), not a model: serve the model it was made for with the profile field projector';
@@ -244,7 +248,10 @@ async function findGgufFiles(dir: string, depth: number, found: string[]): Promi
  * part); invalid files are listed with the reason, LoRA adapters and image projectors left out (they are no models);
  * unreadable folders are reported.
  */
-export async function scanModels(targets: readonly string[], options: { reportMissing?: boolean } = {}): Promise<ModelScan> {
+export async function scanModels(
+  targets: readonly string[],
+  options: { reportMissing?: boolean; withCompanions?: boolean } = {},
+): Promise<ModelScan> {
   const problems: string[] = [];
   const files = new Set<string>();
   const sources = new Map<string, ModelEntry['source']>();
@@ -278,8 +285,8 @@ export async function scanModels(targets: readonly string[], options: { reportMi
   const models: ModelEntry[] = [];
   for (const file of [...files].sort()) {
     const model = await describeModel(file, sources.get(file));
-    // Adapters and projectors beside models are not models to list (the demo ones among them).
-    if (model.invalidReason === NOT_A_MODEL_BUT_ADAPTER || model.invalidReason === NOT_A_MODEL_BUT_PROJECTOR) continue;
+    // Adapters and projectors beside models are not models to list (the demo ones among them); a plan asks for them.
+    if (!options.withCompanions && isCompanion(model)) continue;
     const label = labels.get(file);
     models.push(label ? { ...model, name: `${label} (Ollama)` } : model);
   }

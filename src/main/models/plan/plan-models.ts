@@ -8,7 +8,7 @@ import type {
   PlanVerdict,
 } from '../../../shared/contract/models';
 import { readGgufHeaderAsync, readGgufHeaderFrom, type GgufHeader } from '../gguf-reader';
-import { scanModels } from '../model-library';
+import { isCompanion, scanModels } from '../model-library';
 import { checkLoraAdapterHeaders, isLoraAdapterHeader, loraAdapterFacts } from '../lora-adapter';
 import { isHubRef, parseHubRef } from '../hub/hub-access';
 import { hubByteSource, listHubFiles, openHubSession, type HubOptions } from '../hub/hub-files';
@@ -62,11 +62,17 @@ async function hubSource(text: string, options: HubOptions): Promise<CandidateSo
 }
 
 async function localSource(target: string): Promise<CandidateSource> {
-  const scan = await scanModels([target], { reportMissing: true });
+  const scan = await scanModels([target], { reportMissing: true, withCompanions: true });
   const sizes = new Map<string, number>();
   const candidates: CandidateFiles[] = [];
   const problems = [...scan.problems];
   for (const model of scan.models) {
+    // Adapters and projectors beside the models: rows of their own, labelled by their file names, as a hub's are.
+    if (isCompanion(model)) {
+      sizes.set(model.path, model.sizeBytes);
+      candidates.push({ label: path.basename(model.path).replace(/\.gguf$/i, ''), files: [model.path] });
+      continue;
+    }
     if (!model.valid) {
       problems.push(`${model.path}: ${model.invalidReason}`);
       continue;
