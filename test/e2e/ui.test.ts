@@ -1000,6 +1000,7 @@ describeWithChromium('Get models in Chromium: search, plan, pull and "Compare th
             downloads: 42,
           },
           'other/Unrelated-GGUF': { files: tinyGgufRepoFiles() },
+          'tune/Demo-LoRA-GGUF': { files: { 'demo-lora-F16.gguf': fs.readFileSync(path.join(dataDir, 'demo-models', 'demo-lora.gguf')) } },
         },
         redirectToCdn: true,
         bytesPerSecond: 8 * 2 ** 20,
@@ -1054,6 +1055,14 @@ describeWithChromium('Get models in Chromium: search, plan, pull and "Compare th
         await experiments.problem.filter({ hasText: 'Ready to start.' }).waitFor();
         await expect.poll(() => experiments.form.getByLabel('experiment workload', { exact: true }).inputValue()).toBe('chat-short');
         await shell.screenshot('experiments-from-pull');
+
+        // A repository of adapters, each checked against the base model named in "Adapters for".
+        await models.open();
+        await page.getByRole('form', { name: 'plan models' }).getByLabel('Adapters for').fill('demo:q8_0');
+        const adapters = await models.plan('hf:tune/Demo-LoRA-GGUF', 4096);
+        await expect
+          .poll(async () => (await adapters.locator('tbody tr').allInnerTexts()).join('\n'))
+          .toContain('LoRA adapter, rank 8: fits demo:q8_0');
         expect(pageErrors).toEqual([]);
       } finally {
         await browser.close();

@@ -136,6 +136,8 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
   const [context, setContext] = useState('4096');
   const [parallel, setParallel] = useState('1');
   const [kvType, setKvType] = useState<NonNullable<ModelPlanRequest['kvType']>>('f16');
+  /** The base model the plan's LoRA adapters are checked against (`--for`); empty for none. */
+  const [adapterFor, setAdapterFor] = useState('');
   const [plan, setPlan] = useState<ModelPlan | null>(null);
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
   const [pull, setPull] = useState<StartedPull | null>(null);
@@ -153,6 +155,7 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
       contextPerSlot: Number(context),
       parallel: Number(parallel),
       kvType,
+      ...(adapterFor.trim() ? { adapterFor: adapterFor.trim() } : {}),
     };
     await run(() => client.models.plan(request), setPlan);
   };
@@ -223,6 +226,10 @@ export function ModelPlanPanel({ client }: { client: AppServices }) {
             <option value="q8_0">q8_0</option>
             <option value="q4_0">q4_0</option>
           </select>
+        </label>
+        <label title="Each LoRA adapter in the plan is checked against this model: its architecture and every tensor's shape">
+          Adapters for{' '}
+          <input value={adapterFor} onChange={(event) => setAdapterFor(event.target.value)} placeholder="a base model" size={14} />
         </label>
         <button type="submit" disabled={busy || !source.trim()}>
           {busy ? 'Reading headers…' : 'Plan'}
