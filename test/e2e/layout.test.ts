@@ -8,7 +8,7 @@ import { RunStore } from '../../src/main/store/run-store';
 import { CHROMIUM_FLAGS, describeWithChromium, openPage } from '../support/chromium';
 import { around, storeHistoryRun } from '../support/history-runs';
 import { startServe } from '../support/serve';
-import { LONG_CONTAMINATION_REASON, storeQuantExperiment } from '../support/stored-quant-experiment';
+import { LONG_CONTAMINATION_REASON, storeAdapterExperiment, storeQuantExperiment } from '../support/stored-quant-experiment';
 import { storeSampleRun } from '../support/stored-run';
 import { isolatedDataDir } from '../support/temp';
 import { raceHtml } from '../../src/shared/race-html';
@@ -31,8 +31,8 @@ const TALLEST_ROW_PX = 80;
 /** Two lines of a heading; a scrolling table's headings need only one. */
 const TALLEST_HEADING_PX = 44;
 
-/** Stored runs (two comparable), a run with telemetry and a failure, and the demo's quantization result; no server needed. */
-function seed(file: string): { runId: string; compareIds: string[]; experimentId: string } {
+/** Stored runs (two comparable), a run with telemetry and a failure, the demo's quantization result and an adapter result; no server needed. */
+function seed(file: string): { runId: string; compareIds: string[]; experimentId: string; adapterExperimentId: string } {
   const db = openDatabase(file);
   try {
     const runs = new RunStore(db);
@@ -40,7 +40,12 @@ function seed(file: string): { runId: string; compareIds: string[]; experimentId
     const compareIds = [12, 15].map((median, day) =>
       storeHistoryRun({ db, runs }, { startedAt: `2026-02-0${day + 1}T10:00:00Z`, engine, tpots: around(median) }),
     );
-    return { runId: storeSampleRun(runs), compareIds, experimentId: storeQuantExperiment(db) };
+    return {
+      runId: storeSampleRun(runs),
+      compareIds,
+      experimentId: storeQuantExperiment(db),
+      adapterExperimentId: storeAdapterExperiment(db),
+    };
   } finally {
     db.close();
   }
@@ -154,6 +159,7 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
           await experiments.result.locator('canvas').waitFor();
         },
       },
+      { name: 'experiment-adapter', open: () => goTo(`#/experiments/${stored.adapterExperimentId}`, 'adapter-table') },
       { name: 'models', open: () => shell.open('Models').then(() => page.locator('tr[data-valid]').first().waitFor()) },
       { name: 'workloads', open: () => new WorkloadsPage(shell).open() },
       { name: 'server', open: () => new ServerPage(shell).open() },

@@ -135,3 +135,53 @@ export function storeQuantExperiment(db: Db): string {
   experiments.finish(id, 'completed', result);
   return id;
 }
+
+/** An adapter experiment served both ways, as the store holds it once finished (constructed): the base model, the demo adapter on its own server and swapped. */
+export function storeAdapterExperiment(db: Db): string {
+  const experiments = new ExperimentStore(db);
+  const adapterPath = '/home/someone/.local/share/inferlab/demo-models/demo-lora.gguf';
+  const protocol = {
+    ...sharedProtocolFields('adapter'),
+    model: 'demo:q8_0',
+    adapters: [{ name: 'demo-lora@0.5', file: 'demo:lora', path: adapterPath, scale: 0.5 }],
+    serving: 'both',
+  };
+  const id = experiments.create('adapter', protocol);
+  const agreement = (mean: number) => ({ mean, exact_match_rate: mean, first_divergence_index_mean: null, items: 12 });
+  const conditions = [
+    condition('base', 2.2, 47, { lora: null, lora_mib: null, server_load_ms: 294, token_agreement: agreement(1), kld_mean: 0 }),
+    condition('demo-lora@0.5', 2.5, 47, {
+      lora: { file: 'demo:lora', scale: 0.5 },
+      lora_mib: 0.11,
+      server_load_ms: 270,
+      token_agreement: agreement(1),
+      kld_mean: 1.2e-6,
+      acceptance: { accepted: 31, judged: 32 },
+    }),
+    condition('demo-lora@0.5 swapped', 2.4, 47, {
+      lora: { file: 'demo:lora', scale: 0.5, swapped: true },
+      lora_mib: 0.11,
+      server_load_ms: 281,
+      token_agreement: agreement(1),
+      kld_mean: 1.2e-6,
+      acceptance: { accepted: 32, judged: 32 },
+    }),
+  ];
+  const result = {
+    experiment_id: id,
+    kind: 'adapter',
+    status: 'completed',
+    protocol,
+    conditions,
+    verdicts: [],
+    recommendation: {
+      choice: 'demo-lora@0.5 swapped',
+      reason: 'demo-lora@0.5 swapped passes every gate.',
+      excluded: [],
+      objective: 'lowest TPOT p50 among the adapters that pass every gate, then TTFT p50',
+      gates: [],
+    },
+  } as unknown as ExperimentResult;
+  experiments.finish(id, 'completed', result);
+  return id;
+}
