@@ -27,6 +27,9 @@ const views = race.lanes.map((lane) => {
   const stats = document.createElement('p');
   stats.className = 'stats';
   const text = document.createElement('pre');
+  // One text node the arriving chunks are appended to: a frame lays out what arrived, not the whole answer again.
+  const shownText = document.createTextNode('');
+  text.append(shownText);
   box.append(title, stats, text);
   if (lane.textless) {
     const why = document.createElement('p');
@@ -35,7 +38,7 @@ const views = race.lanes.map((lane) => {
     box.append(why);
   }
   grid.append(box);
-  return { lane, box, stats, text };
+  return { lane, box, stats, shownText, shown: 0, statsText: '' };
 });
 const end = Math.max(0, ...race.lanes.map((lane) => lane.endMs ?? (lane.chunks.length ? lane.chunks[lane.chunks.length - 1].atMs : 0)));
 let started = null;
@@ -46,8 +49,17 @@ function show(at) {
     const { lane } = view;
     const state = laneAt(lane, at);
     const ttft = state.started ? 'TTFT ' + lane.ttftMs.toFixed(0) + ' ms' : 'waiting for the first token';
-    view.stats.textContent = ttft + ' · ' + state.tokens + ' tokens' + (state.tokensPerS === null ? '' : ' · ' + state.tokensPerS.toFixed(1) + ' tok/s') + (state.finished ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
-    view.text.textContent = lane.textless ? '▮'.repeat(state.chunks) : state.text;
+    const stats = ttft + ' · ' + state.tokens + ' tokens' + (state.tokensPerS === null ? '' : ' · ' + state.tokensPerS.toFixed(1) + ' tok/s') + (state.finished ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
+    if (stats !== view.statsText) view.stats.textContent = view.statsText = stats;
+    if (state.chunks < view.shown) {
+      view.shownText.data = '';
+      view.shown = 0;
+    }
+    if (state.chunks > view.shown) {
+      const arrived = lane.chunks.slice(view.shown, state.chunks);
+      view.shownText.appendData(lane.textless ? '▮'.repeat(arrived.length) : arrived.map((chunk) => chunk.text).join(''));
+      view.shown = state.chunks;
+    }
     view.box.classList.toggle('done', state.finished);
   }
 }

@@ -252,6 +252,13 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
         ]);
         await racePage.screenshot({ path: path.join(screenshots, `race-html-${size.width}x${size.height}.png`) });
       }
+      // R plays it again from the start: the lanes empty, then fill in to the same text, once.
+      await racePage.keyboard.press('r');
+      await expect.poll(() => racePage.locator('#order').innerText()).toBe('');
+      await expect.poll(() => racePage.locator('#order').innerText()).toMatch(/^Finished: 1\. fast/);
+      expect(await racePage.locator('section pre').first().innerText()).toBe(
+        Array.from({ length: 12 }, (_, index) => `word${index} `).join(''),
+      );
     } finally {
       await racePage.close();
     }
