@@ -12,9 +12,6 @@ import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type Serv
 import type { RunHooks } from './run-task';
 import type { LaunchedTask, TaskRunner } from './tasks';
 
-/** The raced request: the typed prompt, or the workload item named, with the race's answer length. */
-type RacedItem = WorkloadItemDef;
-
 /** Kinds of item a race cannot stream as one answer. */
 function unraceable(item: WorkloadItemDef): string | null {
   if (item.turns) return 'a conversation (turns)';
@@ -28,7 +25,7 @@ function unraceable(item: WorkloadItemDef): string | null {
  * The item every lane is given: the typed prompt, or the named item of a workload held to the face's
  * roots (its image files too), refused where it is missing or is not one streamed answer.
  */
-async function racedItem(request: LiveRaceRequest, access: ServiceAccess): Promise<RacedItem> {
+async function racedItem(request: LiveRaceRequest, access: ServiceAccess): Promise<WorkloadItemDef> {
   if ((request.prompt === undefined) === (request.item === undefined))
     throw new AppError(
       ErrorCode.InvalidInput,
@@ -59,7 +56,7 @@ async function racedItem(request: LiveRaceRequest, access: ServiceAccess): Promi
 }
 
 /** The one-item workload every lane is given, written where only this user can read it. */
-function raceWorkloadFile(request: LiveRaceRequest, item: RacedItem): { file: string; dispose: () => void } {
+function raceWorkloadFile(request: LiveRaceRequest, item: WorkloadItemDef): { file: string; dispose: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inferlab-race-'));
   const file = path.join(dir, 'race.yaml');
   const workload = {
