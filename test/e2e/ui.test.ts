@@ -386,7 +386,12 @@ describeWithChromium('the UI in Chromium against inferlab serve and the real eng
         ['F16', true],
         ['Q8_0', true],
         ['Q4_K_M', true],
+        ['demo-mmproj', false],
+        ['demo-lora', false],
       ]);
+    // What is served beside the models is listed as what it is, with nothing of its own to fit.
+    const besides = (await plan.locator('tbody tr').allInnerTexts()).slice(3).map((row) => row.split('\t')[5]);
+    expect(besides).toEqual([expect.stringMatching(/^projector for images: /), expect.stringMatching(/^LoRA adapter, rank 8$/)]);
     await shell.screenshot('models');
     await server.open();
     await server.start();

@@ -7,6 +7,7 @@ import { resolveModelRef } from '../../src/main/models/demo-models';
 import { DEMO_PROJECTOR_IMAGE_TOKENS } from '../../src/main/models/synthetic-projector';
 import { inferlab, inferlabJson } from '../support/cli';
 import { startStandInHub } from '../support/stand-in-hub';
+import { storedServerConfig } from '../support/stored-server';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -66,13 +67,10 @@ describe('images on the real llama-server', () => {
     expect(summary.status).toBe('completed');
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
 
+    const { argv } = storedServerConfig(db, summary.run_id);
+    expect(argv[argv.indexOf('--mmproj') + 1]).toMatch(/demo-mmproj\.gguf$/);
     const record = new Database(db, { readonly: true });
     try {
-      const server = JSON.parse(
-        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
-      );
-      const argv: string[] = server.effectiveConfig.argv;
-      expect(argv[argv.indexOf('--mmproj') + 1]).toMatch(/demo-mmproj\.gguf$/);
       const rows = record
         .prepare('SELECT item_id, prompt_tokens, prompt_text FROM requests WHERE run_id = ? ORDER BY seq')
         .all(summary.run_id) as {

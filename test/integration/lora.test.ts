@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { storedServerConfig } from '../support/stored-server';
 import { describe, expect, it } from 'vitest';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { inferlab, inferlabJson } from '../support/cli';
@@ -29,16 +29,8 @@ describe('a LoRA adapter on the real llama-server', () => {
     );
     expect(summary.status).toBe('completed');
     expect(summary.requests).toMatchObject({ attempted: 2, completed: 2, failed: 0 });
-    const record = new Database(db, { readonly: true });
-    try {
-      const server = JSON.parse(
-        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
-      );
-      const argv: string[] = server.effectiveConfig.argv;
-      expect(argv[argv.indexOf('--lora-scaled') + 1]).toMatch(/\/demo-lora\.gguf:0\.5$/);
-    } finally {
-      record.close();
-    }
+    const { argv } = storedServerConfig(db, summary.run_id);
+    expect(argv[argv.indexOf('--lora-scaled') + 1]).toMatch(/\/demo-lora\.gguf:0\.5$/);
 
     const refused = await inferlab(['run', '--workload', 'chat-short', '--model', 'demo:q8_0', '--set', 'lora=demo:q4_k_m', '--db', db]);
     expect(refused.code).toBe(2);
@@ -67,15 +59,9 @@ describe('a LoRA adapter on the real llama-server', () => {
       db,
     );
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
-    const record = new Database(db, { readonly: true });
-    try {
-      const server = JSON.parse(
-        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
-      );
-      expect(server.effectiveConfig.loraAdapters).toEqual([{ id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 }]);
-    } finally {
-      record.close();
-    }
+    expect(storedServerConfig(db, summary.run_id).loraAdapters).toEqual([
+      { id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 },
+    ]);
     const refused = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '1', '--db', db]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/workload item "base": lora names adapter 0, but the server loads none: set the profile's loraAdapter/);
@@ -105,25 +91,17 @@ describe('a LoRA adapter on the real llama-server', () => {
     const adapters = `loraAdapter=demo:lora,${second}@0.5`;
     const summary = await inferlabJson(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '4', '--set', adapters], db);
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, failed: 0 });
-    const record = new Database(db, { readonly: true });
-    try {
-      const server = JSON.parse(
-        (record.prepare('SELECT server_json FROM runs WHERE id = ?').get(summary.run_id) as { server_json: string }).server_json,
-      );
-      const argv: string[] = server.effectiveConfig.argv;
-      expect(argv.slice(argv.indexOf('--lora'), argv.indexOf('--lora') + 4)).toEqual([
-        '--lora',
-        expect.stringMatching(/demo-lora\.gguf$/),
-        '--lora-scaled',
-        `${second}:0.5`,
-      ]);
-      expect(server.effectiveConfig.loraAdapters).toEqual([
-        { id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 },
-        { id: 1, path: second, scale: 0.5 },
-      ]);
-    } finally {
-      record.close();
-    }
+    const server = storedServerConfig(db, summary.run_id);
+    expect(server.argv.slice(server.argv.indexOf('--lora'), server.argv.indexOf('--lora') + 4)).toEqual([
+      '--lora',
+      expect.stringMatching(/demo-lora\.gguf$/),
+      '--lora-scaled',
+      `${second}:0.5`,
+    ]);
+    expect(server.loraAdapters).toEqual([
+      { id: 0, path: expect.stringMatching(/demo-lora\.gguf$/), scale: 1 },
+      { id: 1, path: second, scale: 0.5 },
+    ]);
     fs.writeFileSync(workload, fs.readFileSync(workload, 'utf8').replace('{ id: 1, scale: 1 }', '{ id: 2, scale: 1 }'));
     const past = await inferlab(['run', '--workload', workload, '--model', 'demo:q8_0', '--requests', '1', '--set', adapters, '--db', db]);
     expect(past.code).toBe(2);

@@ -39,7 +39,11 @@ const ADAPTER_FLAGS: KindFlags<'adapter'> = {
       fields: {
         adapters,
         ...(serving === undefined ? {} : { serving: serving as AdapterServing }),
-        constraints: constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+        // An adapter is chosen by speed unless --objective says otherwise (the gates' flags default it to memory, quant's choice).
+        constraints: {
+          ...constraintsFromFlags(values as Parameters<typeof constraintsFromFlags>[0], slo),
+          ...(values.objective === undefined ? { objective: 'tpot' as const } : {}),
+        },
         kldTextFile: kldTextFileFromFlags(values),
         fixed: values.fixed === true,
       },
