@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planModels, type PlanMachine } from '../../src/main/models/plan/plan-models';
+import { planText } from '../../src/main/cli/plan-table';
 import { readGgufHeaderAsync } from '../../src/main/models/gguf-reader';
 import { resolveModelRef } from '../../src/main/models/demo-models';
 import { scanModels } from '../../src/main/models/model-library';
@@ -184,6 +185,12 @@ describe('planning a local folder with what is served beside its models', () => 
     expect(byLabel.get('mmproj-Tiny-F16')!.projector).toEqual({ vision: true, audio: false, projectorType: 'gemma3' });
     expect(byLabel.get('tune-lora')!.adapter).toMatchObject({ rank: 8, base: { model: 'demo:q8_0', fits: true, problem: null } });
     expect(plan.problems).toEqual([]);
+    // In words: a local file is served from where it is, with nothing to pull.
+    const text = planText(plan);
+    expect(text).toContain(
+      `mmproj-Tiny-F16: a multimodal projector (gemma3) for images; serve the model with --set projector=${path.join(dir, 'mmproj-Tiny-F16.gguf')}`,
+    );
+    expect(text).toMatch(/^tune-lora: a LoRA adapter for llama models, rank 8, alpha 16, on 8 tensors; fits demo:q8_0$/m);
     // The model library still lists models only.
     expect((await scanModels([dir])).models.map((model) => path.basename(model.path))).toEqual(['Tiny-F32.gguf']);
   });

@@ -75,19 +75,22 @@ function candidateRow(candidate: PlannedCandidate): string[] {
 }
 
 /** What a LoRA adapter's header says, and whether it fits the base model `--for` named. */
-function adapterLine(label: string, adapter: NonNullable<PlannedCandidate['adapter']>): string {
+function adapterLine(label: string, adapter: NonNullable<PlannedCandidate['adapter']>, fromHub: boolean): string {
   const facts = `a LoRA adapter for ${adapter.architecture ?? 'an unnamed architecture'} models, rank ${adapter.rank}${adapter.alpha === null ? '' : `, alpha ${adapter.alpha}`}, on ${adapter.targets.length} tensors`;
-  if (!adapter.base) return `${label}: ${facts}; --for MODEL checks it against a base model before you pull it`;
+  if (!adapter.base) return `${label}: ${facts}; --for MODEL checks it against a base model${fromHub ? ' before you pull it' : ''}`;
   return adapter.base.fits
     ? `${label}: ${facts}; fits ${adapter.base.model}`
     : `${label}: ${facts}; does not fit ${adapter.base.model}: ${adapter.base.problem}`;
 }
 
 /** What a projector's header says it encodes, and how it is served. */
-function projectorLine(label: string, file: string, projector: NonNullable<PlannedCandidate['projector']>): string {
+function projectorLine(label: string, file: string, projector: NonNullable<PlannedCandidate['projector']>, fromHub: boolean): string {
   const encodes =
     [projector.vision ? 'images' : null, projector.audio ? 'audio' : null].filter(Boolean).join(' and ') || 'nothing it declares';
-  return `${label}: a multimodal projector${projector.projectorType ? ` (${projector.projectorType})` : ''} for ${encodes}; pull it with the model, and serve the model with --set projector=${file.split('/').pop()}`;
+  const serve = fromHub
+    ? `pull it with the model, and serve the model with --set projector=${file.split('/').pop()}`
+    : `serve the model with --set projector=${file}`;
+  return `${label}: a multimodal projector${projector.projectorType ? ` (${projector.projectorType})` : ''} for ${encodes}; ${serve}`;
 }
 
 /** The plan as a terminal reads it: the settings, the memory pools, one row per candidate, then what each row leaves out. */
@@ -106,10 +109,11 @@ export function planText(plan: ModelPlan): string {
       ...plan.candidates.map(candidateRow),
     ]),
   ];
+  const fromHub = plan.source.startsWith('hf:');
   const notes = plan.candidates.flatMap((candidate) => [
     ...(candidate.problem ? [`${candidate.label}: ${candidate.problem}`] : []),
-    ...(candidate.adapter ? [adapterLine(candidate.label, candidate.adapter)] : []),
-    ...(candidate.projector ? [projectorLine(candidate.label, candidate.files[0]!, candidate.projector)] : []),
+    ...(candidate.adapter ? [adapterLine(candidate.label, candidate.adapter, fromHub)] : []),
+    ...(candidate.projector ? [projectorLine(candidate.label, candidate.files[0]!, candidate.projector, fromHub)] : []),
     ...(candidate.fit && candidate.fit.verdict !== 'fits' ? [`${candidate.label}: ${candidate.fit.detail}`] : []),
     ...(candidate.memory?.notes ?? []).map((note) => `${candidate.label}: ${note}`),
     ...(candidate.ceilingReason && candidate.fit?.verdict !== 'no' ? [`${candidate.label}: no ceiling: ${candidate.ceilingReason}`] : []),
