@@ -3,6 +3,7 @@ import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { formatTable } from './format';
 import { memorySize } from '../../shared/memory-size';
+import { projectorEncodes } from '../../shared/projector-encodes';
 import { quantsFlag } from './args';
 import { PLAN_USAGE } from './usage';
 
@@ -85,8 +86,7 @@ function adapterLine(label: string, adapter: NonNullable<PlannedCandidate['adapt
 
 /** What a projector's header says it encodes, and how it is served. */
 function projectorLine(label: string, file: string, projector: NonNullable<PlannedCandidate['projector']>, fromHub: boolean): string {
-  const encodes =
-    [projector.vision ? 'images' : null, projector.audio ? 'audio' : null].filter(Boolean).join(' and ') || 'nothing it declares';
+  const encodes = projectorEncodes(projector);
   const serve = fromHub
     ? `pull it with the model, and serve the model with --set projector=${file.split('/').pop()}`
     : `serve the model with --set projector=${file}`;

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
 import type { ModelPlan, ModelPlanRequest, PlannedCandidate } from '../../../shared/contract/models';
+import { projectorEncodes } from '../../../shared/projector-encodes';
 import { ErrorBox } from '../components/ErrorBox';
 import { bytes } from '../components/format';
 import { TableScroll } from '../components/TableScroll';
@@ -17,8 +18,7 @@ function fitText(candidate: PlannedCandidate): string {
   if (adapter)
     return `LoRA adapter, rank ${adapter.rank}${adapter.base ? (adapter.base.fits ? `: fits ${adapter.base.model}` : `: does not fit ${adapter.base.model}`) : ''}`;
   const projector = candidate.projector;
-  if (projector)
-    return `projector for ${[projector.vision ? 'images' : null, projector.audio ? 'audio' : null].filter(Boolean).join(' and ') || 'nothing it declares'}: serve it as the profile's projector`;
+  if (projector) return `projector for ${projectorEncodes(projector)}: serve it as the profile's projector`;
   if (!candidate.fit) return 'unreadable';
   const layers =
     candidate.fit.verdict === 'fits' || candidate.fit.verdict === 'partial'
