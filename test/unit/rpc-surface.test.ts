@@ -344,6 +344,34 @@ describe('over RPC, no method reads or writes an arbitrary path', () => {
     for (const reply of [checked, started]) expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
   });
 
+  it('refuses a race of a workload item outside the roots, or of an item whose image lies outside them, before any lane runs', async () => {
+    const face = await rpcFace();
+    const secrets = tempDir();
+    const outside = path.join(secrets, 'secret.yaml');
+    fs.writeFileSync(outside, 'name: secret\ngroups: [{ name: g, items: [{ id: a, prompt: "PRIVATE-MARKER" }] }]\n');
+    fs.writeFileSync(
+      path.join(secrets, 'secret.png'),
+      Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from('PRIVATE-MARKER')]),
+    );
+    const workloads = path.join(face.dataDir, 'workloads');
+    fs.mkdirSync(workloads, { recursive: true });
+    const pictures = path.join(workloads, 'pictures.yaml');
+    fs.writeFileSync(
+      pictures,
+      `name: leak\ngroups:\n  - name: g\n    items:\n      - id: a\n        messages: [{ role: user, content: hi }]\n        images: [{ file: ${JSON.stringify(path.join(secrets, 'secret.png'))} }]\n`,
+    );
+    // A link placed inside a root leads out of it no more than the path itself.
+    fs.symlinkSync(outside, path.join(workloads, 'link.yaml'));
+    const lanes = [{ model: 'demo:q8_0' }, { model: 'demo:q4_k_m' }];
+    for (const workload of [outside, path.join(workloads, 'link.yaml'), pictures, '/etc/passwd']) {
+      const reply = await face.call('runs', 'startRace', { lanes, item: { workload, id: 'a' }, maxTokens: 4, together: false });
+      expect(reply.error?.code, workload).toBe('forbidden');
+      expect(reply.error!.message).toMatch(/outside the folders this interface may use for a workload file/);
+      expect(JSON.stringify(reply)).not.toContain('PRIVATE-MARKER');
+    }
+    // Refused before the task opened: no race ran.
+    expect((await face.call('tasks', 'list')).result).toEqual([]);
+  });
   it('refuses a profile whose LoRA adapter lies outside the model roots, however the profile arrives', async () => {
     const face = await rpcFace();
     const secrets = tempDir();
