@@ -61,9 +61,15 @@ export function efficiencyCells(efficiency: ConditionEfficiency | undefined): { 
   return { energy, bandwidth };
 }
 
+/**
+ * Whether a condition's requests decoded tokens, so that energy per output token and decode bandwidth
+ * can be its figures: an embeddings condition outputs and decodes nothing (ConditionResult.embeddings).
+ */
+export const decodesTokens = (condition: { embeddings?: unknown }): boolean => !condition.embeddings;
+
 /** The lines under an experiment's table: the peak each share is of, and why values are missing, each said once. */
-export function efficiencyNotes(conditions: readonly { name: string; efficiency?: ConditionEfficiency }[]): string[] {
-  const measured = conditions.filter((condition) => condition.efficiency);
+export function efficiencyNotes(conditions: readonly { name: string; efficiency?: ConditionEfficiency; embeddings?: unknown }[]): string[] {
+  const measured = conditions.filter((condition) => condition.efficiency && decodesTokens(condition));
   const missing = (
     label: string,
     reasonOf: (efficiency: ConditionEfficiency) => string | null,

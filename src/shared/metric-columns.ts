@@ -44,6 +44,19 @@ export function columnsShownIn<P extends Place>(place: P): (MetricColumn<MetricS
   );
 }
 
+/** The places that lay out an experiment's conditions, each a table (or the report's charts). */
+export type ConditionPlace = 'conditions' | 'report' | 'reportChart';
+
+/**
+ * The metric columns of an experiment's conditions: the place's own, or, where every condition ran
+ * an embeddings workload, `embeddingConditions` (latency per request and inputs/s), since such a
+ * condition has no first token, no decode and no output tokens to fill the usual ones.
+ */
+export function conditionColumns(place: ConditionPlace, conditions: readonly object[]): MetricColumn[] {
+  const embeddings = conditions.length > 0 && conditions.every((condition) => holdsPart(condition, 'embedding_inputs_per_s'));
+  return embeddings ? columnsShownIn('embeddingConditions') : columnsShownIn(place);
+}
+
 /** The statistic columns of a place's distribution table: every one a distribution there shows, in the usual order. */
 export function distributionColumns(place: Place): Statistic[] {
   const shown = new Set(metricsShownIn(place).flatMap(({ definition, statistics }) => (definition.perRequest ? statistics : [])));

@@ -45,12 +45,15 @@ export const KIND_OWN_PARTS: readonly SummaryPart[] = ['embeddings', 'rerank'];
  * - `perTurn`: the per-turn table of a run of conversations, terminal and app, a column per statistic;
  * - `conditions`: an experiment's conditions table in the terminal and the app, every kind's own
  *   table (sweep, speculative) included, a column per statistic;
+ * - `embeddingConditions`: those three tables for an experiment on an embeddings workload, which
+ *   has no first token, no decode and no output tokens (metric-columns.ts, `conditionColumns`);
  * - `report`: the conditions table of the experiment report, a column per statistic;
  * - `reportChart`: the experiment report's bar charts, one per statistic;
  * - `parquet`: runs.parquet, a column per statistic (a file format: see docs/METRICS.md).
  * A place a metric does not name does not show it.
  */
-export type Place = 'cli' | 'ui' | 'runsList' | 'compare' | 'perTurn' | 'conditions' | 'report' | 'reportChart' | 'parquet';
+export type Place =
+  'cli' | 'ui' | 'runsList' | 'compare' | 'perTurn' | 'conditions' | 'embeddingConditions' | 'report' | 'reportChart' | 'parquet';
 export type Shows = { readonly [P in Place]?: readonly Statistic[] };
 
 /**
@@ -60,6 +63,8 @@ export type Shows = { readonly [P in Place]?: readonly Statistic[] };
  *   statistics of its windows (`experiments/condition-summary.ts`). A per-request metric is read
  *   from each request's row; a rate is judged on each window's own rate (`mean` over windows),
  *   and only by the kinds that ask for rates (speculative decoding);
+ * - `embeddingVerdict`: the same verdicts where the experiment ran an embeddings workload, which has
+ *   no first token and no decode: latency per request, and each window's inputs per second;
  * - `speed`: the verdicts a recommendation counts as faster or slower (`experiments/recommend.ts`);
  * - `gate`: the regression gate (`inferlab check`, `runs.check`), with the statistics `--metrics`
  *   accepts; a rate is judged on the mean of its windows' rates (`mean`);
@@ -71,6 +76,7 @@ export type Shows = { readonly [P in Place]?: readonly Statistic[] };
  */
 export interface Judged {
   verdict?: readonly ('p50' | 'p95' | 'mean')[];
+  embeddingVerdict?: readonly ('p50' | 'p95' | 'mean')[];
   speed?: true;
   gate?: readonly ('p50' | 'p90' | 'p95' | 'p99' | 'mean')[];
   history?: readonly ('p50' | 'p95' | 'rate')[];
@@ -178,8 +184,15 @@ export const METRIC_TABLE = {
   e2e_ms: latency(
     'E2E',
     'metrics',
-    { cli: SUMMARY_TABLE, ui: SUMMARY_TABLE, compare: ['p50', 'p95'], report: ['p50'], parquet: ['p50', 'p95'] },
-    { gate: GATE_STATISTICS, history: ['p50', 'p95'], slo: true },
+    {
+      cli: SUMMARY_TABLE,
+      ui: SUMMARY_TABLE,
+      compare: ['p50', 'p95'],
+      embeddingConditions: ['p50', 'p95'],
+      report: ['p50'],
+      parquet: ['p50', 'p95'],
+    },
+    { embeddingVerdict: ['p50', 'p95'], gate: GATE_STATISTICS, history: ['p50', 'p95'], slo: true },
   ),
   queue_ms: latency('queue', 'metrics', { cli: SUMMARY_TABLE, ui: SUMMARY_TABLE }),
   client_overhead_ms: latency('client overhead', 'metrics', { cli: SUMMARY_TABLE, ui: SUMMARY_TABLE }),
@@ -215,7 +228,8 @@ export const METRIC_TABLE = {
     'inputs/s',
     1,
     { part: 'embeddings', field: 'inputs_per_s' },
-    { compare: ['rate'], parquet: ['rate'] },
+    { compare: ['rate'], embeddingConditions: ['rate'], parquet: ['rate'] },
+    { embeddingVerdict: ['mean'] },
   ),
   rerank_documents_per_s: rate(
     'documents/s',
@@ -255,7 +269,7 @@ export type DistributionJudgedIn<J extends JudgedPlace> = Extract<MetricJudgedIn
 export type RateJudgedIn<J extends JudgedPlace> = Exclude<MetricJudgedIn<J>, PerRequestMetric>;
 
 /** The places that judge a metric on statistics of it. */
-export type StatisticPlace = 'verdict' | 'gate' | 'history';
+export type StatisticPlace = 'verdict' | 'embeddingVerdict' | 'gate' | 'history';
 
 /** Each metric a place judges with the statistics it judges it on: `{ metric: 'ttft_ms'; statistic: 'p50' | 'p95' } | …`. */
 export type JudgedStatistic<J extends StatisticPlace> = {

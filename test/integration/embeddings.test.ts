@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { inferlab, inferlabJson } from '../support/cli';
 import { useTempDirs } from '../support/temp';
+import { storedServerConfig } from '../support/stored-server';
 
 const tempDir = useTempDirs();
 
@@ -77,5 +78,97 @@ describe('embeddings and reranking on the real llama-server', () => {
       /mixed\.yaml:7:\d+: groups\[0\]\.items\[1\]: a workload with embeddings \(group "g"\) is embeddings only/,
     );
     expect(result.stderr).not.toMatch(/starting llama-server/);
+  });
+
+  it('sweeps the batch, texts per request, on one server setting: latency per request and inputs/s, judged, in the tables and the report', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 's.db');
+    const report = path.join(dir, 'batch.html');
+    // The terminal's table first, then the stored result it came from.
+    const printed = await inferlab([
+      'experiment',
+      'sweep',
+      '--model',
+      'demo:q8_0',
+      '--vary',
+      'inputs_per_request=1,8',
+      '--repeats',
+      '3',
+      // 21 requests a condition: enough for a pooled p95, which the Pareto set needs.
+      '--requests',
+      '7',
+      '--report',
+      report,
+      '--db',
+      db,
+    ]);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/^condition +windows +requests +E2E p50 +E2E p95 +inputs\/s +goodput/m);
+    expect(printed.stdout).not.toMatch(/TTFT|TPOT/);
+    const record = new Database(db, { readonly: true });
+    const sweep = JSON.parse((record.prepare('SELECT result_json FROM experiments').get() as { result_json: string }).result_json);
+    record.close();
+    expect(sweep.protocol).toMatchObject({ workload: 'embeddings', vary: { field: 'inputs_per_request', values: ['1', '8'] } });
+    expect(sweep.conditions.map((condition: { name: string }) => condition.name)).toEqual([
+      'inputs_per_request=1 @ c=1',
+      'inputs_per_request=8 @ c=1',
+    ]);
+    for (const [index, batch] of [1, 8].entries()) {
+      const condition = sweep.conditions[index];
+      // Only the generated batches ran, each at the value: the written items' texts would blur it.
+      expect(condition.embeddings.inputs_per_request_mean).toBe(batch);
+      expect(condition.embeddings.window_inputs_per_s).toHaveLength(3);
+      expect(condition.embeddings.inputs_per_s).toBeGreaterThan(0);
+      expect(condition.metrics.e2e_ms.n).toBe(21);
+      expect(condition.metrics.ttft_ms.n).toBe(0);
+      // Every window's server was started for vectors, with the experiment's own setting.
+      for (const runId of condition.run_ids) expect(storedServerConfig(db, runId).argv).toContain('--embeddings');
+    }
+    // Eight texts a request take longer than one; whether they go through faster per text is the finding.
+    expect(sweep.verdicts.map((row: { metric: string }) => row.metric)).toEqual([
+      'e2e_ms p50',
+      'e2e_ms p95',
+      'embedding_inputs_per_s mean',
+    ]);
+    expect(sweep.verdicts[0].verdict).toBe('slower');
+    expect(sweep.recommendation.reason).toMatch(/the Pareto set of inputs\/s against latency \(E2E\) p95 is inputs_per_request=/);
+
+    const html = fs.readFileSync(report, 'utf8');
+    expect(html).toMatch(/<th>E2E p50 \(ms\)<\/th><th>E2E p95 \(ms\)<\/th><th>Inputs\/s<\/th>/);
+    expect(html).toContain('Inputs/s against latency (E2E) p95');
+  });
+
+  it('refuses to sweep the batch of a workload that sends no generated embeddings, and an experiment that would compare answers on vectors', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'r.db');
+    const batch = await inferlab([
+      'experiment',
+      'sweep',
+      '--model',
+      'demo:q8_0',
+      '--vary',
+      'inputs_per_request=1,4',
+      '--workload',
+      'chat-short',
+      '--db',
+      db,
+    ]);
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toMatch(/vary inputs_per_request needs a workload that generates embeddings requests .*chat-short has none/);
+    const quant = await inferlab([
+      'experiment',
+      'quant',
+      '--model',
+      'demo:f16',
+      '--quants',
+      'f16,q8_0',
+      '--workload',
+      'embeddings',
+      '--db',
+      db,
+    ]);
+    expect(quant.code).toBe(2);
+    expect(quant.stderr).toMatch(/is an embeddings workload: this experiment compares generated answers; .*sweep its batch/);
+    for (const result of [batch, quant]) expect(result.stderr).not.toMatch(/starting llama-server/);
   });
 });

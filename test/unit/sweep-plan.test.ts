@@ -5,10 +5,10 @@ const point = (
   name: string,
   concurrency: number,
   throughput: number | null,
-  ttftP95: number | null,
+  latencyP95: number | null,
   goodput: number | null,
   goodputFraction: number | null,
-): SweepPoint => ({ name, concurrency, throughput, ttftP95, goodput, goodputFraction });
+): SweepPoint => ({ name, concurrency, throughput, latencyP95, goodput, goodputFraction });
 
 const points = [
   point('np=1 @ c=1', 1, 40, 100, 1.0, 1),

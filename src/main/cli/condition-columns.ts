@@ -1,9 +1,6 @@
 import type { ConditionResult } from '../../shared/contract/experiments';
-import { columnLabel, columnsShownIn, metricCellText, type FigureFormat } from '../../shared/metric-columns';
+import { columnLabel, conditionColumns, metricCellText, type FigureFormat } from '../../shared/metric-columns';
 import { formatMs, formatNumber, formatPercentile } from './format';
-
-/** The metric columns of every kind's conditions table in the terminal, from the metric table (`shows.conditions`). */
-const CONDITION_COLUMNS = columnsShownIn('conditions');
 
 const TERMINAL_FORMAT: FigureFormat = {
   ms: formatMs,
@@ -11,7 +8,17 @@ const TERMINAL_FORMAT: FigureFormat = {
   rate: (value, definition) => formatNumber(value, definition.digits),
 };
 
-export const conditionMetricHeaders = (): string[] => CONDITION_COLUMNS.map(({ metric, statistic }) => columnLabel(metric, statistic));
-
-export const conditionMetricCells = (condition: ConditionResult): string[] =>
-  CONDITION_COLUMNS.map((column) => metricCellText(condition, column, TERMINAL_FORMAT));
+/**
+ * The metric columns of every kind's conditions table in the terminal, from the metric table
+ * (`shows.conditions`, or `shows.embeddingConditions` for an embeddings experiment).
+ */
+export function conditionMetricColumns(conditions: readonly ConditionResult[]): {
+  headers: string[];
+  cells: (condition: ConditionResult) => string[];
+} {
+  const columns = conditionColumns('conditions', conditions);
+  return {
+    headers: columns.map(({ metric, statistic }) => columnLabel(metric, statistic)),
+    cells: (condition) => columns.map((column) => metricCellText(condition, column, TERMINAL_FORMAT)),
+  };
+}

@@ -2,11 +2,11 @@ import { recommendationText } from './recommendation-text';
 import type { ExperimentResult } from '../../shared/contract/experiments';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { stoppingLine } from '../../shared/experiment-design';
-import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
+import { decodesTokens, efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
 import { CLI_KINDS } from './kinds/registry';
-import { conditionMetricCells, conditionMetricHeaders } from './condition-columns';
+import { conditionMetricColumns } from './condition-columns';
 import { formatMs, formatTable } from './format';
 import { verdictTable } from './verdict-table';
 
@@ -18,9 +18,11 @@ export function experimentTable(result: ExperimentResult): string {
   return `${experimentBody(result)}${efficiencyLines(result)}${warnings}${stopping}${cooldown}`;
 }
 
-/** Each condition's energy per output token and decode bandwidth, means over its windows. */
+/** Each condition's energy per output token and decode bandwidth, means over its windows, where it decoded tokens. */
 function efficiencyLines(result: ExperimentResult): string {
-  const measured = CLI_KINDS[result.kind].withoutEfficiency ? [] : result.conditions.filter((condition) => condition.efficiency);
+  const measured = CLI_KINDS[result.kind].withoutEfficiency
+    ? []
+    : result.conditions.filter((condition) => condition.efficiency && decodesTokens(condition));
   if (measured.length === 0) return '';
   const lines = measured.map((condition) => {
     const cells = efficiencyCells(condition.efficiency);
@@ -34,12 +36,13 @@ function experimentBody(result: ExperimentResult): string {
   const kind = CLI_KINDS[result.kind];
   const own = kind.table?.(result);
   if (own) return own;
+  const metricColumns = conditionMetricColumns(result.conditions);
   const rows = [
-    ['condition', 'requests', ...conditionMetricHeaders(), 'cached tok', ...(kind.columns?.header ?? []), 'contaminated'],
+    ['condition', 'requests', ...metricColumns.headers, 'cached tok', ...(kind.columns?.header ?? []), 'contaminated'],
     ...result.conditions.map((condition) => [
       condition.name,
       String(condition.requests.attempted),
-      ...conditionMetricCells(condition),
+      ...metricColumns.cells(condition),
       String(condition.evidence.cached_prompt_tokens),
       ...(kind.columns?.cells(condition) ?? []),
       condition.contaminated ? `YES: ${condition.contamination_reason}` : 'no',

@@ -1,4 +1,10 @@
-import type { ConditionEfficiency, ConditionResult, VerdictRow, WindowDelivery } from '../../shared/contract/experiments';
+import type {
+  ConditionEfficiency,
+  ConditionEmbeddings,
+  ConditionResult,
+  VerdictRow,
+  WindowDelivery,
+} from '../../shared/contract/experiments';
 import type { RunSummary } from '../../shared/contract/runs';
 import { studentTQuantile } from '../metrics/student-t';
 import { measuredWindowMs, summarizeRun } from '../metrics/run-summary';
@@ -89,6 +95,7 @@ export function summarizeCondition(
     delivery.push({ judged_requests: own.delivery?.judged_requests ?? 0, bunched_requests: own.delivery?.bunched_requests ?? 0 });
   }
   const summary = summaryOfRows(name, measuredAll);
+  const embeddings = conditionEmbeddings(summaries);
   const cacheN = largestCacheN(rows);
   const requestRate = meanOverWindows(perWindow.map((window) => window.requests));
   const tokenRate = meanOverWindows(perWindow.map((window) => window.outputTokens));
@@ -120,9 +127,25 @@ export function summarizeCondition(
           ? `other processes competed during ${contended.length} of ${runIds.length} window(s): ${contended.join('; ')}`
           : null,
       efficiency: conditionEfficiency(summaries),
+      ...(embeddings ? { embeddings } : {}),
       delivery,
       offload_warning: summaries.find((window) => window?.gpu_offload?.warning)?.gpu_offload?.warning ?? null,
     },
+  };
+}
+
+/** An embeddings condition's inputs per second, each window its own run's; null where no window ran embeddings. */
+function conditionEmbeddings(summaries: readonly (RunSummary | null)[]): ConditionEmbeddings | null {
+  const windows = summaries.map((summary) => summary?.embeddings ?? null);
+  if (!windows.some((window) => window !== null)) return null;
+  const rates = meanOverWindows(windows.map((window) => window?.inputs_per_s ?? null));
+  const inputs = windows.reduce((sum, window) => sum + (window?.inputs ?? 0), 0);
+  const requests = windows.reduce((sum, window) => sum + (window?.requests ?? 0), 0);
+  return {
+    inputs_per_s: rates.mean,
+    inputs_per_s_ci: rates.ci,
+    window_inputs_per_s: windows.flatMap((window) => (window?.inputs_per_s == null ? [] : [window.inputs_per_s])),
+    inputs_per_request_mean: requests === 0 ? null : inputs / requests,
   };
 }
 
@@ -192,6 +215,26 @@ function windowRates(windows: RequestRow[][], metric: RateJudgedIn<'verdict'>): 
  */
 export const VERDICT_METRICS = judgedStatistics('verdict');
 
+/** Those of an experiment on an embeddings workload, which has no first token and no decode: `embeddingVerdict` in the table. */
+export const EMBEDDING_VERDICT_METRICS = judgedStatistics('embeddingVerdict');
+
+type JudgedDistribution = DistributionJudgedIn<'verdict'> | DistributionJudgedIn<'embeddingVerdict'>;
+
+/** One condition as its verdicts read it: its windows' requests, and for embeddings each window's inputs per second. */
+export interface JudgedCondition {
+  name: string;
+  windows: RequestRow[][];
+  contaminated?: string | null;
+  /** Each window's inputs per second, where the condition ran embeddings (ConditionResult.embeddings). */
+  embeddingRates?: readonly number[];
+}
+
+/** A side's windows of one rate, each one value: its own window's rate. */
+function rateWindows(condition: JudgedCondition, metric: RateJudgedIn<'verdict'> | RateJudgedIn<'embeddingVerdict'>): number[][] {
+  if (metric === 'embedding_inputs_per_s') return (condition.embeddingRates ?? []).map((rate) => [rate]);
+  return windowRates(condition.windows, metric);
+}
+
 /**
  * Baseline (first) against every other condition on each verdict metric (TTFT and TPOT at p50
  * and p95), decided together (window-verdicts.ts: t tests over windows, Holm-corrected across all of them).
@@ -199,15 +242,18 @@ export const VERDICT_METRICS = judgedStatistics('verdict');
  * name claims.
  */
 export function conditionVerdicts(
-  conditions: { name: string; windows: RequestRow[][]; contaminated?: string | null }[],
+  conditions: JudgedCondition[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
   /** Also judge the rates the table gives verdicts (output tokens per second), each window's own rate as one value. */
   options: { throughput?: boolean } = {},
 ): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
+  // Embeddings have no tokens to time: every side ran them, or the verdicts are the answers' own.
+  const embeddings = conditions.every((condition) => condition.embeddingRates !== undefined);
+  const judged = embeddings ? EMBEDDING_VERDICT_METRICS : VERDICT_METRICS;
   // Typed by the table: a per-request metric given `verdict` must be a column of the request rows.
-  const values = (runs: RequestRow[][], key: DistributionJudgedIn<'verdict'>) =>
+  const values = (runs: RequestRow[][], key: JudgedDistribution) =>
     runs
       .map((rows) => rows.filter((row) => row.warmup === 0 && row.error_class === null && row[key] !== null).map((row) => row[key]!))
       .filter((window) => window.length > 0);
@@ -219,14 +265,14 @@ export function conditionVerdicts(
       // The reason stands once, in the condition's own row; every verdict it blocks points there.
       .map((side) => `${side.name} is contaminated (see its condition row)`)
       .join('; ');
-    for (const { metric, statistic } of VERDICT_METRICS) {
-      if (!isPerRequest(metric) && !options.throughput) continue;
+    for (const { metric, statistic } of judged) {
+      if (!isPerRequest(metric) && !options.throughput && !embeddings) continue;
       if (reason) withheld.set(questions.length, `no verdict: ${reason}`);
       const sides = isPerRequest(metric)
         ? { aWindows: values(baseline.windows, metric), bWindows: values(other.windows, metric) }
         : {
-            aWindows: windowRates(baseline.windows, metric),
-            bWindows: windowRates(other.windows, metric),
+            aWindows: rateWindows(baseline, metric),
+            bWindows: rateWindows(other, metric),
             requests: [measuredCount(baseline.windows), measuredCount(other.windows)] as [number, number],
           };
       questions.push({ metric: `${metric} ${statistic}`, a: baseline.name, b: other.name, statistic, ...sides });
@@ -246,17 +292,21 @@ export function conditionVerdicts(
   });
 }
 
+/** A summarized condition as its verdicts read it. */
+export const judgedCondition = (result: ConditionResult, windows: RequestRow[][]): JudgedCondition => ({
+  name: result.name,
+  windows,
+  contaminated: result.contaminated ? result.contamination_reason : null,
+  ...(result.embeddings ? { embeddingRates: result.embeddings.window_inputs_per_s } : {}),
+});
+
 /** Verdicts between summarized conditions (the first the baseline), a contaminated one withheld with its reason. */
 export function summaryVerdicts(
   summaries: readonly { result: ConditionResult; windows: RequestRow[][] }[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
 ): VerdictRow[] {
   return conditionVerdicts(
-    summaries.map(({ result, windows }) => ({
-      name: result.name,
-      windows,
-      contaminated: result.contaminated ? result.contamination_reason : null,
-    })),
+    summaries.map(({ result, windows }) => judgedCondition(result, windows)),
     settings,
   );
 }

@@ -1,35 +1,45 @@
 import type { ConditionResult, ExperimentResult } from '../../shared/contract/experiments';
-import { columnsShownIn, headerLabel, metricDistribution, metricFigure, withheldForN } from '../../shared/metric-columns';
+import {
+  conditionColumns,
+  headerLabel,
+  metricDistribution,
+  metricFigure,
+  withheldForN,
+  type MetricColumn,
+} from '../../shared/metric-columns';
 import type { KindReport } from './kinds/kind-report';
 import { barChart, escape, fmt } from './report-format';
 import { verdictUnit } from '../../shared/verdict-units';
 import { cooldownLine } from '../../shared/cooldown-line';
 import { stoppingLine } from '../../shared/experiment-design';
-import { efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
+import { decodesTokens, efficiencyCells, efficiencyNotes } from '../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../shared/bunched-delivery-lines';
 
-/** The conditions table's metric columns and the bar charts, from the metric table (`shows.report`, `shows.reportChart`). */
-const REPORT_COLUMNS = columnsShownIn('report');
-const CHART_COLUMNS = columnsShownIn('reportChart');
+/**
+ * The conditions table's metric columns and the bar charts, from the metric table (`shows.report`,
+ * `shows.reportChart`, or `shows.embeddingConditions` for an embeddings experiment).
+ */
+const metricHeaders = (columns: readonly MetricColumn[]) =>
+  columns
+    .map(
+      ({ metric, statistic, definition }) =>
+        `<th>${escape(headerLabel(metric, statistic))}${definition.perRequest ? ` (${escape(definition.unit)})` : ''}</th>`,
+    )
+    .join('');
 
-/** A distribution's header names its unit; a rate's label already does ("Output tok/s"). */
-const metricHeaders = () =>
-  REPORT_COLUMNS.map(
-    ({ metric, statistic, definition }) =>
-      `<th>${escape(headerLabel(metric, statistic))}${definition.perRequest ? ` (${escape(definition.unit)})` : ''}</th>`,
-  ).join('');
-
-function metricCells(condition: ConditionResult): string {
-  return REPORT_COLUMNS.map(({ metric, statistic, definition }) => {
-    if (!definition.perRequest) return `<td>${fmt(metricFigure(condition, metric, statistic), definition.digits)}</td>`;
-    const distribution = metricDistribution(condition, metric);
-    return `<td>${distribution && withheldForN(distribution, statistic) ? 'n too small' : fmt(metricFigure(condition, metric, statistic))}</td>`;
-  }).join('');
+function metricCells(columns: readonly MetricColumn[], condition: ConditionResult): string {
+  return columns
+    .map(({ metric, statistic, definition }) => {
+      if (!definition.perRequest) return `<td>${fmt(metricFigure(condition, metric, statistic), definition.digits)}</td>`;
+      const distribution = metricDistribution(condition, metric);
+      return `<td>${distribution && withheldForN(distribution, statistic) ? 'n too small' : fmt(metricFigure(condition, metric, statistic))}</td>`;
+    })
+    .join('');
 }
 
 const metricCharts = (conditions: readonly ConditionResult[]) =>
-  CHART_COLUMNS.map(({ metric, statistic, definition }) =>
+  conditionColumns('reportChart', conditions).map(({ metric, statistic, definition }) =>
     barChart(
       headerLabel(metric, statistic),
       definition.unit,
@@ -40,10 +50,13 @@ const metricCharts = (conditions: readonly ConditionResult[]) =>
 /** One self-contained HTML file: protocol, tables, charts and verdicts of an experiment. */
 export function renderExperimentReport(result: ExperimentResult, kind: KindReport): string {
   const conditions = result.conditions;
+  const columns = conditionColumns('report', conditions);
+  // Energy per output token and decode bandwidth: none for conditions that decoded nothing (embeddings).
+  const decoded = conditions.some(decodesTokens);
   const metricRows = conditions
     .map(
       (condition) =>
-        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td>${metricCells(condition)}<td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td><td>${escape(efficiencyCells(condition.efficiency).energy)}</td><td>${escape(efficiencyCells(condition.efficiency).bandwidth)}</td><td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
+        `<tr><th>${escape(condition.name)}</th><td>${condition.requests.attempted}</td><td>${condition.requests.failed}</td>${metricCells(columns, condition)}<td>${condition.accepted_rate === null ? '—' : `${(condition.accepted_rate * 100).toFixed(1)} %`}</td><td>${condition.evidence.cached_prompt_tokens}</td>${decoded ? `<td>${escape(efficiencyCells(condition.efficiency).energy)}</td><td>${escape(efficiencyCells(condition.efficiency).bandwidth)}</td>` : ''}<td>${condition.contaminated ? `<b class="bad">yes</b>: ${escape(condition.contamination_reason)}` : 'no'}</td></tr>`,
     )
     .join('');
   const notes = efficiencyNotes(conditions);
@@ -73,7 +86,7 @@ ${result.cooldown_waits ? `<p>${escape(cooldownLine(result.cooldown_waits))}</p>
 ${result.recommendation.excluded.length ? `<ul>${result.recommendation.excluded.map((item) => `<li>${escape(item.name)} excluded: ${escape(item.reason)}</li>`).join('')}</ul>` : ''}
 ${(result.recommendation.gates ?? []).length ? `<h3>Gates${result.recommendation.objective ? ` <small>(eligible ranked by ${escape(result.recommendation.objective)})</small>` : ''}</h3><table><tr><th>Gate</th><th>Threshold</th><th>Condition</th><th>Result</th></tr>${(result.recommendation.gates ?? []).flatMap((gate) => gate.conditions.map((cell, index) => `<tr>${index === 0 ? `<td rowspan="${gate.conditions.length}">${escape(gate.name)}</td><td rowspan="${gate.conditions.length}">${escape(gate.threshold)}</td>` : ''}<td>${escape(cell.name)}</td><td class="${cell.status === 'pass' ? 'good' : cell.status === 'fail' ? 'bad' : ''}">${escape(cell.status)}: ${escape(cell.detail)}</td></tr>`)).join('')}</table>` : ''}
 <h2>Conditions</h2>
-<table><tr><th>Condition</th><th>Requests</th><th>Failed</th>${metricHeaders()}<th>Accepted</th><th>Cached prompt tokens</th><th>Energy / output token</th><th>Decode bandwidth</th><th>Contaminated</th></tr>${metricRows}</table>
+<table><tr><th>Condition</th><th>Requests</th><th>Failed</th>${metricHeaders(columns)}<th>Accepted</th><th>Cached prompt tokens</th>${decoded ? '<th>Energy / output token</th><th>Decode bandwidth</th>' : ''}<th>Contaminated</th></tr>${metricRows}</table>
 ${efficiencyNotesHtml}
 ${offloadHtml}${bunchedHtml}
 ${kind.section?.(result) ?? ''}

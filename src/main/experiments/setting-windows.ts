@@ -5,6 +5,7 @@ import { AppError, throwIfCancelled } from '../core/errors';
 import { runWindow, type SingleModelExperimentInputs } from './experiment-inputs';
 import { windowSchedule } from './windows';
 import type { WindowCooldown } from './window-cooldown';
+import { workloadServes } from '../workload/workload-serves';
 
 /*
  * Windows of a varied server setting at several load levels, each a fresh server: the sweep's
@@ -44,7 +45,8 @@ export async function runSettingWindows(
   },
   plan: {
     experimentId: string;
-    settings: { value: string; profile: ServerProfile }[];
+    /** Each value's server profile, and its own workload where the value is one of the workload's. */
+    settings: { value: string; profile: ServerProfile; workload?: SingleModelExperimentInputs['workload'] }[];
     concurrencies: number[];
     repeats: number;
     conditions: WindowGoodputEntry[];
@@ -55,7 +57,12 @@ export async function runSettingWindows(
 ): Promise<void> {
   const byName = new Map(plan.conditions.map((condition) => [condition.name, condition]));
   for (const { window, condition: setting } of windowSchedule(plan.settings, plan.repeats)) {
-    const server = await options.servers.prepare({ modelRef: options.model.ref, profile: setting.profile });
+    const workload = setting.workload ?? options.workload;
+    const server = await options.servers.prepare({
+      modelRef: options.model.ref,
+      profile: setting.profile,
+      serves: workloadServes(workload.def),
+    });
     try {
       const ready = await server.start();
       if (ready.state !== 'ready')
@@ -67,7 +74,7 @@ export async function runSettingWindows(
         options.onStatus?.(`window ${window + 1}/${plan.repeats}: ${entry.name}`);
         await options.cooldown?.beforeWindow(options.onStatus);
         const { summary } = await runWindow(
-          options,
+          { ...options, workload },
           { experimentId: plan.experimentId, condition: entry.name, window },
           {
             target: { kind: 'server', server, modelRef: options.model.ref, modelPath: options.model.path },

@@ -59,6 +59,8 @@ export interface ExperimentKindEntry<S extends StartExperimentSpec = StartExperi
   namesFiles?: (spec: S) => boolean;
   /** The workload it runs when the spec names none, where that depends on the spec. */
   defaultWorkloadFor?: (spec: S) => string;
+  /** The kind also compares embeddings workloads, on latency per request and inputs/s, where the others compare generated answers only. */
+  measuresEmbeddings?: boolean;
   /** What the kind needs of the workload it was given. */
   checkWorkload?: (spec: S, workload: WorkloadDef) => void;
   /** What else the kind reads (files to compare, a draft model, an evaluation text), each held to the face's roots. */

@@ -4,7 +4,7 @@ import { cacheSettings, needsFlashAttention } from '../experiments/kinds/kvcache
 import { checkKvCacheShape, kvCacheConditionsOf } from '../experiments/kinds/kvcache/spec';
 import { checkQuantShape, quantNames } from '../experiments/kinds/quant/spec';
 import { quantFilesOf } from '../experiments/kinds/quant/quant-files-of';
-import { checkSweepShape } from '../experiments/kinds/sweep/spec';
+import { checkSweepShape, checkSweepWorkload, sweepDefaultWorkload, sweepSettings } from '../experiments/kinds/sweep/spec';
 import { checkWarmColdShape } from '../experiments/kinds/warmcold/spec';
 import { capacityDefaultWorkload, checkCapacityShape, checkCapacityWorkload } from '../experiments/kinds/capacity/spec';
 import { checkDraftShape, DEFAULT_DRAFT_MAX } from '../experiments/kinds/speculative/spec';
@@ -83,7 +83,10 @@ const EXPERIMENT_KINDS = {
     report: async () => (await import('../experiments/kinds/sweep/report-section')).SWEEP_REPORT,
     defaultWorkload: DEFAULT_EXPERIMENT_WORKLOAD.sweep,
     checkShape: checkSweepShape,
-    settingsToCheck: (spec) => spec.vary!.values.map((value) => ({ label: "the sweep's", settings: [`${spec.vary!.field}=${value}`] })),
+    defaultWorkloadFor: (spec) => sweepDefaultWorkload(spec, DEFAULT_EXPERIMENT_WORKLOAD.sweep),
+    measuresEmbeddings: true,
+    checkWorkload: checkSweepWorkload,
+    settingsToCheck: sweepSettings,
     run: async (common, spec, checked) =>
       (await import('../experiments/kinds/sweep/protocol')).runSweep({
         ...common,

@@ -69,10 +69,10 @@ export async function checkExperimentSpec(spec: StartExperimentSpec, access: Ser
   // Generator files by the real location checked, which is what the experiment then reads.
   const read = await generatorFilesWithin(access, await readWorkloadFile(file), file);
   const serves = workloadServes(read);
-  // Every kind judges generated answers (TTFT, TPOT, agreement) and starts its servers for them.
-  if (!generatesText(serves))
+  // Every kind judges generated answers (TTFT, TPOT, agreement) and starts its servers for them; a sweep also measures embeddings.
+  if (!generatesText(serves) && !(serves === 'embeddings' && entry.measuresEmbeddings))
     invalid(
-      `${file} is ${serves === 'rerank' ? 'a reranking' : 'an embeddings'} workload: experiments compare generated answers; measure it with a run (inferlab run --workload ${file})`,
+      `${file} is ${serves === 'rerank' ? 'a reranking' : 'an embeddings'} workload: this experiment compares generated answers; measure it with a run (inferlab run --workload ${file})${serves === 'embeddings' ? ', or sweep its batch (inferlab experiment sweep --vary inputs_per_request=1,4,16)' : ''}`,
     );
   entry.checkWorkload?.(spec, read);
   const workload = { def: spec.maxAnswerTokens ? capAnswerTokens(read, spec.maxAnswerTokens) : read, file };

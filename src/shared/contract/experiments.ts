@@ -7,6 +7,13 @@ export type { ExperimentKind } from './specs';
 
 export type WindowDelivery = Pick<BunchedDelivery, 'judged_requests' | 'bunched_requests'>;
 
+export interface ConditionEmbeddings {
+  inputs_per_s: number | null;
+  inputs_per_s_ci: [number, number] | null;
+  window_inputs_per_s: number[];
+  inputs_per_request_mean: number | null;
+}
+
 export interface ConditionResult {
   name: string;
   run_ids: string[];
@@ -29,6 +36,11 @@ export interface ConditionResult {
   };
   contaminated: boolean;
   contamination_reason: string | null;
+  /**
+   * An embeddings condition's texts per second: each window's own (its run's `embeddings.inputs_per_s`,
+   * in window order), their mean and 95 % interval over windows. Absent where the workload generates answers.
+   */
+  embeddings?: ConditionEmbeddings;
   /** Each window's bunched token delivery (RunSummary.delivery, counts only), in window order; absent from older results. */
   delivery?: WindowDelivery[];
   /** The first window's warning on where the weights sat (GpuOffload.warning); absent from older results. */

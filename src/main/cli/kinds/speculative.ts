@@ -1,6 +1,6 @@
 import { recommendationText } from '../recommendation-text';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
+import { conditionMetricColumns } from '../condition-columns';
 import { formatShare, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
@@ -10,12 +10,13 @@ import { SPECULATIVE_TEXT } from './speculative-text';
 
 /** Speculative decoding: speed, acceptance and greedy output per setting, then verdicts against spec off. */
 function specTable(result: ExperimentResult, equivalence: NonNullable<ExperimentResult['greedy_equivalence']>): string {
+  const metricColumns = conditionMetricColumns(result.conditions);
   const rows = [
     [
       'condition',
       'windows',
       'requests',
-      ...conditionMetricHeaders(),
+      ...metricColumns.headers,
       'accepted drafts',
       'per request p50',
       'min',
@@ -29,7 +30,7 @@ function specTable(result: ExperimentResult, equivalence: NonNullable<Experiment
         condition.name,
         String(condition.windows_run ?? condition.run_ids.length),
         String(condition.requests.attempted),
-        ...conditionMetricCells(condition),
+        ...metricColumns.cells(condition),
         speculative
           ? `${speculative.accepted_tokens}/${speculative.drafted_tokens} (${formatShare(speculative.acceptance_rate)})`
           : '— (no draft)',

@@ -1,6 +1,6 @@
 import { recommendationText } from '../recommendation-text';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
-import { conditionMetricCells, conditionMetricHeaders } from '../condition-columns';
+import { conditionMetricColumns } from '../condition-columns';
 import { formatNumber, formatTable } from '../format';
 import { verdictTable } from '../verdict-table';
 import { positiveInteger } from '../args';
@@ -10,13 +10,14 @@ import { SWEEP_TEXT } from './sweep-text';
 
 /** A sweep: every setting at every load level with its goodput against the SLO and the Pareto set, then verdicts within each load level. */
 function sweepTable(result: ExperimentResult): string {
+  const metricColumns = conditionMetricColumns(result.conditions);
   const sweepRows = [
-    ['condition', 'windows', 'requests', ...conditionMetricHeaders(), 'goodput', 'good ≥ target', 'Pareto'],
+    ['condition', 'windows', 'requests', ...metricColumns.headers, 'goodput', 'good ≥ target', 'Pareto'],
     ...result.conditions.map((condition) => [
       condition.name,
       String(condition.windows_run ?? condition.run_ids.length),
       String(condition.requests.attempted),
-      ...conditionMetricCells(condition),
+      ...metricColumns.cells(condition),
       `${formatNumber(condition.goodput_requests_per_s, 2)} req/s`,
       condition.meets_slo == null
         ? '—'

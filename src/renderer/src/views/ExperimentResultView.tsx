@@ -3,10 +3,10 @@ import type { AppServices } from '../../../shared/contract';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { cooldownLine } from '../../../shared/cooldown-line';
 import { stoppingLine } from '../../../shared/experiment-design';
-import { efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
+import { decodesTokens, efficiencyCells, efficiencyNotes } from '../../../shared/energy-bandwidth-lines';
 import { offloadWarnings } from '../../../shared/gpu-offload';
 import { bunchedDeliveryLines } from '../../../shared/bunched-delivery-lines';
-import { columnsShownIn, headerLabel, metricCellText, type FigureFormat } from '../../../shared/metric-columns';
+import { conditionColumns, headerLabel, metricCellText, type FigureFormat } from '../../../shared/metric-columns';
 import { verdictUnit } from '../../../shared/verdict-units';
 import { downloadFile } from '../components/download';
 import { ErrorBox } from '../components/ErrorBox';
@@ -57,8 +57,6 @@ function GatesTable({ result }: { result: ExperimentResult }) {
   );
 }
 
-/** The metric columns of every kind's conditions table, from the metric table (`shows.conditions`). */
-const CONDITION_COLUMNS = columnsShownIn('conditions');
 const APP_FORMAT: FigureFormat = { ms, percentile: pctl, rate: (value, definition) => num(value, definition.unit, definition.digits) };
 
 /** Where a result's notes are anchored: one result is shown at a time, and its id is unique. */
@@ -77,6 +75,9 @@ const conditionNotes = (result: ExperimentResult) => numberNotes(result.conditio
  */
 export function ConditionsTable({ result }: { result: ExperimentResult }) {
   const columns = EXPERIMENT_KIND_VIEWS[result.kind].columns;
+  // From the metric table: `shows.conditions`, or `shows.embeddingConditions` for an embeddings experiment.
+  const metricColumns = useMemo(() => conditionColumns('conditions', result.conditions), [result]);
+  const decoded = result.conditions.some(decodesTokens);
   const notes = useMemo(() => conditionNotes(result), [result]);
   const notePrefix = notePrefixOf(result);
   return (
@@ -86,16 +87,22 @@ export function ConditionsTable({ result }: { result: ExperimentResult }) {
           <thead>
             <tr>
               <th>Condition</th>
-              {CONDITION_COLUMNS.map(({ key, metric, statistic }) => (
-                <th key={key}>{headerLabel(metric, statistic)}</th>
+              {metricColumns.map(({ metric, statistic }) => (
+                <th key={`${metric} ${statistic}`}>{headerLabel(metric, statistic)}</th>
               ))}
               <th>Accepted</th>
               <th>Cache evidence</th>
               {columns && <columns.Headers />}
-              <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">Energy / output token</th>
-              <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">
-                Decode bandwidth
-              </th>
+              {decoded && (
+                <>
+                  <th title="Mean over windows of each window's joules per output token, 95 % interval in brackets">
+                    Energy / output token
+                  </th>
+                  <th title="Bytes a decode step reads × step rate, mean over windows, against the peak it was compared with">
+                    Decode bandwidth
+                  </th>
+                </>
+              )}
               <th>Contaminated</th>
             </tr>
           </thead>
@@ -103,8 +110,8 @@ export function ConditionsTable({ result }: { result: ExperimentResult }) {
             {result.conditions.map((condition) => (
               <tr key={condition.name}>
                 <th>{condition.name}</th>
-                {CONDITION_COLUMNS.map((column) => (
-                  <td key={column.key}>{metricCellText(condition, column, APP_FORMAT)}</td>
+                {metricColumns.map((column) => (
+                  <td key={`${column.metric} ${column.statistic}`}>{metricCellText(condition, column, APP_FORMAT)}</td>
                 ))}
                 <td>{pct(condition.accepted_rate)}</td>
                 <td className="wraps">
@@ -126,8 +133,12 @@ export function ConditionsTable({ result }: { result: ExperimentResult }) {
                   )}
                 </td>
                 {columns && <columns.Cells condition={condition} result={result} />}
-                <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
-                <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
+                {decoded && (
+                  <>
+                    <td data-testid="condition-energy">{efficiencyCells(condition.efficiency).energy}</td>
+                    <td data-testid="condition-bandwidth">{efficiencyCells(condition.efficiency).bandwidth}</td>
+                  </>
+                )}
                 <td data-testid="condition-contaminated">
                   {condition.contaminated ? (
                     <>
@@ -308,7 +319,8 @@ function DecisionForm({ result, client, onDecided }: { result: ExperimentResult;
 /** The conditions' first windows side by side in the Race view, each lane named by its condition (at most four lanes). */
 function RaceConditions({ result }: { result: ExperimentResult }) {
   const lanes = result.conditions.flatMap((condition) => condition.run_ids.slice(0, 1)).slice(0, 4);
-  if (lanes.length < 2) return null;
+  // A race streams answers: embeddings have none to stream.
+  if (lanes.length < 2 || !result.conditions.every(decodesTokens)) return null;
   return (
     <p>
       <button

@@ -2,6 +2,18 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, Names, Strict, type SloSpec } from '../schema-parts';
 import { experimentSpec, type ProtocolBase } from './common';
 
+/**
+ * The workload fields a sweep can vary instead of a profile field, each with what it sets: every
+ * value then runs on the same server setting, and what changes is what each request carries.
+ */
+export const SWEEP_WORKLOAD_FIELDS = {
+  inputs_per_request: { label: 'Texts per embeddings request', workload: 'embeddings' },
+} as const;
+export type SweepWorkloadField = keyof typeof SWEEP_WORKLOAD_FIELDS;
+
+export const isSweepWorkloadField = (field: string | undefined): field is SweepWorkloadField =>
+  Object.hasOwn(SWEEP_WORKLOAD_FIELDS, field ?? '');
+
 export const SweepSpecSchema = experimentSpec(
   'sweep',
   {

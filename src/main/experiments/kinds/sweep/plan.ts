@@ -1,11 +1,12 @@
 import type { ExperimentResult } from '../../../../shared/contract/experiments';
+import type { TradeOffAxes } from './trade-off';
 
 export interface SweepPoint {
   name: string;
   concurrency: number;
-  /** Output tokens/s and TTFT p95; null when unavailable (a p95 that n cannot support is null). */
+  /** Throughput and tail latency on the sweep's axes (trade-off.ts); null when unavailable (a p95 that n cannot support is null). */
   throughput: number | null;
-  ttftP95: number | null;
+  latencyP95: number | null;
   /**
    * Mean over windows of each window's goodput, and the pooled share of good requests: succeeded,
    * passed the workload's acceptance checks and met every SLO.
@@ -26,9 +27,9 @@ function shortfall(point: SweepPoint): string {
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
-/** Points not dominated by another: no other has both more throughput and a lower p95 TTFT. */
-export function paretoSet(points: { name: string; throughput: number | null; ttftP95: number | null }[]): Set<string> {
-  const valid = points.filter((point) => point.throughput !== null && point.ttftP95 !== null);
+/** Points not dominated by another: no other has both more throughput and a lower p95 latency. */
+export function paretoSet(points: { name: string; throughput: number | null; latencyP95: number | null }[]): Set<string> {
+  const valid = points.filter((point) => point.throughput !== null && point.latencyP95 !== null);
   return new Set(
     valid
       .filter(
@@ -37,8 +38,8 @@ export function paretoSet(points: { name: string; throughput: number | null; ttf
             (other) =>
               other !== point &&
               other.throughput! >= point.throughput! &&
-              other.ttftP95! <= point.ttftP95! &&
-              (other.throughput! > point.throughput! || other.ttftP95! < point.ttftP95!),
+              other.latencyP95! <= point.latencyP95! &&
+              (other.throughput! > point.throughput! || other.latencyP95! < point.latencyP95!),
           ),
       )
       .map((point) => point.name),
@@ -73,21 +74,22 @@ export function sweepRecommendation(
   points: readonly SweepPoint[],
   slo: unknown | null,
   attainment: number,
+  axes: Pick<TradeOffAxes, 'throughput' | 'latency'> = { throughput: 'output tokens/s', latency: 'TTFT p95' },
 ): ExperimentResult['recommendation'] & { pareto: string[] } {
   const pareto = paretoSet([...points]);
   const paretoNames = points.filter((point) => pareto.has(point.name)).map((point) => point.name);
   if (!slo) {
-    const withoutP95 = points.filter((point) => point.ttftP95 === null).map((point) => point.name);
+    const withoutP95 = points.filter((point) => point.latencyP95 === null).map((point) => point.name);
     const missing =
       withoutP95.length > 0
-        ? ` ${withoutP95.length === points.length ? 'No condition has' : `${withoutP95.join(', ')} have`} a TTFT p95 (too few requests to support it, or none succeeded); add windows or requests.`
+        ? ` ${withoutP95.length === points.length ? 'No condition has' : `${withoutP95.join(', ')} have`} a ${axes.latency} (too few requests to support it, or none succeeded); add windows or requests.`
         : '';
     return {
       choice: null,
       pareto: paretoNames,
       reason:
         paretoNames.length > 0
-          ? `No SLO given, so no single winner: the Pareto set of output throughput against TTFT p95 is ${paretoNames.join(', ')}.${missing} Give --slo to choose the highest goodput among the conditions that meet it.`
+          ? `No SLO given, so no single winner: the Pareto set of ${axes.throughput} against ${axes.latency} is ${paretoNames.join(', ')}.${missing} Give --slo to choose the highest goodput among the conditions that meet it.`
           : `No SLO given, so no single winner, and no Pareto set.${missing}`,
       excluded: [],
     };

@@ -1,12 +1,14 @@
-import type { SweepProtocol } from '../../../../shared/contract/experiment-kinds/sweep';
+import { isSweepWorkloadField, type SweepProtocol } from '../../../../shared/contract/experiment-kinds/sweep';
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import type { SloSpec } from '../../../../shared/contract/runs';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
-import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
+import { conditionVerdicts, judgedCondition, summarizeCondition } from '../../condition-summary';
 import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { byLoadLevel, sweepRecommendation } from './plan';
+import { workloadAtValue } from './workload-field';
+import { tradeOffAxes, type TradeOffAxes } from './trade-off';
 import { runSettingWindows, type WindowGoodput } from '../../setting-windows';
 import type { WindowCooldown } from '../../window-cooldown';
 
@@ -25,11 +27,7 @@ const SLO_ATTAINMENT = 0.9;
 export async function runSweep(options: SweepOptions): Promise<ExperimentResult> {
   const repeats = options.repeats ?? EXPERIMENT_DEFAULTS.repeats;
   const attainment = options.sloAttainment ?? SLO_ATTAINMENT;
-  const settings = options.vary.values.map((value) => {
-    const profile = applySettings(options.profile, [`${options.vary.field}=${value}`]);
-    assertValidProfile(profile);
-    return { value, profile };
-  });
+  const settings = options.vary.values.map((value) => sweepSetting(options, value));
   const nameOf = (value: string, concurrency: number) => `${options.vary.field}=${value} @ c=${concurrency}`;
   const protocol = sweepProtocol(options, repeats, attainment);
   const experimentId = options.experiments.create('sweep', protocol);
@@ -54,8 +52,9 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
     });
 
     const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
-    const points = summaries.map(({ condition, result }) => sweepPoint(condition, result));
-    const recommendation = sweepRecommendation(points, options.slo, attainment);
+    const axes = tradeOffAxes(summaries.map(({ result }) => result));
+    const points = summaries.map(({ condition, result }) => sweepPoint(condition, result, axes));
+    const recommendation = sweepRecommendation(points, options.slo, attainment, axes);
     const pareto = new Set(recommendation.pareto);
     const results: ConditionResult[] = summaries.map(({ condition, result }, index) => ({
       ...result,
@@ -82,10 +81,20 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
   });
 }
 
+/** One value of the sweep: a server setting on the experiment's workload, or the workload's batch on the experiment's server. */
+function sweepSetting(options: SweepOptions, value: string) {
+  const { field } = options.vary;
+  if (isSweepWorkloadField(field))
+    return { value, profile: options.profile, workload: { ...options.workload, def: workloadAtValue(field, options.workload.def, value) } };
+  const profile = applySettings(options.profile, [`${field}=${value}`]);
+  assertValidProfile(profile);
+  return { value, profile };
+}
+
 type SweepCondition = { name: string; value: string; concurrency: number; runIds: string[]; goodput: WindowGoodput[] };
 
-/** One condition as the recommendation weighs it: throughput, TTFT p95, and goodput pooled over its windows. */
-function sweepPoint(condition: SweepCondition, result: ConditionResult) {
+/** One condition as the recommendation weighs it: throughput, tail latency, and goodput pooled over its windows. */
+function sweepPoint(condition: SweepCondition, result: ConditionResult, axes: TradeOffAxes) {
   const rates = condition.goodput.flatMap((window) => (window.requestsPerS === null ? [] : [window.requestsPerS]));
   const counted = condition.goodput.filter((window) => window.fraction !== null && window.measured > 0);
   const measured = counted.reduce((sum, window) => sum + window.measured, 0);
@@ -97,8 +106,8 @@ function sweepPoint(condition: SweepCondition, result: ConditionResult) {
   return {
     name: condition.name,
     concurrency: condition.concurrency,
-    throughput: result.throughput.output_tokens_per_s,
-    ttftP95: result.metrics.ttft_ms.p95,
+    throughput: axes.throughputOf(result),
+    latencyP95: axes.latencyOf(result),
     goodput: rates.length === 0 ? null : rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
     goodputFraction: pooled((window) => window.fraction),
     withinSloFraction: pooled((window) => window.withinSlo),
@@ -121,7 +130,7 @@ function verdictsPerLoadLevel(summaries: (ReturnType<typeof summarizeCondition> 
   };
   return levels.flatMap((group) =>
     conditionVerdicts(
-      group.map((entry) => ({ name: entry.condition.name, windows: entry.windows, contaminated: entry.result.contamination_reason })),
+      group.map((entry) => judgedCondition(entry.result, entry.windows)),
       settingsPerLevel,
     ),
   );
