@@ -7,6 +7,7 @@ import {
   adapterSettings,
   loraMib,
   swappedChoice,
+  servingPairs,
   swappedFiles,
 } from '../../src/main/experiments/kinds/adapter/conditions';
 import { adapterConditionsOf } from '../../src/main/experiments/kinds/adapter/spec';
@@ -82,6 +83,12 @@ describe('the adapter experiment: its conditions', () => {
     // Its own server: the adapter alone, at its scale; the base model: none.
     expect(adapterSettings(both.conditions[3]!, files)).toEqual(['loraAdapter=demo:lora', 'loraScale=0.5']);
     expect(adapterSettings(both.conditions[0]!, files)).toEqual([]);
+    // Each adapter served both ways is also compared with itself: its own server against the swapping one.
+    expect(servingPairs(both.conditions)).toEqual([
+      ['demo-lora', 'demo-lora swapped'],
+      ['demo-lora@0.5', 'demo-lora@0.5 swapped'],
+      ['tune@2', 'tune@2 swapped'],
+    ]);
     const only = adapterConditions(adapters, 'swapped');
     expect('conditions' in only && only.conditions.map((condition) => condition.name)).toEqual([
       'base',
@@ -89,6 +96,8 @@ describe('the adapter experiment: its conditions', () => {
       'demo-lora@0.5 swapped',
       'tune@2 swapped',
     ]);
+    // Served one way only, nothing to pair.
+    expect('conditions' in only && servingPairs(only.conditions)).toEqual([]);
     expect(() => adapterConditionsOf({ adapters, serving: 'shared' } as never)).toThrow(
       /serving must be own, swapped or both, got "shared"/,
     );
@@ -164,6 +173,24 @@ describe('the adapter experiment: its recommendation', () => {
     expect(result.excluded).toEqual([{ name: 'broken', reason: expect.stringMatching(/^acceptance failed: 5\/32/) }]);
     // The base model is the reference: even the fastest, it is not the choice.
     expect(recommendAdapter([conditionResult('base', { tpot: 1 }), slow], [], none).choice).toBe('slow');
+  });
+
+  it('says, for an adapter served both ways, what swapping it in per request costs against its own server', () => {
+    const own = conditionResult('tune', { tpot: 12 });
+    const swapped = conditionResult('tune swapped', { tpot: 11 });
+    const pair = { ...verdict('tune swapped', 'tpot_ms p50', 'faster', -1), a: 'tune' };
+    const result = recommendAdapter(
+      [base(), own, swapped],
+      [verdict('tune swapped', 'tpot_ms p50', 'no significant difference'), pair],
+      none,
+    );
+    expect(result.choice).toBe('tune swapped');
+    expect(result.reason).toMatch(/no verdict compares different adapters with each other/);
+    expect(result.reason).toMatch(
+      /Its own server against swapping it in per request \(tune → tune swapped\): tpot_ms p50 faster \(-1\.00 ms/,
+    );
+    // Served one way, no such line.
+    expect(recommendAdapter([base(), own], [], none).reason).not.toMatch(/swapping it in/);
   });
 
   it('ranks by the objective given: TTFT p50, or the smallest adapter weights, each said in the reason', () => {

@@ -170,6 +170,31 @@ describe('condition verdicts', () => {
   });
 });
 
+describe('condition verdicts on further pairs', () => {
+  const rows = (values: number[]): RequestRow[] =>
+    values.map((value) => ({ warmup: 0, error_class: null, ttft_ms: value, tpot_ms: value / 10 }) as RequestRow);
+
+  it('judges a pair asked for in the same family as the baseline comparisons, so the family error stays its own', () => {
+    const base = { name: 'base', windows: windows(7, 6, 32, 100).map(rows) };
+    const own = { name: 'own', windows: windows(8, 6, 32, 100).map(rows) };
+    const swapped = { name: 'swapped', windows: windows(9, 6, 32, 80).map(rows) };
+    const plain = conditionVerdicts([base, own, swapped]);
+    const paired = conditionVerdicts([base, own, swapped], undefined, { pairs: [['own', 'swapped']] });
+    expect(plain).toHaveLength(8);
+    expect(paired.slice(8).map((row) => [row.metric, row.a, row.b, row.verdict])).toEqual([
+      ['ttft_ms p50', 'own', 'swapped', 'faster'],
+      ['ttft_ms p95', 'own', 'swapped', 'faster'],
+      ['tpot_ms p50', 'own', 'swapped', 'faster'],
+      ['tpot_ms p95', 'own', 'swapped', 'faster'],
+    ]);
+    // Twelve questions instead of eight: Holm's first step spends 0.05 / 12, not 0.05 / 8, so the
+    // smallest level any row was decided at is stricter than without the pair.
+    const strictest = (verdicts: typeof plain) => Math.max(...verdicts.map((row) => row.confidence ?? 0));
+    expect(strictest(plain)).toBeCloseTo(1 - 0.05 / 8, 6);
+    expect(strictest(paired)).toBeCloseTo(1 - 0.05 / 12, 6);
+  });
+});
+
 describe('condition verdicts on embeddings', () => {
   const rows = (values: number[]): RequestRow[] =>
     values.map((value) => ({ warmup: 0, error_class: null, ttft_ms: null, tpot_ms: null, e2e_ms: value }) as RequestRow);

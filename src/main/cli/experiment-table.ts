@@ -18,6 +18,13 @@ export function experimentTable(result: ExperimentResult): string {
   return `${experimentBody(result)}${efficiencyLines(result)}${warnings}${stopping}${cooldown}`;
 }
 
+/** What the verdicts compare: every condition against the baseline, and any further pair (an adapter's two servings). */
+function verdictsHeading(result: ExperimentResult): string {
+  const baseline = result.conditions[0]?.name;
+  const further = result.verdicts.some((row) => row.a !== baseline);
+  return `each condition against the baseline, A${further ? '; then each pair asked for, A against B' : ''}`;
+}
+
 /** Each condition's energy per output token and decode bandwidth, means over its windows, where it decoded tokens. */
 function efficiencyLines(result: ExperimentResult): string {
   const measured = CLI_KINDS[result.kind].withoutEfficiency
@@ -58,5 +65,5 @@ function experimentBody(result: ExperimentResult): string {
   const quality = lines.length > 0 ? `\n\n${lines.join('\n')}` : '';
   const cache =
     evidence.length > 0 ? `\n\ncache evidence (per request, from the server's cached-token counts):\n${evidence.join('\n')}` : '';
-  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (each condition against the baseline, A):\n${verdictTable(result.verdicts)}\n\n${recommendationText(result.recommendation, 'excluded')}`;
+  return `${formatTable(rows)}${quality}${cache}\n\nverdicts (${verdictsHeading(result)}):\n${verdictTable(result.verdicts)}\n\n${recommendationText(result.recommendation, 'excluded')}`;
 }

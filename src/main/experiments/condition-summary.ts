@@ -220,6 +220,17 @@ export const EMBEDDING_VERDICT_METRICS = judgedStatistics('embeddingVerdict');
 
 type JudgedDistribution = DistributionJudgedIn<'verdict'> | DistributionJudgedIn<'embeddingVerdict'>;
 
+export interface VerdictOptions {
+  /** Also judge the rates the table gives verdicts (output tokens per second), each window's own rate as one value. */
+  throughput?: boolean;
+  /**
+   * Comparisons beyond the baseline against every other condition, each `[A, B]` by name (an
+   * adapter on a server of its own against the same adapter swapped in per request). They join the
+   * same family, so its error stays the family's however many there are.
+   */
+  pairs?: readonly (readonly [string, string])[];
+}
+
 /** One condition as its verdicts read it: its windows' requests, and for embeddings each window's inputs per second. */
 export interface JudgedCondition {
   name: string;
@@ -236,19 +247,24 @@ function rateWindows(condition: JudgedCondition, metric: RateJudgedIn<'verdict'>
 }
 
 /**
- * Baseline (first) against every other condition on each verdict metric (TTFT and TPOT at p50
- * and p95), decided together (window-verdicts.ts: t tests over windows, Holm-corrected across all of them).
+ * Baseline (first) against every other condition, then any further pairs asked for, on each verdict
+ * metric (TTFT and TPOT at p50 and p95), decided together (window-verdicts.ts: t tests over windows,
+ * Holm-corrected across all of them).
  * A condition marked contaminated gets no verdict: its windows did not measure what its
  * name claims.
  */
 export function conditionVerdicts(
   conditions: JudgedCondition[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
-  /** Also judge the rates the table gives verdicts (output tokens per second), each window's own rate as one value. */
-  options: { throughput?: boolean } = {},
+  options: VerdictOptions = {},
 ): VerdictRow[] {
   const [baseline, ...others] = conditions;
   if (!baseline) return [];
+  const byName = new Map(conditions.map((condition) => [condition.name, condition]));
+  const pairs = [
+    ...others.map((other) => [baseline, other] as const),
+    ...(options.pairs ?? []).map(([a, b]) => [byName.get(a)!, byName.get(b)!] as const),
+  ];
   // Embeddings have no tokens to time: every side ran them, or the verdicts are the answers' own.
   const embeddings = conditions.every((condition) => condition.embeddingRates !== undefined);
   const judged = embeddings ? EMBEDDING_VERDICT_METRICS : VERDICT_METRICS;
@@ -259,7 +275,7 @@ export function conditionVerdicts(
       .filter((window) => window.length > 0);
   const questions: VerdictQuestion[] = [];
   const withheld = new Map<number, string>();
-  for (const other of others) {
+  for (const [baseline, other] of pairs) {
     const reason = [baseline, other]
       .filter((side) => side.contaminated)
       // The reason stands once, in the condition's own row; every verdict it blocks points there.
@@ -304,10 +320,12 @@ export const judgedCondition = (result: ConditionResult, windows: RequestRow[][]
 export function summaryVerdicts(
   summaries: readonly { result: ConditionResult; windows: RequestRow[][] }[],
   settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
+  options: VerdictOptions = {},
 ): VerdictRow[] {
   return conditionVerdicts(
     summaries.map(({ result, windows }) => judgedCondition(result, windows)),
     settings,
+    options,
   );
 }
 

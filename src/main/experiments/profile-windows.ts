@@ -4,7 +4,7 @@ import type { ColdStart, EffectiveConfig, ServerProfile } from '../../shared/con
 import { ErrorCode } from '../../shared/errors';
 import { AppError, throwIfCancelled } from '../core/errors';
 import { applySettings, assertValidProfile } from '../engines/llamacpp/profile-rules';
-import { summarizeCondition, summaryVerdicts } from './condition-summary';
+import { summarizeCondition, summaryVerdicts, type VerdictOptions } from './condition-summary';
 import { closedWindowRequest, runWindow, type SingleModelExperimentInputs } from './experiment-inputs';
 import { openSpeedVerdicts } from './recommend';
 import { openName, runWindowRounds } from './window-rounds';
@@ -65,6 +65,8 @@ export async function runProfileWindows<C extends { name: string }>(
     after: (condition: C, server: WindowServer, summary: RunSummary) => void;
     /** Fields every request of the condition carries (a swapped adapter's per-request choice). */
     extraBody?: (condition: C) => Record<string, unknown> | undefined;
+    /** Comparisons beyond the first condition against the others, looked at with them (VerdictOptions.pairs). */
+    pairs?: VerdictOptions['pairs'];
   },
 ) {
   const runIds = new Map(conditions.map((condition) => [condition.name, [] as string[]]));
@@ -92,7 +94,7 @@ export async function runProfileWindows<C extends { name: string }>(
     window.after(condition, { effectiveConfig: server.effectiveConfig ?? null, coldStart: server.coldStart ?? null }, summary);
   };
   const stopping = await runWindowRounds(conditions, { repeats: options.repeats, fixed: options.fixed ?? false }, runOne, (settings) =>
-    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings, { pairs: window.pairs })).map(openName),
   );
   return { stopping, summaries: summariesSoFar() };
 }

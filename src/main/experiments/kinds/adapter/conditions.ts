@@ -57,6 +57,18 @@ export function adapterConditions(
   };
 }
 
+/**
+ * Each adapter served both ways, as a comparison of its own: its own server against the server that
+ * swaps it in per request, which is what hot-swapping costs (or saves) for that adapter.
+ */
+export function servingPairs(conditions: readonly AdapterCondition[]): [string, string][] {
+  return conditions.flatMap((swapped): [string, string][] => {
+    if (!swapped.swapped) return [];
+    const own = conditions.find((condition) => !condition.swapped && condition.file === swapped.file && condition.scale === swapped.scale);
+    return own ? [[own.name, swapped.name]] : [];
+  });
+}
+
 /** The adapter files a swapping server loads, each once, in the order the experiment names them: a file's id is its place. */
 export function swappedFiles(conditions: readonly AdapterCondition[]): string[] {
   return [...new Set(conditions.filter((condition) => condition.swapped).map((condition) => condition.file!))];

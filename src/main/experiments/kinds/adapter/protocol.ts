@@ -8,7 +8,15 @@ import { acceptanceCounts, summaryVerdicts } from '../../condition-summary';
 import { settleExperiment } from '../../experiment-inputs';
 import { conditionProfiles, runProfileWindows, type ProfileExperimentOptions } from '../../profile-windows';
 import { verdictSettingsOf } from '../../window-rounds';
-import { adapterPerplexityArgs, adapterSettings, loraMib, swappedChoice, swappedFiles, type AdapterCondition } from './conditions';
+import {
+  adapterPerplexityArgs,
+  adapterSettings,
+  loraMib,
+  servingPairs,
+  swappedChoice,
+  swappedFiles,
+  type AdapterCondition,
+} from './conditions';
 import { recommendAdapter } from './recommend-adapter';
 
 type AdapterOptions = ProfileExperimentOptions & {
@@ -32,6 +40,7 @@ async function runAdapterWindows(options: AdapterOptions, experimentId: string, 
     {
       describe: (condition) => (condition.file === null ? 'the base model' : `adapter ${condition.name}`),
       extraBody: (condition) => (condition.swapped ? swappedChoice(condition, swappedFiles(options.conditions)) : undefined),
+      pairs: servingPairs(options.conditions),
       after: (condition, server, summary) => {
         const lora = loraMib(server.effectiveConfig?.buffersMib);
         if (lora !== null) adapterMib.get(condition.name)!.push(lora);
@@ -103,7 +112,7 @@ export async function runAdapterExperiment(options: AdapterOptions): Promise<Exp
       ...qualityFields(condition.name, index === 0, pass, { results: kld, missing: kldMissing, context: KLD_CONTEXT }),
       acceptance: acceptanceCounts(rows),
     }));
-    const verdicts = summaryVerdicts(windows.summaries, verdictSettingsOf(windows.stopping));
+    const verdicts = summaryVerdicts(windows.summaries, verdictSettingsOf(windows.stopping), { pairs: servingPairs(options.conditions) });
     return {
       experiment_id: experimentId,
       kind: 'adapter',

@@ -65,6 +65,14 @@ export function adapterCost(base: ConditionResult, adapter: ConditionResult, ver
   ].join('; ');
 }
 
+/** Where the adapter was served both ways: the verdicts between its own server and the swapping one, at p50. */
+function servingLine(base: ConditionResult, adapter: ConditionResult, verdicts: VerdictRow[]): string {
+  const pair = verdicts.find((row) => row.a !== base.name && (row.a === adapter.name || row.b === adapter.name));
+  if (!pair) return '';
+  const speed = speedRows(verdicts, pair.a, pair.b).filter((row) => row.metric.endsWith('p50'));
+  return ` Its own server against swapping it in per request (${pair.a} → ${pair.b}): ${speed.map(describeVerdict).join(', ') || 'no speed verdicts'}.`;
+}
+
 /**
  * Which adapter to serve: among those that pass every gate (acceptance not significantly below the
  * base model's, the SLO and the VRAM budget where set, an uncontaminated measurement), the first by
@@ -97,11 +105,11 @@ export function recommendAdapter(conditions: ConditionResult[], verdicts: Verdic
   // The adapters are ranked by their figures, not by a verdict between them: say so where there is a ranking.
   const others =
     eligible.length > 1
-      ? ` ${objective === 'memory' ? 'Smallest' : 'Lowest'} ${ranking.figure} of the ${eligible.length} that pass (${eligible.map((adapter) => `${adapter.name} ${rankingFigure(objective, adapter)}`).join(', ')}; no verdict compares the adapters with each other).`
+      ? ` ${objective === 'memory' ? 'Smallest' : 'Lowest'} ${ranking.figure} of the ${eligible.length} that pass (${eligible.map((adapter) => `${adapter.name} ${rankingFigure(objective, adapter)}`).join(', ')}; no verdict compares different adapters with each other).`
       : '';
   return {
     choice: choice.name,
-    reason: `${choice.name} passes every gate.${others} Against the base model: ${adapterCost(base, choice, verdicts)}. Quality against the base model: ${qualityLine(choice)}.`,
+    reason: `${choice.name} passes every gate.${others} Against the base model: ${adapterCost(base, choice, verdicts)}.${servingLine(base, choice, verdicts)} Quality against the base model: ${qualityLine(choice)}.`,
     excluded,
     gates,
     objective: objectiveText,
