@@ -96,13 +96,41 @@ describe('images on the real llama-server', () => {
     const dir = tempDir();
     const workload = writeImageWorkload(dir);
     const db = path.join(dir, 'r.db');
-    const noProjector = await inferlab(['run', '--model', 'demo:f16', '--workload', workload, '--requests', '2', '--db', db]);
+    // A model named by its file: only the demo refs take the demo projector by default.
+    const modelFile = await resolveModelRef('demo:f16');
+    const noProjector = await inferlab(['run', '--model', modelFile, '--workload', workload, '--requests', '2', '--db', db]);
     expect(noProjector.code).toBe(2);
     expect(noProjector.stderr).toMatch(/workload item "with-image" shows images, but the profile names no image projector: .*demo:mmproj/);
     const wrongFile = await inferlab(['run', '--model', 'demo:f16', '--set', 'projector=demo:lora', '--workload', workload, '--db', db]);
     expect(wrongFile.code).toBe(2);
     expect(wrongFile.stderr).toMatch(/projector .*demo-lora\.gguf: general\.architecture is "llama", not "clip"/);
     for (const result of [noProjector, wrongFile]) expect(result.stderr).not.toMatch(/starting llama-server/);
+  });
+
+  it('runs the built-in vision workload on a demo model, which takes the demo projector when none is named; its checks fail by design', async () => {
+    const db = path.join(tempDir(), 'v.db');
+    const result = await inferlab(['run', '--workload', 'vision', '--model', 'demo:q8_0', '--requests', '4', '--db', db, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /the workload shows images: demo:q8_0 is served with the demo projector \(demo:mmproj; --set projector=FILE for another\)/,
+    );
+    const summary = JSON.parse(result.stdout);
+    expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, accepted: 0, checked: 4 });
+    expect(Object.keys(summary.groups)).toEqual(['pictures', 'text-only']);
+    const argv = storedServerConfig(db, summary.run_id).argv;
+    expect(argv[argv.indexOf('--mmproj') + 1]).toBe(await resolveModelRef('demo:mmproj'));
+    // Each picture adds the projector's tokens to its question's prompt.
+    const record = new Database(db, { readonly: true });
+    try {
+      const prompts = record.prepare('SELECT item_id, prompt_tokens FROM requests WHERE run_id = ? ORDER BY seq').all(summary.run_id) as {
+        item_id: string;
+        prompt_tokens: number;
+      }[];
+      expect(prompts.map((row) => row.item_id)).toEqual(['colour', 'count', 'shape', 'colour-text']);
+      for (const row of prompts.slice(0, 3)) expect(row.prompt_tokens).toBeGreaterThan(DEMO_PROJECTOR_IMAGE_TOKENS);
+    } finally {
+      record.close();
+    }
   });
 
   it("plans a vision model's repository with its projector, pulls the model and the projector named, and runs pictures on them", async () => {

@@ -63,6 +63,7 @@ describe('workload parser', () => {
       'rerank',
       'tool-calls',
       'trace-sample',
+      'vision',
     ]);
     for (const name of listBuiltinWorkloads()) expect((await readWorkloadFile(await workloadPath(name))).name).toBe(name);
   });

@@ -11,6 +11,8 @@ import { ErrorCode } from '../../shared/errors';
 import type { WorkServiceDeps } from './service-deps';
 import type { TaskControl } from './tasks';
 import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
+import type { ServerProfile } from '../../shared/contract/server';
+import { isDemoRef } from '../models/demo-models';
 
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
@@ -58,12 +60,38 @@ export function assertImagesServed(def: WorkloadDef, projector: string | null | 
         );
 }
 
+/** The projector the demo models take where a workload shows images and the profile names none: the demo's own. */
+const DEMO_PROJECTOR = 'demo:mmproj';
+
+const showsImages = (def: WorkloadDef) => def.groups.some((group) => group.items?.some((item) => item.images));
+
+/**
+ * A demo model serving a workload with images and no projector named gets the demo projector, and
+ * the run says so: the built-in vision workload then runs on the demo models as the other built-ins
+ * do. Any other model's projector is its own file, which only the person can name.
+ */
+export function withDemoProjector(
+  profile: ServerProfile,
+  modelRef: string,
+  def: WorkloadDef,
+  onStatus?: (line: string) => void,
+): ServerProfile {
+  if (profile.projector || !isDemoRef(modelRef) || !showsImages(def)) return profile;
+  onStatus?.(`the workload shows images: ${modelRef} is served with the demo projector (${DEMO_PROJECTOR}; --set projector=FILE for another)`);
+  return { ...profile, projector: DEMO_PROJECTOR };
+}
+
 /** Where a checked run goes: a managed server on the profile with the run's settings (slots enough for its users), or an endpoint. */
 export async function runTargetOf(spec: StartRunSpec, checked: CheckedRun, deps: WorkServiceDeps, hooks: RunHooks): Promise<RunTargetSpec> {
   if (checked.target.kind !== 'model') return checked.target;
   const profile = await profileWithin(
     deps.access,
-    applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+    withDemoProjector(
+      applySettings(deps.store.profiles.get(spec.profileName || 'default'), spec.settings ?? []),
+      checked.target.modelRef,
+      checked.request.workload.def,
+      hooks.onStatus,
+    ),
   );
   assertLoraChoicesFit(checked.request.workload.def, loraAdapterEntries(profile.loraAdapter ?? '').length);
   assertImagesServed(checked.request.workload.def, profile.projector);
