@@ -77,7 +77,9 @@ export function withDemoProjector(
   onStatus?: (line: string) => void,
 ): ServerProfile {
   if (profile.projector || !isDemoRef(modelRef) || !showsImages(def)) return profile;
-  onStatus?.(`the workload shows images: ${modelRef} is served with the demo projector (${DEMO_PROJECTOR}; --set projector=FILE for another)`);
+  onStatus?.(
+    `the workload shows images: ${modelRef} is served with the demo projector (${DEMO_PROJECTOR}; --set projector=FILE for another)`,
+  );
   return { ...profile, projector: DEMO_PROJECTOR };
 }
 
