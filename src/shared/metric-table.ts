@@ -24,12 +24,14 @@ export const DISTRIBUTION_STATISTICS = ['n', 'mean', 'std', 'p50', 'p90', 'p95',
 
 /**
  * The part of a run summary that holds a metric: distributions in `metrics`, `schedule_latency`
- * (open loop only), `reasoning` (only when reasoning streamed) and `tool_calls` (only when a
- * request offered tools); rates in `throughput`,
+ * (open loop only), `reasoning` (only when reasoning streamed), `tool_calls` (only when a
+ * request offered tools) and `images` (per encode and per picture, not per request: runs that
+ * show pictures to a managed server); rates in `throughput`,
  * `goodput`, and `embeddings` or `rerank` (those runs only). An experiment condition holds
  * `metrics` and `throughput` the same way.
  */
-export type SummaryPart = 'metrics' | 'schedule_latency' | 'reasoning' | 'tool_calls' | 'throughput' | 'goodput' | 'embeddings' | 'rerank';
+export type SummaryPart =
+  'metrics' | 'schedule_latency' | 'reasoning' | 'tool_calls' | 'images' | 'throughput' | 'goodput' | 'embeddings' | 'rerank';
 
 /** The parts only one kind of workload's runs hold: a place comparing runs of other kinds leaves their metrics out. */
 export const KIND_OWN_PARTS: readonly SummaryPart[] = ['embeddings', 'rerank'];
@@ -202,6 +204,9 @@ export const METRIC_TABLE = {
   ttfa_ms: latency('TTFA', 'reasoning', { cli: SUMMARY_TABLE }, {}, 'answer'),
   ttfc_ms: latency('TTFC', 'tool_calls', { cli: SUMMARY_TABLE, ui: SUMMARY_TABLE }, {}, 'first call chunk'),
   tool_call_ms: latency('call complete', 'tool_calls', { cli: SUMMARY_TABLE, ui: SUMMARY_TABLE }, {}, 'arguments parsed'),
+  // Runs that show pictures to a managed server: per encode and per picture, from the server's log (the summary's `images` line shows them).
+  image_encode_ms: latency('image encode', 'images', { parquet: ['p50', 'p95'] }),
+  image_decode_ms: latency('image decode', 'images', { parquet: ['p50'] }),
   requests_per_s: rate('req/s', 'req/s', 2, { part: 'throughput' }, { cli: ['rate'], ui: ['rate'], parquet: ['rate'] }),
   output_tokens_per_s: rate(
     'output tok/s',

@@ -117,6 +117,14 @@ describe('images on the real llama-server', () => {
     const summary = JSON.parse(result.stdout);
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, accepted: 0, checked: 4 });
     expect(Object.keys(summary.groups)).toEqual(['pictures', 'text-only']);
+    // The server's log splits each picture out of its prompt: encoded once each, 16 tokens into the model.
+    expect(summary.images).toMatchObject({ images: 3, image_tokens: 3 * DEMO_PROJECTOR_IMAGE_TOKENS, encodes: 3 });
+    expect(summary.images.image_encode_ms.p50).toBeGreaterThan(0);
+    expect(summary.images.image_decode_ms.n).toBe(3);
+    const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db]);
+    expect(shown.stdout).toMatch(
+      /^images: 3 decoded into the model, 16 tokens each \(48 in all\), decode p50 [\d.]+ ms each; encoder p50 [\d.]+ ms over 3 encodes/m,
+    );
     const argv = storedServerConfig(db, summary.run_id).argv;
     expect(argv[argv.indexOf('--mmproj') + 1]).toBe(await resolveModelRef('demo:mmproj'));
     // Each picture adds the projector's tokens to its question's prompt.

@@ -1,3 +1,4 @@
+import { imagesSummary } from '../../src/main/metrics/images-summary';
 import { describe, expect, it } from 'vitest';
 import { CHECK_LATENCIES } from '../../src/shared/contract/check';
 import { HISTORY_METRICS, readMetricSpec } from '../../src/shared/contract/history';
@@ -48,7 +49,7 @@ describe('the metric table', () => {
 
   it('declares each metric whole: how it is summarized, where the summary holds it, and only statistics it has wherever it shows', () => {
     // Open loop, with reasoning and function calls, so the summary holds every part a metric can live in; an
-    // embeddings and a reranking run's own parts are added, as no one run holds both.
+    // embeddings and a reranking run's own parts are added, as no one run holds both, and a run's pictures (from a server's log).
     const vectors = { requests: 4, inputs: 8, inputs_per_request_mean: 2, inputs_per_s: 16, input_tokens: 80, input_tokens_per_s: 160 };
     const summary = {
       ...summarizeCompleted(
@@ -67,6 +68,7 @@ describe('the metric table', () => {
       ),
       embeddings: vectors,
       rerank: vectors,
+      images: imagesSummary({ encodesMs: [20, 30], images: [{ tokens: 16, decodeMs: 5 }] }),
     };
     for (const [metric, definition] of Object.entries(METRIC_TABLE) as [TableMetric, MetricDefinition][]) {
       expect(definition.summary.statistics, metric).toEqual(definition.perRequest ? DISTRIBUTION_STATISTICS : ['rate']);

@@ -5,6 +5,7 @@ import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { Distribution, RunSummary, SpeculativeSummary } from '../../shared/contract/runs';
 import { embeddingsLine } from '../../shared/embeddings-line';
+import { imagesLine } from '../../shared/images-line';
 import { toolCallsLine } from '../../shared/tool-calls-line';
 import { columnLabel, columnsShownIn, distributionColumns, distributionRows, rateFigures } from '../../shared/metric-columns';
 import type { Statistic } from '../../shared/metric-table';
@@ -157,6 +158,7 @@ export function printSummary(summary: RunSummary): void {
     throughputLine(summary),
     ...(summary.embeddings ? [embeddingsLine(summary.embeddings)] : []),
     ...(summary.rerank ? [embeddingsLine(summary.rerank, 'rerank')] : []),
+    ...(summary.images !== undefined ? [imagesLine(summary.images)] : []),
     `goodput: ${formatNumber(summary.goodput.requests_per_s, 2)} req/s (${summary.goodput.fraction === null ? '—' : `${(summary.goodput.fraction * 100).toFixed(1)}%`} of attempted${summary.goodput.slo ? `, SLO ${JSON.stringify(summary.goodput.slo)}` : ', no SLO'}); accepted-task rate ${summary.accepted_rate === null ? '—' : `${(summary.accepted_rate * 100).toFixed(1)}%`}`,
     `load: ${summary.load.mode}${summary.load.mode === 'closed' ? (summary.turns ? ` ${summary.load.concurrency} concurrent users (conversations)` : ` concurrency ${summary.load.concurrency}`) : ` offered ${summary.load.offered} ${summary.turns ? 'conversations' : 'req/s'}, ${summary.load.slip_ms_p99 === null ? `max slip ${formatMs(summary.load.slip_ms_max)} (p99: n too small)` : `p99 slip ${formatMs(summary.load.slip_ms_p99)}`}`}, achieved ${formatNumber(summary.load.achieved, 2)} req/s`,
     ...(summary.load.client ? [clientLoadLine(summary.load.client)] : []),

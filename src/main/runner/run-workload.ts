@@ -6,6 +6,9 @@ import { AppError, throwIfCancelled } from '../core/errors';
 import { telemetryIntervalMs } from '../core/config';
 import { workloadServes } from '../workload/workload-serves';
 import { embeddingsSummary } from '../metrics/embeddings-summary';
+import { imagesSummary } from '../metrics/images-summary';
+import { ImageLogReader } from '../engines/llamacpp/log-images';
+import { showsImages } from '../workload/item-images';
 import { missingDraftReason, summarizeRun, type LoadDescription, type RunSummary, type SloSpec } from '../metrics/run-summary';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -238,6 +241,8 @@ async function finishMeasuredRun(input: {
   telemetry: TelemetrySession;
   clientLoad: ClientLoad | null;
   offload: RunSummary['gpu_offload'];
+  /** What the managed server's log said of the run's pictures; undefined where the run showed none to a managed server. */
+  images?: RunSummary['images'];
 }): Promise<RunSummary> {
   const { store, runId, request, target, workload, execution, telemetry } = input;
   const server = target.server;
@@ -262,6 +267,7 @@ async function finishMeasuredRun(input: {
   const serves = workloadServes(request.workload.def);
   if (serves === 'embeddings' || serves === 'rerank')
     summary[serves] = embeddingsSummary(rows, store.measuredSuccessesByItem(runId), textsByItem(workload));
+  if (input.images !== undefined) summary.images = input.images;
   summary.gpu_offload = input.offload;
   const offTheGpu = engineOffTheGpu(input.offload);
   if (offTheGpu && summary.telemetry?.energy)
@@ -312,6 +318,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
     throw error;
   }
   const { server, engineInfo, model: modelInfo } = target;
+  const imageLog = imageLogOf(target, request);
 
   let telemetry: TelemetrySession | null = null;
   try {
@@ -363,9 +370,11 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
       telemetry,
       clientLoad: withShards(clientLoad.stop(), execution.shards),
       offload: manifest.gpu_offload,
+      images: imageLog && imagesSummary(imageLog.reader.figures()),
     });
     return { summary, workload };
   } finally {
+    imageLog?.stop();
     // A run that failed before its load began stops its samplers here; stopping twice is a no-op.
     await telemetry?.stop().catch(() => {});
     // Loops the sampler did not take over (the run ended before sampling began) stop here.
@@ -373,6 +382,16 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
     // Stopping must not replace the error that ended the run.
     await target.release().catch(() => {});
   }
+}
+
+/**
+ * Where a run shows pictures to a server Infer Lab manages, its log lines are read while the run
+ * lasts for what they say of encoding and decoding each picture; an endpoint's log is not at hand.
+ */
+function imageLogOf(target: ConnectedTarget, request: RunRequest): { reader: ImageLogReader; stop: () => void } | null {
+  if (!target.managed || !showsImages(request.workload.def)) return null;
+  const reader = new ImageLogReader();
+  return { reader, stop: target.managed.logLines.on((line) => reader.read(line)) };
 }
 
 /** The log-privacy check a private run asks of an unpinned build: it sends a request, so it comes before the idle baseline. */

@@ -13,6 +13,7 @@ import type { TaskControl } from './tasks';
 import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
 import type { ServerProfile } from '../../shared/contract/server';
 import { isDemoRef } from '../models/demo-models';
+import { showsImages } from '../workload/item-images';
 
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
@@ -62,8 +63,6 @@ export function assertImagesServed(def: WorkloadDef, projector: string | null | 
 
 /** The projector the demo models take where a workload shows images and the profile names none: the demo's own. */
 const DEMO_PROJECTOR = 'demo:mmproj';
-
-const showsImages = (def: WorkloadDef) => def.groups.some((group) => group.items?.some((item) => item.images));
 
 /**
  * A demo model serving a workload with images and no projector named gets the demo projector, and

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { readFileCapped } from '../core/read-capped';
-import type { ImageDef } from './workload-types';
+import type { ImageDef, WorkloadDef } from './workload-types';
 
 /** The most bytes one image may hold: a photograph from a phone fits many times over, a mistaken video file does not. */
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -65,3 +65,7 @@ export async function itemImageUris(images: readonly ImageDef[], folder: string,
   }
   return uris;
 }
+
+/** Whether any written item of a workload shows a picture. */
+export const showsImages = (def: Pick<WorkloadDef, 'groups'>): boolean =>
+  def.groups.some((group) => group.items?.some((item) => item.images !== undefined));

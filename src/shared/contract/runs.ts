@@ -253,6 +253,30 @@ export interface RunSummary {
   embeddings?: EmbeddingsSummary | null;
   /** Reranking workloads only (absent otherwise): the same figures, `inputs` being the documents scored. */
   rerank?: EmbeddingsSummary | null;
+  /**
+   * Workloads that show images to a managed llama-server (absent otherwise, and null where its log
+   * said nothing of them): what the log says of encoding each picture and decoding it into the model.
+   */
+  images?: ImagesSummary | null;
+}
+
+/**
+ * The pictures of a run, from the managed server's log over the run (warm-up requests included):
+ * a picture served from the prompt cache is neither encoded nor decoded again, so `images` can be
+ * fewer than the requests that showed one.
+ */
+export interface ImagesSummary {
+  /** Pictures decoded into the model (all their batches), and their tokens. */
+  images: number;
+  image_tokens: number;
+  tokens_per_image: { mean: number; min: number; max: number } | null;
+  /** Runs of the encoder: one picture each, or several the server batched (its own log line says which). */
+  encodes: number;
+  /** Milliseconds per encode: the encoder's forward pass, from its log lines' own clock. */
+  image_encode_ms: Distribution | null;
+  /** Milliseconds per picture to decode its embeddings into the model, summed over its batches. */
+  image_decode_ms: Distribution | null;
+  source: string;
 }
 
 /**

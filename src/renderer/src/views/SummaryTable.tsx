@@ -5,6 +5,7 @@ import type { Distribution, RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
 import { embeddingsLine } from '../../../shared/embeddings-line';
+import { imagesLine } from '../../../shared/images-line';
 import { toolCallsLine } from '../../../shared/tool-calls-line';
 import { columnsShownIn, distributionColumns, distributionRows, headerLabel, rateFigures } from '../../../shared/metric-columns';
 import type { Statistic } from '../../../shared/metric-table';
@@ -50,6 +51,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
       {summary.embeddings && <p data-testid="embeddings">{embeddingsLine(summary.embeddings)}</p>}
       {summary.tool_calls && <p data-testid="tool-calls">{toolCallsLine(summary.tool_calls)}</p>}
       {summary.rerank && <p data-testid="rerank">{embeddingsLine(summary.rerank, 'rerank')}</p>}
+      {summary.images !== undefined && <p data-testid="images">{imagesLine(summary.images)}</p>}
       {summary.speculative && (
         <p data-testid="speculative">
           Speculative decoding: {summary.speculative.accepted_tokens} of {summary.speculative.drafted_tokens} drafted tokens accepted (
