@@ -7,7 +7,7 @@ import { imagesLine } from '../../src/shared/images-line';
 
 /** A captured log's lines after its header (test/fixtures/captured/README.md). */
 function captured(name: string): string[] {
-  const text = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'captured', 'llama-logs', name), 'utf8');
+  const text = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'captured', 'llama-image-logs', name), 'utf8');
   return text.slice(text.indexOf('# ---\n') + '# ---\n'.length).split('\n');
 }
 
