@@ -116,6 +116,9 @@ describe('server-setting sweep and decisions', () => {
       expect(condition.requests.attempted).toBe(24);
       expect(condition.meets_slo).toBeNull();
     }
+    // Three windows are too few to look halfway: the sweep runs them all, and says so.
+    expect(sweep.stopping).toMatchObject({ design: 'fixed', windows_run: 3, windows_max: 3 });
+    expect(sweep.stopping.reason).toMatch(/too few to look halfway/);
     expect(sweep.verdicts.length).toBeGreaterThan(0);
     for (const verdict of sweep.verdicts) {
       expect(verdict.a.split(' @ ')[1]).toBe(verdict.b.split(' @ ')[1]);

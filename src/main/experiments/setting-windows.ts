@@ -1,9 +1,10 @@
+import type { ExperimentStopping } from '../../shared/contract/experiments';
 import type { SloSpec } from '../../shared/contract/runs';
 import type { ServerProfile } from '../../shared/contract/server';
 import { ErrorCode } from '../../shared/errors';
 import { AppError, throwIfCancelled } from '../core/errors';
 import { runWindow, type SingleModelExperimentInputs } from './experiment-inputs';
-import { windowSchedule } from './windows';
+import { runWindowRounds, type OpenVerdicts } from './window-rounds';
 import type { WindowCooldown } from './window-cooldown';
 import { workloadServes } from '../workload/workload-serves';
 
@@ -33,7 +34,8 @@ export interface WindowGoodputEntry {
 /**
  * Each (setting, window) gets a fresh server that then runs every load level (in an order
  * rotated per window); settings run in rotated order per window. Fills each condition's run ids
- * and goodput in place.
+ * and goodput in place; looks at the verdicts after the rounds the sequential design names where
+ * `openAfter` is given (window-rounds.ts), and says how many windows ran and why.
  */
 export async function runSettingWindows(
   options: SingleModelExperimentInputs & {
@@ -53,10 +55,12 @@ export async function runSettingWindows(
     nameOf: (value: string, concurrency: number) => string;
     /** The setting in words, for errors. */
     describe: (value: string) => string;
+    /** The verdicts the answer needs that are still open after a look; without it, every window runs. */
+    openAfter?: OpenVerdicts;
   },
-): Promise<void> {
+): Promise<ExperimentStopping> {
   const byName = new Map(plan.conditions.map((condition) => [condition.name, condition]));
-  for (const { window, condition: setting } of windowSchedule(plan.settings, plan.repeats)) {
+  const runOne = async (window: number, setting: (typeof plan.settings)[number]) => {
     const workload = setting.workload ?? options.workload;
     const server = await options.servers.prepare({
       modelRef: options.model.ref,
@@ -96,5 +100,8 @@ export async function runSettingWindows(
     } finally {
       await server.stop();
     }
-  }
+  };
+  // Without verdicts to look at, every window runs (the fixed design).
+  const openAfter = plan.openAfter;
+  return runWindowRounds(plan.settings, { repeats: plan.repeats, fixed: !openAfter }, runOne, openAfter ?? (() => []));
 }

@@ -94,6 +94,7 @@ const EXPERIMENT_KINDS = {
         vary: spec.vary!,
         concurrencies: spec.loadConcurrencies?.length ? spec.loadConcurrencies : [checked.concurrency],
         requestsPerCondition: checked.requestsPerWindow,
+        fixed: spec.fixed === true,
         slo: checked.constraints.slo,
       }),
   }),

@@ -30,17 +30,18 @@ function sweepTable(result: ExperimentResult): string {
 
 /** --vary FIELD=V1,V2,... and --load concurrency=1,4,16. */
 const SWEEP_FLAGS: KindFlags<'sweep'> = {
-  flags: { vary: { type: 'string' }, load: { type: 'string' } },
+  flags: { vary: { type: 'string' }, load: { type: 'string' }, fixed: { type: 'boolean' } },
   fromFlags: (values, { usage }) => {
     const varied = /^([\w-]+)=(.+)$/.exec(text(values, 'vary') ?? '');
     if (!varied) return usage(`--vary expects FIELD=V1,V2,..., got "${text(values, 'vary') ?? ''}"`);
     const vary = { field: varied[1]!, values: listOf(varied[2]!) };
     if (vary.values.length < 2) usage('--vary needs at least two values');
+    const fixed = values.fixed === true;
     const loadText = text(values, 'load');
-    if (loadText === undefined) return { fields: { vary } };
+    if (loadText === undefined) return { fields: { vary, fixed } };
     const load = /^concurrency=([\d,]+)$/.exec(loadText);
     if (!load) return usage(`--load expects concurrency=1,4,16, got "${loadText}"`);
-    return { fields: { vary, loadConcurrencies: listOf(load[1]!).map((value) => positiveInteger('load', value, 1)) } };
+    return { fields: { vary, fixed, loadConcurrencies: listOf(load[1]!).map((value) => positiveInteger('load', value, 1)) } };
   },
 };
 

@@ -3,6 +3,7 @@ import { isSweepWorkloadField, SWEEP_WORKLOAD_FIELDS } from '../../../shared/con
 import { DEFAULT_EXPERIMENT_WORKLOAD } from '../../../shared/contract/experiment-kinds/registry';
 import type { ExperimentKindForm, KindFieldProps } from './form-state';
 import { list } from './form-state';
+import { FixedDesignField } from './fixed-design-field';
 
 /** The workload a sweep runs after its field changes: a workload field's own built-in, and back to the sweep's default on leaving it. */
 function workloadFor(field: string, current: string): string {
@@ -11,7 +12,7 @@ function workloadFor(field: string, current: string): string {
   return left ? DEFAULT_EXPERIMENT_WORKLOAD.sweep : current;
 }
 
-function SweepDesign({ form, setForm, text }: KindFieldProps) {
+function SweepDesign({ form, set, setForm, text }: KindFieldProps) {
   return (
     <>
       <label>
@@ -42,6 +43,7 @@ function SweepDesign({ form, setForm, text }: KindFieldProps) {
       <label>
         Load (concurrency levels) <input {...text('loadConcurrencies', 'load concurrencies')} size={14} placeholder="1,4,16" />
       </label>
+      <FixedDesignField form={form} set={set} />
     </>
   );
 }
@@ -55,6 +57,7 @@ export const SWEEP_FORM: ExperimentKindForm<'sweep'> = {
     return {
       vary: { field: form.varyField, values: list(form.varyValues) },
       loadConcurrencies: levels.length > 0 ? levels.map(Number) : null,
+      ...(form.fixedDesign ? { fixed: true } : {}),
     };
   },
 };

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, Name, Names, Strict, type SloSpec } from '../schema-parts';
-import { experimentSpec, type ProtocolBase } from './common';
+import { experimentSpec, FIXED_DESIGN_FIELD, type ProtocolBase } from './common';
 
 /**
  * The workload fields a sweep can vary instead of a profile field, each with what it sets: every
@@ -19,6 +19,7 @@ export const SweepSpecSchema = experimentSpec(
   {
     vary: Maybe(Type.Object({ field: Name, values: Names }, Strict), 'The profile field to vary and its values.'),
     loadConcurrencies: Maybe(Type.Array(Type.Number(), { maxItems: 64 }), 'The load levels (concurrency) every setting runs at.'),
+    fixed: FIXED_DESIGN_FIELD,
   },
   'One server setting at several values, each at one or more load levels; its SLO is constraints.slo.',
 );

@@ -2,7 +2,9 @@ import { isSweepWorkloadField, type SweepProtocol } from '../../../../shared/con
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import type { SloSpec } from '../../../../shared/contract/runs';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
-import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
+import { DEFAULT_VERDICT_SETTINGS, type VerdictSettings } from '../../../metrics/window-verdicts';
+import { everyVerdictSettled } from '../../../metrics/sequential-verdicts';
+import { openName, verdictSettingsOf } from '../../window-rounds';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { conditionVerdicts, judgedCondition, summarizeCondition } from '../../condition-summary';
 import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
@@ -40,8 +42,10 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
       goodput: [] as WindowGoodput[],
     })),
   );
+  const summariesSoFar = () =>
+    conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
   return settleExperiment(options, experimentId, async () => {
-    await runSettingWindows(options, {
+    const stopping = await runSettingWindows(options, {
       experimentId,
       settings,
       concurrencies: options.concurrencies,
@@ -49,9 +53,16 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
       conditions,
       nameOf,
       describe: (value) => `${options.vary.field}=${value}`,
+      // The sweep's answer is its figures (goodput, the Pareto set); it stops early only once every verdict is decided too.
+      openAfter: options.fixed
+        ? undefined
+        : (settings) =>
+            verdictsPerLoadLevel(summariesSoFar(), settings)
+              .filter((row) => !everyVerdictSettled([row]))
+              .map(openName),
     });
 
-    const summaries = conditions.map((condition) => ({ condition, ...summarizeCondition(options.runs, condition.name, condition.runIds) }));
+    const summaries = summariesSoFar();
     const axes = tradeOffAxes(summaries.map(({ result }) => result));
     const points = summaries.map(({ condition, result }) => sweepPoint(condition, result, axes));
     const recommendation = sweepRecommendation(points, options.slo, attainment, axes);
@@ -67,7 +78,7 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
       ttft_p95_ms: result.metrics.ttft_ms.p95,
       pareto: pareto.has(condition.name),
     }));
-    const verdicts = verdictsPerLoadLevel(summaries);
+    const verdicts = verdictsPerLoadLevel(summaries, verdictSettingsOf(stopping));
     const result: ExperimentResult = {
       experiment_id: experimentId,
       kind: 'sweep',
@@ -76,6 +87,7 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
       conditions: results,
       verdicts,
       recommendation: { choice: recommendation.choice, reason: recommendation.reason, excluded: recommendation.excluded },
+      stopping,
     };
     return result;
   });
@@ -120,14 +132,14 @@ function sweepPoint(condition: SweepCondition, result: ConditionResult, axes: Tr
  * is Holm-corrected inside conditionVerdicts; splitting the error budget evenly over the levels
  * (Bonferroni) keeps the whole experiment's family-wise confidence at the nominal level.
  */
-function verdictsPerLoadLevel(summaries: (ReturnType<typeof summarizeCondition> & { condition: SweepCondition })[]): VerdictRow[] {
+function verdictsPerLoadLevel(
+  summaries: (ReturnType<typeof summarizeCondition> & { condition: SweepCondition })[],
+  settings: VerdictSettings = DEFAULT_VERDICT_SETTINGS,
+): VerdictRow[] {
   const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter(
     (group) => group.length > 1,
   );
-  const settingsPerLevel = {
-    ...DEFAULT_VERDICT_SETTINGS,
-    confidence: 1 - (1 - DEFAULT_VERDICT_SETTINGS.confidence) / Math.max(1, levels.length),
-  };
+  const settingsPerLevel = { ...settings, confidence: 1 - (1 - settings.confidence) / Math.max(1, levels.length) };
   return levels.flatMap((group) =>
     conditionVerdicts(
       group.map((entry) => judgedCondition(entry.result, entry.windows)),
@@ -140,8 +152,10 @@ type SweepOptions = SingleModelExperimentInputs & {
   vary: { field: string; values: string[] };
   concurrencies: number[];
   requestsPerCondition: number | null;
-  /** Windows per condition; each window is a fresh server per setting. */
+  /** Windows per condition at most; each window is a fresh server per setting. */
   repeats?: number;
+  /** Run every window rather than stopping once every verdict is decided. */
+  fixed?: boolean;
   slo: SloSpec | null;
   /** With SLOs, the share of a condition's requests that must meet them. */
   sloAttainment?: number;
