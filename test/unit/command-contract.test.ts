@@ -166,9 +166,10 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
     // A spec carries its own kind's fields only: a flag that sets another kind's field is refused by name.
     expect(() => experimentSpecFromArgs([...sweep, '--cold-starts', '2'])).toThrow(/--cold-starts is for experiment warmcold only/);
     // A flag two kinds take is refused for a third naming both, and taken by each of its own.
-    expect(() => experimentSpecFromArgs([...speculative, '--fixed'])).toThrow(
-      /--fixed is for experiment quant, warmcold, sweep, kvcache and adapter only/,
+    expect(() => experimentSpecFromArgs([...capacity, '--fixed'])).toThrow(
+      /--fixed is for experiment quant, warmcold, sweep, speculative, kvcache and adapter only/,
     );
+    expect(experimentSpecFromArgs([...speculative, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(experimentSpecFromArgs([...sweep, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(experimentSpecFromArgs([...warm, '--fixed']).spec).toMatchObject({ fixed: true });
     expect(experimentSpecFromArgs([...quant, '--fixed']).spec).toMatchObject({ fixed: true });

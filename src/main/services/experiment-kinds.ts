@@ -127,13 +127,14 @@ const EXPERIMENT_KINDS = {
         max: spec.draftMax ?? DEFAULT_DRAFT_MAX,
       },
     }),
-    run: async (common, _spec, checked) =>
+    run: async (common, spec, checked) =>
       (await import('../experiments/kinds/speculative/protocol')).runSpeculativeExperiment({
         ...common,
         model: checked.model!,
         draftModel: checked.own.draft.model,
         draftMax: checked.own.draft.max,
         requestsPerCondition: checked.requestsPerWindow,
+        fixed: spec.fixed === true,
       }),
   }),
   kvcache: kind<'kvcache'>()({

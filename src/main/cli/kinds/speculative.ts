@@ -63,7 +63,7 @@ ${recommendationText(result.recommendation, 'not chosen')}`;
 
 /** --draft MODEL and --draft-max 4,8,16. */
 const SPEC_FLAGS: KindFlags<'speculative'> = {
-  flags: { draft: { type: 'string' }, 'draft-max': { type: 'string' } },
+  flags: { draft: { type: 'string' }, 'draft-max': { type: 'string' }, fixed: { type: 'boolean' } },
   fromFlags: (values, { usage }) => {
     const draft = text(values, 'draft');
     if (!draft) return usage('experiment speculative needs --draft: a smaller model with the same vocabulary, e.g. demo:q4_k_m');
@@ -72,6 +72,7 @@ const SPEC_FLAGS: KindFlags<'speculative'> = {
       fields: {
         draftModel: draft,
         draftMax: limits === undefined ? null : listOf(limits).map((value) => positiveInteger('draft-max', value, 1)),
+        fixed: values.fixed === true,
       },
     };
   },

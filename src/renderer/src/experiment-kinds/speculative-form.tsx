@@ -1,7 +1,8 @@
 import type { ExperimentKindForm, KindFieldProps } from './form-state';
 import { list } from './form-state';
+import { FixedDesignField } from './fixed-design-field';
 
-function SpecDesign({ text }: KindFieldProps) {
+function SpecDesign({ form, set, text }: KindFieldProps) {
   return (
     <>
       <label>
@@ -10,6 +11,7 @@ function SpecDesign({ text }: KindFieldProps) {
       <label>
         Draft limits (tokens per step) <input {...text('draftMax', 'draft max')} size={12} placeholder="4,8,16" />
       </label>
+      <FixedDesignField form={form} set={set} />
     </>
   );
 }
@@ -17,5 +19,9 @@ function SpecDesign({ text }: KindFieldProps) {
 export const SPECULATIVE_FORM: ExperimentKindForm<'speculative'> = {
   Design: SpecDesign,
   constraints: 'none',
-  specFields: (form) => ({ draftModel: form.draftModel.trim(), draftMax: list(form.draftMax).map(Number) }),
+  specFields: (form) => ({
+    draftModel: form.draftModel.trim(),
+    draftMax: list(form.draftMax).map(Number),
+    ...(form.fixedDesign ? { fixed: true } : {}),
+  }),
 };

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Maybe, PathText } from '../schema-parts';
-import { experimentSpec, type ProtocolBase } from './common';
+import { experimentSpec, FIXED_DESIGN_FIELD, type ProtocolBase } from './common';
 
 export const SpeculativeSpecSchema = experimentSpec(
   'speculative',
@@ -10,6 +10,7 @@ export const SpeculativeSpecSchema = experimentSpec(
       Type.Array(Type.Number(), { maxItems: 16 }),
       'The draft limits (tokens drafted per step) each compared with speculative decoding off; null for 4, 8 and 16.',
     ),
+    fixed: FIXED_DESIGN_FIELD,
   },
   'Speculative decoding with a draft model at several draft limits against none.',
 );

@@ -6,11 +6,13 @@ import { ErrorCode } from '../../../../shared/errors';
 import { AppError } from '../../../core/errors';
 import { assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { speculativeSummary } from '../../../metrics/run-summary';
-import { DEFAULT_VERDICT_SETTINGS } from '../../../metrics/window-verdicts';
+import type { VerdictSettings } from '../../../metrics/window-verdicts';
 import type { RunStore } from '../../../store/run-store';
 import { toMeasuredRequest } from '../../../store/run-rows';
 import { firstDivergence, tokenAgreement } from '../../agreement';
-import { conditionVerdicts, summarizeCondition } from '../../condition-summary';
+import { conditionVerdicts, judgedCondition, summarizeCondition } from '../../condition-summary';
+import { openSpeedVerdicts } from '../../recommend';
+import { openName, verdictSettingsOf } from '../../window-rounds';
 import { settleExperiment, type SingleModelExperimentInputs } from '../../experiment-inputs';
 import { runSettingWindows, type WindowGoodput } from '../../setting-windows';
 import { collectTokens, passItems, startPassServer } from '../../token-pass';
@@ -46,8 +48,16 @@ export async function runSpeculativeExperiment(options: SpeculativeOptions): Pro
     runIds: [] as string[],
     goodput: [] as WindowGoodput[],
   }));
+  const summariesSoFar = () => conditions.map((condition) => summarizeCondition(options.runs, condition.name, condition.runIds));
+  // Every draft limit against spec off, throughput included (its recommendation ranks by it).
+  const verdictsOf = (summaries: ReturnType<typeof summariesSoFar>, settings: VerdictSettings): VerdictRow[] =>
+    conditionVerdicts(
+      summaries.map(({ result, windows }) => judgedCondition(result, windows)),
+      settings,
+      { throughput: true },
+    );
   return settleExperiment(options, experimentId, async () => {
-    await runSettingWindows(
+    const stopping = await runSettingWindows(
       { ...options, slo: null },
       {
         experimentId,
@@ -57,22 +67,16 @@ export async function runSpeculativeExperiment(options: SpeculativeOptions): Pro
         conditions,
         nameOf: (value) => value,
         describe: (value) => value,
+        // Its answer rests on its speed verdicts against spec off, as a quantization's does.
+        openAfter: options.fixed ? undefined : (looked) => openSpeedVerdicts(verdictsOf(summariesSoFar(), looked)).map(openName),
       },
     );
-    const summaries = conditions.map((condition) => summarizeCondition(options.runs, condition.name, condition.runIds));
+    const summaries = summariesSoFar();
     refuseFailedRuns(options.runs, conditions);
 
     options.onStatus?.('greedy passes: spec off twice, then each draft setting');
     const equivalence = await greedyEquivalence(options, settings);
-    const verdicts: VerdictRow[] = conditionVerdicts(
-      conditions.map((condition, index) => ({
-        name: condition.name,
-        windows: summaries[index]!.windows,
-        contaminated: summaries[index]!.result.contamination_reason,
-      })),
-      DEFAULT_VERDICT_SETTINGS,
-      { throughput: true },
-    );
+    const verdicts = verdictsOf(summaries, verdictSettingsOf(stopping));
     const results: ConditionResult[] = conditions.map((condition, index) => {
       const { result, rows } = summaries[index]!;
       const measured = rows.map(toMeasuredRequest).filter((row) => !row.warmup && row.error_class === null);
@@ -93,6 +97,7 @@ export async function runSpeculativeExperiment(options: SpeculativeOptions): Pro
       verdicts,
       recommendation: speculativeRecommendation(results, verdicts, equivalence),
       greedy_equivalence: equivalence,
+      stopping,
     };
     return result;
   });
@@ -191,7 +196,10 @@ type SpeculativeOptions = SingleModelExperimentInputs & {
   draftMax: number[];
   concurrency: number;
   requestsPerCondition: number | null;
+  /** Windows per condition at most. */
   repeats?: number;
+  /** Run every window rather than stopping once the TPOT verdicts are decided. */
+  fixed?: boolean;
   cooldown?: WindowCooldown | null;
   signal?: AbortSignal;
   onStatus?: (line: string) => void;
