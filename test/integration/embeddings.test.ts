@@ -86,21 +86,9 @@ describe('embeddings and reranking on the real llama-server', () => {
     const report = path.join(dir, 'batch.html');
     // The terminal's table first, then the stored result it came from.
     const printed = await inferlab([
-      'experiment',
-      'sweep',
-      '--model',
-      'demo:q8_0',
-      '--vary',
-      'inputs_per_request=1,8',
-      '--repeats',
-      '3',
+      ...['experiment', 'sweep', '--model', 'demo:q8_0', '--vary', 'inputs_per_request=1,8', '--repeats', '3'],
       // 21 requests a condition: enough for a pooled p95, which the Pareto set needs.
-      '--requests',
-      '7',
-      '--report',
-      report,
-      '--db',
-      db,
+      ...['--requests', '7', '--report', report, '--db', db],
     ]);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(/^condition +windows +requests +E2E p50 +E2E p95 +inputs\/s +goodput/m);
@@ -141,32 +129,12 @@ describe('embeddings and reranking on the real llama-server', () => {
   it('refuses to sweep the batch of a workload that sends no generated embeddings, and an experiment that would compare answers on vectors', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'r.db');
-    const batch = await inferlab([
-      'experiment',
-      'sweep',
-      '--model',
-      'demo:q8_0',
-      '--vary',
-      'inputs_per_request=1,4',
-      '--workload',
-      'chat-short',
-      '--db',
-      db,
-    ]);
+    const sweep = ['experiment', 'sweep', '--model', 'demo:q8_0', '--vary', 'inputs_per_request=1,4'];
+    const batch = await inferlab([...sweep, '--workload', 'chat-short', '--db', db]);
     expect(batch.code).toBe(2);
     expect(batch.stderr).toMatch(/vary inputs_per_request needs a workload that generates embeddings requests .*chat-short has none/);
-    const quant = await inferlab([
-      'experiment',
-      'quant',
-      '--model',
-      'demo:f16',
-      '--quants',
-      'f16,q8_0',
-      '--workload',
-      'embeddings',
-      '--db',
-      db,
-    ]);
+    const quantizations = ['experiment', 'quant', '--model', 'demo:f16', '--quants', 'f16,q8_0'];
+    const quant = await inferlab([...quantizations, '--workload', 'embeddings', '--db', db]);
     expect(quant.code).toBe(2);
     expect(quant.stderr).toMatch(/is an embeddings workload: this experiment compares generated answers; .*sweep its batch/);
     for (const result of [batch, quant]) expect(result.stderr).not.toMatch(/starting llama-server/);
