@@ -1,8 +1,9 @@
 /**
  * How faithfully the exported race replays recorded times: four lanes of 512 tokens each
  * (constructed offsets, seeded), played by the HTML player in a real Chromium; each token's
- * appearance is timed where the page changes its lane's text, against its recorded offset.
- * The floor is the frame interval: the player draws once a frame.
+ * appearance is timed where the page changes its lane's text, against its recorded offset, early
+ * or late alike. The player draws once a frame, each token on the frame nearest its time: the
+ * floor is half the frame interval.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -83,7 +84,8 @@ export async function raceFidelity(): Promise<BenchRow[]> {
       const ends = entry.chunks.map((chunk) => (cumulative += chunk.text.length));
       for (const change of seen.lengths[index]!) {
         while (shown < ends.length && ends[shown]! <= change.length) {
-          drifts.push(change.at - seen.start - entry.chunks[shown]!.atMs);
+          // Early counts as much as late: the audience sees a token off its recorded time either way.
+          drifts.push(Math.abs(change.at - seen.start - entry.chunks[shown]!.atMs));
           shown += 1;
         }
       }
@@ -94,7 +96,7 @@ export async function raceFidelity(): Promise<BenchRow[]> {
       { figure: `${figure}, p99`, value: `${percentile(drifts, 99).toFixed(1)} ms`, target: '≤ 20 ms' },
       { figure: `${figure}, tokens timed`, value: `${drifts.length} of ${LANES * TOKENS}`, target: 'all' },
       {
-        figure: 'race replay frame interval (the floor), p50',
+        figure: 'race replay frame interval (half of it is the floor), p50',
         value: `${percentile(intervals, 50).toFixed(1)} ms`,
         target: 'one display frame',
       },

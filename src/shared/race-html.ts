@@ -1,4 +1,4 @@
-import { finishOrder, laneAt, type Race } from './race';
+import { finishOrder, laneAt, nearestFrameClock, type Race } from './race';
 
 /** JSON that stays data inside a script element: no `</script>`, no line separators JavaScript reads as line ends. */
 function inertJson(value: unknown): string {
@@ -11,11 +11,12 @@ function inertJson(value: unknown): string {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 // The player: the lanes' chunks appended as the clock passes them, text set as text (never markup).
-// laneAt and finishOrder are race.ts's own, their compiled source placed in the page (each uses only
+// laneAt, finishOrder and nearestFrameClock are race.ts's own, their compiled source placed in the page (each uses only
 // its arguments and built-ins), so the file plays exactly as the CLI and the app do.
 const PLAYER = `
 const laneAt = (${laneAt.toString()});
 const finishOrder = (${finishOrder.toString()});
+const nearestFrameClock = (${nearestFrameClock.toString()});
 const race = JSON.parse(document.getElementById('race-data').textContent);
 const grid = document.getElementById('lanes');
 const clock = document.getElementById('clock');
@@ -43,6 +44,7 @@ const views = race.lanes.map((lane) => {
 const end = Math.max(0, ...race.lanes.map((lane) => lane.endMs ?? (lane.chunks.length ? lane.chunks[lane.chunks.length - 1].atMs : 0)));
 let started = null;
 let frame = null;
+let frameClock = nearestFrameClock();
 function show(at) {
   clock.textContent = (at / 1000).toFixed(2) + ' s';
   for (const view of views) {
@@ -64,7 +66,7 @@ function show(at) {
   }
 }
 function tick(now) {
-  const at = now - started;
+  const at = frameClock(now) - started;
   show(Math.min(at, end));
   if (at < end) frame = requestAnimationFrame(tick);
   else {
@@ -75,6 +77,7 @@ function tick(now) {
 function start() {
   if (frame !== null) cancelAnimationFrame(frame);
   order.textContent = '';
+  frameClock = nearestFrameClock();
   started = performance.now();
   frame = requestAnimationFrame(tick);
 }

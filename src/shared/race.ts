@@ -66,6 +66,23 @@ export function finishOrder(lanes: readonly RaceLane[]): number[] {
 }
 
 /** When the last lane is done: the race's length. */
+/**
+ * A replay's clock, read once a frame: the frame's own time plus half the frame interval (measured as
+ * the frames come, a missed frame counted at most once), so each token is drawn on the frame nearest
+ * its recorded time rather than on the first after it: half a frame early or late at most instead of
+ * up to a whole frame late. Uses only its arguments and built-ins: its source is placed in the
+ * exported race's page as well.
+ */
+export function nearestFrameClock(): (frameTimeMs: number) => number {
+  let previous: number | null = null;
+  let intervalMs = 1000 / 60;
+  return (frameTimeMs) => {
+    if (previous !== null) intervalMs = 0.8 * intervalMs + 0.2 * Math.min(100, Math.max(0, frameTimeMs - previous));
+    previous = frameTimeMs;
+    return frameTimeMs + intervalMs / 2;
+  };
+}
+
 export function raceLengthMs(lanes: readonly RaceLane[]): number {
   return Math.max(0, ...lanes.map((lane) => lane.endMs ?? lane.chunks.at(-1)?.atMs ?? 0));
 }

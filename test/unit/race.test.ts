@@ -5,7 +5,7 @@ import { raceLanes } from '../../src/main/services/race-lanes';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
-import { finishOrder, laneAt, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
+import { finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
 import { raceHtml } from '../../src/shared/race-html';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
@@ -127,5 +127,32 @@ describe('a race of stored requests', () => {
     expect(html).toContain('<title>title &#60;/title&#62;&#60;script&#62;</title>');
     expect(html).not.toMatch(/(src|href)=["']?https?:/);
     expect(html).toContain("default-src 'none'");
+  });
+});
+
+describe('the replay clock', () => {
+  it('draws each token on the frame nearest its recorded time, half a frame early or late at most (constructed frame times)', () => {
+    const frames = Array.from({ length: 12 }, (_, index) => index * (1000 / 60));
+    const clock = nearestFrameClock();
+    const shownAt = frames.map((frame) => ({ frame, clock: clock(frame) }));
+    // The frame a token at t is drawn on: the first whose clock has passed t.
+    const drawn = (t: number) => shownAt.find((entry) => entry.clock >= t)!.frame;
+    expect(drawn(5)).toBe(0); // 5 ms early, rather than 11.7 ms late on the next frame
+    expect(drawn(10)).toBeCloseTo(1000 / 60, 6); // 6.7 ms late, rather than 10 ms early
+    for (let t = 0; t <= 150; t += 0.5) expect(Math.abs(drawn(t) - t)).toBeLessThanOrEqual(1000 / 120 + 1e-9);
+    // A naive clock, the frame's own time, draws up to a whole frame late: the rule above would fail it.
+    expect(Math.max(...[5, 10, 16].map((t) => frames.find((frame) => frame >= t)! - t))).toBeGreaterThan(1000 / 120);
+  });
+
+  it('learns the frame interval as the frames come, a long stall counted at most 100 ms', () => {
+    const clock = nearestFrameClock();
+    clock(0);
+    // At 30 frames a second the lead grows toward half of 33.3 ms.
+    let lead = 0;
+    for (let frame = 1; frame <= 30; frame++) lead = clock(frame * (1000 / 30)) - frame * (1000 / 30);
+    expect(lead).toBeCloseTo(1000 / 60, 1);
+    const stalled = nearestFrameClock();
+    stalled(0);
+    expect(stalled(5000) - 5000).toBeLessThanOrEqual(0.8 * (1000 / 120) + 0.2 * 50 + 1e-9);
   });
 });

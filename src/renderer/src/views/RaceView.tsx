@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import { finishOrder, laneAt, raceLengthMs, type Race } from '../../../shared/race';
+import { finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race } from '../../../shared/race';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
 import { routeOf } from '../state/route';
@@ -46,9 +46,10 @@ export function RaceView({ client }: { client: AppServices }) {
     if (frame.current !== null) cancelAnimationFrame(frame.current);
     const length = raceLengthMs(race.lanes);
     const started = performance.now();
+    const clock = nearestFrameClock();
     setPlaying(true);
     const tick = (now: number) => {
-      const at = Math.min(length, now - started);
+      const at = Math.min(length, clock(now) - started);
       setAtMs(at);
       if (at < length) frame.current = requestAnimationFrame(tick);
       else {
