@@ -118,7 +118,10 @@ describe('embeddings and reranking on the real llama-server', () => {
       'e2e_ms p95',
       'embedding_inputs_per_s mean',
     ]);
-    expect(sweep.verdicts[0].verdict).toBe('slower');
+    // Withheld only where other processes competed with a condition (two cores, CI's other work), and then it says so.
+    const [latency] = sweep.verdicts;
+    if (latency.verdict === 'insufficient data') expect(latency.note).toMatch(/^no verdict: .* is contaminated/);
+    else expect(latency.verdict).toBe('slower');
     expect(sweep.recommendation.reason).toMatch(/the Pareto set of inputs\/s against latency \(E2E\) p95 is inputs_per_request=/);
 
     const html = fs.readFileSync(report, 'utf8');
