@@ -16,7 +16,7 @@ import { seededRandom } from '../../src/main/core/random';
  * own multiplicative drift (normal, sd `driftSd` of the mean) — the worst case, since drift
  * shared by neighbouring runs would cancel in the comparison — and every request its own
  * log-normal noise with coefficient of variation `requestCv`. `shift` multiplies the first
- * candidate's TTFT only.
+ * candidate's TTFT, and `tpotShift` (none by default) its TPOT.
  */
 export interface SimulatedDesign {
   windows: number;
@@ -25,6 +25,7 @@ export interface SimulatedDesign {
   requestCv: number;
   candidates: number;
   shift: number;
+  tpotShift?: number;
 }
 
 function normal(random: () => number): number {
@@ -41,12 +42,14 @@ export function simulatedQuestions(design: SimulatedDesign, seed: number): Verdi
     const drift = Math.max(0.05, 1 + design.driftSd * normal(random));
     return Array.from({ length: design.requestsPerWindow }, () => mean * drift * Math.exp(sigma * normal(random) - sigma ** 2 / 2));
   };
-  const condition = (ttftMean: number) => ({
+  const condition = (ttftMean: number, tpotMean: number) => ({
     ttft: Array.from({ length: design.windows }, () => window(ttftMean)),
-    tpot: Array.from({ length: design.windows }, () => window(10)),
+    tpot: Array.from({ length: design.windows }, () => window(tpotMean)),
   });
-  const baseline = condition(100);
-  const others = Array.from({ length: design.candidates }, (_, i) => condition(i === 0 ? 100 * design.shift : 100));
+  const baseline = condition(100, 10);
+  const others = Array.from({ length: design.candidates }, (_, i) =>
+    i === 0 ? condition(100 * design.shift, 10 * (design.tpotShift ?? 1)) : condition(100, 10),
+  );
   const questions: VerdictQuestion[] = [];
   others.forEach((other, i) => {
     for (const metric of ['ttft', 'tpot'] as const) {

@@ -30,6 +30,15 @@ export const DEFAULT_VERDICT_SETTINGS: VerdictSettings = {
   minRequestsPerSide: EXPERIMENT_DEFAULTS.minRequestsPerSide,
 };
 
+/**
+ * The settings for one of `families` families that are each Holm-corrected on their own but must together
+ * keep `settings.confidence` family-wise: the error budget split evenly (Bonferroni), which holds however the
+ * families' errors are related, and at every look of a sequential design since each family's own levels do.
+ */
+export function settingsPerFamily(settings: VerdictSettings, families: number): VerdictSettings {
+  return { ...settings, confidence: 1 - (1 - settings.confidence) / Math.max(1, families) };
+}
+
 /** One comparison to decide: per side, the measured values of each window. */
 export interface VerdictQuestion {
   /** A metric of the metric table with its statistic (`ttft_ms p95`): which way is better is read there. */

@@ -2,7 +2,7 @@ import { isSweepWorkloadField, type SweepProtocol } from '../../../../shared/con
 import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../shared/contract/experiments';
 import type { SloSpec } from '../../../../shared/contract/runs';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
-import { DEFAULT_VERDICT_SETTINGS, type VerdictSettings } from '../../../metrics/window-verdicts';
+import { DEFAULT_VERDICT_SETTINGS, settingsPerFamily, type VerdictSettings } from '../../../metrics/window-verdicts';
 import { everyVerdictSettled } from '../../../metrics/sequential-verdicts';
 import { openName, verdictSettingsOf } from '../../window-rounds';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
@@ -129,8 +129,8 @@ function sweepPoint(condition: SweepCondition, result: ConditionResult, axes: Tr
 
 /**
  * Verdicts within each load level, against the first setting at that level. Each level's family
- * is Holm-corrected inside conditionVerdicts; splitting the error budget evenly over the levels
- * (Bonferroni) keeps the whole experiment's family-wise confidence at the nominal level.
+ * is Holm-corrected inside conditionVerdicts, at its share of the error budget (settingsPerFamily), so
+ * the whole experiment keeps its family-wise confidence over all levels and looks.
  */
 function verdictsPerLoadLevel(
   summaries: (ReturnType<typeof summarizeCondition> & { condition: SweepCondition })[],
@@ -139,7 +139,7 @@ function verdictsPerLoadLevel(
   const levels = byLoadLevel(summaries.map((entry) => ({ ...entry, concurrency: entry.condition.concurrency }))).filter(
     (group) => group.length > 1,
   );
-  const settingsPerLevel = { ...settings, confidence: 1 - (1 - settings.confidence) / Math.max(1, levels.length) };
+  const settingsPerLevel = settingsPerFamily(settings, levels.length);
   return levels.flatMap((group) =>
     conditionVerdicts(
       group.map((entry) => judgedCondition(entry.result, entry.windows)),
