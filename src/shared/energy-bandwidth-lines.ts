@@ -1,6 +1,7 @@
 import type { ConditionEfficiency } from './contract/experiments';
 import type { DecodeBandwidth } from './contract/runs';
 import type { EnergySummary, ThrottleSummary } from './contract/telemetry';
+import { ranEmbeddings } from './metric-columns';
 
 /** One-line readings of a run's energy, clock slowdowns and decode bandwidth, for the CLI and the run view alike. */
 
@@ -65,7 +66,7 @@ export function efficiencyCells(efficiency: ConditionEfficiency | undefined): { 
  * Whether a condition's requests decoded tokens, so that energy per output token and decode bandwidth
  * can be its figures: an embeddings condition outputs and decodes nothing (ConditionResult.embeddings).
  */
-export const decodesTokens = (condition: { embeddings?: unknown }): boolean => !condition.embeddings;
+export const decodesTokens = (condition: object): boolean => !ranEmbeddings(condition);
 
 /** The lines under an experiment's table: the peak each share is of, and why values are missing, each said once. */
 export function efficiencyNotes(conditions: readonly { name: string; efficiency?: ConditionEfficiency; embeddings?: unknown }[]): string[] {

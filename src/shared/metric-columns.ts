@@ -53,9 +53,15 @@ export type ConditionPlace = 'conditions' | 'report' | 'reportChart';
  * condition has no first token, no decode and no output tokens to fill the usual ones.
  */
 export function conditionColumns(place: ConditionPlace, conditions: readonly object[]): MetricColumn[] {
-  const embeddings = conditions.length > 0 && conditions.every((condition) => holdsPart(condition, 'embedding_inputs_per_s'));
-  return embeddings ? columnsShownIn('embeddingConditions') : columnsShownIn(place);
+  return everyOneRanEmbeddings(conditions) ? columnsShownIn('embeddingConditions') : columnsShownIn(place);
 }
+
+/** Whether a condition (or run summary) ran an embeddings workload: it then holds inputs/s, and no first token, decode or output tokens. */
+export const ranEmbeddings = (source: object | null | undefined): boolean => holdsPart(source, 'embedding_inputs_per_s');
+
+/** Whether every one of these conditions ran embeddings, so that they are laid out, judged and traded off as embeddings. */
+export const everyOneRanEmbeddings = (conditions: readonly object[]): boolean =>
+  conditions.length > 0 && conditions.every((condition) => ranEmbeddings(condition));
 
 /** The statistic columns of a place's distribution table: every one a distribution there shows, in the usual order. */
 export function distributionColumns(place: Place): Statistic[] {

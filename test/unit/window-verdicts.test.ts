@@ -201,14 +201,22 @@ describe('condition verdicts on embeddings', () => {
 
   it('judges latency per request and each window inputs/s where every side ran embeddings, more inputs/s being better', () => {
     // Batching: each request takes longer, yet more texts go through per second.
-    const small = { name: 'batch 1', windows: windows(3, 6, 32, 30).map(rows), embeddingRates: [29, 30, 31, 29.5, 30.5, 30] };
-    const large = { name: 'batch 8', windows: windows(4, 6, 32, 240).map(rows), embeddingRates: [60, 62, 61, 59, 63, 61] };
+    const small = {
+      name: 'batch 1',
+      windows: windows(3, 6, 32, 30).map(rows),
+      embeddings: { window_inputs_per_s: [29, 30, 31, 29.5, 30.5, 30] },
+    };
+    const large = {
+      name: 'batch 8',
+      windows: windows(4, 6, 32, 240).map(rows),
+      embeddings: { window_inputs_per_s: [60, 62, 61, 59, 63, 61] },
+    };
     const verdicts = conditionVerdicts([small, large]);
     expect(verdicts.map((row) => row.metric)).toEqual(['e2e_ms p50', 'e2e_ms p95', 'embedding_inputs_per_s mean']);
     expect(verdicts.map((row) => row.verdict)).toEqual(['slower', 'slower', 'faster']);
     expect(verdicts[2]).toMatchObject({ a_value: expect.closeTo(30, 1), b_value: expect.closeTo(61, 1), windows: [6, 6] });
     // Equal rates give no direction: the wrong sign for a rate would call the larger batch slower here.
-    const level = conditionVerdicts([small, { ...large, embeddingRates: small.embeddingRates }]);
+    const level = conditionVerdicts([small, { ...large, embeddings: small.embeddings }]);
     expect(level[2]!.verdict).not.toMatch(/faster|slower/);
   });
 
@@ -218,7 +226,7 @@ describe('condition verdicts on embeddings', () => {
         values.map((value) => ({ warmup: 0, error_class: null, ttft_ms: value, tpot_ms: value / 10 }) as RequestRow),
       );
     const verdicts = conditionVerdicts([
-      { name: 'a', windows: answers(5), embeddingRates: [1, 2, 3, 4, 5, 6] },
+      { name: 'a', windows: answers(5), embeddings: { window_inputs_per_s: [1, 2, 3, 4, 5, 6] } },
       { name: 'b', windows: answers(6) },
     ]);
     expect(verdicts.map((row) => row.metric)).toEqual(['ttft_ms p50', 'ttft_ms p95', 'tpot_ms p50', 'tpot_ms p95']);

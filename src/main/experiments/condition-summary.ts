@@ -14,6 +14,7 @@ import type { MeasuredRequest } from '../../shared/contract/measurement';
 import type { RunStore } from '../store/run-store';
 import { parsedTimings, toMeasuredRequest, type RequestRow } from '../store/run-rows';
 import { isPerRequest, judgedStatistics, type DistributionJudgedIn, type RateJudgedIn } from '../../shared/metric-table';
+import { everyOneRanEmbeddings } from '../../shared/metric-columns';
 
 /** Mean over windows with a 95 % t interval; windows are the unit of replication. */
 export function meanOverWindows(values: (number | null)[]): { mean: number | null; ci: [number, number] | null; windows: number } {
@@ -236,13 +237,13 @@ export interface JudgedCondition {
   name: string;
   windows: RequestRow[][];
   contaminated?: string | null;
-  /** Each window's inputs per second, where the condition ran embeddings (ConditionResult.embeddings). */
-  embeddingRates?: readonly number[];
+  /** Where the condition ran embeddings, each window's inputs per second (as in ConditionResult.embeddings). */
+  embeddings?: { window_inputs_per_s: readonly number[] };
 }
 
 /** A side's windows of one rate, each one value: its own window's rate. */
 function rateWindows(condition: JudgedCondition, metric: RateJudgedIn<'verdict'> | RateJudgedIn<'embeddingVerdict'>): number[][] {
-  if (metric === 'embedding_inputs_per_s') return (condition.embeddingRates ?? []).map((rate) => [rate]);
+  if (metric === 'embedding_inputs_per_s') return (condition.embeddings?.window_inputs_per_s ?? []).map((rate) => [rate]);
   return windowRates(condition.windows, metric);
 }
 
@@ -266,7 +267,7 @@ export function conditionVerdicts(
     ...(options.pairs ?? []).map(([a, b]) => [byName.get(a)!, byName.get(b)!] as const),
   ];
   // Embeddings have no tokens to time: every side ran them, or the verdicts are the answers' own.
-  const embeddings = conditions.every((condition) => condition.embeddingRates !== undefined);
+  const embeddings = everyOneRanEmbeddings(conditions);
   const judged = embeddings ? EMBEDDING_VERDICT_METRICS : VERDICT_METRICS;
   // Typed by the table: a per-request metric given `verdict` must be a column of the request rows.
   const values = (runs: RequestRow[][], key: JudgedDistribution) =>
@@ -313,7 +314,7 @@ export const judgedCondition = (result: ConditionResult, windows: RequestRow[][]
   name: result.name,
   windows,
   contaminated: result.contaminated ? result.contamination_reason : null,
-  ...(result.embeddings ? { embeddingRates: result.embeddings.window_inputs_per_s } : {}),
+  ...(result.embeddings ? { embeddings: { window_inputs_per_s: result.embeddings.window_inputs_per_s } } : {}),
 });
 
 /** Verdicts between summarized conditions (the first the baseline), a contaminated one withheld with its reason. */

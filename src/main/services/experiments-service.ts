@@ -1,5 +1,5 @@
 import { profileWithin } from './access';
-import { assertImagesServed } from './run-task';
+import { assertImagesServed } from '../workload/item-images';
 import type {
   DecisionRecord,
   ExperimentListItem,

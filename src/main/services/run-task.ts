@@ -13,7 +13,7 @@ import type { TaskControl } from './tasks';
 import { loraAdapterEntries } from '../../shared/lora-adapter-entry';
 import type { ServerProfile } from '../../shared/contract/server';
 import { isDemoRef } from '../models/demo-models';
-import { showsImages } from '../workload/item-images';
+import { assertImagesServed, showsImages } from '../workload/item-images';
 
 /** What a caller awaiting a run (the CLI) hears while it goes. */
 export interface RunHooks {
@@ -44,21 +44,6 @@ export function assertLoraChoicesFit(def: WorkloadDef, adaptersLoaded: number): 
                 : `${adaptersLoaded} (ids 0 to ${adaptersLoaded - 1}, in the order of the profile's loraAdapter list)`
             }`,
           );
-}
-
-/**
- * Refuses, before a server starts, a workload that shows images to a server given no projector:
- * llama-server would answer each such request with an error, after the model had loaded.
- */
-export function assertImagesServed(def: WorkloadDef, projector: string | null | undefined): void {
-  if (projector) return;
-  for (const group of def.groups)
-    for (const item of group.items ?? [])
-      if (item.images)
-        throw new AppError(
-          ErrorCode.InvalidInput,
-          `workload item "${item.id}" shows images, but the profile names no image projector: set the model's projector (--set projector=mmproj-FILE.gguf, or demo:mmproj for the demo models)`,
-        );
 }
 
 /** The projector the demo models take where a workload shows images and the profile names none: the demo's own. */

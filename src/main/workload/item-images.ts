@@ -69,3 +69,18 @@ export async function itemImageUris(images: readonly ImageDef[], folder: string,
 /** Whether any written item of a workload shows a picture. */
 export const showsImages = (def: Pick<WorkloadDef, 'groups'>): boolean =>
   def.groups.some((group) => group.items?.some((item) => item.images !== undefined));
+
+/**
+ * Refuses, before a server starts, a workload that shows images to a server given no projector:
+ * llama-server would answer each such request with an error, after the model had loaded.
+ */
+export function assertImagesServed(def: WorkloadDef, projector: string | null | undefined): void {
+  if (projector) return;
+  for (const group of def.groups)
+    for (const item of group.items ?? [])
+      if (item.images)
+        throw new AppError(
+          ErrorCode.InvalidInput,
+          `workload item "${item.id}" shows images, but the profile names no image projector: set the model's projector (--set projector=mmproj-FILE.gguf, or demo:mmproj for the demo models)`,
+        );
+}

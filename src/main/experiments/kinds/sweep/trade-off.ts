@@ -1,4 +1,5 @@
 import type { ConditionResult } from '../../../../shared/contract/experiments';
+import { everyOneRanEmbeddings } from '../../../../shared/metric-columns';
 
 /**
  * What a sweep's Pareto set trades off: throughput against tail latency. For generated answers that
@@ -31,4 +32,4 @@ const EMBEDDINGS: TradeOffAxes = {
 
 /** The axes of these conditions: embeddings where every condition ran them. */
 export const tradeOffAxes = (conditions: readonly ConditionResult[]): TradeOffAxes =>
-  conditions.length > 0 && conditions.every((condition) => condition.embeddings) ? EMBEDDINGS : ANSWERS;
+  everyOneRanEmbeddings(conditions) ? EMBEDDINGS : ANSWERS;
