@@ -17,5 +17,5 @@ export function imagesLine(images: ImagesSummary | null): string {
   const decoded = images.tokens_per_image
     ? `${images.images} decoded into the model, ${tokensText(images.tokens_per_image)} (${images.image_tokens} in all), decode p50 ${ms(images.image_decode_ms?.p50)} each`
     : 'none decoded into the model';
-  return `images: ${decoded}; encoder p50 ${ms(images.image_encode_ms?.p50)} over ${images.encodes} encode${images.encodes === 1 ? '' : 's'} (max ${ms(images.image_encode_ms?.max)}); from ${images.source}, warm-up requests included`;
+  return `images: ${decoded}; encoder p50 ${ms(images.image_encode_ms?.p50)} over ${images.encodes} encode${images.encodes === 1 ? '' : 's'} (max ${ms(images.image_encode_ms?.max)}); from ${images.source}, ${images.measured_window_only ? 'measured requests only' : 'warm-up requests included'}`;
 }

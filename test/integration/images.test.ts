@@ -109,7 +109,20 @@ describe('images on the real llama-server', () => {
 
   it('runs the built-in vision workload on a demo model, which takes the demo projector when none is named; its checks fail by design', async () => {
     const db = path.join(tempDir(), 'v.db');
-    const result = await inferlab(['run', '--workload', 'vision', '--model', 'demo:q8_0', '--requests', '4', '--db', db, '--json']);
+    const result = await inferlab([
+      'run',
+      '--workload',
+      'vision',
+      '--model',
+      'demo:q8_0',
+      '--requests',
+      '4',
+      '--warmup',
+      '1',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(
       /the workload shows images: demo:q8_0 is served with the demo projector \(demo:mmproj; --set projector=FILE for another\)/,
@@ -117,25 +130,41 @@ describe('images on the real llama-server', () => {
     const summary = JSON.parse(result.stdout);
     expect(summary.requests).toMatchObject({ attempted: 4, completed: 4, accepted: 0, checked: 4 });
     expect(Object.keys(summary.groups)).toEqual(['pictures', 'text-only']);
-    // The server's log splits each picture out of its prompt: encoded once each, 16 tokens into the model.
-    expect(summary.images).toMatchObject({ images: 3, image_tokens: 3 * DEMO_PROJECTOR_IMAGE_TOKENS, encodes: 3 });
+    // The server's log splits each picture out of its prompt: encoded once each, 16 tokens into the model. Of the four
+    // pictures shown, the warm-up's (colour) is left out, and the measured colour, asked again, comes from the prompt cache.
+    expect(summary.images).toMatchObject({
+      images: 2,
+      image_tokens: 2 * DEMO_PROJECTOR_IMAGE_TOKENS,
+      encodes: 2,
+      measured_window_only: true,
+    });
     expect(summary.images.image_encode_ms.p50).toBeGreaterThan(0);
-    expect(summary.images.image_decode_ms.n).toBe(3);
+    expect(summary.images.image_decode_ms.n).toBe(2);
     const shown = await inferlab(['runs', 'show', summary.run_id, '--db', db]);
     expect(shown.stdout).toMatch(
-      /^images: 3 decoded into the model, 16 tokens each \(48 in all\), decode p50 [\d.]+ ms each; encoder p50 [\d.]+ ms over 3 encodes/m,
+      /^images: 2 decoded into the model, 16 tokens each \(32 in all\), decode p50 [\d.]+ ms each; encoder p50 [\d.]+ ms over 2 encodes .*, measured requests only$/m,
     );
     const argv = storedServerConfig(db, summary.run_id).argv;
     expect(argv[argv.indexOf('--mmproj') + 1]).toBe(await resolveModelRef('demo:mmproj'));
     // Each picture adds the projector's tokens to its question's prompt.
     const record = new Database(db, { readonly: true });
     try {
-      const prompts = record.prepare('SELECT item_id, prompt_tokens FROM requests WHERE run_id = ? ORDER BY seq').all(summary.run_id) as {
+      const prompts = record
+        .prepare('SELECT item_id, prompt_tokens, warmup FROM requests WHERE run_id = ? ORDER BY seq')
+        .all(summary.run_id) as {
         item_id: string;
         prompt_tokens: number;
+        warmup: number;
       }[];
-      expect(prompts.map((row) => row.item_id)).toEqual(['colour', 'count', 'shape', 'colour-text']);
-      for (const row of prompts.slice(0, 3)) expect(row.prompt_tokens).toBeGreaterThan(DEMO_PROJECTOR_IMAGE_TOKENS);
+      expect(prompts.map((row) => `${row.item_id}${row.warmup ? ' (warm-up)' : ''}`)).toEqual([
+        'colour (warm-up)',
+        'count',
+        'shape',
+        'colour-text',
+        'colour',
+      ]);
+      for (const row of prompts.filter((row) => row.item_id !== 'colour-text'))
+        expect(row.prompt_tokens).toBeGreaterThan(DEMO_PROJECTOR_IMAGE_TOKENS);
     } finally {
       record.close();
     }

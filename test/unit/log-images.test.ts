@@ -39,8 +39,33 @@ describe("what llama-server's log says of the pictures it was shown", () => {
     expect(summary.image_encode_ms!.p50).toBeCloseTo(106.653, 3);
     expect(summary.image_decode_ms!.p50).toBe(7);
     expect(imagesLine(summary)).toBe(
-      "images: 3 decoded into the model, 16 tokens each (48 in all), decode p50 7.0 ms each; encoder p50 106.7 ms over 3 encodes (max 145.0 ms); from llama-server's log (its trace level, or an older build's own encode line), warm-up requests included",
+      "images: 3 decoded into the model, 16 tokens each (48 in all), decode p50 7.0 ms each; encoder p50 106.7 ms over 3 encodes (max 145.0 ms); from llama-server's log (its trace level, or an older build's own encode line), measured requests only",
     );
+    // A summary stored before warm-up pictures were left out says that it holds them.
+    const { measured_window_only: _, ...stored } = summary;
+    expect(imagesLine(stored)).toMatch(/, warm-up requests included$/);
+  });
+
+  it("leaves out the pictures finished before the measured window opened, the warm-up's (captured lines, the mark placed after the first picture)", () => {
+    const lines = captured('cpu-2026-image-trace-pinned-80fb11a-demo-projector.log');
+    const firstDecoded = lines.findIndex((line) => line.includes('image decoded (batch 1/1)'));
+    const reader = new ImageLogReader();
+    for (const line of lines.slice(0, firstDecoded + 1)) reader.read(line);
+    reader.markWindowStart();
+    for (const line of lines.slice(firstDecoded + 1)) reader.read(line);
+    const figures = reader.figures();
+    expect(figures.encodesMs.map((value) => Number(value.toFixed(3)))).toEqual([106.653, 24.967]);
+    expect(figures.images).toEqual([
+      { tokens: 16, decodeMs: 7, batches: 1 },
+      { tokens: 16, decodeMs: 5, batches: 1 },
+    ]);
+    // A picture whose encode began before the mark and whose decoding ends after it counts with the window.
+    const straddling = new ImageLogReader();
+    straddling.read('0.01.000.000 I slot process_mtmd: id  0 | task 3 | encoding mtmd batch from idx = 9, n_chunks = 1');
+    straddling.markWindowStart();
+    straddling.read('0.01.100.000 I decoding image batch 1/1, n_tokens_batch = 16');
+    straddling.read('0.01.110.000 I image decoded (batch 1/1) in 10 ms');
+    expect(straddling.figures()).toEqual({ encodesMs: [100], images: [{ tokens: 16, decodeMs: 10, batches: 1 }] });
   });
 
   it("takes an older build's own encode time, and leaves out a picture whose decoding the log does not finish (captured)", () => {

@@ -21,5 +21,6 @@ export function imagesSummary(figures: {
     image_encode_ms: encodesMs.length === 0 ? null : summarize(encodesMs),
     image_decode_ms: images.length === 0 ? null : summarize(images.map((image) => image.decodeMs)),
     source: IMAGE_LOG_SOURCE,
+    measured_window_only: true,
   };
 }

@@ -357,6 +357,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
       counter,
       telemetry,
       clockOrigin,
+      imageLog: imageLog?.reader ?? null,
     });
     await telemetry.stop();
     const summary = await finishMeasuredRun({
@@ -474,6 +475,7 @@ async function driveLoad(
     counter: TokenCounter;
     telemetry: TelemetrySession;
     clockOrigin: number;
+    imageLog: ImageLogReader | null;
   },
 ) {
   const { request } = options;
@@ -509,6 +511,7 @@ async function driveLoad(
       onMeasuredStart: () => {
         telemetry.markWindowStart();
         clientLoad.start();
+        run.imageLog?.markWindowStart();
       },
     });
     telemetry.markWindowEnd();

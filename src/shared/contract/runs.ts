@@ -261,9 +261,9 @@ export interface RunSummary {
 }
 
 /**
- * The pictures of a run, from the managed server's log over the run (warm-up requests included):
- * a picture served from the prompt cache is neither encoded nor decoded again, so `images` can be
- * fewer than the requests that showed one.
+ * The pictures of a run's measured window, from the managed server's log: a picture served from the
+ * prompt cache is neither encoded nor decoded again, so `images` can be fewer than the requests that
+ * showed one.
  */
 export interface ImagesSummary {
   /** Pictures decoded into the model (all their batches), and their tokens. */
@@ -277,6 +277,8 @@ export interface ImagesSummary {
   /** Milliseconds per picture to decode its embeddings into the model, summed over its batches. */
   image_decode_ms: Distribution | null;
   source: string;
+  /** True where the warm-up requests' pictures are left out; absent in summaries stored before they were (which include them). */
+  measured_window_only?: boolean;
 }
 
 /**

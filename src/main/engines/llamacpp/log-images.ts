@@ -48,6 +48,8 @@ export class ImageLogReader {
   private readonly encodesMs: number[] = [];
   private readonly images: DecodedImage[] = [];
   private current: DecodedImage | null = null;
+  /** Encodes and pictures finished before the measured window opened: the warm-up's, left out of figures(). */
+  private beforeWindow = { encodes: 0, images: 0 };
 
   read(line: string): void {
     if (line.includes('encoding mtmd batch')) {
@@ -87,8 +89,19 @@ export class ImageLogReader {
     }
   }
 
-  /** What the lines read so far say: each encode's time, and each picture decoded into the model. */
+  /**
+   * Marks where the measured window opens: what was finished before it (the warm-up requests' pictures,
+   * all answered by then) is left out of figures(). A picture still being decoded counts with the window.
+   */
+  markWindowStart(): void {
+    this.beforeWindow = { encodes: this.encodesMs.length, images: this.images.length };
+  }
+
+  /** What the lines read since the window opened (or from the start, where it was never marked) say: each encode's time, and each picture decoded into the model. */
   figures(): ImageLogFigures {
-    return { encodesMs: [...this.encodesMs], images: this.images.map((image) => ({ ...image })) };
+    return {
+      encodesMs: this.encodesMs.slice(this.beforeWindow.encodes),
+      images: this.images.slice(this.beforeWindow.images).map((image) => ({ ...image })),
+    };
   }
 }
