@@ -46,15 +46,15 @@ describe('inferlab race on requests measured on the real llama-server', () => {
   it('races two models live: each lane run on its own warmed server one after another, then played together', async () => {
     const dir = tempDir();
     const db = path.join(dir, 'live.db');
-    const prompt = 'Tell me about the sea.';
+    // A generated item: its words are sized without a tokenizer, so every lane is sent the same text.
     const live = await inferlab([
       'race',
       '--model',
       'demo:q8_0',
       '--model',
       'demo:q4_k_m',
-      '--prompt',
-      prompt,
+      '--item',
+      'prefix-share#shared-prefix-p1-s2',
       '--max-tokens',
       '16',
       '--db',
@@ -84,6 +84,8 @@ describe('inferlab race on requests measured on the real llama-server', () => {
     const show = await inferlabJson(['runs', 'show', race.lanes[0]!.runId], db);
     expect(show.manifest.workload.name).toBe('race');
     expect(show.summary.cache.cached_prompt_tokens).toBeLessThan(show.summary.cache.prompt_tokens / 2);
+    // 768 + 32 tokens by the word estimate: the lane's tokenizer counts the same words its own way.
+    expect(show.summary.cache.prompt_tokens).toBeGreaterThan(600);
 
     // Together: both servers up and warmed, then both prompts at one instant; the note says they competed.
     // The second lane has a setting of its own (the demo adapter), and is named by it; the prompt is a workload's item.
@@ -134,11 +136,13 @@ describe('inferlab race on requests measured on the real llama-server', () => {
       '--model',
       'demo:q4_k_m',
       '--item',
-      'multi-turn-chat#c1',
+      'multi-turn-chat#chat-c1',
       '--db',
       db,
     ]);
-    expect(generated.stderr).toMatch(/its written items are none \(it only generates\)/);
+    expect(generated.stderr).toMatch(
+      /item: chat-c1 of .*multi-turn-chat\.yaml is a conversation \(the conversations generator\); a race streams one answer/,
+    );
     expect((await inferlab(['race', '--model', 'a', '--model', 'b', '--item', 'chat-short', '--db', db])).stderr).toMatch(
       /--item takes WORKLOAD#ID/,
     );

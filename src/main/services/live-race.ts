@@ -6,54 +6,11 @@ import type { RunSummary } from '../../shared/contract/runs';
 import { ErrorCode } from '../../shared/errors';
 import type { Race, RaceLane } from '../../shared/race';
 import { AppError } from '../core/errors';
-import { readWorkloadFile } from '../workload/read-workload';
 import type { WorkloadItemDef } from '../workload/workload-types';
-import { generatorFilesWithin, resolveModelWithin, workloadPathWithin, type ServiceAccess } from './access';
+import { resolveModelWithin, type ServiceAccess } from './access';
+import { racedItem } from './race-item';
 import type { RunHooks } from './run-task';
 import type { LaunchedTask, TaskRunner } from './tasks';
-
-/** Kinds of item a race cannot stream as one answer. */
-function unraceable(item: WorkloadItemDef): string | null {
-  if (item.turns) return 'a conversation (turns)';
-  if (item.tool_results) return 'an agent exchange (tool_results)';
-  if (item.input !== undefined) return 'an embeddings request';
-  if (item.query !== undefined) return 'a reranking request';
-  return null;
-}
-
-/**
- * The item every lane is given: the typed prompt, or the named item of a workload held to the face's
- * roots (its image files too), refused where it is missing or is not one streamed answer.
- */
-async function racedItem(request: LiveRaceRequest, access: ServiceAccess): Promise<WorkloadItemDef> {
-  if ((request.prompt === undefined) === (request.item === undefined))
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      'a race needs a prompt or a workload item (--prompt TEXT or --item WORKLOAD#ID), one of them',
-    );
-  if (request.prompt !== undefined) {
-    if (request.prompt.trim() === '') throw new AppError(ErrorCode.InvalidInput, 'prompt: the race needs a prompt that is not blank');
-    return { id: 'prompt', messages: [{ role: 'user', content: request.prompt }] };
-  }
-  const { workload, id } = request.item!;
-  const file = await workloadPathWithin(access, workload);
-  const def = await generatorFilesWithin(access, await readWorkloadFile(file), file);
-  const written = def.groups.flatMap((group) => group.items ?? []);
-  const item = written.find((candidate) => candidate.id === id);
-  if (!item)
-    throw new AppError(
-      ErrorCode.InvalidInput,
-      `item: ${file} has no item "${id}"; its written items are ${written.map((candidate) => candidate.id).join(', ') || 'none (it only generates)'}`,
-    );
-  const kind = unraceable(item);
-  if (kind) throw new AppError(ErrorCode.InvalidInput, `item: ${id} of ${file} is ${kind}; a race streams one answer to one request`);
-  // Sent once, at the race's answer length.
-  const raced: WorkloadItemDef = { ...item, id: 'prompt' };
-  delete raced.repeat;
-  delete raced.weight;
-  delete raced.max_tokens;
-  return raced;
-}
 
 /** The one-item workload every lane is given, written where only this user can read it. */
 function raceWorkloadFile(request: LiveRaceRequest, item: WorkloadItemDef): { file: string; dispose: () => void } {
