@@ -10,6 +10,7 @@ const mocked = 'test/unit/**/*.mocked.test.ts';
 const serverLeakCheck = 'test/support/no-server-outlives-file.ts';
 // Every test that starts a server sees a GPU: the machine's own, or the nvidia-smi stand-in where it has none (docs/TESTING.md).
 const gpuOnPath = 'test/support/gpu-on-path.ts';
+const cpuPerFile = 'test/support/cpu-per-file.ts';
 
 export default defineConfig({
   test: {
@@ -44,7 +45,7 @@ export default defineConfig({
 
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          setupFiles: [serverLeakCheck, gpuOnPath],
+          setupFiles: [serverLeakCheck, gpuOnPath, cpuPerFile],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -57,7 +58,7 @@ export default defineConfig({
 
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          setupFiles: [serverLeakCheck, gpuOnPath],
+          setupFiles: [serverLeakCheck, gpuOnPath, cpuPerFile],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
