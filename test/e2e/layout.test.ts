@@ -213,6 +213,19 @@ describeWithChromium('every view fits its cards at a presenter’s screen sizes'
     expect(pageErrors).toEqual([]);
   });
 
+  it("opens each experiment's decision at its own recommendation: a choice and reason begun on another do not carry over", async () => {
+    await page.evaluate((hash) => (window.location.hash = hash), `#/experiments/${stored.experimentId}`);
+    const decide = page.getByLabel('condition decided');
+    await expect.poll(() => decide.inputValue()).toBe('q4_k_m');
+    await decide.selectOption('q8_0');
+    await page.getByPlaceholder('why this one').fill('smaller, and fast enough');
+    await page.evaluate((hash) => (window.location.hash = hash), `#/experiments/${stored.adapterExperimentId}`);
+    await page.getByTestId('adapter-table').waitFor();
+    expect(await decide.inputValue()).toBe('demo-lora@0.5 swapped');
+    expect(await page.getByPlaceholder('why this one').inputValue()).toBe('');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('plays an exported race file offline at both sizes: lanes fill in at their pace, the order shows, nothing is fetched', async () => {
     const lane = (label: string, pace: number) => ({
       label,

@@ -198,7 +198,7 @@ function ConditionNotes({ result }: { result: ExperimentResult }) {
 }
 
 /** Baseline against each other condition; a withheld verdict points to why, under the table. */
-function VerdictsTable({ result, firstNote }: { result: ExperimentResult; firstNote: number }) {
+export function VerdictsTable({ result, firstNote }: { result: ExperimentResult; firstNote: number }) {
   const notes = useMemo(
     () =>
       numberNotes(
@@ -218,6 +218,11 @@ function VerdictsTable({ result, firstNote }: { result: ExperimentResult; firstN
             means neither shown)
           </small>
         </h3>
+      )}
+      {EXPERIMENT_KIND_VIEWS[result.kind].verdicts !== false && result.verdicts.length === 0 && (
+        <p className="muted" data-testid="verdicts-none">
+          None in this result: no two conditions measured windows to compare.
+        </p>
       )}
       <TableScroll>
         <table data-testid="verdicts-table">
@@ -277,7 +282,7 @@ function DecisionForm({ result, client, onDecided }: { result: ExperimentResult;
       >
         <label>
           Decide{' '}
-          <select value={chosen} onChange={(event) => setChosen(event.target.value)}>
+          <select aria-label="condition decided" value={chosen} onChange={(event) => setChosen(event.target.value)}>
             {result.conditions.map((condition) => (
               <option key={condition.name}>{condition.name}</option>
             ))}
@@ -360,7 +365,8 @@ export function ResultView({ result, client, onDecided }: { result: ExperimentRe
       <ConditionsTable result={result} />
       <ConditionNotes result={result} />
       <VerdictsTable result={result} firstNote={firstVerdictNote} />
-      <DecisionForm result={result} client={client} onDecided={onDecided} />
+      {/* Keyed by the experiment: another result opens at its own recommendation, not a choice begun on the last. */}
+      <DecisionForm key={result.experiment_id} result={result} client={client} onDecided={onDecided} />
     </div>
   );
 }
