@@ -56,21 +56,22 @@ async function findItem(def: WorkloadDef, file: string, id: string): Promise<Wor
     return item;
   }
   const generatedNames: string[] = [];
-  for (const group of def.groups) {
-    if (!group.generate) continue;
-    const kind = unraceableGenerator(group.generate);
-    if (kind) {
-      if (id.startsWith(`${group.name}-`))
-        throw new AppError(ErrorCode.InvalidInput, `item: ${id} of ${file} is ${kind}; a race streams one answer to one request`);
-      continue;
-    }
-    const generated = await generatedItems({ ...group, generate: group.generate }, file);
+  const generators = def.groups.flatMap((group) => (group.generate ? [{ ...group, generate: group.generate }] : []));
+  for (const group of generators) {
+    if (unraceableGenerator(group.generate)) continue;
+    const generated = await generatedItems(group, file);
     const found = generated.find((candidate) => candidate.id === id);
     if (found) return found;
     if (generated.length > 0)
       generatedNames.push(
         generated.length === 1 ? generated[0]!.id : `${generated[0]!.id} … ${generated.at(-1)!.id} (${generated.length})`,
       );
+  }
+  // Not one of the raceable ones: an item of a conversation, embeddings or trace group is named for what it is.
+  for (const group of generators) {
+    const kind = unraceableGenerator(group.generate);
+    if (kind && id.startsWith(`${group.name}-`))
+      throw new AppError(ErrorCode.InvalidInput, `item: ${id} of ${file} is ${kind}; a race streams one answer to one request`);
   }
   const writtenNames = written.map((candidate) => candidate.id).join(', ') || 'none';
   throw new AppError(
