@@ -46,6 +46,9 @@ describe('inferlab run against the real llama-server', () => {
     });
     expect(summary.reasoning).toBeNull();
     expect(summary.schedule_latency).toBeNull();
+    // No item showed a picture: the summary has no images part, and so no images line, rather than one saying the log was silent.
+    expect(summary).not.toHaveProperty('images');
+    expect((await inferlab(['runs', 'show', summary.run_id, '--db', db])).stdout).not.toMatch(/^images:/m);
     expect(summary.throughput).toEqual({
       requests_per_s: expect.any(Number),
       output_tokens_per_s: expect.any(Number),

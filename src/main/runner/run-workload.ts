@@ -371,7 +371,8 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
       telemetry,
       clientLoad: withShards(clientLoad.stop(), execution.shards),
       offload: manifest.gpu_offload,
-      images: imageLog && imagesSummary(imageLog.reader.figures()),
+      // Only a run that showed pictures has an images part: null there means its log said nothing of them.
+      images: imageLog ? imagesSummary(imageLog.reader.figures()) : undefined,
     });
     return { summary, workload };
   } finally {
