@@ -1,4 +1,4 @@
-import { finishOrder, laneAt, nearestFrameClock, type Race } from './race';
+import { BUNCHED_RATE, finishOrder, laneAt, nearestFrameClock, type Race } from './race';
 
 /** JSON that stays data inside a script element: no `</script>`, no line separators JavaScript reads as line ends. */
 function inertJson(value: unknown): string {
@@ -17,6 +17,7 @@ const PLAYER = `
 const laneAt = (${laneAt.toString()});
 const finishOrder = (${finishOrder.toString()});
 const nearestFrameClock = (${nearestFrameClock.toString()});
+const BUNCHED_RATE = ${JSON.stringify(BUNCHED_RATE)};
 const race = JSON.parse(document.getElementById('race-data').textContent);
 const grid = document.getElementById('lanes');
 const clock = document.getElementById('clock');
@@ -51,7 +52,7 @@ function show(at) {
     const { lane } = view;
     const state = laneAt(lane, at);
     const ttft = state.started ? 'TTFT ' + lane.ttftMs.toFixed(0) + ' ms' : 'waiting for the first token';
-    const stats = ttft + ' · ' + state.tokens + ' tokens' + (state.tokensPerS === null ? '' : ' · ' + state.tokensPerS.toFixed(1) + ' tok/s') + (state.finished ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
+    const stats = ttft + ' · ' + state.tokens + ' tokens' + (state.tokensPerS === null ? (state.bunched ? ' · ' + BUNCHED_RATE : '') : ' · ' + state.tokensPerS.toFixed(1) + ' tok/s') + (state.finished ? ' · finished at ' + lane.endMs.toFixed(0) + ' ms' : '');
     if (stats !== view.statsText) view.stats.textContent = view.statsText = stats;
     if (state.chunks < view.shown) {
       view.shownText.data = '';

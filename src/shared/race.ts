@@ -30,11 +30,20 @@ export interface LaneState {
   chunks: number;
   /** Output tokens so far: the request's token count shared out over its chunks as they arrive. */
   tokens: number;
-  /** Tokens per second of decoding so far (after the first token), null before two tokens. */
+  /** Tokens per second of decoding so far (after the first token), null before two tokens and for a bunched lane. */
   tokensPerS: number | null;
+  /**
+   * The lane's tokens after the first reached the client under 0.1 ms apart on average (the run summary's own
+   * BUNCHED TOKENS floor): they were held up on the way and arrived together, so no decode rate can be read
+   * from them. Shown once two tokens have arrived.
+   */
+  bunched: boolean;
   started: boolean;
   finished: boolean;
 }
+
+/** What a lane says in place of its rate where its tokens arrived bunched (LaneState.bunched). */
+export const BUNCHED_RATE = 'no rate (tokens arrived bunched)';
 
 export function laneAt(lane: RaceLane, atMs: number): LaneState {
   let chunks = 0;
@@ -47,11 +56,15 @@ export function laneAt(lane: RaceLane, atMs: number): LaneState {
   const total = lane.chunks.length;
   const tokens = total === 0 ? 0 : Math.round(((lane.outputTokens ?? total) * chunks) / total);
   const decodingMs = lane.ttftMs === null ? 0 : Math.min(atMs, lane.endMs ?? atMs) - lane.ttftMs;
+  const laneTokens = lane.outputTokens ?? total;
+  // A literal, not an import: this function's source is placed in the exported race's page.
+  const bunched = lane.ttftMs !== null && lane.endMs !== null && laneTokens > 1 && (lane.endMs - lane.ttftMs) / (laneTokens - 1) < 0.1;
   return {
     text,
     chunks,
     tokens,
-    tokensPerS: tokens > 1 && decodingMs > 0 ? ((tokens - 1) / decodingMs) * 1000 : null,
+    tokensPerS: !bunched && tokens > 1 && decodingMs > 0 ? ((tokens - 1) / decodingMs) * 1000 : null,
+    bunched: bunched && tokens > 1,
     started: lane.ttftMs !== null && atMs >= lane.ttftMs,
     finished: lane.endMs !== null && atMs >= lane.endMs,
   };

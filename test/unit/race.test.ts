@@ -5,7 +5,8 @@ import { raceLanes } from '../../src/main/services/race-lanes';
 import { openDatabase } from '../../src/main/store/database';
 import { RunStore } from '../../src/main/store/run-store';
 import { ExperimentStore } from '../../src/main/store/experiment-store';
-import { finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
+import { BUNCHED_RATE, finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race, type RaceLane } from '../../src/shared/race';
+import { BUNCHED_TPOT_FLOOR_MS } from '../../src/main/metrics/bunched-delivery';
 import { raceHtml } from '../../src/shared/race-html';
 import { createBareRun, requestMetrics, storedRequest } from '../support/stored-request';
 import { useTempDirs } from '../support/temp';
@@ -30,8 +31,16 @@ const LANE: RaceLane = {
 
 describe('a race of stored requests', () => {
   it('shows each lane as its chunks arrived: text, tokens shared out over chunks, decode pace, start and finish', () => {
-    expect(laneAt(LANE, 10)).toEqual({ text: '', chunks: 0, tokens: 0, tokensPerS: null, started: false, finished: false });
-    expect(laneAt(LANE, 30)).toEqual({ text: 'Hello', chunks: 2, tokens: 3, tokensPerS: 200, started: true, finished: false });
+    expect(laneAt(LANE, 10)).toEqual({ text: '', chunks: 0, tokens: 0, tokensPerS: null, bunched: false, started: false, finished: false });
+    expect(laneAt(LANE, 30)).toEqual({
+      text: 'Hello',
+      chunks: 2,
+      tokens: 3,
+      tokensPerS: 200,
+      bunched: false,
+      started: true,
+      finished: false,
+    });
     // After the finish the pace stops at the finish: 3 decode steps in 35 ms.
     expect(laneAt(LANE, 1000)).toMatchObject({ text: 'Hello world', tokens: 4, finished: true });
     expect(laneAt(LANE, 1000).tokensPerS).toBeCloseTo((3 / 35) * 1000, 6);
@@ -39,6 +48,31 @@ describe('a race of stored requests', () => {
     const failed = { ...LANE, label: 'c', endMs: null };
     expect(finishOrder([slow, failed, LANE])).toEqual([2, 0, 1]);
     expect(raceLengthMs([slow, failed, LANE])).toBe(80);
+  });
+
+  it("gives no rate for a lane whose tokens arrived bunched, at the run summary's own floor, in every face", () => {
+    // Constructed after a lane the Race view's test showed on a busy two-core machine: 16 tokens, the last 15 within a
+    // tenth of a millisecond of the first, which the view read as 225,985 tok/s.
+    const bunched: RaceLane = {
+      ...LANE,
+      label: 'bunched',
+      chunks: Array.from({ length: 16 }, (_, index) => ({ atMs: 85 + index * 0.004, text: `t${index} ` })),
+      ttftMs: 85,
+      endMs: 85.066,
+      outputTokens: 16,
+    };
+    expect(laneAt(bunched, 84)).toMatchObject({ tokens: 0, tokensPerS: null, bunched: false });
+    expect(laneAt(bunched, 100)).toMatchObject({ tokens: 16, tokensPerS: null, bunched: true, finished: true });
+    // The same floor as the run summary's BUNCHED TOKENS: just under 0.1 ms a token is bunched, just over it is a rate.
+    const paced = (perTokenMs: number) => laneAt({ ...bunched, endMs: 85 + 15 * perTokenMs }, 1000);
+    expect(paced(BUNCHED_TPOT_FLOOR_MS * 0.99)).toMatchObject({ bunched: true, tokensPerS: null });
+    expect(paced(BUNCHED_TPOT_FLOOR_MS * 1.01)).toMatchObject({ bunched: false });
+    expect(paced(BUNCHED_TPOT_FLOOR_MS * 1.01).tokensPerS).toBeCloseTo(1000 / (BUNCHED_TPOT_FLOOR_MS * 1.01), 6);
+    const race: Race = { lanes: [LANE, bunched], note: 'n' };
+    expect(raceFrame(race, 1000, 80, 6).join('\n')).toMatch(/bunched/);
+    expect(raceFrame(race, 1000, 80, 6).join('\n')).not.toMatch(/\d{5,}/);
+    const html = raceHtml(race, 'race');
+    expect(html).toContain(JSON.stringify(BUNCHED_RATE));
   });
 
   it('draws the terminal frame: a column per lane of one width, its figures, the last lines of its text, ticks where it has none', () => {

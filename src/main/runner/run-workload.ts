@@ -371,7 +371,6 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
       telemetry,
       clientLoad: withShards(clientLoad.stop(), execution.shards),
       offload: manifest.gpu_offload,
-      // Only a run that showed pictures has an images part: null there means its log said nothing of them.
       images: imageLog ? imagesSummary(imageLog.reader.figures()) : undefined,
     });
     return { summary, workload };
@@ -389,6 +388,7 @@ export async function runWorkload(options: RunWorkloadOptions): Promise<RunResul
 /**
  * Where a run shows pictures to a server Infer Lab manages, its log lines are read while the run
  * lasts for what they say of encoding and decoding each picture; an endpoint's log is not at hand.
+ * Only such a run has an images part in its summary, null there meaning the log said nothing of them.
  */
 function imageLogOf(target: ConnectedTarget, request: RunRequest): { reader: ImageLogReader; stop: () => void } | null {
   if (!target.managed || !showsImages(request.workload.def)) return null;

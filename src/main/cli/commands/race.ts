@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { ExperimentResult } from '../../../shared/contract/experiments';
 import { LIVE_RACE_LIMITS, type LiveRaceRequest } from '../../../shared/contract/specs';
 import { ErrorCode } from '../../../shared/errors';
-import { finishOrder, laneAt, raceItemOf, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
+import { BUNCHED_RATE, finishOrder, laneAt, raceItemOf, raceLengthMs, type Race, type RaceLane } from '../../../shared/race';
 import { raceHtml } from '../../../shared/race-html';
 import { AppError } from '../../core/errors';
 import { shellAccess } from '../../services/access';
@@ -29,7 +29,7 @@ function plainEvents(lanes: readonly RaceLane[]): { atMs: number; line: (at: num
               const text = lane.textless
                 ? `(${lane.textless})`
                 : JSON.stringify(state.text.length > 120 ? `${state.text.slice(0, 117)}...` : state.text);
-              return `lane ${index + 1} ${lane.label}: finished at ${lane.endMs!.toFixed(0)} ms, ${state.tokens} tokens, ${state.tokensPerS === null ? '—' : state.tokensPerS.toFixed(1)} tok/s: ${text}`;
+              return `lane ${index + 1} ${lane.label}: finished at ${lane.endMs!.toFixed(0)} ms, ${state.tokens} tokens, ${state.bunched ? BUNCHED_RATE : `${state.tokensPerS === null ? '—' : state.tokensPerS.toFixed(1)} tok/s`}: ${text}`;
             },
           },
         ]),
@@ -65,7 +65,7 @@ export function raceFrame(race: Race, atMs: number, width: number, height: numbe
   const columns = race.lanes.map((lane) => {
     const state = laneAt(lane, atMs);
     // The finish mark first, so a narrow column keeps it.
-    const figures = `${state.finished ? 'done · ' : ''}${state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting'} · ${state.tokens} tok${state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(0)} tok/s`}`;
+    const figures = `${state.finished ? 'done · ' : ''}${state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting'} · ${state.tokens} tok${state.tokensPerS === null ? (state.bunched ? ' · bunched' : '') : ` · ${state.tokensPerS.toFixed(0)} tok/s`}`;
     const body = lane.textless ? '▮'.repeat(state.chunks) : state.text.replace(/\s+/g, ' ');
     const lines: string[] = [];
     for (let start = 0; start < body.length; start += column) lines.push(body.slice(start, start + column));

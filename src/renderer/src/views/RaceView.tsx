@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { AppServices } from '../../../shared/contract';
-import { finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race } from '../../../shared/race';
+import { BUNCHED_RATE, finishOrder, laneAt, nearestFrameClock, raceLengthMs, type Race } from '../../../shared/race';
 import { ErrorBox } from '../components/ErrorBox';
 import { useAction } from '../hooks/use-action';
 import { routeOf } from '../state/route';
@@ -157,7 +157,7 @@ function RaceBoard({ race, atMs, hidden, done }: { race: Race; atMs: number; hid
               </h2>
               <p className="race-figures">
                 {state.started ? `TTFT ${lane.ttftMs!.toFixed(0)} ms` : 'waiting for the first token'} · {state.tokens} tokens
-                {state.tokensPerS === null ? '' : ` · ${state.tokensPerS.toFixed(1)} tok/s`}
+                {state.tokensPerS === null ? (state.bunched ? ` · ${BUNCHED_RATE}` : '') : ` · ${state.tokensPerS.toFixed(1)} tok/s`}
                 {state.finished ? ` · finished at ${lane.endMs!.toFixed(0)} ms` : ''}
               </p>
               <p className="race-text">{lane.textless ? '▮'.repeat(state.chunks) : state.text}</p>
