@@ -173,7 +173,8 @@ function demoModelsCheck(demoModels: Awaited<ReturnType<typeof checkDemoFile>>[]
         id: 'demo-models',
         label: 'demo models',
         status: 'ok',
-        detail: demoModels.map((state) => state.ref).join(', ') + ' (synthetic: random weights, real compute)',
+        detail:
+          demoModels.map((state) => state.ref).join(', ') + ' (synthetic: seeded weights shaped to follow a short text, real compute)',
         fix: null,
       }
     : {
