@@ -12,7 +12,7 @@ import { SLO_METRICS, type SloSpec } from '../../shared/contract/runs';
 import { metricsJudgedIn } from '../../shared/metric-table';
 import { EXPERIMENT_DEFAULTS, PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { normalQuantile } from '../metrics/normal-quantile';
-import { everyVerdictSettled } from '../metrics/sequential-verdicts';
+import { verdictSettled } from '../metrics/sequential-verdicts';
 
 type Recommendation = ExperimentResult['recommendation'];
 type GateCell = RecommendationGate['conditions'][number];
@@ -304,7 +304,7 @@ export function openSpeedVerdicts(verdicts: VerdictRow[]): VerdictRow[] {
   const candidates = [...new Set(speed.map((row) => row.b))];
   return candidates.flatMap((name) => {
     const rows = speed.filter((row) => row.b === name);
-    return rows.some((row) => row.verdict === 'slower') ? [] : rows.filter((row) => !everyVerdictSettled([row]));
+    return rows.some((row) => row.verdict === 'slower') ? [] : rows.filter((row) => !verdictSettled(row));
   });
 }
 

@@ -140,18 +140,20 @@ export function decideLook(questions: VerdictQuestion[], settings: VerdictSettin
 }
 
 /**
- * Whether a look's verdicts need no more windows: each decided, or without a verdict for a reason more
- * windows cannot mend (withheld for contamination, or windows too thin for the statistic).
+ * Whether a verdict needs no more windows: decided, or without a verdict for a reason more windows
+ * cannot mend (withheld for contamination, or windows too thin for the statistic).
  */
-export function everyVerdictSettled(rows: readonly VerdictRow[]): boolean {
-  return rows.every(
-    (row) =>
-      row.verdict === 'faster' ||
-      row.verdict === 'slower' ||
-      row.verdict === 'equivalent' ||
-      Boolean(row.note?.startsWith('no verdict:') || row.note?.startsWith(THIN_WINDOWS)),
+export function verdictSettled(row: VerdictRow): boolean {
+  return (
+    row.verdict === 'faster' ||
+    row.verdict === 'slower' ||
+    row.verdict === 'equivalent' ||
+    Boolean(row.note?.startsWith('no verdict:') || row.note?.startsWith(THIN_WINDOWS))
   );
 }
+
+/** Whether a look's verdicts need no more windows: each one settled. */
+export const everyVerdictSettled = (rows: readonly VerdictRow[]): boolean => rows.every(verdictSettled);
 
 /** The fixed design's verdicts, or one look of the sequential design's, as the settings say. */
 export function decideFamily(questions: VerdictQuestion[], settings: VerdictSettings): VerdictRow[] {

@@ -182,8 +182,14 @@ async function lanesApart(request: LiveRaceRequest, workload: string, deps: Race
  * stored as any run, either one after another (no lane slows another) or released together from
  * one start line (they compete, which is what that mode shows). The race is their stored requests.
  */
-export async function measureLiveRace(request: LiveRaceRequest, deps: RaceDeps, progress: RaceProgress): Promise<Race> {
-  const workload = raceWorkloadFile(request, await racedItem(request, deps.access));
+export async function measureLiveRace(
+  request: LiveRaceRequest,
+  deps: RaceDeps,
+  progress: RaceProgress,
+  /** The item as checkLiveRace found it, so a generated item is not generated again; found here where absent. */
+  item?: WorkloadItemDef,
+): Promise<Race> {
+  const workload = raceWorkloadFile(request, item ?? (await racedItem(request, deps.access)));
   try {
     const laneDeps = { ...deps, access: admittingRaceWorkload(deps.access, workload.file) };
     const runIds = await (request.together ? lanesTogether : lanesApart)(request, workload.file, laneDeps, progress);
@@ -202,14 +208,18 @@ export interface RaceHooks {
   signal?: AbortSignal;
 }
 
-/** Refuses, before any lane runs, a blank prompt or a bad item, and a lane whose model this face may not reach or that does not exist. */
-async function checkLiveRace(request: LiveRaceRequest, access: ServiceAccess): Promise<void> {
-  await racedItem(request, access);
+/**
+ * Refuses, before any lane runs, a blank prompt or a bad item, and a lane whose model this face may not reach or that
+ * does not exist; returns the item every lane is given.
+ */
+async function checkLiveRace(request: LiveRaceRequest, access: ServiceAccess): Promise<WorkloadItemDef> {
+  const item = await racedItem(request, access);
   // One after another, so the first lane that cannot run is the one named.
   for (const [index, lane] of request.lanes.entries())
     await resolveModelWithin(access, lane.model).catch((error: Error & { code?: string }) => {
       throw new AppError(error instanceof AppError ? error.code : ErrorCode.InvalidInput, `lane ${index + 1}: ${error.message}`);
     });
+  return item;
 }
 
 /** A live race as a task (kind race): `done` counts the lanes measured, and the race arrives with its end. */
@@ -219,24 +229,29 @@ export async function launchLiveRace(
   hooks: RaceHooks,
   deps: RaceDeps,
 ): Promise<LaunchedTask<Race>> {
-  await checkLiveRace(request, deps.access);
+  const item = await checkLiveRace(request, deps.access);
   return tasks.launch<RaceTaskProgress, Race>({
     kind: 'race',
     detail: { race: null },
     total: request.lanes.length,
     cancelledMessage: 'cancelled: the lanes measured before are stored as runs',
     work: (task) =>
-      measureLiveRace(request, deps, {
-        signal: task.signal,
-        onStatus: (line) => {
-          hooks.onStatus?.(line);
-          task.running(line);
+      measureLiveRace(
+        request,
+        deps,
+        {
+          signal: task.signal,
+          onStatus: (line) => {
+            hooks.onStatus?.(line);
+            task.running(line);
+          },
+          onLaneMeasured: () => {
+            task.progress.done += 1;
+            task.send(true);
+          },
         },
-        onLaneMeasured: () => {
-          task.progress.done += 1;
-          task.send(true);
-        },
-      }),
+        item,
+      ),
     settle(progress, race) {
       progress.detail.race = race;
       progress.message = `race measured: ${race.lanes.length} lanes`;

@@ -3,7 +3,7 @@ import type { ConditionResult, ExperimentResult, VerdictRow } from '../../../../
 import type { SloSpec } from '../../../../shared/contract/runs';
 import { EXPERIMENT_DEFAULTS } from '../../../../shared/experiment-defaults';
 import { DEFAULT_VERDICT_SETTINGS, settingsPerFamily, type VerdictSettings } from '../../../metrics/window-verdicts';
-import { everyVerdictSettled } from '../../../metrics/sequential-verdicts';
+import { verdictSettled } from '../../../metrics/sequential-verdicts';
 import { openName, verdictSettingsOf } from '../../window-rounds';
 import { applySettings, assertValidProfile } from '../../../engines/llamacpp/profile-rules';
 import { conditionVerdicts, judgedCondition, summarizeCondition } from '../../condition-summary';
@@ -58,7 +58,7 @@ export async function runSweep(options: SweepOptions): Promise<ExperimentResult>
         ? undefined
         : (settings) =>
             verdictsPerLoadLevel(summariesSoFar(), settings)
-              .filter((row) => !everyVerdictSettled([row]))
+              .filter((row) => !verdictSettled(row))
               .map(openName),
     });
 

@@ -21,7 +21,7 @@ import { closedWindowRequest, runWindow, settleExperiment, type SingleModelExper
 import { spreadOverWindows } from '../../windows';
 import { openName, runWindowRounds, verdictSettingsOf } from '../../window-rounds';
 import { designLooks } from '../../../../shared/experiment-design';
-import { everyVerdictSettled } from '../../../metrics/sequential-verdicts';
+import { verdictSettled } from '../../../metrics/sequential-verdicts';
 import type { VerdictSettings } from '../../../metrics/window-verdicts';
 import type { WindowCooldown } from '../../window-cooldown';
 
@@ -224,7 +224,7 @@ function openTtftVerdicts(
     }),
   );
   const rows = warmColdVerdicts(summaries, contamination, coldWindowOf, options.repeats, settings);
-  return rows.filter((row) => row.metric.startsWith('ttft_ms ') && !everyVerdictSettled([row])).map(openName);
+  return rows.filter((row) => row.metric.startsWith('ttft_ms ') && !verdictSettled(row)).map(openName);
 }
 
 /**
