@@ -99,4 +99,28 @@ describe('compareRuns', () => {
     expect(fromKept.runs[2]!.cdf.ttft_ms).toHaveLength(120 - 2);
     db.close();
   });
+
+  it("leaves out the GPU memory of a run whose engine ran on the CPU, and says why, where a GPU run's stays", () => {
+    const runs = new RunStore(openDatabase(path.join(tempDir(), 'runs.db')));
+    // Constructed: the same GPU read in both runs; the first run's engine offloaded every layer, the second's none.
+    const storeOn = (state: 'full' | 'none', peakMib: number) => {
+      const runId = createBareRun(runs, { kind: 'bench' });
+      runs.addRequests(runId, [storedRequest(0)]);
+      const summary = summarizeCompleted([measuredRequest(0)]);
+      summary.gpu_offload = { state, backend: state === 'full' ? 'cuda' : 'cpu', layers: null, reason: null };
+      summary.telemetry = { gpu: { peak_used_mib: peakMib } } as unknown as NonNullable<typeof summary.telemetry>;
+      runs.saveTelemetry(runId, [{ series: 'gpu0.memory_used', unit: 'MiB', points: Float64Array.from([0, peakMib - 100, 500, peakMib]) }]);
+      runs.finishRun(runId, 'completed', null, summary);
+      return runId;
+    };
+    const onGpu = storeOn('full', 6000);
+    const onCpu = storeOn('none', 5000);
+    const comparison = compareRuns(runs, [onGpu, onCpu]);
+    expect(comparison.rows.find((row) => row.metric === 'VRAM peak')?.values).toEqual([6000, null]);
+    expect(comparison.runs.map((run) => run.vramTimeline.length)).toEqual([2, 0]);
+    expect(comparison.notes).toContain(
+      `${onCpu.slice(0, 8)} ran on the CPU with nothing offloaded: the GPU memory read during it was not its own, so VRAM peak and the VRAM chart leave it out.`,
+    );
+    expect(compareRuns(runs, [onGpu, storeOn('full', 6100)]).notes.some((note) => note.includes('ran on the CPU'))).toBe(false);
+  });
 });

@@ -7,6 +7,7 @@ import { AppError } from '../core/errors';
 import { BootstrapSample, differenceOfSamples, type Statistic as BootstrapStatistic } from '../metrics/compare';
 import type { SortedLatencyColumns } from '../store/latency-columns';
 import type { RunStore } from '../store/run-store';
+import { engineOffTheGpu } from '../telemetry/window-energy';
 
 /**
  * Points per CDF sent to the UI: 256 evenly spaced order statistics, the least and the greatest
@@ -18,7 +19,7 @@ export const CDF_SAMPLE_CAP = 256;
 
 /** Each latency ascending, finite, keyed by its metric: sorted once per run, then sampled (the CDFs) and compared (the rows). */
 type SortedLatencies = Omit<SortedLatencyColumns, 'requests'>;
-type RunWithSummary = Omit<ComparedRun, 'cdf'> & { summary: RunSummary | null; sorted: SortedLatencies };
+type RunWithSummary = Omit<ComparedRun, 'cdf'> & { summary: RunSummary | null; sorted: SortedLatencies; ranOnCpu: boolean };
 
 /** Compare's rows, from the metric table (`shows.compare`): the latencies first, each with its interval, then the rates. */
 const COMPARE_COLUMNS = columnsShownIn('compare');
@@ -44,12 +45,17 @@ function cdfPoints(sorted: Float64Array): number[] {
   return Array.from({ length: CDF_SAMPLE_CAP }, (_, i) => sorted[Math.floor((i * (sorted.length - 1)) / (CDF_SAMPLE_CAP - 1))]!);
 }
 
-/** One run as Compare shows it: every request's latencies, its headline figures and its VRAM over time. */
+/**
+ * One run as Compare shows it: every request's latencies, its headline figures and its VRAM over time.
+ * A run whose engine ran on the CPU has no VRAM of its own: the GPU's memory then belongs to whatever
+ * else held it, and is left out rather than set beside another run's as if it were this one's.
+ */
 function comparedRun(runs: RunStore, id: string): RunWithSummary {
   const run = runs.findRun(id);
   if (!run) throw new AppError(ErrorCode.NotFound, `No run ${id}`);
   const latencies = runs.sortedLatencyColumns(run.id);
   const summary = storedRunSummary(run.summary_json);
+  const ownsGpuMemory = engineOffTheGpu(summary?.gpu_offload) === null;
   return {
     runId: run.id,
     label: `${run.id.slice(0, 8)} ${run.model_ref ?? ''} ${run.workload_name ?? ''}`.trim(),
@@ -59,7 +65,8 @@ function comparedRun(runs: RunStore, id: string): RunWithSummary {
     workloadRevision: run.workload_revision,
     requests: latencies.requests,
     sorted: { ttft_ms: latencies.ttft_ms, tpot_ms: latencies.tpot_ms, e2e_ms: latencies.e2e_ms },
-    vramPeakMib: summary?.telemetry?.gpu?.peak_used_mib ?? null,
+    vramPeakMib: ownsGpuMemory ? (summary?.telemetry?.gpu?.peak_used_mib ?? null) : null,
+    ranOnCpu: !ownsGpuMemory,
     summary,
     outputTokensPerS: summary?.throughput?.output_tokens_per_s ?? null,
     ttftP95Ms: summary?.metrics?.ttft_ms.p95 ?? null,
@@ -69,9 +76,11 @@ function comparedRun(runs: RunStore, id: string): RunWithSummary {
         { ttftP50Ms: group.metrics.ttft_ms.p50, requests: group.requests.attempted },
       ]),
     ),
-    vramTimeline: (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter(
-      (_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0,
-    ),
+    vramTimeline: ownsGpuMemory
+      ? (runs.telemetry(run.id).find((series) => series.series === 'gpu0.memory_used')?.points ?? []).filter(
+          (_, index, all) => all.length <= 2000 || index % Math.ceil(all.length / 2000) === 0,
+        )
+      : [],
   };
 }
 
@@ -145,8 +154,15 @@ export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
     notes.push('The runs used different workload revisions: their requests differ, so differences are not only the server’s.');
   if (compared.some((run) => run.status !== 'completed'))
     notes.push('Some runs did not complete; their figures cover the requests that were stored.');
+  const onCpu = compared.filter((run) => run.ranOnCpu);
+  if (onCpu.length > 0)
+    notes.push(
+      onCpu.length === 1
+        ? `${onCpu[0]!.runId.slice(0, 8)} ran on the CPU with nothing offloaded: the GPU memory read during it was not its own, so VRAM peak and the VRAM chart leave it out.`
+        : `${onCpu.map((run) => run.runId.slice(0, 8)).join(', ')} ran on the CPU with nothing offloaded: the GPU memory read during them was not their own, so VRAM peak and the VRAM chart leave them out.`,
+    );
   return {
-    runs: compared.map(({ summary: _summary, sorted, ...run }) => ({
+    runs: compared.map(({ summary: _summary, sorted, ranOnCpu: _ranOnCpu, ...run }) => ({
       ...run,
       cdf: Object.fromEntries(CDF_METRICS.map((metric) => [metric, cdfPoints(sorted[sortedColumnOf(metric)])])) as Record<
         CdfMetric,
