@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/main/store/database';
 import { ModelHashCache } from '../../src/main/store/model-hashes';
+import { identifiedModel } from '../../src/main/runner/run-target';
+import { Cancelled } from '../../src/main/core/errors';
 import { useTempDirs } from '../support/temp';
 
 const tempDir = useTempDirs();
@@ -47,5 +49,45 @@ describe('model hashes shared by every database of a user', () => {
     expect(await new ModelHashCache(third, stamps).hash(file)).toBe(sha256(changed));
     second.close();
     third.close();
+  });
+
+  it("says so before a run reads a model file whole, never for one it remembers, and stops reading at the run's cancel", async () => {
+    const dir = tempDir();
+    const db = openDatabase(path.join(dir, 'runs.db'));
+    const hashes = new ModelHashCache(db, path.join(dir, 'cache', 'model-hashes.json'));
+    // Constructed: 16 MiB of random bytes, four of the reader's chunks.
+    const file = path.join(dir, 'big.gguf');
+    const bytes = crypto.randomBytes(16 * 2 ** 20);
+    fs.writeFileSync(file, bytes);
+    const said: string[] = [];
+    const model = await identifiedModel('big.gguf', file, { hashes, onStatus: (line) => said.push(line) });
+    expect(model).toEqual({ ref: 'big.gguf', path: file, size: bytes.length, sha256: sha256(bytes) });
+    expect(said).toEqual(['identifying big.gguf by its SHA-256 (16 MiB, read once; remembered after)']);
+    await identifiedModel('big.gguf', file, { hashes, onStatus: (line) => said.push(line) });
+    expect(said).toHaveLength(1);
+
+    // Cancelled as the reading begins: it stops there, the handle closed, nothing remembered.
+    const other = path.join(dir, 'other.gguf');
+    fs.writeFileSync(other, crypto.randomBytes(16 * 2 ** 20));
+    const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+    const before = openFiles();
+    const cancel = new AbortController();
+    let chunksAfterCancel = 0;
+    const reading = hashes.hash(
+      other,
+      () => {
+        if (cancel.signal.aborted) chunksAfterCancel += 1;
+        else cancel.abort();
+      },
+      cancel.signal,
+    );
+    await expect(reading).rejects.toBeInstanceOf(Cancelled);
+    expect(chunksAfterCancel).toBe(0);
+    await expect.poll(openFiles).toBe(before);
+    expect(await hashes.cached(other)).toBeNull();
+    // A signal already aborted reads nothing.
+    await expect(hashes.hash(other, () => chunksAfterCancel++, AbortSignal.abort())).rejects.toBeInstanceOf(Cancelled);
+    expect(chunksAfterCancel).toBe(0);
+    db.close();
   });
 });

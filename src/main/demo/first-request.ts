@@ -7,6 +7,7 @@ import { AppError, throwIfCancelled } from '../core/errors';
 import { deriveRequestMetrics } from '../metrics/request-metrics';
 import { summarizeRun, type RunSummary } from '../metrics/run-summary';
 import { storedRequestFrom } from '../runner/stored-request';
+import { identifiedModel } from '../runner/run-target';
 import { streamOnce } from '../client/stream-client';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
@@ -15,6 +16,17 @@ export const DEMO_PROMPT = 'Explain in one paragraph why the time to first token
 
 /** A cold server's first answer may wait on the model's load; the whole answer is short. */
 const FIRST_REQUEST_TIMEOUTS = { firstTokenTimeoutMs: 60_000, totalTimeoutMs: 300_000 };
+
+/** The model file's sha256, as a run takes it: said before a long first read, which the cancel stops. */
+async function modelDigest(options: {
+  model: { ref: string; path: string };
+  store: RunStore;
+  signal?: AbortSignal;
+  onStatus?: (line: string) => void;
+}) {
+  const { model, store, onStatus, signal } = options;
+  return (await identifiedModel(model.ref, model.path, { hashes: store.hashes, onStatus, signal })).sha256;
+}
 
 /**
  * The smallest real path through the product: start llama-server on a model, stream one
@@ -41,7 +53,7 @@ export async function runFirstRequest(options: {
     modelRef: options.model.ref,
     modelPath: options.model.path,
     modelSizeBytes: fs.statSync(options.model.path).size,
-    modelSha256: await options.store.hashes.hash(options.model.path),
+    modelSha256: await modelDigest(options),
     engine: options.engine,
     server: { sessionId: server.id, profile: options.profile },
     manifest: { request: body },

@@ -8,6 +8,8 @@ import { parseOpenAiModels } from '../engines/adapters/endpoints';
 import type { ManagedServer } from '../server/managed-server';
 import type { ServerManager } from '../server/server-manager';
 import type { RunStore } from '../store/run-store';
+import type { ModelHashCache } from '../store/model-hashes';
+import { memorySize } from '../../shared/memory-size';
 
 export type RunTargetSpec =
   | {
@@ -82,15 +84,37 @@ function crashReason(server: ManagedServer): Promise<string> {
   );
 }
 
-async function servedModel(store: RunStore, ref: string, path: string): Promise<ServedModel> {
-  return { ref, path, size: (await fs.promises.stat(path)).size, sha256: await store.hashes.hash(path) };
+/**
+ * The model as a run records it, identified by its sha256. A file not hashed before is read whole
+ * (after the server is ready, so its load time is measured on a quiet disk): a minute for 100 GB,
+ * which is said before the wait begins and which `signal` stops.
+ */
+export async function identifiedModel(
+  ref: string,
+  path: string,
+  options: { hashes: ModelHashCache; onStatus?: (line: string) => void; signal?: AbortSignal },
+): Promise<ServedModel> {
+  const size = (await fs.promises.stat(path)).size;
+  let announced = false;
+  const announce = () => {
+    if (announced) return;
+    announced = true;
+    options.onStatus?.(`identifying ${ref} by its SHA-256 (${memorySize(size)}, read once; remembered after)`);
+  };
+  return { ref, path, size, sha256: await options.hashes.hash(path, announce, options.signal) };
+}
+
+/** What starting a run's target needs: the store (model hashes), the servers, the engine, where to say what it does, and its cancel. */
+interface TargetDeps {
+  store: RunStore;
+  servers: ServerManager;
+  engine: () => Promise<EngineInfo>;
+  onStatus?: (line: string) => void;
+  signal?: AbortSignal;
 }
 
 /** Starts the run's llama-server and waits until it is ready; a server that fails to start is stopped and its fault thrown. */
-async function startModel(
-  target: Extract<RunTargetSpec, { kind: 'model' }>,
-  deps: { store: RunStore; servers: ServerManager; engine: () => Promise<EngineInfo>; onStatus?: (line: string) => void },
-): Promise<ConnectedTarget> {
+async function startModel(target: Extract<RunTargetSpec, { kind: 'model' }>, deps: TargetDeps): Promise<ConnectedTarget> {
   const prepared = await deps.servers.prepare({
     modelRef: target.modelRef,
     profile: target.profile,
@@ -114,7 +138,11 @@ async function startModel(
   let model: ServedModel;
   try {
     engineInfo = await deps.engine();
-    model = await servedModel(deps.store, target.modelRef, target.modelPath);
+    model = await identifiedModel(target.modelRef, target.modelPath, {
+      hashes: deps.store.hashes,
+      onStatus: deps.onStatus,
+      signal: deps.signal,
+    });
   } catch (error) {
     // The run never starts: the server it started must not outlive it.
     await release().catch(() => {});
@@ -139,10 +167,7 @@ async function startModel(
  * The run's target made ready: a model's server started, a managed server checked, or an
  * endpoint asked for its model and slots.
  */
-export async function connectTarget(
-  target: RunTargetSpec,
-  deps: { store: RunStore; servers: ServerManager; engine: () => Promise<EngineInfo>; onStatus?: (line: string) => void },
-): Promise<ConnectedTarget> {
+export async function connectTarget(target: RunTargetSpec, deps: TargetDeps): Promise<ConnectedTarget> {
   if (target.kind === 'model') return startModel(target, deps);
   if (target.kind === 'server') {
     const server = target.server.snapshot;
@@ -155,7 +180,11 @@ export async function connectTarget(
       managed: target.server,
       serverLost: crashReason(target.server),
       engineInfo: await deps.engine(),
-      model: await servedModel(deps.store, target.modelRef, target.modelPath),
+      model: await identifiedModel(target.modelRef, target.modelPath, {
+        hashes: deps.store.hashes,
+        onStatus: deps.onStatus,
+        signal: deps.signal,
+      }),
       endpointSlots: null,
       profile: target.server.profile,
       release: async () => {},

@@ -34,7 +34,11 @@ export class ModelHashCache {
       .run(file, stat.size, stat.mtimeMs, digest, new Date().toISOString());
   }
 
-  async hash(file: string, onProgress?: (bytesDone: number, bytesTotal: number) => void): Promise<string> {
+  /**
+   * The file's sha256: remembered, else read whole. `onProgress` hears only a file that is read
+   * (a remembered one answers at once), so its first call is the moment to say the wait has begun.
+   */
+  async hash(file: string, onProgress?: (bytesDone: number, bytesTotal: number) => void, signal?: AbortSignal): Promise<string> {
     const stat = await fs.promises.stat(file);
     const known = this.lookup(file, stat);
     if (known) return known;
@@ -46,10 +50,14 @@ export class ModelHashCache {
     }
     const hashStartedAt = Date.now();
     let done = 0;
-    const digest = await sha256File(file, (bytes) => {
-      done += bytes;
-      onProgress?.(done, stat.size);
-    });
+    const digest = await sha256File(
+      file,
+      (bytes) => {
+        done += bytes;
+        onProgress?.(done, stat.size);
+      },
+      signal,
+    );
     this.store(file, stat, digest);
     rememberDigest(this.stampsFile, key, file, stat, digest, hashStartedAt);
     return digest;
