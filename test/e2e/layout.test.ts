@@ -113,6 +113,19 @@ function layoutProblems({ tallestRow, tallestHeading }: { tallestRow: number; ta
     const tallest = Math.max(0, ...[...row.children].map(textHeight));
     if (tallest > tallestHeading) problems.push(`heading ${label(row)} holds text ${Math.round(tallest)} px tall`);
   }
+  // A hint cut off inside its field says half of what it means: every placeholder fits on one line of its input.
+  const measure = document.createElement('canvas').getContext('2d')!;
+  for (const input of main.querySelectorAll<HTMLInputElement>('input[placeholder]')) {
+    if (!input.placeholder || input.getBoundingClientRect().width === 0) continue;
+    const style = getComputedStyle(input);
+    measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const needed = measure.measureText(input.placeholder).width;
+    if (needed > room + 0.5)
+      problems.push(
+        `the placeholder "${input.placeholder}" of ${label(input.closest('label') ?? input)} needs ${Math.round(needed)} px of ${Math.round(room)}`,
+      );
+  }
   return problems;
 }
 

@@ -84,7 +84,13 @@ export interface ExperimentKindForm<K extends ExperimentKind = ExperimentKind> {
   /** Its own design fields, after the shared ones. */
   Design?: ComponentType<KindFieldProps>;
   /** Shared design fields it does not use, and how it names its window. */
-  design?: { repeats?: false; concurrency?: false; requestsLabel?: string; requestsPlaceholder?: string; requestsOptional?: true };
+  design?: {
+    repeats?: false;
+    concurrency?: false;
+    requestsLabel?: string;
+    requestsPlaceholder?: { short: string; meaning: string };
+    requestsOptional?: true;
+  };
   /** The recommendation's gates with an SLO (quant, kvcache), an SLO alone (sweep, capacity), or neither. */
   constraints: 'gates' | 'slo' | 'none';
   specFields: (form: ExperimentFormState) => Partial<ExperimentSpecOf<K>>;

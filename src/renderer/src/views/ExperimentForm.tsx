@@ -111,16 +111,24 @@ function SharedDesign({ props, profiles }: { props: KindFieldProps; profiles: { 
         label={design.requestsLabel ?? 'Requests per window'}
         min={1}
         {...text('requestsPerWindow', 'requests per window')}
-        placeholder={design.requestsPlaceholder}
+        placeholder={design.requestsPlaceholder?.short}
+        title={design.requestsPlaceholder?.meaning}
       />
       {design.concurrency !== false && <NumberField label="Concurrency" min={1} {...text('concurrency', 'experiment concurrency')} />}
       <NumberField
         label="Cooldown between windows (s)"
         min={1}
         {...text('cooldownS', 'cooldown')}
-        placeholder="none: GPU idle temperature and clocks"
+        placeholder="none"
+        title="Before each window after the first, wait up to this long for the GPU to return to its idle temperature and clocks; empty: no wait"
       />
-      <NumberField label="Max answer tokens" min={1} {...text('maxAnswerTokens', 'max answer tokens')} placeholder="as the workload says" />
+      <NumberField
+        label="Max answer tokens"
+        min={1}
+        {...text('maxAnswerTokens', 'max answer tokens')}
+        placeholder="workload's"
+        title="Empty: as many as each workload item asks for"
+      />
       <NameSelectField
         label="Profile"
         ariaLabel="experiment profile"

@@ -127,7 +127,7 @@ export function LiveRaceForm({ client, onRaced }: { client: AppServices; onRaced
               onChange={(event) =>
                 setSettings((current) => models.map((_, at) => (at === index ? event.target.value : (current[at] ?? ''))))
               }
-              size={28}
+              size={36}
               placeholder="settings: loraAdapter=demo:lora; …"
             />
             {models.length > LIVE_RACE_LIMITS.lanes.min && (

@@ -157,7 +157,7 @@ export function ProfileEditor(props: {
         <input
           aria-label="extra flags"
           value={extraFlagsText}
-          placeholder="--mlock --threads-batch 2"
+          placeholder="e.g. --mlock"
           onChange={(event) => {
             props.onExtraFlagsText(event.target.value);
             update('extraFlags', event.target.value.split(/\s+/).filter(Boolean));

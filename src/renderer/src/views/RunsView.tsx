@@ -82,7 +82,7 @@ export function RunsView({ client }: { client: AppServices }) {
             value={filter}
             onChange={(event) => setFilter(event.target.value)}
             placeholder="model, quantization, workload, status, date…"
-            size={40}
+            size={46}
           />
         </label>
         <button

@@ -69,7 +69,7 @@ export function SettingsView({ client }: { client: AppServices }) {
                 value={decisionName}
                 maxLength={80}
                 onChange={(event) => setDecisionName(event.target.value)}
-                placeholder="recorded with every decision"
+                placeholder="your name"
               />
             </label>
             <label>
