@@ -133,6 +133,22 @@ describe('decode bandwidth from a GGUF file and a run', () => {
     );
     expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: step / 4 }).cache_note).toBeNull();
     expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: null }).cache_note).toBeNull();
+    // A share past 100 % is explained wherever it happens: on a machine that reports no cache size (many
+    // virtual machines), and where the step is far larger than the cache it reports.
+    const effective = decodeBandwidth(cpu).effective_gb_per_s!;
+    const probe = (gbPerS: number) => ({
+      gb_per_s: gbPerS,
+      kind: 'cpu probe' as const,
+      label: 'reachable with 2 threads',
+      source: 'constructed',
+    });
+    for (const cacheBytes of [null, step / 4]) {
+      const past = decodeBandwidth({ ...cpu, lastLevelCacheBytes: cacheBytes, peak: probe(effective / 1.11) });
+      expect(past.utilization).toBeCloseTo(1.11, 6);
+      expect(past.cache_note).toMatch(/^the share passes 100 %: part of each step was read from the CPU's caches/);
+      expect(past.cache_note!.endsWith('(this machine does not report its cache size)')).toBe(cacheBytes === null);
+      expect(decodeBandwidth({ ...cpu, lastLevelCacheBytes: cacheBytes, peak: probe(effective) }).cache_note).toBeNull();
+    }
     // A GPU's weights are not in the CPU's cache.
     expect(
       decodeBandwidth({ ...base, placement: { device: 'gpu', offloaded: 3, total: 3 }, lastLevelCacheBytes: 2 ** 30 }).cache_note,

@@ -26,10 +26,23 @@ export interface DecodeBandwidthInput {
  */
 export const CACHE_NEAR_FACTOR = 4;
 
-function cacheNote(placement: DecodePlacement, bytesPerStep: number, lastLevelCacheBytes: number | null | undefined): string | null {
-  if (placement.device !== 'cpu' || !lastLevelCacheBytes || bytesPerStep >= CACHE_NEAR_FACTOR * lastLevelCacheBytes) return null;
+/**
+ * Why a CPU step's share of the DRAM probe can pass 100 %: said where the step is near the cache,
+ * and wherever the share did pass it (a machine that does not report its cache size, as many
+ * virtual machines do not, would otherwise show a share over 100 % with no word on it).
+ */
+function cacheNote(
+  placement: DecodePlacement,
+  bytesPerStep: number,
+  lastLevelCacheBytes: number | null | undefined,
+  utilization: number | null,
+): string | null {
+  if (placement.device !== 'cpu') return null;
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 10 * 2 ** 20 ? 1 : 0)} MiB`;
-  return `the bytes read per step are under ${CACHE_NEAR_FACTOR}× this CPU's ${mib(lastLevelCacheBytes)} last-level cache: part of each step is read from cache, which the DRAM probe does not measure, so the share can pass 100 %`;
+  if (lastLevelCacheBytes && bytesPerStep < CACHE_NEAR_FACTOR * lastLevelCacheBytes)
+    return `the bytes read per step are under ${CACHE_NEAR_FACTOR}× this CPU's ${mib(lastLevelCacheBytes)} last-level cache: part of each step is read from cache, which the DRAM probe does not measure, so the share can pass 100 %`;
+  if (utilization === null || utilization <= 1) return null;
+  return `the share passes 100 %: part of each step was read from the CPU's caches, which the DRAM probe does not measure${lastLevelCacheBytes ? '' : ' (this machine does not report its cache size)'}`;
 }
 
 const EMPTY: DecodeBandwidth = {
@@ -91,6 +104,7 @@ export function decodeBandwidth(input: DecodeBandwidthInput): DecodeBandwidth {
   const bytesPerStep = weightBytes + input.decodeSequences * kvBytesPerSequence;
   const stepsPerSecond = 1000 / input.tpotMsMean;
   const effective = (bytesPerStep * stepsPerSecond) / 1e9;
+  const utilization = input.peak ? effective / input.peak.gb_per_s : null;
   return {
     ...EMPTY,
     ...known,
@@ -99,8 +113,8 @@ export function decodeBandwidth(input: DecodeBandwidthInput): DecodeBandwidth {
     bytes_per_token: bytesPerStep / input.decodeSequences,
     decode_tokens_per_s: input.decodeSequences * stepsPerSecond,
     effective_gb_per_s: effective,
-    utilization: input.peak ? effective / input.peak.gb_per_s : null,
-    cache_note: cacheNote(placement, bytesPerStep, input.lastLevelCacheBytes),
+    utilization,
+    cache_note: cacheNote(placement, bytesPerStep, input.lastLevelCacheBytes, utilization),
     reason:
       footprint.unknownTypeTensors.length > 0
         ? `weights of unknown type left out: ${footprint.unknownTypeTensors.slice(0, 3).join(', ')}`
