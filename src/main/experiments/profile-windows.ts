@@ -93,8 +93,12 @@ export async function runProfileWindows<C extends { name: string }>(
     const server = stored ? (JSON.parse(stored) as Partial<WindowServer>) : {};
     window.after(condition, { effectiveConfig: server.effectiveConfig ?? null, coldStart: server.coldStart ?? null }, summary);
   };
-  const stopping = await runWindowRounds(conditions, { repeats: options.repeats, fixed: options.fixed ?? false }, runOne, (settings) =>
-    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings, { pairs: window.pairs })).map(openName),
+  const stopping = await runWindowRounds(
+    conditions,
+    { repeats: options.repeats, fixed: options.fixed ?? false },
+    runOne,
+    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings, { pairs: window.pairs })).map(openName),
+    options.onStatus,
   );
   return { stopping, summaries: summariesSoFar() };
 }

@@ -103,5 +103,5 @@ export async function runSettingWindows(
   };
   // Without verdicts to look at, every window runs (the fixed design).
   const openAfter = plan.openAfter;
-  return runWindowRounds(plan.settings, { repeats: plan.repeats, fixed: !openAfter }, runOne, openAfter ?? (() => []));
+  return runWindowRounds(plan.settings, { repeats: plan.repeats, fixed: !openAfter }, runOne, openAfter ?? (() => []), options.onStatus);
 }

@@ -17,16 +17,23 @@ export function verdictSettingsOf(stopping: Pick<ExperimentStopping, 'design' | 
 /** Names a verdict row for a list of what is open: `q4_k_m tpot_ms p95`. */
 export const openName = (row: VerdictRow): string => `${row.b} ${row.metric}`;
 
+/** What a look that did not end the experiment found, as its progress line says it. */
+function lookLine(windowsRun: number, windowsMax: number, open: readonly string[], nextLook: number): string {
+  const named = `${open.slice(0, 4).join(', ')}${open.length > 4 ? ', …' : ''}`;
+  return `look after ${windowsRun} of ${windowsMax} windows: ${open.length} verdict(s) the answer needs still open (${named}); going on to ${nextLook}`;
+}
+
 /**
  * Runs each condition's windows in rotated rounds (windows.ts). Sequential, it looks at the verdicts
  * after the rounds the design names and stops once none its answer needs is open; fixed (`--fixed`),
- * it runs every round. Says how many ran and why.
+ * it runs every round. Says how many ran and why, and at each look before the last what it found.
  */
 export async function runWindowRounds<T>(
   conditions: readonly T[],
   design: { repeats: number; fixed: boolean },
   runOne: (window: number, condition: T) => Promise<void>,
   openAfter: OpenVerdicts,
+  onStatus?: (line: string) => void,
 ): Promise<ExperimentStopping> {
   const looks = designLooks(design);
   // One look is the fixed design, whether asked for or because the windows are too few to look halfway.
@@ -48,10 +55,14 @@ export async function runWindowRounds<T>(
     stopping.windows_run = window + 1;
     if (fixed || !looks.includes(window + 1)) continue;
     stopping.open = openAfter(verdictSettingsOf(stopping));
-    if (stopping.open.length === 0 && window + 1 < design.repeats) {
+    if (window + 1 >= design.repeats) continue;
+    if (stopping.open.length === 0) {
       stopping.reason = `every verdict the answer needs was decided after ${window + 1} of ${design.repeats} windows`;
+      onStatus?.(`look after ${window + 1} of ${design.repeats} windows: every verdict the answer needs is decided; stopping here`);
       return stopping;
     }
+    const nextLook = looks.find((look) => look > window + 1)!;
+    onStatus?.(lookLine(window + 1, design.repeats, stopping.open, nextLook));
   }
   const minimum = EXPERIMENT_DEFAULTS.minWindowsPerSide;
   stopping.reason = design.fixed

@@ -196,8 +196,12 @@ async function measureQuantWindows(options: QuantExperimentOptions, experimentId
     if (gpu?.peak_used_mib != null) vram.get(condition.name)!.peak.push(gpu.peak_used_mib);
     if (gpu?.server_used_mib_peak != null) vram.get(condition.name)!.server.push(gpu.server_used_mib_peak);
   };
-  const stopping = await runWindowRounds(files, { repeats: options.repeats, fixed: options.fixed ?? false }, runOne, (settings) =>
-    openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+  const stopping = await runWindowRounds(
+    files,
+    { repeats: options.repeats, fixed: options.fixed ?? false },
+    runOne,
+    (settings) => openSpeedVerdicts(summaryVerdicts(summariesSoFar(), settings)).map(openName),
+    options.onStatus,
   );
   return { runIds, loadMs, vram, stopping, summaries: summariesSoFar() };
 }

@@ -297,8 +297,8 @@ export async function runWarmCold(options: WarmColdOptions): Promise<ExperimentR
         { repeats: options.repeats, fixed: options.fixed ?? false },
         runOne,
         (settings) => openTtftVerdicts(options, runIds, coldWindowOf, settings),
+        options.onStatus,
       );
-
       return judgeWarmCold(options, {
         stopping,
         experimentId,
