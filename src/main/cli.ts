@@ -5,7 +5,7 @@ import { exitStatusFor, toErrorShape } from './core/errors';
 import { orphanWatchdog } from './core/orphan-watchdog';
 import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
-import { commandHelp, wantsHelp } from './cli/help';
+import { commandHelp, helpTopic, wantsHelp } from './cli/help';
 import { experimentOverviewLines } from './cli/kinds/registry';
 import { escapeTerminalOutput } from './cli/terminal-text';
 import { prestartWorkloadParser } from './services/parser-warmup';
@@ -92,9 +92,10 @@ function packageVersion(): string {
 }
 
 /** Under --json a failure is one JSON document on stdout too, so scripts need not parse stderr. */
-function reportFailure(command: string, error: unknown, json: boolean): void {
+function reportFailure(command: string, subcommand: string | undefined, error: unknown, json: boolean): void {
   const shape = toErrorShape(error);
-  const usageHint = exitStatusFor(error) === 2 && COMMANDS[command] ? `\nRun "inferlab ${command} --help" for usage.` : '';
+  const usageHint =
+    exitStatusFor(error) === 2 && COMMANDS[command] ? `\nRun "inferlab ${helpTopic(command, subcommand)} --help" for usage.` : '';
   process.stderr.write(`inferlab ${command}: ${shape.message}${usageHint}\n`);
   if (json) process.stdout.write(`${JSON.stringify({ error: shape })}\n`);
 }
@@ -152,7 +153,7 @@ export async function main(argv: string[]): Promise<number> {
     const handler = await load();
     return await handler(rest, controller.signal);
   } catch (error) {
-    reportFailure(command, error, json);
+    reportFailure(command, rest[0], error, json);
     if (toErrorShape(error).code === ErrorCode.Internal && error instanceof Error && process.env.INFERLAB_DEBUG)
       process.stderr.write(`${error.stack}\n`);
     return controller.signal.aborted && exitStatusFor(error) !== 2 ? 130 : exitStatusFor(error);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { COMMAND_CALLS, NOT_ON_THE_CLI } from '../../src/main/cli/command-contract';
 import { experimentSpecFromArgs } from '../../src/main/cli/commands/experiment';
 import { runSpecFromArgs } from '../../src/main/cli/commands/run';
-import { commandTable } from '../../src/main/cli/help';
+import { commandHelp, commandTable, helpTopic } from '../../src/main/cli/help';
 import { GgmlType, writeGgufFile } from '../../src/main/models/gguf-writer';
 import { RUN_USAGE, EXPERIMENT_USAGE } from '../../src/main/cli/usage';
 import { contractMethod, SERVICE_CONTRACT } from '../../src/shared/contract/services';
@@ -183,5 +183,31 @@ describe('every flag of run and experiment reaches the spec the UI sends', () =>
       json: true,
       report: 'r.html',
     });
+  });
+});
+
+describe('an experiment kind speaks of itself', () => {
+  it("its help and its usage errors show that kind's usage, and the hint names its own help", () => {
+    const adapterHelp = commandHelp('experiment', 'adapter')!;
+    expect(adapterHelp).toMatch(/^Usage: inferlab experiment adapter --model MODEL --adapters /);
+    // Its gate flags and the shared ones, no other kind's lines.
+    expect(adapterHelp).toContain('[--vram-budget MIB]');
+    expect(adapterHelp).toContain('common: [--max-answer-tokens N]');
+    expect(adapterHelp).not.toContain('inferlab experiment quant');
+    expect(commandHelp('experiment', 'sweep')).not.toContain('[--vram-budget MIB]');
+    expect(commandHelp('experiment', undefined)).toContain('inferlab experiment quant');
+    expect(() => experimentSpecFromArgs(['adapter', '--model', 'demo:q8_0'])).toThrow(
+      /needs --adapters [^\n]*\n\nUsage: inferlab experiment adapter [^]*common: /,
+    );
+    let message = '';
+    try {
+      experimentSpecFromArgs(['adapter', '--model', 'demo:q8_0']);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).not.toContain('inferlab experiment quant');
+    expect(helpTopic('experiment', 'adapter')).toBe('experiment adapter');
+    expect(helpTopic('experiment', 'nope')).toBe('experiment');
+    expect(helpTopic('run', '--model')).toBe('run');
   });
 });

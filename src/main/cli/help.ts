@@ -6,6 +6,7 @@ import {
   DEMO_USAGE,
   DOCTOR_USAGE,
   EXPERIMENT_USAGE,
+  experimentUsageOf,
   EXPORT_USAGE,
   IMPORT_USAGE,
   PROFILE_USAGE,
@@ -194,7 +195,7 @@ const HELP: Record<string, HelpEntry> = {
   ...Object.fromEntries(
     KIND_TEXT_ENTRIES.map(([kind, text]) => [
       `experiment ${kind}`,
-      { usage: EXPERIMENT_USAGE, examples: text.examples, notes: text.notes },
+      { usage: experimentUsageOf(kind), examples: text.examples, notes: text.notes },
     ]),
   ),
 
@@ -216,6 +217,11 @@ const HELP: Record<string, HelpEntry> = {
   app: { usage: 'inferlab app' },
   completion: { usage: COMPLETION_USAGE, examples: ['source <(inferlab completion bash)', 'inferlab completion zsh > ~/.zfunc/_inferlab'] },
 };
+
+/** The words `inferlab … --help` takes for the most precise help there is: `experiment adapter`, else `experiment`. */
+export function helpTopic(command: string, subcommand: string | undefined): string {
+  return subcommand !== undefined && HELP[`${command} ${subcommand}`] ? `${command} ${subcommand}` : command;
+}
 
 /** The usage of `command [subcommand]`, or null when there is no such command. */
 export function commandHelp(command: string, subcommand: string | undefined): string | null {

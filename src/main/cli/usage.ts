@@ -4,6 +4,7 @@
  */
 import { usageLinesOf } from './kinds/kind-text';
 import { GATE_KINDS, KIND_TEXT_ENTRIES, kindsInWords } from './kinds/registry';
+import type { ExperimentKind } from '../../shared/contract';
 
 export const DEMO_USAGE =
   'inferlab demo [--repeats N] [--requests N (per window)] [--fixed] | --quick [--model MODEL] [--max-tokens N] | --capacity [--percentile 90]\n' +
@@ -12,11 +13,23 @@ export const DEMO_USAGE =
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
 /** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
-export const EXPERIMENT_USAGE = [
-  ...KIND_TEXT_ENTRIES.flatMap(([, text]) => usageLinesOf(text)),
+const GATE_FLAGS = [
   `  ${kindsInWords(GATE_KINDS)}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
   '    [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]',
-  'common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]',
+];
+const COMMON_EXPERIMENT_FLAGS =
+  'common: [--max-answer-tokens N] [--cooldown S] [--profile NAME] [--set FIELD=VALUE ...] [--report FILE.html] [--db PATH] [--json]';
+
+/** One kind's usage: its own lines, the gate flags where it has gates, then the flags every kind shares. */
+export function experimentUsageOf(kind: ExperimentKind): string {
+  const text = KIND_TEXT_ENTRIES.find(([entry]) => entry === kind)![1];
+  return [...usageLinesOf(text), ...(text.gates ? GATE_FLAGS : []), COMMON_EXPERIMENT_FLAGS].join('\n       ');
+}
+
+export const EXPERIMENT_USAGE = [
+  ...KIND_TEXT_ENTRIES.flatMap(([, text]) => usageLinesOf(text)),
+  ...GATE_FLAGS,
+  COMMON_EXPERIMENT_FLAGS,
 ].join('\n       ');
 
 export const CHECK_USAGE = `inferlab check --baseline RUN_OR_EXPERIMENT [--condition NAME] [--metrics tpot_ms:p50,ttft_ms:p95,output_tokens_per_s] [--margin 5%]

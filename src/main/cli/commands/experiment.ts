@@ -15,7 +15,7 @@ import { progressWriter } from '../progress';
 import { openCliServices } from '../service-context';
 import { formatTable } from '../format';
 import { parseSlo } from './run';
-import { EXPERIMENT_USAGE as USAGE, REPORT_USAGE, DECIDE_USAGE } from '../usage';
+import { EXPERIMENT_USAGE as USAGE, REPORT_USAGE, DECIDE_USAGE, experimentUsageOf } from '../usage';
 
 /** The kinds `inferlab experiment` takes: one "experiment KIND" entry each in the command table. */
 const EXPERIMENT_KINDS_ON_THE_CLI = Object.keys(COMMAND_CALLS)
@@ -72,9 +72,10 @@ export function experimentSpecFromArgs(args: string[]): {
     const problem = named ? `Unknown experiment "${named}"` : 'Name the experiment';
     throw new AppError(ErrorCode.Usage, `${problem}; the experiments are ${EXPERIMENT_KINDS_ON_THE_CLI.join(', ')}\n\nUsage: ${USAGE}`);
   }
-  const { values } = parseOptions(rest, { ...SHARED_FLAGS, ...KIND_FLAGS }, USAGE);
+  const kindUsage = experimentUsageOf(kind);
+  const { values } = parseOptions(rest, { ...SHARED_FLAGS, ...KIND_FLAGS }, kindUsage);
   const usage = (message: string): never => {
-    throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${USAGE}`);
+    throw new AppError(ErrorCode.Usage, `${message}\n\nUsage: ${kindUsage}`);
   };
   for (const [flag, owners] of KINDS_OF_FLAG) {
     if (owners.includes(kind) || (values as Record<string, unknown>)[flag] === undefined) continue;
@@ -126,7 +127,7 @@ export const experimentCommand: CommandHandler = async (args, signal) => {
       try {
         checkExperimentShape(spec);
       } catch (error) {
-        throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${USAGE}`);
+        throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${experimentUsageOf(spec.kind)}`);
       }
       await checkExperimentSpec(spec, access);
     }
