@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../shared/errors';
 import { exitStatusFor, toErrorShape } from './core/errors';
+import { didYouMean } from './core/closest-name';
 import { orphanWatchdog } from './core/orphan-watchdog';
 import { projectRoot, secureAppDirs } from './core/paths';
 import type { CommandHandler } from './cli/args';
@@ -129,8 +130,10 @@ export async function main(argv: string[]): Promise<number> {
   const load = COMMANDS[command];
   if (!load) {
     const name = command === 'help' ? rest[0]! : command;
-    process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
-    if (json) process.stdout.write(`${JSON.stringify({ error: { code: ErrorCode.Usage, message: `Unknown command "${name}"` } })}\n`);
+    const hint = didYouMean(name, Object.keys(COMMANDS));
+    const message = `Unknown command "${name}"${hint}`;
+    process.stderr.write(`${message}${hint ? '' : '.'}\n\n${USAGE}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code: ErrorCode.Usage, message } })}\n`);
     return 2;
   }
   secureAppDirs();

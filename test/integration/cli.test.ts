@@ -47,7 +47,8 @@ describe('inferlab CLI', () => {
     [['demo', '--capacity', '--percentile', 'p9x'], /--percentile must be a number like 90 or 99, got "p9x"/],
     [['demo', '--repeats', '0'], /--repeats must be a positive integer, got "0"/],
     [['setup', '--backend', 'tpu'], /--backend must be one of cpu, cuda, vulkan, metal, got "tpu"/],
-    [['frobnicate'], /Unknown command "frobnicate"/],
+    [['frobnicate'], /Unknown command "frobnicate"\./],
+    [['rnu'], /Unknown command "rnu"; did you mean run\?\n/],
   ])('exits 2 with a message naming the problem for %j', async (args, message) => {
     const result = await inferlab(args);
     expect(result.code).toBe(2);

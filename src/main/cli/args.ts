@@ -1,8 +1,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { didYouMean } from '../core/closest-name';
 
 export type CommandHandler = (args: string[], signal: AbortSignal) => Promise<number>;
+
+/** Node's word for an unknown flag, with the flag meant where one is a typo away (its tip on positionals then left out). */
+function withNearestFlag(error: Error & { code?: string }, flags: readonly string[]): string {
+  const unknown = error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '--([^'=]+)/.exec(error.message) : null;
+  const hint = unknown ? didYouMean(unknown[1]!, flags, (flag) => `--${flag}`) : '';
+  return hint ? `Unknown option '--${unknown![1]}'${hint}` : error.message;
+}
 
 /** Strict option parsing: an unknown option or a missing value is a usage error (exit 2). */
 export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
@@ -26,7 +34,7 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
   try {
     return parseArgs({ args: joined, options, strict: true, allowPositionals });
   } catch (error) {
-    throw new AppError(ErrorCode.Usage, `${(error as Error).message}\n\nUsage: ${usage}`);
+    throw new AppError(ErrorCode.Usage, `${withNearestFlag(error as Error & { code?: string }, Object.keys(options))}\n\nUsage: ${usage}`);
   }
 }
 

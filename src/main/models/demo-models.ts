@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
 import { sha256File } from '../core/hash';
+import { didYouMean } from '../core/closest-name';
 import { demoModelsDir } from '../core/paths';
 import { quantizeModel } from './quantize';
 import { rememberVerified, verifiedSince } from './verified-stamps';
@@ -89,11 +90,19 @@ export function isDemoRef(ref: string): boolean {
 export async function resolveModelRef(ref: string, dir = demoModelsDir()): Promise<string> {
   if (isDemoRef(ref)) {
     const variant = DEMO_FILES.find((candidate) => candidate.ref === ref);
-    if (!variant)
+    if (!variant) {
+      // Compared after the prefix every demo name shares, so a short name gets the short leeway it should.
+      const bare = (demoRef: string) => demoRef.slice('demo:'.length);
+      const hint = didYouMean(
+        bare(ref),
+        DEMO_FILES.map((file) => bare(file.ref)),
+        (name) => `demo:${name}`,
+      );
       throw new AppError(
         ErrorCode.InvalidInput,
-        `Unknown demo model "${ref}"; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')} (or ${DEMO_ADAPTER.ref}, the demo LoRA adapter, or ${DEMO_PROJECTOR.ref}, the demo image projector)`,
+        `Unknown demo model "${ref}"${hint}; expected one of ${DEMO_VARIANTS.map((v) => v.ref).join(', ')} (or ${DEMO_ADAPTER.ref}, the demo LoRA adapter, or ${DEMO_PROJECTOR.ref}, the demo image projector)`,
       );
+    }
     const state = await checkDemoFile(variant, dir);
     if (state.status !== 'ok') {
       throw new AppError(

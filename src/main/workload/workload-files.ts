@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../../shared/errors';
 import { AppError } from '../core/errors';
+import { didYouMean } from '../core/closest-name';
 import { pathExists } from '../core/exists';
 import { projectRoot } from '../core/paths';
 
@@ -23,11 +24,13 @@ export function listBuiltinWorkloads(): string[] {
 export async function workloadPath(fileOrName: string): Promise<string> {
   if (/^[\w.-]+$/.test(fileOrName) && !fileOrName.endsWith('.yaml') && !fileOrName.endsWith('.json') && !(await pathExists(fileOrName))) {
     const builtin = path.join(builtinWorkloadDir(), `${fileOrName}.yaml`);
-    if (!(await pathExists(builtin)))
+    if (!(await pathExists(builtin))) {
+      const builtins = listBuiltinWorkloads();
       throw new AppError(
         ErrorCode.NotFound,
-        `No workload file or built-in workload named "${fileOrName}". Built-in: ${listBuiltinWorkloads().join(', ')}`,
+        `No workload file or built-in workload named "${fileOrName}"${didYouMean(fileOrName, builtins) || '.'} Built-in: ${builtins.join(', ')}`,
       );
+    }
     return builtin;
   }
   return path.resolve(fileOrName);

@@ -4,6 +4,7 @@ import type { StartExperimentSpec } from '../../../shared/contract';
 import { ErrorCode } from '../../../shared/errors';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { AppError } from '../../core/errors';
+import { didYouMean } from '../../core/closest-name';
 import { shellAccess } from '../../services/access';
 import { checkExperimentShape, checkExperimentSpec } from '../../services/experiment-spec';
 import type { QuantsFromHub } from '../quant-from-hub';
@@ -69,7 +70,9 @@ export function experimentSpecFromArgs(args: string[]): {
   const [named, ...rest] = args;
   const kind = EXPERIMENT_KINDS_ON_THE_CLI.find((entry) => entry === (FORMER_KIND_NAMES.get(named ?? '') ?? named));
   if (!kind) {
-    const problem = named ? `Unknown experiment "${named}"` : 'Name the experiment';
+    const problem = named
+      ? `Unknown experiment "${named}"${didYouMean(named, [...EXPERIMENT_KINDS_ON_THE_CLI, ...FORMER_KIND_NAMES.keys()])}`
+      : 'Name the experiment';
     throw new AppError(ErrorCode.Usage, `${problem}; the experiments are ${EXPERIMENT_KINDS_ON_THE_CLI.join(', ')}\n\nUsage: ${USAGE}`);
   }
   const kindUsage = experimentUsageOf(kind);
