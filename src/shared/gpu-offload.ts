@@ -66,3 +66,13 @@ export function offloadWarnings(conditions: readonly { name: string; offload_war
       byWarning.set(condition.offload_warning, [...(byWarning.get(condition.offload_warning) ?? []), condition.name]);
   return [...byWarning].map(([warning, names]) => `${names.join(', ')}: ${warning}`);
 }
+
+/**
+ * Where nothing was offloaded, the GPU read during the run held none of its work: its memory and
+ * utilization are the machine's, shown as context (the run's GPU energy is context only too).
+ */
+export function gpuContextNote(offload: GpuOffload | null | undefined): string | null {
+  if (offload?.state !== 'none') return null;
+  const engine = offload.backend ? `a ${offload.backend} engine` : 'the engine';
+  return `context only: ${engine} with nothing offloaded ran on the CPU, so these GPU figures are the machine's, not this run's`;
+}

@@ -7,6 +7,8 @@ import { describeGpuOffload } from '../../src/main/runner/gpu-offload';
 import { emptyEffectiveConfig } from '../../src/main/engines/engine-adapter';
 import { parseLogFacts } from '../../src/main/engines/llamacpp/log-facts';
 import { offloadLine } from '../../src/shared/gpu-offload';
+import type { GpuOffload } from '../../src/shared/contract/runs';
+import { telemetryLines } from '../../src/main/cli/summary-table';
 import { readCaptured } from '../support/captured';
 
 function engine(backend: EngineInfo['backend'], build: Partial<NonNullable<EngineInfo['build']>> | null = null): EngineInfo {
@@ -190,5 +192,45 @@ describe('the GPU engine check', () => {
     expect(
       describeEngineBuild({ route: 'source', packages: [], cpuVariant: null, gpuLibrary: null, fallbackReason: 'npm pack failed\ndetail' }),
     ).toBe('built from source; fell back from the prebuilt engine: npm pack failed');
+  });
+});
+
+describe("a run's GPU figures where its engine ran on the CPU", () => {
+  it('are marked context in the printed summary, and only where nothing was offloaded', () => {
+    // Constructed: the GPU a CPU engine's run read on a GPU box, and the same GPU under a full offload.
+    const gpu = {
+      name: 'NVIDIA H100',
+      memory_total_mib: 81559,
+      baseline_used_mib: 5120,
+      peak_used_mib: 5120,
+      server_used_mib_peak: 812,
+      utilization_pct_mean: 87,
+      power_w_mean: 310,
+      samples: 20,
+      other_processes_vram_mib: null,
+    };
+    const telemetry = {
+      gpu,
+      gpu_unavailable_reason: null,
+      server_process: null,
+      server_metrics: null,
+      sampler: { interval_ms: 250, cpu_pct: 1 },
+    };
+    const gpuLine = (offload: GpuOffload | null | undefined) => telemetryLines(telemetry, offload).find((line) => line.startsWith('GPU '))!;
+    const none = {
+      state: 'none' as const,
+      backend: 'cpu' as const,
+      layers: { offloaded: 0, total: 8 },
+      reason: 'no layers were offloaded',
+    };
+    expect(gpuLine(none)).toMatch(
+      /^GPU NVIDIA H100 \(context only: a cpu engine with nothing offloaded ran on the CPU, so these GPU figures are the machine's, not this run's\): VRAM baseline 5120 MiB/,
+    );
+    for (const offload of [
+      { ...none, state: 'full' as const, backend: 'cuda' as const, layers: { offloaded: 9, total: 9 }, reason: null },
+      null,
+      undefined,
+    ])
+      expect(gpuLine(offload)).toMatch(/^GPU NVIDIA H100: VRAM /);
   });
 });

@@ -1,6 +1,6 @@
 import { clientLoadLine, shardsLine } from '../../shared/client-load-line';
 import { gpuChoiceLine } from '../../shared/gpu-choice-line';
-import { offloadLine } from '../../shared/gpu-offload';
+import { gpuContextNote, offloadLine } from '../../shared/gpu-offload';
 import { PERCENTILE_MIN_N } from '../../shared/experiment-defaults';
 import { bandwidthLine, energyLine, throttleLine } from '../../shared/energy-bandwidth-lines';
 import type { Distribution, RunSummary, SpeculativeSummary } from '../../shared/contract/runs';
@@ -73,13 +73,14 @@ export function turnTable(turns: NonNullable<RunSummary['turns']>): string {
 }
 
 /** The telemetry taken during the run: the GPU, the server process, energy, throttling, the sampler's cost, competition. */
-export function telemetryLines(telemetry: RunSummary['telemetry']): string[] {
+export function telemetryLines(telemetry: RunSummary['telemetry'], offload?: RunSummary['gpu_offload']): string[] {
   const lines: string[] = [];
   if (!telemetry) return lines;
   const gpu = telemetry.gpu;
+  const context = gpu ? gpuContextNote(offload) : null;
   lines.push(
     gpu
-      ? `GPU ${gpu.name}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
+      ? `GPU ${gpu.name}${context ? ` (${context})` : ''}: VRAM ${gpu.before_load_used_mib == null ? '' : `before load ${gpu.before_load_used_mib.toFixed(0)} MiB, `}baseline ${gpu.baseline_used_mib?.toFixed(0) ?? '—'} MiB, peak ${gpu.peak_used_mib?.toFixed(0) ?? '—'} MiB (server ${gpu.server_used_mib_peak?.toFixed(0) ?? '—'} MiB), utilization ${formatNumber(gpu.utilization_pct_mean)} %, power ${formatNumber(gpu.power_w_mean)} W${gpu.other_processes_vram_mib ? `; other processes held ${gpu.other_processes_vram_mib} MiB` : ''}`
       : `GPU: no GPU telemetry (${telemetry.gpu_unavailable_reason})`,
   );
   const choice = gpu && gpuChoiceLine(gpu);
@@ -164,7 +165,7 @@ export function printSummary(summary: RunSummary): void {
     ...(summary.load.client ? [clientLoadLine(summary.load.client)] : []),
     ...(summary.load.client && shardsLine(summary.load.client) ? [shardsLine(summary.load.client)!] : []),
   ];
-  lines.push(...telemetryLines(summary.telemetry));
+  lines.push(...telemetryLines(summary.telemetry, summary.gpu_offload));
   lines.push(...runNotes(summary));
   lines.push(
     'Latencies are over successful requests; queue_ms is an estimate (TTFT minus server prefill); client_overhead_ms includes any wait for a free server slot.',

@@ -1,6 +1,6 @@
 import { clientLoadLine, shardsLine } from '../../../shared/client-load-line';
 import { gpuChoiceLine } from '../../../shared/gpu-choice-line';
-import { offloadLine } from '../../../shared/gpu-offload';
+import { gpuContextNote, offloadLine } from '../../../shared/gpu-offload';
 import type { Distribution, RunSummary } from '../../../shared/contract/runs';
 import { bandwidthLine, energyLine, throttleLine } from '../../../shared/energy-bandwidth-lines';
 import { PERCENTILE_MIN_N } from '../../../shared/experiment-defaults';
@@ -15,6 +15,7 @@ import { TableScroll } from '../components/TableScroll';
 export function SummaryTable({ summary }: { summary: RunSummary }) {
   const gpu = summary.telemetry?.gpu;
   const gpuChoice = gpu ? gpuChoiceLine(gpu) : null;
+  const gpuContext = gpu ? gpuContextNote(summary.gpu_offload) : null;
   return (
     <div className="summary" data-testid="run-summary">
       <p>
@@ -64,7 +65,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
       {summary.telemetry && (
         <p>
           {gpu
-            ? `GPU ${gpu.name}: VRAM ${num(gpu.baseline_used_mib, 'MiB', 0)} baseline, ${num(gpu.peak_used_mib, 'MiB', 0)} peak (server ${num(gpu.server_used_mib_peak, 'MiB', 0)}), utilization ${num(gpu.utilization_pct_mean, '%')}`
+            ? `GPU ${gpu.name}${gpuContext ? ` (${gpuContext})` : ''}: VRAM ${num(gpu.baseline_used_mib, 'MiB', 0)} baseline, ${num(gpu.peak_used_mib, 'MiB', 0)} peak (server ${num(gpu.server_used_mib_peak, 'MiB', 0)}), utilization ${num(gpu.utilization_pct_mean, '%')}`
             : `No GPU telemetry: ${summary.telemetry.gpu_unavailable_reason}`}
           {summary.telemetry.server_process &&
             ` · server CPU ${num(summary.telemetry.server_process.cpu_pct_mean, '%')}, RSS peak ${bytes(summary.telemetry.server_process.rss_peak_bytes)}`}
