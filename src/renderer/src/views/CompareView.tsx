@@ -147,7 +147,9 @@ export function CompareView({ client }: { client: AppServices }) {
             {hasVram ? (
               <Chart label="compare-vram" option={vram} height={300} />
             ) : (
-              <p className="empty">No GPU memory timelines: these runs had no GPU telemetry.</p>
+              <p className="empty">
+                No GPU memory timelines: none of these runs has GPU memory of its own on record (no GPU tool, or the engine ran on the CPU).
+              </p>
             )}
           </div>
         </>
