@@ -12,7 +12,7 @@ export const DEMO_USAGE =
 
 export const DOCTOR_USAGE = 'inferlab doctor [--json] [--db PATH]';
 
-/** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
+/** The flags of the kinds whose recommendation passes gates (their text says `gates`). */
 const GATE_FLAGS = [
   `  ${kindsInWords(GATE_KINDS)}: [--vram-budget MIB] [--min-agreement F|off] [--max-kld NATS|off] [--acceptance-alpha A|off] [--min-acceptance F]`,
   '    [--slo ttft=MS] [--objective memory|tpot|ttft] [--kld-text FILE]',
@@ -26,6 +26,7 @@ export function experimentUsageOf(kind: ExperimentKind): string {
   return [...usageLinesOf(text), ...(text.gates ? GATE_FLAGS : []), COMMON_EXPERIMENT_FLAGS].join('\n       ');
 }
 
+/** Every kind's usage lines from its own text (cli/kinds/), then the flags kinds share. */
 export const EXPERIMENT_USAGE = [
   ...KIND_TEXT_ENTRIES.flatMap(([, text]) => usageLinesOf(text)),
   ...GATE_FLAGS,

@@ -113,6 +113,10 @@ interface TargetDeps {
   signal?: AbortSignal;
 }
 
+/** The target's model identified, the run's status lines and cancel reaching the read. */
+const identifiedTarget = (target: { modelRef: string; modelPath: string }, deps: TargetDeps) =>
+  identifiedModel(target.modelRef, target.modelPath, { hashes: deps.store.hashes, onStatus: deps.onStatus, signal: deps.signal });
+
 /** Starts the run's llama-server and waits until it is ready; a server that fails to start is stopped and its fault thrown. */
 async function startModel(target: Extract<RunTargetSpec, { kind: 'model' }>, deps: TargetDeps): Promise<ConnectedTarget> {
   const prepared = await deps.servers.prepare({
@@ -138,11 +142,7 @@ async function startModel(target: Extract<RunTargetSpec, { kind: 'model' }>, dep
   let model: ServedModel;
   try {
     engineInfo = await deps.engine();
-    model = await identifiedModel(target.modelRef, target.modelPath, {
-      hashes: deps.store.hashes,
-      onStatus: deps.onStatus,
-      signal: deps.signal,
-    });
+    model = await identifiedTarget(target, deps);
   } catch (error) {
     // The run never starts: the server it started must not outlive it.
     await release().catch(() => {});
@@ -180,11 +180,7 @@ export async function connectTarget(target: RunTargetSpec, deps: TargetDeps): Pr
       managed: target.server,
       serverLost: crashReason(target.server),
       engineInfo: await deps.engine(),
-      model: await identifiedModel(target.modelRef, target.modelPath, {
-        hashes: deps.store.hashes,
-        onStatus: deps.onStatus,
-        signal: deps.signal,
-      }),
+      model: await identifiedTarget(target, deps),
       endpointSlots: null,
       profile: target.server.profile,
       release: async () => {},
