@@ -40,6 +40,7 @@ Commands:
 ${experimentOverviewLines().join('\n')}
   check --baseline RUN_OR_EXPERIMENT [--engine PATH] [--set F=V] [--interleave] [--run ID]
                                               regression gate: exit 1 when slower beyond --margin
+  experiments list|show ID                    stored experiments; one's tables again
   report EXPERIMENT_ID --out FILE.html        a self-contained HTML report
   decide EXPERIMENT_ID --choose CONDITION --reason TEXT [--by NAME]   record a decision; decisions [--json] lists them
   serve [--host 127.0.0.1] [--port N]         the UI in a browser (prints its URL)
@@ -62,6 +63,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   models: async () => (await import('./cli/commands/models')).modelsCommand,
   run: async () => (await import('./cli/commands/run')).runCommand,
   runs: async () => (await import('./cli/commands/runs')).runsCommand,
+  experiments: async () => (await import('./cli/commands/experiments')).experimentsCommand,
   export: async () => (await import('./cli/commands/runs')).exportCommand,
   import: async () => (await import('./cli/commands/runs')).importCommand,
   compare: async () => (await import('./cli/commands/compare')).compareCommand,

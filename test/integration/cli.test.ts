@@ -102,6 +102,8 @@ describe('inferlab CLI conventions', () => {
     ['models'],
     ['models', 'scan'],
     ['models', 'quantize'],
+    ['experiments'],
+    ['experiments', 'show'],
     ['report'],
     ['decide'],
     ['decisions'],

@@ -34,6 +34,8 @@ export const COMMAND_CALLS: Record<string, { calls: MethodName[] } | { face: str
   ...Object.fromEntries(
     KIND_TEXT_ENTRIES.map(([kind, text]) => [`experiment ${kind}`, { calls: text.calls ?? ['experiments.start', 'experiments.report'] }]),
   ),
+  'experiments list': { calls: ['experiments.list'] },
+  'experiments show': { calls: ['experiments.get'] },
   report: { calls: ['experiments.report'] },
   decide: { calls: ['experiments.decide'] },
   decisions: { calls: ['experiments.decisions'] },
@@ -54,8 +56,6 @@ export const NOT_ON_THE_CLI: Partial<Record<MethodName, string>> = {
     'a CLI run, experiment, quantization, pull or setup is cancelled with Ctrl-C (its awaitable form takes the signal; a pull keeps the file in progress, to resume)',
   'tasks.list': "a CLI command's task lives as long as the command, which prints its progress",
   'models.cached': 'models pull lists where the files are, and pulling files already in the cache downloads nothing',
-  'experiments.get': 'report and decide read experiments through report and decide; experiment prints its result when it ends',
-  'experiments.list': 'each experiment prints its id when it ends; report and decide take it',
   'servers.list': 'a CLI server lives as long as its command, which prints its state',
   'servers.logs': 'server start prints the log tail when the server fails; the file is in the data folder',
   'servers.defaultProfile': 'server profile show default',

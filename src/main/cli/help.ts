@@ -17,6 +17,7 @@ import {
   CHECK_USAGE,
   RUN_USAGE,
   RUNS_USAGE,
+  EXPERIMENTS_USAGE,
   SCAN_USAGE,
   PLAN_USAGE,
   SERVE_USAGE,
@@ -150,6 +151,12 @@ const HELP: Record<string, HelpEntry> = {
       'A conversation workload (items with "turns", or the conversations generator; built in: multi-turn-chat) sends each turn with the whole history so far, then waits the think time before the next. There --concurrency N is N concurrent users, --rate R starts R conversations per second, and --requests N counts conversations; a managed server gets a slot per user unless --set parallelSlots=... says otherwise. The summary adds a table per turn: TTFT, prompt tokens and the tokens the server took from its cache. --trace FILE.jsonl replays a Mooncake-style trace (timestamp ms, input_length, output_length, hash_ids per 512-token block) at its own timing, prompts as token ids of exactly the trace lengths; --ramp-up S climbs to the load before the measured window. Every run records the block hashes of its prompts, and its export includes trace.jsonl. --gpu-metrics-url URL reads GPU telemetry (memory, utilization, power, clocks, throttling) from NVIDIA\'s dcgm-exporter or AMD\'s device-metrics-exporter on the serving machine instead of this machine\'s GPUs; the exporter samples at its own interval (dcgm-exporter -c, 30 s by default: give it -c 1000 for a reading a second). --shards N (open loop) sends the requests from N worker threads, each reading its streams on its own event loop, for rates one loop cannot keep to its schedule: the summary then adds each shard\'s requests, loop and slip. Give each shard a core of its own; the Run view shows their answers whole as each ends. An embeddings workload (items with "input", or the embeddings generator; built in: embeddings) sends /v1/embeddings to a server started with --embeddings and adds inputs/s and input tok/s; a reranking one (items with "query" and "documents"; built in: rerank) needs a reranker model.',
   },
   runs: { usage: RUNS_USAGE, examples: ['inferlab runs list', 'inferlab runs show 1a2b3c4d --json'] },
+  experiments: {
+    usage: EXPERIMENTS_USAGE,
+    examples: ['inferlab experiments list', 'inferlab experiments show 1a2b3c4d', 'inferlab experiments show 1a2b3c4d --json'],
+    notes:
+      "list: the stored experiments, newest first, each with its kind, status and the first sentence of its outcome. show: one experiment's tables as its command printed them when it ended (an id or a unique prefix); --json the whole result. report ID --out FILE.html writes its report; decide records a choice.",
+  },
   compare: { usage: COMPARE_USAGE, examples: ['inferlab compare 1a2b3c4d 5e6f7a8b', 'inferlab compare 1a2b3c4d 5e6f7a8b --json'] },
   race: {
     usage: RACE_USAGE,

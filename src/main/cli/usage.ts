@@ -60,6 +60,9 @@ export const RUN_USAGE = `inferlab run (--workload FILE|NAME | --trace FILE.json
     [--ramp-up S [--ramp linear|exponential]] [--slo ttft=MS,tpot=MS,e2e=MS] [--first-token-timeout S] [--timeout S] [--reference RUN_ID]
     [--profile NAME] [--set FIELD=VALUE ...] [--force] [--api-key-env VAR] [--metrics-url URL] [--gpu-metrics-url URL] [--private] [--db PATH] [--json]`;
 
+export const EXPERIMENTS_USAGE =
+  'inferlab experiments list [--limit N] [--json] [--db PATH] | inferlab experiments show ID [--json] [--db PATH]';
+
 export const RUNS_USAGE =
   'inferlab runs list [--limit N] [--json] [--db PATH] | inferlab runs show ID [--json] [--db PATH] | inferlab runs delete ID [--db PATH]';
 
