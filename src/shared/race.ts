@@ -54,9 +54,9 @@ export function laneAt(lane: RaceLane, atMs: number): LaneState {
     text += chunk.text;
   }
   const total = lane.chunks.length;
-  const tokens = total === 0 ? 0 : Math.round(((lane.outputTokens ?? total) * chunks) / total);
-  const decodingMs = lane.ttftMs === null ? 0 : Math.min(atMs, lane.endMs ?? atMs) - lane.ttftMs;
   const laneTokens = lane.outputTokens ?? total;
+  const tokens = total === 0 ? 0 : Math.round((laneTokens * chunks) / total);
+  const decodingMs = lane.ttftMs === null ? 0 : Math.min(atMs, lane.endMs ?? atMs) - lane.ttftMs;
   // A literal, not an import: this function's source is placed in the exported race's page.
   const bunched = lane.ttftMs !== null && lane.endMs !== null && laneTokens > 1 && (lane.endMs - lane.ttftMs) / (laneTokens - 1) < 0.1;
   return {

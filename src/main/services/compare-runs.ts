@@ -155,12 +155,12 @@ export function compareRuns(runs: RunStore, runIds: string[]): Comparison {
   if (compared.some((run) => run.status !== 'completed'))
     notes.push('Some runs did not complete; their figures cover the requests that were stored.');
   const onCpu = compared.filter((run) => run.ranOnCpu);
-  if (onCpu.length > 0)
+  if (onCpu.length > 0) {
+    const [it, its] = onCpu.length === 1 ? ['it', 'its'] : ['them', 'their'];
     notes.push(
-      onCpu.length === 1
-        ? `${onCpu[0]!.runId.slice(0, 8)} ran on the CPU with nothing offloaded: the GPU memory read during it was not its own, so VRAM peak and the VRAM chart leave it out.`
-        : `${onCpu.map((run) => run.runId.slice(0, 8)).join(', ')} ran on the CPU with nothing offloaded: the GPU memory read during them was not their own, so VRAM peak and the VRAM chart leave them out.`,
+      `${onCpu.map((run) => run.runId.slice(0, 8)).join(', ')} ran on the CPU with nothing offloaded: the GPU memory read during ${it} was not ${its} own, so VRAM peak and the VRAM chart leave ${it} out.`,
     );
+  }
   return {
     runs: compared.map(({ summary: _summary, sorted, ranOnCpu: _ranOnCpu, ...run }) => ({
       ...run,

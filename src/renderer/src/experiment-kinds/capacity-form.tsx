@@ -43,7 +43,7 @@ export const CAPACITY_FORM: ExperimentKindForm<'capacity'> = {
     repeats: false,
     concurrency: false,
     requestsLabel: 'Requests per look',
-    requestsPlaceholder: { short: 'auto', meaning: 'Empty: as many requests as the percentile needs for a decision' },
+    requestsHint: { short: 'auto', meaning: 'Empty: as many requests as the percentile needs for a decision' },
     requestsOptional: true,
   },
   constraints: 'slo',

@@ -1,6 +1,7 @@
 import type { ComponentType, Dispatch, ReactNode, SetStateAction } from 'react';
 import type { ExperimentKind, ExperimentSpecOf, QualityGate, QuantObjective } from '../../../shared/contract';
 import type { SloText } from '../components/SloFields';
+import type { FieldHint } from '../components/NumberField';
 
 /** The experiment form's own state: text as typed; the spec is derived from it, the way the CLI's flags build it. */
 export interface ExperimentFormState {
@@ -88,7 +89,7 @@ export interface ExperimentKindForm<K extends ExperimentKind = ExperimentKind> {
     repeats?: false;
     concurrency?: false;
     requestsLabel?: string;
-    requestsPlaceholder?: { short: string; meaning: string };
+    requestsHint?: FieldHint;
     requestsOptional?: true;
   };
   /** The recommendation's gates with an SLO (quant, kvcache), an SLO alone (sweep, capacity), or neither. */

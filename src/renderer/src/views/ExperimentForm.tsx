@@ -4,7 +4,7 @@ import { useRunChoices } from '../hooks/use-run-choices';
 import type { AppServices, StartExperimentSpec } from '../../../shared/contract';
 import { EXPERIMENT_DEFAULTS } from '../../../shared/experiment-defaults';
 import { ModelField } from '../components/ModelField';
-import { NumberField } from '../components/NumberField';
+import { NumberField, type FieldHint } from '../components/NumberField';
 import { NameSelectField } from '../components/NameSelectField';
 import { workloadOptions } from '../components/workload-options';
 import { EXPERIMENT_KIND_ORDER, EXPERIMENT_KIND_VIEWS } from '../experiment-kinds/registry';
@@ -100,6 +100,13 @@ export function experimentSpecFromForm(form: ExperimentFormState): StartExperime
   return { kind: form.kind, ...shared, ...kldText, ...kindForm.specFields(form) } as StartExperimentSpec;
 }
 
+const COOLDOWN_HINT: FieldHint = {
+  short: 'none',
+  meaning:
+    'Before each window after the first, wait up to this long for the GPU to return to its idle temperature and clocks; empty: no wait',
+};
+const ANSWER_TOKENS_HINT: FieldHint = { short: "workload's", meaning: 'Empty: as many as each workload item asks for' };
+
 /** The fields every kind shares in the design: repeats, window size, concurrency, pacing, the server profile. */
 function SharedDesign({ props, profiles }: { props: KindFieldProps; profiles: { name: string }[] }) {
   const { form, set, text } = props;
@@ -111,24 +118,11 @@ function SharedDesign({ props, profiles }: { props: KindFieldProps; profiles: { 
         label={design.requestsLabel ?? 'Requests per window'}
         min={1}
         {...text('requestsPerWindow', 'requests per window')}
-        placeholder={design.requestsPlaceholder?.short}
-        title={design.requestsPlaceholder?.meaning}
+        hint={design.requestsHint}
       />
       {design.concurrency !== false && <NumberField label="Concurrency" min={1} {...text('concurrency', 'experiment concurrency')} />}
-      <NumberField
-        label="Cooldown between windows (s)"
-        min={1}
-        {...text('cooldownS', 'cooldown')}
-        placeholder="none"
-        title="Before each window after the first, wait up to this long for the GPU to return to its idle temperature and clocks; empty: no wait"
-      />
-      <NumberField
-        label="Max answer tokens"
-        min={1}
-        {...text('maxAnswerTokens', 'max answer tokens')}
-        placeholder="workload's"
-        title="Empty: as many as each workload item asks for"
-      />
+      <NumberField label="Cooldown between windows (s)" min={1} {...text('cooldownS', 'cooldown')} hint={COOLDOWN_HINT} />
+      <NumberField label="Max answer tokens" min={1} {...text('maxAnswerTokens', 'max answer tokens')} hint={ANSWER_TOKENS_HINT} />
       <NameSelectField
         label="Profile"
         ariaLabel="experiment profile"
