@@ -17,7 +17,7 @@ export function NumberField({
 }: { label: ReactNode; hint?: FieldHint } & Omit<InputHTMLAttributes<HTMLInputElement>, 'type'>) {
   return (
     <label>
-      {label} <input type="number" placeholder={hint?.short} title={hint?.meaning} {...input} />
+      {label} <input type="number" {...input} {...(hint && { placeholder: hint.short, title: hint.meaning })} />
     </label>
   );
 }
